@@ -1,0 +1,28 @@
+"""``/healthz`` (the process answers) and ``/readyz`` (database reachable, migrations at head)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Request, get
+from litestar.response import Response
+
+from api.errors import problem
+from core.migrate import current_revision, head_revision
+
+
+@get("/healthz", summary="Liveness", tags=["health"], include_in_schema=True)
+async def healthz() -> dict[str, str]:
+    return {"status": "ok"}
+
+
+@get("/readyz", summary="Readiness: database and migrations", tags=["health"])
+async def readyz(request: Request[Any, Any, Any]) -> Response[dict[str, Any]]:
+    try:
+        async with request.app.state.pool.connection(timeout=2) as conn:
+            revision = await current_revision(conn)
+    except Exception as exc:  # noqa: BLE001 - any failure means not ready
+        return problem(503, f"database unreachable: {type(exc).__name__}")
+    if revision != head_revision():
+        return problem(503, f"migrations not at head (at {revision}, head {head_revision()})")
+    return Response({"status": "ready", "migration": revision})

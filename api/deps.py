@@ -1,0 +1,45 @@
+"""Request-scoped dependencies: the pool, the clock, the authenticated actor."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Request
+from psycopg_pool import AsyncConnectionPool
+
+from core.actor import Actor
+from core.apikeys import authenticate
+from core.clock import Clock
+from core.errors import Forbidden, Unauthorized
+
+READ_METHODS = ("GET", "HEAD", "OPTIONS")
+
+
+async def provide_pool(request: Request[Any, Any, Any]) -> AsyncConnectionPool:
+    return request.app.state.pool
+
+
+async def provide_clock(request: Request[Any, Any, Any]) -> Clock:
+    return request.app.state.clock
+
+
+async def provide_actor(request: Request[Any, Any, Any]) -> Actor:
+    """Authenticate ``Authorization: Bearer <key>``; read-scoped keys may only read.
+
+    Raises:
+        Unauthorized: no key, or an unknown or revoked key.
+        Forbidden: a read key on a write route.
+    """
+    header = request.headers.get("authorization", "")
+    scheme, _, key = header.partition(" ")
+    if scheme.lower() != "bearer" or not key.strip():
+        raise Unauthorized("missing API key: send Authorization: Bearer <key>")
+    actor = await authenticate(request.app.state.pool, key.strip())
+    if actor is None:
+        raise Unauthorized("invalid or revoked API key")
+    if actor.scope != "write" and request.method not in READ_METHODS:
+        raise Forbidden("this API key is read-only")
+    request_id = request.headers.get("x-request-id")
+    if request_id:
+        actor = Actor(actor.team_id, actor.key_id, actor.scope, request_id[:100])
+    return actor

@@ -1,0 +1,77 @@
+"""One error mapper: every error becomes ``application/problem+json`` (RFC 9457).
+
+Handlers never build error responses themselves; they raise :class:`core.errors.DomainError`
+subclasses, and Litestar's own errors (validation, unknown route, wrong method) are mapped here.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from litestar import Request, Response
+from litestar.exceptions import HTTPException, ValidationException
+from litestar.status_codes import HTTP_500_INTERNAL_SERVER_ERROR
+
+from core.errors import DomainError
+
+log = logging.getLogger("cronledger.api")
+PROBLEM = "application/problem+json"
+
+TITLES = {400: "Bad request", 401: "Unauthorized", 403: "Forbidden", 404: "Not found",
+          405: "Method not allowed", 409: "Conflict", 413: "Payload too large",
+          415: "Unsupported media type", 422: "Invalid input", 429: "Too many requests",
+          500: "Internal server error", 503: "Service unavailable"}
+
+
+def problem(status: int, detail: str, errors: list[dict[str, str]] | None = None,
+            headers: dict[str, str] | None = None) -> Response[dict[str, Any]]:
+    """A problem+json response."""
+    body: dict[str, Any] = {"type": "about:blank", "title": TITLES.get(status, "Error"),
+                            "status": status, "detail": detail}
+    if errors:
+        body["errors"] = errors
+    return Response(body, status_code=status, media_type=PROBLEM, headers=headers)
+
+
+def domain_error(_: Request, exc: DomainError) -> Response[dict[str, Any]]:
+    errors = [{"field": e.field, "message": e.message} for e in exc.errors]
+    headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
+    return problem(exc.status, exc.detail, errors, headers)
+
+
+def _field_path(key: Any) -> str:
+    text = str(key or "body")
+    return text.removeprefix("$.").replace("[", ".").replace("]", "") or "body"
+
+
+def validation_error(_: Request, exc: ValidationException) -> Response[dict[str, Any]]:
+    """Litestar's decoding errors: malformed JSON is 400, wrong shapes and types are 422."""
+    extra = exc.extra if isinstance(exc.extra, list) else []
+    errors = []
+    for item in extra:
+        if isinstance(item, dict):
+            errors.append({"field": _field_path(item.get("key")),
+                           "message": str(item.get("message", "is invalid"))})
+    text = " ".join(e["message"] for e in errors).lower()
+    if "malformed" in text or "json is malformed" in text or "invalid json" in text:
+        return problem(400, "the request body is not valid JSON", errors)
+    detail = "; ".join(f"{e['field']}: {e['message']}" for e in errors) or exc.detail
+    return problem(422, detail, errors)
+
+
+def http_error(_: Request, exc: HTTPException) -> Response[dict[str, Any]]:
+    return problem(exc.status_code, str(exc.detail), headers=exc.headers)
+
+
+def internal_error(request: Request, exc: Exception) -> Response[dict[str, Any]]:
+    log.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
+    return problem(HTTP_500_INTERNAL_SERVER_ERROR, "internal error; it has been logged")
+
+
+EXCEPTION_HANDLERS = {
+    DomainError: domain_error,
+    ValidationException: validation_error,
+    HTTPException: http_error,
+    Exception: internal_error,
+}

@@ -1,0 +1,91 @@
+"""Process runners for ``cronledger serve``, ``api`` and ``worker``.
+
+``serve`` runs the API and the background services in one event loop. Signals: SIGINT and
+SIGTERM set a shutdown flag through the event loop (uvicorn's own signal capture is disabled,
+because after a graceful shutdown it re-raises SIGTERM with the default handler, which would kill
+the process before the embedded PostgreSQL is stopped).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+from collections.abc import Iterator
+
+import uvicorn
+
+from api.app import create_app
+from core.clock import SystemClock
+from core.config import Settings
+from core.db import open_pool
+from core.executor import Executor, make_client
+from core.worker import Worker
+
+log = logging.getLogger("cronledger")
+
+CLAIM_LOOKAHEAD_SECONDS = 0.25
+
+
+class _Server(uvicorn.Server):
+    """uvicorn without its signal capture: the runner owns the signals."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+def _on_signals(loop: asyncio.AbstractEventLoop, callback: object) -> None:
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, callback)  # type: ignore[arg-type]
+
+
+async def _run_services(dsn: str, settings: Settings, stop: asyncio.Event) -> None:
+    """Run the background services until ``stop`` is set, then shut them down gracefully."""
+    pool = await open_pool(dsn, min_size=2, max_size=max(4, settings.db_pool_size))
+    client = make_client(settings.max_concurrency)
+    clock = SystemClock()
+    worker = Worker(pool, dsn, settings, Executor(client, clock, settings.response_body_limit),
+                    clock, lookahead=CLAIM_LOOKAHEAD_SECONDS)
+    task = asyncio.create_task(worker.run(), name="cronledger-worker")
+    try:
+        await stop.wait()
+    finally:
+        worker.stop()
+        await task
+        await client.aclose()
+        await pool.close()
+
+
+async def serve(dsn: str, settings: Settings, *, with_api: bool, with_services: bool) -> None:
+    """Run the API and/or the background services until SIGINT or SIGTERM."""
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    server: _Server | None = None
+    if with_api:
+        config = uvicorn.Config(create_app(dsn, settings), host=settings.host,
+                                port=settings.port, log_level="info", lifespan="on",
+                                access_log=False)
+        server = _Server(config)
+
+    def request_stop() -> None:
+        log.info("shutting down")
+        stop.set()
+        if server is not None:
+            server.should_exit = True
+
+    _on_signals(loop, request_stop)
+    tasks = []
+    if with_services:
+        tasks.append(asyncio.create_task(_run_services(dsn, settings, stop)))
+    if server is not None:
+        tasks.append(asyncio.create_task(server.serve()))
+    done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    request_stop()  # one part ended (or failed to start): stop the rest too
+    await asyncio.gather(*tasks, return_exceptions=True)
+    for task in done:
+        if task.exception() is not None:
+            raise task.exception()  # type: ignore[misc]
+    if server is not None and not server.started:
+        raise SystemExit(f"the API could not start on {settings.host}:{settings.port}")

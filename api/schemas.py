@@ -1,0 +1,188 @@
+"""Request and response bodies of the REST API (msgspec Structs, snake_case, RFC 3339 UTC)."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+import msgspec
+from msgspec import UNSET, Struct, UnsetType
+
+
+class RequestSpec(Struct, forbid_unknown_fields=True):
+    """The HTTP request a job sends."""
+
+    url: str
+    method: str = "GET"
+    headers: dict[str, str] = {}
+    body: str | None = None
+
+
+class RetrySpec(Struct, forbid_unknown_fields=True):
+    """Retry policy: ``attempts`` 1–10; delays in seconds; unknown backoff names mean fixed."""
+
+    attempts: int = 1
+    backoff: str = "exponential"
+    delay_seconds: float = 10.0
+    max_delay_seconds: float = 300.0
+
+
+class JobCreate(Struct, forbid_unknown_fields=True):
+    """Body of ``POST /v1/jobs``."""
+
+    name: str
+    schedule: str
+    request: RequestSpec
+    timezone: str = "UTC"
+    timeout_seconds: float = 30.0
+    retry: RetrySpec | None = None
+    overlap: str = "skip"
+    catchup: str = "latest"
+    paused: bool = False
+
+
+class RequestPatch(Struct, forbid_unknown_fields=True):
+    url: str | UnsetType = UNSET
+    method: str | UnsetType = UNSET
+    headers: dict[str, str] | UnsetType = UNSET
+    body: str | None | UnsetType = UNSET
+
+
+class RetryPatch(Struct, forbid_unknown_fields=True):
+    attempts: int | UnsetType = UNSET
+    backoff: str | UnsetType = UNSET
+    delay_seconds: float | UnsetType = UNSET
+    max_delay_seconds: float | UnsetType = UNSET
+
+
+class JobPatch(Struct, forbid_unknown_fields=True):
+    """Body of ``PATCH /v1/jobs/{id}``: only the fields given change; ``version`` (optional)
+    makes the update conditional on the job's current version (409 otherwise)."""
+
+    name: str | UnsetType = UNSET
+    schedule: str | UnsetType = UNSET
+    timezone: str | UnsetType = UNSET
+    request: RequestPatch | UnsetType = UNSET
+    timeout_seconds: float | UnsetType = UNSET
+    retry: RetryPatch | UnsetType = UNSET
+    overlap: str | UnsetType = UNSET
+    catchup: str | UnsetType = UNSET
+    paused: bool | UnsetType = UNSET
+    version: int | UnsetType = UNSET
+
+
+def given_fields(struct: Struct) -> dict[str, Any]:
+    """The fields of a patch Struct that were present in the body, nested Structs as dicts."""
+    out: dict[str, Any] = {}
+    for name in struct.__struct_fields__:
+        value = getattr(struct, name)
+        if value is UNSET:
+            continue
+        out[name] = given_fields(value) if isinstance(value, Struct) else value
+    return out
+
+
+class Job(Struct):
+    id: uuid.UUID
+    name: str
+    schedule: str
+    schedule_description: str
+    timezone: str
+    request: dict[str, Any]
+    timeout_seconds: float
+    retry: dict[str, Any]
+    overlap: str
+    catchup: str
+    status: str
+    next_run_at: datetime | None
+    version: int
+    created_at: datetime
+    updated_at: datetime
+
+
+class Run(Struct):
+    id: uuid.UUID
+    job_id: uuid.UUID
+    scheduled_for: datetime
+    trigger: str
+    status: str
+    attempt: int
+    max_attempts: int
+    available_at: datetime | None
+    started_at: datetime | None
+    finished_at: datetime | None
+    lateness_ms: int | None
+    duration_ms: int | None
+    response_status: int | None
+    error_class: str | None
+    error: str | None
+    reason: str | None
+    created_at: datetime
+
+
+class Attempt(Struct):
+    attempt: int
+    started_at: datetime
+    finished_at: datetime
+    duration_ms: int
+    request: dict[str, Any]
+    response: dict[str, Any] | None
+    error_class: str | None
+    error: str | None
+
+
+class RunDetail(Run):
+    attempts: list[Attempt] = []
+
+
+class Event(Struct):
+    global_position: int
+    event_id: uuid.UUID
+    event_type: str
+    stream_type: str
+    stream_id: uuid.UUID
+    stream_version: int
+    occurred_at: datetime
+    recorded_at: datetime
+    data: dict[str, Any]
+    metadata: dict[str, Any]
+
+
+class JobPage(Struct):
+    items: list[Job]
+    next_cursor: str | None
+
+
+class RunPage(Struct):
+    items: list[Run]
+    next_cursor: str | None
+
+
+class EventPage(Struct):
+    items: list[Event]
+    next_cursor: str | None
+
+
+class ApiKeyCreate(Struct, forbid_unknown_fields=True):
+    scope: str = "write"
+    name: str = ""
+
+
+class ApiKey(Struct):
+    id: uuid.UUID
+    name: str
+    prefix: str
+    scope: str
+    created_at: datetime
+    key: str | None = None
+
+
+class ApiKeyList(Struct):
+    items: list[ApiKey]
+
+
+def from_row(cls: type[Struct], row: dict[str, Any]) -> Any:
+    """Build a response Struct from a database row, ignoring extra columns."""
+    return msgspec.convert({k: row[k] for k in cls.__struct_fields__ if k in row}, cls,
+                           from_attributes=False)

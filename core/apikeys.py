@@ -1,0 +1,91 @@
+"""Teams and API keys. Keys are random 256-bit tokens stored only as SHA-256 hashes.
+
+A fast hash is enough here (unlike passwords): the key has 256 bits of entropy, so it cannot be
+guessed from its hash, and authentication stays one indexed lookup.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import uuid
+from datetime import datetime
+from typing import Any
+
+from psycopg_pool import AsyncConnectionPool
+
+from core.actor import Actor
+from core.db import transaction
+from core.errors import InvalidInput, NotFound
+from core.queries import Q
+
+KEY_PREFIX = "clk_"
+SCOPES = ("read", "write")
+
+
+def hash_key(key: str) -> bytes:
+    """SHA-256 of the key's text."""
+    return hashlib.sha256(key.encode()).digest()
+
+
+async def create_api_key(
+    pool: AsyncConnectionPool, team: str | uuid.UUID, scope: str = "write", name: str = ""
+) -> tuple[str, dict[str, Any]]:
+    """Create a key for ``team`` (a team name, created if missing, or a team id).
+
+    Returns:
+        ``(key, record)``: the plaintext key, shown once, and its stored record (no hash).
+
+    Raises:
+        InvalidInput: unknown scope, or a team name that is empty or too long.
+    """
+    if scope not in SCOPES:
+        raise InvalidInput(f"scope must be one of {', '.join(SCOPES)}")
+    key = KEY_PREFIX + secrets.token_urlsafe(32)
+    async with transaction(pool) as conn:
+        if isinstance(team, uuid.UUID):
+            team_id = team
+        else:
+            if not 1 <= len(team) <= 100:
+                raise InvalidInput("team name must be 1 to 100 characters")
+            cur = await conn.execute(Q["team_ensure"], {"name": team})
+            team_id = (await cur.fetchone())["id"]
+        cur = await conn.execute(Q["api_key_insert"], {
+            "team_id": team_id, "name": name, "prefix": key[:8], "key_hash": hash_key(key),
+            "scope": scope})
+        record = await cur.fetchone()
+    return key, record
+
+
+async def authenticate(pool: AsyncConnectionPool, key: str) -> Actor | None:
+    """The :class:`Actor` for a presented key, or ``None`` when it is unknown or revoked."""
+    if not key.startswith(KEY_PREFIX) or len(key) > 200:
+        return None
+    async with pool.connection() as conn:
+        cur = await conn.execute(Q["api_key_authenticate"], {"key_hash": hash_key(key)})
+        row = await cur.fetchone()
+    if row is None:
+        return None
+    return Actor(team_id=row["team_id"], key_id=row["id"], scope=row["scope"])
+
+
+async def list_api_keys(pool: AsyncConnectionPool, actor: Actor) -> list[dict[str, Any]]:
+    """The team's active keys (prefix, scope, name, creation time; never the key)."""
+    async with pool.connection() as conn:
+        cur = await conn.execute(Q["api_key_list"], {"team_id": actor.team_id})
+        return await cur.fetchall()
+
+
+async def revoke_api_key(
+    pool: AsyncConnectionPool, actor: Actor, key_id: uuid.UUID, now: datetime
+) -> None:
+    """Revoke one of the team's keys.
+
+    Raises:
+        NotFound: no such active key for this team.
+    """
+    async with transaction(pool) as conn:
+        cur = await conn.execute(Q["api_key_revoke"], {
+            "id": key_id, "team_id": actor.team_id, "now": now})
+        if await cur.fetchone() is None:
+            raise NotFound(f"API key {key_id} not found")

@@ -1,0 +1,99 @@
+"""Configuration from environment variables (all ``CRONLEDGER_*`` except ``DATABASE_URL``).
+
+Every variable, its default and its unit are listed in ``docs/operations.md``.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+
+class ConfigError(ValueError):
+    """An environment variable holds a value that cannot be used."""
+
+
+def _int(env: Mapping[str, str], name: str, default: int, low: int, high: int) -> int:
+    raw = env.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ConfigError(f"{name} must be an integer, got {raw!r}") from None
+    if not low <= value <= high:
+        raise ConfigError(f"{name} must be between {low} and {high}, got {value}")
+    return value
+
+
+def _float(env: Mapping[str, str], name: str, default: float, low: float, high: float) -> float:
+    raw = env.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ConfigError(f"{name} must be a number, got {raw!r}") from None
+    if not low <= value <= high:
+        raise ConfigError(f"{name} must be between {low} and {high}, got {value}")
+    return value
+
+
+def _bool(env: Mapping[str, str], name: str, default: bool) -> bool:
+    raw = env.get(name, "").strip().lower()
+    if raw == "":
+        return default
+    if raw in ("1", "true", "yes", "on"):
+        return True
+    if raw in ("0", "false", "no", "off"):
+        return False
+    raise ConfigError(f"{name} must be true or false, got {raw!r}")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Runtime settings. Durations are in seconds, sizes in bytes."""
+
+    database_url: str | None = None
+    data_dir: str = ".cronledger"
+    host: str = "127.0.0.1"
+    port: int = 8000
+    public_url: str = ""
+    max_concurrency: int = 200
+    claim_batch: int = 100
+    response_body_limit: int = 1024 * 1024
+    lease_margin_seconds: float = 30.0
+    shutdown_grace_seconds: float = 30.0
+    db_pool_size: int = 10
+    worker_id: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}")
+
+    @property
+    def base_url(self) -> str:
+        """The externally visible base URL (``CRONLEDGER_PUBLIC_URL`` or ``http://host:port``)."""
+        return self.public_url.rstrip("/") or f"http://{self.host}:{self.port}"
+
+
+def load_settings(env: Mapping[str, str] | None = None) -> Settings:
+    """Read :class:`Settings` from ``env`` (default ``os.environ``).
+
+    Raises:
+        ConfigError: naming the variable whose value is unusable.
+    """
+    env = os.environ if env is None else env
+    return Settings(
+        database_url=env.get("DATABASE_URL") or None,
+        data_dir=env.get("CRONLEDGER_DATA_DIR") or ".cronledger",
+        host=env.get("CRONLEDGER_HOST") or "127.0.0.1",
+        port=_int(env, "CRONLEDGER_PORT", 8000, 1, 65535),
+        public_url=env.get("CRONLEDGER_PUBLIC_URL", ""),
+        max_concurrency=_int(env, "CRONLEDGER_MAX_CONCURRENCY", 200, 1, 10_000),
+        claim_batch=_int(env, "CRONLEDGER_CLAIM_BATCH", 100, 1, 1_000),
+        response_body_limit=_int(
+            env, "CRONLEDGER_RESPONSE_BODY_LIMIT", 1024 * 1024, 0, 64 * 1024 * 1024
+        ),
+        lease_margin_seconds=_float(env, "CRONLEDGER_LEASE_MARGIN", 30.0, 1.0, 3600.0),
+        shutdown_grace_seconds=_float(env, "CRONLEDGER_SHUTDOWN_GRACE", 30.0, 0.0, 3600.0),
+        db_pool_size=_int(env, "CRONLEDGER_DB_POOL_SIZE", 10, 2, 200),
+    )

@@ -1,0 +1,78 @@
+"""The one gateway to the driver: pools, transactions, and constraint-name error mapping.
+
+Only this module and the SQL files know about psycopg's error classes; callers see
+:mod:`core.errors` (procrastinate's connector / eventsourcing's datastore pattern).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Iterator
+
+import psycopg
+from psycopg.rows import dict_row
+from psycopg_pool import AsyncConnectionPool
+
+from core.errors import ConcurrencyConflict, Conflict, DomainError
+
+# Constraint name -> the domain error it means. Constraints are named in migrations/.
+CONSTRAINT_ERRORS: dict[str, type[DomainError]] = {
+    "events_stream_version_key": ConcurrencyConflict,
+    "teams_name_key": Conflict,
+}
+CONSTRAINT_DETAIL = {
+    "events_stream_version_key": "the object was changed concurrently; read it again and retry",
+    "teams_name_key": "a team with this name already exists",
+}
+
+
+@contextlib.contextmanager
+def translate_errors() -> Iterator[None]:
+    """Re-raise integrity errors on known constraints as domain errors.
+
+    Raises:
+        DomainError: the subclass registered for the violated constraint.
+        psycopg.Error: anything else, unchanged.
+    """
+    try:
+        yield
+    except (psycopg.errors.DeadlockDetected, psycopg.errors.SerializationFailure) as exc:
+        raise Conflict("a concurrent change got in the way; retry the request") from exc
+    except psycopg.errors.IntegrityError as exc:
+        name = exc.diag.constraint_name or ""
+        error_class = CONSTRAINT_ERRORS.get(name)
+        if error_class is None:
+            raise
+        raise error_class(CONSTRAINT_DETAIL[name]) from exc
+
+
+async def open_pool(dsn: str, *, min_size: int = 1, max_size: int = 10) -> AsyncConnectionPool:
+    """Open an async pool whose connections return rows as dicts.
+
+    Args:
+        dsn: a libpq connection string or URI.
+        min_size: connections kept open.
+        max_size: upper bound on connections.
+
+    Raises:
+        psycopg_pool.PoolTimeout: when no connection can be made within 30 seconds.
+    """
+    pool = AsyncConnectionPool(
+        dsn,
+        min_size=min_size,
+        max_size=max_size,
+        kwargs={"row_factory": dict_row, "autocommit": False},
+        open=False,
+        name="cronledger",
+    )
+    await pool.open(wait=True, timeout=30)
+    return pool
+
+
+@contextlib.asynccontextmanager
+async def transaction(pool: AsyncConnectionPool) -> AsyncIterator[psycopg.AsyncConnection]:
+    """Yield a connection inside one transaction, committed on success, with errors translated."""
+    async with pool.connection() as conn:
+        with translate_errors():
+            async with conn.transaction():
+                yield conn

@@ -1,0 +1,69 @@
+"""Domain errors. The API maps each class to one HTTP status (RFC 9457 problem details)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class FieldError:
+    """One problem with one input field; ``field`` is a dotted path such as ``request.url``."""
+
+    field: str
+    message: str
+
+
+class DomainError(Exception):
+    """Base of every error a command or query reports to its caller."""
+
+    status = 400
+    title = "Bad request"
+
+    def __init__(self, detail: str, errors: list[FieldError] | None = None) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        self.errors = errors or []
+
+
+class InvalidInput(DomainError):
+    """The input is well-formed but not acceptable (HTTP 422)."""
+
+    status = 422
+    title = "Invalid input"
+
+
+class NotFound(DomainError):
+    """No such object for this team (HTTP 404; another team's objects are reported the same)."""
+
+    status = 404
+    title = "Not found"
+
+
+class Conflict(DomainError):
+    """The object changed concurrently or is in a state that forbids the command (HTTP 409)."""
+
+    status = 409
+    title = "Conflict"
+
+
+class Unauthorized(DomainError):
+    """Missing or invalid credentials (HTTP 401)."""
+
+    status = 401
+    title = "Unauthorized"
+
+
+class Forbidden(DomainError):
+    """Valid credentials without the needed scope (HTTP 403)."""
+
+    status = 403
+    title = "Forbidden"
+
+
+class ConcurrencyConflict(Conflict):
+    """An append found its stream at another version than expected."""
+
+
+def invalid(field: str, message: str) -> InvalidInput:
+    """Shorthand for an :class:`InvalidInput` about one field."""
+    return InvalidInput(f"{field}: {message}", [FieldError(field, message)])

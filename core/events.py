@@ -1,0 +1,126 @@
+"""The event store: append to a stream with an expected version, read a stream.
+
+Streams are identified by ``stream_id`` (the aggregate's uuid) and typed by ``stream_type``
+(``job``, ``run``, …). Appends use optimistic concurrency: the events of one append get versions
+``expected_version + 1 …`` and the unique ``(stream_id, stream_version)`` constraint turns a
+concurrent append into :class:`core.errors.ConcurrencyConflict` (HTTP 409).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import msgspec
+import psycopg
+
+from core.db import translate_errors
+from core.queries import Q
+
+_encode = msgspec.json.Encoder().encode
+
+
+def to_json(value: Any) -> str:
+    """Encode ``value`` as compact JSON text (datetimes as RFC 3339, uuids as strings)."""
+    return _encode(value).decode()
+
+
+@dataclass(frozen=True)
+class NewEvent:
+    """An event to append at ``version`` of its stream.
+
+    Attributes:
+        stream_type: ``job``, ``run``, … .
+        stream_id: the aggregate's id.
+        version: the stream version this event takes (expected version + position).
+        event_type: dotted name such as ``job.created``.
+        team_id: owner of the stream.
+        occurred_at: when it happened (UTC).
+        data: the event payload (JSON-serializable; never secrets in plaintext).
+        metadata: actor, request id, trigger.
+    """
+
+    stream_type: str
+    stream_id: uuid.UUID
+    version: int
+    event_type: str
+    team_id: uuid.UUID
+    occurred_at: datetime
+    data: dict[str, Any] = field(default_factory=dict)
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+async def append_events(conn: psycopg.AsyncConnection, events: Sequence[NewEvent]) -> list[int]:
+    """Append ``events`` (possibly to several streams) in the caller's transaction.
+
+    Returns:
+        The ``global_position`` of each event, in order.
+
+    Raises:
+        ConcurrencyConflict: when a stream already has an event at one of the versions.
+    """
+    if not events:
+        return []
+    params = {
+        "stream_types": [e.stream_type for e in events],
+        "stream_ids": [e.stream_id for e in events],
+        "versions": [e.version for e in events],
+        "event_types": [e.event_type for e in events],
+        "team_ids": [e.team_id for e in events],
+        "data": [to_json(e.data) for e in events],
+        "metadata": [to_json(e.metadata) for e in events],
+        "occurred_at": [e.occurred_at for e in events],
+    }
+    with translate_errors():
+        cur = await conn.execute(Q["event_append"], params)
+        return [row["global_position"] for row in await cur.fetchall()]
+
+
+def stream_events(
+    stream_type: str,
+    stream_id: uuid.UUID,
+    team_id: uuid.UUID,
+    expected_version: int,
+    occurred_at: datetime,
+    changes: Sequence[tuple[str, dict[str, Any]]],
+    metadata: dict[str, Any] | None = None,
+) -> list[NewEvent]:
+    """Number ``changes`` (``(event_type, data)`` pairs) after ``expected_version``."""
+    return [
+        NewEvent(
+            stream_type=stream_type,
+            stream_id=stream_id,
+            version=expected_version + i,
+            event_type=event_type,
+            team_id=team_id,
+            occurred_at=occurred_at,
+            data=data,
+            metadata=metadata or {},
+        )
+        for i, (event_type, data) in enumerate(changes, start=1)
+    ]
+
+
+async def read_stream(
+    conn: psycopg.AsyncConnection,
+    stream_id: uuid.UUID,
+    team_id: uuid.UUID,
+    *,
+    after_version: int = 0,
+    limit: int = 1000,
+) -> list[dict[str, Any]]:
+    """Read up to ``limit`` events of one stream after ``after_version``, in version order."""
+    cur = await conn.execute(
+        Q["event_read_stream"],
+        {"stream_id": stream_id, "team_id": team_id, "after_version": after_version,
+         "limit": limit},
+    )
+    return await cur.fetchall()
+
+
+async def notify_wakeup(conn: psycopg.AsyncConnection, reason: str) -> None:
+    """NOTIFY the schedulers (delivered when the caller's transaction commits)."""
+    await conn.execute(Q["event_notify_wakeup"], {"reason": reason})

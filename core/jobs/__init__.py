@@ -1,0 +1,1 @@
+"""Jobs: an HTTP request plus a schedule, event-sourced on the ``job`` stream."""

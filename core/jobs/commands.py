@@ -1,0 +1,240 @@
+"""Job commands: decide the events, append them, update the inline projections, one transaction.
+
+Each command locks the job's projection row, derives the events from the request and the current
+state, appends them with the expected stream version and writes ``jobs`` and ``due_jobs`` in the
+same transaction, then NOTIFYs the schedulers (delivered at commit).
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+import psycopg
+from psycopg_pool import AsyncConnectionPool
+
+from core.actor import Actor
+from core.db import transaction
+from core.errors import ConcurrencyConflict, Conflict, NotFound
+from core.events import append_events, notify_wakeup, stream_events, to_json
+from core.jobs.definition import DEFINITION_FIELDS, normalize_definition
+from core.jobs.state import evolve
+from core.queries import Q
+from core.runs import new_run_id, run_events
+from core.schedule import parse_schedule
+
+_SCHEDULE_FIELDS = ("schedule", "timezone", "anchor_at")
+
+
+async def _lock(conn: psycopg.AsyncConnection, actor: Actor, job_id: uuid.UUID) -> dict[str, Any]:
+    cur = await conn.execute(Q["job_lock"], {"id": job_id, "team_id": actor.team_id})
+    row = await cur.fetchone()
+    if row is None:
+        raise NotFound(f"job {job_id} not found")
+    return row
+
+
+def _next_fire(state: dict[str, Any], now: datetime) -> datetime | None:
+    schedule = parse_schedule(state["schedule"], state["timezone"], anchor=state["anchor_at"])
+    return schedule.next_fire(now)
+
+
+async def _sync_due(
+    conn: psycopg.AsyncConnection,
+    before: dict[str, Any] | None,
+    after: dict[str, Any],
+    now: datetime,
+) -> None:
+    """Keep ``due_jobs`` in step: a row only for active jobs, recomputed when timing changed."""
+    if after["status"] != "active":
+        await conn.execute(Q["due_job_delete"], {"job_id": after["id"]})
+        return
+    unchanged = (
+        before is not None
+        and before["status"] == "active"
+        and all(before[k] == after[k] for k in _SCHEDULE_FIELDS)
+    )
+    if unchanged:
+        return  # keep the pending slot: an edit must not drop or repeat it
+    due_at = _next_fire(after, now)
+    if due_at is None:
+        await conn.execute(Q["due_job_delete"], {"job_id": after["id"]})
+    else:
+        await conn.execute(Q["due_job_set"], {"job_id": after["id"], "due_at": due_at})
+
+
+async def _apply(
+    conn: psycopg.AsyncConnection,
+    actor: Actor,
+    before: dict[str, Any] | None,
+    job_id: uuid.UUID,
+    changes: list[tuple[str, dict[str, Any]]],
+    now: datetime,
+) -> dict[str, Any]:
+    version = before["version"] if before else 0
+    events = stream_events("job", job_id, actor.team_id, version, now, changes, actor.metadata())
+    state = before
+    for event in events:
+        state = evolve(state, {
+            "event_type": event.event_type, "data": event.data, "stream_id": job_id,
+            "team_id": actor.team_id, "stream_version": event.version, "occurred_at": now,
+        })
+    assert state is not None
+    await append_events(conn, events)
+    await conn.execute(Q["job_upsert"], {
+        **state, "request": to_json(state["request"]), "retry": to_json(state["retry"]),
+    })
+    await _sync_due(conn, before, state, now)
+    await notify_wakeup(conn, "jobs")
+    return state
+
+
+async def create_job(
+    pool: AsyncConnectionPool, actor: Actor, fields: dict[str, Any], now: datetime
+) -> uuid.UUID:
+    """Create a job from ``fields`` (the body of ``POST /v1/jobs``); returns its id.
+
+    Intervals are anchored to ``now``, the creation instant (UTC).
+
+    Raises:
+        InvalidInput: when the definition is not acceptable.
+    """
+    definition = normalize_definition(fields, anchor=now, now=now)
+    status = "paused" if fields.get("paused") else "active"
+    job_id = uuid.uuid4()
+    data = {**definition, "status": status, "anchor_at": now}
+    async with transaction(pool) as conn:
+        await _apply(conn, actor, None, job_id, [("job.created", data)], now)
+    return job_id
+
+
+async def update_job(
+    pool: AsyncConnectionPool,
+    actor: Actor,
+    job_id: uuid.UUID,
+    fields: dict[str, Any],
+    now: datetime,
+    expected_version: int | None = None,
+) -> None:
+    """Apply a partial update (``PATCH``): fields absent from ``fields`` keep their value.
+
+    ``request`` and ``retry`` are merged key by key. A schedule or time zone change re-anchors
+    intervals at ``now`` and recomputes the next fire time; other changes keep the pending slot.
+
+    Raises:
+        NotFound: no such job for this team.
+        ConcurrencyConflict: ``expected_version`` is given and is not the current version.
+        InvalidInput: the resulting definition is not acceptable.
+    """
+    async with transaction(pool) as conn:
+        before = await _lock(conn, actor, job_id)
+        if expected_version is not None and expected_version != before["version"]:
+            raise ConcurrencyConflict(
+                f"job {job_id} is at version {before['version']}, not {expected_version}"
+            )
+        merged = {key: before[key] for key in DEFINITION_FIELDS}
+        for key, value in fields.items():
+            if key in ("request", "retry") and isinstance(value, dict):
+                merged[key] = {**merged[key], **value}
+            elif key in DEFINITION_FIELDS:
+                merged[key] = value
+        timing_changed = any(
+            merged[k] != before[k] for k in ("schedule", "timezone") if k in fields
+        )
+        anchor = now if timing_changed else before["anchor_at"]
+        definition = normalize_definition(merged, anchor=anchor, now=now)
+        changes = {k: v for k, v in definition.items() if v != before[k]}
+        if timing_changed:
+            changes["anchor_at"] = now
+        events: list[tuple[str, dict[str, Any]]] = []
+        if changes:
+            events.append(("job.updated", {"changes": changes}))
+        paused = fields.get("paused")
+        if paused is True and before["status"] == "active":
+            events.append(("job.paused", {}))
+        elif paused is False and before["status"] == "paused":
+            events.append(("job.resumed", {}))
+        if events:
+            await _apply(conn, actor, before, job_id, events, now)
+
+
+async def set_paused(
+    pool: AsyncConnectionPool, actor: Actor, job_id: uuid.UUID, paused: bool, now: datetime
+) -> None:
+    """Pause or resume a job. Idempotent: pausing a paused job appends nothing.
+
+    A resumed job fires at its next slot after ``now``; slots that passed while it was paused
+    are neither fired nor recorded as missed.
+
+    Raises:
+        NotFound: no such job for this team.
+        Conflict: the job is completed, or resuming a one-shot whose instant has passed.
+    """
+    async with transaction(pool) as conn:
+        before = await _lock(conn, actor, job_id)
+        if before["status"] == "completed":
+            raise Conflict(f"job {job_id} is completed")
+        target = "paused" if paused else "active"
+        if before["status"] == target:
+            return
+        if not paused and _next_fire(before, now) is None:
+            raise Conflict(f"job {job_id} has no future fire time; change its schedule first")
+        await _apply(conn, actor, before, job_id,
+                     [("job.paused" if paused else "job.resumed", {})], now)
+
+
+async def delete_job(
+    pool: AsyncConnectionPool, actor: Actor, job_id: uuid.UUID, now: datetime
+) -> None:
+    """Delete a job: it stops firing, queued runs are cancelled, its history stays readable.
+
+    Raises:
+        NotFound: no such job for this team.
+    """
+    async with transaction(pool) as conn:
+        before = await _lock(conn, actor, job_id)
+        await _apply(conn, actor, before, job_id, [("job.deleted", {})], now)
+        cur = await conn.execute(
+            Q["run_cancel_queued"], {"job_id": job_id, "reason": "job deleted", "now": now}
+        )
+        cancelled = await cur.fetchall()
+        await append_events(conn, [
+            event
+            for row in cancelled
+            for event in run_events(row["id"], row["team_id"], row["version"] - 1, now,
+                                    [("run.skipped", {"reason": "job deleted",
+                                                      "finished_at": now})])
+        ])
+
+
+async def trigger_job(
+    pool: AsyncConnectionPool, actor: Actor, job_id: uuid.UUID, now: datetime
+) -> uuid.UUID:
+    """Queue a manual run of the job now (also for a paused job); returns the run id.
+
+    Raises:
+        NotFound: no such job for this team.
+        Conflict: the job is completed.
+    """
+    async with transaction(pool) as conn:
+        job = await _lock(conn, actor, job_id)
+        if job["status"] == "completed":
+            raise Conflict(f"job {job_id} is completed")
+        run_id = new_run_id()
+        await conn.execute(Q["run_insert_many"], {
+            "ids": [run_id], "job_ids": [job_id], "team_ids": [actor.team_id],
+            "scheduled_for": [now], "triggers": ["manual"], "statuses": ["queued"],
+            "attempts": [0], "max_attempts": [job["retry"]["attempts"]], "available_at": [now],
+            "lease_expires_at": [None], "lease_tokens": [None], "worker_ids": [None],
+            "reasons": [None], "versions": [1], "created_at": [now], "finished_at": [None],
+        })
+        await append_events(conn, run_events(run_id, actor.team_id, 0, now, [(
+            "run.queued",
+            {"job_id": job_id, "scheduled_for": now, "trigger": "manual",
+             "max_attempts": job["retry"]["attempts"], "available_at": now},
+        )], actor.metadata()))
+        await notify_wakeup(conn, "runs")
+    return run_id
+
+

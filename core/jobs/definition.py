@@ -1,0 +1,217 @@
+"""Validation and normalisation of a job definition (the user-editable part of a job).
+
+A definition is a plain dict with the fields of ``POST /v1/jobs``; :func:`normalize_definition`
+fills defaults, checks every rule and returns the canonical form that events carry.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Any
+from urllib.parse import urlsplit
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from core.errors import FieldError, InvalidInput
+from core.schedule import InvalidSchedule, parse_schedule
+
+METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
+OVERLAP_POLICIES = ("skip", "allow", "queue")
+CATCHUP_POLICIES = ("latest", "skip", "all")
+BACKOFFS = ("exponential", "linear", "fixed")
+
+MAX_NAME = 200
+MAX_URL = 2048
+MAX_HEADERS = 50
+MAX_HEADER_NAME = 256
+MAX_HEADER_VALUE = 8192
+MAX_BODY = 256 * 1024
+MAX_TIMEOUT_SECONDS = 900.0
+DEFAULT_TIMEOUT_SECONDS = 30.0
+
+DEFAULT_RETRY = {"attempts": 1, "backoff": "exponential", "delay_seconds": 10.0,
+                 "max_delay_seconds": 300.0}
+DEFAULTS: dict[str, Any] = {
+    "timezone": "UTC",
+    "timeout_seconds": DEFAULT_TIMEOUT_SECONDS,
+    "overlap": "skip",
+    "catchup": "latest",
+}
+DEFINITION_FIELDS = ("name", "schedule", "timezone", "request", "timeout_seconds", "retry",
+                     "overlap", "catchup")
+
+_TOKEN = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")  # RFC 9110 field-name token
+_PLACEHOLDER = re.compile(r"\$\{secrets\.[A-Za-z0-9_.-]+\}")
+# Set by the executor: these are always ours and may not be overridden by a job.
+RESERVED_HEADERS = ("idempotency-key", "x-cronledger-job-id", "x-cronledger-scheduled-for",
+                    "x-cronledger-attempt", "x-cronledger-signature", "host", "content-length",
+                    "transfer-encoding")
+
+
+class _Errors:
+    def __init__(self) -> None:
+        self.items: list[FieldError] = []
+
+    def add(self, field: str, message: str) -> None:
+        self.items.append(FieldError(field, message))
+
+    def raise_if_any(self) -> None:
+        if self.items:
+            detail = "; ".join(f"{e.field}: {e.message}" for e in self.items)
+            raise InvalidInput(detail, self.items)
+
+
+def _check_url(url: Any, errors: _Errors) -> None:
+    if not isinstance(url, str) or not url:
+        errors.add("request.url", "is required and must be a string")
+        return
+    if len(url) > MAX_URL:
+        errors.add("request.url", f"must be at most {MAX_URL} characters")
+        return
+    # Secret placeholders are resolved at send time; parse the URL with a stand-in value.
+    parts = urlsplit(_PLACEHOLDER.sub("x", url))
+    if parts.scheme not in ("http", "https"):
+        errors.add("request.url", "must be an absolute http:// or https:// URL")
+    elif not parts.hostname:
+        errors.add("request.url", "has no host")
+    elif any(c.isspace() or ord(c) < 32 for c in url):
+        errors.add("request.url", "must not contain spaces or control characters")
+    else:
+        try:
+            _ = parts.port
+        except ValueError:
+            errors.add("request.url", "has an invalid port")
+
+
+def _check_headers(headers: Any, errors: _Errors) -> dict[str, str]:
+    if headers is None:
+        return {}
+    if not isinstance(headers, dict):
+        errors.add("request.headers", "must be an object of header names to string values")
+        return {}
+    if len(headers) > MAX_HEADERS:
+        errors.add("request.headers", f"must have at most {MAX_HEADERS} headers")
+        return {}
+    for name, value in headers.items():
+        path = f"request.headers.{name}"
+        if not isinstance(name, str) or not _TOKEN.match(name) or len(name) > MAX_HEADER_NAME:
+            errors.add(path, "is not a valid header name")
+        elif name.lower() in RESERVED_HEADERS:
+            errors.add(path, "is set by cronledger and cannot be overridden")
+        elif not isinstance(value, str):
+            errors.add(path, "must be a string")
+        elif len(value) > MAX_HEADER_VALUE:
+            errors.add(path, f"must be at most {MAX_HEADER_VALUE} characters")
+        elif any(c in value for c in "\r\n\0"):
+            errors.add(path, "must not contain CR, LF or NUL")
+    return dict(headers)
+
+
+def _normalize_request(request: Any, errors: _Errors) -> dict[str, Any]:
+    if not isinstance(request, dict):
+        errors.add("request", "is required: an object with at least a url")
+        return {}
+    unknown = set(request) - {"method", "url", "headers", "body"}
+    for key in sorted(unknown):
+        errors.add(f"request.{key}", "is not a known field")
+    method = request.get("method") or "GET"
+    if not isinstance(method, str) or method.upper() not in METHODS:
+        errors.add("request.method", f"must be one of {', '.join(METHODS)}")
+        method = "GET"
+    _check_url(request.get("url"), errors)
+    headers = _check_headers(request.get("headers"), errors)
+    body = request.get("body")
+    if body is not None:
+        if not isinstance(body, str):
+            errors.add("request.body", "must be a string (send JSON as text)")
+        elif len(body.encode()) > MAX_BODY:
+            errors.add("request.body", f"must be at most {MAX_BODY} bytes")
+    return {"method": method.upper(), "url": request.get("url"), "headers": headers, "body": body}
+
+
+def _number(value: Any, field: str, low: float, high: float, errors: _Errors) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        errors.add(field, "must be a number")
+        return low
+    if not low <= value <= high:
+        errors.add(field, f"must be between {low:g} and {high:g}")
+    return float(value)
+
+
+def _normalize_retry(retry: Any, errors: _Errors) -> dict[str, Any]:
+    if retry is None:
+        return dict(DEFAULT_RETRY)
+    if not isinstance(retry, dict):
+        errors.add("retry", "must be an object")
+        return dict(DEFAULT_RETRY)
+    merged = {**DEFAULT_RETRY, **retry}
+    for key in sorted(set(retry) - set(DEFAULT_RETRY)):
+        errors.add(f"retry.{key}", "is not a known field")
+    attempts = merged["attempts"]
+    if isinstance(attempts, bool) or not isinstance(attempts, int) or not 1 <= attempts <= 10:
+        errors.add("retry.attempts", "must be an integer between 1 and 10")
+    backoff = merged["backoff"]
+    if not isinstance(backoff, str):
+        errors.add("retry.backoff", "must be a string")
+    elif backoff not in BACKOFFS:
+        merged["backoff"] = "fixed"  # unknown names fall back to fixed, as in 0cron
+    delay = _number(merged["delay_seconds"], "retry.delay_seconds", 0, 86400, errors)
+    max_delay = _number(merged["max_delay_seconds"], "retry.max_delay_seconds", 0, 86400, errors)
+    merged["delay_seconds"], merged["max_delay_seconds"] = delay, max_delay
+    return merged
+
+
+def _valid_zone(name: Any) -> bool:
+    if not isinstance(name, str) or not name or len(name) > 64 or name.startswith(("/", ".")):
+        return False
+    try:
+        ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError, OSError):
+        return False
+    return True
+
+
+def normalize_definition(
+    fields: dict[str, Any], *, anchor: datetime, now: datetime
+) -> dict[str, Any]:
+    """Validate a complete job definition and return it in canonical form.
+
+    Args:
+        fields: the definition fields (``name``, ``schedule``, ``timezone``, ``request``,
+            ``timeout_seconds``, ``retry``, ``overlap``, ``catchup``); missing optional fields
+            take their defaults.
+        anchor: the instant intervals are anchored to (UTC).
+        now: the current instant (UTC), used to reject one-shot schedules in the past.
+
+    Returns:
+        The canonical definition: every field present, request method upper-cased.
+
+    Raises:
+        InvalidInput: listing every problem with its field path.
+    """
+    errors = _Errors()
+    out: dict[str, Any] = {**DEFAULTS, **{k: v for k, v in fields.items() if v is not None}}
+    name = out.get("name")
+    if not isinstance(name, str) or not name.strip() or len(name) > MAX_NAME:
+        errors.add("name", f"is required: 1 to {MAX_NAME} characters")
+    out["request"] = _normalize_request(fields.get("request"), errors)
+    out["timeout_seconds"] = _number(out["timeout_seconds"], "timeout_seconds", 0.001,
+                                     MAX_TIMEOUT_SECONDS, errors)
+    out["retry"] = _normalize_retry(fields.get("retry"), errors)
+    if out["overlap"] not in OVERLAP_POLICIES:
+        errors.add("overlap", f"must be one of {', '.join(OVERLAP_POLICIES)}")
+    if out["catchup"] not in CATCHUP_POLICIES:
+        errors.add("catchup", f"must be one of {', '.join(CATCHUP_POLICIES)}")
+    schedule = out.get("schedule")
+    if not isinstance(schedule, str) or not schedule.strip():
+        errors.add("schedule", "is required")
+    elif not _valid_zone(out["timezone"]):
+        errors.add("timezone", f"unknown time zone {out['timezone']!r}: use an IANA name")
+    else:
+        try:
+            parse_schedule(schedule, out["timezone"], anchor=anchor, now=now)
+        except InvalidSchedule as exc:
+            errors.add("schedule", str(exc))
+        out["schedule"] = schedule.strip()
+    errors.raise_if_any()
+    return {key: out[key] for key in DEFINITION_FIELDS}

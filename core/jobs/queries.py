@@ -1,0 +1,62 @@
+"""Job reads: one job, a page of jobs, a job's event stream."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+from psycopg_pool import AsyncConnectionPool
+
+from core.actor import Actor
+from core.errors import NotFound
+from core.events import read_stream
+from core.queries import Q
+from core.scheduler import cached_schedule
+
+
+def describe(job: dict[str, Any]) -> str:
+    """Human description of the job's schedule."""
+    return cached_schedule(job["schedule"], job["timezone"], job["anchor_at"]).describe()
+
+
+async def get_job(pool: AsyncConnectionPool, actor: Actor, job_id: uuid.UUID) -> dict[str, Any]:
+    """One job with ``next_run_at`` (``None`` when paused or completed).
+
+    Raises:
+        NotFound: no such job for this team, or the job was deleted.
+    """
+    async with pool.connection() as conn:
+        cur = await conn.execute(Q["job_get"], {"id": job_id, "team_id": actor.team_id})
+        row = await cur.fetchone()
+    if row is None:
+        raise NotFound(f"job {job_id} not found")
+    return row
+
+
+async def list_jobs(
+    pool: AsyncConnectionPool, actor: Actor, *, limit: int,
+    after: tuple[datetime, uuid.UUID] | None,
+) -> list[dict[str, Any]]:
+    """A page of the team's jobs in creation order, after the keyset ``after``."""
+    async with pool.connection() as conn:
+        cur = await conn.execute(Q["job_list"], {
+            "team_id": actor.team_id, "limit": limit,
+            "after_created": after[0] if after else None, "after_id": after[1] if after else None})
+        return await cur.fetchall()
+
+
+async def job_events(
+    pool: AsyncConnectionPool, actor: Actor, job_id: uuid.UUID, *, after_version: int, limit: int
+) -> list[dict[str, Any]]:
+    """The job's event stream (deleted jobs included), in version order.
+
+    Raises:
+        NotFound: no such job for this team.
+    """
+    async with pool.connection() as conn:
+        cur = await conn.execute(Q["job_exists_any"], {"id": job_id, "team_id": actor.team_id})
+        if await cur.fetchone() is None:
+            raise NotFound(f"job {job_id} not found")
+        return await read_stream(conn, job_id, actor.team_id, after_version=after_version,
+                                 limit=limit)

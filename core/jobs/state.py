@@ -1,0 +1,73 @@
+"""The job aggregate's state, folded from its event stream.
+
+The ``jobs`` projection row is exactly :func:`fold` over the job's stream: the commands write
+the folded state, and a test replays the stream and compares it with the row.
+
+Event types and payloads:
+    ``job.created``   ``{definition fields…, "status": "active"|"paused", "anchor_at"}``
+    ``job.updated``   ``{"changes": {field: new value, …}}``
+                      (with ``anchor_at`` when the schedule changed)
+    ``job.paused``, ``job.resumed``, ``job.completed``, ``job.deleted``  ``{}``
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any
+
+from core.jobs.definition import DEFINITION_FIELDS
+
+STATUS_AFTER = {
+    "job.paused": "paused",
+    "job.resumed": "active",
+    "job.completed": "completed",
+    "job.deleted": "deleted",
+}
+
+
+def _instant(value: Any) -> datetime:
+    return value if isinstance(value, datetime) else datetime.fromisoformat(value)
+
+
+def evolve(state: dict[str, Any] | None, event: dict[str, Any]) -> dict[str, Any]:
+    """Apply one event (a row of ``events`` or an equivalent dict) to ``state``.
+
+    Args:
+        state: the state before the event, ``None`` before ``job.created``.
+        event: needs ``event_type``, ``data``, ``stream_id``, ``team_id``, ``stream_version``
+            and ``occurred_at``.
+
+    Raises:
+        ValueError: for an event that cannot apply (a stream not starting with ``job.created``,
+            an unknown event type).
+    """
+    kind, data = event["event_type"], event["data"]
+    occurred_at = _instant(event["occurred_at"])
+    if kind == "job.created":
+        if state is not None:
+            raise ValueError("job.created on an existing job")
+        new = {key: data[key] for key in DEFINITION_FIELDS}
+        new.update(id=event["stream_id"], team_id=event["team_id"], status=data["status"],
+                   anchor_at=_instant(data["anchor_at"]), created_at=occurred_at)
+    elif state is None:
+        raise ValueError(f"{kind} before job.created")
+    elif kind == "job.updated":
+        new = {**state, **data["changes"]}
+        if "anchor_at" in data["changes"]:
+            new["anchor_at"] = _instant(data["changes"]["anchor_at"])
+    elif kind in STATUS_AFTER:
+        new = {**state, "status": STATUS_AFTER[kind]}
+    else:
+        raise ValueError(f"unknown job event {kind!r}")
+    new["version"] = event["stream_version"]
+    new["updated_at"] = occurred_at
+    return new
+
+
+def fold(events: Iterable[dict[str, Any]]) -> dict[str, Any] | None:
+    """The state after all ``events`` of one stream, in version order (``None`` if empty)."""
+    state = None
+    for event in events:
+        state = evolve(state, event)
+    return state

@@ -1,0 +1,67 @@
+"""Schema migrations (alembic, raw SQL in ``migrations/``), run under an advisory lock."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+import psycopg
+from alembic import command
+from alembic.config import Config
+from alembic.script import ScriptDirectory
+
+from core.dsn import libpq_dsn, sqlalchemy_url
+
+ROOT = Path(__file__).resolve().parent.parent
+MIGRATION_LOCK = 0x63726F6E  # pg_advisory_lock key: concurrent starts migrate one at a time
+
+
+def alembic_config(dsn: str) -> Config:
+    """An alembic ``Config`` for ``dsn`` using the repository's ``alembic.ini``."""
+    config = Config(str(ROOT / "alembic.ini"))
+    config.set_main_option("script_location", str(ROOT / "migrations"))
+    config.set_main_option("sqlalchemy.url", sqlalchemy_url(dsn).replace("%", "%%"))
+    return config
+
+
+def upgrade(dsn: str, revision: str = "head") -> None:
+    """Migrate the database at ``dsn`` up to ``revision``, serialised by an advisory lock.
+
+    Raises:
+        psycopg.OperationalError: the database cannot be reached.
+    """
+    with psycopg.connect(libpq_dsn(dsn), autocommit=True) as conn:
+        conn.execute("SELECT pg_advisory_lock(%s)", (MIGRATION_LOCK,))
+        try:
+            command.upgrade(alembic_config(dsn), revision)
+        finally:
+            conn.execute("SELECT pg_advisory_unlock(%s)", (MIGRATION_LOCK,))
+
+
+def downgrade(dsn: str, revision: str = "base") -> None:
+    """Migrate the database at ``dsn`` down to ``revision`` (used by the round-trip test)."""
+    command.downgrade(alembic_config(dsn), revision)
+
+
+@functools.cache
+def head_revision() -> str:
+    """The newest revision in ``migrations/``."""
+    script = ScriptDirectory.from_config(alembic_config("postgresql://unused/"))
+    return script.get_current_head() or ""
+
+
+async def current_revision(conn: psycopg.AsyncConnection) -> str | None:
+    """The revision the database is at, or ``None`` before the first migration."""
+    cur = await conn.execute(
+        "SELECT version_num FROM alembic_version"
+        if await _has_version_table(conn) else "SELECT NULL AS version_num")
+    row = await cur.fetchone()
+    if row is None:
+        return None
+    return row["version_num"] if isinstance(row, dict) else row[0]
+
+
+async def _has_version_table(conn: psycopg.AsyncConnection) -> bool:
+    cur = await conn.execute("SELECT to_regclass('alembic_version') IS NOT NULL AS present")
+    row = await cur.fetchone()
+    return bool(row["present"] if isinstance(row, dict) else row[0])

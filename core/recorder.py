@@ -1,0 +1,113 @@
+"""Records attempt results: the run's new state, the attempt's request/response, the events.
+
+Results are written in batches (one transaction for many finished attempts), with a
+compare-and-set on each run's lease token: a worker whose lease was taken over records nothing.
+A failed attempt with attempts left puts the run back as ``queued`` with ``available_at`` (the
+retry is durable: it lives in the database, not in the worker's memory).
+"""
+
+from __future__ import annotations
+
+import random
+from datetime import datetime, timedelta
+from typing import Any
+
+from psycopg_pool import AsyncConnectionPool
+
+from core.backoff import retry_delay
+from core.db import transaction
+from core.events import append_events, notify_wakeup, to_json
+from core.executor import AttemptResult
+from core.queries import Q
+from core.runs import run_events
+
+
+def _outcome(result: AttemptResult, now: datetime, rng: random.Random) -> dict[str, Any]:
+    """The run's next state after ``result``: succeeded, failed, or queued for a retry."""
+    d = result.dispatch
+    if result.ok:
+        return {"status": "succeeded", "finished_at": result.finished_at, "available_at": None}
+    if d.attempt < d.max_attempts:
+        delay = retry_delay(d.retry, d.attempt, result.response_status, result.retry_after,
+                            now, rng)
+        return {"status": "queued", "finished_at": None,
+                "available_at": now + timedelta(seconds=delay)}
+    return {"status": "failed", "finished_at": result.finished_at, "available_at": None}
+
+
+def _event(result: AttemptResult, outcome: dict[str, Any],
+           lateness_ms: int) -> tuple[str, dict[str, Any]]:
+    data: dict[str, Any] = {
+        "attempt": result.dispatch.attempt,
+        "started_at": result.started_at,
+        "duration_ms": result.duration_ms,
+        "lateness_ms": lateness_ms,
+        "response_status": result.response_status,
+        "error_class": result.error_class,
+        "error": result.error,
+    }
+    if outcome["status"] == "queued":
+        return "run.retry_scheduled", {**data, "available_at": outcome["available_at"]}
+    return f"run.{outcome['status']}", {**data, "finished_at": outcome["finished_at"]}
+
+
+class Recorder:
+    """Writes batches of :class:`AttemptResult` to the database.
+
+    Args:
+        pool: database pool.
+        rng: jitter source for retry delays.
+    """
+
+    def __init__(self, pool: AsyncConnectionPool, rng: random.Random | None = None) -> None:
+        self.pool = pool
+        self.rng = rng or random.Random()
+
+    async def record(self, results: list[AttemptResult], now: datetime) -> int:
+        """Record ``results`` in one transaction; returns how many runs accepted them."""
+        if not results:
+            return 0
+        outcomes = [_outcome(r, now, self.rng) for r in results]
+        by_id = {r.dispatch.run_id: (r, o) for r, o in zip(results, outcomes, strict=True)}
+        async with transaction(self.pool) as conn:
+            cur = await conn.execute(Q["run_finish_many"], {
+                "ids": [r.dispatch.run_id for r in results],
+                "lease_tokens": [r.dispatch.lease_token for r in results],
+                "statuses": [o["status"] for o in outcomes],
+                "finished_at": [o["finished_at"] for o in outcomes],
+                "available_at": [o["available_at"] for o in outcomes],
+                "started_at": [r.started_at for r in results],
+                "lateness_ms": [r.lateness_ms for r in results],
+                "duration_ms": [r.duration_ms for r in results],
+                "response_status": [r.response_status for r in results],
+                "error_class": [r.error_class for r in results],
+                "error": [r.error for r in results],
+            })
+            accepted = await cur.fetchall()
+            kept = [by_id[row["id"]][0] for row in accepted]
+            await conn.execute(Q["run_attempt_insert_many"], {
+                "run_ids": [r.dispatch.run_id for r in kept],
+                "attempts": [r.dispatch.attempt for r in kept],
+                "started_at": [r.started_at for r in kept],
+                "finished_at": [r.finished_at for r in kept],
+                "duration_ms": [r.duration_ms for r in kept],
+                "requests": [to_json(r.request) for r in kept],
+                "response_status": [r.response_status for r in kept],
+                "response_headers": [None if r.response_headers is None
+                                     else to_json(r.response_headers) for r in kept],
+                "response_body": [r.response_body for r in kept],
+                "response_truncated": [r.truncated for r in kept],
+                "error_class": [r.error_class for r in kept],
+                "error": [r.error for r in kept],
+            })
+            events = []
+            for row in accepted:
+                result, outcome = by_id[row["id"]]
+                events += run_events(row["id"], row["team_id"], row["version"] - 1, now,
+                                     [_event(result, outcome, row["lateness_ms"])])
+            await append_events(conn, events)
+            cur = await conn.execute(Q["run_release_buffered"], {"now": now})
+            released = await cur.fetchall()
+            if released or any(o["status"] == "queued" for o in outcomes):
+                await notify_wakeup(conn, "runs")
+        return len(accepted)

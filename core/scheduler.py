@@ -1,0 +1,198 @@
+"""The claim side of the scheduler (DESIGN 3.2).
+
+:func:`claim_due` takes a batch of due jobs with ``FOR UPDATE SKIP LOCKED`` and, in the same
+short transaction, decides their slots (catch-up and overlap, :mod:`core.slots`), inserts the
+runs, appends their events and advances ``due_at``. The unique ``(job_id, scheduled_for)`` index
+makes each slot fire at most once however many workers race. :func:`claim_ready` takes queued
+runs (manual triggers, retries, buffered overlaps) and runs whose lease expired. Both return
+:class:`core.executor.Dispatch` objects; the HTTP requests happen after commit.
+"""
+
+from __future__ import annotations
+
+import functools
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+import psycopg
+from psycopg_pool import AsyncConnectionPool
+
+from core.db import transaction
+from core.events import NewEvent, append_events
+from core.executor import Dispatch
+from core.queries import Q
+from core.runs import new_run_id, run_events
+from core.schedule import Schedule, parse_schedule
+from core.slots import apply_overlap, plan_slots
+
+SKIP_REASON = "the previous run was still in flight (overlap policy skip)"
+BUFFER_REASON = "buffered until the running run finishes (overlap policy queue)"
+MISSED_REASON = "the scheduler was not running at the slot (catch-up policy {policy})"
+
+
+@functools.lru_cache(maxsize=65536)
+def cached_schedule(expression: str, timezone: str, anchor: datetime) -> Schedule:
+    """Parse a stored (already validated) schedule once per (expression, zone, anchor)."""
+    return parse_schedule(expression, timezone, anchor=anchor)
+
+
+@dataclass
+class _Batch:
+    """Rows and events accumulated for one claim transaction."""
+
+    now: datetime
+    worker_id: str
+    lease_margin: float
+    runs: dict[str, list[Any]] = field(default_factory=lambda: {k: [] for k in _RUN_COLUMNS})
+    starts: dict[uuid.UUID, tuple[NewEvent, Dispatch | None]] = field(default_factory=dict)
+    advance: list[tuple[uuid.UUID, datetime]] = field(default_factory=list)
+    finished_jobs: list[dict[str, Any]] = field(default_factory=list)
+
+    def add_run(self, job: dict[str, Any], slot: datetime, trigger: str, status: str,
+                reason: str | None = None) -> None:
+        run_id = new_run_id()
+        running = status == "running"
+        attempts = job["retry"]["attempts"]
+        lease_token = uuid.uuid4() if running else None
+        lease_expires = (max(self.now, slot) + timedelta(
+            seconds=job["timeout_seconds"] + self.lease_margin)) if running else None
+        finished = self.now if status in ("skipped", "missed") else None
+        values = (run_id, job["job_id"], job["team_id"], slot, trigger, status,
+                  1 if running else 0, attempts, None, lease_expires, lease_token,
+                  self.worker_id if running else None, reason, 1, self.now, finished)
+        for column, value in zip(_RUN_COLUMNS, values, strict=True):
+            self.runs[column].append(value)
+        data: dict[str, Any] = {"job_id": job["job_id"], "scheduled_for": slot,
+                                "trigger": trigger, "max_attempts": attempts}
+        if running:
+            kind = "run.started"
+            data.update(attempt=1, worker_id=self.worker_id)
+        elif status == "queued":
+            kind = "run.queued"
+            data.update(available_at=None, reason=reason)
+        else:
+            kind = f"run.{status}"
+            data.update(reason=reason, finished_at=self.now)
+        [event] = run_events(run_id, job["team_id"], 0, self.now, [(kind, data)],
+                             {"actor": f"worker:{self.worker_id}"})
+        dispatch = Dispatch(
+            run_id=run_id, job_id=job["job_id"], team_id=job["team_id"], scheduled_for=slot,
+            trigger=trigger, attempt=1, max_attempts=attempts, lease_token=lease_token,
+            version=1, request=job["request"], timeout_seconds=job["timeout_seconds"],
+            retry=job["retry"],
+        ) if running else None
+        self.starts[run_id] = (event, dispatch)
+
+
+_RUN_COLUMNS = ("ids", "job_ids", "team_ids", "scheduled_for", "triggers", "statuses",
+                "attempts", "max_attempts", "available_at", "lease_expires_at", "lease_tokens",
+                "worker_ids", "reasons", "versions", "created_at", "finished_at")
+
+
+def _plan_job(batch: _Batch, job: dict[str, Any]) -> None:
+    schedule = cached_schedule(job["schedule"], job["timezone"], job["anchor_at"])
+    plan = plan_slots(schedule, job["due_at"], batch.now, job["catchup"])
+    reason = MISSED_REASON.format(policy=job["catchup"])
+    for slot in plan.missed:
+        batch.add_run(job, slot, "schedule", "missed", reason)
+    decision = apply_overlap(plan.fire, job["overlap"], job["running"], job["queued"])
+    for slot, trigger in decision.run:
+        batch.add_run(job, slot, trigger, "running")
+    for slot, trigger in decision.queue:
+        batch.add_run(job, slot, trigger, "queued", BUFFER_REASON)
+    for slot, trigger in decision.skip:
+        batch.add_run(job, slot, trigger, "skipped", SKIP_REASON)
+    if plan.next_due is None:
+        batch.finished_jobs.append(job)
+    else:
+        batch.advance.append((job["job_id"], plan.next_due))
+
+
+async def _complete_jobs(conn: psycopg.AsyncConnection, batch: _Batch) -> list[NewEvent]:
+    """One-shot jobs that fired their only slot become ``completed`` (job stream event)."""
+    if not batch.finished_jobs:
+        return []
+    ids = [job["job_id"] for job in batch.finished_jobs]
+    await conn.execute(Q["due_job_delete_many"], {"job_ids": ids})
+    cur = await conn.execute(Q["job_complete_many"], {"job_ids": ids, "now": batch.now})
+    return [
+        NewEvent("job", row["id"], row["version"], "job.completed", row["team_id"], batch.now,
+                 {}, {"actor": f"worker:{batch.worker_id}"})
+        for row in await cur.fetchall()
+    ]
+
+
+async def claim_due(
+    pool: AsyncConnectionPool, now: datetime, *, limit: int, lookahead: float,
+    worker_id: str, lease_margin: float,
+) -> tuple[int, list[Dispatch]]:
+    """Claim up to ``limit`` jobs due by ``now + lookahead`` seconds and record their slots.
+
+    Returns:
+        ``(claimed, dispatches)``: how many due rows were claimed, and the attempts to send now
+        (each with its lease). A slot already recorded by another worker yields nothing.
+    """
+    batch = _Batch(now, worker_id, lease_margin)
+    async with transaction(pool) as conn:
+        cur = await conn.execute(Q["job_claim_due"], {
+            "horizon": now + timedelta(seconds=lookahead), "limit": limit})
+        jobs = await cur.fetchall()
+        if not jobs:
+            return 0, []
+        for job in jobs:
+            _plan_job(batch, job)
+        cur = await conn.execute(Q["run_insert_many"], batch.runs)
+        inserted = {row["id"] for row in await cur.fetchall()}
+        events = [batch.starts[run_id][0] for run_id in batch.runs["ids"] if run_id in inserted]
+        events += await _complete_jobs(conn, batch)
+        await append_events(conn, events)
+        if batch.advance:
+            await conn.execute(Q["due_job_advance"], {
+                "job_ids": [job_id for job_id, _ in batch.advance],
+                "due_at": [due for _, due in batch.advance]})
+    dispatches = [d for run_id, (_, d) in batch.starts.items() if d and run_id in inserted]
+    return len(jobs), dispatches
+
+
+async def claim_ready(
+    pool: AsyncConnectionPool, now: datetime, *, limit: int, worker_id: str, lease_margin: float,
+) -> list[Dispatch]:
+    """Claim queued runs that are ready and running runs whose lease expired.
+
+    A run taken over after a lease expiry keeps its id and attempt number, so the receiver sees
+    the same ``Idempotency-Key``; its ``run.started`` event says ``redispatch: true``.
+    """
+    async with transaction(pool) as conn:
+        cur = await conn.execute(Q["run_claim_ready"], {
+            "now": now, "limit": limit, "worker_id": worker_id, "lease_margin": lease_margin})
+        rows = await cur.fetchall()
+        events = [
+            event
+            for row in rows
+            for event in run_events(row["id"], row["team_id"], row["version"] - 1, now, [(
+                "run.started",
+                {"job_id": row["job_id"], "scheduled_for": row["scheduled_for"],
+                 "trigger": row["trigger"], "attempt": row["attempt"],
+                 "max_attempts": row["max_attempts"], "worker_id": worker_id,
+                 "redispatch": row["previous_status"] == "running"},
+            )], {"actor": f"worker:{worker_id}"})
+        ]
+        await append_events(conn, events)
+    return [
+        Dispatch(run_id=r["id"], job_id=r["job_id"], team_id=r["team_id"],
+                 scheduled_for=r["scheduled_for"], trigger=r["trigger"], attempt=r["attempt"],
+                 max_attempts=r["max_attempts"], lease_token=r["lease_token"],
+                 version=r["version"], request=r["request"],
+                 timeout_seconds=r["timeout_seconds"], retry=r["retry"])
+        for r in rows
+    ]
+
+
+async def next_wakeup(pool: AsyncConnectionPool) -> datetime | None:
+    """The earliest instant with scheduler work (due slot, ready run, lease expiry), if any."""
+    async with pool.connection() as conn:
+        cur = await conn.execute(Q["scheduler_next_wakeup"])
+        row = await cur.fetchone()
+    return row["wake_at"] if row else None

@@ -1,0 +1,61 @@
+-- name: job_upsert
+-- Writes the job projection row from the state folded over the job's stream.
+INSERT INTO jobs (id, team_id, name, schedule, timezone, request, timeout_seconds, retry, overlap,
+                  catchup, status, version, anchor_at, created_at, updated_at)
+VALUES (%(id)s::uuid, %(team_id)s::uuid, %(name)s, %(schedule)s, %(timezone)s, %(request)s::jsonb,
+        %(timeout_seconds)s, %(retry)s::jsonb, %(overlap)s, %(catchup)s, %(status)s,
+        %(version)s::int, %(anchor_at)s::timestamptz, %(created_at)s::timestamptz,
+        %(updated_at)s::timestamptz)
+ON CONFLICT ON CONSTRAINT jobs_pkey DO UPDATE SET
+    name = excluded.name, schedule = excluded.schedule, timezone = excluded.timezone,
+    request = excluded.request, timeout_seconds = excluded.timeout_seconds,
+    retry = excluded.retry, overlap = excluded.overlap, catchup = excluded.catchup,
+    status = excluded.status, version = excluded.version, anchor_at = excluded.anchor_at,
+    updated_at = excluded.updated_at;
+
+-- name: job_lock
+-- The current state of one job, locked for a command (deleted jobs are not found).
+SELECT id, team_id, name, schedule, timezone, request, timeout_seconds, retry, overlap, catchup,
+       status, version, anchor_at, created_at, updated_at
+FROM jobs
+WHERE id = %(id)s::uuid AND team_id = %(team_id)s::uuid AND status <> 'deleted'
+FOR UPDATE;
+
+-- name: job_get
+SELECT j.id, j.team_id, j.name, j.schedule, j.timezone, j.request, j.timeout_seconds, j.retry,
+       j.overlap, j.catchup, j.status, j.version, j.anchor_at, j.created_at, j.updated_at,
+       d.due_at AS next_run_at
+FROM jobs j
+LEFT JOIN due_jobs d ON d.job_id = j.id
+WHERE j.id = %(id)s::uuid AND j.team_id = %(team_id)s::uuid AND j.status <> 'deleted';
+
+-- name: job_list
+-- Keyset pagination on (created_at, id).
+SELECT j.id, j.team_id, j.name, j.schedule, j.timezone, j.request, j.timeout_seconds, j.retry,
+       j.overlap, j.catchup, j.status, j.version, j.anchor_at, j.created_at, j.updated_at,
+       d.due_at AS next_run_at
+FROM jobs j
+LEFT JOIN due_jobs d ON d.job_id = j.id
+WHERE j.team_id = %(team_id)s::uuid
+  AND j.status <> 'deleted'
+  AND (%(after_created)s::timestamptz IS NULL
+       OR (j.created_at, j.id) > (%(after_created)s::timestamptz, %(after_id)s::uuid))
+ORDER BY j.created_at, j.id
+LIMIT %(limit)s::int;
+
+-- name: due_job_set
+INSERT INTO due_jobs (job_id, due_at) VALUES (%(job_id)s::uuid, %(due_at)s::timestamptz)
+ON CONFLICT ON CONSTRAINT due_jobs_pkey DO UPDATE SET due_at = excluded.due_at;
+
+-- name: due_job_delete
+DELETE FROM due_jobs WHERE job_id = %(job_id)s::uuid;
+
+-- name: job_exists_any
+-- Deleted jobs included: their history stays readable.
+SELECT 1 FROM jobs WHERE id = %(id)s::uuid AND team_id = %(team_id)s::uuid;
+
+-- name: job_complete_many
+-- One-shot jobs whose slot fired: the projection moves to `completed` at the next version.
+UPDATE jobs SET status = 'completed', version = version + 1, updated_at = %(now)s::timestamptz
+WHERE id = ANY(%(job_ids)s::uuid[]) AND status = 'active'
+RETURNING id, team_id, version;

@@ -1,0 +1,122 @@
+-- name: run_insert_many
+-- Slot runs conflict on runs_job_slot_key: a slot another worker already recorded is skipped,
+-- so each slot fires at most once.
+INSERT INTO runs (id, job_id, team_id, scheduled_for, trigger, status, attempt, max_attempts,
+                  available_at, lease_expires_at, lease_token, worker_id, reason, version,
+                  created_at, finished_at)
+SELECT * FROM unnest(%(ids)s::uuid[], %(job_ids)s::uuid[], %(team_ids)s::uuid[],
+                     %(scheduled_for)s::timestamptz[], %(triggers)s::text[], %(statuses)s::text[],
+                     %(attempts)s::int[], %(max_attempts)s::int[], %(available_at)s::timestamptz[],
+                     %(lease_expires_at)s::timestamptz[], %(lease_tokens)s::uuid[],
+                     %(worker_ids)s::text[], %(reasons)s::text[], %(versions)s::int[],
+                     %(created_at)s::timestamptz[], %(finished_at)s::timestamptz[])
+ON CONFLICT (job_id, scheduled_for) WHERE trigger <> 'manual' DO NOTHING
+RETURNING id;
+
+-- name: run_claim_ready
+-- Queued runs whose time has come (manual triggers, retries, buffered overlaps) and running
+-- runs whose lease expired (their worker died): the same run id is dispatched again.
+WITH ready AS (
+    SELECT r.id, r.status AS previous_status
+    FROM runs r
+    WHERE (r.status = 'queued' AND r.available_at <= %(now)s::timestamptz)
+       OR (r.status = 'running' AND r.lease_expires_at <= %(now)s::timestamptz)
+    ORDER BY coalesce(r.available_at, r.lease_expires_at)
+    LIMIT %(limit)s::int
+    FOR UPDATE OF r SKIP LOCKED
+)
+UPDATE runs r SET
+    status = 'running',
+    attempt = CASE WHEN ready.previous_status = 'queued' THEN r.attempt + 1 ELSE r.attempt END,
+    lease_token = gen_random_uuid(),
+    lease_expires_at = %(now)s::timestamptz
+        + make_interval(secs => j.timeout_seconds + %(lease_margin)s::float8),
+    worker_id = %(worker_id)s,
+    available_at = NULL,
+    version = r.version + 1
+FROM ready, jobs j
+WHERE r.id = ready.id AND j.id = r.job_id
+RETURNING r.id, r.job_id, r.team_id, r.scheduled_for, r.trigger, r.attempt, r.max_attempts,
+          r.lease_token, r.lease_expires_at, r.version, ready.previous_status,
+          j.request, j.timeout_seconds, j.retry;
+
+-- name: run_release_buffered
+-- A run buffered by the `queue` overlap policy becomes ready once its job has nothing running.
+UPDATE runs q SET available_at = %(now)s::timestamptz
+WHERE q.status = 'queued' AND q.available_at IS NULL
+  AND NOT EXISTS (SELECT 1 FROM runs o WHERE o.job_id = q.job_id AND o.status = 'running')
+RETURNING q.id;
+
+-- name: run_finish_many
+-- Compare-and-set on the lease token: an attempt whose lease was taken over records nothing.
+UPDATE runs r SET
+    status = o.status,
+    finished_at = o.finished_at,
+    available_at = o.available_at,
+    lease_expires_at = NULL,
+    lease_token = NULL,
+    started_at = coalesce(r.started_at, o.started_at),
+    lateness_ms = coalesce(r.lateness_ms, o.lateness_ms),
+    duration_ms = o.duration_ms,
+    response_status = o.response_status,
+    error_class = o.error_class,
+    error = o.error,
+    version = r.version + 1
+FROM unnest(%(ids)s::uuid[], %(lease_tokens)s::uuid[], %(statuses)s::text[],
+            %(finished_at)s::timestamptz[], %(available_at)s::timestamptz[],
+            %(started_at)s::timestamptz[], %(lateness_ms)s::int[], %(duration_ms)s::int[],
+            %(response_status)s::int[], %(error_class)s::text[], %(error)s::text[])
+     AS o(id, lease_token, status, finished_at, available_at, started_at, lateness_ms,
+          duration_ms, response_status, error_class, error)
+WHERE r.id = o.id AND r.status = 'running' AND r.lease_token = o.lease_token
+RETURNING r.id, r.job_id, r.team_id, r.version, r.lateness_ms;
+
+-- name: run_attempt_insert_many
+INSERT INTO run_attempts (run_id, attempt, started_at, finished_at, duration_ms, request,
+                          response_status, response_headers, response_body, response_truncated,
+                          error_class, error)
+SELECT * FROM unnest(%(run_ids)s::uuid[], %(attempts)s::int[], %(started_at)s::timestamptz[],
+                     %(finished_at)s::timestamptz[], %(duration_ms)s::int[],
+                     %(requests)s::jsonb[], %(response_status)s::int[],
+                     %(response_headers)s::jsonb[], %(response_body)s::bytea[],
+                     %(response_truncated)s::bool[], %(error_class)s::text[], %(error)s::text[])
+ON CONFLICT ON CONSTRAINT run_attempts_pkey DO NOTHING;
+
+-- name: run_cancel_queued
+-- Queued runs of a deleted job will never be sent.
+UPDATE runs SET status = 'skipped', reason = %(reason)s, finished_at = %(now)s::timestamptz,
+                available_at = NULL, version = version + 1
+WHERE job_id = %(job_id)s::uuid AND status = 'queued'
+RETURNING id, team_id, version;
+
+-- name: run_list_for_job
+-- Keyset pagination on (scheduled_for, id), newest first.
+SELECT id, job_id, scheduled_for, trigger, status, attempt, max_attempts, available_at,
+       started_at, finished_at, lateness_ms, duration_ms, response_status, error_class, error,
+       reason, created_at
+FROM runs
+WHERE job_id = %(job_id)s::uuid AND team_id = %(team_id)s::uuid
+  AND (%(before_scheduled)s::timestamptz IS NULL
+       OR (scheduled_for, id) < (%(before_scheduled)s::timestamptz, %(before_id)s::uuid))
+ORDER BY scheduled_for DESC, id DESC
+LIMIT %(limit)s::int;
+
+-- name: run_get
+SELECT id, job_id, scheduled_for, trigger, status, attempt, max_attempts, available_at,
+       started_at, finished_at, lateness_ms, duration_ms, response_status, error_class, error,
+       reason, created_at
+FROM runs
+WHERE id = %(id)s::uuid AND team_id = %(team_id)s::uuid;
+
+-- name: run_attempt_list
+SELECT attempt, started_at, finished_at, duration_ms, request, response_status,
+       response_headers, response_body, response_truncated, error_class, error
+FROM run_attempts
+WHERE run_id = %(run_id)s::uuid
+ORDER BY attempt;
+
+-- name: run_release_leases
+-- At shutdown: unfinished attempts become immediately available to other workers.
+UPDATE runs r SET lease_expires_at = %(now)s::timestamptz
+FROM unnest(%(ids)s::uuid[], %(lease_tokens)s::uuid[]) AS l(id, lease_token)
+WHERE r.id = l.id AND r.status = 'running' AND r.lease_token = l.lease_token;

@@ -1,0 +1,200 @@
+"""The worker: claim loop, bounded-concurrency dispatch, batched recording, graceful shutdown.
+
+Shape of River's maintenance services: :meth:`Worker.run_once` claims until a batch comes back
+short; :meth:`Worker.run` repeats it and otherwise sleeps until the earliest instant with work
+(``due_at``, ``available_at``, lease expiry), woken early by ``NOTIFY cronledger_wakeup``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from datetime import datetime
+
+import psycopg
+from psycopg_pool import AsyncConnectionPool
+
+from core.clock import Clock
+from core.config import Settings
+from core.executor import AttemptResult, Dispatch, Executor
+from core.queries import Q
+from core.recorder import Recorder
+from core.scheduler import claim_due, claim_ready, next_wakeup
+
+log = logging.getLogger("cronledger.worker")
+
+WAKEUP_CHANNEL = "cronledger_wakeup"
+MAX_IDLE_SLEEP = 60.0  # re-check at least this often (seconds), in case a NOTIFY was lost
+RECORD_BATCH = 500
+
+
+class Worker:
+    """Runs the scheduler for one process.
+
+    Args:
+        pool: database pool (needs at least 3 connections: claims, recording, reads).
+        dsn: used for the dedicated LISTEN connection.
+        settings: concurrency, batch size, lease margin, shutdown grace.
+        executor: sends the HTTP attempts.
+        clock: the injected clock.
+        lookahead: seconds ahead of a slot at which it may be claimed; the request is still sent
+            at the slot, never before.
+    """
+
+    def __init__(self, pool: AsyncConnectionPool, dsn: str, settings: Settings,
+                 executor: Executor, clock: Clock, lookahead: float = 0.0) -> None:
+        self.pool, self.dsn, self.settings = pool, dsn, settings
+        self.executor, self.clock, self.lookahead = executor, clock, lookahead
+        self.recorder = Recorder(pool)
+        self.limit = asyncio.Semaphore(settings.max_concurrency)
+        self.inflight: dict[asyncio.Task[None], Dispatch] = {}
+        self.results: asyncio.Queue[AttemptResult] = asyncio.Queue()
+        self.wake = asyncio.Event()
+        self.stopping = asyncio.Event()
+
+    # -- dispatch ---------------------------------------------------------------------------
+    async def _attempt(self, dispatch: Dispatch) -> None:
+        delay = (dispatch.scheduled_for - self.clock.now()).total_seconds()
+        if delay > 0:  # claimed ahead of its slot: never send early
+            await asyncio.sleep(delay)
+        async with self.limit:
+            result = await self.executor.send(dispatch)
+        await self.results.put(result)
+
+    def _start(self, dispatches: list[Dispatch]) -> None:
+        for dispatch in dispatches:
+            task = asyncio.create_task(self._attempt(dispatch))
+            self.inflight[task] = dispatch
+            task.add_done_callback(self._done)
+
+    def _done(self, task: asyncio.Task[None]) -> None:
+        self.inflight.pop(task, None)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("attempt crashed", exc_info=task.exception())
+
+    # -- recording --------------------------------------------------------------------------
+    async def _record_loop(self) -> None:
+        while True:
+            batch = [await self.results.get()]
+            while len(batch) < RECORD_BATCH and not self.results.empty():
+                batch.append(self.results.get_nowait())
+            await self._record(batch)
+
+    async def _record(self, batch: list[AttemptResult]) -> None:
+        for delay in (0.1, 0.5, 2.0, 5.0, None):
+            try:
+                await self.recorder.record(batch, self.clock.now())
+                return
+            except (psycopg.Error, OSError) as exc:
+                if delay is None:
+                    log.error("could not record %d results; their leases will expire and "
+                              "they will be dispatched again: %s", len(batch), exc)
+                    return
+                log.warning("recording failed, retrying in %.1f s: %s", delay, exc)
+                await asyncio.sleep(delay)
+
+    async def drain(self) -> None:
+        """Record every result already produced (used at shutdown and by tests)."""
+        batch: list[AttemptResult] = []
+        while not self.results.empty():
+            batch.append(self.results.get_nowait())
+        if batch:
+            await self._record(batch)
+
+    # -- claiming ---------------------------------------------------------------------------
+    async def run_once(self, now: datetime | None = None) -> int:
+        """Claim due slots and ready runs until batches come back short; start their attempts.
+
+        Returns:
+            The number of due rows and ready runs claimed.
+        """
+        s = self.settings
+        total = 0
+        while not self.stopping.is_set():
+            now = now or self.clock.now()
+            claimed, dispatches = await claim_due(
+                self.pool, now, limit=s.claim_batch, lookahead=self.lookahead,
+                worker_id=s.worker_id, lease_margin=s.lease_margin_seconds)
+            self._start(dispatches)
+            ready = await claim_ready(self.pool, now, limit=s.claim_batch,
+                                      worker_id=s.worker_id, lease_margin=s.lease_margin_seconds)
+            self._start(ready)
+            total += claimed + len(ready)
+            if claimed < s.claim_batch and len(ready) < s.claim_batch:
+                return total
+            now = None
+        return total
+
+    async def _sleep_until_work(self) -> None:
+        wake_at = await next_wakeup(self.pool)
+        timeout = MAX_IDLE_SLEEP
+        if wake_at is not None:
+            timeout = min(timeout, (wake_at - self.clock.now()).total_seconds() - self.lookahead)
+        if timeout <= 0:
+            return
+        self.wake.clear()
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(timeout):
+                await self.wake.wait()
+
+    async def _listen(self) -> None:
+        while True:
+            try:
+                conn = await psycopg.AsyncConnection.connect(self.dsn, autocommit=True)
+                async with conn:
+                    await conn.execute(f"LISTEN {WAKEUP_CHANNEL}")
+                    self.wake.set()  # anything may have changed while we were not listening
+                    async for _ in conn.notifies():
+                        self.wake.set()
+            except (psycopg.Error, OSError) as exc:
+                log.warning("LISTEN connection lost, reconnecting: %s", exc)
+                await asyncio.sleep(1.0)
+
+    async def run(self) -> None:
+        """Run until :meth:`stop`; then finish in-flight attempts and release the rest."""
+        listener = asyncio.create_task(self._listen(), name="cronledger-listen")
+        recorder = asyncio.create_task(self._record_loop(), name="cronledger-record")
+        try:
+            while not self.stopping.is_set():
+                try:
+                    await self.run_once()
+                    await self._sleep_until_work()
+                except (psycopg.Error, OSError) as exc:
+                    log.warning("scheduler loop error, retrying in 1 s: %s", exc)
+                    await asyncio.sleep(1.0)
+        finally:
+            listener.cancel()
+            await self._shutdown(recorder)
+
+    def stop(self) -> None:
+        """Stop claiming; :meth:`run` then winds down."""
+        self.stopping.set()
+        self.wake.set()
+
+    async def _shutdown(self, recorder: asyncio.Task[None]) -> None:
+        pending = list(self.inflight)
+        if pending:
+            log.info("waiting up to %.0f s for %d in-flight attempts",
+                     self.settings.shutdown_grace_seconds, len(pending))
+            await asyncio.wait(pending, timeout=self.settings.shutdown_grace_seconds)
+        unfinished = [self.inflight[t] for t in pending if not t.done()]
+        for task in pending:
+            task.cancel()
+        recorder.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await recorder
+        await self.drain()
+        if unfinished:
+            await self._release(unfinished)
+
+    async def _release(self, dispatches: list[Dispatch]) -> None:
+        """Expire the leases of unfinished attempts so another worker takes them at once."""
+        async with self.pool.connection() as conn:
+            await conn.execute(Q["run_release_leases"], {
+                "ids": [d.run_id for d in dispatches],
+                "lease_tokens": [d.lease_token for d in dispatches],
+                "now": self.clock.now()})
+            await conn.execute(Q["event_notify_wakeup"], {"reason": "released"})
+            await conn.commit()
+        log.info("released %d unfinished runs", len(dispatches))

@@ -1,0 +1,148 @@
+"""Fixtures: a real PostgreSQL (``DATABASE_URL``, else the embedded one), migrated once.
+
+Isolation (STYLE.md): API tests share one migrated database and isolate by team (every query is
+team-scoped); scheduler tests, which claim across teams, get their own database cloned from a
+migrated template.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from datetime import UTC, datetime
+
+import psycopg
+import pytest
+from litestar.testing import AsyncTestClient
+from psycopg import sql
+from psycopg.conninfo import make_conninfo
+from psycopg_pool import AsyncConnectionPool
+
+from api.app import create_app
+from core.actor import Actor
+from core.apikeys import create_api_key
+from core.clock import FrozenClock, SystemClock
+from core.config import Settings
+from core.db import open_pool
+from core.migrate import upgrade
+
+RUN = uuid.uuid4().hex[:8]
+
+
+def with_dbname(dsn: str, name: str) -> str:
+    """``dsn`` pointing at database ``name``."""
+    return make_conninfo(dsn, dbname=name)
+
+
+def _create_database(admin: str, name: str, template: str | None = None) -> None:
+    with psycopg.connect(admin, autocommit=True) as conn:
+        query = sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name))
+        if template:
+            query += sql.SQL(" TEMPLATE {}").format(sql.Identifier(template))
+        conn.execute(query)
+
+
+def _drop_database(admin: str, name: str) -> None:
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(
+            sql.Identifier(name)))
+
+
+@pytest.fixture(scope="session")
+def server_dsn() -> Iterator[str]:
+    """DSN of the PostgreSQL server used by the suite (its own database untouched)."""
+    url = os.environ.get("DATABASE_URL")
+    if url:
+        yield url
+        return
+    from core.embedded import EmbeddedPostgres
+
+    with tempfile.TemporaryDirectory(prefix="cronledger-test-") as tmp:
+        os.chmod(tmp, 0o755)
+        embedded = EmbeddedPostgres(os.path.join(tmp, "data"))
+        try:
+            yield embedded.start()
+        finally:
+            embedded.stop()
+
+
+@pytest.fixture(scope="session")
+def template_db(server_dsn: str) -> Iterator[str]:
+    """Name of a migrated template database."""
+    name = f"cronledger_tpl_{RUN}"
+    _create_database(server_dsn, name)
+    upgrade(with_dbname(server_dsn, name))
+    yield name
+    _drop_database(server_dsn, name)
+
+
+@pytest.fixture(scope="session")
+def shared_dsn(server_dsn: str, template_db: str) -> Iterator[str]:
+    """A migrated database shared by the API tests (isolated by team)."""
+    name = f"cronledger_shared_{RUN}"
+    _create_database(server_dsn, name, template_db)
+    yield with_dbname(server_dsn, name)
+    _drop_database(server_dsn, name)
+
+
+@pytest.fixture
+def fresh_dsn(server_dsn: str, template_db: str) -> Iterator[str]:
+    """A migrated database of this test's own, cloned from the template."""
+    name = f"cronledger_t_{uuid.uuid4().hex[:12]}"
+    _create_database(server_dsn, name, template_db)
+    yield with_dbname(server_dsn, name)
+    _drop_database(server_dsn, name)
+
+
+@pytest.fixture
+async def pool(shared_dsn: str) -> AsyncIterator[AsyncConnectionPool]:
+    p = await open_pool(shared_dsn, min_size=1, max_size=5)
+    yield p
+    await p.close()
+
+
+@pytest.fixture
+async def fresh_pool(fresh_dsn: str) -> AsyncIterator[AsyncConnectionPool]:
+    p = await open_pool(fresh_dsn, min_size=1, max_size=10)
+    yield p
+    await p.close()
+
+
+@pytest.fixture
+def settings() -> Settings:
+    return Settings(database_url=None, claim_batch=100, max_concurrency=50,
+                    shutdown_grace_seconds=5, lease_margin_seconds=5)
+
+
+@pytest.fixture
+def clock() -> FrozenClock:
+    return FrozenClock(datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC))
+
+
+async def _client(dsn: str, settings: Settings, clock: object) -> AsyncIterator[AsyncTestClient]:
+    app = create_app(dsn, settings, clock)  # type: ignore[arg-type]
+    async with AsyncTestClient(app=app, raise_server_exceptions=False) as client:
+        yield client
+
+
+@pytest.fixture
+async def api(shared_dsn: str, settings: Settings) -> AsyncIterator[AsyncTestClient]:
+    """The API on the shared database, with the real clock."""
+    async for client in _client(shared_dsn, settings, SystemClock()):
+        yield client
+
+
+@pytest.fixture
+async def team(pool: AsyncConnectionPool) -> dict[str, object]:
+    """A new team with a write key and a read key: ``{"write", "read", "actor"}``."""
+    name = f"team-{uuid.uuid4().hex[:10]}"
+    write, record = await create_api_key(pool, name, "write")
+    read, _ = await create_api_key(pool, name, "read")
+    return {"name": name, "write": write, "read": read,
+            "actor": Actor(team_id=record["team_id"], key_id=record["id"]),
+            "auth": {"Authorization": f"Bearer {write}"},
+            "read_auth": {"Authorization": f"Bearer {read}"}}
+
+

@@ -1,0 +1,28 @@
+"""The named SQL blocks: unique names (checked at load) and every block used by the code."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from core.queries import Q, load_queries
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_every_query_is_used() -> None:
+    code = "\n".join(p.read_text() for d in ("core", "api") for p in (ROOT / d).rglob("*.py"))
+    used = set(re.findall(r'Q\["(\w+)"\]', code))
+    assert set(Q) - used == set(), "unused SQL blocks"
+    assert used - set(Q) == set(), "code names SQL blocks that do not exist"
+
+
+def test_duplicate_names_are_rejected(tmp_path: Path) -> None:
+    (tmp_path / "a.sql").write_text("-- name: thing_get\nSELECT 1;\n")
+    (tmp_path / "b.sql").write_text("-- name: thing_get\nSELECT 2;\n")
+    try:
+        load_queries(tmp_path)
+    except ValueError as exc:
+        assert "duplicate" in str(exc)
+    else:
+        raise AssertionError("duplicate query names were accepted")
