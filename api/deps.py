@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from litestar import Request
+from litestar.di import NamedDependency
+from litestar.params import QueryParameter
 from psycopg_pool import AsyncConnectionPool
 
 from core.actor import Actor
@@ -43,3 +45,10 @@ async def provide_actor(request: Request[Any, Any, Any]) -> Actor:
     if request_id:
         actor = Actor(actor.team_id, actor.key_id, actor.scope, request_id[:100])
     return actor
+
+
+# Handler parameter types: explicit markers for Litestar's dependency injection.
+PoolDep = NamedDependency[AsyncConnectionPool]
+ActorDep = NamedDependency[Actor]
+ClockDep = NamedDependency[Clock]
+Limit = Annotated[int, QueryParameter(ge=1, le=200)]

@@ -7,6 +7,7 @@ subclasses, and Litestar's own errors (validation, unknown route, wrong method) 
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any
 
 from litestar import Request, Response
@@ -40,9 +41,18 @@ def domain_error(_: Request, exc: DomainError) -> Response[dict[str, Any]]:
     return problem(exc.status, exc.detail, errors, headers)
 
 
-def _field_path(key: Any) -> str:
-    text = str(key or "body")
-    return text.removeprefix("$.").replace("[", ".").replace("]", "") or "body"
+_NAMED_FIELD = re.compile(r"(?:unknown|missing required) field `([^`]*)`")
+
+
+def _field_path(key: Any, message: str) -> str:
+    """A dotted field path from msgspec's ``$.a.b`` key and, for unknown/missing fields, the
+    field named in its message."""
+    text = "" if key in (None, "data", "body") else str(key)
+    path = text.removeprefix("$").lstrip(".").replace("[", ".").replace("]", "")
+    named = _NAMED_FIELD.search(message)
+    if named:
+        path = f"{path}.{named.group(1)}" if path else named.group(1)
+    return path or "body"
 
 
 def validation_error(_: Request, exc: ValidationException) -> Response[dict[str, Any]]:
@@ -51,8 +61,8 @@ def validation_error(_: Request, exc: ValidationException) -> Response[dict[str,
     errors = []
     for item in extra:
         if isinstance(item, dict):
-            errors.append({"field": _field_path(item.get("key")),
-                           "message": str(item.get("message", "is invalid"))})
+            message = str(item.get("message", "is invalid"))
+            errors.append({"field": _field_path(item.get("key"), message), "message": message})
     text = " ".join(e["message"] for e in errors).lower()
     if "malformed" in text or "json is malformed" in text or "invalid json" in text:
         return problem(400, "the request body is not valid JSON", errors)

@@ -7,9 +7,10 @@ to SQL as ``%(now)s``, so tests pin time for both Python and the database withou
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 
+@runtime_checkable
 class Clock(Protocol):
     """Source of the current instant (tz-aware, UTC)."""
 

@@ -114,12 +114,13 @@ def classify_error(exc: BaseException, timeout_seconds: float) -> tuple[str, str
     Classes: ``timeout`` (message says connect or read), ``dns``, ``tls``, ``connect``.
     """
     chain = _causes(exc)
+    # aiohttp's own exception (the transport's cause) is the most precise; httpx-aiohttp maps
+    # every aiohttp connection error to httpx.ConnectTimeout, so it is looked at first.
     for err in chain:
-        if isinstance(err, httpx.ConnectTimeout | aiohttp.ConnectionTimeoutError):
+        if isinstance(err, aiohttp.ConnectionTimeoutError):
             return "timeout", f"connect timeout after {timeout_seconds:g} s"
-        if isinstance(err, httpx.ReadTimeout | aiohttp.SocketTimeoutError | TimeoutError):
+        if isinstance(err, aiohttp.SocketTimeoutError):
             return "timeout", f"read timeout after {timeout_seconds:g} s"
-    for err in chain:
         if isinstance(err, aiohttp.ClientConnectorDNSError):
             return "dns", f"DNS lookup failed: {err.os_error}"
         if isinstance(err, aiohttp.ClientSSLError | ssl.SSLError):
@@ -128,6 +129,11 @@ def classify_error(exc: BaseException, timeout_seconds: float) -> tuple[str, str
             return "connect", "the server closed the connection without a response"
         if isinstance(err, aiohttp.ClientConnectorError):
             return "connect", f"cannot connect: {err.os_error}"
+    for err in chain:
+        if isinstance(err, httpx.ConnectTimeout):
+            return "timeout", f"connect timeout after {timeout_seconds:g} s"
+        if isinstance(err, httpx.TimeoutException | TimeoutError):
+            return "timeout", f"read timeout after {timeout_seconds:g} s"
     if isinstance(exc, httpx.UnsupportedProtocol | httpx.InvalidURL):
         return "connect", f"invalid request URL: {exc}"
     return "connect", f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__

@@ -94,6 +94,12 @@ class Worker:
                 log.warning("recording failed, retrying in %.1f s: %s", delay, exc)
                 await asyncio.sleep(delay)
 
+    async def settle(self) -> None:
+        """Wait for every in-flight attempt, then record the results (tests, one-shot runs)."""
+        while self.inflight:
+            await asyncio.gather(*list(self.inflight), return_exceptions=True)
+        await self.drain()
+
     async def drain(self) -> None:
         """Record every result already produced (used at shutdown and by tests)."""
         batch: list[AttemptResult] = []

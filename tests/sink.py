@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from aiohttp import web
+from multidict import CIMultiDict
 
 
 @dataclass
@@ -20,7 +21,7 @@ class Hit:
     at: datetime
     method: str
     path: str
-    headers: dict[str, str]
+    headers: CIMultiDict[str]  # case-insensitive, like HTTP
     body: bytes
 
 
@@ -62,7 +63,7 @@ class Sink:
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         body = await request.read()
         self.hits.append(Hit(datetime.now(UTC), request.method, request.path,
-                             dict(request.headers), body))
+                             CIMultiDict(request.headers), body))
         self.arrived.set()
         reply = self._next_reply(request.path)
         if reply.delay:

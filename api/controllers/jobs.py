@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from typing import Annotated, Any
 
 from litestar import Controller, delete, get, patch, post
-from litestar.params import Parameter
+from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
 from litestar.status_codes import HTTP_202_ACCEPTED, HTTP_204_NO_CONTENT
 from psycopg_pool import AsyncConnectionPool
 
+from api.deps import ActorDep, ClockDep, Limit, PoolDep
 from api.pagination import DEFAULT_LIMIT, check_limit, decode_cursor, encode_cursor
 from api.schemas import (
     Event,
@@ -24,13 +25,10 @@ from api.schemas import (
     given_fields,
 )
 from core.actor import Actor
-from core.clock import Clock
 from core.errors import invalid
 from core.jobs import commands
 from core.jobs.queries import describe, get_job, job_events, list_jobs
 from core.runs import get_run, list_runs
-
-Limit = Parameter(ge=1, le=200, default=DEFAULT_LIMIT)
 
 
 def job_view(row: dict[str, Any]) -> Job:
@@ -47,8 +45,8 @@ class JobController(Controller):
     tags = ["jobs"]
 
     @post("/", summary="Create a job")
-    async def create(self, data: JobCreate, actor: Actor, pool: AsyncConnectionPool,
-                     clock: Clock) -> Job:
+    async def create(self, data: JSONBody[JobCreate], actor: ActorDep, pool: PoolDep,
+                     clock: ClockDep) -> Job:
         from msgspec import structs
 
         fields = structs.asdict(data)
@@ -58,8 +56,8 @@ class JobController(Controller):
         return await _job(pool, actor, job_id)
 
     @get("/", summary="List jobs")
-    async def list(self, actor: Actor, pool: AsyncConnectionPool, limit: int = Limit,
-                   cursor: str | None = None) -> JobPage:
+    async def list(self, actor: ActorDep, pool: PoolDep, limit: Limit = DEFAULT_LIMIT,
+                   cursor: FromQuery[str | None] = None) -> JobPage:
         rows = await list_jobs(pool, actor, limit=check_limit(limit),
                                after=decode_cursor(cursor))
         next_cursor = (encode_cursor(rows[-1]["created_at"], rows[-1]["id"])
@@ -67,12 +65,12 @@ class JobController(Controller):
         return JobPage(items=[job_view(r) for r in rows], next_cursor=next_cursor)
 
     @get("/{job_id:uuid}", summary="Read a job")
-    async def read(self, job_id: uuid.UUID, actor: Actor, pool: AsyncConnectionPool) -> Job:
+    async def read(self, job_id: FromPath[uuid.UUID], actor: ActorDep, pool: PoolDep) -> Job:
         return await _job(pool, actor, job_id)
 
     @patch("/{job_id:uuid}", summary="Update a job (partial)")
-    async def update(self, job_id: uuid.UUID, data: JobPatch, actor: Actor,
-                     pool: AsyncConnectionPool, clock: Clock) -> Job:
+    async def update(self, job_id: FromPath[uuid.UUID], data: JSONBody[JobPatch], actor: ActorDep,
+                     pool: PoolDep, clock: ClockDep) -> Job:
         fields = given_fields(data)
         version = fields.pop("version", None)
         if not fields:
@@ -81,32 +79,32 @@ class JobController(Controller):
         return await _job(pool, actor, job_id)
 
     @delete("/{job_id:uuid}", status_code=HTTP_204_NO_CONTENT, summary="Delete a job")
-    async def remove(self, job_id: uuid.UUID, actor: Actor, pool: AsyncConnectionPool,
-                     clock: Clock) -> None:
+    async def remove(self, job_id: FromPath[uuid.UUID], actor: ActorDep, pool: PoolDep,
+                     clock: ClockDep) -> None:
         await commands.delete_job(pool, actor, job_id, clock.now())
 
     @post("/{job_id:uuid}/pause", status_code=200, summary="Pause a job")
-    async def pause(self, job_id: uuid.UUID, actor: Actor, pool: AsyncConnectionPool,
-                    clock: Clock) -> Job:
+    async def pause(self, job_id: FromPath[uuid.UUID], actor: ActorDep, pool: PoolDep,
+                    clock: ClockDep) -> Job:
         await commands.set_paused(pool, actor, job_id, True, clock.now())
         return await _job(pool, actor, job_id)
 
     @post("/{job_id:uuid}/resume", status_code=200, summary="Resume a job")
-    async def resume(self, job_id: uuid.UUID, actor: Actor, pool: AsyncConnectionPool,
-                     clock: Clock) -> Job:
+    async def resume(self, job_id: FromPath[uuid.UUID], actor: ActorDep, pool: PoolDep,
+                     clock: ClockDep) -> Job:
         await commands.set_paused(pool, actor, job_id, False, clock.now())
         return await _job(pool, actor, job_id)
 
     @post("/{job_id:uuid}/trigger", status_code=HTTP_202_ACCEPTED,
           summary="Run a job now (202 with the queued run)")
-    async def trigger(self, job_id: uuid.UUID, actor: Actor, pool: AsyncConnectionPool,
-                      clock: Clock) -> Run:
+    async def trigger(self, job_id: FromPath[uuid.UUID], actor: ActorDep, pool: PoolDep,
+                      clock: ClockDep) -> Run:
         run_id = await commands.trigger_job(pool, actor, job_id, clock.now())
         return from_row(Run, await get_run(pool, actor, run_id))
 
     @get("/{job_id:uuid}/runs", summary="Run history, newest slot first")
-    async def runs(self, job_id: uuid.UUID, actor: Actor, pool: AsyncConnectionPool,
-                   limit: int = Limit, cursor: str | None = None) -> RunPage:
+    async def runs(self, job_id: FromPath[uuid.UUID], actor: ActorDep, pool: PoolDep,
+                   limit: Limit = DEFAULT_LIMIT, cursor: FromQuery[str | None] = None) -> RunPage:
         rows = await list_runs(pool, actor, job_id, limit=check_limit(limit),
                                before=decode_cursor(cursor))
         next_cursor = (encode_cursor(rows[-1]["scheduled_for"], rows[-1]["id"])
@@ -114,9 +112,9 @@ class JobController(Controller):
         return RunPage(items=[from_row(Run, r) for r in rows], next_cursor=next_cursor)
 
     @get("/{job_id:uuid}/events", summary="The job's event stream (audit trail)")
-    async def events(self, job_id: uuid.UUID, actor: Actor, pool: AsyncConnectionPool,
-                     limit: int = Parameter(ge=1, le=1000, default=100),
-                     cursor: str | None = None) -> EventPage:
+    async def events(self, job_id: FromPath[uuid.UUID], actor: ActorDep, pool: PoolDep,
+                     limit: Annotated[int, QueryParameter(ge=1, le=1000)] = 100,
+                     cursor: FromQuery[str | None] = None) -> EventPage:
         after = 0
         if cursor:
             if not cursor.isdigit() or len(cursor) > 9:

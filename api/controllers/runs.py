@@ -5,10 +5,10 @@ from __future__ import annotations
 import uuid
 
 from litestar import Controller, get
-from psycopg_pool import AsyncConnectionPool
+from litestar.params import FromPath
 
+from api.deps import ActorDep, PoolDep
 from api.schemas import RunDetail, from_row
-from core.actor import Actor
 from core.runs import get_run
 
 
@@ -17,5 +17,5 @@ class RunController(Controller):
     tags = ["runs"]
 
     @get("/{run_id:uuid}", summary="One run with its attempts")
-    async def read(self, run_id: uuid.UUID, actor: Actor, pool: AsyncConnectionPool) -> RunDetail:
+    async def read(self, run_id: FromPath[uuid.UUID], actor: ActorDep, pool: PoolDep) -> RunDetail:
         return from_row(RunDetail, await get_run(pool, actor, run_id))
