@@ -118,6 +118,8 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    # One line per outbound request is noise (runs are recorded in the database).
+    logging.getLogger("httpx").setLevel(logging.WARNING)
     signal.signal(signal.SIGTERM, _terminate)  # until the event loop takes over
     try:
         settings = load_settings()

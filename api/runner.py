@@ -16,7 +16,6 @@ from collections.abc import Iterator
 
 import uvicorn
 
-from api.app import create_app
 from core.clock import SystemClock
 from core.config import Settings
 from core.db import open_pool
@@ -64,6 +63,8 @@ async def serve(dsn: str, settings: Settings, *, with_api: bool, with_services: 
     stop = asyncio.Event()
     server: _Server | None = None
     if with_api:
+        from api.app import create_app  # a worker process does not need the web stack
+
         config = uvicorn.Config(create_app(dsn, settings), host=settings.host,
                                 port=settings.port, log_level="info", lifespan="on",
                                 access_log=False)

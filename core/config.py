@@ -82,7 +82,9 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         ConfigError: naming the variable whose value is unusable.
     """
     env = os.environ if env is None else env
+    identity = {"worker_id": env["CRONLEDGER_WORKER_ID"]} if env.get("CRONLEDGER_WORKER_ID") else {}
     return Settings(
+        **identity,
         database_url=env.get("DATABASE_URL") or None,
         data_dir=env.get("CRONLEDGER_DATA_DIR") or ".cronledger",
         host=env.get("CRONLEDGER_HOST") or "127.0.0.1",

@@ -49,7 +49,7 @@ class Worker:
         self.recorder = Recorder(pool)
         self.limit = asyncio.Semaphore(settings.max_concurrency)
         self.inflight: dict[asyncio.Task[None], Dispatch] = {}
-        self.results: asyncio.Queue[AttemptResult] = asyncio.Queue()
+        self.results: asyncio.Queue[AttemptResult | None] = asyncio.Queue()  # None: stop
         self.wake = asyncio.Event()
         self.stopping = asyncio.Event()
 
@@ -75,11 +75,19 @@ class Worker:
 
     # -- recording --------------------------------------------------------------------------
     async def _record_loop(self) -> None:
-        while True:
-            batch = [await self.results.get()]
-            while len(batch) < RECORD_BATCH and not self.results.empty():
-                batch.append(self.results.get_nowait())
-            await self._record(batch)
+        """Record results in batches until the ``None`` sentinel; never cancelled mid-batch."""
+        done = False
+        while not done:
+            batch: list[AttemptResult] = []
+            item = await self.results.get()
+            while item is not None:
+                batch.append(item)
+                if len(batch) >= RECORD_BATCH or self.results.empty():
+                    break
+                item = self.results.get_nowait()
+            done = item is None
+            if batch:
+                await self._record(batch)
 
     async def _record(self, batch: list[AttemptResult]) -> None:
         for delay in (0.1, 0.5, 2.0, 5.0, None):
@@ -101,10 +109,8 @@ class Worker:
         await self.drain()
 
     async def drain(self) -> None:
-        """Record every result already produced (used at shutdown and by tests)."""
-        batch: list[AttemptResult] = []
-        while not self.results.empty():
-            batch.append(self.results.get_nowait())
+        """Record every result already produced (tests call it instead of the record loop)."""
+        batch = [r for r in (self.results.get_nowait() for _ in range(self.results.qsize())) if r]
         if batch:
             await self._record(batch)
 
@@ -187,10 +193,8 @@ class Worker:
         unfinished = [self.inflight[t] for t in pending if not t.done()]
         for task in pending:
             task.cancel()
-        recorder.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await recorder
-        await self.drain()
+        await self.results.put(None)  # the record loop finishes what is queued, then stops
+        await recorder
         if unfinished:
             await self._release(unfinished)
 

@@ -1,0 +1,60 @@
+"""Running ``cronledger`` as real processes in tests."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def cronledger(*args: str, env: dict[str, str], log: Path | None = None) -> subprocess.Popen:
+    """Start ``cronledger ARGS`` with the test interpreter; output goes to ``log``."""
+    out = open(log, "ab") if log else subprocess.DEVNULL  # noqa: SIM115 - closed with process
+    return subprocess.Popen([sys.executable, "-m", "api.cli", *args], cwd=ROOT,
+                            env={**os.environ, **env}, stdout=out, stderr=subprocess.STDOUT)
+
+
+def run_cli(*args: str, env: dict[str, str]) -> str:
+    """Run ``cronledger ARGS`` to completion and return its stdout."""
+    done = subprocess.run([sys.executable, "-m", "api.cli", *args], cwd=ROOT,
+                          env={**os.environ, **env}, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def wait_http(url: str, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(url, timeout=1).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    raise AssertionError(f"{url} did not answer within {timeout} s")
+
+
+def stop(process: subprocess.Popen, sig: int = signal.SIGTERM, timeout: float = 60) -> int:
+    """Send ``sig`` and wait for the exit code."""
+    if process.poll() is None:
+        process.send_signal(sig)
+    try:
+        return process.wait(timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+        raise
