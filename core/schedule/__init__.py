@@ -1,0 +1,240 @@
+"""Schedule engine: parse a schedule string once, then answer "when does it fire next?".
+
+Public API: :func:`parse_schedule`, :class:`Schedule`, :class:`Fire`, :class:`InvalidSchedule`.
+All instants in and out are tz-aware UTC; naive datetimes raise ``ValueError``. Every operation
+is bounded by construction: input is capped at 200 characters, validation scans a fixed 28-year
+window, a search stops after 50 years and lists stop at 1000 fires. Grammar and DST rules are
+documented in docs/schedules.md (DESIGN section 4).
+
+croniter 7.0.0 is wrapped, not patched. It only searches naive local wall-clock slots of a
+canonical expression we generate (:mod:`core.schedule.cron`). What the wrapper corrects:
+
+1. Seconds position: croniter reads a 6th field as *trailing* seconds by default
+   (``*/30 * * * * *`` fires every second); we always pass ``second_at_beginning=True``.
+2. Fall-back double fire: tz-aware croniter fires a fixed-time job (``30 1 * * *``, New York,
+   2024-11-03) at both 01:30 EDT and 01:30 EST; we fire at the first occurrence only.
+3. Spring-forward gap for wildcard jobs: croniter moves ``*/15 2 * * *`` to 03:00 on the gap
+   day; Vixie skips wildcard slots that do not exist. Fixed-time slots in one gap
+   (``15,45 2 * * *``) are collapsed into one fire at the gap end, which we guarantee ourselves.
+4. ``*/2`` day-of-month: croniter ORs day-of-month and day-of-week whenever both are not full
+   (``0 0 */2 * 1`` fires every odd day plus Mondays); Vixie/cronie AND them when either field
+   starts with ``*`` (odd days that are Mondays).
+5. OR semantics with ``W`` or ``#``: ``0 0 15W * 1`` ignores the Mondays and ``0 0 15 * 1#2``
+   raises "failed to find next date"; we split the day rule into separate croniter streams.
+6. Equal ranges: croniter widens ``5-5`` or ``MON-MON`` to the whole field (every minute, every
+   day); we hand croniter explicit values only.
+7. ``NW`` past the month's end: croniter clamps ``31W`` to the last day (fires 30 April); like a
+   plain ``31``, we do not fire in months without that day.
+8. ``5L`` (last Friday, Quartz spelling) is rejected by croniter, which wants ``L5``; we accept
+   ``5L`` and translate.
+9. Impossible dates (``0 0 30 2 *``) are accepted by croniter and only fail while searching; we
+   reject them at parse time with a message, by a bounded scan.
+10. Unbounded work: croniter's DST code can loop minute by minute and its searches may scan 50
+    years per call; it never sees a time zone here, its horizon is set explicitly, and answers
+    failing our own field check are skipped at most 1000 times.
+11. Sub-second precision: croniter goes through float timestamps; we floor the start to the
+    field resolution before asking, so "strictly after 10:00:00.5" is exact.
+12. Extensions we refuse rather than inherit: wrapping ranges (``FRI-MON``), hashed ``H``/``R``
+    fields, a 7th (year) field.
+"""
+
+from __future__ import annotations
+
+import itertools
+import zoneinfo
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from cron_descriptor import ExpressionDescriptor, Options
+
+from core.schedule.cron import Slots, cron_fires
+from core.schedule.fields import CronSpec, check_occurs, parse_cron
+from core.schedule.grammar import format_utc, parse_at, parse_interval, split_form
+from core.schedule.model import MAX_FIRES, SEARCH_YEARS, Fire, InvalidSchedule, require_utc
+from core.schedule.zones import load_zone, make_fire
+
+__all__ = ["Fire", "InvalidSchedule", "Schedule", "parse_schedule"]
+
+_DESCRIBE_OPTIONS = Options(locale_code="en_US", use_24hour_time_format=False)
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """A validated, immutable schedule. Build it with :func:`parse_schedule`.
+
+    Attributes:
+        expression: The schedule string as given, stripped.
+        timezone: IANA zone name the schedule is evaluated in.
+        kind: ``"cron"`` (macros included), ``"interval"`` or ``"at"``.
+        interval_seconds: The period in seconds for intervals, else None.
+    """
+
+    expression: str
+    timezone: str
+    kind: str
+    interval_seconds: float | None
+    _zone: zoneinfo.ZoneInfo = field(repr=False, compare=False)
+    _cron: CronSpec | None = field(default=None, repr=False)
+    _period: timedelta | None = field(default=None, repr=False)
+    _anchor: datetime | None = field(default=None, repr=False)
+    _at: datetime | None = field(default=None, repr=False)
+    _label: str = field(default="", repr=False, compare=False)
+
+    def next_fire(self, after: datetime) -> datetime | None:
+        """The smallest fire instant strictly after ``after``.
+
+        Args:
+            after: Tz-aware instant; sub-second precision is kept (with a per-minute cron,
+                10:00:00.5 gives 10:01:00; an interval anchored at 10:00:00.25 with a 30 s period
+                gives 10:00:30.25).
+
+        Returns:
+            Tz-aware UTC instant, or None when there is none: a one-shot already passed, or a
+            cron with no slot within 50 years.
+
+        Raises:
+            ValueError: ``after`` is naive or outside 1900-2399.
+        """
+        fire = next(self._fires(require_utc(after, "after")), None)
+        return None if fire is None else fire.at
+
+    def fires(self, after: datetime, count: int) -> list[Fire]:
+        """The first ``count`` fires strictly after ``after``, ascending, with local times.
+
+        Raises:
+            ValueError: ``after`` naive or out of range, or ``count`` not in 0-1000.
+        """
+        _check_limit(count, "count")
+        return list(itertools.islice(self._fires(require_utc(after, "after")), count))
+
+    def fires_between(self, since: datetime, until: datetime, limit: int) -> list[datetime]:
+        """Fire instants in ``(since, until]``, ascending: the FIRST ``limit`` of them.
+
+        Used for catch-up after downtime; callers wanting the most recent missed slot pass a
+        ``since`` close to ``until`` or walk the list. Empty when ``until <= since``.
+
+        Raises:
+            ValueError: naive or out-of-range instants, or ``limit`` not in 0-1000.
+        """
+        _check_limit(limit, "limit")
+        since, until = require_utc(since, "since"), require_utc(until, "until")
+        result: list[datetime] = []
+        if until <= since:
+            return result
+        for fire in self._fires(since):
+            if fire.at > until or len(result) >= limit:
+                break
+            result.append(fire.at)
+        return result
+
+    def describe(self) -> str:
+        """Human description, e.g. ``"At 02:30 AM (Europe/Paris)"``, ``"Every 90 seconds"``,
+        ``"Once at 2026-12-01T09:00:00Z"``; the zone is appended unless it is UTC. Cron text
+        comes from cron_descriptor (en_US), corrected for Vixie's AND rule on ``*``-fields."""
+        suffix = "" if self.timezone == "UTC" else f" ({self.timezone})"
+        return self._label + suffix
+
+    @property
+    def is_fixed_time(self) -> bool:
+        """True for a one-shot and for a Vixie fixed-time cron job (minute and hour fields not
+        starting with ``*``), which follow the gap/fold rules; False for intervals and wildcard
+        cron jobs, which follow real elapsed time."""
+        if self._cron is not None:
+            return self._cron.is_fixed_time
+        return self.kind == "at"
+
+    def _fires(self, after: datetime) -> Iterator[Fire]:
+        if self._cron is not None:
+            return cron_fires(self._cron, self._zone, after)
+        if self._at is not None:
+            return iter([make_fire(self._at, self._zone)] if self._at > after else [])
+        return self._interval_fires(after)
+
+    def _interval_fires(self, after: datetime) -> Iterator[Fire]:
+        # Fires are anchor + k*period, k >= 1, computed from k (never by adding periods up) so
+        # they cannot drift; timedelta arithmetic is exact to the microsecond.
+        assert self._anchor is not None and self._period is not None
+        k = max(1, (after - self._anchor) // self._period + 1)
+        while (at := self._anchor + k * self._period).year < 2400 + SEARCH_YEARS:
+            yield make_fire(at, self._zone)
+            k += 1
+
+
+def parse_schedule(
+    expression: str, timezone: str = "UTC", *, anchor: datetime, now: datetime | None = None
+) -> Schedule:
+    """Parse and validate a schedule string.
+
+    Args:
+        expression: Cron (5 fields, or 6 with seconds first), a macro (``@daily``), an interval
+            (``@every 1h30m``, ``30s``) or a one-shot (``@at 2026-12-01T09:00:00Z``). At most 200
+            characters. Grammar: docs/schedules.md.
+        timezone: IANA zone the cron fields (and a one-shot without offset) are read in.
+        anchor: The job's creation instant (tz-aware): intervals fire at anchor + k*period,
+            k >= 1, so they never drift.
+        now: When given, a one-shot must be after it.
+
+    Returns:
+        The immutable :class:`Schedule`.
+
+    Raises:
+        InvalidSchedule: the expression or zone is invalid; the message says what is wrong.
+        ValueError: ``anchor`` or ``now`` is naive or out of range (a programming error).
+    """
+    anchor = require_utc(anchor, "anchor")
+    now = None if now is None else require_utc(now, "now")
+    zone = load_zone(timezone)
+    kind, body = split_form(expression)
+    common = {"expression": expression.strip(), "timezone": timezone, "_zone": zone}
+    if kind == "interval":
+        interval = parse_interval(body)
+        return Schedule(
+            kind="interval",
+            interval_seconds=interval.period.total_seconds(),
+            _period=interval.period,
+            _anchor=anchor,
+            _label=f"Every {interval.label}",
+            **common,
+        )
+    if kind == "at":
+        at = parse_at(body, zone, now)
+        return Schedule(kind="at", interval_seconds=None, _at=at, _label=f"Once at {format_utc(at)}", **common)
+    spec = parse_cron(body)
+    start = now or anchor
+    check_occurs(spec, start.astimezone(zone).date())
+    schedule = Schedule(kind="cron", interval_seconds=None, _cron=spec, _label=_describe(spec), **common)
+    _check_fires(schedule, spec, start)
+    return schedule
+
+
+def _check_fires(schedule: Schedule, spec: CronSpec, start: datetime) -> None:
+    try:
+        Slots(spec)
+    except ValueError as exc:  # croniter refused a canonical expression: report, don't crash
+        raise InvalidSchedule(f"cron expression is not supported: {exc}") from None
+    if schedule.next_fire(start) is None:
+        raise InvalidSchedule(
+            f"schedule never fires in {schedule.timezone}: every matching local time falls in a "
+            "DST gap, and wildcard jobs skip those"
+        )
+
+
+def _describe(spec: CronSpec) -> str:
+    # cron_descriptor guesses whether a 6-field string starts with seconds; 7 fields (seconds
+    # first, year last) are unambiguous.
+    text = f"{spec.text} *" if spec.has_seconds else spec.text
+    try:
+        label = ExpressionDescriptor(text, _DESCRIBE_OPTIONS).get_description()
+    except Exception:  # cron_descriptor raises assorted errors on exotic but valid input
+        return f"Cron '{spec.text}'"
+    if not spec.day_or:
+        # cron_descriptor always reads two restricted day fields as OR; Vixie ANDs them when one
+        # starts with '*' (e.g. */2).
+        label = label.replace(", or on ", ", and only on ")
+    return label
+
+
+def _check_limit(value: int, name: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_FIRES:
+        raise ValueError(f"{name} must be an integer between 0 and {MAX_FIRES}, got {value!r}")
