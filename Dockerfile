@@ -1,0 +1,31 @@
+# cronledger: one image for the api, worker and migrate services (see compose.yaml).
+FROM python:3.11-slim AS base
+
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    UV_COMPILE_BYTECODE=1 \
+    UV_LINK_MODE=copy \
+    UV_PROJECT_ENVIRONMENT=/opt/venv \
+    PATH="/opt/venv/bin:$PATH"
+
+RUN pip install --no-cache-dir uv
+
+WORKDIR /app
+# Dependencies first (cached layer), then the project itself.
+COPY pyproject.toml uv.lock README.md ./
+RUN uv sync --frozen --no-dev --no-install-project
+COPY alembic.ini ./
+COPY core ./core
+COPY api ./api
+COPY migrations ./migrations
+RUN uv sync --frozen --no-dev
+
+RUN useradd --system --uid 10001 --home-dir /app cronledger
+USER cronledger
+
+ENV CRONLEDGER_HOST=0.0.0.0 CRONLEDGER_PORT=8000
+EXPOSE 8000
+HEALTHCHECK --interval=10s --timeout=3s --retries=3 \
+    CMD python -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8000/healthz', timeout=2)" || exit 1
+ENTRYPOINT ["cronledger"]
+CMD ["serve"]
