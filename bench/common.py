@@ -1,0 +1,84 @@
+"""Shared benchmark plumbing: a scratch database, cronledger processes, percentiles."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import psycopg
+from psycopg import sql
+from psycopg.conninfo import make_conninfo
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """The ``q``-th percentile (0..100) by nearest rank; 0 for no values."""
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    rank = max(0, min(len(ordered) - 1, round(q / 100 * len(ordered) + 0.5) - 1))
+    return ordered[rank]
+
+
+@contextlib.contextmanager
+def server_dsn() -> Iterator[str]:
+    """``DATABASE_URL``, or an embedded PostgreSQL for the duration of the benchmark."""
+    url = os.environ.get("DATABASE_URL")
+    if url:
+        yield url
+        return
+    import tempfile
+
+    from core.embedded import EmbeddedPostgres
+
+    with tempfile.TemporaryDirectory(prefix="cronledger-bench-") as tmp:
+        os.chmod(tmp, 0o755)
+        embedded = EmbeddedPostgres(os.path.join(tmp, "data"))
+        try:
+            yield embedded.start()
+        finally:
+            embedded.destroy()
+
+
+@contextlib.contextmanager
+def scratch_database(admin_dsn: str, prefix: str = "cronledger_bench") -> Iterator[str]:
+    """A new, migrated database, dropped afterwards."""
+    from core.migrate import upgrade
+
+    name = f"{prefix}_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(admin_dsn, autocommit=True) as conn:
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    dsn = make_conninfo(admin_dsn, dbname=name)
+    try:
+        upgrade(dsn)
+        yield dsn
+    finally:
+        with psycopg.connect(admin_dsn, autocommit=True) as conn:
+            conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(
+                sql.Identifier(name)))
+
+
+def start_cronledger(args: Sequence[str], env: dict[str, str], log: Path) -> subprocess.Popen:
+    """Start ``cronledger ARGS`` with this interpreter, output appended to ``log``."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "api.cli", *args], cwd=ROOT, env={**os.environ, **env},
+        stdout=log.open("ab"), stderr=subprocess.STDOUT)
+
+
+def stop_process(process: subprocess.Popen, timeout: float = 60) -> int:
+    """SIGTERM, then wait (SIGKILL after ``timeout`` seconds)."""
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+    try:
+        return process.wait(timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        return process.wait()

@@ -1,0 +1,171 @@
+"""Fire lateness of N jobs due in the same second, with 1 and 2 worker processes.
+
+For each scenario it migrates a scratch database, starts `cronledger worker` processes, creates
+N jobs on `*/10 * * * * *` (every 10 seconds, all due at the same second) that call a local sink,
+lets SLOTS slots pass, and prints fire lateness (sink arrival minus the slot the request was
+meant for, read from `X-Cronledger-Scheduled-For`) p50/p99/max, deliveries per second, and
+missed and duplicate slots.
+
+    uv run python bench/dispatch.py [--jobs 100 1000] [--workers 1 2] [--slots 3]
+
+DATABASE_URL names the PostgreSQL server (a scratch database is created on it); without it an
+embedded server is started.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import collections
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+from bench.common import (
+    percentile,
+    scratch_database,
+    server_dsn,
+    start_cronledger,
+    stop_process,
+)
+
+PERIOD = 10  # seconds between slots
+
+
+class SinkProtocol(asyncio.Protocol):
+    """A minimal HTTP/1.1 server: records (arrival, job, slot) and answers 200 at once."""
+
+    hits: list[tuple[float, str, str]] = []
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+        self.buffer = b""
+
+    def data_received(self, data: bytes) -> None:
+        self.buffer += data
+        while b"\r\n\r\n" in self.buffer:
+            head, _, rest = self.buffer.partition(b"\r\n\r\n")
+            headers = {}
+            for line in head.split(b"\r\n")[1:]:
+                name, _, value = line.partition(b":")
+                headers[name.strip().lower()] = value.strip()
+            length = int(headers.get(b"content-length", b"0"))
+            if len(rest) < length:
+                return
+            self.buffer = rest[length:]
+            self.hits.append((time.time(), headers.get(b"x-cronledger-job-id", b"").decode(),
+                              headers.get(b"x-cronledger-scheduled-for", b"").decode()))
+            self.transport.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")  # type: ignore[attr-defined]
+
+
+async def create_jobs(dsn: str, url: str, count: int) -> None:
+    from core.apikeys import create_api_key
+    from core.db import open_pool
+    from core.jobs.commands import create_job
+
+    pool = await open_pool(dsn, min_size=1, max_size=4)
+    try:
+        from core.actor import Actor
+
+        _, record = await create_api_key(pool, "bench")
+        actor = Actor(team_id=record["team_id"], key_id=record["id"])
+        now = datetime.now(UTC)
+        await asyncio.gather(*(
+            create_job(pool, actor, {"name": f"bench {i}", "schedule": f"*/{PERIOD} * * * * *",
+                                     "request": {"url": url}}, now)
+            for i in range(count)))
+    finally:
+        await pool.close()
+
+
+async def stop_scheduling(dsn: str) -> None:
+    import psycopg
+
+    async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn:
+        await conn.execute("DELETE FROM due_jobs")
+
+
+async def missed_in_db(dsn: str) -> int:
+    import psycopg
+
+    async with await psycopg.AsyncConnection.connect(dsn) as conn:
+        cur = await conn.execute("SELECT count(*) FROM runs WHERE status = 'missed'")
+        return (await cur.fetchone())[0]
+
+
+async def scenario(admin: str, jobs: int, workers: int, slots: int, logdir: Path) -> dict:
+    SinkProtocol.hits = []
+    loop = asyncio.get_running_loop()
+    server = await loop.create_server(SinkProtocol, "127.0.0.1", 0, backlog=4096)
+    port = server.sockets[0].getsockname()[1]
+    with scratch_database(admin) as dsn:
+        procs = [start_cronledger(["worker"], {"DATABASE_URL": dsn,
+                                               "CRONLEDGER_WORKER_ID": f"bench-{i}",
+                                               "CRONLEDGER_LOG_LEVEL": "WARNING"},
+                                  logdir / f"worker-{jobs}-{workers}-{i}.log")
+                 for i in range(workers)]
+        try:
+            await asyncio.sleep(4)  # process start-up
+            # Create the jobs between slots so the first slot is a full one.
+            while time.time() % PERIOD > 2:
+                await asyncio.sleep(0.05)
+            await create_jobs(dsn, f"http://127.0.0.1:{port}/hook", jobs)
+            first = (int(time.time()) // PERIOD + 1) * PERIOD
+            last = first + PERIOD * (slots - 1)
+            await asyncio.sleep(max(0.0, last + PERIOD / 2 - time.time()))
+            await stop_scheduling(dsn)
+            await asyncio.sleep(1)
+        finally:
+            for proc in procs:
+                await asyncio.to_thread(stop_process, proc)
+        missed_db = await missed_in_db(dsn)
+    server.close()
+    slots_fired = range(first, last + 1, PERIOD)
+    counts = collections.Counter((job, slot) for _, job, slot in SinkProtocol.hits)
+    lateness = []
+    per_slot: dict[int, list[float]] = collections.defaultdict(list)
+    for arrival, _, slot in SinkProtocol.hits:
+        at = datetime.fromisoformat(slot.replace("Z", "+00:00")).timestamp()
+        if first <= at <= last:
+            lateness.append((arrival - at) * 1000)
+            per_slot[int(at)].append(arrival - at)
+    delivered = sum(len(v) for v in per_slot.values())
+    busy = sum(max(v) for v in per_slot.values()) or 1e-9
+    distinct = sum(1 for (_, slot) in counts
+                   if first <= datetime.fromisoformat(slot.replace("Z", "+00:00")).timestamp()
+                   <= last)
+    missed = jobs * len(slots_fired) - distinct
+    return {
+        "jobs": jobs, "workers": workers, "slots": slots, "delivered": delivered,
+        "p50": percentile(lateness, 50), "p99": percentile(lateness, 99),
+        "max": max(lateness, default=0.0), "rate": delivered / busy,
+        "missed": missed + missed_db, "duplicates": sum(c - 1 for c in counts.values() if c > 1),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--jobs", type=int, nargs="+", default=[100, 1000])
+    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--slots", type=int, default=3)
+    args = parser.parse_args()
+    rows = []
+    with server_dsn() as admin, tempfile.TemporaryDirectory() as tmp:
+        for jobs in args.jobs:
+            for workers in args.workers:
+                row = asyncio.run(scenario(admin, jobs, workers, args.slots, Path(tmp)))
+                rows.append(row)
+                print(f"done: {jobs} jobs, {workers} worker(s)", flush=True)
+    print()
+    print("| jobs | workers | slots | delivered | lateness p50 | p99 | max | deliveries/s "
+          "| missed | duplicates |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for r in rows:
+        print(f"| {r['jobs']} | {r['workers']} | {r['slots']} | {r['delivered']} "
+              f"| {r['p50']:.1f} ms | {r['p99']:.1f} ms | {r['max']:.1f} ms | {r['rate']:.0f} "
+              f"| {r['missed']} | {r['duplicates']} |")
+
+
+if __name__ == "__main__":
+    main()
