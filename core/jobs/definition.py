@@ -161,7 +161,8 @@ def _normalize_retry(retry: Any, errors: _Errors) -> dict[str, Any]:
     return merged
 
 
-def _valid_zone(name: Any) -> bool:
+def valid_zone(name: Any) -> bool:
+    """Whether ``name`` is an IANA time zone known to this system's tz database."""
     if not isinstance(name, str) or not name or len(name) > 64 or name.startswith(("/", ".")):
         return False
     try:
@@ -205,7 +206,7 @@ def normalize_definition(
     schedule = out.get("schedule")
     if not isinstance(schedule, str) or not schedule.strip():
         errors.add("schedule", "is required")
-    elif not _valid_zone(out["timezone"]):
+    elif not valid_zone(out["timezone"]):
         errors.add("timezone", f"unknown time zone {out['timezone']!r}: use an IANA name")
     else:
         try:
