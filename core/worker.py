@@ -139,13 +139,16 @@ class Worker:
         return total
 
     async def _sleep_until_work(self) -> None:
+        # Clear before reading: a NOTIFY or stop() that lands after the read still wakes us.
+        self.wake.clear()
+        if self.stopping.is_set():
+            return
         wake_at = await next_wakeup(self.pool)
         timeout = MAX_IDLE_SLEEP
         if wake_at is not None:
             timeout = min(timeout, (wake_at - self.clock.now()).total_seconds() - self.lookahead)
         if timeout <= 0:
             return
-        self.wake.clear()
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(timeout):
                 await self.wake.wait()
