@@ -40,7 +40,7 @@ def at_list(expression: str, timezone: str, after: datetime, count: int) -> list
     return [f.at for f in parse(expression, timezone, anchor=after).fires(after, count)]
 
 
-# --- grammar -----------------------------------------------------------------------------------
+# --- grammar -------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -75,6 +75,16 @@ def at_list(expression: str, timezone: str, after: datetime, count: int) -> list
 )
 def test_cron_forms(expression: str, after: datetime, expected: list[datetime]) -> None:
     assert at_list(expression, "UTC", after, len(expected)) == expected
+
+
+def test_per_minute_rule_on_clamped_nearest_weekday_skips_whole_days() -> None:
+    # croniter clamps 31W to 30 April and offers all 1440 minutes of it; every one is rejected.
+    schedule = parse("* * 31W * *", anchor=utc(2024, 4, 1))
+    assert schedule.next_fire(utc(2024, 4, 1)) == utc(2024, 5, 31)
+    assert schedule.fires_between(utc(2024, 5, 31, 23, 58), utc(2024, 7, 31), 3) == [
+        utc(2024, 5, 31, 23, 59),
+        utc(2024, 7, 31),
+    ]
 
 
 def test_or_mix_of_plain_and_last_weekday_matches_reference() -> None:
@@ -173,7 +183,7 @@ def test_at_fires_once() -> None:
     assert parse("@at 2020-01-01T00:00:00Z").next_fire(utc(2024, 1, 1)) is None
 
 
-# --- validation ---------------------------------------------------------------------------------
+# --- validation ----------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -297,7 +307,7 @@ def test_out_of_range_instants_rejected() -> None:
         parse("* * * * *").next_fire(datetime(2500, 1, 1, tzinfo=UTC))
 
 
-# --- strictly-after, sub-second, lists ------------------------------------------------------------
+# --- strictly-after, sub-second, lists -----------------------------------------------------------
 
 
 def test_strictly_after_keeps_sub_second_precision() -> None:
@@ -352,7 +362,7 @@ def test_describe_states_the_and_rule_for_star_fields() -> None:
     assert "only on Monday" in described and "or on" not in described
 
 
-# --- DST: fixed-time jobs (Vixie cron) -------------------------------------------------------------
+# --- DST: fixed-time jobs (Vixie cron) -----------------------------------------------------------
 
 
 def test_gap_collapses_several_fixed_slots_into_one_fire() -> None:
@@ -435,10 +445,13 @@ def test_six_field_fixed_time_follows_minute_and_hour() -> None:
         utc(2024, 11, 4, 6, 30),
     ]
     assert fires("*/20 30 2 * * *", NY, utc(2024, 3, 10, 6), 2)[0] == (
-        "2024-03-10T07:00:00+00:00", "2024-03-10T03:00:00-04:00", "gap")
+        "2024-03-10T07:00:00+00:00",
+        "2024-03-10T03:00:00-04:00",
+        "gap",
+    )
 
 
-# --- DST: wildcard jobs (real elapsed time) -------------------------------------------------------
+# --- DST: wildcard jobs (real elapsed time) ------------------------------------------------------
 
 
 def test_fold_wildcard_fires_in_both_occurrences() -> None:
@@ -460,9 +473,13 @@ def test_fold_wildcard_fires_in_both_occurrences() -> None:
 
 def test_fold_wildcard_after_inside_each_occurrence() -> None:
     assert at_list("*/15 * * * *", NY, utc(2024, 11, 3, 5, 40), 2) == [
-        utc(2024, 11, 3, 5, 45), utc(2024, 11, 3, 6)]
+        utc(2024, 11, 3, 5, 45),
+        utc(2024, 11, 3, 6),
+    ]
     assert at_list("*/15 * * * *", NY, utc(2024, 11, 3, 6, 20), 2) == [
-        utc(2024, 11, 3, 6, 30), utc(2024, 11, 3, 6, 45)]
+        utc(2024, 11, 3, 6, 30),
+        utc(2024, 11, 3, 6, 45),
+    ]
 
 
 def test_fold_wildcard_hour_paris_and_lord_howe() -> None:
@@ -485,18 +502,27 @@ def test_gap_wildcard_skips_missing_times() -> None:
         ("2024-03-31T01:30:00+00:00", "2024-03-31T03:30:00+02:00", None),
     ]
     assert at_list("0 * * * *", LORD_HOWE, utc(2024, 10, 5, 15), 2) == [
-        utc(2024, 10, 5, 16), utc(2024, 10, 5, 17)]
+        utc(2024, 10, 5, 16),
+        utc(2024, 10, 5, 17),
+    ]
 
 
-# --- properties against the brute-force reference --------------------------------------------------
+# --- properties against the brute-force reference ------------------------------------------------
 
 ZONES = [
-    "UTC", NY, PARIS, LORD_HOWE, "Asia/Kathmandu", "America/Sao_Paulo", "Africa/Cairo",
-    "Pacific/Chatham", "Europe/London", "America/Havana", "America/Santiago",
+    "UTC",
+    NY,
+    PARIS,
+    LORD_HOWE,
+    "Asia/Kathmandu",
+    "America/Sao_Paulo",
+    "Africa/Cairo",
+    "Pacific/Chatham",
+    "Europe/London",
+    "America/Havana",
+    "America/Santiago",
 ]
-PROPERTY = settings(
-    max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
+PROPERTY = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @cache
@@ -527,7 +553,12 @@ def test_transition_helper_finds_real_transitions() -> None:
 
 @st.composite
 def near_transition(
-    draw, zone: str, before: timedelta, after: timedelta, unit: timedelta, close: timedelta | None = None
+    draw,
+    zone: str,
+    before: timedelta,
+    after: timedelta,
+    unit: timedelta,
+    close: timedelta | None = None,
 ):
     """``(transition, instant)``: an instant near one of the zone's offset changes, or, for zones
     without any, ``(None, any instant in 2020-2030)``."""
@@ -535,7 +566,8 @@ def near_transition(
     if known:
         transition = base = draw(st.sampled_from(known))
     else:
-        transition, base = None, utc(2020, 1, 1) + draw(st.integers(0, 11 * 365)) * timedelta(days=1)
+        transition = None
+        base = utc(2020, 1, 1) + draw(st.integers(0, 11 * 365)) * timedelta(days=1)
     if close is not None and draw(st.sampled_from([True, True, False])):
         before = close  # start just before the change, so it is among the first fires
     offset = draw(st.integers(-(before // unit), after // unit)) * unit
@@ -547,9 +579,12 @@ def _hot_hours(zone: str, transition: datetime | None, instant: datetime) -> lis
     """Local hours worth firing at: around the transition read with BOTH offsets (so the hours of
     a gap, which no real instant has, are included), else around ``instant``."""
     tz, centre = ZoneInfo(zone), transition or instant
-    offsets = {(centre + d).astimezone(tz).utcoffset() for d in (-timedelta(hours=3), timedelta(hours=3))}
-    walls = {centre.replace(tzinfo=None) + o + timedelta(minutes=m)
-             for o in offsets for m in range(-60, 61, 30)}
+    offsets = {(centre + timedelta(hours=h)).astimezone(tz).utcoffset() for h in (-3, 3)}
+    walls = {
+        centre.replace(tzinfo=None) + o + timedelta(minutes=m)
+        for o in offsets
+        for m in range(-60, 61, 30)
+    }
     return sorted({wall.hour for wall in walls})
 
 
@@ -559,8 +594,12 @@ def _hour_field(draw, zone: str, transition: datetime | None, instant: datetime)
     hot = _hot_hours(zone, transition, instant)
     if transition is not None and draw(st.sampled_from([True, False])):
         tz = ZoneInfo(zone)
-        offsets = sorted({(transition + d).astimezone(tz).utcoffset()
-                          for d in (-timedelta(hours=3), timedelta(hours=3))})
+        offsets = sorted(
+            {
+                (transition + d).astimezone(tz).utcoffset()
+                for d in (-timedelta(hours=3), timedelta(hours=3))
+            }
+        )
         first = transition.replace(tzinfo=None) + offsets[0]
         last = transition.replace(tzinfo=None) + offsets[-1] - timedelta(minutes=1)
         return ",".join(str(h) for h in sorted({first.hour, last.hour}))
@@ -582,12 +621,14 @@ def field(draw, low: int, high: int, hot: list[int] | None = None, max_step: int
             st.tuples(value, st.integers(1, max_step)).map(lambda t: f"{t[0]}/{t[1]}"),
         )
 
-    return draw(st.one_of(
-        st.just("*"),
-        st.integers(1, max_step).map(lambda s: f"*/{s}"),
-        item(),
-        st.lists(item(), min_size=2, max_size=3).map(",".join),
-    ))
+    return draw(
+        st.one_of(
+            st.just("*"),
+            st.integers(1, max_step).map(lambda s: f"*/{s}"),
+            item(),
+            st.lists(item(), min_size=2, max_size=3).map(",".join),
+        )
+    )
 
 
 #: True two times in three (an integer range would be drawn as 0 far more often than that).
@@ -650,9 +691,11 @@ def _compare_with_reference(
 def test_five_fields_match_reference_across_dst(data) -> None:
     """Every day matches, the transition is always in the window: gap and fold paths."""
     zone = data.draw(st.sampled_from([z for z in ZONES if transitions(z)]), label="zone")
-    transition, after = data.draw(near_transition(
-        zone, timedelta(hours=3), timedelta(0), timedelta(minutes=1)), label="after")
-    expression = f"{data.draw(field(0, 59))} {_hour_field(data.draw, zone, transition, after)} * * *"
+    transition, after = data.draw(
+        near_transition(zone, timedelta(hours=3), timedelta(0), timedelta(minutes=1)), label="after"
+    )
+    hour = _hour_field(data.draw, zone, transition, after)
+    expression = f"{data.draw(field(0, 59))} {hour} * * *"
     note(expression)
     _compare_with_reference(expression, zone, after, after + timedelta(hours=27), 100)
 
@@ -661,34 +704,77 @@ def test_five_fields_match_reference_across_dst(data) -> None:
 @given(data=st.data())
 def test_five_fields_with_day_rules_match_reference(data) -> None:
     zone = data.draw(st.sampled_from(ZONES), label="zone")
-    transition, after = data.draw(near_transition(
-        zone, timedelta(hours=26), timedelta(hours=1), timedelta(minutes=1), timedelta(hours=3)),
-        label="after")
-    expression = " ".join([
-        data.draw(field(0, 59)),
-        _hour_field(data.draw, zone, transition, after),
-        data.draw(day_of_month()),
-        data.draw(month(after)),
-        data.draw(day_of_week()),
-    ])
+    transition, after = data.draw(
+        near_transition(
+            zone, timedelta(hours=26), timedelta(hours=1), timedelta(minutes=1), timedelta(hours=3)
+        ),
+        label="after",
+    )
+    expression = " ".join(
+        [
+            data.draw(field(0, 59)),
+            _hour_field(data.draw, zone, transition, after),
+            data.draw(day_of_month()),
+            data.draw(month(after)),
+            data.draw(day_of_week()),
+        ]
+    )
     note(expression)
     _compare_with_reference(expression, zone, after, after + timedelta(hours=30), 100)
 
 
-@PROPERTY
+@settings(PROPERTY, max_examples=60)  # stepping every second is the slow part
 @given(data=st.data())
 def test_six_fields_match_reference_around_dst(data) -> None:
     zone = data.draw(st.sampled_from(ZONES), label="zone")
-    transition, after = data.draw(near_transition(
-        zone, timedelta(minutes=35), timedelta(minutes=5), timedelta(seconds=1),
-        timedelta(minutes=3)), label="after")
+    transition, after = data.draw(
+        near_transition(
+            zone,
+            timedelta(minutes=35),
+            timedelta(minutes=5),
+            timedelta(seconds=1),
+            timedelta(minutes=3),
+        ),
+        label="after",
+    )
     minutes = st.one_of(field(0, 59), st.sampled_from(["0", "30", "45", "*/15", "0-59", "10-20"]))
-    expression = " ".join([
-        data.draw(field(0, 59)), data.draw(minutes), _hour_field(data.draw, zone, transition, after),
-        "*", "*", data.draw(st.sampled_from(["*", "*", "?", "0-6"])),
-    ])
+    expression = " ".join(
+        [
+            data.draw(field(0, 59)),
+            data.draw(minutes),
+            _hour_field(data.draw, zone, transition, after),
+            "*",
+            "*",
+            data.draw(st.sampled_from(["*", "*", "?", "0-6"])),
+        ]
+    )
     note(expression)
     _compare_with_reference(expression, zone, after, after + timedelta(minutes=45), 300)
+
+
+def _check_days_against_reference(expression: str, after: datetime, count: int) -> None:
+    """Compare the first ``count`` fires of a ``M H dom month dow`` expression in UTC with the
+    reference's day rule, scanning up to 4 years day by day."""
+    minute, hour = (int(part) for part in expression.split()[:2])
+    reference = RefCron.parse(expression)
+    expected, day = [], after.date()
+    while len(expected) < count and day < after.date() + timedelta(days=4 * 366):
+        at = datetime(day.year, day.month, day.day, hour, minute, tzinfo=UTC)
+        if at > after and reference.day_matches(day):
+            expected.append(at)
+        day += timedelta(days=1)
+    try:
+        schedule = parse_schedule(expression, "UTC", anchor=after)
+    except InvalidSchedule as exc:
+        assert "never" in str(exc), (expression, str(exc))
+        assert not any(
+            reference.day_matches(after.date() + timedelta(days=n)) for n in range(28 * 366)
+        )
+        return
+    assert [f.at for f in schedule.fires(after, len(expected))] == expected, expression
+    if len(expected) < count:  # the scan ended: nothing more within the 4 years scanned
+        beyond = schedule.fires(after, len(expected) + 1)[len(expected) :]
+        assert not beyond or beyond[0].at.date() >= day, expression
 
 
 @PROPERTY
@@ -697,35 +783,46 @@ def test_day_rules_match_reference_over_years(data) -> None:
     """Day-of-month/day-of-week/month rules, far apart fires: compared day by day in UTC."""
     _, after = data.draw(near_transition("UTC", timedelta(0), timedelta(0), timedelta(minutes=1)))
     hour, minute = data.draw(st.integers(0, 23)), data.draw(st.integers(0, 59))
-    expression = (f"{minute} {hour} {data.draw(day_of_month())} {data.draw(month(after))} "
-                  f"{data.draw(day_of_week())}")
+    expression = (
+        f"{minute} {hour} {data.draw(day_of_month())} {data.draw(month(after))} "
+        f"{data.draw(day_of_week())}"
+    )
     note(expression)
-    reference = RefCron.parse(expression)
-    expected, day = [], after.date()
-    while len(expected) < 5 and day < after.date() + timedelta(days=4 * 366):
-        at = datetime(day.year, day.month, day.day, hour, minute, tzinfo=UTC)
-        if at > after and reference.day_matches(day):
-            expected.append(at)
-        day += timedelta(days=1)
-    try:
-        schedule = parse_schedule(expression, "UTC", anchor=after)
-    except InvalidSchedule as exc:
-        assert "never" in str(exc)
-        assert not any(reference.day_matches(after.date() + timedelta(days=n))
-                       for n in range(28 * 366))
-        return
-    assert [f.at for f in schedule.fires(after, len(expected))] == expected
-    if len(expected) < 5:  # the scan ended: nothing more within the 4 years scanned
-        beyond = schedule.fires(after, len(expected) + 1)[len(expected):]
-        assert not beyond or beyond[0].at.date() >= day, expression
+    _check_days_against_reference(expression, after, 5)
+
+
+@PROPERTY
+@given(data=st.data())
+def test_month_edge_day_rules_match_reference(data) -> None:
+    """W, L, # and DL near month ends, where nearest-weekday and clamping mistakes show."""
+    _, after = data.draw(near_transition("UTC", timedelta(0), timedelta(0), timedelta(minutes=1)))
+    nearest = st.integers(1, 31).map(lambda n: f"{n}W")
+    dom = data.draw(
+        st.one_of(
+            nearest,
+            st.lists(nearest, min_size=2, max_size=3).map(",".join),
+            st.sampled_from(["L", "1W", "30W", "31W", "29W", "L,1W", "*", "?"]),
+        )
+    )
+    dow = data.draw(
+        st.one_of(
+            st.sampled_from(["*", "*", "?", "*/2", "1-5"]),
+            st.tuples(st.integers(0, 6), st.integers(1, 5)).map(lambda t: f"{t[0]}#{t[1]}"),
+            st.integers(0, 7).map(lambda d: f"{d}L"),
+        )
+    )
+    expression = f"0 12 {dom} * {dow}"
+    note(expression)
+    _check_days_against_reference(expression, after, 12)
 
 
 @PROPERTY
 @given(
-    anchor=st.datetimes(min_value=datetime(2000, 1, 1), max_value=datetime(2030, 1, 1),
-                        timezones=st.just(UTC)),
+    anchor=st.datetimes(
+        min_value=datetime(2000, 1, 1), max_value=datetime(2030, 1, 1), timezones=st.just(UTC)
+    ),
     period=st.integers(1, 366 * 86400),
-    offset=st.integers(-10**9, 10**10),
+    offset=st.integers(-(10**9), 10**10),
 )
 def test_interval_property(anchor: datetime, period: int, offset: int) -> None:
     after = anchor + timedelta(microseconds=offset * 7)
@@ -741,12 +838,24 @@ def test_interval_property(anchor: datetime, period: int, offset: int) -> None:
 @given(data=st.data())
 def test_fires_chain_is_consistent(data) -> None:
     zone = data.draw(st.sampled_from(ZONES))
-    _, after = data.draw(near_transition(zone, timedelta(hours=3), timedelta(hours=1),
-                                         timedelta(minutes=1)))
-    expression = data.draw(st.sampled_from([
-        "*/15 * * * *", "30 1 * * *", "0,30 2 * * *", "*/7 1-3 * * *", "0 0 * * *",
-        "*/10 */2 * * * *", "0 30 2 * * *", "@hourly", "45 23 * * *",
-    ]))
+    _, after = data.draw(
+        near_transition(zone, timedelta(hours=3), timedelta(hours=1), timedelta(minutes=1))
+    )
+    expression = data.draw(
+        st.sampled_from(
+            [
+                "*/15 * * * *",
+                "30 1 * * *",
+                "0,30 2 * * *",
+                "*/7 1-3 * * *",
+                "0 0 * * *",
+                "*/10 */2 * * * *",
+                "0 30 2 * * *",
+                "@hourly",
+                "45 23 * * *",
+            ]
+        )
+    )
     schedule = parse_schedule(expression, zone, anchor=after)
     listed = schedule.fires(after, 12)
     cursor, chained = after, []

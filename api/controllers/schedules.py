@@ -57,7 +57,10 @@ async def preview(
         parsed = parse_schedule(schedule, timezone, anchor=now, now=now)
     except InvalidSchedule as exc:
         raise invalid("schedule", str(exc)) from None
-    fires = parsed.fires(start, count)
+    try:
+        fires = parsed.fires(start, count)
+    except ValueError as exc:  # instants outside the engine's 1900-2399 range
+        raise invalid("after", str(exc)) from None
     return Preview(
         schedule=parsed.expression, timezone=parsed.timezone, description=parsed.describe(),
         fires=[PreviewFire(at=f.at, local=f.local.isoformat(), dst=f.dst) for f in fires],

@@ -29,11 +29,13 @@ canonical expression we generate (:mod:`core.schedule.cron`). What the wrapper c
    ``5L`` and translate.
 9. Impossible dates (``0 0 30 2 *``) are accepted by croniter and only fail while searching; we
    reject them at parse time with a message, by a bounded scan.
-10. Unbounded work: croniter's DST code can loop minute by minute and its searches may scan 50
-    years per call; it never sees a time zone here, its horizon is set explicitly, and answers
-    failing our own field check are skipped at most 1000 times.
-11. Sub-second precision: croniter goes through float timestamps; we floor the start to the
-    field resolution before asking, so "strictly after 10:00:00.5" is exact.
+10. Unbounded work: croniter's DST code can step minute by minute through a gap and each search
+    may scan 50 years; it never sees a time zone here, its horizon is set explicitly, answers
+    failing our own field check are skipped at most 1000 times in a row, and a rejected day is
+    skipped whole.
+11. Sub-second starts: croniter goes through float timestamps; we floor the start to the field
+    resolution before asking (a precaution - no wrong answer was observed - so that "strictly
+    after 10:00:00.5" never depends on float rounding).
 12. Extensions we refuse rather than inherit: wrapping ranges (``FRI-MON``), hashed ``H``/``R``
     fields, a 7th (year) field.
 """
@@ -199,11 +201,14 @@ def parse_schedule(
         )
     if kind == "at":
         at = parse_at(body, zone, now)
-        return Schedule(kind="at", interval_seconds=None, _at=at, _label=f"Once at {format_utc(at)}", **common)
+        label = f"Once at {format_utc(at)}"
+        return Schedule(kind="at", interval_seconds=None, _at=at, _label=label, **common)
     spec = parse_cron(body)
     start = now or anchor
     check_occurs(spec, start.astimezone(zone).date())
-    schedule = Schedule(kind="cron", interval_seconds=None, _cron=spec, _label=_describe(spec), **common)
+    schedule = Schedule(
+        kind="cron", interval_seconds=None, _cron=spec, _label=_describe(spec), **common
+    )
     _check_fires(schedule, spec, start)
     return schedule
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import zoneinfo
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, time, timedelta
 
 from croniter import CroniterBadDateError, croniter
 
@@ -29,8 +29,9 @@ from core.schedule.model import SEARCH_YEARS, Fire
 from core.schedule.zones import Transition, make_fire, transition_at
 
 _TICK = timedelta(microseconds=1)
-#: Consecutive croniter answers that may fail our own field check before we give up. One per
-#: month at most is expected (``31W`` in 30-day months), so this is generous and still bounded.
+#: Consecutive croniter answers that may fail our own field check before we give up. At most
+#: one per month and ``W`` entry is expected (``31W`` clamped in 30-day months, and a rejected
+#: day is skipped whole), so this is generous and still bounded.
 _MAX_REJECTED = 1000
 
 
@@ -78,7 +79,10 @@ class Slots:
                 return None
             if self._spec.matches(slot):
                 return slot
-            start = slot
+            # A rejected day (croniter's clamped ``NW``) is skipped whole, so a per-minute rule
+            # costs one rejection per such month rather than one per minute of the day.
+            day_rejected = not self._spec.matches_day(slot.date())
+            start = datetime.combine(slot.date(), time(23, 59, 59)) if day_rejected else slot
         raise CronEngineError(f"croniter disagrees with {self._spec.text!r} after {wall}")
 
     def _next(self, index: int, start: datetime) -> datetime | None:

@@ -21,12 +21,23 @@ from datetime import date, datetime
 
 from core.schedule.model import VALIDATION_YEARS, InvalidSchedule
 
-SECOND, MINUTE, HOUR, DOM, MONTH, DOW = "second", "minute", "hour", "day-of-month", "month", "day-of-week"
+SECOND, MINUTE, HOUR = "second", "minute", "hour"
+DOM, MONTH, DOW = "day-of-month", "month", "day-of-week"
 
-_BOUNDS = {SECOND: (0, 59), MINUTE: (0, 59), HOUR: (0, 23), DOM: (1, 31), MONTH: (1, 12), DOW: (0, 7)}
+_BOUNDS = {
+    SECOND: (0, 59),
+    MINUTE: (0, 59),
+    HOUR: (0, 23),
+    DOM: (1, 31),
+    MONTH: (1, 12),
+    DOW: (0, 7),
+}
 _MONTHS = ("JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC")
 _DAYS = ("SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT")
-_NAMES = {MONTH: {n: i + 1 for i, n in enumerate(_MONTHS)}, DOW: {n: i for i, n in enumerate(_DAYS)}}
+_NAMES = {
+    MONTH: {name: i + 1 for i, name in enumerate(_MONTHS)},
+    DOW: {name: i for i, name in enumerate(_DAYS)},
+}
 MONTH_NAMES = tuple(calendar.month_name[1:])
 
 _ITEM = re.compile(r"^(?P<base>\*|[A-Za-z0-9]+(?:-[A-Za-z0-9]+)?)(?:/(?P<step>[^/]*))?$")
@@ -53,7 +64,6 @@ class DaysOfMonth:
         return any(nearest_weekday(day.year, day.month, n) == day.day for n in self.nearest)
 
 
-
 @dataclass(frozen=True)
 class DaysOfWeek:
     """Parsed day-of-week field (0 = Sunday): plain days, ``D#K`` and ``DL`` entries."""
@@ -69,7 +79,6 @@ class DaysOfWeek:
         if weekday in self.days or (weekday, (day.day - 1) // 7 + 1) in self.nth:
             return True
         return weekday in self.last and day.day + 7 > calendar.monthrange(day.year, day.month)[1]
-
 
 
 @dataclass(frozen=True)
@@ -94,7 +103,7 @@ class CronSpec:
     @property
     def day_or(self) -> bool:
         """True when day-of-month and day-of-week are ORed (both restricted)."""
-        return not (self.dom.text in ('*', '?') or self.dow.text in ('*', '?'))
+        return not (self.dom.star or self.dow.star)
 
     @property
     def is_fixed_time(self) -> bool:
@@ -341,7 +350,8 @@ def check_occurs(spec: CronSpec, start: date) -> None:
         InvalidSchedule: no date matches, e.g. ``"day-of-month 30 never occurs in February"``.
     """
     for offset in range(VALIDATION_YEARS * 12):
-        year, month = start.year + (start.month - 1 + offset) // 12, (start.month - 1 + offset) % 12 + 1
+        year, month0 = divmod(start.year * 12 + start.month - 1 + offset, 12)
+        month = month0 + 1
         if month not in spec.months:
             continue
         for day in range(1, calendar.monthrange(year, month)[1] + 1):

@@ -41,7 +41,7 @@ _RFC3339 = re.compile(
 
 @dataclass(frozen=True)
 class Interval:
-    """A parsed interval: its period and a human label (``"90 seconds"``, ``"1 hour 30 minutes"``)."""
+    """A parsed interval: its period and a label (``"90 seconds"``, ``"1 hour 30 minutes"``)."""
 
     period: timedelta
     label: str
@@ -84,8 +84,7 @@ def split_form(expression: str) -> tuple[str, str]:
         return "at", rest
     if keyword.startswith("@"):
         raise InvalidSchedule(
-            f"unknown schedule keyword {head!r}; expected one of {', '.join(MACROS)}, "
-            "@every or @at"
+            f"unknown schedule keyword {head!r}; expected one of {', '.join(MACROS)}, @every or @at"
         )
     if not rest:
         if text[0].isdigit() or text[0] in "+-.":
