@@ -13,7 +13,7 @@ import psycopg
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
-from core.errors import ConcurrencyConflict, Conflict, DomainError
+from core.errors import ConcurrencyConflict, Conflict, DomainError, InvalidInput
 
 # Constraint name -> the domain error it means. Constraints are named in migrations/.
 CONSTRAINT_ERRORS: dict[str, type[DomainError]] = {
@@ -38,6 +38,11 @@ def translate_errors() -> Iterator[None]:
         yield
     except (psycopg.errors.DeadlockDetected, psycopg.errors.SerializationFailure) as exc:
         raise Conflict("a concurrent change got in the way; retry the request") from exc
+    except psycopg.DataError as exc:
+        # Values PostgreSQL cannot store (NUL characters in text, numbers out of range) are
+        # the caller's input: report them, never a 500. The transaction is rolled back.
+        reason = (exc.diag.message_primary if exc.diag else None) or str(exc).splitlines()[0]
+        raise InvalidInput(f"a value cannot be stored: {reason}") from exc
     except psycopg.errors.IntegrityError as exc:
         name = exc.diag.constraint_name or ""
         error_class = CONSTRAINT_ERRORS.get(name)

@@ -132,6 +132,9 @@ BAD_BODIES = [
     ({**JOB, "surprise": True}, 422, "surprise"),
     ({k: v for k, v in JOB.items() if k != "schedule"}, 422, "schedule"),
     ([1, 2, 3], 422, None),
+    ({**JOB, "name": "a\x00b"}, 422, "name"),
+    ({**JOB, "request": {"url": "http://h/x", "body": "\x00"}}, 422, "request.body"),
+    ({**JOB, "retry": {"attempts": 2**70}}, 422, "retry.attempts"),
 ]
 
 
@@ -197,6 +200,15 @@ async def test_auth_and_team_scoping(
     assert (await api.get("/v1/jobs/not-a-uuid", headers=team["auth"])).status_code in (404, 422)
     r = await api.get("/v1/jobs", params={"cursor": "garbage!"}, headers=team["auth"])
     assert r.status_code == 422
+
+
+async def test_values_postgres_cannot_store_are_422(
+    api: AsyncTestClient, team: dict[str, Any]
+) -> None:
+    r = await api.post("/v1/api-keys", json={"name": "a\x00"}, headers=team["auth"])
+    assert r.status_code == 422, r.text
+    keys = (await api.get("/v1/api-keys", headers=team["auth"])).json()["items"]
+    assert len(keys) == 2  # the fixture's write and read keys only
 
 
 async def test_trigger_returns_queued_run(api: AsyncTestClient, team: dict[str, Any]) -> None:

@@ -161,6 +161,21 @@ def _normalize_retry(retry: Any, errors: _Errors) -> dict[str, Any]:
     return merged
 
 
+def _nul_paths(value: Any, path: str) -> list[str]:
+    """Dotted paths of strings (keys included) that contain NUL, which PostgreSQL cannot store."""
+    if isinstance(value, str):
+        return [path] if "\x00" in value else []
+    if isinstance(value, dict):
+        found = []
+        for key, item in value.items():
+            sub = f"{path}.{key}" if path else str(key)
+            found += [sub] if isinstance(key, str) and "\x00" in key else _nul_paths(item, sub)
+        return found
+    if isinstance(value, list | tuple):
+        return [p for i, item in enumerate(value) for p in _nul_paths(item, f"{path}.{i}")]
+    return []
+
+
 def valid_zone(name: Any) -> bool:
     """Whether ``name`` is an IANA time zone known to this system's tz database."""
     if not isinstance(name, str) or not name or len(name) > 64 or name.startswith(("/", ".")):
@@ -191,6 +206,9 @@ def normalize_definition(
         InvalidInput: listing every problem with its field path.
     """
     errors = _Errors()
+    for path in _nul_paths(fields, ""):
+        errors.add(path.replace("\x00", "\\0"), "must not contain NUL (\\u0000) characters")
+    errors.raise_if_any()
     out: dict[str, Any] = {**DEFAULTS, **{k: v for k, v in fields.items() if v is not None}}
     name = out.get("name")
     if not isinstance(name, str) or not name.strip() or len(name) > MAX_NAME:
