@@ -11,7 +11,7 @@ from litestar.openapi import OpenAPIConfig
 from litestar.openapi.spec import Components, SecurityScheme
 
 from api.controllers.apikeys import ApiKeyController
-from api.controllers.health import healthz, readyz
+from api.controllers.health import healthz, metrics, readyz
 from api.controllers.jobs import JobController
 from api.controllers.runs import RunController
 from api.controllers.schedules import preview
@@ -42,7 +42,7 @@ def create_app(dsn: str, settings: Settings, clock: Clock | None = None) -> Lite
 
     app = Litestar(
         route_handlers=[JobController, RunController, ApiKeyController, preview, healthz,
-                        readyz],
+                        readyz, metrics],
         dependencies={
             "pool": Provide(provide_pool),
             "clock": Provide(provide_clock),

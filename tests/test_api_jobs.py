@@ -229,3 +229,8 @@ async def test_health_and_schema(api: AsyncTestClient) -> None:
     assert ready.status_code == 200 and ready.json()["status"] == "ready"
     schema = (await api.get("/schema/openapi.json")).json()
     assert "/v1/jobs" in schema["paths"]
+    metrics = await api.get("/metrics")
+    assert metrics.status_code == 200
+    assert metrics.headers["content-type"].startswith("text/plain")
+    assert "cronledger_due_jobs " in metrics.text
+    assert 'cronledger_jobs{status="active"}' in metrics.text

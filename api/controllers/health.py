@@ -1,4 +1,5 @@
-"""``/healthz`` (the process answers) and ``/readyz`` (database reachable, migrations at head)."""
+"""``/healthz`` (the process answers), ``/readyz`` (database reachable, migrations at head),
+``/metrics`` (Prometheus)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from litestar import Request, get
 from litestar.response import Response
 
 from api.errors import problem
+from core.metrics import CONTENT_TYPE, render_metrics
 from core.migrate import current_revision, head_revision
 
 
@@ -26,3 +28,9 @@ async def readyz(request: Request[Any, Any, Any]) -> Response[dict[str, Any]]:
     if revision != head_revision():
         return problem(503, f"migrations not at head (at {revision}, head {head_revision()})")
     return Response({"status": "ready", "migration": revision})
+
+
+@get("/metrics", summary="Prometheus metrics", tags=["health"], media_type=CONTENT_TYPE)
+async def metrics(request: Request[Any, Any, Any]) -> Response[bytes]:
+    body = await render_metrics(request.app.state.pool, request.app.state.clock.now())
+    return Response(body, media_type=CONTENT_TYPE)
