@@ -14,10 +14,12 @@ from api.controllers.apikeys import ApiKeyController
 from api.controllers.health import healthz, readyz
 from api.controllers.jobs import JobController
 from api.controllers.runs import RunController
-from api.deps import provide_actor, provide_clock, provide_pool
+from api.controllers.secrets import SecretController
+from api.deps import provide_actor, provide_clock, provide_keyring, provide_pool
 from api.errors import EXCEPTION_HANDLERS
 from core.clock import Clock, SystemClock
 from core.config import Settings
+from core.crypto import KeyRing
 from core.db import open_pool
 from core.version import VERSION
 
@@ -40,11 +42,13 @@ def create_app(dsn: str, settings: Settings, clock: Clock | None = None) -> Lite
             await app.state.pool.close()
 
     app = Litestar(
-        route_handlers=[JobController, RunController, ApiKeyController, healthz, readyz],
+        route_handlers=[JobController, RunController, SecretController, ApiKeyController,
+                        healthz, readyz],
         dependencies={
             "pool": Provide(provide_pool),
             "clock": Provide(provide_clock),
             "actor": Provide(provide_actor),
+            "keyring": Provide(provide_keyring),
         },
         exception_handlers=EXCEPTION_HANDLERS,  # type: ignore[arg-type]
         lifespan=[lifespan],
@@ -58,6 +62,7 @@ def create_app(dsn: str, settings: Settings, clock: Clock | None = None) -> Lite
     )
     app.state.clock = clock or SystemClock()
     app.state.settings = settings
+    app.state.keyring = KeyRing.from_sources(settings.secret_key, settings.secret_key_file)
     return app
 
 

@@ -46,7 +46,7 @@ class Worker:
                  executor: Executor, clock: Clock, lookahead: float = 0.0) -> None:
         self.pool, self.dsn, self.settings = pool, dsn, settings
         self.executor, self.clock, self.lookahead = executor, clock, lookahead
-        self.recorder = Recorder(pool)
+        self.recorder = Recorder(pool, worker_id=settings.worker_id)
         self.limit = asyncio.Semaphore(settings.max_concurrency)
         self.inflight: dict[asyncio.Task[None], Dispatch] = {}
         self.results: asyncio.Queue[AttemptResult | None] = asyncio.Queue()  # None: stop
@@ -151,11 +151,15 @@ class Worker:
                 await self.wake.wait()
 
     async def _listen(self) -> None:
+        announced = False
         while True:
             try:
                 conn = await psycopg.AsyncConnection.connect(self.dsn, autocommit=True)
                 async with conn:
                     await conn.execute(f"LISTEN {WAKEUP_CHANNEL}")
+                    if not announced:
+                        log.info("worker %s started", self.settings.worker_id)
+                        announced = True
                     self.wake.set()  # anything may have changed while we were not listening
                     async for _ in conn.notifies():
                         self.wake.set()
