@@ -285,6 +285,17 @@ def _resolve_headers(headers: dict[str, str], values: Mapping[str, str]) -> dict
     return wire
 
 
+def _header_dict(raw: list[tuple[bytes, bytes]]) -> dict[str, str]:
+    """Response headers as received (original case), repeated ones joined with ``, ``."""
+    headers: dict[str, str] = {}
+    seen: dict[str, str] = {}
+    for raw_name, raw_value in raw:
+        name, value = raw_name.decode("latin-1"), raw_value.decode("latin-1")
+        first = seen.setdefault(name.lower(), name)
+        headers[first] = f"{headers[first]}, {value}" if first in headers else value
+    return headers
+
+
 def _scrub(result: AttemptResult, values: Mapping[str, str]) -> None:
     """Replace secret values found in what is about to be recorded by their placeholders."""
     pairs = sorted(((v, f"${{secrets.{n}}}") for n, v in values.items()),
@@ -454,7 +465,7 @@ class Executor:
         response = await self.client.send(request, stream=True)
         try:
             result.response_status = response.status_code
-            result.response_headers = dict(response.headers.items())
+            result.response_headers = _header_dict(response.headers.raw)
             result.retry_after = response.headers.get("retry-after")
             kept = bytearray()
             async for chunk in response.aiter_raw():

@@ -60,9 +60,9 @@ def blocked_reason(ip: str) -> str | None:
             addr = inner
     if addr in METADATA_ADDRESSES:
         return "cloud metadata"
-    for reason, flag in (("loopback", addr.is_loopback), ("link-local", addr.is_link_local),
-                         ("private", addr.is_private), ("multicast", addr.is_multicast),
-                         ("unspecified", addr.is_unspecified), ("reserved", addr.is_reserved)):
+    for reason, flag in (("unspecified", addr.is_unspecified), ("loopback", addr.is_loopback),
+                         ("link-local", addr.is_link_local), ("multicast", addr.is_multicast),
+                         ("private", addr.is_private), ("reserved", addr.is_reserved)):
         if flag:
             return reason
     if not addr.is_global:
