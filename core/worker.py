@@ -139,13 +139,19 @@ class Worker:
         return total
 
     async def _sleep_until_work(self) -> None:
+        """Sleep until the next instant with work, or until woken.
+
+        The wake event is cleared by :meth:`run` *before* each claim round, never here: a
+        NOTIFY or a :meth:`stop` that arrives while claiming or computing the next wake-up must
+        cut this sleep short, not be forgotten (it used to be cleared here, so a stop requested
+        during a claim round waited out the whole idle sleep).
+        """
         wake_at = await next_wakeup(self.pool)
         timeout = MAX_IDLE_SLEEP
         if wake_at is not None:
             timeout = min(timeout, (wake_at - self.clock.now()).total_seconds() - self.lookahead)
-        if timeout <= 0:
+        if timeout <= 0 or self.stopping.is_set():
             return
-        self.wake.clear()
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(timeout):
                 await self.wake.wait()
@@ -174,6 +180,7 @@ class Worker:
         try:
             while not self.stopping.is_set():
                 try:
+                    self.wake.clear()
                     await self.run_once()
                     await self._sleep_until_work()
                 except (psycopg.Error, OSError) as exc:

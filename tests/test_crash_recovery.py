@@ -152,7 +152,7 @@ async def test_sigterm_finishes_in_flight_and_releases_the_rest(
     fresh_dsn: str, fresh_pool: AsyncConnectionPool, tmp_path: Path
 ) -> None:
     actor = await new_actor(fresh_pool)
-    grace = 20
+    grace = 14
     env = {"DATABASE_URL": fresh_dsn, "CRONLEDGER_SHUTDOWN_GRACE": str(grace),
            "CRONLEDGER_LEASE_MARGIN": "60"}
     workers: dict[str, subprocess.Popen] = {}
