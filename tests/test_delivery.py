@@ -98,6 +98,11 @@ async def api(fresh_dsn: str, settings: Settings, clock: FrozenClock,
         yield client, {"Authorization": f"Bearer {key}"}
 
 
+async def _rows(pool: AsyncConnectionPool, sql: str) -> list[dict[str, Any]]:
+    async with pool.connection() as conn:
+        return await (await conn.execute(sql)).fetchall()
+
+
 async def tick(worker: Worker, clock: FrozenClock, at: datetime) -> None:
     clock.set(at)
     await worker.run_once()
@@ -210,6 +215,7 @@ async def test_body_limit_setting_truncates_recorded_bodies(
 
 async def test_secrets_and_signing_through_the_claim(
     api: tuple[AsyncTestClient, dict], worker: Worker, clock: FrozenClock, sink: Sink,
+    fresh_pool: AsyncConnectionPool,
 ) -> None:
     client, auth = api
     clock.set(T0)
@@ -221,6 +227,8 @@ async def test_secrets_and_signing_through_the_claim(
         "headers": {"Authorization": "Bearer ${secrets.TOKEN}"},
         "body": "p=${secrets.PASSWORD}"})
     assert job["signing"] is True and "signing_secret" not in job
+    [row] = await _rows(fresh_pool, "SELECT secret_names, signing FROM jobs")
+    assert row == {"secret_names": ["PASSWORD", "TOKEN"], "signing": True}
     run_id = await _trigger(client, auth, job)
     await tick(worker, clock, T0)
     [hit] = sink.hits
@@ -264,6 +272,7 @@ async def test_missing_secret_fails_the_run_at_once(
 
 async def test_signing_can_be_replaced_and_removed(
     api: tuple[AsyncTestClient, dict], worker: Worker, clock: FrozenClock, sink: Sink,
+    fresh_pool: AsyncConnectionPool,
 ) -> None:
     client, auth = api
     clock.set(T0)
@@ -286,3 +295,14 @@ async def test_signing_can_be_replaced_and_removed(
     assert [e["data"].get("changes", {}).get("signing") for e in events[1:]] == [
         True, True, False]
     assert "secret-0" not in str(events)
+    # The projection row is the fold of the stream (signing, secret_names included).
+    from uuid import UUID
+
+    from core.events import read_stream
+    from core.jobs.state import fold
+
+    async with fresh_pool.connection() as conn:
+        row = await (await conn.execute("SELECT * FROM jobs WHERE id = %s", (job["id"],))
+                     ).fetchone()
+        assert fold(await read_stream(conn, UUID(job["id"]), row["team_id"])) == row
+    assert row["signing"] is False and row["secret_names"] == []
