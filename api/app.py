@@ -15,10 +15,12 @@ from api.controllers.health import healthz, metrics, readyz
 from api.controllers.jobs import JobController
 from api.controllers.runs import RunController
 from api.controllers.schedules import preview
-from api.deps import provide_actor, provide_clock, provide_pool
+from api.controllers.secrets import SecretController
+from api.deps import provide_actor, provide_clock, provide_keyring, provide_pool
 from api.errors import EXCEPTION_HANDLERS
 from core.clock import Clock, SystemClock
 from core.config import Settings
+from core.crypto import KeyRing
 from core.db import open_pool
 from core.version import VERSION
 
@@ -41,12 +43,13 @@ def create_app(dsn: str, settings: Settings, clock: Clock | None = None) -> Lite
             await app.state.pool.close()
 
     app = Litestar(
-        route_handlers=[JobController, RunController, ApiKeyController, preview, healthz,
-                        readyz, metrics],
+        route_handlers=[JobController, RunController, SecretController, ApiKeyController,
+                        preview, healthz, readyz, metrics],
         dependencies={
             "pool": Provide(provide_pool),
             "clock": Provide(provide_clock),
             "actor": Provide(provide_actor),
+            "keyring": Provide(provide_keyring),
         },
         exception_handlers=EXCEPTION_HANDLERS,  # type: ignore[arg-type]
         lifespan=[lifespan],
@@ -60,6 +63,7 @@ def create_app(dsn: str, settings: Settings, clock: Clock | None = None) -> Lite
     )
     app.state.clock = clock or SystemClock()
     app.state.settings = settings
+    app.state.keyring = KeyRing.from_sources(settings.secret_key, settings.secret_key_file)
     return app
 
 

@@ -4,6 +4,8 @@
     cronledger api        the API only            cronledger worker   the scheduler only
     cronledger migrate    apply migrations        cronledger db-url   print the DSN
     cronledger apikey create [--team T] [--scope read|write] [--name N]   print a new key
+    cronledger secrets new-key            print a new secret key (for CRONLEDGER_SECRET_KEY)
+    cronledger secrets rotate-key [--new-key]   re-encrypt every secret under the current key
 """
 
 from __future__ import annotations
@@ -49,6 +51,31 @@ def database(settings: Settings, *, migrate: bool = True) -> Iterator[str]:
             embedded.stop()
 
 
+def with_key_source(settings: Settings) -> Settings:
+    """Settings with a secret key source: in embedded mode without ``CRONLEDGER_SECRET_KEY``
+    or ``CRONLEDGER_SECRET_KEY_FILE``, the data folder's ``secret.key`` (created, mode 0600, on
+    first start). With ``DATABASE_URL`` no key is invented: several hosts share the database
+    and must share the key, so the operator sets it.
+
+    Raises:
+        ConfigError: the key file cannot be created or is readable by other users.
+    """
+    from dataclasses import replace
+
+    from core.crypto import KeyConfigError, KeyRing, ensure_key_file
+
+    if not settings.secret_key and not settings.secret_key_file and not settings.database_url:
+        try:
+            settings = replace(settings, secret_key_file=str(ensure_key_file(settings.data_dir)))
+        except (KeyConfigError, OSError) as exc:
+            raise ConfigError(str(exc)) from None
+    try:
+        KeyRing.from_sources(settings.secret_key, settings.secret_key_file)
+    except KeyConfigError as exc:
+        raise ConfigError(str(exc)) from None
+    return settings
+
+
 def _serve(settings: Settings, *, with_api: bool, with_services: bool) -> int:
     from api.runner import serve
 
@@ -74,6 +101,58 @@ def _apikey_create(settings: Settings, args: argparse.Namespace) -> int:
     with database(settings) as dsn:
         key = asyncio.run(run(dsn))
     print(key)
+    return 0
+
+
+def _secrets(settings: Settings, args: argparse.Namespace) -> int:
+    from core.crypto import KeyRing, new_key, prepend_key_file
+
+    if args.action == "new-key":
+        print(new_key())
+        return 0
+    if args.new_key:
+        if settings.secret_key or not settings.secret_key_file:
+            print("cronledger: --new-key only works with a key file (embedded mode or "
+                  "CRONLEDGER_SECRET_KEY_FILE). With CRONLEDGER_SECRET_KEY, put a new key "
+                  "(`cronledger secrets new-key`) first in the list on every process, restart "
+                  "them, then run `cronledger secrets rotate-key`.", file=sys.stderr)
+            return 2
+        from pathlib import Path
+
+        added = prepend_key_file(Path(settings.secret_key_file))
+        log.info("added key %s at the top of %s", added, settings.secret_key_file)
+    keyring = KeyRing.from_sources(settings.secret_key, settings.secret_key_file)
+
+    async def run(dsn: str) -> dict[str, object]:
+        from core.db import open_pool
+        from core.secrets import rotate_key
+
+        pool = await open_pool(dsn, min_size=1, max_size=2)
+        try:
+            return await rotate_key(pool, keyring)
+        finally:
+            await pool.close()
+
+    from core.errors import Unavailable
+
+    with database(settings) as dsn:
+        try:
+            summary = asyncio.run(run(dsn))
+        except Unavailable as exc:
+            print(f"cronledger: {exc.detail}", file=sys.stderr)
+            return 2
+    print(f"re-encrypted {summary['secrets']} secrets and {summary['signing_secrets']} signing "
+          f"secrets under key {keyring.current_id}")
+    usage = summary["key_usage"]
+    assert isinstance(usage, dict)
+    for kid in keyring.key_ids:
+        state = "current" if kid == keyring.current_id else (
+            "still used" if usage.get(kid) else "unused: can be removed")
+        print(f"  key {kid}: {usage.get(kid, 0)} values ({state})")
+    if summary["unreadable"]:
+        print(f"cronledger: {summary['unreadable']} values are encrypted with keys that are not "
+              "configured and were left as they are", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -110,6 +189,13 @@ def _parser() -> argparse.ArgumentParser:
     create.add_argument("--team", default="default", help="team name (created if missing)")
     create.add_argument("--scope", choices=("read", "write"), default="write")
     create.add_argument("--name", default="", help="a label for the key")
+    secrets = sub.add_parser("secrets", help="manage the secret encryption keys").add_subparsers(
+        dest="action", required=True)
+    secrets.add_parser("new-key", help="print a new random key for CRONLEDGER_SECRET_KEY")
+    rotate = secrets.add_parser("rotate-key",
+                                help="re-encrypt every secret under the current (first) key")
+    rotate.add_argument("--new-key", action="store_true",
+                        help="key file only: first add a new current key to the file")
     return parser
 
 
@@ -131,6 +217,13 @@ def main(argv: list[str] | None = None) -> int:
         from dataclasses import replace
 
         settings = replace(settings, **overrides)
+    if args.command in ("serve", "api", "worker", "secrets") and \
+            getattr(args, "action", None) != "new-key":
+        try:
+            settings = with_key_source(settings)
+        except ConfigError as exc:
+            print(f"cronledger: {exc}", file=sys.stderr)
+            return 2
     if args.command == "serve":
         return _serve(settings, with_api=True, with_services=True)
     if args.command == "api":
@@ -142,6 +235,8 @@ def main(argv: list[str] | None = None) -> int:
             return 0
     if args.command == "db-url":
         return _db_url(settings)
+    if args.command == "secrets":
+        return _secrets(settings, args)
     return _apikey_create(settings, args)
 
 

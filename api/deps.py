@@ -12,6 +12,7 @@ from psycopg_pool import AsyncConnectionPool
 from core.actor import Actor
 from core.apikeys import authenticate
 from core.clock import Clock
+from core.crypto import KeyRing
 from core.errors import Forbidden, Unauthorized
 
 READ_METHODS = ("GET", "HEAD", "OPTIONS")
@@ -23,6 +24,10 @@ async def provide_pool(request: Request[Any, Any, Any]) -> AsyncConnectionPool:
 
 async def provide_clock(request: Request[Any, Any, Any]) -> Clock:
     return request.app.state.clock
+
+
+async def provide_keyring(request: Request[Any, Any, Any]) -> KeyRing:
+    return request.app.state.keyring
 
 
 async def provide_actor(request: Request[Any, Any, Any]) -> Actor:
@@ -51,4 +56,5 @@ async def provide_actor(request: Request[Any, Any, Any]) -> Actor:
 PoolDep = NamedDependency[AsyncConnectionPool]
 ActorDep = NamedDependency[Actor]
 ClockDep = NamedDependency[Clock]
+KeyRingDep = NamedDependency[KeyRing]
 Limit = Annotated[int, QueryParameter(ge=1, le=200)]

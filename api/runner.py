@@ -18,6 +18,7 @@ import uvicorn
 
 from core.clock import SystemClock
 from core.config import Settings
+from core.crypto import KeyRing
 from core.db import open_pool
 from core.executor import Executor, make_client
 from core.worker import Worker
@@ -43,10 +44,12 @@ def _on_signals(loop: asyncio.AbstractEventLoop, callback: object) -> None:
 async def _run_services(dsn: str, settings: Settings, stop: asyncio.Event) -> None:
     """Run the background services until ``stop`` is set, then shut them down gracefully."""
     pool = await open_pool(dsn, min_size=2, max_size=max(4, settings.db_pool_size))
-    client = make_client(settings.max_concurrency)
+    client = make_client(settings.max_concurrency,
+                         block_private_targets=settings.block_private_targets)
     clock = SystemClock()
-    worker = Worker(pool, dsn, settings, Executor(client, clock, settings.response_body_limit),
-                    clock, lookahead=CLAIM_LOOKAHEAD_SECONDS)
+    keyring = KeyRing.from_sources(settings.secret_key, settings.secret_key_file)
+    executor = Executor(client, clock, settings.response_body_limit, keyring)
+    worker = Worker(pool, dsn, settings, executor, clock, lookahead=CLAIM_LOOKAHEAD_SECONDS)
     task = asyncio.create_task(worker.run(), name="cronledger-worker")
     try:
         await stop.wait()

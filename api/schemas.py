@@ -29,7 +29,8 @@ class RetrySpec(Struct, forbid_unknown_fields=True):
 
 
 class JobCreate(Struct, forbid_unknown_fields=True):
-    """Body of ``POST /v1/jobs``."""
+    """Body of ``POST /v1/jobs``. ``signing_secret`` is write-only: stored encrypted, never
+    returned (responses say ``signing: true``)."""
 
     name: str
     schedule: str
@@ -40,6 +41,8 @@ class JobCreate(Struct, forbid_unknown_fields=True):
     overlap: str = "skip"
     catchup: str = "latest"
     paused: bool = False
+    success_statuses: list[int] | None = None
+    signing_secret: str | None = None
 
 
 class RequestPatch(Struct, forbid_unknown_fields=True):
@@ -58,7 +61,8 @@ class RetryPatch(Struct, forbid_unknown_fields=True):
 
 class JobPatch(Struct, forbid_unknown_fields=True):
     """Body of ``PATCH /v1/jobs/{id}``: only the fields given change; ``version`` (optional)
-    makes the update conditional on the job's current version (409 otherwise)."""
+    makes the update conditional on the job's current version (409 otherwise).
+    ``success_statuses: null`` restores "any 2xx"; ``signing_secret: null`` stops signing."""
 
     name: str | UnsetType = UNSET
     schedule: str | UnsetType = UNSET
@@ -69,6 +73,8 @@ class JobPatch(Struct, forbid_unknown_fields=True):
     overlap: str | UnsetType = UNSET
     catchup: str | UnsetType = UNSET
     paused: bool | UnsetType = UNSET
+    success_statuses: list[int] | None | UnsetType = UNSET
+    signing_secret: str | None | UnsetType = UNSET
     version: int | UnsetType = UNSET
 
 
@@ -94,6 +100,8 @@ class Job(Struct):
     retry: dict[str, Any]
     overlap: str
     catchup: str
+    success_statuses: list[int] | None
+    signing: bool
     status: str
     next_run_at: datetime | None
     version: int
@@ -122,10 +130,16 @@ class Run(Struct):
 
 
 class Attempt(Struct):
+    """One HTTP attempt: the request as recorded (secrets as placeholders), the response
+    (``status``, ``headers``, ``body``, ``body_encoding`` utf-8|base64, ``truncated``) or
+    ``None`` when none arrived, and the error class and message of a failure."""
+
     attempt: int
     started_at: datetime
     finished_at: datetime
     duration_ms: int
+    lateness_ms: int | None
+    worker_id: str | None
     request: dict[str, Any]
     response: dict[str, Any] | None
     error_class: str | None
@@ -180,6 +194,25 @@ class ApiKey(Struct):
 
 class ApiKeyList(Struct):
     items: list[ApiKey]
+
+
+class SecretPut(Struct, forbid_unknown_fields=True):
+    """Body of ``PUT /v1/secrets/{name}``: the value, write-only."""
+
+    value: str
+
+
+class Secret(Struct):
+    """A secret as listed: never its value."""
+
+    name: str
+    created_at: datetime
+    updated_at: datetime
+
+
+class SecretPage(Struct):
+    items: list[Secret]
+    next_cursor: str | None
 
 
 def from_row(cls: type[Struct], row: dict[str, Any]) -> Any:

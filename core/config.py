@@ -67,6 +67,10 @@ class Settings:
     lease_margin_seconds: float = 30.0
     shutdown_grace_seconds: float = 30.0
     db_pool_size: int = 10
+    # Base64 keys, current first; never printed (repr=False). See core/crypto.py.
+    secret_key: str = field(default="", repr=False)
+    secret_key_file: str = ""
+    block_private_targets: bool = False
     worker_id: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}")
 
     @property
@@ -98,4 +102,19 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         lease_margin_seconds=_float(env, "CRONLEDGER_LEASE_MARGIN", 30.0, 1.0, 3600.0),
         shutdown_grace_seconds=_float(env, "CRONLEDGER_SHUTDOWN_GRACE", 30.0, 0.0, 3600.0),
         db_pool_size=_int(env, "CRONLEDGER_DB_POOL_SIZE", 10, 2, 200),
+        secret_key=_secret_keys(env),
+        secret_key_file=env.get("CRONLEDGER_SECRET_KEY_FILE", ""),
+        block_private_targets=_bool(env, "CRONLEDGER_BLOCK_PRIVATE_TARGETS", False),
     )
+
+
+def _secret_keys(env: Mapping[str, str]) -> str:
+    """``CRONLEDGER_SECRET_KEY``, checked now so a bad key stops the process at start."""
+    from core.crypto import KeyConfigError, parse_keys
+
+    raw = env.get("CRONLEDGER_SECRET_KEY", "")
+    try:
+        parse_keys(raw, "CRONLEDGER_SECRET_KEY")
+    except KeyConfigError as exc:
+        raise ConfigError(str(exc)) from None
+    return raw

@@ -4,16 +4,35 @@ One shared ``httpx.AsyncClient`` per worker, backed by the aiohttp transport fro
 ``httpx-aiohttp`` (httpx's own pool spends most of its CPU on connection assignment once about a
 hundred requests are in flight; see docs/benchmarks.md). The request is sent outside any database
 transaction; the caller records the :class:`AttemptResult`.
+
+What is sent and what is recorded differ on purpose:
+
+- ``${secrets.NAME}`` placeholders are replaced just before sending, from the sealed values the
+  claim attached to the :class:`Dispatch` (no database round trip here). The **recorded**
+  request keeps the placeholders; credential headers typed literally into a job are recorded as
+  ``[redacted]``; a secret value that comes back (an error message naming the URL, a response
+  echoing a header) is replaced by its placeholder before anything is recorded.
+- With a signing secret, ``X-Cronledger-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of
+  "<t>.<body>">`` is computed over the exact body bytes sent (Stripe's webhook scheme).
+- Connect and read timeouts are told apart: aiohttp's own timers say which one fired, and when
+  the overall per-attempt deadline fires first, the phase the request had reached (tracked
+  with aiohttp tracing) decides.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import hashlib
+import hmac
+import logging
 import ssl
 import time
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from http.cookiejar import CookieJar, DefaultCookiePolicy
 from typing import Any
 
 import aiohttp
@@ -21,7 +40,19 @@ import httpx
 from httpx_aiohttp import AiohttpTransport
 
 from core.clock import Clock, rfc3339
+from core.crypto import KeyRing, Sealed, SecretUnavailable, secret_aad, signing_aad
+from core.netguard import BlockedTarget, GuardedResolver, check_literal
+from core.secrets import MARKER, substitute
 from core.version import USER_AGENT
+
+# Failures that another attempt cannot fix without a configuration change: not retried.
+FINAL_ERROR_CLASSES = ("secret", "blocked")
+# Recorded as [redacted] unless the value is a ${secrets.NAME} template.
+CREDENTIAL_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "x-api-key",
+                                "api-key", "x-auth-token", "x-access-token"})
+REDACTED = "[redacted]"
+SIGNATURE_HEADER = "X-Cronledger-Signature"
+KEEPALIVE_SECONDS = 5.0
 
 
 @dataclass(frozen=True)
@@ -30,12 +61,20 @@ class Dispatch:
 
     Attributes:
         run_id: the run; also the ``Idempotency-Key``.
-        scheduled_for: the slot (UTC); lateness is measured from it.
+        scheduled_for: the slot (UTC); the run's lateness is measured from it.
         attempt: 1-based attempt number.
         lease_token: proves this worker still owns the run when recording.
-        request: ``{"method", "url", "headers", "body"}`` as defined on the job.
+        request: ``{"method", "url", "headers", "body"}`` as defined on the job (placeholders
+            unresolved).
         timeout_seconds: bound on the whole attempt.
         retry: the job's retry policy.
+        success_statuses: accepted statuses, or ``None`` for any 2xx.
+        secret_names: the ``${secrets.NAME}`` names the request uses.
+        signing: the job has a signing secret.
+        secrets: sealed values of ``secret_names`` found at claim time (missing names absent).
+        signing_key: the sealed signing secret, when ``signing``.
+        due_at: when this attempt became due (slot, retry time or lease expiry; UTC); the
+            attempt's own lateness is measured from it. ``None`` means ``scheduled_for``.
     """
 
     run_id: uuid.UUID
@@ -50,11 +89,20 @@ class Dispatch:
     request: dict[str, Any]
     timeout_seconds: float
     retry: dict[str, Any]
+    success_statuses: tuple[int, ...] | None = None
+    secret_names: tuple[str, ...] = ()
+    signing: bool = False
+    secrets: Mapping[str, Sealed] = field(default_factory=dict, repr=False)
+    signing_key: Sealed | None = field(default=None, repr=False)
+    due_at: datetime | None = None
 
 
 @dataclass
 class AttemptResult:
-    """What happened to one attempt. Times are UTC; ``duration_ms`` is wall time of the attempt."""
+    """What happened to one attempt. Times are UTC; ``duration_ms`` is wall time of the attempt.
+
+    ``request`` is the request as recorded (placeholders kept, credentials redacted).
+    """
 
     dispatch: Dispatch
     started_at: datetime
@@ -74,19 +122,107 @@ class AttemptResult:
         return self.error_class is None
 
     @property
+    def final(self) -> bool:
+        """A failure that retrying cannot fix (see :data:`FINAL_ERROR_CLASSES`)."""
+        return self.error_class in FINAL_ERROR_CLASSES
+
+    @property
     def lateness_ms(self) -> int:
-        """Start of this attempt minus the slot, in milliseconds (never negative)."""
+        """Start of this attempt minus the slot, in milliseconds (never negative): the run's
+        lateness when this is its first recorded attempt."""
         late = (self.started_at - self.dispatch.scheduled_for) / timedelta(milliseconds=1)
         return max(0, round(late))
 
+    @property
+    def attempt_lateness_ms(self) -> int:
+        """Start of this attempt minus the instant it became due, in milliseconds (>= 0)."""
+        due = self.dispatch.due_at or self.dispatch.scheduled_for
+        return max(0, round((self.started_at - due) / timedelta(milliseconds=1)))
 
-def make_client(max_connections: int) -> httpx.AsyncClient:
-    """The shared client: aiohttp transport, no redirects followed, no environment proxies."""
-    limits = httpx.Limits(max_connections=max_connections, max_keepalive_connections=None)
-    transport = AiohttpTransport(limits=limits, trust_env=False)
-    return httpx.AsyncClient(transport=transport, follow_redirects=False, trust_env=False)
+
+class Refused(Exception):
+    """The attempt was not sent; ``error_class`` says why (``secret``, ``blocked``)."""
+
+    def __init__(self, error_class: str, message: str) -> None:
+        super().__init__(message)
+        self.error_class = error_class
 
 
+# -- the shared client --------------------------------------------------------------------------
+@dataclass
+class _Progress:
+    """How far the current attempt got: ``dns`` | ``connect`` | ``request`` (connected)."""
+
+    phase: str = "connect"
+
+
+_PROGRESS: contextvars.ContextVar[_Progress | None] = contextvars.ContextVar(
+    "cronledger_attempt_progress", default=None)
+
+
+def _phase_setter(phase: str) -> Any:
+    async def on_event(_session: Any, _ctx: Any, _params: Any) -> None:
+        progress = _PROGRESS.get()
+        if progress is not None:
+            progress.phase = phase
+    return on_event
+
+
+async def _refuse_blocked_literal(_session: Any, _ctx: Any,
+                                  params: aiohttp.TraceRequestStartParams) -> None:
+    check_literal(params.url.raw_host or "")
+
+
+def _trace_config(block_private_targets: bool) -> aiohttp.TraceConfig:
+    trace = aiohttp.TraceConfig()
+    trace.on_dns_resolvehost_start.append(_phase_setter("dns"))
+    trace.on_dns_resolvehost_end.append(_phase_setter("connect"))
+    trace.on_connection_create_end.append(_phase_setter("request"))
+    trace.on_connection_reuseconn.append(_phase_setter("request"))
+    if block_private_targets:
+        trace.on_request_start.append(_refuse_blocked_literal)
+    trace.freeze()
+    return trace
+
+
+def make_client(max_connections: int, *, block_private_targets: bool = False) -> httpx.AsyncClient:
+    """The shared client: aiohttp transport, no redirects followed, no proxies from the
+    environment, and **no cookie jar** (a cookie set by one job's target must never be sent with
+    another job's request, possibly another team's).
+
+    Args:
+        max_connections: connection pool size.
+        block_private_targets: refuse private and special-purpose addresses (see
+            :mod:`core.netguard`), checked on resolved addresses at send time.
+    """
+    ssl_context = httpx.create_ssl_context(trust_env=False)
+
+    def session() -> aiohttp.ClientSession:  # created lazily, inside the running loop
+        connector = aiohttp.TCPConnector(
+            limit=max_connections, ssl=ssl_context, keepalive_timeout=KEEPALIVE_SECONDS,
+            resolver=GuardedResolver() if block_private_targets else None)
+        return aiohttp.ClientSession(
+            connector=connector, cookie_jar=aiohttp.DummyCookieJar(), trust_env=False,
+            trace_configs=[_trace_config(block_private_targets)])
+
+    no_cookies = CookieJar(policy=DefaultCookiePolicy(allowed_domains=[]))
+    return httpx.AsyncClient(transport=AiohttpTransport(client=session), follow_redirects=False,
+                             trust_env=False, cookies=no_cookies)
+
+
+class _HideResolvedRequests(logging.Filter):
+    """Drops httpx's ``HTTP Request: <method> <url>`` lines logged while an attempt is sent:
+    the URL there has its secrets resolved, and the attempt is recorded in the database anyway.
+    Other users of httpx in the process are unaffected."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return _PROGRESS.get() is None
+
+
+logging.getLogger("httpx").addFilter(_HideResolvedRequests())
+
+
+# -- request building ---------------------------------------------------------------------------
 def outbound_headers(dispatch: Dispatch) -> dict[str, str]:
     """The job's headers plus cronledger's own (User-Agent, Idempotency-Key, X-Cronledger-*)."""
     headers = {"User-Agent": USER_AGENT}
@@ -100,6 +236,88 @@ def outbound_headers(dispatch: Dispatch) -> dict[str, str]:
     return headers
 
 
+def redact_credentials(headers: Mapping[str, str]) -> dict[str, str]:
+    """Headers as recorded: credential headers without a ``${secrets.…}`` template become
+    ``[redacted]`` (a template is kept: it shows which secret was used, not its value)."""
+    return {name: REDACTED if name.lower() in CREDENTIAL_HEADERS and MARKER not in value
+            else value for name, value in headers.items()}
+
+
+def signature(secret: bytes, timestamp: int, body: bytes) -> str:
+    """``t=<timestamp>,v1=<hex HMAC-SHA256(secret, "<timestamp>." + body)>``."""
+    mac = hmac.new(secret, str(timestamp).encode() + b"." + body, hashlib.sha256).hexdigest()
+    return f"t={timestamp},v1={mac}"
+
+
+def _open_secrets(keyring: KeyRing, dispatch: Dispatch) -> dict[str, str]:
+    values: dict[str, str] = {}
+    for name in dispatch.secret_names:
+        sealed = dispatch.secrets.get(name)
+        if sealed is None:
+            raise Refused("secret", f"secret {name} is not defined for this team "
+                                    f"(create it with PUT /v1/secrets/{name})")
+        try:
+            values[name] = keyring.open(sealed, secret_aad(dispatch.team_id.bytes, name)).decode()
+        except SecretUnavailable as exc:
+            raise Refused("secret", f"secret {name} cannot be decrypted: {exc}") from None
+    return values
+
+
+def _open_signing_key(keyring: KeyRing, dispatch: Dispatch) -> bytes:
+    if dispatch.signing_key is None:
+        raise Refused("secret", "the job's signing secret is missing; set it again with "
+                                "PATCH /v1/jobs/{id} {\"signing_secret\": ...}")
+    try:
+        return keyring.open(dispatch.signing_key,
+                            signing_aad(dispatch.team_id.bytes, dispatch.job_id.bytes))
+    except SecretUnavailable as exc:
+        raise Refused("secret", f"the job's signing secret cannot be decrypted: {exc}") from None
+
+
+def _resolve_headers(headers: dict[str, str], values: Mapping[str, str]) -> dict[str, str]:
+    wire = {}
+    for name, value in headers.items():
+        resolved = substitute(value, values)
+        if resolved is not value and any(c in resolved for c in "\r\n\0"):
+            raise Refused("secret", f"header {name}: a secret used in it contains a line break "
+                                    "or NUL, which an HTTP header cannot carry")
+        wire[name] = resolved
+    return wire
+
+
+def _header_dict(raw: list[tuple[bytes, bytes]]) -> dict[str, str]:
+    """Response headers as received (original case), repeated ones joined with ``, ``."""
+    headers: dict[str, str] = {}
+    seen: dict[str, str] = {}
+    for raw_name, raw_value in raw:
+        name, value = raw_name.decode("latin-1"), raw_value.decode("latin-1")
+        first = seen.setdefault(name.lower(), name)
+        headers[first] = f"{headers[first]}, {value}" if first in headers else value
+    return headers
+
+
+def _scrub(result: AttemptResult, values: Mapping[str, str]) -> None:
+    """Replace secret values found in what is about to be recorded by their placeholders."""
+    pairs = sorted(((v, f"${{secrets.{n}}}") for n, v in values.items()),
+                   key=lambda p: -len(p[0]))
+
+    def clean(text: str) -> str:
+        for value, placeholder in pairs:
+            text = text.replace(value, placeholder)
+        return text
+
+    if result.error:
+        result.error = clean(result.error)
+    if result.response_headers:
+        result.response_headers = {k: clean(v) for k, v in result.response_headers.items()}
+    if result.response_body:
+        body = result.response_body
+        for value, placeholder in pairs:
+            body = body.replace(value.encode(), placeholder.encode())
+        result.response_body = body
+
+
+# -- error classes ------------------------------------------------------------------------------
 def _causes(exc: BaseException) -> list[BaseException]:
     chain: list[BaseException] = []
     while exc is not None and exc not in chain:
@@ -108,87 +326,146 @@ def _causes(exc: BaseException) -> list[BaseException]:
     return chain
 
 
-def classify_error(exc: BaseException, timeout_seconds: float) -> tuple[str, str]:
+def _read_timeout(timeout_seconds: float, got_headers: bool) -> tuple[str, str]:
+    where = "while reading the response body" if got_headers else "waiting for the response"
+    return "timeout", f"read timeout after {timeout_seconds:g} s ({where})"
+
+
+def classify_error(exc: BaseException, timeout_seconds: float, phase: str = "request",
+                   got_headers: bool = False) -> tuple[str, str]:
     """Map a transport exception to ``(error_class, message)``.
 
-    Classes: ``timeout`` (message says connect or read), ``dns``, ``tls``, ``connect``.
+    Classes: ``timeout`` (the message starts with ``connect timeout`` or ``read timeout``),
+    ``dns``, ``tls``, ``connect``, ``blocked``.
+
+    Args:
+        exc: what the send raised.
+        timeout_seconds: the attempt's bound, quoted in messages.
+        phase: how far the request got (``dns`` | ``connect`` | ``request``), used when the
+            overall deadline fired before any of aiohttp's own timers.
+        got_headers: the response headers had arrived.
     """
     chain = _causes(exc)
     # aiohttp's own exception (the transport's cause) is the most precise; httpx-aiohttp maps
     # every aiohttp connection error to httpx.ConnectTimeout, so it is looked at first.
     for err in chain:
+        if isinstance(err, BlockedTarget):
+            return "blocked", str(err)
         if isinstance(err, aiohttp.ConnectionTimeoutError):
             return "timeout", f"connect timeout after {timeout_seconds:g} s"
         if isinstance(err, aiohttp.SocketTimeoutError):
-            return "timeout", f"read timeout after {timeout_seconds:g} s"
+            return _read_timeout(timeout_seconds, got_headers)
         if isinstance(err, aiohttp.ClientConnectorDNSError):
-            return "dns", f"DNS lookup failed: {err.os_error}"
+            return "dns", f"DNS lookup of {err.host} failed: {err.os_error.strerror or err}"
         if isinstance(err, aiohttp.ClientSSLError | ssl.SSLError):
             return "tls", f"TLS error: {err}"
         if isinstance(err, aiohttp.ServerDisconnectedError):
             return "connect", "the server closed the connection without a response"
+        if isinstance(err, aiohttp.ClientPayloadError):
+            return "connect", "the connection broke while reading the response body"
         if isinstance(err, aiohttp.ClientConnectorError):
-            return "connect", f"cannot connect: {err.os_error}"
+            return "connect", f"cannot connect to {err.host}:{err.port}: {err.os_error.strerror}"
+        if isinstance(err, aiohttp.ClientOSError):
+            return "connect", f"connection error: {err.strerror or err}"
     for err in chain:
         if isinstance(err, httpx.ConnectTimeout):
             return "timeout", f"connect timeout after {timeout_seconds:g} s"
         if isinstance(err, httpx.TimeoutException | TimeoutError):
-            return "timeout", f"read timeout after {timeout_seconds:g} s"
-    if isinstance(exc, httpx.UnsupportedProtocol | httpx.InvalidURL):
+            # The overall deadline: the phase reached says which timeout it was.
+            if got_headers or phase == "request":
+                return _read_timeout(timeout_seconds, got_headers)
+            suffix = " (DNS lookup unfinished)" if phase == "dns" else ""
+            return "timeout", f"connect timeout after {timeout_seconds:g} s{suffix}"
+    if isinstance(exc, httpx.UnsupportedProtocol | httpx.InvalidURL | aiohttp.InvalidURL):
         return "connect", f"invalid request URL: {exc}"
     return "connect", f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
+# -- the executor -------------------------------------------------------------------------------
 class Executor:
     """Sends attempts on one shared client.
 
     Args:
         client: the shared ``httpx.AsyncClient`` (see :func:`make_client`).
-        clock: source of ``started_at`` / ``finished_at``.
+        clock: source of ``started_at`` / ``finished_at`` and of signature timestamps.
         body_limit: response bytes kept (``CRONLEDGER_RESPONSE_BODY_LIMIT``); when the body is
             longer, reading stops there and ``truncated`` is set.
+        keyring: opens the sealed secrets of a dispatch; without one (secrets disabled), jobs
+            that use secrets fail with error class ``secret``.
     """
 
-    def __init__(self, client: httpx.AsyncClient, clock: Clock, body_limit: int) -> None:
+    def __init__(self, client: httpx.AsyncClient, clock: Clock, body_limit: int,
+                 keyring: KeyRing | None = None) -> None:
         self.client = client
         self.clock = clock
         self.body_limit = body_limit
+        self.keyring = keyring or KeyRing([])
 
     async def send(self, dispatch: Dispatch) -> AttemptResult:
         """Send one attempt and return its result; never raises for transport failures."""
         spec = dispatch.request
         headers = outbound_headers(dispatch)
-        recorded = {"method": spec["method"], "url": spec["url"], "headers": headers,
-                    "body": spec.get("body")}
-        body = spec.get("body")
+        recorded = {"method": spec["method"], "url": spec["url"],
+                    "headers": redact_credentials(headers), "body": spec.get("body")}
         started_at = self.clock.now()
         t0 = time.perf_counter()
         result = AttemptResult(dispatch, started_at, started_at, 0, recorded)
+        values: dict[str, str] = {}
         try:
-            async with asyncio.timeout(dispatch.timeout_seconds):
-                await self._exchange(spec, headers, body, dispatch.timeout_seconds, result)
-        except Exception as exc:  # noqa: BLE001 - every failure becomes a recorded outcome
-            result.error_class, result.error = classify_error(exc, dispatch.timeout_seconds)
+            values = _open_secrets(self.keyring, dispatch) if dispatch.secret_names else {}
+            url = substitute(spec["url"], values)
+            body = substitute(spec["body"], values) if spec.get("body") is not None else None
+            content = body.encode() if body is not None else None
+            wire = _resolve_headers(headers, values) if values else headers
+            if dispatch.signing:
+                key = _open_signing_key(self.keyring, dispatch)
+                signed = signature(key, int(started_at.timestamp()), content or b"")
+                wire[SIGNATURE_HEADER] = recorded["headers"][SIGNATURE_HEADER] = signed
+            await self._send(dispatch, url, wire, content, result)
+        except Refused as exc:
+            result.error_class, result.error = exc.error_class, str(exc)
         result.duration_ms = round((time.perf_counter() - t0) * 1000)
         result.finished_at = started_at + timedelta(milliseconds=result.duration_ms)
-        if result.error_class is None and not 200 <= (result.response_status or 0) < 300:
+        if result.error_class is None and not self._accepted(dispatch, result.response_status):
             result.error_class = "http_status"
             result.error = f"HTTP {result.response_status}"
+            if 300 <= (result.response_status or 0) < 400:
+                result.error += " (redirects are not followed)"
+        if values:
+            _scrub(result, values)
         return result
 
-    async def _exchange(
-        self, spec: dict[str, Any], headers: dict[str, str], body: str | None,
-        timeout: float, result: AttemptResult,
-    ) -> None:
-        request = self.client.build_request(
-            spec["method"], spec["url"], headers=headers,
-            content=body.encode() if body is not None else None,
-            timeout=httpx.Timeout(timeout),
-        )
+    @staticmethod
+    def _accepted(dispatch: Dispatch, status: int | None) -> bool:
+        if status is None:
+            return False
+        if dispatch.success_statuses:
+            return status in dispatch.success_statuses
+        return 200 <= status < 300
+
+    async def _send(self, dispatch: Dispatch, url: str, headers: dict[str, str],
+                    content: bytes | None, result: AttemptResult) -> None:
+        progress = _Progress()
+        token = _PROGRESS.set(progress)
+        timeout = dispatch.timeout_seconds
+        try:
+            async with asyncio.timeout(timeout):
+                await self._exchange(dispatch.request["method"], url, headers, content, timeout,
+                                     result)
+        except Exception as exc:  # noqa: BLE001 - every failure becomes a recorded outcome
+            result.error_class, result.error = classify_error(
+                exc, timeout, progress.phase, result.response_status is not None)
+        finally:
+            _PROGRESS.reset(token)
+
+    async def _exchange(self, method: str, url: str, headers: dict[str, str],
+                        content: bytes | None, timeout: float, result: AttemptResult) -> None:
+        request = self.client.build_request(method, url, headers=headers, content=content,
+                                            timeout=httpx.Timeout(timeout))
         response = await self.client.send(request, stream=True)
         try:
             result.response_status = response.status_code
-            result.response_headers = dict(response.headers.items())
+            result.response_headers = _header_dict(response.headers.raw)
             result.retry_after = response.headers.get("retry-after")
             kept = bytearray()
             async for chunk in response.aiter_raw():

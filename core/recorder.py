@@ -3,7 +3,8 @@
 Results are written in batches (one transaction for many finished attempts), with a
 compare-and-set on each run's lease token: a worker whose lease was taken over records nothing.
 A failed attempt with attempts left puts the run back as ``queued`` with ``available_at`` (the
-retry is durable: it lives in the database, not in the worker's memory).
+retry is durable: it lives in the database, not in the worker's memory). Failures that another
+attempt cannot fix (error classes ``secret`` and ``blocked``) fail the run at once.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ def _outcome(result: AttemptResult, now: datetime, rng: random.Random) -> dict[s
     d = result.dispatch
     if result.ok:
         return {"status": "succeeded", "finished_at": result.finished_at, "available_at": None}
-    if d.attempt < d.max_attempts:
+    if d.attempt < d.max_attempts and not result.final:
         delay = retry_delay(d.retry, d.attempt, result.response_status, result.retry_after,
                             now, rng)
         return {"status": "queued", "finished_at": None,
@@ -57,11 +58,14 @@ class Recorder:
     Args:
         pool: database pool.
         rng: jitter source for retry delays.
+        worker_id: recorded on each attempt.
     """
 
-    def __init__(self, pool: AsyncConnectionPool, rng: random.Random | None = None) -> None:
+    def __init__(self, pool: AsyncConnectionPool, rng: random.Random | None = None,
+                 worker_id: str | None = None) -> None:
         self.pool = pool
         self.rng = rng or random.Random()
+        self.worker_id = worker_id
 
     async def record(self, results: list[AttemptResult], now: datetime) -> int:
         """Record ``results`` in one transaction; returns how many runs accepted them."""
@@ -99,6 +103,8 @@ class Recorder:
                 "response_truncated": [r.truncated for r in kept],
                 "error_class": [r.error_class for r in kept],
                 "error": [r.error for r in kept],
+                "lateness_ms": [r.attempt_lateness_ms for r in kept],
+                "worker_ids": [self.worker_id] * len(kept),
             })
             events = []
             for row in accepted:

@@ -95,6 +95,8 @@ async def get_run(pool: AsyncConnectionPool, actor: Actor, run_id: uuid.UUID) ->
             "started_at": a["started_at"],
             "finished_at": a["finished_at"],
             "duration_ms": a["duration_ms"],
+            "lateness_ms": a["lateness_ms"],
+            "worker_id": a["worker_id"],
             "request": a["request"],
             "response": None if a["response_status"] is None else {
                 "status": a["response_status"],

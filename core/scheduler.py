@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -25,6 +25,7 @@ from core.executor import Dispatch
 from core.queries import Q
 from core.runs import new_run_id, run_events
 from core.schedule import Schedule, parse_schedule
+from core.secrets import fetch_sealed
 from core.slots import apply_overlap, plan_slots
 
 SKIP_REASON = "the previous run was still in flight (overlap policy skip)"
@@ -80,10 +81,40 @@ class _Batch:
         dispatch = Dispatch(
             run_id=run_id, job_id=job["job_id"], team_id=job["team_id"], scheduled_for=slot,
             trigger=trigger, attempt=1, max_attempts=attempts, lease_token=lease_token,
-            version=1, request=job["request"], timeout_seconds=job["timeout_seconds"],
-            retry=job["retry"],
+            version=1, **_job_sending(job),
         ) if running else None
         self.starts[run_id] = (event, dispatch)
+
+
+def _job_sending(job: dict[str, Any]) -> dict[str, Any]:
+    """The :class:`Dispatch` fields that come from the job row (claim queries select them)."""
+    return {"request": job["request"], "timeout_seconds": job["timeout_seconds"],
+            "retry": job["retry"],
+            "success_statuses": tuple(job["success_statuses"]) if job["success_statuses"]
+            else None,
+            "secret_names": tuple(job["secret_names"]), "signing": job["signing"]}
+
+
+async def _attach_sealed(conn: psycopg.AsyncConnection,
+                         dispatches: list[Dispatch]) -> list[Dispatch]:
+    """Attach the sealed secrets the dispatches need, read in the claim's transaction.
+
+    Jobs without secrets or signing (most of them) cost nothing: no query runs unless at least
+    one dispatch needs one, and then one query per kind covers the whole batch.
+    """
+    needy = [d for d in dispatches if d.secret_names or d.signing]
+    if not needy:
+        return dispatches
+    secrets, signing = await fetch_sealed(
+        conn, [(d.team_id, name) for d in needy for name in d.secret_names],
+        [d.job_id for d in needy if d.signing])
+    return [
+        replace(d, secrets={n: secrets[(d.team_id, n)] for n in d.secret_names
+                            if (d.team_id, n) in secrets},
+                signing_key=signing.get(d.job_id))
+        if d.secret_names or d.signing else d
+        for d in dispatches
+    ]
 
 
 _RUN_COLUMNS = ("ids", "job_ids", "team_ids", "scheduled_for", "triggers", "statuses",
@@ -152,7 +183,8 @@ async def claim_due(
             await conn.execute(Q["due_job_advance"], {
                 "job_ids": [job_id for job_id, _ in batch.advance],
                 "due_at": [due for _, due in batch.advance]})
-    dispatches = [d for run_id, (_, d) in batch.starts.items() if d and run_id in inserted]
+        dispatches = await _attach_sealed(conn, [
+            d for run_id, (_, d) in batch.starts.items() if d and run_id in inserted])
     return len(jobs), dispatches
 
 
@@ -180,14 +212,14 @@ async def claim_ready(
             )], {"actor": f"worker:{worker_id}"})
         ]
         await append_events(conn, events)
-    return [
-        Dispatch(run_id=r["id"], job_id=r["job_id"], team_id=r["team_id"],
-                 scheduled_for=r["scheduled_for"], trigger=r["trigger"], attempt=r["attempt"],
-                 max_attempts=r["max_attempts"], lease_token=r["lease_token"],
-                 version=r["version"], request=r["request"],
-                 timeout_seconds=r["timeout_seconds"], retry=r["retry"])
-        for r in rows
-    ]
+        return await _attach_sealed(conn, [
+            Dispatch(run_id=r["id"], job_id=r["job_id"], team_id=r["team_id"],
+                     scheduled_for=r["scheduled_for"], trigger=r["trigger"],
+                     attempt=r["attempt"], max_attempts=r["max_attempts"],
+                     lease_token=r["lease_token"], version=r["version"], due_at=r["due_at"],
+                     **_job_sending(r))
+            for r in rows
+        ])
 
 
 async def next_wakeup(pool: AsyncConnectionPool) -> datetime | None:

@@ -46,7 +46,7 @@ class Worker:
                  executor: Executor, clock: Clock, lookahead: float = 0.0) -> None:
         self.pool, self.dsn, self.settings = pool, dsn, settings
         self.executor, self.clock, self.lookahead = executor, clock, lookahead
-        self.recorder = Recorder(pool)
+        self.recorder = Recorder(pool, worker_id=settings.worker_id)
         self.limit = asyncio.Semaphore(settings.max_concurrency)
         self.inflight: dict[asyncio.Task[None], Dispatch] = {}
         self.results: asyncio.Queue[AttemptResult | None] = asyncio.Queue()  # None: stop
@@ -139,26 +139,33 @@ class Worker:
         return total
 
     async def _sleep_until_work(self) -> None:
-        # Clear before reading: a NOTIFY or stop() that lands after the read still wakes us.
-        self.wake.clear()
-        if self.stopping.is_set():
-            return
+        """Sleep until the next instant with work, or until woken.
+
+        The wake event is cleared by :meth:`run` *before* each claim round, never here: a
+        NOTIFY or a :meth:`stop` that arrives while claiming or computing the next wake-up must
+        cut this sleep short, not be forgotten (it used to be cleared here, so a stop requested
+        during a claim round waited out the whole idle sleep).
+        """
         wake_at = await next_wakeup(self.pool)
         timeout = MAX_IDLE_SLEEP
         if wake_at is not None:
             timeout = min(timeout, (wake_at - self.clock.now()).total_seconds() - self.lookahead)
-        if timeout <= 0:
+        if timeout <= 0 or self.stopping.is_set():
             return
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(timeout):
                 await self.wake.wait()
 
     async def _listen(self) -> None:
+        announced = False
         while True:
             try:
                 conn = await psycopg.AsyncConnection.connect(self.dsn, autocommit=True)
                 async with conn:
                     await conn.execute(f"LISTEN {WAKEUP_CHANNEL}")
+                    if not announced:
+                        log.info("worker %s started", self.settings.worker_id)
+                        announced = True
                     self.wake.set()  # anything may have changed while we were not listening
                     async for _ in conn.notifies():
                         self.wake.set()
@@ -173,6 +180,7 @@ class Worker:
         try:
             while not self.stopping.is_set():
                 try:
+                    self.wake.clear()
                     await self.run_once()
                     await self._sleep_until_work()
                 except (psycopg.Error, OSError) as exc:

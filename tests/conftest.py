@@ -29,6 +29,8 @@ from core.db import open_pool
 from core.migrate import upgrade
 
 RUN = uuid.uuid4().hex[:8]
+# A fixed test key (base64 of 32 bytes): the suite's secrets are encrypted with it.
+TEST_SECRET_KEY = "Y3JvbmxlZGdlci10ZXN0LWtleS0wMDAwMDAwMDAwMDA="
 
 
 def with_dbname(dsn: str, name: str) -> str:
@@ -113,7 +115,8 @@ async def fresh_pool(fresh_dsn: str) -> AsyncIterator[AsyncConnectionPool]:
 @pytest.fixture
 def settings() -> Settings:
     return Settings(database_url=None, claim_batch=100, max_concurrency=50,
-                    shutdown_grace_seconds=5, lease_margin_seconds=5)
+                    shutdown_grace_seconds=5, lease_margin_seconds=5,
+                    secret_key=TEST_SECRET_KEY)
 
 
 @pytest.fixture

@@ -13,6 +13,7 @@ from core.actor import Actor
 from core.apikeys import create_api_key
 from core.clock import Clock
 from core.config import Settings
+from core.crypto import KeyRing
 from core.executor import Executor, make_client
 from core.jobs.commands import create_job
 from core.worker import Worker
@@ -27,7 +28,9 @@ def make_worker(pool: AsyncConnectionPool, dsn: str, settings: Settings, clock: 
                 worker_id: str = "test-worker") -> Worker:
     """A worker on ``clock``; close ``worker.executor.client`` when done."""
     settings = replace(settings, worker_id=worker_id)
-    executor = Executor(make_client(50), clock, settings.response_body_limit)
+    client = make_client(50, block_private_targets=settings.block_private_targets)
+    keyring = KeyRing.from_sources(settings.secret_key, settings.secret_key_file)
+    executor = Executor(client, clock, settings.response_body_limit, keyring)
     return Worker(pool, dsn, settings, executor, clock)
 
 

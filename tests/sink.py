@@ -1,13 +1,16 @@
 """A real local HTTP server that records every request it receives (the jobs' target).
 
 Each recorded hit keeps the arrival instant (UTC), method, path, headers and body. Responses are
-scripted per path: status, delay, body, extra headers, or closing the connection.
+scripted per path: status, delay, body, extra headers, closing the connection, or a body sent
+slowly after the headers. ``Sink(ssl_context=...)`` serves HTTPS.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import socket
+import ssl
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -32,12 +35,15 @@ class Reply:
     body: bytes = b"ok"
     headers: dict[str, str] = field(default_factory=dict)
     close: bool = False  # drop the connection without answering
+    trickle: float = 0.0  # send the headers and a first chunk, then wait this long for the rest
+    echo: bool = False  # answer with the request's headers (JSON) and body, like httpbin
 
 
 class Sink:
     """``async with Sink() as sink: sink.url("/x") …; sink.hits``."""
 
-    def __init__(self) -> None:
+    def __init__(self, ssl_context: ssl.SSLContext | None = None) -> None:
+        self.ssl_context = ssl_context
         self.hits: list[Hit] = []
         self.replies: dict[str, Reply | list[Reply]] = {}
         self.port = 0
@@ -45,7 +51,8 @@ class Sink:
         self.arrived = asyncio.Event()
 
     def url(self, path: str = "/hook") -> str:
-        return f"http://127.0.0.1:{self.port}{path}"
+        scheme = "https" if self.ssl_context else "http"
+        return f"{scheme}://127.0.0.1:{self.port}{path}"
 
     def reply(self, path: str, *replies: Reply) -> None:
         """Script the answers for ``path``: one reply for all, or one per hit (last repeats)."""
@@ -72,6 +79,19 @@ class Sink:
             assert request.transport is not None
             request.transport.close()
             return web.Response()
+        if reply.echo:
+            echoed = json.dumps({"headers": dict(request.headers), "body": body.decode()})
+            return web.Response(status=reply.status, body=echoed.encode(),
+                                headers={**reply.headers, "X-Echo-Url": str(request.url)})
+        if reply.trickle:
+            response = web.StreamResponse(status=reply.status, headers=reply.headers)
+            response.content_length = len(reply.body) + 1
+            await response.prepare(request)
+            await response.write(reply.body[:1])
+            await asyncio.sleep(reply.trickle)
+            await response.write(reply.body[1:] + b".")
+            await response.write_eof()
+            return response
         return web.Response(status=reply.status, body=reply.body, headers=reply.headers)
 
     async def wait_for(self, count: int, timeout: float = 10.0, path: str | None = None) -> None:
@@ -84,12 +104,14 @@ class Sink:
     async def __aenter__(self) -> Sink:
         app = web.Application()
         app.router.add_route("*", "/{tail:.*}", self._handle)
-        self._runner = web.AppRunner(app, access_log=None)
+        # A short shutdown timeout: handlers still sleeping for a client that went away (killed
+        # workers) must not hold the test up.
+        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.5)
         await self._runner.setup()
         sock = socket.socket()
         sock.bind(("127.0.0.1", 0))
         self.port = sock.getsockname()[1]
-        site = web.SockSite(self._runner, sock)
+        site = web.SockSite(self._runner, sock, ssl_context=self.ssl_context)
         await site.start()
         return self
 

@@ -10,7 +10,7 @@ from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
 from litestar.status_codes import HTTP_202_ACCEPTED, HTTP_204_NO_CONTENT
 from psycopg_pool import AsyncConnectionPool
 
-from api.deps import ActorDep, ClockDep, Limit, PoolDep
+from api.deps import ActorDep, ClockDep, KeyRingDep, Limit, PoolDep
 from api.pagination import DEFAULT_LIMIT, check_limit, decode_cursor, encode_cursor
 from api.schemas import (
     Event,
@@ -46,13 +46,13 @@ class JobController(Controller):
 
     @post("/", summary="Create a job")
     async def create(self, data: JSONBody[JobCreate], actor: ActorDep, pool: PoolDep,
-                     clock: ClockDep) -> Job:
+                     clock: ClockDep, keyring: KeyRingDep) -> Job:
         from msgspec import structs
 
         fields = structs.asdict(data)
         fields["request"] = structs.asdict(data.request)
         fields["retry"] = structs.asdict(data.retry) if data.retry else None
-        job_id = await commands.create_job(pool, actor, fields, clock.now())
+        job_id = await commands.create_job(pool, actor, fields, clock.now(), keyring)
         return await _job(pool, actor, job_id)
 
     @get("/", summary="List jobs")
@@ -70,12 +70,12 @@ class JobController(Controller):
 
     @patch("/{job_id:uuid}", summary="Update a job (partial)")
     async def update(self, job_id: FromPath[uuid.UUID], data: JSONBody[JobPatch], actor: ActorDep,
-                     pool: PoolDep, clock: ClockDep) -> Job:
+                     pool: PoolDep, clock: ClockDep, keyring: KeyRingDep) -> Job:
         fields = given_fields(data)
         version = fields.pop("version", None)
         if not fields:
             raise invalid("body", "give at least one field to change")
-        await commands.update_job(pool, actor, job_id, fields, clock.now(), version)
+        await commands.update_job(pool, actor, job_id, fields, clock.now(), version, keyring)
         return await _job(pool, actor, job_id)
 
     @delete("/{job_id:uuid}", status_code=HTTP_204_NO_CONTENT, summary="Delete a job")

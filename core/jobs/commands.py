@@ -15,6 +15,7 @@ import psycopg
 from psycopg_pool import AsyncConnectionPool
 
 from core.actor import Actor
+from core.crypto import KeyRing
 from core.db import transaction
 from core.errors import ConcurrencyConflict, Conflict, NotFound
 from core.events import append_events, notify_wakeup, stream_events, to_json
@@ -23,6 +24,7 @@ from core.jobs.state import evolve
 from core.queries import Q
 from core.runs import new_run_id, run_events
 from core.schedule import parse_schedule
+from core.secrets import set_signing_secret
 
 _SCHEDULE_FIELDS = ("schedule", "timezone", "anchor_at")
 
@@ -91,20 +93,28 @@ async def _apply(
 
 
 async def create_job(
-    pool: AsyncConnectionPool, actor: Actor, fields: dict[str, Any], now: datetime
+    pool: AsyncConnectionPool, actor: Actor, fields: dict[str, Any], now: datetime,
+    keyring: KeyRing | None = None,
 ) -> uuid.UUID:
     """Create a job from ``fields`` (the body of ``POST /v1/jobs``); returns its id.
 
-    Intervals are anchored to ``now``, the creation instant (UTC).
+    Intervals are anchored to ``now``, the creation instant (UTC). A ``signing_secret`` in
+    ``fields`` is stored encrypted with ``keyring``; the events only say ``signing: true``.
 
     Raises:
         InvalidInput: when the definition is not acceptable.
+        Unavailable: a signing secret is given and no secret key is configured.
     """
     definition = normalize_definition(fields, anchor=now, now=now)
+    signing_secret = fields.get("signing_secret")
     status = "paused" if fields.get("paused") else "active"
     job_id = uuid.uuid4()
-    data = {**definition, "status": status, "anchor_at": now}
+    data = {**definition, "status": status, "anchor_at": now,
+            "signing": signing_secret is not None}
     async with transaction(pool) as conn:
+        if signing_secret is not None:
+            await set_signing_secret(conn, keyring or KeyRing([]), actor.team_id, job_id,
+                                     signing_secret, now)
         await _apply(conn, actor, None, job_id, [("job.created", data)], now)
     return job_id
 
@@ -116,16 +126,20 @@ async def update_job(
     fields: dict[str, Any],
     now: datetime,
     expected_version: int | None = None,
+    keyring: KeyRing | None = None,
 ) -> None:
     """Apply a partial update (``PATCH``): fields absent from ``fields`` keep their value.
 
     ``request`` and ``retry`` are merged key by key. A schedule or time zone change re-anchors
     intervals at ``now`` and recomputes the next fire time; other changes keep the pending slot.
+    ``signing_secret``: a string sets or replaces the job's signing secret (``job.updated``
+    with ``signing: true``), ``None`` removes it.
 
     Raises:
         NotFound: no such job for this team.
         ConcurrencyConflict: ``expected_version`` is given and is not the current version.
         InvalidInput: the resulting definition is not acceptable.
+        Unavailable: a signing secret is given and no secret key is configured.
     """
     async with transaction(pool) as conn:
         before = await _lock(conn, actor, job_id)
@@ -143,10 +157,17 @@ async def update_job(
             merged[k] != before[k] for k in ("schedule", "timezone") if k in fields
         )
         anchor = now if timing_changed else before["anchor_at"]
-        definition = normalize_definition(merged, anchor=anchor, now=now)
+        signing_given = "signing_secret" in fields
+        signing_secret = fields.get("signing_secret")
+        definition = normalize_definition({**merged, "signing_secret": signing_secret},
+                                          anchor=anchor, now=now)
         changes = {k: v for k, v in definition.items() if v != before[k]}
         if timing_changed:
             changes["anchor_at"] = now
+        if signing_given and (signing_secret is not None or before["signing"]):
+            await set_signing_secret(conn, keyring or KeyRing([]), actor.team_id, job_id,
+                                     signing_secret, now)
+            changes["signing"] = signing_secret is not None
         events: list[tuple[str, dict[str, Any]]] = []
         if changes:
             events.append(("job.updated", {"changes": changes}))
@@ -195,6 +216,7 @@ async def delete_job(
     async with transaction(pool) as conn:
         before = await _lock(conn, actor, job_id)
         await _apply(conn, actor, before, job_id, [("job.deleted", {})], now)
+        await set_signing_secret(conn, KeyRing([]), actor.team_id, job_id, None, now)
         cur = await conn.execute(
             Q["run_cancel_queued"], {"job_id": job_id, "reason": "job deleted", "now": now}
         )

@@ -14,6 +14,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from core.errors import FieldError, InvalidInput
 from core.schedule import InvalidSchedule, parse_schedule
+from core.secrets import PLACEHOLDER, check_signing_secret, has_malformed_placeholder
 
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
 OVERLAP_POLICIES = ("skip", "allow", "queue")
@@ -27,6 +28,7 @@ MAX_HEADER_NAME = 256
 MAX_HEADER_VALUE = 8192
 MAX_BODY = 256 * 1024
 MAX_TIMEOUT_SECONDS = 900.0
+MAX_SUCCESS_STATUSES = 100
 DEFAULT_TIMEOUT_SECONDS = 30.0
 
 DEFAULT_RETRY = {"attempts": 1, "backoff": "exponential", "delay_seconds": 10.0,
@@ -36,16 +38,20 @@ DEFAULTS: dict[str, Any] = {
     "timeout_seconds": DEFAULT_TIMEOUT_SECONDS,
     "overlap": "skip",
     "catchup": "latest",
+    "success_statuses": None,  # None: any 2xx is a success
 }
 DEFINITION_FIELDS = ("name", "schedule", "timezone", "request", "timeout_seconds", "retry",
-                     "overlap", "catchup")
+                     "overlap", "catchup", "success_statuses")
 
 _TOKEN = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")  # RFC 9110 field-name token
-_PLACEHOLDER = re.compile(r"\$\{secrets\.[A-Za-z0-9_.-]+\}")
 # Set by the executor: these are always ours and may not be overridden by a job.
 RESERVED_HEADERS = ("idempotency-key", "x-cronledger-job-id", "x-cronledger-scheduled-for",
                     "x-cronledger-attempt", "x-cronledger-signature", "host", "content-length",
                     "transfer-encoding")
+
+
+_MALFORMED = ("has a malformed secret placeholder: write ${secrets.NAME}, NAME being 1 to 100 "
+              "of A-Z a-z 0-9 _ . -")
 
 
 class _Errors:
@@ -69,13 +75,15 @@ def _check_url(url: Any, errors: _Errors) -> None:
         errors.add("request.url", f"must be at most {MAX_URL} characters")
         return
     # Secret placeholders are resolved at send time; parse the URL with a stand-in value.
-    parts = urlsplit(_PLACEHOLDER.sub("x", url))
+    parts = urlsplit(PLACEHOLDER.sub("x", url))
     if parts.scheme not in ("http", "https"):
         errors.add("request.url", "must be an absolute http:// or https:// URL")
     elif not parts.hostname:
         errors.add("request.url", "has no host")
     elif any(c.isspace() or ord(c) < 32 for c in url):
         errors.add("request.url", "must not contain spaces or control characters")
+    elif has_malformed_placeholder(url):
+        errors.add("request.url", _MALFORMED)
     else:
         try:
             _ = parts.port
@@ -104,6 +112,8 @@ def _check_headers(headers: Any, errors: _Errors) -> dict[str, str]:
             errors.add(path, f"must be at most {MAX_HEADER_VALUE} characters")
         elif any(c in value for c in "\r\n\0"):
             errors.add(path, "must not contain CR, LF or NUL")
+        elif has_malformed_placeholder(value):
+            errors.add(path, _MALFORMED)
     return dict(headers)
 
 
@@ -126,6 +136,8 @@ def _normalize_request(request: Any, errors: _Errors) -> dict[str, Any]:
             errors.add("request.body", "must be a string (send JSON as text)")
         elif len(body.encode()) > MAX_BODY:
             errors.add("request.body", f"must be at most {MAX_BODY} bytes")
+        elif has_malformed_placeholder(body):
+            errors.add("request.body", _MALFORMED)
     return {"method": method.upper(), "url": request.get("url"), "headers": headers, "body": body}
 
 
@@ -161,6 +173,21 @@ def _normalize_retry(retry: Any, errors: _Errors) -> dict[str, Any]:
     return merged
 
 
+def _normalize_statuses(value: Any, errors: _Errors) -> list[int] | None:
+    """``success_statuses``: ``None`` (any 2xx) or a non-empty list of codes 100..599, returned
+    sorted and without duplicates."""
+    if value is None:
+        return None
+    if not isinstance(value, list) or not value or len(value) > MAX_SUCCESS_STATUSES:
+        errors.add("success_statuses",
+                   f"must be a list of 1 to {MAX_SUCCESS_STATUSES} HTTP status codes, or null")
+        return None
+    if any(isinstance(v, bool) or not isinstance(v, int) or not 100 <= v <= 599 for v in value):
+        errors.add("success_statuses", "every status must be an integer from 100 to 599")
+        return None
+    return sorted(set(value))
+
+
 def _nul_paths(value: Any, path: str) -> list[str]:
     """Dotted paths of strings (keys included) that contain NUL, which PostgreSQL cannot store."""
     if isinstance(value, str):
@@ -194,8 +221,10 @@ def normalize_definition(
 
     Args:
         fields: the definition fields (``name``, ``schedule``, ``timezone``, ``request``,
-            ``timeout_seconds``, ``retry``, ``overlap``, ``catchup``); missing optional fields
-            take their defaults.
+            ``timeout_seconds``, ``retry``, ``overlap``, ``catchup``, ``success_statuses``);
+            missing optional fields take their defaults. A ``signing_secret`` in ``fields`` is
+            validated too, but never part of the returned definition (it is write-only and
+            stored encrypted apart from the events).
         anchor: the instant intervals are anchored to (UTC).
         now: the current instant (UTC), used to reject one-shot schedules in the past.
 
@@ -217,6 +246,11 @@ def normalize_definition(
     out["timeout_seconds"] = _number(out["timeout_seconds"], "timeout_seconds", 0.001,
                                      MAX_TIMEOUT_SECONDS, errors)
     out["retry"] = _normalize_retry(fields.get("retry"), errors)
+    out["success_statuses"] = _normalize_statuses(fields.get("success_statuses"), errors)
+    if fields.get("signing_secret") is not None:
+        problem = check_signing_secret(fields["signing_secret"])
+        if problem:
+            errors.add("signing_secret", problem)
     if out["overlap"] not in OVERLAP_POLICIES:
         errors.add("overlap", f"must be one of {', '.join(OVERLAP_POLICIES)}")
     if out["catchup"] not in CATCHUP_POLICIES:

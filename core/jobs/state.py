@@ -4,9 +4,15 @@ The ``jobs`` projection row is exactly :func:`fold` over the job's stream: the c
 the folded state, and a test replays the stream and compares it with the row.
 
 Event types and payloads:
-    ``job.created``   ``{definition fields…, "status": "active"|"paused", "anchor_at"}``
+    ``job.created``   ``{definition fields…, "status": "active"|"paused", "anchor_at",
+                      "signing": bool}``
     ``job.updated``   ``{"changes": {field: new value, …}}``
-                      (with ``anchor_at`` when the schedule changed)
+                      (with ``anchor_at`` when the schedule changed; ``"signing": true`` each
+                      time a signing secret is set or replaced, ``false`` when removed)
+
+The signing secret itself is never in an event (it is stored encrypted in
+``job_signing_secrets``). ``secret_names`` (the ``${secrets.NAME}`` names the request uses) is
+derived from the request on every event, so claims know without parsing which jobs need secrets.
     ``job.paused``, ``job.resumed``, ``job.completed``, ``job.deleted``  ``{}``
 """
 
@@ -16,7 +22,8 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-from core.jobs.definition import DEFINITION_FIELDS
+from core.jobs.definition import DEFAULTS, DEFINITION_FIELDS
+from core.secrets import placeholder_names
 
 STATUS_AFTER = {
     "job.paused": "paused",
@@ -47,9 +54,11 @@ def evolve(state: dict[str, Any] | None, event: dict[str, Any]) -> dict[str, Any
     if kind == "job.created":
         if state is not None:
             raise ValueError("job.created on an existing job")
-        new = {key: data[key] for key in DEFINITION_FIELDS}
+        # Fields added after the first release default for events written before them.
+        new = {key: data[key] if key in data else DEFAULTS[key] for key in DEFINITION_FIELDS}
         new.update(id=event["stream_id"], team_id=event["team_id"], status=data["status"],
-                   anchor_at=_instant(data["anchor_at"]), created_at=occurred_at)
+                   anchor_at=_instant(data["anchor_at"]), created_at=occurred_at,
+                   signing=bool(data.get("signing", False)))
     elif state is None:
         raise ValueError(f"{kind} before job.created")
     elif kind == "job.updated":
@@ -60,6 +69,7 @@ def evolve(state: dict[str, Any] | None, event: dict[str, Any]) -> dict[str, Any
         new = {**state, "status": STATUS_AFTER[kind]}
     else:
         raise ValueError(f"unknown job event {kind!r}")
+    new["secret_names"] = placeholder_names(new["request"])
     new["version"] = event["stream_version"]
     new["updated_at"] = occurred_at
     return new

@@ -17,7 +17,8 @@ RETURNING id;
 -- Queued runs whose time has come (manual triggers, retries, buffered overlaps) and running
 -- runs whose lease expired (their worker died): the same run id is dispatched again.
 WITH ready AS (
-    SELECT r.id, r.status AS previous_status
+    SELECT r.id, r.status AS previous_status,
+           CASE WHEN r.status = 'queued' THEN r.available_at ELSE r.lease_expires_at END AS due_at
     FROM runs r
     WHERE (r.status = 'queued' AND r.available_at <= %(now)s::timestamptz)
        OR (r.status = 'running' AND r.lease_expires_at <= %(now)s::timestamptz)
@@ -37,8 +38,8 @@ UPDATE runs r SET
 FROM ready, jobs j
 WHERE r.id = ready.id AND j.id = r.job_id
 RETURNING r.id, r.job_id, r.team_id, r.scheduled_for, r.trigger, r.attempt, r.max_attempts,
-          r.lease_token, r.lease_expires_at, r.version, ready.previous_status,
-          j.request, j.timeout_seconds, j.retry;
+          r.lease_token, r.lease_expires_at, r.version, ready.previous_status, ready.due_at,
+          j.request, j.timeout_seconds, j.retry, j.success_statuses, j.secret_names, j.signing;
 
 -- name: run_release_buffered
 -- A run buffered by the `queue` overlap policy becomes ready once its job has nothing running.
@@ -74,12 +75,13 @@ RETURNING r.id, r.job_id, r.team_id, r.version, r.lateness_ms;
 -- name: run_attempt_insert_many
 INSERT INTO run_attempts (run_id, attempt, started_at, finished_at, duration_ms, request,
                           response_status, response_headers, response_body, response_truncated,
-                          error_class, error)
+                          error_class, error, lateness_ms, worker_id)
 SELECT * FROM unnest(%(run_ids)s::uuid[], %(attempts)s::int[], %(started_at)s::timestamptz[],
                      %(finished_at)s::timestamptz[], %(duration_ms)s::int[],
                      %(requests)s::jsonb[], %(response_status)s::int[],
                      %(response_headers)s::jsonb[], %(response_body)s::bytea[],
-                     %(response_truncated)s::bool[], %(error_class)s::text[], %(error)s::text[])
+                     %(response_truncated)s::bool[], %(error_class)s::text[], %(error)s::text[],
+                     %(lateness_ms)s::int[], %(worker_ids)s::text[])
 ON CONFLICT ON CONSTRAINT run_attempts_pkey DO NOTHING;
 
 -- name: run_cancel_queued
@@ -109,8 +111,8 @@ FROM runs
 WHERE id = %(id)s::uuid AND team_id = %(team_id)s::uuid;
 
 -- name: run_attempt_list
-SELECT attempt, started_at, finished_at, duration_ms, request, response_status,
-       response_headers, response_body, response_truncated, error_class, error
+SELECT attempt, started_at, finished_at, duration_ms, lateness_ms, worker_id, request,
+       response_status, response_headers, response_body, response_truncated, error_class, error
 FROM run_attempts
 WHERE run_id = %(run_id)s::uuid
 ORDER BY attempt;

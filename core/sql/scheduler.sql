@@ -1,7 +1,8 @@
 -- name: job_claim_due
 -- The claim of DESIGN 3.2: due rows, oldest first, skipping rows another worker holds.
 SELECT d.job_id, d.due_at, j.team_id, j.schedule, j.timezone, j.request, j.timeout_seconds,
-       j.retry, j.overlap, j.catchup, j.anchor_at, j.version,
+       j.retry, j.overlap, j.catchup, j.anchor_at, j.version, j.success_statuses,
+       j.secret_names, j.signing,
        (SELECT count(*) FROM runs r
          WHERE r.job_id = d.job_id AND r.status = 'running')::int AS running,
        (SELECT count(*) FROM runs r

@@ -1,0 +1,56 @@
+"""The worker's wake-up: a NOTIFY or a stop that arrives during a claim round is not lost."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import datetime
+
+from psycopg_pool import AsyncConnectionPool
+
+from core.clock import FrozenClock
+from core.config import Settings
+from tests.helpers import make_worker
+
+# Without work the worker would sleep MAX_IDLE_SLEEP (60 s): finishing well within this bound
+# shows that the wake-up was seen. A bound far from any real timing, not a performance check.
+BOUND = 20
+
+
+async def test_stop_during_a_claim_round_ends_the_worker_promptly(
+    fresh_pool: AsyncConnectionPool, fresh_dsn: str, settings: Settings, clock: FrozenClock
+) -> None:
+    worker = make_worker(fresh_pool, fresh_dsn, settings, clock)
+
+    async def claim_then_signal(now: datetime | None = None) -> int:
+        worker.stop()  # SIGTERM arrives while the worker is claiming
+        return 0
+
+    worker.run_once = claim_then_signal  # type: ignore[method-assign]
+    try:
+        await asyncio.wait_for(worker.run(), BOUND)
+    finally:
+        await worker.executor.client.aclose()
+
+
+async def test_notify_during_a_claim_round_triggers_another_round(
+    fresh_pool: AsyncConnectionPool, fresh_dsn: str, settings: Settings, clock: FrozenClock
+) -> None:
+    worker = make_worker(fresh_pool, fresh_dsn, settings, clock)
+    rounds = 0
+
+    async def claim(now: datetime | None = None) -> int:
+        nonlocal rounds
+        rounds += 1
+        if rounds == 1:
+            await asyncio.sleep(0.5)  # the listener's own first wake-up lands in this round
+            worker.wake.set()  # a job was created meanwhile (NOTIFY)
+        else:
+            worker.stop()
+        return 0
+
+    worker.run_once = claim  # type: ignore[method-assign]
+    try:
+        await asyncio.wait_for(worker.run(), BOUND)
+    finally:
+        await worker.executor.client.aclose()
+    assert rounds == 2
