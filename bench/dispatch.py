@@ -113,7 +113,12 @@ async def scenario(admin: str, jobs: int, workers: int, slots: int, logdir: Path
             await create_jobs(dsn, f"http://127.0.0.1:{port}/hook", jobs)
             first = (int(time.time()) // PERIOD + 1) * PERIOD
             last = first + PERIOD * (slots - 1)
-            await asyncio.sleep(max(0.0, last + PERIOD / 2 - time.time()))
+            await asyncio.sleep(max(0.0, last + 1 - time.time()))
+            deadline = time.time() + 30  # let the last slot's deliveries arrive
+            last_slot = datetime.fromtimestamp(last, UTC).isoformat().replace("+00:00", "Z")
+            while time.time() < deadline and sum(
+                    1 for _, _, slot in SinkProtocol.hits if slot == last_slot) < jobs:
+                await asyncio.sleep(0.1)
             await stop_scheduling(dsn)
             await asyncio.sleep(1)
         finally:

@@ -18,6 +18,8 @@ This is Vixie cron's DST rule (cron.c, "time warp" handling; kept by cronie).
 
 from __future__ import annotations
 
+import functools
+import threading
 import zoneinfo
 from collections.abc import Iterator
 from datetime import UTC, datetime, time, timedelta
@@ -44,7 +46,7 @@ class Slots:
 
     Each expression from :meth:`CronSpec.croniter_expressions` is one croniter stream; the slot
     after ``t`` is the smallest answer over the streams. Not thread-safe (croniter objects keep
-    state): build one per evaluation.
+    state); :func:`shared_slots` hands out one per spec for the event-loop thread.
     """
 
     def __init__(self, spec: CronSpec) -> None:
@@ -110,8 +112,21 @@ def cron_fires(spec: CronSpec, zone: zoneinfo.ZoneInfo, after: datetime) -> Iter
             yield fire
 
 
+@functools.lru_cache(maxsize=4096)
+def shared_slots(spec: CronSpec) -> Slots:
+    """One :class:`Slots` per spec, reused across evaluations.
+
+    Building croniter objects costs far more than a search, and the scheduler evaluates the
+    same few specs for thousands of jobs. Reuse is safe within one thread: every search passes
+    its own start instant and the memo is only trusted for starts inside its range. Searches
+    never yield to the event loop mid-way, so coroutines cannot interleave inside one.
+    """
+    return Slots(spec)
+
+
 def _walk(spec: CronSpec, zone: zoneinfo.ZoneInfo, after: datetime) -> Iterator[Fire]:
-    slots = Slots(spec)
+    slots = shared_slots(spec) if threading.current_thread() is threading.main_thread() \
+        else Slots(spec)
     local = after.astimezone(zone)
     cursor = local.replace(tzinfo=None, fold=0)
     horizon = datetime(cursor.year + SEARCH_YEARS, 12, 31, 23, 59, 59)
