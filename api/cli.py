@@ -1,4 +1,4 @@
-"""The ``cronledger`` command line.
+"""cronledger: a Postgres-only, event-sourced scheduler.
 
     cronledger serve      API + scheduler in one process (embedded PostgreSQL without DATABASE_URL)
     cronledger api        the API only            cronledger worker   the scheduler only
@@ -20,6 +20,7 @@ import sys
 from collections.abc import Iterator
 
 from core.config import ConfigError, Settings, load_settings
+from core.errors import DomainError
 
 log = logging.getLogger("cronledger")
 
@@ -173,7 +174,9 @@ def _db_url(settings: Settings) -> int:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="cronledger", description=__doc__.split("\n")[0])
-    parser.add_argument("--log-level", default=os.environ.get("CRONLEDGER_LOG_LEVEL", "INFO"))
+    parser.add_argument("--log-level", default=os.environ.get("CRONLEDGER_LOG_LEVEL"),
+                        help="DEBUG, INFO, WARNING… (CRONLEDGER_LOG_LEVEL; default INFO for "
+                             "serve, api and worker, WARNING for the other commands)")
     sub = parser.add_subparsers(dest="command", required=True)
     for name, text in (("serve", "run the API and the scheduler in one process"),
                        ("api", "run the API only")):
@@ -202,7 +205,9 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``cronledger`` console script."""
     args = _parser().parse_args(argv)
-    logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
+    servers = ("serve", "api", "worker")
+    level = args.log_level or ("INFO" if args.command in servers else "WARNING")
+    logging.basicConfig(level=level.upper(), stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     # One line per outbound request is noise (runs are recorded in the database).
     logging.getLogger("httpx").setLevel(logging.WARNING)
@@ -235,9 +240,13 @@ def main(argv: list[str] | None = None) -> int:
             return 0
     if args.command == "db-url":
         return _db_url(settings)
-    if args.command == "secrets":
-        return _secrets(settings, args)
-    return _apikey_create(settings, args)
+    try:
+        if args.command == "secrets":
+            return _secrets(settings, args)
+        return _apikey_create(settings, args)
+    except DomainError as exc:
+        print(f"cronledger: {exc.detail}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

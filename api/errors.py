@@ -62,12 +62,19 @@ def validation_error(_: Request, exc: ValidationException) -> Response[dict[str,
     for item in extra:
         if isinstance(item, dict):
             message = str(item.get("message", "is invalid"))
+            if message == "'data'":  # Litestar's KeyError text for a request without a body
+                return problem(400, "a JSON request body is required")
             errors.append({"field": _field_path(item.get("key"), message), "message": message})
     text = " ".join(e["message"] for e in errors).lower()
     if "malformed" in text or "json is malformed" in text or "invalid json" in text:
         return problem(400, "the request body is not valid JSON", errors)
     detail = "; ".join(f"{e['field']}: {e['message']}" for e in errors) or exc.detail
     return problem(422, detail, errors)
+
+
+def too_deep(_: Request, exc: RecursionError) -> Response[dict[str, Any]]:
+    """JSON nested deeper than the decoder's recursion limit (it raises while parsing)."""
+    return problem(400, "the request body is nested too deeply")
 
 
 def http_error(_: Request, exc: HTTPException) -> Response[dict[str, Any]]:
@@ -82,6 +89,7 @@ def internal_error(request: Request, exc: Exception) -> Response[dict[str, Any]]
 EXCEPTION_HANDLERS = {
     DomainError: domain_error,
     ValidationException: validation_error,
+    RecursionError: too_deep,
     HTTPException: http_error,
     Exception: internal_error,
 }

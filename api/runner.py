@@ -70,11 +70,12 @@ async def serve(dsn: str, settings: Settings, *, with_api: bool, with_services: 
 
         config = uvicorn.Config(create_app(dsn, settings), host=settings.host,
                                 port=settings.port, log_level="info", lifespan="on",
-                                access_log=False)
+                                access_log=False, log_config=None)  # our logging setup
         server = _Server(config)
 
     def request_stop() -> None:
-        log.info("shutting down")
+        if not stop.is_set():
+            log.info("shutting down")
         stop.set()
         if server is not None:
             server.should_exit = True

@@ -16,11 +16,12 @@ from psycopg_pool import AsyncConnectionPool
 
 from core.actor import Actor
 from core.db import transaction
-from core.errors import InvalidInput, NotFound
+from core.errors import NotFound, invalid
 from core.queries import Q
 
 KEY_PREFIX = "clk_"
 SCOPES = ("read", "write")
+MAX_KEY_NAME = 200
 
 
 def hash_key(key: str) -> bytes:
@@ -37,17 +38,20 @@ async def create_api_key(
         ``(key, record)``: the plaintext key, shown once, and its stored record (no hash).
 
     Raises:
-        InvalidInput: unknown scope, or a team name that is empty or too long.
+        InvalidInput: unknown scope, a name over 200 characters, or a team name that is empty
+            or over 100 characters.
     """
     if scope not in SCOPES:
-        raise InvalidInput(f"scope must be one of {', '.join(SCOPES)}")
+        raise invalid("scope", f"must be one of {', '.join(SCOPES)}")
+    if len(name) > MAX_KEY_NAME or "\x00" in name:
+        raise invalid("name", f"must be at most {MAX_KEY_NAME} characters, without NUL")
     key = KEY_PREFIX + secrets.token_urlsafe(32)
     async with transaction(pool) as conn:
         if isinstance(team, uuid.UUID):
             team_id = team
         else:
-            if not 1 <= len(team) <= 100:
-                raise InvalidInput("team name must be 1 to 100 characters")
+            if not 1 <= len(team) <= 100 or "\x00" in team:
+                raise invalid("team", "must be 1 to 100 characters, without NUL")
             cur = await conn.execute(Q["team_ensure"], {"name": team})
             team_id = (await cur.fetchone())["id"]
         cur = await conn.execute(Q["api_key_insert"], {

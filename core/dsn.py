@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit, urlunsplit
-
 from psycopg.conninfo import conninfo_to_dict
 from sqlalchemy.engine import URL
 
 
 def libpq_dsn(url: str) -> str:
     """Return ``url`` without a SQLAlchemy driver suffix, so psycopg can connect with it."""
-    parts = urlsplit(url)
-    if parts.scheme.startswith("postgresql+"):
-        return urlunsplit(parts._replace(scheme="postgresql"))
+    scheme, sep, rest = url.partition("://")
+    if sep and scheme.startswith("postgresql+"):
+        # Not urlunsplit: it would turn an empty host ("postgresql:///db") into "postgresql:/db".
+        return f"postgresql://{rest}"
     return url
 
 

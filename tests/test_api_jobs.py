@@ -135,6 +135,8 @@ BAD_BODIES = [
     ({**JOB, "name": "a\x00b"}, 422, "name"),
     ({**JOB, "request": {"url": "http://h/x", "body": "\x00"}}, 422, "request.body"),
     ({**JOB, "retry": {"attempts": 2**70}}, 422, "retry.attempts"),
+    ({**JOB, "request": {"url": "https://user:pw@example.com/"}}, 422, "request.url"),
+    ({**JOB, "timezone": "right/UTC"}, 422, "timezone"),
 ]
 
 
@@ -154,11 +156,22 @@ async def test_bad_input_is_rejected_and_changes_nothing(
     assert await _counts(pool, team) == before
 
 
-async def test_malformed_json_is_400(api: AsyncTestClient, team: dict[str, Any]) -> None:
-    r = await api.post("/v1/jobs", content=b"{not json",
+@pytest.mark.parametrize(("content", "detail"), [
+    (b"{not json", "JSON"),
+    (b"[" * 5000, "nested too deeply"),
+    (b"", "body is required"),
+])
+async def test_unreadable_bodies_are_400(
+    api: AsyncTestClient, team: dict[str, Any], pool: AsyncConnectionPool, content: bytes,
+    detail: str,
+) -> None:
+    before = await _counts(pool, team)
+    r = await api.post("/v1/jobs", content=content,
                        headers={**team["auth"], "Content-Type": "application/json"})
     assert r.status_code == 400, r.text
     assert r.headers["content-type"].startswith("application/problem+json")
+    assert detail in r.json()["detail"]
+    assert await _counts(pool, team) == before
 
 
 async def test_bad_patch_changes_nothing(
@@ -205,8 +218,9 @@ async def test_auth_and_team_scoping(
 async def test_values_postgres_cannot_store_are_422(
     api: AsyncTestClient, team: dict[str, Any]
 ) -> None:
-    r = await api.post("/v1/api-keys", json={"name": "a\x00"}, headers=team["auth"])
-    assert r.status_code == 422, r.text
+    for body in ({"name": "a\x00"}, {"name": "n" * 201}, {"scope": "admin"}):
+        r = await api.post("/v1/api-keys", json=body, headers=team["auth"])
+        assert r.status_code == 422, r.text
     keys = (await api.get("/v1/api-keys", headers=team["auth"])).json()["items"]
     assert len(keys) == 2  # the fixture's write and read keys only
 

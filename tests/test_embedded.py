@@ -177,6 +177,9 @@ def test_dsn_helpers() -> None:
     assert sqlalchemy_url("postgres://u@h/db") == "postgresql+psycopg://u@h/db"
     assert sqlalchemy_url("postgresql+psycopg://u@h/db") == "postgresql+psycopg://u@h/db"
     assert make_url(sqlalchemy_url("host=/tmp dbname=x")).query["host"] == "/tmp"
+    for dsn in ("postgresql:///db?host=/run/pg", "postgresql+psycopg:///db?host=%2Frun%2Fpg"):
+        url = make_url(sqlalchemy_url(dsn))  # an empty host must survive the round trip
+        assert (url.database, url.query["host"]) == ("db", "/run/pg")
     with pytest.raises(ValueError):
         build_dsn("relative/dir")
     with pytest.raises(ValueError):

@@ -10,10 +10,10 @@ import re
 from datetime import datetime
 from typing import Any
 from urllib.parse import urlsplit
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from core.errors import FieldError, InvalidInput
 from core.schedule import InvalidSchedule, parse_schedule
+from core.schedule.zones import load_zone
 from core.secrets import PLACEHOLDER, check_signing_secret, has_malformed_placeholder
 
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
@@ -67,6 +67,16 @@ class _Errors:
             raise InvalidInput(detail, self.items)
 
 
+def _literal_userinfo(url: str) -> bool:
+    """Whether the URL's user-info holds anything but secret placeholders (it would be stored
+    and shown in plaintext in the job, its events and its runs)."""
+    netloc = urlsplit(url).netloc
+    if "@" not in netloc:
+        return False
+    userinfo = netloc.rpartition("@")[0]
+    return bool(PLACEHOLDER.sub("", userinfo).replace(":", ""))
+
+
 def _check_url(url: Any, errors: _Errors) -> None:
     if not isinstance(url, str) or not url:
         errors.add("request.url", "is required and must be a string")
@@ -84,6 +94,10 @@ def _check_url(url: Any, errors: _Errors) -> None:
         errors.add("request.url", "must not contain spaces or control characters")
     elif has_malformed_placeholder(url):
         errors.add("request.url", _MALFORMED)
+    elif _literal_userinfo(url):
+        errors.add("request.url", "must not carry literal credentials (user:password@): use "
+                                  "secret placeholders, e.g. https://${secrets.USER}:"
+                                  "${secrets.PASSWORD}@host/, or an Authorization header")
     else:
         try:
             _ = parts.port
@@ -204,12 +218,10 @@ def _nul_paths(value: Any, path: str) -> list[str]:
 
 
 def valid_zone(name: Any) -> bool:
-    """Whether ``name`` is an IANA time zone known to this system's tz database."""
-    if not isinstance(name, str) or not name or len(name) > 64 or name.startswith(("/", ".")):
-        return False
+    """Whether ``name`` is an IANA time zone the schedule engine accepts."""
     try:
-        ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError, OSError):
+        load_zone(name)
+    except InvalidSchedule:
         return False
     return True
 
