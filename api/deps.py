@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 from litestar import Request
@@ -13,6 +14,9 @@ from core.actor import Actor
 from core.apikeys import authenticate
 from core.clock import Clock
 from core.errors import Forbidden, Unauthorized
+from core.notifications.delivery import Delivery
+from core.notifications.lookup import SecretLookup
+from core.notifications.sealing import Sealer
 
 READ_METHODS = ("GET", "HEAD", "OPTIONS")
 
@@ -23,6 +27,19 @@ async def provide_pool(request: Request[Any, Any, Any]) -> AsyncConnectionPool:
 
 async def provide_clock(request: Request[Any, Any, Any]) -> Clock:
     return request.app.state.clock
+
+
+@dataclass
+class NotifyKit:
+    """What the channel routes need: the sealer, the team-secret lookup, the sender."""
+
+    sealer: Sealer
+    secrets: SecretLookup
+    delivery: Delivery
+
+
+async def provide_notify(request: Request[Any, Any, Any]) -> NotifyKit:
+    return request.app.state.notify
 
 
 async def provide_actor(request: Request[Any, Any, Any]) -> Actor:
@@ -51,4 +68,5 @@ async def provide_actor(request: Request[Any, Any, Any]) -> Actor:
 PoolDep = NamedDependency[AsyncConnectionPool]
 ActorDep = NamedDependency[Actor]
 ClockDep = NamedDependency[Clock]
+NotifyDep = NamedDependency[NotifyKit]
 Limit = Annotated[int, QueryParameter(ge=1, le=200)]

@@ -20,6 +20,10 @@ from core.clock import SystemClock
 from core.config import Settings
 from core.db import open_pool
 from core.executor import Executor, make_client
+from core.notifications.delivery import Delivery
+from core.notifications.lookup import NoSecrets
+from core.notifications.notifier import Notifier
+from core.notifications.sealing import AesGcmSealer
 from core.worker import Worker
 
 log = logging.getLogger("cronledger")
@@ -47,12 +51,18 @@ async def _run_services(dsn: str, settings: Settings, stop: asyncio.Event) -> No
     clock = SystemClock()
     worker = Worker(pool, dsn, settings, Executor(client, clock, settings.response_body_limit),
                     clock, lookahead=CLAIM_LOOKAHEAD_SECONDS)
-    task = asyncio.create_task(worker.run(), name="cronledger-worker")
+    # NoSecrets: this build has no team-secrets store; Telegram and SMTP-password channels
+    # report a missing secret until one is wired in here.
+    notifier = Notifier(pool, dsn, settings, Delivery(client, settings, clock),
+                        AesGcmSealer.from_text(settings.secret_key), NoSecrets(), clock)
+    tasks = [asyncio.create_task(worker.run(), name="cronledger-worker"),
+             asyncio.create_task(notifier.run(), name="cronledger-notifier")]
     try:
         await stop.wait()
     finally:
         worker.stop()
-        await task
+        notifier.stop()
+        await asyncio.gather(*tasks)
         await client.aclose()
         await pool.close()
 

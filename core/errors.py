@@ -60,6 +60,13 @@ class Forbidden(DomainError):
     title = "Forbidden"
 
 
+class Unavailable(DomainError):
+    """The server is not configured for this request (HTTP 503), e.g. no secret key is set."""
+
+    status = 503
+    title = "Service unavailable"
+
+
 class ConcurrencyConflict(Conflict):
     """An append found its stream at another version than expected."""
 

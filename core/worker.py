@@ -46,7 +46,7 @@ class Worker:
                  executor: Executor, clock: Clock, lookahead: float = 0.0) -> None:
         self.pool, self.dsn, self.settings = pool, dsn, settings
         self.executor, self.clock, self.lookahead = executor, clock, lookahead
-        self.recorder = Recorder(pool)
+        self.recorder = Recorder(pool, notify_max_attempts=settings.notify_max_attempts)
         self.limit = asyncio.Semaphore(settings.max_concurrency)
         self.inflight: dict[asyncio.Task[None], Dispatch] = {}
         self.results: asyncio.Queue[AttemptResult | None] = asyncio.Queue()  # None: stop

@@ -16,10 +16,11 @@ from psycopg_pool import AsyncConnectionPool
 
 from core.actor import Actor
 from core.db import transaction
-from core.errors import ConcurrencyConflict, Conflict, NotFound
+from core.errors import ConcurrencyConflict, Conflict, FieldError, InvalidInput, NotFound
 from core.events import append_events, notify_wakeup, stream_events, to_json
 from core.jobs.definition import DEFINITION_FIELDS, normalize_definition
 from core.jobs.state import evolve
+from core.notifications.channels import missing_channels
 from core.queries import Q
 from core.runs import new_run_id, run_events
 from core.schedule import parse_schedule
@@ -33,6 +34,20 @@ async def _lock(conn: psycopg.AsyncConnection, actor: Actor, job_id: uuid.UUID) 
     if row is None:
         raise NotFound(f"job {job_id} not found")
     return row
+
+
+async def _check_channels(
+    conn: psycopg.AsyncConnection, actor: Actor, channels: list[uuid.UUID],
+    already: list[uuid.UUID],
+) -> None:
+    """Channels newly listed on a job must be live channels of its team (ids kept from before
+    are not checked again, so deleting a channel never makes a job uneditable)."""
+    added = [c for c in channels if c not in already]
+    missing = set(await missing_channels(conn, actor.team_id, added))
+    if missing:
+        errors = [FieldError(f"channels.{i}", f"no channel {c} in this team")
+                  for i, c in enumerate(channels) if c in missing]
+        raise InvalidInput("; ".join(f"{e.field}: {e.message}" for e in errors), errors)
 
 
 def _next_fire(state: dict[str, Any], now: datetime) -> datetime | None:
@@ -105,6 +120,7 @@ async def create_job(
     job_id = uuid.uuid4()
     data = {**definition, "status": status, "anchor_at": now}
     async with transaction(pool) as conn:
+        await _check_channels(conn, actor, definition["channels"], [])
         await _apply(conn, actor, None, job_id, [("job.created", data)], now)
     return job_id
 
@@ -144,6 +160,7 @@ async def update_job(
         )
         anchor = now if timing_changed else before["anchor_at"]
         definition = normalize_definition(merged, anchor=anchor, now=now)
+        await _check_channels(conn, actor, definition["channels"], before["channels"])
         changes = {k: v for k, v in definition.items() if v != before[k]}
         if timing_changed:
             changes["anchor_at"] = now

@@ -12,11 +12,12 @@ Event types and payloads:
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-from core.jobs.definition import DEFINITION_FIELDS
+from core.jobs.definition import DEFAULTS, DEFINITION_FIELDS
 
 STATUS_AFTER = {
     "job.paused": "paused",
@@ -47,7 +48,8 @@ def evolve(state: dict[str, Any] | None, event: dict[str, Any]) -> dict[str, Any
     if kind == "job.created":
         if state is not None:
             raise ValueError("job.created on an existing job")
-        new = {key: data[key] for key in DEFINITION_FIELDS}
+        # Fields added after a job was created take their defaults (events are never rewritten).
+        new = {key: data.get(key, DEFAULTS.get(key)) for key in DEFINITION_FIELDS}
         new.update(id=event["stream_id"], team_id=event["team_id"], status=data["status"],
                    anchor_at=_instant(data["anchor_at"]), created_at=occurred_at)
     elif state is None:
@@ -60,6 +62,8 @@ def evolve(state: dict[str, Any] | None, event: dict[str, Any]) -> dict[str, Any
         new = {**state, "status": STATUS_AFTER[kind]}
     else:
         raise ValueError(f"unknown job event {kind!r}")
+    new["channels"] = [c if isinstance(c, uuid.UUID) else uuid.UUID(c)
+                       for c in new["channels"] or ()]
     new["version"] = event["stream_version"]
     new["updated_at"] = occurred_at
     return new
