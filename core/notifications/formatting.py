@@ -50,9 +50,13 @@ def trim(text: str, limit: int) -> str:
 
 
 def absolute_links(message: dict[str, Any], base_url: str) -> dict[str, str]:
-    """The message's API paths prefixed with the server's public base URL."""
+    """The message's API paths prefixed with the server's public base URL, the subject's own
+    resource first (jsonb does not keep key order, so the order is fixed here)."""
     base = base_url.rstrip("/")
-    return {name: base + path for name, path in message.get("links", {}).items()}
+    order = list(LINK_LABELS)
+    links = sorted((message.get("links") or {}).items(),
+                   key=lambda item: order.index(item[0]) if item[0] in order else len(order))
+    return {name: base + path for name, path in links}
 
 
 def _slack_escape(text: str) -> str:

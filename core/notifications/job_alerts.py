@@ -98,7 +98,8 @@ async def _fail(conn: psycopg.AsyncConnection, failures: dict[uuid.UUID, list[Fi
     jobs = list(failures)
     cur = await conn.execute(Q["alert_state_job_fail"], {
         "job_ids": jobs, "team_ids": [failures[j][0].team_id for j in jobs],
-        "since": [failures[j][0].finished_at for j in jobs],
+        # The streak starts at the slot of its first failed run (what a reader schedules by).
+        "since": [failures[j][0].scheduled_for for j in jobs],
         "counts": [len(failures[j]) for j in jobs]})
     alerts = []
     for row in await cur.fetchall():

@@ -73,7 +73,7 @@ def job_message(
         attempts: attempts the run made.
         consecutive_failures: failed runs in the streak (for ``recovered``: the streak that
             ended).
-        since: when the streak's first failed run finished (UTC).
+        since: the slot of the streak's first failed run (UTC).
         last_response: ``{"status", "body", "error_class", "error"}`` of the run's last
             attempt.
         now: the instant of the alert (UTC).
