@@ -8,12 +8,16 @@ protocol.
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import ipaddress
 import random
 import socket
 import ssl
+import threading
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from email import message_from_bytes, policy
 from email.message import Message
@@ -31,6 +35,7 @@ from core.executor import make_client
 from core.notifications.delivery import Delivery
 from core.notifications.notifier import Notifier
 from core.notifications.sealing import Sealer
+from tests.sink import Sink
 
 
 class DictSecrets:
@@ -156,3 +161,22 @@ class SmtpSink:
 
     def __exit__(self, *exc: Any) -> None:
         self.controller.stop()
+
+
+@contextmanager
+def threaded_sink() -> Iterator[Sink]:
+    """A :class:`Sink` on its own event loop in a thread. Litestar's test client runs the app
+    through a blocking portal, which blocks the test's loop during a request: a sink on that
+    loop could not answer the app's own outbound calls (the channel test endpoint)."""
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, name="sink", daemon=True)
+    thread.start()
+    sink = Sink()
+    asyncio.run_coroutine_threadsafe(sink.__aenter__(), loop).result(10)
+    try:
+        yield sink
+    finally:
+        asyncio.run_coroutine_threadsafe(sink.__aexit__(None, None, None), loop).result(10)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(10)
+        loop.close()

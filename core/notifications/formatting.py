@@ -46,7 +46,9 @@ _DISCORD_MARKDOWN = re.compile(r"([\\*_~`|>#\[\]()-])")
 
 def trim(text: str, limit: int) -> str:
     """``text`` cut to at most ``limit`` characters, ending in ``…`` when cut."""
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    if len(text) <= limit:
+        return text
+    return text[: limit - 1] + "…" if limit > 0 else ""
 
 
 def absolute_links(message: dict[str, Any], base_url: str) -> dict[str, str]:
@@ -108,20 +110,31 @@ def _discord_escape(text: str) -> str:
 def discord_payload(message: dict[str, Any], base_url: str) -> dict[str, Any]:
     """A webhook payload: short ``content`` plus one embed; no mention is ever resolved."""
     links = absolute_links(message, base_url)
-    fields = [{"name": trim(f["name"], DISCORD_FIELD_NAME),
-               "value": trim(f["value"], DISCORD_FIELD_VALUE) or "-", "inline": False}
-              for f in (message.get("facts") or [])[:DISCORD_FIELDS]]
-    if links:
-        fields.append({"name": "Links", "inline": False, "value": trim(" · ".join(
-            f"[{LINK_LABELS.get(k, k)}]({url})" for k, url in links.items()),
-            DISCORD_FIELD_VALUE)})
     title = trim(message["title"], DISCORD_TITLE)
     footer = "cronledger"
-    used = len(title) + len(footer) + sum(len(f["name"]) + len(f["value"]) for f in fields)
-    room = max(0, min(DISCORD_DESCRIPTION, DISCORD_EMBED_TOTAL - used))
+    description = _discord_escape(message["text"])
+    # 6000 characters over the whole embed: keep some description, then fields while they fit.
+    budget = DISCORD_EMBED_TOTAL - len(title) - len(footer)
+    reserve = min(len(description), 500)
+    candidates = [{"name": trim(f["name"], DISCORD_FIELD_NAME),
+                   "value": trim(f["value"], DISCORD_FIELD_VALUE) or "-", "inline": False}
+                  for f in message.get("facts") or []]
+    if links:
+        candidates.insert(0, {"name": "Links", "inline": False, "value": trim(" · ".join(
+            f"[{LINK_LABELS.get(k, k)}]({url})" for k, url in links.items()),
+            DISCORD_FIELD_VALUE)})
+    fields: list[dict[str, Any]] = []
+    for item in candidates[:DISCORD_FIELDS]:
+        size = len(item["name"]) + len(item["value"])
+        if size > budget - reserve:
+            break
+        fields.append(item)
+        budget -= size
+    if fields and fields[0]["name"] == "Links":
+        fields.append(fields.pop(0))  # links last when shown, but kept first when space is short
     embed: dict[str, Any] = {
         "title": title,
-        "description": trim(_discord_escape(message["text"]), room),
+        "description": trim(description, min(DISCORD_DESCRIPTION, budget)),
         "color": COLORS.get(message.get("status", "info"), COLORS["info"]),
         "timestamp": message["occurred_at"],
         "fields": fields,
@@ -137,7 +150,7 @@ def discord_payload(message: dict[str, Any], base_url: str) -> dict[str, Any]:
 def telegram_payload(message: dict[str, Any], base_url: str, chat_id: str) -> dict[str, Any]:
     """A ``sendMessage`` body in HTML parse mode (numeric chat ids sent as numbers)."""
     esc = html.escape
-    head = f"<b>{esc(message['title'], quote=False)}</b>\n"
+    head = f"<b>{esc(trim(message['title'], 512), quote=False)}</b>\n"
     tail_lines = [f"<b>{esc(f['name'], quote=False)}:</b> {esc(f['value'], quote=False)}"
                   for f in message.get("facts") or []]
     links = absolute_links(message, base_url)
@@ -147,8 +160,13 @@ def telegram_payload(message: dict[str, Any], base_url: str, chat_id: str) -> di
     tail = "\n\n" + "\n".join(tail_lines) if tail_lines else ""
     if len(head) + len(tail) > TELEGRAM_TEXT - 100:
         tail = ""  # absurdly long facts: keep the title and text, drop the rest
-    body = esc(trim(message["text"], TELEGRAM_TEXT - len(head) - len(tail)), quote=False)
-    text = (head + body + tail)[:TELEGRAM_TEXT]
+    room = TELEGRAM_TEXT - len(head) - len(tail)
+    raw = message["text"]
+    body = esc(raw, quote=False)
+    while len(body) > room:  # cut the raw text, so no entity or tag is ever cut in half
+        raw = raw[: max(0, len(raw) - (len(body) - room) - 1)]
+        body = esc(raw, quote=False) + "…"
+    text = head + body + tail
     chat: int | str = int(chat_id) if chat_id.lstrip("-").isdigit() else chat_id
     return {"chat_id": chat, "text": text, "parse_mode": "HTML",
             "link_preview_options": {"is_disabled": True}}
