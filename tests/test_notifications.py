@@ -527,7 +527,8 @@ async def test_notifier_killed_between_claim_and_send_delivers_after_lease_expir
         [row] = await outbox(fresh_pool)
         assert (row["status"], row["worker_id"]) == ("sending", "crashed")
         lease_ends = row["lease_expires_at"]
-        assert lease_ends == T0 + timedelta(seconds=nsettings.notify_timeout_seconds + 30)
+        assert lease_ends == T0 + timedelta(seconds=nsettings.notify_timeout_seconds
+                                            + nsettings.lease_margin_seconds)
         clock.set(lease_ends - timedelta(seconds=1))
         assert await restarted.run_once() == 0  # the lease still holds
         assert sink.hits == []

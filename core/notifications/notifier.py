@@ -45,7 +45,6 @@ from core.queries import Q
 log = logging.getLogger("cronledger.notifier")
 
 MAX_IDLE_SLEEP = 60.0  # seconds; re-check at least this often in case a NOTIFY was lost
-LEASE_MARGIN_SECONDS = 30.0
 
 
 @dataclass
@@ -122,8 +121,11 @@ class Notifier:
         return claimed
 
     async def claim(self, now: datetime, limit: int) -> list[Claimed]:
-        """Claim up to ``limit`` deliverable rows under a lease (one short transaction)."""
-        lease = self.settings.notify_timeout_seconds + LEASE_MARGIN_SECONDS
+        """Claim up to ``limit`` deliverable rows under a lease (one short transaction).
+
+        The lease lasts the send timeout plus ``CRONLEDGER_LEASE_MARGIN`` (as for runs).
+        """
+        lease = self.settings.notify_timeout_seconds + self.settings.lease_margin_seconds
         async with transaction(self.pool) as conn:
             cur = await conn.execute(Q["notification_claim"], {
                 "now": now, "limit": limit, "lease_seconds": lease,
