@@ -66,7 +66,7 @@ def _streaks(finals: Sequence[FinalRun]) -> tuple[dict[uuid.UUID, FinalRun],
 
 async def _recover(conn: psycopg.AsyncConnection, recoveries: dict[uuid.UUID, FinalRun],
                    now: datetime) -> list[Alert]:
-    cur = await conn.execute(Q["alert_state_job_recover"], {"job_ids": list(recoveries)})
+    cur = await conn.execute(Q["alert_state_job_recover"], {"job_ids": sorted(recoveries)})
     alerts = []
     for row in await cur.fetchall():
         if row["last_alert_at"] is None or row["status"] == "deleted":
@@ -95,7 +95,7 @@ def _decide(row: dict[str, Any], now: datetime) -> str | None:
 
 async def _fail(conn: psycopg.AsyncConnection, failures: dict[uuid.UUID, list[FinalRun]],
                 now: datetime) -> list[Alert]:
-    jobs = list(failures)
+    jobs = sorted(failures)  # one lock order for alert_states rows across concurrent recorders
     cur = await conn.execute(Q["alert_state_job_fail"], {
         "job_ids": jobs, "team_ids": [failures[j][0].team_id for j in jobs],
         # The streak starts at the slot of its first failed run (what a reader schedules by).
