@@ -628,3 +628,33 @@ async def test_monitor_hook_is_transactional_and_drives_realerts(
             await enqueue_monitor_alert(
                 conn, team_id=actor.team_id, monitor_id=monitor_id, monitor_name="m",
                 channel_ids=[hook], event="sideways", since=T0, last_ping=None, now=T0)
+
+
+async def test_unreadable_secrets_fail_the_row_not_the_notifier(
+    fresh_pool: AsyncConnectionPool, notifier: Notifier, sink: Sink, sealer: AesGcmSealer,
+    secrets: DictSecrets,
+) -> None:
+    actor = await new_actor(fresh_pool)
+    tampered = await channel(fresh_pool, sealer, actor, name="t", kind="slack",
+                             url=sink.url("/t"))
+    async with fresh_pool.connection() as conn:  # a flipped byte: GCM refuses it
+        await conn.execute("UPDATE channels SET sealed = overlay(sealed PLACING "
+                           "decode(lpad(to_hex(get_byte(sealed, 20) # 1), 2, '0'), 'hex') "
+                           "FROM 21 FOR 1) WHERE id = %s", (tampered,))
+    tg = await channel(fresh_pool, sealer, actor, name="tg", kind="telegram", chat_id=1,
+                       token_secret="TG")
+
+    async def broken(conn: Any, team_id: uuid.UUID, name: str) -> str | None:
+        raise RuntimeError("secret store unavailable")
+
+    notifier.secrets = broken
+    good = await channel(fresh_pool, sealer, actor, name="g", kind="slack", url=sink.url("/g"))
+    await _monitor_down(fresh_pool, actor, [tampered, tg, good])
+    assert await notifier.run_once(T0) == 3
+    [t] = await outbox(fresh_pool, channel_id=tampered)
+    assert (t["status"], t["last_error_class"]) == ("failed", "secret")  # permanent
+    [b] = await outbox(fresh_pool, channel_id=tg)
+    assert (b["status"], b["last_error_class"]) == ("pending", "secret")
+    assert "secret store unavailable" in b["last_error"]
+    [g] = await outbox(fresh_pool, channel_id=good)
+    assert g["status"] == "sent" and [h.path for h in sink.hits] == ["/g"]

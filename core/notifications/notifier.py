@@ -114,8 +114,14 @@ class Notifier:
                                              error=f"the channel's secrets cannot be opened: "
                                                    f"{exc}")
             return claimed
-        names = team_secret_names(row["kind"], row["config"])
-        team_secrets = {name: await self.secrets(conn, row["team_id"], name) for name in names}
+        team_secrets: dict[str, str | None] = {}
+        for name in team_secret_names(row["kind"], row["config"]):
+            try:
+                team_secrets[name] = await self.secrets(conn, row["team_id"], name)
+            except Exception as exc:  # noqa: BLE001 - a store failure fails this row only
+                claimed.problem = DeliveryResult(False, error_class="secret", error=(
+                    f"the team secret {name!r} cannot be read: {exc}"))
+                return claimed
         claimed.target = Target(row["channel_id"], row["team_id"], row["channel_name"],
                                 row["kind"], row["config"], sealed, team_secrets)
         return claimed
@@ -261,6 +267,9 @@ class Notifier:
                 except (psycopg.Error, OSError) as exc:
                     log.warning("notifier loop error, retrying in 1 s: %s", exc)
                     await asyncio.sleep(1.0)
+                except Exception:  # noqa: BLE001 - keep delivering; leases make this safe
+                    log.exception("notifier loop failed, retrying in 5 s")
+                    await asyncio.sleep(5.0)
         finally:
             listener.cancel()
             with contextlib.suppress(asyncio.CancelledError):
