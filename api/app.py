@@ -11,45 +11,69 @@ from litestar.openapi import OpenAPIConfig
 from litestar.openapi.spec import Components, SecurityScheme
 
 from api.controllers.apikeys import ApiKeyController
+from api.controllers.channels import ChannelController, NotificationController
 from api.controllers.health import healthz, metrics, readyz
 from api.controllers.jobs import JobController
 from api.controllers.runs import RunController
 from api.controllers.schedules import preview
 from api.controllers.secrets import SecretController
-from api.deps import provide_actor, provide_clock, provide_keyring, provide_pool
+from api.deps import (
+    NotifyKit,
+    provide_actor,
+    provide_clock,
+    provide_keyring,
+    provide_notify,
+    provide_pool,
+)
 from api.errors import EXCEPTION_HANDLERS
 from core.clock import Clock, SystemClock
 from core.config import Settings
 from core.crypto import KeyRing
 from core.db import open_pool
+from core.executor import make_client
+from core.notifications.delivery import Delivery
+from core.notifications.lookup import KeyRingSecrets, SecretLookup
+from core.notifications.sealing import AesGcmSealer, Sealer
 from core.version import VERSION
 
 
-def create_app(dsn: str, settings: Settings, clock: Clock | None = None) -> Litestar:
-    """Build the API application; its lifespan opens and closes the database pool.
+def create_app(dsn: str, settings: Settings, clock: Clock | None = None, *,
+               sealer: Sealer | None = None, secrets: SecretLookup | None = None) -> Litestar:
+    """Build the API application; its lifespan opens and closes the database pool and the
+    HTTP client of channel tests.
 
     Args:
         dsn: libpq DSN of a migrated database.
         settings: runtime settings.
         clock: the injected clock (tests pass a frozen one).
+        sealer: encrypts channel secrets (default: the server's key ring).
+        secrets: team-secret lookup for channel tests (default: the secrets store).
     """
+    clock = clock or SystemClock()
 
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         app.state.pool = await open_pool(dsn, min_size=2, max_size=settings.db_pool_size)
+        client = make_client(20, block_private_targets=settings.block_private_targets)
+        ring = app.state.keyring
+        app.state.notify = NotifyKit(sealer or AesGcmSealer(ring), secrets or KeyRingSecrets(ring),
+                                     Delivery(client, settings, clock))
         try:
             yield
         finally:
+            await client.aclose()
             await app.state.pool.close()
 
     app = Litestar(
         route_handlers=[JobController, RunController, SecretController, ApiKeyController,
-                        preview, healthz, readyz, metrics],
+                        ChannelController, NotificationController, preview, healthz, readyz,
+                        metrics],
         dependencies={
             "pool": Provide(provide_pool),
             "clock": Provide(provide_clock),
             "actor": Provide(provide_actor),
             "keyring": Provide(provide_keyring),
+            "notify": Provide(provide_notify),
         },
         exception_handlers=EXCEPTION_HANDLERS,  # type: ignore[arg-type]
         lifespan=[lifespan],
@@ -61,7 +85,7 @@ def create_app(dsn: str, settings: Settings, clock: Clock | None = None) -> Lite
         ),
         debug=False,
     )
-    app.state.clock = clock or SystemClock()
+    app.state.clock = clock
     app.state.settings = settings
     app.state.keyring = KeyRing.from_sources(settings.secret_key, settings.secret_key_file)
     return app

@@ -126,11 +126,18 @@ def _secrets(settings: Settings, args: argparse.Namespace) -> int:
 
     async def run(dsn: str) -> dict[str, object]:
         from core.db import open_pool
+        from core.notifications.channels import reseal_channels
+        from core.notifications.sealing import AesGcmSealer
         from core.secrets import rotate_key
 
         pool = await open_pool(dsn, min_size=1, max_size=2)
         try:
-            return await rotate_key(pool, keyring)
+            result = await rotate_key(pool, keyring)
+            channels, unreadable = await reseal_channels(pool, AesGcmSealer(keyring),
+                                                         keyring.current_id or "")
+            result["channels"] = channels
+            result["unreadable"] = int(result["unreadable"]) + unreadable  # type: ignore[call-overload]
+            return result
         finally:
             await pool.close()
 
@@ -142,8 +149,8 @@ def _secrets(settings: Settings, args: argparse.Namespace) -> int:
         except Unavailable as exc:
             print(f"cronledger: {exc.detail}", file=sys.stderr)
             return 2
-    print(f"re-encrypted {summary['secrets']} secrets and {summary['signing_secrets']} signing "
-          f"secrets under key {keyring.current_id}")
+    print(f"re-encrypted {summary['secrets']} secrets, {summary['signing_secrets']} signing "
+          f"secrets and {summary['channels']} channels under key {keyring.current_id}")
     usage = summary["key_usage"]
     assert isinstance(usage, dict)
     for kid in keyring.key_ids:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 from litestar import Request
@@ -14,6 +15,9 @@ from core.apikeys import authenticate
 from core.clock import Clock
 from core.crypto import KeyRing
 from core.errors import Forbidden, Unauthorized
+from core.notifications.delivery import Delivery
+from core.notifications.lookup import SecretLookup
+from core.notifications.sealing import Sealer
 
 READ_METHODS = ("GET", "HEAD", "OPTIONS")
 
@@ -28,6 +32,19 @@ async def provide_clock(request: Request[Any, Any, Any]) -> Clock:
 
 async def provide_keyring(request: Request[Any, Any, Any]) -> KeyRing:
     return request.app.state.keyring
+
+
+@dataclass
+class NotifyKit:
+    """What the channel routes need: the sealer, the team-secret lookup, the sender."""
+
+    sealer: Sealer
+    secrets: SecretLookup
+    delivery: Delivery
+
+
+async def provide_notify(request: Request[Any, Any, Any]) -> NotifyKit:
+    return request.app.state.notify
 
 
 async def provide_actor(request: Request[Any, Any, Any]) -> Actor:
@@ -57,4 +74,5 @@ PoolDep = NamedDependency[AsyncConnectionPool]
 ActorDep = NamedDependency[Actor]
 ClockDep = NamedDependency[Clock]
 KeyRingDep = NamedDependency[KeyRing]
+NotifyDep = NamedDependency[NotifyKit]
 Limit = Annotated[int, QueryParameter(ge=1, le=200)]

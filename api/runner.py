@@ -21,6 +21,10 @@ from core.config import Settings
 from core.crypto import KeyRing
 from core.db import open_pool
 from core.executor import Executor, make_client
+from core.notifications.delivery import Delivery
+from core.notifications.lookup import KeyRingSecrets
+from core.notifications.notifier import Notifier
+from core.notifications.sealing import AesGcmSealer
 from core.worker import Worker
 
 log = logging.getLogger("cronledger")
@@ -50,12 +54,16 @@ async def _run_services(dsn: str, settings: Settings, stop: asyncio.Event) -> No
     keyring = KeyRing.from_sources(settings.secret_key, settings.secret_key_file)
     executor = Executor(client, clock, settings.response_body_limit, keyring)
     worker = Worker(pool, dsn, settings, executor, clock, lookahead=CLAIM_LOOKAHEAD_SECONDS)
-    task = asyncio.create_task(worker.run(), name="cronledger-worker")
+    notifier = Notifier(pool, dsn, settings, Delivery(client, settings, clock),
+                        AesGcmSealer(keyring), KeyRingSecrets(keyring), clock)
+    tasks = [asyncio.create_task(worker.run(), name="cronledger-worker"),
+             asyncio.create_task(notifier.run(), name="cronledger-notifier")]
     try:
         await stop.wait()
     finally:
         worker.stop()
-        await task
+        notifier.stop()
+        await asyncio.gather(*tasks)
         await client.aclose()
         await pool.close()
 

@@ -40,6 +40,9 @@ class JobCreate(Struct, forbid_unknown_fields=True):
     retry: RetrySpec | None = None
     overlap: str = "skip"
     catchup: str = "latest"
+    channels: list[uuid.UUID] = []
+    alert_after_failures: int = 1
+    realert_every: int | str | None = None
     paused: bool = False
     success_statuses: list[int] | None = None
     signing_secret: str | None = None
@@ -72,6 +75,9 @@ class JobPatch(Struct, forbid_unknown_fields=True):
     retry: RetryPatch | UnsetType = UNSET
     overlap: str | UnsetType = UNSET
     catchup: str | UnsetType = UNSET
+    channels: list[uuid.UUID] | UnsetType = UNSET
+    alert_after_failures: int | UnsetType = UNSET
+    realert_every: int | str | None | UnsetType = UNSET
     paused: bool | UnsetType = UNSET
     success_statuses: list[int] | None | UnsetType = UNSET
     signing_secret: str | None | UnsetType = UNSET
@@ -102,6 +108,9 @@ class Job(Struct):
     catchup: str
     success_statuses: list[int] | None
     signing: bool
+    channels: list[uuid.UUID]
+    alert_after_failures: int
+    realert_every: int | None
     status: str
     next_run_at: datetime | None
     version: int
@@ -212,6 +221,95 @@ class Secret(Struct):
 
 class SecretPage(Struct):
     items: list[Secret]
+    next_cursor: str | None
+
+
+class ChannelCreate(Struct, forbid_unknown_fields=True):
+    """Body of ``POST /v1/channels``: ``name``, ``kind`` and the kind's own fields
+    (checked by :func:`core.notifications.channels.normalize_channel`)."""
+
+    name: str
+    kind: str
+    url: str | None = None
+    signing_secret: str | None = None
+    chat_id: int | str | None = None
+    token_secret: str | None = None
+    to: list[str] | str | None = None
+    smtp: dict[str, Any] | None = None
+
+
+class ChannelPatch(Struct, forbid_unknown_fields=True):
+    """Body of ``PATCH /v1/channels/{id}``: given fields replace the stored ones."""
+
+    name: str | UnsetType = UNSET
+    kind: str | UnsetType = UNSET
+    url: str | UnsetType = UNSET
+    signing_secret: str | UnsetType = UNSET
+    chat_id: int | str | UnsetType = UNSET
+    token_secret: str | UnsetType = UNSET
+    to: list[str] | str | UnsetType = UNSET
+    smtp: dict[str, Any] | None | UnsetType = UNSET
+    version: int | UnsetType = UNSET
+
+
+class Channel(Struct, omit_defaults=True):
+    """A channel as shown: URLs redacted to scheme and host, secrets never shown (except a
+    generated webhook ``signing_secret``, once, in the create response)."""
+
+    id: uuid.UUID
+    name: str
+    kind: str
+    version: int
+    created_at: datetime
+    updated_at: datetime
+    url: str | None = None
+    signing_secret: str | None = None
+    chat_id: str | None = None
+    token_secret: str | None = None
+    to: list[str] | None = None
+    smtp: dict[str, Any] | None = None
+
+
+class ChannelPage(Struct):
+    items: list[Channel]
+    next_cursor: str | None
+
+
+class ChannelTestResult(Struct):
+    """What the provider answered to the test message."""
+
+    ok: bool
+    status: int | None
+    answer: str | None
+    error_class: str | None
+    error: str | None
+    duration_ms: int
+
+
+class Notification(Struct):
+    """One outbox row: an alert for one channel and its delivery state."""
+
+    id: uuid.UUID
+    channel_id: uuid.UUID
+    subject_type: str
+    subject_id: uuid.UUID
+    event: str
+    status: str
+    attempt: int
+    max_attempts: int
+    available_at: datetime | None
+    last_error_class: str | None
+    last_error: str | None
+    last_response_status: int | None
+    last_response_body: str | None
+    created_at: datetime
+    sent_at: datetime | None
+    finished_at: datetime | None
+    message: dict[str, Any]
+
+
+class NotificationPage(Struct):
+    items: list[Notification]
     next_cursor: str | None
 
 

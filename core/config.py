@@ -71,6 +71,19 @@ class Settings:
     secret_key: str = field(default="", repr=False)
     secret_key_file: str = ""
     block_private_targets: bool = False
+    # Notifications (docs/notifications.md).
+    telegram_api_url: str = "https://api.telegram.org"
+    notify_timeout_seconds: float = 10.0
+    notify_max_attempts: int = 8
+    notify_retry_delay_seconds: float = 30.0
+    notify_max_retry_delay_seconds: float = 3600.0
+    smtp_host: str = ""
+    smtp_port: int = 587
+    smtp_security: str = "starttls"
+    smtp_username: str = ""
+    smtp_password: str = field(default="", repr=False)
+    smtp_from: str = ""
+    smtp_ca_file: str = ""
     worker_id: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}")
 
     @property
@@ -105,7 +118,30 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         secret_key=_secret_keys(env),
         secret_key_file=env.get("CRONLEDGER_SECRET_KEY_FILE", ""),
         block_private_targets=_bool(env, "CRONLEDGER_BLOCK_PRIVATE_TARGETS", False),
+        telegram_api_url=(env.get("CRONLEDGER_TELEGRAM_API_URL")
+                          or "https://api.telegram.org").rstrip("/"),
+        notify_timeout_seconds=_float(env, "CRONLEDGER_NOTIFY_TIMEOUT", 10.0, 0.1, 300.0),
+        notify_max_attempts=_int(env, "CRONLEDGER_NOTIFY_MAX_ATTEMPTS", 8, 1, 50),
+        notify_retry_delay_seconds=_float(env, "CRONLEDGER_NOTIFY_RETRY_DELAY", 30.0, 0.0,
+                                          86400.0),
+        notify_max_retry_delay_seconds=_float(env, "CRONLEDGER_NOTIFY_MAX_RETRY_DELAY", 3600.0,
+                                              0.0, 86400.0),
+        smtp_host=env.get("CRONLEDGER_SMTP_HOST", ""),
+        smtp_port=_int(env, "CRONLEDGER_SMTP_PORT", 587, 1, 65535),
+        smtp_security=_choice(env, "CRONLEDGER_SMTP_SECURITY", "starttls",
+                              ("starttls", "tls", "none")),
+        smtp_username=env.get("CRONLEDGER_SMTP_USERNAME", ""),
+        smtp_password=env.get("CRONLEDGER_SMTP_PASSWORD", ""),
+        smtp_from=env.get("CRONLEDGER_SMTP_FROM", ""),
+        smtp_ca_file=env.get("CRONLEDGER_SMTP_CA_FILE", ""),
     )
+
+
+def _choice(env: Mapping[str, str], name: str, default: str, allowed: tuple[str, ...]) -> str:
+    raw = env.get(name, "").strip().lower() or default
+    if raw not in allowed:
+        raise ConfigError(f"{name} must be one of {', '.join(allowed)}, got {raw!r}")
+    return raw
 
 
 def _secret_keys(env: Mapping[str, str]) -> str:

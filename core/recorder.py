@@ -19,6 +19,9 @@ from core.backoff import retry_delay
 from core.db import transaction
 from core.events import append_events, notify_wakeup, to_json
 from core.executor import AttemptResult
+from core.notifications.job_alerts import FinalRun, record_job_outcomes
+from core.notifications.messages import snippet
+from core.notifications.outbox import DEFAULT_MAX_ATTEMPTS
 from core.queries import Q
 from core.runs import run_events
 
@@ -52,6 +55,25 @@ def _event(result: AttemptResult, outcome: dict[str, Any],
     return f"run.{outcome['status']}", {**data, "finished_at": outcome["finished_at"]}
 
 
+def _final_runs(accepted: list[dict[str, Any]],
+                by_id: dict[Any, tuple[AttemptResult, dict[str, Any]]]) -> list[FinalRun]:
+    """Final failures, and successes that end a failure streak: what the alert rules need."""
+    finals = []
+    for row in accepted:
+        if not (row["status"] == "failed" or row["was_failing"]):
+            continue
+        result, outcome = by_id[row["id"]]
+        finals.append(FinalRun(
+            job_id=row["job_id"], team_id=row["team_id"], run_id=row["id"],
+            status=row["status"], was_failing=row["was_failing"],
+            scheduled_for=row["scheduled_for"], attempts=result.dispatch.attempt,
+            finished_at=outcome["finished_at"] or result.finished_at,
+            last_response={"status": result.response_status,
+                           "body": snippet(result.response_body),
+                           "error_class": result.error_class, "error": result.error}))
+    return finals
+
+
 class Recorder:
     """Writes batches of :class:`AttemptResult` to the database.
 
@@ -59,13 +81,16 @@ class Recorder:
         pool: database pool.
         rng: jitter source for retry delays.
         worker_id: recorded on each attempt.
+        notify_max_attempts: delivery attempts of the alerts queued for final failures and
+            recoveries (:mod:`core.notifications.job_alerts`).
     """
-
     def __init__(self, pool: AsyncConnectionPool, rng: random.Random | None = None,
-                 worker_id: str | None = None) -> None:
+                 worker_id: str | None = None,
+                 notify_max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> None:
         self.pool = pool
         self.rng = rng or random.Random()
         self.worker_id = worker_id
+        self.notify_max_attempts = notify_max_attempts
 
     async def record(self, results: list[AttemptResult], now: datetime) -> int:
         """Record ``results`` in one transaction; returns how many runs accepted them."""
@@ -112,6 +137,9 @@ class Recorder:
                 events += run_events(row["id"], row["team_id"], row["version"] - 1, now,
                                      [_event(result, outcome, row["lateness_ms"])])
             await append_events(conn, events)
+            finals = _final_runs(accepted, by_id)
+            if finals:  # the alert rules cost queries only on final failures and recoveries
+                await record_job_outcomes(conn, finals, now, self.notify_max_attempts)
             cur = await conn.execute(Q["run_release_buffered"], {"now": now})
             released = await cur.fetchall()
             if released or any(o["status"] == "queued" for o in outcomes):

@@ -46,7 +46,8 @@ class Worker:
                  executor: Executor, clock: Clock, lookahead: float = 0.0) -> None:
         self.pool, self.dsn, self.settings = pool, dsn, settings
         self.executor, self.clock, self.lookahead = executor, clock, lookahead
-        self.recorder = Recorder(pool, worker_id=settings.worker_id)
+        self.recorder = Recorder(pool, worker_id=settings.worker_id,
+                                 notify_max_attempts=settings.notify_max_attempts)
         self.limit = asyncio.Semaphore(settings.max_concurrency)
         self.inflight: dict[asyncio.Task[None], Dispatch] = {}
         self.results: asyncio.Queue[AttemptResult | None] = asyncio.Queue()  # None: stop

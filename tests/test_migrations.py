@@ -11,7 +11,7 @@ import pytest
 from core.migrate import downgrade, head_revision, upgrade
 
 TABLES = {"teams", "api_keys", "events", "jobs", "due_jobs", "runs", "run_attempts",
-          "secrets", "job_signing_secrets"}
+          "secrets", "job_signing_secrets", "channels", "notifications", "alert_states"}
 
 
 def _tables(dsn: str) -> set[str]:

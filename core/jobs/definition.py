@@ -7,6 +7,7 @@ fills defaults, checks every rule and returns the canonical form that events car
 from __future__ import annotations
 
 import re
+import uuid
 from datetime import datetime
 from typing import Any
 from urllib.parse import urlsplit
@@ -39,9 +40,18 @@ DEFAULTS: dict[str, Any] = {
     "overlap": "skip",
     "catchup": "latest",
     "success_statuses": None,  # None: any 2xx is a success
+    "channels": (),
+    "alert_after_failures": 1,
+    "realert_every": None,
 }
 DEFINITION_FIELDS = ("name", "schedule", "timezone", "request", "timeout_seconds", "retry",
-                     "overlap", "catchup", "success_statuses")
+                     "overlap", "catchup", "success_statuses", "channels",
+                     "alert_after_failures", "realert_every")
+MAX_CHANNELS = 20
+MAX_ALERT_AFTER = 1000
+MIN_REALERT_SECONDS = 60
+MAX_REALERT_SECONDS = 30 * 86400
+_DURATION = re.compile(r"^(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
 
 _TOKEN = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")  # RFC 9110 field-name token
 # Set by the executor: these are always ours and may not be overridden by a job.
@@ -217,6 +227,52 @@ def _nul_paths(value: Any, path: str) -> list[str]:
     return []
 
 
+def _normalize_channels(value: Any, errors: _Errors) -> list[uuid.UUID]:
+    """Channel ids, de-duplicated in order (their team is checked by the command)."""
+    if not isinstance(value, list | tuple) or len(value) > MAX_CHANNELS:
+        errors.add("channels", f"must be a list of at most {MAX_CHANNELS} channel ids")
+        return []
+    out: list[uuid.UUID] = []
+    for i, item in enumerate(value):
+        try:
+            channel = item if isinstance(item, uuid.UUID) else uuid.UUID(str(item))
+        except ValueError:
+            errors.add(f"channels.{i}", "is not a channel id")
+            continue
+        if channel not in out:
+            out.append(channel)
+    return out
+
+
+def parse_duration(value: Any) -> int | None:
+    """Seconds of ``value``: a number of seconds, or ``"90s"``, ``"30m"``, ``"1h30m"``, ``"1d"``;
+    ``None`` when it is neither."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return int(value) if value == int(value) else None
+    if isinstance(value, str):
+        match = _DURATION.match(value.strip())
+        if match and any(match.groups()):
+            d, h, m, sec = (int(g or 0) for g in match.groups())
+            return ((d * 24 + h) * 60 + m) * 60 + sec
+    return None
+
+
+def _normalize_alerting(out: dict[str, Any], errors: _Errors) -> None:
+    out["channels"] = _normalize_channels(out["channels"], errors)
+    after = out["alert_after_failures"]
+    if isinstance(after, bool) or not isinstance(after, int) or not 1 <= after <= MAX_ALERT_AFTER:
+        errors.add("alert_after_failures", f"must be an integer between 1 and {MAX_ALERT_AFTER}")
+    every = out["realert_every"]
+    if every is not None:
+        seconds = parse_duration(every)
+        if seconds is None or not MIN_REALERT_SECONDS <= seconds <= MAX_REALERT_SECONDS:
+            errors.add("realert_every", "must be a duration between 60 s and 30 days: seconds "
+                       "or a string such as '30m', '1h', '1d' (null: off)")
+        out["realert_every"] = seconds
+
+
 def valid_zone(name: Any) -> bool:
     """Whether ``name`` is an IANA time zone the schedule engine accepts."""
     try:
@@ -233,7 +289,10 @@ def normalize_definition(
 
     Args:
         fields: the definition fields (``name``, ``schedule``, ``timezone``, ``request``,
-            ``timeout_seconds``, ``retry``, ``overlap``, ``catchup``, ``success_statuses``);
+            ``timeout_seconds``, ``retry``, ``overlap``, ``catchup``, ``success_statuses``,
+            ``channels`` (ids),
+            ``alert_after_failures``, ``realert_every`` (seconds or ``"1h"``-style, ``None``
+            for off));
             missing optional fields take their defaults. A ``signing_secret`` in ``fields`` is
             validated too, but never part of the returned definition (it is write-only and
             stored encrypted apart from the events).
@@ -241,7 +300,8 @@ def normalize_definition(
         now: the current instant (UTC), used to reject one-shot schedules in the past.
 
     Returns:
-        The canonical definition: every field present, request method upper-cased.
+        The canonical definition: every field present, request method upper-cased,
+        ``channels`` as a list of UUIDs, ``realert_every`` in seconds or ``None``.
 
     Raises:
         InvalidInput: listing every problem with its field path.
@@ -267,6 +327,7 @@ def normalize_definition(
         errors.add("overlap", f"must be one of {', '.join(OVERLAP_POLICIES)}")
     if out["catchup"] not in CATCHUP_POLICIES:
         errors.add("catchup", f"must be one of {', '.join(CATCHUP_POLICIES)}")
+    _normalize_alerting(out, errors)
     schedule = out.get("schedule")
     if not isinstance(schedule, str) or not schedule.strip():
         errors.add("schedule", "is required")

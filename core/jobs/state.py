@@ -18,6 +18,7 @@ derived from the request on every event, so claims know without parsing which jo
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
@@ -70,6 +71,8 @@ def evolve(state: dict[str, Any] | None, event: dict[str, Any]) -> dict[str, Any
     else:
         raise ValueError(f"unknown job event {kind!r}")
     new["secret_names"] = placeholder_names(new["request"])
+    new["channels"] = [c if isinstance(c, uuid.UUID) else uuid.UUID(c)
+                       for c in new["channels"] or ()]
     new["version"] = event["stream_version"]
     new["updated_at"] = occurred_at
     return new

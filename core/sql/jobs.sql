@@ -2,25 +2,28 @@
 -- Writes the job projection row from the state folded over the job's stream.
 INSERT INTO jobs (id, team_id, name, schedule, timezone, request, timeout_seconds, retry, overlap,
                   catchup, status, version, anchor_at, created_at, updated_at, success_statuses,
-                  secret_names, signing)
+                  secret_names, signing, channels, alert_after_failures, realert_every)
 VALUES (%(id)s::uuid, %(team_id)s::uuid, %(name)s, %(schedule)s, %(timezone)s, %(request)s::jsonb,
         %(timeout_seconds)s, %(retry)s::jsonb, %(overlap)s, %(catchup)s, %(status)s,
         %(version)s::int, %(anchor_at)s::timestamptz, %(created_at)s::timestamptz,
         %(updated_at)s::timestamptz, %(success_statuses)s::int[], %(secret_names)s::text[],
-        %(signing)s::bool)
+        %(signing)s::bool, %(channels)s::uuid[], %(alert_after_failures)s::int,
+        %(realert_every)s::int)
 ON CONFLICT ON CONSTRAINT jobs_pkey DO UPDATE SET
     name = excluded.name, schedule = excluded.schedule, timezone = excluded.timezone,
     request = excluded.request, timeout_seconds = excluded.timeout_seconds,
     retry = excluded.retry, overlap = excluded.overlap, catchup = excluded.catchup,
     status = excluded.status, version = excluded.version, anchor_at = excluded.anchor_at,
     updated_at = excluded.updated_at, success_statuses = excluded.success_statuses,
-    secret_names = excluded.secret_names, signing = excluded.signing;
+    secret_names = excluded.secret_names, signing = excluded.signing,
+    channels = excluded.channels, alert_after_failures = excluded.alert_after_failures,
+    realert_every = excluded.realert_every;
 
 -- name: job_lock
 -- The current state of one job, locked for a command (deleted jobs are not found).
 SELECT id, team_id, name, schedule, timezone, request, timeout_seconds, retry, overlap, catchup,
        status, version, anchor_at, created_at, updated_at, success_statuses, secret_names,
-       signing
+       signing, channels, alert_after_failures, realert_every
 FROM jobs
 WHERE id = %(id)s::uuid AND team_id = %(team_id)s::uuid AND status <> 'deleted'
 FOR UPDATE;
@@ -28,7 +31,8 @@ FOR UPDATE;
 -- name: job_get
 SELECT j.id, j.team_id, j.name, j.schedule, j.timezone, j.request, j.timeout_seconds, j.retry,
        j.overlap, j.catchup, j.status, j.version, j.anchor_at, j.created_at, j.updated_at,
-       j.success_statuses, j.signing, d.due_at AS next_run_at
+       j.success_statuses, j.signing, j.channels, j.alert_after_failures, j.realert_every,
+       d.due_at AS next_run_at
 FROM jobs j
 LEFT JOIN due_jobs d ON d.job_id = j.id
 WHERE j.id = %(id)s::uuid AND j.team_id = %(team_id)s::uuid AND j.status <> 'deleted';
@@ -37,7 +41,8 @@ WHERE j.id = %(id)s::uuid AND j.team_id = %(team_id)s::uuid AND j.status <> 'del
 -- Keyset pagination on (created_at, id).
 SELECT j.id, j.team_id, j.name, j.schedule, j.timezone, j.request, j.timeout_seconds, j.retry,
        j.overlap, j.catchup, j.status, j.version, j.anchor_at, j.created_at, j.updated_at,
-       j.success_statuses, j.signing, d.due_at AS next_run_at
+       j.success_statuses, j.signing, j.channels, j.alert_after_failures, j.realert_every,
+       d.due_at AS next_run_at
 FROM jobs j
 LEFT JOIN due_jobs d ON d.job_id = j.id
 WHERE j.team_id = %(team_id)s::uuid

@@ -70,7 +70,13 @@ FROM unnest(%(ids)s::uuid[], %(lease_tokens)s::uuid[], %(statuses)s::text[],
      AS o(id, lease_token, status, finished_at, available_at, started_at, lateness_ms,
           duration_ms, response_status, error_class, error)
 WHERE r.id = o.id AND r.status = 'running' AND r.lease_token = o.lease_token
-RETURNING r.id, r.job_id, r.team_id, r.version, r.lateness_ms;
+-- was_failing: a success ends a failure streak (a primary-key probe, successes only), so the
+-- recorder needs no extra query for the runs of healthy jobs.
+RETURNING r.id, r.job_id, r.team_id, r.version, r.lateness_ms, r.status, r.scheduled_for,
+          CASE WHEN o.status = 'succeeded' THEN EXISTS (
+              SELECT 1 FROM alert_states a
+              WHERE a.subject_type = 'job' AND a.subject_id = r.job_id)
+          ELSE false END AS was_failing;
 
 -- name: run_attempt_insert_many
 INSERT INTO run_attempts (run_id, attempt, started_at, finished_at, duration_ms, request,

@@ -1,0 +1,1 @@
+"""Notifications: channels, the transactional outbox, alert rules and the notifier."""

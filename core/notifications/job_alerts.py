@@ -1,0 +1,143 @@
+"""Alert rules for jobs, applied by the recorder in the transaction of the run's final event.
+
+Rules (per job): a run that **failed after its last attempt** adds to the job's failure streak;
+when the streak reaches ``alert_after_failures`` (default 1) a ``failed`` alert is queued; while
+it keeps failing, another failed run at least ``realert_every`` seconds after the last alert
+queues ``still_failing`` (off by default); the first success after an alerted streak queues
+``recovered``. A streak that never reached the threshold ends silently (like healthchecks, "up"
+is only said after "down" was). Skipped and missed slots do not count.
+
+The streak lives in ``alert_states`` (an inline projection of ``run.failed`` /
+``run.succeeded`` events and the alerts queued), not on the ``jobs`` row, so ``jobs`` stays
+exactly the fold of the job's own stream. The recorder only calls here for final failures and
+for successes of jobs that have a streak (the run update returns that flag), so a healthy job's
+run costs no extra query.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import psycopg
+
+from core.notifications.messages import job_message
+from core.notifications.outbox import Alert, enqueue
+from core.queries import Q
+
+
+@dataclass(frozen=True)
+class FinalRun:
+    """A run that just reached ``failed`` or ``succeeded``.
+
+    Attributes:
+        was_failing: the job had a failure streak when the run was recorded.
+        last_response: ``{"status", "body", "error_class", "error"}`` of its last attempt.
+    """
+
+    job_id: uuid.UUID
+    team_id: uuid.UUID
+    run_id: uuid.UUID
+    status: str
+    was_failing: bool
+    scheduled_for: datetime
+    attempts: int
+    finished_at: datetime
+    last_response: dict[str, Any]
+
+
+def _streaks(finals: Sequence[FinalRun]) -> tuple[dict[uuid.UUID, FinalRun],
+                                                  dict[uuid.UUID, list[FinalRun]]]:
+    """Per job: the last success that ends a streak, and the failures after it."""
+    recoveries: dict[uuid.UUID, FinalRun] = {}
+    failures: dict[uuid.UUID, list[FinalRun]] = {}
+    for run in sorted(finals, key=lambda r: r.finished_at):
+        if run.status == "succeeded":
+            if run.was_failing or failures.get(run.job_id):
+                recoveries[run.job_id] = run
+            failures.pop(run.job_id, None)
+        else:
+            failures.setdefault(run.job_id, []).append(run)
+    return recoveries, failures
+
+
+async def _recover(conn: psycopg.AsyncConnection, recoveries: dict[uuid.UUID, FinalRun],
+                   now: datetime) -> list[Alert]:
+    cur = await conn.execute(Q["alert_state_job_recover"], {"job_ids": sorted(recoveries)})
+    alerts = []
+    for row in await cur.fetchall():
+        if row["last_alert_at"] is None or row["status"] == "deleted":
+            continue  # the streak never alerted: nothing to take back
+        run = recoveries[row["job_id"]]
+        message = job_message(
+            "recovered", job_id=run.job_id, job_name=row["name"], run_id=run.run_id,
+            scheduled_for=run.scheduled_for, attempts=run.attempts,
+            consecutive_failures=row["consecutive_failures"], since=row["failing_since"],
+            last_response=run.last_response, now=now)
+        alerts.append(Alert(run.team_id, "job", run.job_id, "recovered", row["channels"],
+                            message))
+    return alerts
+
+
+def _decide(row: dict[str, Any], now: datetime) -> str | None:
+    if row["status"] == "deleted":
+        return None
+    if row["last_alert_at"] is None:
+        return "failed" if row["consecutive_failures"] >= row["alert_after_failures"] else None
+    every = row["realert_every"]
+    if every and (now - row["last_alert_at"]).total_seconds() >= every:
+        return "still_failing"
+    return None
+
+
+async def _fail(conn: psycopg.AsyncConnection, failures: dict[uuid.UUID, list[FinalRun]],
+                now: datetime) -> list[Alert]:
+    jobs = sorted(failures)  # one lock order for alert_states rows across concurrent recorders
+    cur = await conn.execute(Q["alert_state_job_fail"], {
+        "job_ids": jobs, "team_ids": [failures[j][0].team_id for j in jobs],
+        # The streak starts at the slot of its first failed run (what a reader schedules by).
+        "since": [failures[j][0].scheduled_for for j in jobs],
+        "counts": [len(failures[j]) for j in jobs]})
+    alerts = []
+    for row in await cur.fetchall():
+        event = _decide(row, now)
+        if event is None:
+            continue
+        run = failures[row["job_id"]][-1]
+        message = job_message(
+            event, job_id=run.job_id, job_name=row["name"], run_id=run.run_id,
+            scheduled_for=run.scheduled_for, attempts=run.attempts,
+            consecutive_failures=row["consecutive_failures"], since=row["failing_since"],
+            last_response=run.last_response, now=now)
+        alerts.append(Alert(run.team_id, "job", run.job_id, event, row["channels"], message))
+    if alerts:
+        await conn.execute(Q["alert_state_mark_alerted"], {
+            "subject_type": "job", "ids": [a.subject_id for a in alerts], "now": now})
+    return alerts
+
+
+async def record_job_outcomes(
+    conn: psycopg.AsyncConnection, finals: Sequence[FinalRun], now: datetime,
+    max_attempts: int,
+) -> list[uuid.UUID]:
+    """Update the jobs' failure streaks and queue their alerts, in the caller's transaction.
+
+    Args:
+        conn: the recorder's transaction (the one appending ``run.failed``/``run.succeeded``).
+        finals: final failures, and successes of jobs that had a streak.
+        now: the recording instant (UTC).
+        max_attempts: delivery attempts of each notification.
+
+    Returns:
+        The outbox row ids written.
+    """
+    recoveries, failures = _streaks(finals)
+    alerts: list[Alert] = []
+    if recoveries:
+        alerts += await _recover(conn, recoveries, now)
+    if failures:
+        alerts += await _fail(conn, failures, now)
+    return await enqueue(conn, alerts, now, max_attempts) if alerts else []

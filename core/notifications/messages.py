@@ -1,0 +1,166 @@
+"""What an alert says, independent of the channel: one message dict per alert.
+
+A message is stored in the outbox row (JSON) and rendered per provider at send time by
+:mod:`core.notifications.formatting`::
+
+    {"event": "job.failed", "status": "down" | "up" | "info",
+     "title": "Job \u201cbackup\u201d failed", "text": "one or two sentences",
+     "subject": {"type": "job" | "monitor" | "channel", "id", "name"},
+     "occurred_at": RFC 3339, "since": RFC 3339 | None,
+     "facts": [{"name", "value"}, ...],            # ordered, short, human-readable
+     "last_response": {...} | None, "last_ping": {...} | None,
+     "links": {"job": "/v1/jobs/<id>", ...}}       # API paths; made absolute when sent
+
+It says what happened, since when, the last response or ping, and links to the API resource
+(the issue's rule for alert content).
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+from core.clock import rfc3339
+
+BODY_SNIPPET = 300  # characters of a response or ping body quoted in a message
+
+JOB_EVENTS = ("failed", "still_failing", "recovered")
+MONITOR_EVENTS = ("down", "up", "still_down")
+
+
+def snippet(body: bytes | str | None, limit: int = BODY_SNIPPET) -> str | None:
+    """The start of a body as text (invalid UTF-8 replaced), ``…`` when cut."""
+    if body is None:
+        return None
+    text = body if isinstance(body, str) else bytes(body).decode("utf-8", "replace")
+    text = text.strip()
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(max(0, seconds))
+    days, rest = divmod(seconds, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, secs = divmod(rest, 60)
+    parts = [f"{v}{u}" for v, u in ((days, "d"), (hours, "h"), (minutes, "m")) if v]
+    return " ".join(parts[:2]) or f"{secs}s"
+
+
+def _response_line(last: dict[str, Any] | None) -> str:
+    if not last:
+        return "no response recorded"
+    if last.get("status") is not None:
+        line = f"HTTP {last['status']}"
+        if last.get("body"):
+            line += f": {last['body']}"
+        return line
+    return f"{last.get('error_class') or 'error'}: {last.get('error') or 'no response'}"
+
+
+def job_message(
+    event: str, *, job_id: uuid.UUID, job_name: str, run_id: uuid.UUID,
+    scheduled_for: datetime, attempts: int, consecutive_failures: int, since: datetime,
+    last_response: dict[str, Any], now: datetime,
+) -> dict[str, Any]:
+    """The message for a job alert.
+
+    Args:
+        event: ``failed`` (the run failed after its last attempt and the streak reached
+            ``alert_after_failures``), ``still_failing`` (re-alert) or ``recovered``.
+        run_id: the run that failed (or, for ``recovered``, succeeded).
+        scheduled_for: that run's slot (UTC).
+        attempts: attempts the run made.
+        consecutive_failures: failed runs in the streak (for ``recovered``: the streak that
+            ended).
+        since: the slot of the streak's first failed run (UTC).
+        last_response: ``{"status", "body", "error_class", "error"}`` of the run's last
+            attempt.
+        now: the instant of the alert (UTC).
+    """
+    quoted = f"\u201c{job_name}\u201d"
+    if event == "recovered":
+        title = f"Job {quoted} recovered"
+        text = (f"The run scheduled for {rfc3339(scheduled_for)} succeeded after "
+                f"{consecutive_failures} failed run{'s' if consecutive_failures != 1 else ''} "
+                f"(failing for {_duration((now - since).total_seconds())}).")
+        facts = [("Failing since", rfc3339(since)), ("Recovered at", rfc3339(now))]
+    else:
+        title = (f"Job {quoted} is still failing" if event == "still_failing"
+                 else f"Job {quoted} failed")
+        text = (f"The run scheduled for {rfc3339(scheduled_for)} failed after {attempts} "
+                f"attempt{'s' if attempts != 1 else ''}: {_response_line(last_response)}.")
+        facts = [("Failing since", rfc3339(since)),
+                 ("Consecutive failed runs", str(consecutive_failures))]
+    facts.append(("Last response", _response_line(last_response)))
+    return {
+        "event": f"job.{event}", "status": "up" if event == "recovered" else "down",
+        "title": title, "text": text,
+        "subject": {"type": "job", "id": str(job_id), "name": job_name},
+        "occurred_at": rfc3339(now), "since": rfc3339(since),
+        "facts": [{"name": n, "value": v} for n, v in facts],
+        "last_response": last_response, "last_ping": None,
+        "links": {"job": f"/v1/jobs/{job_id}", "run": f"/v1/runs/{run_id}",
+                  "runs": f"/v1/jobs/{job_id}/runs"},
+    }
+
+
+def _ping_line(ping: dict[str, Any] | None) -> str:
+    if not ping:
+        return "never pinged"
+    line = f"{ping.get('kind') or 'success'} ping at {ping.get('at') or 'an unknown time'}"
+    if ping.get("body"):
+        line += f": {snippet(ping['body'])}"
+    return line
+
+
+def monitor_message(
+    event: str, *, monitor_id: uuid.UUID, monitor_name: str, since: datetime,
+    last_ping: dict[str, Any] | None, now: datetime,
+) -> dict[str, Any]:
+    """The message for a monitor alert.
+
+    Args:
+        event: ``down``, ``up`` or ``still_down``.
+        since: for ``down``/``still_down`` when the monitor went down; for ``up`` when the
+            outage began (UTC).
+        last_ping: ``{"at": RFC 3339, "kind": "success"|"start"|"fail"|..., "body": str|None,
+            ...}`` or ``None`` when never pinged (extra keys are kept as given).
+        now: the instant of the alert (UTC).
+    """
+    quoted = f"\u201c{monitor_name}\u201d"
+    outage = _duration((now - since).total_seconds())
+    if event == "up":
+        title = f"Monitor {quoted} is up"
+        text = f"It is pinging again after being down for {outage}."
+        facts = [("Down since", rfc3339(since)), ("Up at", rfc3339(now))]
+    else:
+        title = (f"Monitor {quoted} is still down" if event == "still_down"
+                 else f"Monitor {quoted} is down")
+        text = f"No ping arrived in time; it has been down for {outage}."
+        facts = [("Down since", rfc3339(since))]
+    facts.append(("Last ping", _ping_line(last_ping)))
+    ping = None if last_ping is None else {**last_ping, "body": snippet(last_ping.get("body"))}
+    return {
+        "event": f"monitor.{event}", "status": "up" if event == "up" else "down",
+        "title": title, "text": text,
+        "subject": {"type": "monitor", "id": str(monitor_id), "name": monitor_name},
+        "occurred_at": rfc3339(now), "since": rfc3339(since),
+        "facts": [{"name": n, "value": v} for n, v in facts],
+        "last_response": None, "last_ping": ping,
+        "links": {"monitor": f"/v1/monitors/{monitor_id}",
+                  "pings": f"/v1/monitors/{monitor_id}/pings"},
+    }
+
+
+def test_message(channel_id: uuid.UUID, channel_name: str, now: datetime) -> dict[str, Any]:
+    """The message ``POST /v1/channels/{id}/test`` sends."""
+    return {
+        "event": "channel.test", "status": "info",
+        "title": "Test notification from cronledger",
+        "text": f"Channel \u201c{channel_name}\u201d is set up: alerts will arrive here.",
+        "subject": {"type": "channel", "id": str(channel_id), "name": channel_name},
+        "occurred_at": rfc3339(now), "since": None,
+        "facts": [], "last_response": None, "last_ping": None,
+        "links": {"channel": f"/v1/channels/{channel_id}"},
+    }

@@ -1,0 +1,281 @@
+"""The notifier: claims outbox rows, delivers them, records ``notification.sent``/``.failed``.
+
+Shape of the worker (River's maintenance services): :meth:`Notifier.run_once` claims batches
+with ``FOR UPDATE SKIP LOCKED`` under a lease, sends outside any transaction, and records the
+results in one transaction with a compare-and-set on the lease token; :meth:`Notifier.run`
+repeats it and otherwise sleeps until the next pending row or lease expiry, woken early by
+``NOTIFY cronledger_notifications``.
+
+Delivery is at least once: a notifier killed between claim and record leaves the row
+``sending`` with a lease; when the lease expires another notifier claims it again (same
+notification id, so webhook receivers can deduplicate on ``Idempotency-Key`` and mail readers
+on ``Message-ID``). Failed attempts are retried with exponential backoff and full jitter
+(``CRONLEDGER_NOTIFY_RETRY_DELAY`` doubling up to ``CRONLEDGER_NOTIFY_MAX_RETRY_DELAY``,
+``Retry-After`` honoured on 429/503) until ``max_attempts``; then the row stays ``failed``,
+visible in ``GET /v1/notifications?status=failed``. Permanent errors (see
+:mod:`core.notifications.delivery`) fail at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+import psycopg
+from psycopg_pool import AsyncConnectionPool
+
+from core.backoff import retry_delay
+from core.clock import Clock
+from core.config import Settings
+from core.db import transaction
+from core.events import append_events, stream_events
+from core.notifications.channels import unseal_channel
+from core.notifications.delivery import Delivery, DeliveryResult, Target
+from core.notifications.lookup import SecretLookup
+from core.notifications.outbox import NOTIFY_CHANNEL
+from core.notifications.sealing import Sealer, SealError
+from core.queries import Q
+
+log = logging.getLogger("cronledger.notifier")
+
+MAX_IDLE_SLEEP = 60.0  # seconds; re-check at least this often in case a NOTIFY was lost
+
+
+@dataclass
+class Claimed:
+    """One claimed outbox row: what to send, where, and the lease that proves ownership."""
+
+    id: uuid.UUID
+    team_id: uuid.UUID
+    attempt: int
+    max_attempts: int
+    lease_token: uuid.UUID
+    message: dict[str, Any]
+    target: Target | None  # None: the row cannot be sent (see ``problem``)
+    problem: DeliveryResult | None = None
+    cancelled: bool = False
+
+
+def team_secret_names(kind: str, config: dict[str, Any]) -> list[str]:
+    """The team secrets a channel needs at send time (bot token, SMTP password)."""
+    if kind == "telegram":
+        return [config["token_secret"]]
+    smtp = config.get("smtp") or {}
+    return [smtp["password_secret"]] if kind == "email" and smtp.get("password_secret") else []
+
+
+class Notifier:
+    """Delivers the outbox for one process.
+
+    Args:
+        pool: database pool.
+        dsn: for the dedicated LISTEN connection (``None``: no LISTEN, poll only).
+        settings: retry policy, timeouts, batch size, worker id.
+        delivery: renders and sends.
+        sealer: opens channel secrets.
+        secrets: looks up team secrets (bot tokens, SMTP passwords).
+        clock: the injected clock.
+        rng: jitter source for retry delays.
+    """
+
+    def __init__(self, pool: AsyncConnectionPool, dsn: str | None, settings: Settings,
+                 delivery: Delivery, sealer: Sealer, secrets: SecretLookup, clock: Clock,
+                 rng: random.Random | None = None) -> None:
+        self.pool, self.dsn, self.settings = pool, dsn, settings
+        self.delivery, self.sealer, self.secrets, self.clock = delivery, sealer, secrets, clock
+        self.rng = rng or random.Random()
+        self.limit = asyncio.Semaphore(min(settings.max_concurrency, 50))
+        self.wake = asyncio.Event()
+        self.stopping = asyncio.Event()
+
+    @property
+    def retry_policy(self) -> dict[str, Any]:
+        s = self.settings
+        return {"backoff": "exponential", "delay_seconds": s.notify_retry_delay_seconds,
+                "max_delay_seconds": s.notify_max_retry_delay_seconds}
+
+    # -- claim ----------------------------------------------------------------------------------
+    async def _target(self, conn: psycopg.AsyncConnection, row: dict[str, Any]) -> Claimed:
+        claimed = Claimed(row["id"], row["team_id"], row["attempt"], row["max_attempts"],
+                          row["lease_token"], row["message"], None)
+        if row["deleted_at"] is not None:
+            claimed.cancelled = True
+            return claimed
+        try:
+            sealed = unseal_channel(self.sealer, {**row, "id": row["channel_id"]})
+        except SealError as exc:
+            claimed.problem = DeliveryResult(False, error_class="secret", permanent=True,
+                                             error=f"the channel's secrets cannot be opened: "
+                                                   f"{exc}")
+            return claimed
+        team_secrets: dict[str, str | None] = {}
+        for name in team_secret_names(row["kind"], row["config"]):
+            try:
+                team_secrets[name] = await self.secrets(conn, row["team_id"], name)
+            except Exception as exc:  # noqa: BLE001 - a store failure fails this row only
+                claimed.problem = DeliveryResult(False, error_class="secret", error=(
+                    f"the team secret {name!r} cannot be read: {exc}"))
+                return claimed
+        claimed.target = Target(row["channel_id"], row["team_id"], row["channel_name"],
+                                row["kind"], row["config"], sealed, team_secrets)
+        return claimed
+
+    async def claim(self, now: datetime, limit: int) -> list[Claimed]:
+        """Claim up to ``limit`` deliverable rows under a lease (one short transaction).
+
+        The lease lasts the send timeout plus ``CRONLEDGER_LEASE_MARGIN`` (as for runs).
+        """
+        lease = self.settings.notify_timeout_seconds + self.settings.lease_margin_seconds
+        async with transaction(self.pool) as conn:
+            cur = await conn.execute(Q["notification_claim"], {
+                "now": now, "limit": limit, "lease_seconds": lease,
+                "worker_id": self.settings.worker_id})
+            return [await self._target(conn, row) for row in await cur.fetchall()]
+
+    # -- send -----------------------------------------------------------------------------------
+    async def _deliver(self, claimed: Claimed) -> DeliveryResult | None:
+        if claimed.cancelled:
+            return None
+        if claimed.target is None:
+            assert claimed.problem is not None
+            return claimed.problem
+        async with self.limit:
+            return await self.delivery.send(claimed.target, claimed.message, claimed.id)
+
+    # -- record ---------------------------------------------------------------------------------
+    def _outcome(self, claimed: Claimed, result: DeliveryResult | None,
+                 now: datetime) -> tuple[str, datetime | None]:
+        if result is None:
+            return "cancelled", None
+        if result.ok:
+            return "sent", None
+        if result.permanent or claimed.attempt >= claimed.max_attempts:
+            return "failed", None
+        delay = retry_delay(self.retry_policy, claimed.attempt, result.status,
+                            result.retry_after, now, self.rng)
+        return "pending", now + timedelta(seconds=delay)
+
+    @staticmethod
+    def _event(claimed: Claimed, result: DeliveryResult | None, status: str,
+               available_at: datetime | None) -> tuple[str, dict[str, Any]]:
+        if result is None:
+            return "notification.cancelled", {"reason": "channel deleted"}
+        data: dict[str, Any] = {"attempt": claimed.attempt, "response_status": result.status,
+                                "duration_ms": result.duration_ms}
+        if status == "sent":
+            return "notification.sent", data
+        return "notification.failed", {
+            **data, "error_class": result.error_class, "error": result.error,
+            "final": status == "failed", "retry_at": available_at}
+
+    async def record(self, done: list[tuple[Claimed, DeliveryResult | None]],
+                     now: datetime) -> int:
+        """Record delivery outcomes in one transaction; returns how many leases still held."""
+        if not done:
+            return 0
+        outcomes = [self._outcome(c, r, now) for c, r in done]
+        async with transaction(self.pool) as conn:
+            cur = await conn.execute(Q["notification_finish_many"], {
+                "now": now,
+                "ids": [c.id for c, _ in done],
+                "lease_tokens": [c.lease_token for c, _ in done],
+                "statuses": [status for status, _ in outcomes],
+                "available_at": [at for _, at in outcomes],
+                "error_class": [r.error_class if r else None for _, r in done],
+                "error": [(r.error if r else "the channel was deleted") for _, r in done],
+                "response_status": [r.status if r else None for _, r in done],
+                "answer": [r.answer if r else None for _, r in done],
+            })
+            accepted = {row["id"]: row for row in await cur.fetchall()}
+            events = []
+            for (claimed, result), (status, at) in zip(done, outcomes, strict=True):
+                row = accepted.get(claimed.id)
+                if row is not None:
+                    events += stream_events(
+                        "notification", claimed.id, row["team_id"], row["version"] - 1, now,
+                        [self._event(claimed, result, status, at)],
+                        {"actor": f"notifier:{self.settings.worker_id}"})
+            await append_events(conn, events)
+        return len(accepted)
+
+    # -- loop -----------------------------------------------------------------------------------
+    async def run_once(self, now: datetime | None = None) -> int:
+        """Claim, send and record until a batch comes back short; returns rows handled."""
+        total = 0
+        batch = self.settings.claim_batch
+        while not self.stopping.is_set():
+            claimed = await self.claim(now or self.clock.now(), batch)
+            results = await asyncio.gather(*(self._deliver(c) for c in claimed))
+            await self.record(list(zip(claimed, results, strict=True)), self.clock.now())
+            total += len(claimed)
+            if len(claimed) < batch:
+                return total
+            now = None
+        return total
+
+    async def next_wakeup(self) -> datetime | None:
+        """The earliest pending row or lease expiry, if any."""
+        async with self.pool.connection() as conn:
+            cur = await conn.execute(Q["notification_next_wakeup"])
+            row = await cur.fetchone()
+        return row["wake_at"] if row else None
+
+    async def _sleep_until_work(self) -> None:
+        self.wake.clear()  # before reading: a NOTIFY that lands after the read still wakes us
+        if self.stopping.is_set():
+            return
+        wake_at = await self.next_wakeup()
+        timeout = MAX_IDLE_SLEEP
+        if wake_at is not None:
+            timeout = min(timeout, (wake_at - self.clock.now()).total_seconds())
+        if timeout <= 0:
+            return
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(timeout):
+                await self.wake.wait()
+
+    async def _listen(self) -> None:
+        if self.dsn is None:
+            return
+        while True:
+            try:
+                conn = await psycopg.AsyncConnection.connect(self.dsn, autocommit=True)
+                async with conn:
+                    await conn.execute(f"LISTEN {NOTIFY_CHANNEL}")
+                    self.wake.set()  # anything may have been queued while we were not listening
+                    async for _ in conn.notifies():
+                        self.wake.set()
+            except (psycopg.Error, OSError) as exc:
+                log.warning("notifier LISTEN connection lost, reconnecting: %s", exc)
+                await asyncio.sleep(1.0)
+
+    async def run(self) -> None:
+        """Deliver until :meth:`stop`. A batch in flight at stop is finished, not abandoned
+        (sends are bounded by ``CRONLEDGER_NOTIFY_TIMEOUT``)."""
+        listener = asyncio.create_task(self._listen(), name="cronledger-notify-listen")
+        try:
+            while not self.stopping.is_set():
+                try:
+                    await self.run_once()
+                    await self._sleep_until_work()
+                except (psycopg.Error, OSError) as exc:
+                    log.warning("notifier loop error, retrying in 1 s: %s", exc)
+                    await asyncio.sleep(1.0)
+                except Exception:  # noqa: BLE001 - keep delivering; leases make this safe
+                    log.exception("notifier loop failed, retrying in 5 s")
+                    await asyncio.sleep(5.0)
+        finally:
+            listener.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await listener
+
+    def stop(self) -> None:
+        """Stop claiming; :meth:`run` returns after the batch in flight is recorded."""
+        self.stopping.set()
+        self.wake.set()

@@ -1,0 +1,194 @@
+"""The transactional outbox: alerts become ``notifications`` rows in the caller's transaction.
+
+Whatever causes an alert (a run's final failure, a monitor going down) calls these functions
+with the connection of the transaction that appends its own event, so the alert exists exactly
+when the event does: a crash can lose neither one without the other. The notifier
+(:mod:`core.notifications.notifier`) delivers the rows afterwards.
+
+Each row is its own ``notification`` stream: ``notification.queued`` here, then one
+``notification.sent`` or ``notification.failed`` per delivery attempt, or
+``notification.cancelled`` when its channel is deleted first.
+
+Monitors (see :func:`enqueue_monitor_alert` and the re-alert helpers below) keep their alert
+state in ``alert_states`` (``subject_type = 'monitor'``), like jobs do.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+import psycopg
+
+from core.events import append_events, stream_events, to_json
+from core.notifications.messages import MONITOR_EVENTS, monitor_message
+from core.queries import Q
+
+DEFAULT_MAX_ATTEMPTS = 8
+NOTIFY_CHANNEL = "cronledger_notifications"
+
+
+@dataclass(frozen=True)
+class Alert:
+    """One alert to deliver to some channels.
+
+    Attributes:
+        team_id: the owner; channels of other teams are ignored.
+        subject_type: ``job`` | ``monitor`` | ``channel``.
+        subject_id: the job, monitor or channel the alert is about.
+        event: ``failed`` | ``still_failing`` | ``recovered`` | ``down`` | ``up`` |
+            ``still_down`` | ``test``.
+        channel_ids: where to send it (duplicates, deleted and foreign channels skipped).
+        message: see :mod:`core.notifications.messages`.
+    """
+
+    team_id: uuid.UUID
+    subject_type: str
+    subject_id: uuid.UUID
+    event: str
+    channel_ids: Sequence[uuid.UUID]
+    message: dict[str, Any]
+
+
+async def enqueue(
+    conn: psycopg.AsyncConnection, alerts: Sequence[Alert], now: datetime,
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+) -> list[uuid.UUID]:
+    """Write outbox rows for ``alerts`` in the caller's transaction and wake the notifiers.
+
+    Args:
+        conn: a connection inside the transaction of the event that causes the alerts.
+        now: the alert instant (UTC); rows are deliverable from then on.
+        max_attempts: delivery attempts before a row is kept as ``failed``.
+
+    Returns:
+        The ids of the rows written (one per live channel of the team).
+    """
+    rows: dict[str, list[Any]] = {k: [] for k in (
+        "ids", "team_ids", "channel_ids", "subject_types", "subject_ids", "events", "messages")}
+    for alert in alerts:
+        message = to_json(alert.message)
+        for channel_id in dict.fromkeys(alert.channel_ids):
+            for key, value in zip(rows, (uuid.uuid4(), alert.team_id, channel_id,
+                                         alert.subject_type, alert.subject_id, alert.event,
+                                         message), strict=True):
+                rows[key].append(value)
+    if not rows["ids"]:
+        return []
+    cur = await conn.execute(Q["notification_enqueue"], {
+        **rows, "now": now, "max_attempts": max_attempts})
+    written = await cur.fetchall()
+    titles = {a.subject_id: a.message.get("title") for a in alerts}
+    await append_events(conn, [
+        event
+        for row in written
+        for event in stream_events("notification", row["id"], row["team_id"], 0, now, [(
+            "notification.queued",
+            {"channel_id": row["channel_id"], "subject_type": row["subject_type"],
+             "subject_id": row["subject_id"], "event": row["event"],
+             "title": titles.get(row["subject_id"])},
+        )], {"actor": "system"})
+    ])
+    if written:
+        await conn.execute(Q["notification_notify"])
+    return [row["id"] for row in written]
+
+
+async def cancel_for_channel(
+    conn: psycopg.AsyncConnection, channel_id: uuid.UUID, now: datetime
+) -> int:
+    """Cancel the channel's undelivered rows (it is being deleted); returns how many."""
+    cur = await conn.execute(Q["notification_cancel_for_channel"], {
+        "channel_id": channel_id, "now": now})
+    rows = await cur.fetchall()
+    await append_events(conn, [
+        event
+        for row in rows
+        for event in stream_events("notification", row["id"], row["team_id"],
+                                   row["version"] - 1, now,
+                                   [("notification.cancelled", {"reason": "channel deleted"})],
+                                   {"actor": "system"})
+    ])
+    return len(rows)
+
+
+# -- monitors -------------------------------------------------------------------------------------
+async def enqueue_monitor_alert(
+    conn: psycopg.AsyncConnection, *, team_id: uuid.UUID, monitor_id: uuid.UUID,
+    monitor_name: str, channel_ids: Sequence[uuid.UUID], event: str, since: datetime,
+    last_ping: dict[str, Any] | None, now: datetime, realert_every: int | None = None,
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+) -> list[uuid.UUID]:
+    """Queue a monitor alert in the caller's transaction (the one appending ``monitor.down``
+    or ``monitor.up``), and keep the monitor's alert state for re-alerts.
+
+    Args:
+        conn: the connection of the monitor's own transaction.
+        event: ``down`` (it just went down), ``up`` (it came back) or ``still_down`` (a
+            re-alert, see :func:`claim_monitor_realerts`).
+        since: when the monitor went down (UTC); for ``up``, when the outage began.
+        last_ping: ``{"at", "kind", "body", ...}`` of the last ping, ``None`` if none.
+        realert_every: seconds between re-alerts while down (``None``: never); ignored for
+            ``up``.
+
+    Returns:
+        The outbox row ids written.
+
+    Raises:
+        ValueError: an unknown ``event``.
+    """
+    if event not in MONITOR_EVENTS:
+        raise ValueError(f"unknown monitor event {event!r}")
+    if event == "up":
+        await conn.execute(Q["alert_state_monitor_clear"], {"monitor_id": monitor_id})
+    else:
+        await conn.execute(Q["alert_state_monitor_set"], {
+            "monitor_id": monitor_id, "team_id": team_id, "since": since, "now": now,
+            "reset": event == "down",
+            "next_realert_at": now + timedelta(seconds=realert_every) if realert_every
+            else None})
+    message = monitor_message(event, monitor_id=monitor_id, monitor_name=monitor_name,
+                              since=since, last_ping=last_ping, now=now)
+    return await enqueue(conn, [Alert(team_id, "monitor", monitor_id, event, channel_ids,
+                                      message)], now, max_attempts)
+
+
+async def claim_monitor_realerts(
+    conn: psycopg.AsyncConnection, now: datetime, limit: int = 100
+) -> list[dict[str, Any]]:
+    """Down monitors whose re-alert is due, locked (``SKIP LOCKED``) for the caller's
+    transaction: ``[{"monitor_id", "team_id", "down_since", "last_alert_at",
+    "next_realert_at"}]``.
+
+    For each, the checker reads the monitor: still down and ``realert_every`` set ->
+    :func:`enqueue_monitor_alert` with ``event="still_down"`` and ``since=down_since`` (which
+    moves the next re-alert on); otherwise :func:`forget_monitor_alert` (not down) or
+    :func:`reschedule_monitor_realert` with ``None`` (re-alerts turned off).
+    """
+    cur = await conn.execute(Q["alert_state_monitor_claim_realerts"], {
+        "now": now, "limit": limit})
+    return await cur.fetchall()
+
+
+async def next_monitor_realert_at(conn: psycopg.AsyncConnection) -> datetime | None:
+    """The earliest pending monitor re-alert (UTC), for the checker's sleep."""
+    cur = await conn.execute(Q["alert_state_monitor_next_realert"])
+    row = await cur.fetchone()
+    return row["at"] if row else None
+
+
+async def reschedule_monitor_realert(
+    conn: psycopg.AsyncConnection, monitor_id: uuid.UUID, realert_every: int | None
+) -> None:
+    """After a monitor's ``realert_every`` changed: the next re-alert is the last alert plus
+    the new period (``None`` stops re-alerts)."""
+    await conn.execute(Q["alert_state_monitor_reschedule"], {
+        "monitor_id": monitor_id, "realert_every": realert_every})
+
+
+async def forget_monitor_alert(conn: psycopg.AsyncConnection, monitor_id: uuid.UUID) -> None:
+    """Drop a monitor's alert state without notifying (it was paused or deleted while down)."""
+    await conn.execute(Q["alert_state_monitor_clear"], {"monitor_id": monitor_id})

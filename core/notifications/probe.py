@@ -1,0 +1,67 @@
+"""``POST /v1/channels/{id}/test``: send a test message now and report the provider's answer.
+
+The test is sent directly (not through the outbox): the caller waits for the answer, and a
+failed test is not retried. It appends a ``channel.tested`` event with the outcome (never the
+channel's secrets).
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+from psycopg_pool import AsyncConnectionPool
+
+from core.actor import Actor
+from core.db import transaction
+from core.events import append_events, stream_events
+from core.notifications.channels import get_channel, unseal_channel
+from core.notifications.delivery import Delivery, DeliveryResult, Target
+from core.notifications.lookup import SecretLookup
+from core.notifications.messages import test_message
+from core.notifications.notifier import team_secret_names
+from core.notifications.sealing import Sealer, SealError
+from core.queries import Q
+
+
+async def send_test(
+    pool: AsyncConnectionPool, sealer: Sealer, secrets: SecretLookup, delivery: Delivery,
+    actor: Actor, channel_id: uuid.UUID, now: datetime,
+) -> dict[str, Any]:
+    """Send the test message to one of the team's channels.
+
+    Returns:
+        ``{"ok", "status", "answer", "error_class", "error", "duration_ms"}``: ``status`` is the
+        provider's HTTP status (or SMTP code), ``answer`` its response body (truncated).
+
+    Raises:
+        NotFound: no such channel for this team.
+    """
+    row = await get_channel(pool, actor, channel_id)
+    result: DeliveryResult
+    try:
+        sealed = unseal_channel(sealer, row)
+    except SealError as exc:
+        result = DeliveryResult(False, error_class="secret",
+                                error=f"the channel's secrets cannot be opened: {exc}")
+    else:
+        async with pool.connection() as conn:
+            names = team_secret_names(row["kind"], row["config"])
+            values = {name: await secrets(conn, actor.team_id, name) for name in names}
+        target = Target(channel_id, actor.team_id, row["name"], row["kind"], row["config"],
+                        sealed, values)
+        result = await delivery.send(target, test_message(channel_id, row["name"], now),
+                                     uuid.uuid4())
+    outcome = {"ok": result.ok, "status": result.status, "answer": result.answer,
+               "error_class": result.error_class, "error": result.error,
+               "duration_ms": result.duration_ms}
+    async with transaction(pool) as conn:
+        cur = await conn.execute(Q["channel_bump_version"], {"id": channel_id})
+        bumped = await cur.fetchone()
+        if bumped is not None:  # deleted meanwhile: nothing to record on it
+            await append_events(conn, stream_events(
+                "channel", channel_id, actor.team_id, bumped["version"] - 1, now,
+                [("channel.tested", {k: v for k, v in outcome.items() if k != "answer"})],
+                actor.metadata()))
+    return outcome
