@@ -658,3 +658,24 @@ async def test_unreadable_secrets_fail_the_row_not_the_notifier(
     assert "secret store unavailable" in b["last_error"]
     [g] = await outbox(fresh_pool, channel_id=good)
     assert g["status"] == "sent" and [h.path for h in sink.hits] == ["/g"]
+
+
+async def test_key_rotation_reseals_channels(fresh_pool: AsyncConnectionPool) -> None:
+    import secrets as random_bytes
+
+    from core.crypto import KeyRing
+    from core.notifications.channels import reseal_channels, unseal_channel
+
+    actor = await new_actor(fresh_pool)
+    old, new = random_bytes.token_bytes(32), random_bytes.token_bytes(32)
+    before = AesGcmSealer([old])
+    channel_id = await channel(fresh_pool, before, actor, name="ops", kind="slack",
+                               url="https://hooks.example.com/services/T0/B0/secret")
+    after = AesGcmSealer(KeyRing([new, old]))  # the new key is current, the old still opens
+    assert await reseal_channels(fresh_pool, after, after.current_id or "") == (1, 0)
+    async with fresh_pool.connection() as conn:
+        cur = await conn.execute("SELECT * FROM channels WHERE id = %s", (channel_id,))
+        row = await cur.fetchone()
+    assert row["key_id"] == after.current_id
+    assert unseal_channel(AesGcmSealer([new]), row)["url"].endswith("/secret")
+    assert await reseal_channels(fresh_pool, after, after.current_id or "") == (0, 0)
