@@ -13,12 +13,15 @@ from litestar.openapi.spec import Components, SecurityScheme
 from api.controllers.apikeys import ApiKeyController
 from api.controllers.health import healthz, readyz
 from api.controllers.jobs import JobController
+from api.controllers.monitors import MonitorController
 from api.controllers.runs import RunController
 from api.deps import provide_actor, provide_clock, provide_pool
 from api.errors import EXCEPTION_HANDLERS
+from api.ping import ping_mount
 from core.clock import Clock, SystemClock
-from core.config import Settings
+from core.config import Settings, load_settings
 from core.db import open_pool
+from core.monitors.ping import open_ping_pool
 from core.version import VERSION
 
 
@@ -35,12 +38,19 @@ def create_app(dsn: str, settings: Settings, clock: Clock | None = None) -> Lite
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         app.state.pool = await open_pool(dsn, min_size=2, max_size=settings.db_pool_size)
         try:
-            yield
+            app.state.ping_pool = await open_ping_pool(
+                dsn, size=settings.ping_pool_size,
+                synchronous_commit=settings.ping_synchronous_commit)
+            try:
+                yield
+            finally:
+                await app.state.ping_pool.close()
         finally:
             await app.state.pool.close()
 
     app = Litestar(
-        route_handlers=[JobController, RunController, ApiKeyController, healthz, readyz],
+        route_handlers=[JobController, RunController, ApiKeyController, MonitorController,
+                        ping_mount, healthz, readyz],
         dependencies={
             "pool": Provide(provide_pool),
             "clock": Provide(provide_clock),
@@ -61,3 +71,18 @@ def create_app(dsn: str, settings: Settings, clock: Clock | None = None) -> Lite
     return app
 
 
+def app_from_env() -> Litestar:
+    """The application for ``DATABASE_URL`` and the ``CRONLEDGER_*`` settings of the environment.
+
+    An import-string factory (``api.app:app_from_env``) for uvicorn's worker processes, which
+    cannot receive a built application: ``cronledger api --workers N`` sets ``DATABASE_URL`` (also
+    when it started the embedded server) and migrates before the workers start.
+
+    Raises:
+        RuntimeError: ``DATABASE_URL`` is not set.
+        ConfigError: a ``CRONLEDGER_*`` variable is unusable.
+    """
+    settings = load_settings()
+    if not settings.database_url:
+        raise RuntimeError("DATABASE_URL must be set for the API worker processes")
+    return create_app(settings.database_url, settings)
