@@ -71,8 +71,13 @@ async def test_fail_and_nonzero_exit_status_are_down_at_once(
                              "monitor.pinged"]
     assert events[6]["data"] == {"previous_status": "up", "reason": "fail", "exit_status": 3}
     row = await monitor_row(fresh_pool, monitor)
-    assert row["alert_at"] is None and row["next_expected_at"] is None
-    assert row["version"] == 8
+    assert row["next_expected_at"] is None and row["version"] == 8
+    # The success left an alert; the failure does not clear it (pings only move alert_at
+    # earlier): the checker finds nothing to decide then, and clears it.
+    assert row["alert_at"] == T0 + timedelta(seconds=1, hours=1)
+    await Checker(fresh_pool, "", FrozenClock(T0)).run_once(row["alert_at"])
+    row = await monitor_row(fresh_pool, monitor)
+    assert row["alert_at"] is None and row["version"] == 8
 
 
 async def test_start_must_be_followed_within_grace(
@@ -356,6 +361,13 @@ async def test_projection_equals_the_fold_of_the_stream(
     row = await monitor_row(fresh_pool, monitor)
     state = fold(await stream(fresh_pool, monitor))
     schedule = cached_schedule(state["schedule"], state["timezone"], state["created_at"])
-    state["next_expected_at"], state["alert_at"] = timing(state, schedule, at)
+    state["next_expected_at"], exact_alert = timing(state, schedule, at)
+    stored_alert = row.pop("alert_at")
     assert state == row
     assert row["ping_token_hash"] == token_hash(token)
+    # alert_at is never later than the next status change; pings leave it earlier (HOT
+    # updates) and the checker moves it when it comes.
+    assert stored_alert is not None or exact_alert is None
+    assert exact_alert is None or stored_alert <= exact_alert
+    await advance(checker, fresh_pool, stored_alert or at)
+    assert (await monitor_row(fresh_pool, monitor))["alert_at"] == exact_alert

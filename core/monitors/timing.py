@@ -15,7 +15,10 @@ The rules are healthchecks.io's (``hc/api/models.py``: ``get_grace_start``, ``go
 
 ``alert_at`` is the next instant at which the stored status may change by the passing of time;
 the checker claims a monitor when it is reached. The ping statement (``monitor_ping`` in
-``core/sql/monitors.sql``) applies the same rules in SQL for period schedules.
+``core/sql/monitors.sql``) applies the same rules in SQL for period schedules, but only ever
+moves ``alert_at`` earlier: a ping that pushes the deadline out leaves the indexed column alone
+(a HOT update), and the checker, claiming the monitor at the old instant, finds it on time and
+sets the exact instant. So ``alert_at`` is never later than the next change, possibly earlier.
 """
 
 from __future__ import annotations

@@ -131,13 +131,16 @@ u AS (
         last_start_rid = e.start_rid,
         last_duration_ms = CASE WHEN e.finishes THEN e.duration_ms ELSE mo.last_duration_ms END,
         next_expected_at = e.expected,
-        alert_at = CASE
+        -- Only ever moved earlier: a ping that pushes the deadline out leaves alert_at (an
+        -- indexed column) alone, so the update stays HOT; the checker, woken at the old
+        -- instant, finds the monitor on time and moves alert_at to the exact one.
+        alert_at = least(mo.alert_at, CASE
             WHEN e.new_status IN ('up', 'late') AND e.expected IS NULL
                  AND e.period_seconds IS NULL THEN %(now)s::timestamptz
             WHEN e.new_status = 'up' THEN least(e.expected, e.start_at + e.grace)
             WHEN e.new_status = 'late' THEN least(e.expected + e.grace, e.start_at + e.grace)
             WHEN e.new_status IN ('new', 'paused') THEN e.start_at + e.grace
-        END,
+        END),
         version = mo.version + CASE WHEN e.new_status <> e.status THEN 2 ELSE 1 END,
         updated_at = %(now)s::timestamptz
     FROM e

@@ -36,7 +36,8 @@ def upgrade() -> None:
         last_start_rid    uuid,
         last_duration_ms  bigint,
         next_expected_at  timestamptz,
-        -- the next instant at which the checker has something to decide (NULL: nothing)
+        -- the next instant at which the checker has something to decide (NULL: nothing); never
+        -- later than the next status change, possibly earlier (the checker then re-decides)
         alert_at          timestamptz,
         version           integer     NOT NULL,
         created_at        timestamptz NOT NULL,
@@ -50,7 +51,7 @@ def upgrade() -> None:
         CONSTRAINT monitors_grace_seconds_check CHECK (grace_seconds >= 1),
         CONSTRAINT monitors_period_seconds_check CHECK (period_seconds IS NULL
             OR period_seconds >= 1)
-    );
+    ) WITH (fillfactor = 70);  -- room on the page for HOT updates by pings
     CREATE INDEX monitors_team_id_created_idx ON monitors (team_id, created_at, id);
     CREATE INDEX monitors_alert_at_idx ON monitors (alert_at) WHERE alert_at IS NOT NULL;
 
