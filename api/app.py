@@ -21,6 +21,7 @@ from api.ping import ping_mount
 from core.clock import Clock, SystemClock
 from core.config import Settings, load_settings
 from core.db import open_pool
+from core.monitors.batcher import PingBatcher
 from core.monitors.ping import open_ping_pool
 from core.version import VERSION
 
@@ -41,6 +42,7 @@ def create_app(dsn: str, settings: Settings, clock: Clock | None = None) -> Lite
             app.state.ping_pool = await open_ping_pool(
                 dsn, size=settings.ping_pool_size,
                 synchronous_commit=settings.ping_synchronous_commit)
+            app.state.ping_batcher = PingBatcher(app.state.ping_pool)
             try:
                 yield
             finally:

@@ -2,8 +2,8 @@
 
 No authentication (the token is the credential), no dependency injection, no JSON: the route is
 hit by every cron job on every run, so it is a plain ASGI app mounted in Litestar that parses the
-path, reads at most 10 MiB of body, and records the ping with one database statement
-(:func:`core.monitors.ping.record_ping`).
+path, reads at most 10 MiB of body, and records the ping with one database statement, shared
+with the pings that arrive at the same time (:class:`core.monitors.batcher.PingBatcher`).
 
 Answers are ``text/plain`` like healthchecks': ``200 OK`` (empty for HEAD) with a
 ``Ping-Body-Limit`` header; ``404 not found`` for an unknown, malformed or deleted token;
@@ -31,7 +31,6 @@ from core.monitors.ping import (
     clean_text,
     parse_rid,
     parse_target,
-    record_ping,
 )
 
 log = logging.getLogger("cronledger.api.ping")
@@ -151,7 +150,7 @@ async def _handle(scope: Scope, receive: Receive, send: Send, state: Any, limit:
                 remote_addr=_remote_addr(scope, forwarded),
                 user_agent=clean_text(agent, MAX_USER_AGENT), body=body or None,
                 body_size=size)
-    status = await record_ping(state.ping_pool, ping, state.clock.now())
+    status = await state.ping_batcher.record(ping, state.clock.now())
     if status is None:
         await _reply(send, 404, b"not found", head, limit_header)
     else:

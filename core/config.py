@@ -69,7 +69,7 @@ class Settings:
     db_pool_size: int = 10
     ping_body_limit: int = 10_000
     ping_pool_size: int = 8
-    ping_synchronous_commit: bool = False
+    ping_synchronous_commit: bool = True
     worker_id: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}")
 
     @property
@@ -103,5 +103,5 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         db_pool_size=_int(env, "CRONLEDGER_DB_POOL_SIZE", 10, 2, 200),
         ping_body_limit=_int(env, "CRONLEDGER_PING_BODY_LIMIT", 10_000, 0, 10 * 1024 * 1024),
         ping_pool_size=_int(env, "CRONLEDGER_PING_POOL_SIZE", 8, 1, 200),
-        ping_synchronous_commit=_bool(env, "CRONLEDGER_PING_SYNCHRONOUS_COMMIT", False),
+        ping_synchronous_commit=_bool(env, "CRONLEDGER_PING_SYNCHRONOUS_COMMIT", True),
     )

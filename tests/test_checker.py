@@ -216,7 +216,7 @@ async def test_twenty_concurrent_pings_to_a_down_monitor(
         await ping(pool, token, T0, "fail")
         async with pool.connection() as conn:  # hold the row so the 20 pile up on its lock
             await conn.set_autocommit(False)
-            await conn.execute("SELECT 1 FROM monitors WHERE id = %s FOR UPDATE", (monitor,))
+            await conn.execute("SELECT 1 FROM monitors WHERE id = $1 FOR UPDATE", (monitor,))
             racing = [asyncio.create_task(ping(pool, token, T0 + timedelta(seconds=1)))
                       for _ in range(19)]
             await asyncio.sleep(0.3)
@@ -243,10 +243,11 @@ async def test_a_ping_in_flight_wins_over_the_checker(
         deadline = T0 + timedelta(seconds=70)
         async with await psycopg.AsyncConnection.connect(fresh_dsn) as conn:
             # The ping's statement ran (row locked) but has not committed when the checker runs.
-            await conn.execute(Q["monitor_ping"], {
-                "token_hash": token_hash(token), "now": deadline - timedelta(seconds=1),
-                "kind": "success", "method": "GET", "rid": None, "exit_status": None,
-                "remote_addr": None, "user_agent": None, "body": None, "body_size": 0})
+            await conn.execute(Q["monitor_ping_batch"], {
+                "token_hashes": [token_hash(token)], "kinds": ["success"], "methods": ["GET"],
+                "rids": [None], "received_at": [deadline - timedelta(seconds=1)],
+                "exit_statuses": [None], "remote_addrs": [None], "user_agents": [None],
+                "bodies": [None], "body_sizes": [0]})
             counts = await checker.run_once(deadline)
             assert counts.claimed == 0 and counts.changed == 0
             await conn.commit()

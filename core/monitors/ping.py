@@ -1,19 +1,23 @@
-"""Recording a heartbeat ping: the healthchecks.io ping API's rules, one database round trip.
+"""Recording heartbeat pings: the healthchecks.io ping API's rules, one database round trip.
 
 ``/ping/<token>`` (success), ``/start``, ``/fail``, ``/log`` and ``/<exit status>`` (0 is a
 success, 1-255 a failure). The token is the credential: 64 lowercase hex characters, looked up
-by its SHA-256. :func:`record_ping` runs the single ``monitor_ping`` statement on an autocommit
-connection, so a ping is one round trip and one commit, and concurrent pings of one monitor are
-serialised by its row lock (each sees the state the previous one left).
+by its SHA-256. :func:`record_pings` runs the single ``monitor_ping_batch`` statement on an
+autocommit connection: one round trip and one commit for any number of pings, applied per
+monitor in the given order under the monitor's row lock (so concurrent batches serialise on a
+monitor and each sees the state the previous one left). :class:`core.monitors.batcher.
+PingBatcher` gathers the pings arriving while a statement is in flight into the next one.
 """
 
 from __future__ import annotations
 
 import re
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from psycopg import AsyncRawCursor
 from psycopg.rows import tuple_row
 from psycopg_pool import AsyncConnectionPool
 
@@ -27,6 +31,26 @@ MAX_USER_AGENT = 300
 MAX_REMOTE_ADDR = 100
 _TOKEN = re.compile(r"[0-9a-f]{64}")
 _EXIT_STATUS = re.compile(r"[0-9]{1,9}")
+
+
+def native_placeholders(statement: str) -> tuple[str, tuple[str, ...]]:
+    """``%(name)s`` placeholders rewritten as PostgreSQL's ``$n`` and the names in ``$n`` order.
+
+    The ping statement is run by a raw cursor, which sends it as is: psycopg then neither
+    re-parses its 5 kB of text on every call (its parse cache stops at 4 kB) nor rewrites it.
+    """
+    names: list[str] = []
+
+    def number(match: re.Match[str]) -> str:
+        if match.group(1) not in names:
+            names.append(match.group(1))
+        return f"${names.index(match.group(1)) + 1}"
+
+    return _PLACEHOLDER.sub(number, statement), tuple(names)
+
+
+_PLACEHOLDER = re.compile(r"%\((\w+)\)s")
+PING_STATEMENT, PING_PARAMS = native_placeholders(Q["monitor_ping_batch"])
 
 
 class BadPing(ValueError):
@@ -127,7 +151,8 @@ async def open_ping_pool(dsn: str, *, size: int, synchronous_commit: bool = True
     Raises:
         psycopg_pool.PoolTimeout: when no connection can be made within 30 seconds.
     """
-    kwargs: dict[str, object] = {"row_factory": tuple_row, "autocommit": True}
+    kwargs: dict[str, object] = {"row_factory": tuple_row, "autocommit": True,
+                                 "cursor_factory": AsyncRawCursor}
     if not synchronous_commit:
         kwargs["options"] = "-c synchronous_commit=off"
     pool = AsyncConnectionPool(dsn, min_size=size, max_size=size, kwargs=kwargs, open=False,
@@ -136,27 +161,41 @@ async def open_ping_pool(dsn: str, *, size: int, synchronous_commit: bool = True
     return pool
 
 
-async def record_ping(pool: AsyncConnectionPool, ping: Ping, now: datetime) -> str | None:
-    """Record ``ping`` at ``now`` (UTC) in one statement and one commit.
+async def record_pings(pool: AsyncConnectionPool, pings: Sequence[tuple[Ping, datetime]]
+                       ) -> list[str | None]:
+    """Record ``pings`` (each with its arrival instant, UTC) in one statement and one commit.
 
     Args:
         pool: a pool from :func:`open_ping_pool` (autocommit: the statement is its own
             transaction, so there is no separate COMMIT round trip).
+        pings: in arrival order; several may target one monitor.
 
     Returns:
-        The monitor's status after the ping, or ``None`` when no live monitor has this token
-        (nothing was written).
+        For each ping, the monitor's status after it, or ``None`` when no live monitor has its
+        token (nothing was written for it).
 
     Raises:
         psycopg.Error: the database failed (the caller answers 503; the client retries).
     """
-    params = {
-        "token_hash": token_hash(ping.token), "now": now, "kind": ping.kind,
-        "method": ping.method, "rid": ping.rid, "exit_status": ping.exit_status,
-        "remote_addr": ping.remote_addr, "user_agent": ping.user_agent, "body": ping.body,
-        "body_size": ping.body_size,
-    }
+    columns: dict[str, list[object]] = {name: [] for name in PING_PARAMS}
+    for ping, at in pings:
+        columns["token_hashes"].append(token_hash(ping.token))
+        columns["kinds"].append(ping.kind)
+        columns["methods"].append(ping.method)
+        columns["rids"].append(ping.rid)
+        columns["received_at"].append(at)
+        columns["exit_statuses"].append(ping.exit_status)
+        columns["remote_addrs"].append(ping.remote_addr)
+        columns["user_agents"].append(ping.user_agent)
+        columns["bodies"].append(ping.body)
+        columns["body_sizes"].append(ping.body_size)
     async with pool.connection() as conn:
-        cur = await conn.execute(Q["monitor_ping"], params)
-        row = await cur.fetchone()
-    return None if row is None else row[1]
+        cur = await conn.execute(PING_STATEMENT, [columns[name] for name in PING_PARAMS])
+        rows = await cur.fetchall()
+    return [row[1] for row in rows]
+
+
+async def record_ping(pool: AsyncConnectionPool, ping: Ping, now: datetime) -> str | None:
+    """Record one ping at ``now`` (UTC): :func:`record_pings` with a batch of one."""
+    [status] = await record_pings(pool, [(ping, now)])
+    return status

@@ -67,120 +67,156 @@ LIMIT %(limit)s::int;
 -- name: monitor_notify
 SELECT pg_notify('cronledger_monitors', %(reason)s::text);
 
--- name: monitor_ping
--- One round trip per ping (run in autocommit): lock the monitor by its token hash, decide the
--- effective action and the new state (the rules of core/monitors/timing.py and
--- core/monitors/state.py apply_ping, healthchecks' Check.ping), update the projection with the
--- stream version bumped by the number of events, record the ping, append monitor.pinged and the
--- status transition if any, and wake the checker when the next alert moved earlier. Cron
--- monitors get their expected instant from the checker (alert_at = now): SQL has no cron engine.
--- No row comes back for an unknown or deleted token, and then nothing was written.
-WITH m AS (
-    SELECT id, team_id, status, methods, manual_resume, period_seconds, last_ping_at,
-           last_start_at, last_start_rid, next_expected_at, alert_at, version,
-           make_interval(secs => grace_seconds) AS grace
+-- name: monitor_ping_batch
+-- Records a batch of pings (arrays, one position per ping, in arrival order) in one statement
+-- and one commit. Per monitor it locks the row (in id order, so concurrent batches cannot
+-- deadlock), folds the monitor's pings in order with a recursive CTE (the rules of
+-- core/monitors/state.py apply_ping and healthchecks' Check.ping: effective action, status,
+-- pending start and rid pairing, duration, stream version), writes the final state, records
+-- every ping, appends monitor.pinged and each status transition, and wakes the checker when
+-- the next alert moved earlier. alert_at only ever moves earlier here (so a ping that pushes
+-- the deadline out is a HOT update): the checker corrects it when it comes. Cron monitors get
+-- their expected instant from the checker (alert_at = the ping time): SQL has no cron engine.
+-- Returns one row per input position: the monitor's status after that ping, NULL when no live
+-- monitor has the token (nothing is written for it).
+WITH RECURSIVE b AS (
+    SELECT *
+    FROM unnest(%(token_hashes)s::bytea[], %(kinds)s::text[], %(methods)s::text[],
+                %(rids)s::uuid[], %(received_at)s::timestamptz[], %(exit_statuses)s::smallint[],
+                %(remote_addrs)s::text[], %(user_agents)s::text[], %(bodies)s::bytea[],
+                %(body_sizes)s::int[])
+         WITH ORDINALITY AS b(token_hash, kind, method, rid, at, exit_status, remote_addr,
+                              user_agent, body, body_size, pos)
+),
+m AS (
+    SELECT id, team_id, status, methods, manual_resume, period_seconds, ping_token_hash,
+           last_ping_at, last_start_at, last_start_rid, last_duration_ms, next_expected_at,
+           alert_at, version, make_interval(secs => grace_seconds) AS grace
     FROM monitors
-    WHERE ping_token_hash = %(token_hash)s::bytea AND status <> 'deleted'
+    WHERE ping_token_hash = ANY(%(token_hashes)s::bytea[]) AND status <> 'deleted'
+    ORDER BY id
     FOR UPDATE
 ),
-a AS (
-    SELECT m.*,
+q AS (
+    SELECT b.*, m.id AS monitor_id,
+           row_number() OVER (PARTITION BY m.id ORDER BY b.pos) AS seq,
            CASE WHEN (m.status = 'paused' AND m.manual_resume)
-                  OR (m.methods = 'post' AND %(method)s::text <> 'POST') THEN 'ignored'
-                ELSE %(kind)s::text END AS action
+                  OR (m.methods = 'post' AND b.method <> 'POST') THEN 'ignored'
+                ELSE b.kind END AS action
+    FROM b JOIN m ON m.ping_token_hash = b.token_hash
+),
+f AS (
+    -- The state of each monitor after its first seq pings (seq 0: as locked).
+    SELECT m.id AS monitor_id, 0::bigint AS seq, m.status, m.last_ping_at, m.last_start_at,
+           m.last_start_rid, m.last_duration_ms, m.version, 0 AS pinged_version,
+           NULL::text AS action, NULL::text AS previous_status, NULL::bigint AS duration_ms,
+           NULL::timestamptz AS at
     FROM m
+    UNION ALL
+    SELECT f.monitor_id, q.seq, x.status,
+           CASE WHEN x.finishes THEN q.at ELSE f.last_ping_at END,
+           CASE WHEN q.action = 'start' THEN q.at WHEN x.closes THEN NULL
+                ELSE f.last_start_at END,
+           CASE WHEN q.action = 'start' THEN q.rid WHEN x.closes THEN NULL
+                ELSE f.last_start_rid END,
+           CASE WHEN x.finishes THEN x.duration_ms ELSE f.last_duration_ms END,
+           f.version + CASE WHEN x.status <> f.status THEN 2 ELSE 1 END,
+           f.version + 1, q.action, f.status, x.duration_ms, q.at
+    FROM f
+    JOIN q ON q.monitor_id = f.monitor_id AND q.seq = f.seq + 1
+    CROSS JOIN LATERAL (
+        SELECT CASE q.action WHEN 'success' THEN 'up' WHEN 'fail' THEN 'down'
+                    ELSE f.status END AS status,
+               q.action IN ('success', 'fail') AS finishes,
+               q.action IN ('success', 'fail') AND f.last_start_at IS NOT NULL
+                   AND (f.last_start_rid IS NOT DISTINCT FROM q.rid OR q.action = 'fail'
+                        OR q.rid IS NULL) AS closes,
+               CASE WHEN q.action IN ('success', 'fail') AND f.last_start_at IS NOT NULL
+                         AND f.last_start_rid IS NOT DISTINCT FROM q.rid
+                    THEN floor(extract(epoch FROM q.at - f.last_start_at) * 1000)::bigint
+               END AS duration_ms
+    ) x
 ),
-n AS (
-    SELECT a.*,
-           a.action IN ('success', 'fail') AS finishes,
-           CASE a.action WHEN 'success' THEN 'up' WHEN 'fail' THEN 'down'
-                ELSE a.status END AS new_status,
-           a.action IN ('success', 'fail') AND a.last_start_at IS NOT NULL
-               AND (a.last_start_rid IS NOT DISTINCT FROM %(rid)s::uuid
-                    OR a.action = 'fail' OR %(rid)s::uuid IS NULL) AS closes_start,
-           CASE WHEN a.action IN ('success', 'fail') AND a.last_start_at IS NOT NULL
-                     AND a.last_start_rid IS NOT DISTINCT FROM %(rid)s::uuid
-                THEN floor(extract(epoch FROM %(now)s::timestamptz - a.last_start_at)
-                           * 1000)::bigint
-           END AS duration_ms
-    FROM a
-),
-t AS (
-    SELECT n.*,
-           CASE WHEN n.finishes THEN %(now)s::timestamptz ELSE n.last_ping_at END AS ping_at,
-           CASE WHEN n.action = 'start' THEN %(now)s::timestamptz
-                WHEN n.closes_start THEN NULL ELSE n.last_start_at END AS start_at,
-           CASE WHEN n.action = 'start' THEN %(rid)s::uuid
-                WHEN n.closes_start THEN NULL ELSE n.last_start_rid END AS start_rid
-    FROM n
+fin AS (
+    SELECT DISTINCT ON (f.monitor_id) f.*, m.period_seconds, m.grace,
+           m.last_ping_at AS old_last_ping_at, m.next_expected_at AS old_expected,
+           m.alert_at AS old_alert_at
+    FROM f JOIN m ON m.id = f.monitor_id
+    ORDER BY f.monitor_id, f.seq DESC
 ),
 e AS (
-    SELECT t.*,
-           CASE WHEN t.new_status NOT IN ('up', 'late') THEN NULL
-                WHEN t.period_seconds IS NOT NULL
-                    THEN t.ping_at + make_interval(secs => t.period_seconds)
-                WHEN t.finishes THEN NULL
-                ELSE t.next_expected_at END AS expected
-    FROM t
+    SELECT fin.*,
+           CASE WHEN fin.status NOT IN ('up', 'late') THEN NULL
+                WHEN fin.period_seconds IS NOT NULL
+                    THEN fin.last_ping_at + make_interval(secs => fin.period_seconds)
+                WHEN fin.last_ping_at IS DISTINCT FROM fin.old_last_ping_at THEN NULL
+                ELSE fin.old_expected END AS expected
+    FROM fin
 ),
 u AS (
     UPDATE monitors mo SET
-        status = e.new_status,
-        last_ping_at = e.ping_at,
-        last_start_at = e.start_at,
-        last_start_rid = e.start_rid,
-        last_duration_ms = CASE WHEN e.finishes THEN e.duration_ms ELSE mo.last_duration_ms END,
+        status = e.status,
+        last_ping_at = e.last_ping_at,
+        last_start_at = e.last_start_at,
+        last_start_rid = e.last_start_rid,
+        last_duration_ms = e.last_duration_ms,
         next_expected_at = e.expected,
-        -- Only ever moved earlier: a ping that pushes the deadline out leaves alert_at (an
-        -- indexed column) alone, so the update stays HOT; the checker, woken at the old
-        -- instant, finds the monitor on time and moves alert_at to the exact one.
         alert_at = least(mo.alert_at, CASE
-            WHEN e.new_status IN ('up', 'late') AND e.expected IS NULL
-                 AND e.period_seconds IS NULL THEN %(now)s::timestamptz
-            WHEN e.new_status = 'up' THEN least(e.expected, e.start_at + e.grace)
-            WHEN e.new_status = 'late' THEN least(e.expected + e.grace, e.start_at + e.grace)
-            WHEN e.new_status IN ('new', 'paused') THEN e.start_at + e.grace
+            WHEN e.status IN ('up', 'late') AND e.expected IS NULL
+                 AND e.period_seconds IS NULL THEN e.at
+            WHEN e.status = 'up' THEN least(e.expected, e.last_start_at + e.grace)
+            WHEN e.status = 'late' THEN least(e.expected + e.grace, e.last_start_at + e.grace)
+            WHEN e.status IN ('new', 'paused') THEN e.last_start_at + e.grace
         END),
-        version = mo.version + CASE WHEN e.new_status <> e.status THEN 2 ELSE 1 END,
-        updated_at = %(now)s::timestamptz
+        version = e.version,
+        updated_at = e.at
     FROM e
-    WHERE mo.id = e.id
-    RETURNING mo.id, mo.team_id, mo.status, mo.alert_at, mo.version, e.status AS old_status,
-              e.version AS old_version, e.alert_at AS old_alert_at, e.action, e.duration_ms
+    WHERE mo.id = e.monitor_id
+    RETURNING mo.alert_at, e.old_alert_at
 ),
 p AS (
     INSERT INTO monitor_pings (monitor_id, version, received_at, kind, method, exit_status, rid,
                                remote_addr, user_agent, body, body_size, duration_ms)
-    SELECT u.id, u.old_version + 1, %(now)s::timestamptz, u.action, %(method)s::text,
-           %(exit_status)s::smallint, %(rid)s::uuid, %(remote_addr)s::text,
-           %(user_agent)s::text, %(body)s::bytea, %(body_size)s::int, u.duration_ms
-    FROM u
-    RETURNING id
+    SELECT f.monitor_id, f.pinged_version, q.at, f.action, q.method, q.exit_status, q.rid,
+           q.remote_addr, q.user_agent, q.body, q.body_size, f.duration_ms
+    FROM f JOIN q ON q.monitor_id = f.monitor_id AND q.seq = f.seq
+    ORDER BY q.pos
+    RETURNING id, monitor_id, version
 ),
 ev AS (
     INSERT INTO events (stream_type, stream_id, stream_version, event_type, team_id, data,
                         metadata, occurred_at)
-    SELECT 'monitor', u.id, x.version, x.event_type, u.team_id, x.data,
-           '{"actor": "ping"}'::jsonb, %(now)s::timestamptz
-    FROM u CROSS JOIN LATERAL (VALUES
-        (u.old_version + 1, 'monitor.pinged', jsonb_build_object(
-            'kind', u.action, 'method', %(method)s::text, 'rid', %(rid)s::uuid,
-            'exit_status', %(exit_status)s::smallint, 'body_size', %(body_size)s::int,
-            'remote_addr', %(remote_addr)s::text, 'user_agent', %(user_agent)s::text,
-            'duration_ms', u.duration_ms, 'ping_id', (SELECT p.id FROM p))),
-        (u.old_version + 2, CASE u.status WHEN 'up' THEN 'monitor.up' ELSE 'monitor.down' END,
-         CASE u.status
-             WHEN 'up' THEN jsonb_build_object('previous_status', u.old_status, 'reason', 'ping')
-             ELSE jsonb_build_object('previous_status', u.old_status, 'reason', 'fail',
-                                     'exit_status', %(exit_status)s::smallint) END)
+    SELECT 'monitor', f.monitor_id, x.version, x.event_type, m.team_id, x.data,
+           '{"actor": "ping"}'::jsonb, q.at
+    FROM f
+    JOIN q ON q.monitor_id = f.monitor_id AND q.seq = f.seq
+    JOIN m ON m.id = f.monitor_id
+    JOIN p ON p.monitor_id = f.monitor_id AND p.version = f.pinged_version
+    CROSS JOIN LATERAL (VALUES
+        (f.pinged_version, 'monitor.pinged', jsonb_build_object(
+            'kind', f.action, 'method', q.method, 'rid', q.rid, 'exit_status', q.exit_status,
+            'body_size', q.body_size, 'remote_addr', q.remote_addr,
+            'user_agent', q.user_agent, 'duration_ms', f.duration_ms, 'ping_id', p.id)),
+        (f.pinged_version + 1, CASE f.status WHEN 'up' THEN 'monitor.up' ELSE 'monitor.down' END,
+         CASE f.status
+             WHEN 'up' THEN jsonb_build_object('previous_status', f.previous_status,
+                                               'reason', 'ping')
+             ELSE jsonb_build_object('previous_status', f.previous_status, 'reason', 'fail',
+                                     'exit_status', q.exit_status) END)
     ) AS x(version, event_type, data)
-    WHERE x.version <= u.version
+    WHERE x.version <= f.version
+    ORDER BY q.pos, x.version
 ),
 w AS (
     SELECT pg_notify('cronledger_monitors', 'ping') FROM u
     WHERE u.alert_at IS NOT NULL AND (u.old_alert_at IS NULL OR u.alert_at < u.old_alert_at)
+    LIMIT 1
 )
-SELECT u.id, u.status, u.action, (SELECT count(*) FROM w) AS woke FROM u;
+SELECT b.pos, f.status, (SELECT count(*) FROM w) AS woke
+FROM b
+LEFT JOIN q ON q.pos = b.pos
+LEFT JOIN f ON f.monitor_id = q.monitor_id AND f.seq = q.seq
+ORDER BY b.pos;
 
 -- name: monitor_claim_due
 -- The checker's claim (DESIGN 3.3): monitors with a decision due, oldest first, skipping rows
