@@ -3,8 +3,10 @@
     DATABASE_URL=postgresql://... uv run python bench/pings.py [--duration 10] [--connections 32]
 
 For each ``synchronous_commit`` setting of the ping connections (``--commit both`` by default)
-it starts ``cronledger api --workers N`` on a free port against ``DATABASE_URL`` (migrating it),
-creates a team, a key and one monitor (``1h``), then:
+it starts ``cronledger api --workers N`` on a free port against ``DATABASE_URL`` (migrating it)
+and creates a team and a key. Then, for each scenario of ``--monitors`` (default: one monitor,
+then 100 monitors pinged in turn - every ping of one monitor is serialised on its row, so one
+monitor is the worst case), it creates the monitors (``1h``) and:
 
 1. drives ``GET /ping/<token>`` with ``wrk`` (Debian package; ``apt-get install -y wrk``) for
    ``--duration`` seconds after a short warm-up, or with an aiohttp load loop when wrk is
@@ -16,6 +18,7 @@ creates a team, a key and one monitor (``1h``), then:
    grow by exactly that number.
 
 Client, server and PostgreSQL share the machine: the figures include the load generator.
+Exit status 1 when a count does not match.
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ ROOT = Path(__file__).resolve().parent.parent
 @dataclass
 class Result:
     commit: str
+    monitors: int
     tool: str
     pings_per_s: float
     p50_ms: float
@@ -90,10 +94,10 @@ def wait_ready(url: str, process: subprocess.Popen, timeout: float = 120) -> Non
     raise SystemExit(f"{url} did not answer within {timeout} s")
 
 
-def pinged_events(dsn: str, monitor_id: str) -> int:
+def pinged_events(dsn: str, monitor_ids: list[str]) -> int:
     with psycopg.connect(dsn) as conn:
-        row = conn.execute("SELECT count(*) FROM events WHERE stream_id = %s "
-                           "AND event_type = 'monitor.pinged'", (monitor_id,)).fetchone()
+        row = conn.execute("SELECT count(*) FROM events WHERE stream_id = ANY(%s::uuid[]) "
+                           "AND event_type = 'monitor.pinged'", (monitor_ids,)).fetchone()
     return row[0]
 
 
@@ -101,11 +105,12 @@ def _ms(value: str, unit: str) -> float:
     return float(value) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]
 
 
-def run_wrk(url: str, duration: int, connections: int, threads: int
+def run_wrk(url: str, duration: int, connections: int, threads: int, script: Path
             ) -> tuple[float, float, float, int, int]:
     """``(pings/s, p50 ms, p99 ms, answered, errors)`` from ``wrk --latency``."""
     out = subprocess.run(["wrk", f"-t{threads}", f"-c{connections}", f"-d{duration}s",
-                          "--latency", url], capture_output=True, text=True, check=True).stdout
+                          "--latency", "-s", str(script), url],
+                         capture_output=True, text=True, check=True).stdout
     latency = {m[0]: _ms(m[1], m[2])
                for m in re.findall(r"^\s+(50|99)%\s+([\d.]+)(us|ms|s)\s*$", out, re.M)}
     total = int(re.search(r"(\d+) requests in", out).group(1))
@@ -119,9 +124,10 @@ def run_wrk(url: str, duration: int, connections: int, threads: int
     return rate, latency["50"], latency["99"], total - errors, errors
 
 
-async def _load(url: str, seconds: float | None, count: int | None, concurrency: int
+async def _load(urls: list[str], seconds: float | None, count: int | None, concurrency: int
                 ) -> tuple[float, list[float], int, int]:
-    """aiohttp load loop: either for ``seconds`` or exactly ``count`` requests."""
+    """aiohttp load loop over ``urls`` in turn: either for ``seconds`` or exactly ``count``
+    requests."""
     latencies: list[float] = []
     errors = 0
     sent = 0
@@ -137,7 +143,7 @@ async def _load(url: str, seconds: float | None, count: int | None, concurrency:
                     return
                 sent += 1
             start = time.perf_counter()
-            async with session.get(url) as response:
+            async with session.get(urls[len(latencies) % len(urls)]) as response:
                 await response.read()
                 if response.status != 200:
                     errors += 1
@@ -151,13 +157,48 @@ async def _load(url: str, seconds: float | None, count: int | None, concurrency:
     return elapsed, latencies, len(latencies) - errors, errors
 
 
-def run_loop(url: str, duration: int, connections: int) -> tuple[float, float, float, int, int]:
-    elapsed, latencies, answered, errors = asyncio.run(_load(url, duration, None, connections))
+def run_loop(urls: list[str], duration: int, connections: int
+             ) -> tuple[float, float, float, int, int]:
+    elapsed, latencies, answered, errors = asyncio.run(_load(urls, duration, None,
+                                                             connections))
     cuts = statistics.quantiles(latencies, n=100)
     return len(latencies) / elapsed, cuts[49], cuts[98], answered, errors
 
 
-def bench(dsn: str, commit: str, args: argparse.Namespace) -> Result:
+def _lua(paths: list[str]) -> str:
+    """A wrk script cycling through ``paths`` (one request per path in turn)."""
+    listed = ",\n".join(f'  "{p}"' for p in paths)
+    return (f"local paths = {{\n{listed}\n}}\nlocal i = 0\n"
+            "request = function()\n  i = i + 1\n"
+            "  return wrk.format(\"GET\", paths[(i % #paths) + 1])\nend\n")
+
+
+def run_scenario(dsn: str, base: str, key: str, commit: str, monitors: int,
+                 args: argparse.Namespace) -> Result:
+    created = [asyncio.run(_create_monitor(base, key)) for _ in range(monitors)]
+    ids = [m["id"] for m in created]
+    urls = [f"{base}/ping/{m['ping_token']}" for m in created]
+    use_wrk = shutil.which("wrk") is not None and not args.no_wrk
+    script = Path(tempfile.mkstemp(suffix=".lua")[1])
+    script.write_text(_lua([u.removeprefix(base) for u in urls]))
+    try:
+        load = (lambda d: run_wrk(urls[0], d, args.connections, args.threads, script)) \
+            if use_wrk else (lambda d: run_loop(urls, d, args.connections))
+        load(2)  # warm-up: connections, prepared statements
+        before = pinged_events(dsn, ids)
+        rate, p50, p99, answered, errors = load(args.duration)
+        time.sleep(1.0)  # requests in flight when the load stopped are still recorded
+        recorded = pinged_events(dsn, ids) - before
+        before = pinged_events(dsn, ids)
+        _, _, _, exact_errors = asyncio.run(_load(urls, None, args.exact, 16))
+        exact_recorded = pinged_events(dsn, ids) - before
+    finally:
+        script.unlink()
+    return Result(commit, monitors, "wrk" if use_wrk else "aiohttp", rate, p50, p99, answered,
+                  errors + exact_errors, recorded, args.connections, args.exact, exact_recorded)
+
+
+def bench(dsn: str, commit: str, args: argparse.Namespace) -> list[Result]:
     port = free_port()
     env = {**os.environ, "DATABASE_URL": dsn, "CRONLEDGER_PORT": str(port),
            "CRONLEDGER_PING_SYNCHRONOUS_COMMIT": commit, "CRONLEDGER_LOG_LEVEL": "WARNING"}
@@ -169,27 +210,7 @@ def bench(dsn: str, commit: str, args: argparse.Namespace) -> Result:
                               stderr=subprocess.STDOUT)
     try:
         wait_ready(f"{base}/readyz", server)
-        monitor = asyncio.run(_create_monitor(base, key))
-        url = f"{base}/ping/{monitor['ping_token']}"
-        use_wrk = shutil.which("wrk") is not None and not args.no_wrk
-        if use_wrk:
-            run_wrk(url, 2, args.connections, args.threads)  # warm-up: prepared statements
-        else:
-            run_loop(url, 2, args.connections)
-        before = pinged_events(dsn, monitor["id"])
-        if use_wrk:
-            rate, p50, p99, answered, errors = run_wrk(url, args.duration, args.connections,
-                                                       args.threads)
-        else:
-            rate, p50, p99, answered, errors = run_loop(url, args.duration, args.connections)
-        time.sleep(1.0)  # requests in flight when the load stopped are still recorded
-        recorded = pinged_events(dsn, monitor["id"]) - before
-        before = pinged_events(dsn, monitor["id"])
-        _, _, _, exact_errors = asyncio.run(_load(url, None, args.exact, 16))
-        exact_recorded = pinged_events(dsn, monitor["id"]) - before
-        return Result(commit, "wrk" if use_wrk else "aiohttp", rate, p50, p99, answered,
-                      errors + exact_errors, recorded, args.connections, args.exact,
-                      exact_recorded)
+        return [run_scenario(dsn, base, key, commit, n, args) for n in args.monitors]
     finally:
         server.send_signal(signal.SIGTERM)
         try:
@@ -200,11 +221,11 @@ def bench(dsn: str, commit: str, args: argparse.Namespace) -> Result:
 
 
 async def _create_monitor(base: str, key: str) -> dict:
-    async with aiohttp.ClientSession(headers={"Authorization": f"Bearer {key}"}) as session:
-        async with session.post(f"{base}/v1/monitors",
-                                json={"name": "bench", "schedule": "1h"}) as response:
-            assert response.status == 201, await response.text()
-            return await response.json()
+    headers = {"Authorization": f"Bearer {key}"}
+    async with aiohttp.ClientSession(headers=headers) as session, session.post(
+            f"{base}/v1/monitors", json={"name": "bench", "schedule": "1h"}) as response:
+        assert response.status == 201, await response.text()
+        return await response.json()
 
 
 def main() -> int:
@@ -216,6 +237,8 @@ def main() -> int:
     parser.add_argument("--exact", type=int, default=2000, help="pings of the exact count check")
     parser.add_argument("--commit", choices=("on", "off", "both"), default="both",
                         help="synchronous_commit of the ping connections")
+    parser.add_argument("--monitors", type=lambda t: [int(n) for n in t.split(",")],
+                        default=[1, 100], help="monitors pinged in turn, per scenario (1,100)")
     parser.add_argument("--no-wrk", action="store_true", help="use the aiohttp load loop")
     args = parser.parse_args()
     dsn = os.environ.get("DATABASE_URL")
@@ -223,17 +246,17 @@ def main() -> int:
         print("set DATABASE_URL to a PostgreSQL database (it is migrated)", file=sys.stderr)
         return 2
     commits = ("off", "on") if args.commit == "both" else (args.commit,)
-    results = [bench(dsn, commit, args) for commit in commits]
+    results = [r for commit in commits for r in bench(dsn, commit, args)]
     print(f"\n{os.cpu_count()} CPUs, cronledger api --workers {args.workers}, "
-          f"{args.connections} connections, {args.duration} s per run, one monitor\n")
-    print("| ping commit | load | pings/s | p50 ms | p99 ms | answered | errors | "
+          f"{args.connections} connections, {args.duration} s per run\n")
+    print("| ping commit | monitors | load | pings/s | p50 ms | p99 ms | answered | errors | "
           "pinged events | exact check |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---|")
+    print("|---|---:|---|---:|---:|---:|---:|---:|---:|---|")
     for r in results:
         exact = f"{r.exact_recorded}/{r.exact_sent}"
-        print(f"| synchronous_commit={r.commit} | {r.tool} | {r.pings_per_s:,.0f} | "
-              f"{r.p50_ms:.1f} | {r.p99_ms:.1f} | {r.answered:,} | {r.errors} | "
-              f"{r.recorded:,} | {exact} {'ok' if r.matches else 'MISMATCH'} |")
+        print(f"| synchronous_commit={r.commit} | {r.monitors} | {r.tool} | "
+              f"{r.pings_per_s:,.0f} | {r.p50_ms:.1f} | {r.p99_ms:.1f} | {r.answered:,} | "
+              f"{r.errors} | {r.recorded:,} | {exact} {'ok' if r.matches else 'MISMATCH'} |")
     return 0 if all(r.matches for r in results) else 1
 
 

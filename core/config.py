@@ -68,7 +68,7 @@ class Settings:
     shutdown_grace_seconds: float = 30.0
     db_pool_size: int = 10
     ping_body_limit: int = 10_000
-    ping_pool_size: int = 8
+    ping_pool_size: int = 4
     ping_synchronous_commit: bool = True
     worker_id: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}")
 
@@ -102,6 +102,6 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         shutdown_grace_seconds=_float(env, "CRONLEDGER_SHUTDOWN_GRACE", 30.0, 0.0, 3600.0),
         db_pool_size=_int(env, "CRONLEDGER_DB_POOL_SIZE", 10, 2, 200),
         ping_body_limit=_int(env, "CRONLEDGER_PING_BODY_LIMIT", 10_000, 0, 10 * 1024 * 1024),
-        ping_pool_size=_int(env, "CRONLEDGER_PING_POOL_SIZE", 8, 1, 200),
+        ping_pool_size=_int(env, "CRONLEDGER_PING_POOL_SIZE", 4, 1, 200),
         ping_synchronous_commit=_bool(env, "CRONLEDGER_PING_SYNCHRONOUS_COMMIT", True),
     )

@@ -10,7 +10,8 @@ import pytest
 
 from core.migrate import downgrade, head_revision, upgrade
 
-TABLES = {"teams", "api_keys", "events", "jobs", "due_jobs", "runs", "run_attempts"}
+TABLES = {"teams", "api_keys", "events", "jobs", "due_jobs", "runs", "run_attempts", "monitors",
+          "monitor_pings"}
 
 
 def _tables(dsn: str) -> set[str]:

@@ -73,7 +73,8 @@ SELECT pg_notify('cronledger_monitors', %(reason)s::text);
 -- deadlock), folds the monitor's pings in order with a recursive CTE (the rules of
 -- core/monitors/state.py apply_ping and healthchecks' Check.ping: effective action, status,
 -- pending start and rid pairing, duration, stream version), writes the final state, records
--- every ping, appends monitor.pinged and each status transition, and wakes the checker when
+-- every ping (monitor_pings.version = the stream version of its monitor.pinged event), appends
+-- monitor.pinged and each status transition, and wakes the checker when
 -- the next alert moved earlier. alert_at only ever moves earlier here (so a ping that pushes
 -- the deadline out is a HOT update): the checker corrects it when it comes. Cron monitors get
 -- their expected instant from the checker (alert_at = the ping time): SQL has no cron engine.
@@ -181,7 +182,6 @@ p AS (
            q.remote_addr, q.user_agent, q.body, q.body_size, f.duration_ms
     FROM f JOIN q ON q.monitor_id = f.monitor_id AND q.seq = f.seq
     ORDER BY q.pos
-    RETURNING id, monitor_id, version
 ),
 ev AS (
     INSERT INTO events (stream_type, stream_id, stream_version, event_type, team_id, data,
@@ -191,12 +191,11 @@ ev AS (
     FROM f
     JOIN q ON q.monitor_id = f.monitor_id AND q.seq = f.seq
     JOIN m ON m.id = f.monitor_id
-    JOIN p ON p.monitor_id = f.monitor_id AND p.version = f.pinged_version
     CROSS JOIN LATERAL (VALUES
         (f.pinged_version, 'monitor.pinged', jsonb_build_object(
             'kind', f.action, 'method', q.method, 'rid', q.rid, 'exit_status', q.exit_status,
             'body_size', q.body_size, 'remote_addr', q.remote_addr,
-            'user_agent', q.user_agent, 'duration_ms', f.duration_ms, 'ping_id', p.id)),
+            'user_agent', q.user_agent, 'duration_ms', f.duration_ms)),
         (f.pinged_version + 1, CASE f.status WHEN 'up' THEN 'monitor.up' ELSE 'monitor.down' END,
          CASE f.status
              WHEN 'up' THEN jsonb_build_object('previous_status', f.previous_status,
