@@ -32,12 +32,14 @@ from core.events import NewEvent, append_events
 from core.monitors.definition import cached_schedule
 from core.monitors.timing import ACTIVE, expected_after, next_alert, status_at
 from core.queries import Q
+from core.schedule import InvalidSchedule
 
 log = logging.getLogger("cronledger.checker")
 
 CHANNEL = "cronledger_monitors"
 MAX_IDLE_SLEEP = 60.0  # re-check at least this often (seconds), in case a NOTIFY was lost
 LOCKED_RETRY = 0.1  # seconds: a due monitor was skipped because a ping or checker holds it
+SCHEDULE_RETRY = timedelta(minutes=5)
 BATCH = 100
 
 
@@ -74,8 +76,15 @@ def decide(monitor: dict[str, Any], now: datetime) -> Decision:
     expected = monitor["next_expected_at"]
     if monitor["status"] in ACTIVE and expected is None:
         # A cron monitor just pinged: the ping statement left the expected instant to us.
-        schedule = cached_schedule(monitor["schedule"], monitor["timezone"],
-                                   monitor["created_at"])
+        try:
+            schedule = cached_schedule(monitor["schedule"], monitor["timezone"],
+                                       monitor["created_at"])
+        except (InvalidSchedule, ValueError) as exc:
+            # Stored schedules were validated; a tzdata or engine change may still break one.
+            # Leave the monitor as it is and look again later rather than stop checking.
+            log.error("monitor %s: schedule %r no longer parses: %s", monitor["id"],
+                      monitor["schedule"], exc)
+            return Decision(monitor, monitor["status"], None, now + SCHEDULE_RETRY, None)
         expected = expected_after(schedule, monitor["last_ping_at"])
     status = status_at(monitor, expected, now)
     after = {**monitor, "status": status}
@@ -235,6 +244,9 @@ class Checker:
                 except (psycopg.Error, OSError) as exc:
                     log.warning("checker loop error, retrying in 1 s: %s", exc)
                     await asyncio.sleep(1.0)
+                except Exception:  # noqa: BLE001 - a checker that dies silently alerts nobody
+                    log.exception("checker failed, retrying in 5 s")
+                    await asyncio.sleep(5.0)
         finally:
             listener.cancel()
             with contextlib.suppress(asyncio.CancelledError):

@@ -372,3 +372,24 @@ async def test_projection_equals_the_fold_of_the_stream(
     assert exact_alert is None or stored_alert <= exact_alert
     await advance(checker, fresh_pool, stored_alert or at)
     assert (await monitor_row(fresh_pool, monitor))["alert_at"] == exact_alert
+
+
+async def test_a_schedule_that_no_longer_parses_does_not_stop_the_checker(
+    fresh_pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool, checker: Checker
+) -> None:
+    """Stored schedules were validated, but a tzdata or engine upgrade may break one: that
+    monitor is looked at again later, the others are still checked."""
+    actor = await new_actor(fresh_pool)
+    broken, broken_token = await add_monitor(fresh_pool, actor, T0, "0 * * * *", name="broken")
+    fine, fine_token = await add_monitor(fresh_pool, actor, T0, "1m", name="fine",
+                                         grace_seconds=10)
+    async with fresh_pool.connection() as conn:
+        await conn.execute("UPDATE monitors SET schedule = '0 * * * * * * *' WHERE id = %s",
+                           (broken,))
+    await ping(ping_pool, broken_token, T0)
+    await ping(ping_pool, fine_token, T0)
+    counts = await checker.run_once(T0 + timedelta(minutes=2))
+    assert counts.claimed == 2 and counts.transitions == {"down": 1}
+    row = await monitor_row(fresh_pool, broken)
+    assert row["status"] == "up" and row["alert_at"] == T0 + timedelta(minutes=7)
+    assert (await monitor_row(fresh_pool, fine))["status"] == "down"

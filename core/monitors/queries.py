@@ -15,6 +15,7 @@ from core.errors import NotFound
 from core.events import read_stream
 from core.monitors.definition import cached_schedule
 from core.queries import Q
+from core.schedule import InvalidSchedule
 
 # A truncated body may end inside a UTF-8 sequence: at most 3 bytes of it.
 _MAX_CUT_SEQUENCE = 3
@@ -22,8 +23,11 @@ _MAX_CUT_SEQUENCE = 3
 
 def describe(monitor: dict[str, Any]) -> str:
     """Human description of the monitor's schedule."""
-    return cached_schedule(monitor["schedule"], monitor["timezone"],
-                           monitor["created_at"]).describe()
+    try:
+        return cached_schedule(monitor["schedule"], monitor["timezone"],
+                               monitor["created_at"]).describe()
+    except (InvalidSchedule, ValueError):  # validated when stored; tzdata may have changed
+        return f"{monitor['schedule']} ({monitor['timezone']}, no longer valid)"
 
 
 def body_view(body: bytes | None, size: int) -> dict[str, Any]:
