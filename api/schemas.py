@@ -244,9 +244,10 @@ class MonitorPage(Struct):
 
 
 class PingRecord(Struct):
-    """One received ping; ``body`` is UTF-8 text, or base64 when it is not text."""
+    """One received ping (``version``: the stream version of its ``monitor.pinged`` event);
+    ``body`` is UTF-8 text, or base64 when it is not text."""
 
-    id: int
+    version: int
     received_at: datetime
     kind: str
     method: str
@@ -259,7 +260,6 @@ class PingRecord(Struct):
     body_size: int
     body_truncated: bool
     duration_ms: int | None
-    version: int
 
 
 class PingPage(Struct):

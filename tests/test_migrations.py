@@ -11,7 +11,7 @@ import pytest
 from core.migrate import downgrade, head_revision, upgrade
 
 TABLES = {"teams", "api_keys", "events", "jobs", "due_jobs", "runs", "run_attempts", "monitors",
-          "monitor_pings"}
+          "monitor_ping_bodies"}
 
 
 def _tables(dsn: str) -> set[str]:

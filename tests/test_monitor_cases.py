@@ -96,7 +96,7 @@ async def _event_count(pool: AsyncConnectionPool) -> tuple[int, int, int]:
     async with pool.connection() as conn:
         cur = await conn.execute(
             "SELECT (SELECT count(*) FROM events) AS e, (SELECT count(*) FROM monitors) AS m, "
-            "(SELECT count(*) FROM monitor_pings) AS p")
+            "(SELECT count(*) FROM monitor_ping_bodies) AS p")
         row = await cur.fetchone()
     return row["e"], row["m"], row["p"]
 

@@ -110,10 +110,14 @@ async def test_a_batch_equals_the_same_pings_one_by_one(
             await stream(fresh_pool, b))
     async with fresh_pool.connection() as conn:
         cur = await conn.execute(
-            "SELECT monitor_id, count(*) AS n, count(DISTINCT version) AS versions "
-            "FROM monitor_pings GROUP BY monitor_id")
-        for row in await cur.fetchall():
-            assert row["n"] == row["versions"]
+            "SELECT b.monitor_id, b.version, b.body, e.event_type, e.data "
+            "FROM monitor_ping_bodies b LEFT JOIN events e "
+            "ON e.stream_id = b.monitor_id AND e.stream_version = b.version")
+        bodies = await cur.fetchall()
+    for row in bodies:  # each body sits at the version of its ping's event
+        assert row["event_type"] == "monitor.pinged"
+        assert row["data"]["body_size"] == len(row["body"])
+    assert len(bodies) == sum(1 for t, _, f, _ in pings if t >= 0 and f["body"]) * 2
 
 
 async def test_the_batcher_groups_concurrent_pings_and_keeps_their_order(

@@ -33,7 +33,7 @@ async def _state(api: AsyncTestClient, team: Team, monitor: dict[str, Any]) -> d
 async def _counts(pool: AsyncConnectionPool) -> tuple[int, int]:
     async with pool.connection() as conn:
         cur = await conn.execute("SELECT (SELECT count(*) FROM events) AS e, "
-                                 "(SELECT count(*) FROM monitor_pings) AS p")
+                                 "(SELECT count(*) FROM monitor_ping_bodies) AS p")
         row = await cur.fetchone()
     return row["e"], row["p"]
 

@@ -55,7 +55,7 @@ async def _monitor(pool: AsyncConnectionPool, actor: Actor, monitor_id: uuid.UUI
     return monitor_view(row, _base_url(request) if request else None, token)
 
 
-def _cursor_id(cursor: str | None, digits: int = 18) -> int | None:
+def _cursor_id(cursor: str | None, digits: int) -> int | None:
     if not cursor:
         return None
     if not cursor.isdigit() or len(cursor) > digits:
@@ -129,8 +129,8 @@ class MonitorController(Controller):
                     limit: Limit = DEFAULT_LIMIT,
                     cursor: FromQuery[str | None] = None) -> PingPage:
         rows = await list_pings(pool, actor, monitor_id, limit=check_limit(limit),
-                                before_id=_cursor_id(cursor))
-        next_cursor = str(rows[-1]["id"]) if len(rows) == limit else None
+                                before_version=_cursor_id(cursor, digits=9))
+        next_cursor = str(rows[-1]["version"]) if len(rows) == limit else None
         return PingPage(items=[from_row(PingRecord, r) for r in rows], next_cursor=next_cursor)
 
     @get("/{monitor_id:uuid}/events", summary="The monitor's event stream (audit trail)")

@@ -88,9 +88,12 @@ async def list_monitors(
 
 async def list_pings(
     pool: AsyncConnectionPool, actor: Actor, monitor_id: uuid.UUID, *, limit: int,
-    before_id: int | None,
+    before_version: int | None,
 ) -> list[dict[str, Any]]:
     """The monitor's pings, latest first, with their bodies (deleted monitors included).
+
+    Args:
+        before_version: keyset: only pings recorded at a lower stream version.
 
     Raises:
         NotFound: no such monitor for this team.
@@ -98,7 +101,8 @@ async def list_pings(
     async with pool.connection() as conn:
         await _exists(conn, actor, monitor_id)
         cur = await conn.execute(Q["monitor_ping_list"], {
-            "monitor_id": monitor_id, "before_id": before_id, "limit": limit})
+            "monitor_id": monitor_id, "team_id": actor.team_id,
+            "before_version": before_version, "limit": limit})
         rows = await cur.fetchall()
     return [{**row, **body_view(row["body"], row["body_size"])} for row in rows]
 

@@ -13,8 +13,8 @@ Event types and payloads:
     ``monitor.token_rotated``  ``{"ping_token_hash": hex}``
     ``monitor.pinged``         ``{"kind": success|start|fail|log|ignored, "method", "rid",
                                "exit_status", "body_size", "remote_addr", "user_agent",
-                               "duration_ms"}`` (the ping's row in ``monitor_pings`` has the
-                               event's stream version)
+                               "duration_ms"}`` (its body, if any, is in
+                               ``monitor_ping_bodies`` at the event's stream version)
     ``monitor.up``             ``{"previous_status", "reason": "ping"|"on_time"}``
     ``monitor.late``           ``{"previous_status", "expected_at", "deadline"}``
     ``monitor.down``           ``{"previous_status", "reason": "fail"|"overdue"|"start_timeout",

@@ -55,13 +55,20 @@ LIMIT %(limit)s::int;
 SELECT 1 FROM monitors WHERE id = %(id)s::uuid AND team_id = %(team_id)s::uuid;
 
 -- name: monitor_ping_list
--- Latest first; keyset on the ping id.
-SELECT id, version, received_at, kind, method, exit_status, rid, remote_addr, user_agent, body,
-       body_size, duration_ms
-FROM monitor_pings
-WHERE monitor_id = %(monitor_id)s::uuid
-  AND (%(before_id)s::bigint IS NULL OR id < %(before_id)s::bigint)
-ORDER BY id DESC
+-- A monitor's pings, latest first, from its monitor.pinged events and their stored bodies;
+-- keyset on the stream version.
+SELECT e.stream_version AS version, e.occurred_at AS received_at, e.data ->> 'kind' AS kind,
+       e.data ->> 'method' AS method, (e.data ->> 'exit_status')::int AS exit_status,
+       (e.data ->> 'rid')::uuid AS rid, e.data ->> 'remote_addr' AS remote_addr,
+       e.data ->> 'user_agent' AS user_agent, (e.data ->> 'body_size')::int AS body_size,
+       (e.data ->> 'duration_ms')::bigint AS duration_ms, b.body
+FROM events e
+LEFT JOIN monitor_ping_bodies b ON b.monitor_id = e.stream_id AND b.version = e.stream_version
+WHERE e.stream_id = %(monitor_id)s::uuid
+  AND e.team_id = %(team_id)s::uuid
+  AND e.event_type = 'monitor.pinged'
+  AND (%(before_version)s::int IS NULL OR e.stream_version < %(before_version)s::int)
+ORDER BY e.stream_version DESC
 LIMIT %(limit)s::int;
 
 -- name: monitor_notify
@@ -73,7 +80,7 @@ SELECT pg_notify('cronledger_monitors', %(reason)s::text);
 -- deadlock), folds the monitor's pings in order with a recursive CTE (the rules of
 -- core/monitors/state.py apply_ping and healthchecks' Check.ping: effective action, status,
 -- pending start and rid pairing, duration, stream version), writes the final state, records
--- every ping (monitor_pings.version = the stream version of its monitor.pinged event), appends
+-- the bodies of the pings that have one (at the stream version of their monitor.pinged), appends
 -- monitor.pinged and each status transition, and wakes the checker when
 -- the next alert moved earlier. alert_at only ever moves earlier here (so a ping that pushes
 -- the deadline out is a HOT update): the checker corrects it when it comes. Cron monitors get
@@ -176,12 +183,10 @@ u AS (
     RETURNING mo.alert_at, e.old_alert_at
 ),
 p AS (
-    INSERT INTO monitor_pings (monitor_id, version, received_at, kind, method, exit_status, rid,
-                               remote_addr, user_agent, body, body_size, duration_ms)
-    SELECT f.monitor_id, f.pinged_version, q.at, f.action, q.method, q.exit_status, q.rid,
-           q.remote_addr, q.user_agent, q.body, q.body_size, f.duration_ms
+    INSERT INTO monitor_ping_bodies (monitor_id, version, body)
+    SELECT f.monitor_id, f.pinged_version, q.body
     FROM f JOIN q ON q.monitor_id = f.monitor_id AND q.seq = f.seq
-    ORDER BY q.pos
+    WHERE q.body IS NOT NULL
 ),
 ev AS (
     INSERT INTO events (stream_type, stream_id, stream_version, event_type, team_id, data,

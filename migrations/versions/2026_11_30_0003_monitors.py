@@ -1,4 +1,4 @@
-"""Heartbeat monitors: the monitors projection and the received pings.
+"""Heartbeat monitors: the monitors projection and the bodies of received pings.
 
 Revision ID: 0003
 Revises: 0001
@@ -55,36 +55,21 @@ def upgrade() -> None:
     CREATE INDEX monitors_team_id_created_idx ON monitors (team_id, created_at, id);
     CREATE INDEX monitors_alert_at_idx ON monitors (alert_at) WHERE alert_at IS NOT NULL;
 
-    -- Every ping received for a monitor, with its (truncated) body. Events carry the metadata
-    -- (monitor.pinged); the body lives only here, like run_attempts.response_body.
-    CREATE TABLE monitor_pings (
-        id            bigint      GENERATED ALWAYS AS IDENTITY,
-        monitor_id    uuid        NOT NULL,
-        version       integer     NOT NULL,
-        received_at   timestamptz NOT NULL,
-        kind          text        NOT NULL,
-        method        text        NOT NULL,
-        exit_status   smallint,
-        rid           uuid,
-        remote_addr   text,
-        user_agent    text,
-        body          bytea,
-        body_size     integer     NOT NULL,
-        duration_ms   bigint,
-        CONSTRAINT monitor_pings_pkey PRIMARY KEY (id),
-        CONSTRAINT monitor_pings_monitor_id_fkey FOREIGN KEY (monitor_id) REFERENCES monitors (id)
-            ON DELETE CASCADE,
-        CONSTRAINT monitor_pings_kind_check CHECK (kind IN
-            ('success', 'start', 'fail', 'log', 'ignored')),
-        CONSTRAINT monitor_pings_exit_status_check CHECK (exit_status BETWEEN 0 AND 255),
-        CONSTRAINT monitor_pings_body_size_check CHECK (body_size >= 0)
+    -- The body of each ping that had one (most have none), truncated to the configured limit.
+    -- Everything else about a ping is in its monitor.pinged event, at the same stream version.
+    CREATE TABLE monitor_ping_bodies (
+        monitor_id  uuid    NOT NULL,
+        version     integer NOT NULL,
+        body        bytea   NOT NULL,
+        CONSTRAINT monitor_ping_bodies_pkey PRIMARY KEY (monitor_id, version),
+        CONSTRAINT monitor_ping_bodies_monitor_id_fkey FOREIGN KEY (monitor_id)
+            REFERENCES monitors (id) ON DELETE CASCADE
     );
-    CREATE INDEX monitor_pings_monitor_id_idx ON monitor_pings (monitor_id, id);
     """)
 
 
 def downgrade() -> None:
     op.execute("""
-    DROP TABLE monitor_pings;
+    DROP TABLE monitor_ping_bodies;
     DROP TABLE monitors;
     """)
