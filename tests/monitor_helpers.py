@@ -1,4 +1,4 @@
-"""Helpers for monitor tests: create monitors, ping them, drive a timely checker on a frozen clock."""
+"""Helpers for monitor tests: create monitors, ping them, run a timely checker on a frozen clock."""
 
 from __future__ import annotations
 

@@ -19,7 +19,7 @@ from core.db import transaction
 from core.monitors import commands
 from core.monitors.commands import token_hash
 from core.monitors.definition import cached_schedule
-from core.monitors.ping import open_ping_pool
+from core.monitors.ping import Ping, open_ping_pool, ping_batch_params
 from core.monitors.state import fold
 from core.monitors.timing import timing
 from core.queries import Q
@@ -243,11 +243,9 @@ async def test_a_ping_in_flight_wins_over_the_checker(
         deadline = T0 + timedelta(seconds=70)
         async with await psycopg.AsyncConnection.connect(fresh_dsn) as conn:
             # The ping's statement ran (row locked) but has not committed when the checker runs.
-            await conn.execute(Q["monitor_ping_batch"], {
-                "token_hashes": [token_hash(token)], "kinds": ["success"], "methods": ["GET"],
-                "rids": [None], "received_at": [deadline - timedelta(seconds=1)],
-                "exit_statuses": [None], "remote_addrs": [None], "user_agents": [None],
-                "bodies": [None], "body_sizes": [0]})
+            await conn.execute(Q["monitor_ping_batch"], ping_batch_params(
+                [(Ping(token=token, kind="success", method="GET"),
+                  deadline - timedelta(seconds=1))]))
             counts = await checker.run_once(deadline)
             assert counts.claimed == 0 and counts.changed == 0
             await conn.commit()

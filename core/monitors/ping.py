@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+import msgspec
 from psycopg import AsyncRawCursor
 from psycopg.rows import tuple_row
 from psycopg_pool import AsyncConnectionPool
@@ -50,6 +51,7 @@ def native_placeholders(statement: str) -> tuple[str, tuple[str, ...]]:
 
 
 _PLACEHOLDER = re.compile(r"%\((\w+)\)s")
+_encode = msgspec.json.Encoder().encode  # bytes as base64, datetimes as RFC 3339
 PING_STATEMENT, PING_PARAMS = native_placeholders(Q["monitor_ping_batch"])
 
 
@@ -161,6 +163,15 @@ async def open_ping_pool(dsn: str, *, size: int, synchronous_commit: bool = True
     return pool
 
 
+def ping_batch_params(pings: Sequence[tuple[Ping, datetime]]) -> dict[str, str]:
+    """The parameters of ``monitor_ping_batch`` for ``pings`` (in arrival order)."""
+    return {"pings": _encode([
+        {"i": n, "h": token_hash(ping.token), "k": ping.kind, "m": ping.method, "r": ping.rid,
+         "t": at, "x": ping.exit_status, "a": ping.remote_addr, "u": ping.user_agent,
+         "b": ping.body, "s": ping.body_size}
+        for n, (ping, at) in enumerate(pings, start=1)]).decode()}
+
+
 async def record_pings(pool: AsyncConnectionPool, pings: Sequence[tuple[Ping, datetime]]
                        ) -> list[str | None]:
     """Record ``pings`` (each with its arrival instant, UTC) in one statement and one commit.
@@ -177,20 +188,9 @@ async def record_pings(pool: AsyncConnectionPool, pings: Sequence[tuple[Ping, da
     Raises:
         psycopg.Error: the database failed (the caller answers 503; the client retries).
     """
-    columns: dict[str, list[object]] = {name: [] for name in PING_PARAMS}
-    for ping, at in pings:
-        columns["token_hashes"].append(token_hash(ping.token))
-        columns["kinds"].append(ping.kind)
-        columns["methods"].append(ping.method)
-        columns["rids"].append(ping.rid)
-        columns["received_at"].append(at)
-        columns["exit_statuses"].append(ping.exit_status)
-        columns["remote_addrs"].append(ping.remote_addr)
-        columns["user_agents"].append(ping.user_agent)
-        columns["bodies"].append(ping.body)
-        columns["body_sizes"].append(ping.body_size)
+    params = ping_batch_params(pings)
     async with pool.connection() as conn:
-        cur = await conn.execute(PING_STATEMENT, [columns[name] for name in PING_PARAMS])
+        cur = await conn.execute(PING_STATEMENT, [params[name] for name in PING_PARAMS])
         rows = await cur.fetchall()
     return [row[1] for row in rows]
 

@@ -75,8 +75,10 @@ LIMIT %(limit)s::int;
 SELECT pg_notify('cronledger_monitors', %(reason)s::text);
 
 -- name: monitor_ping_batch
--- Records a batch of pings (arrays, one position per ping, in arrival order) in one statement
--- and one commit. Per monitor it locks the row (in id order, so concurrent batches cannot
+-- Records a batch of pings in one statement and one commit. The batch is one JSON array of
+-- {"i": position, "h": token SHA-256 (base64), "k": kind, "m": method, "r": rid, "t": arrival,
+-- "x": exit status, "a": address, "u": user agent, "b": body (base64), "s": body size}, in
+-- arrival order (one JSON text is far cheaper for the driver to send than ten arrays). Per monitor it locks the row (in id order, so concurrent batches cannot
 -- deadlock), folds the monitor's pings in order with a recursive CTE (the rules of
 -- core/monitors/state.py apply_ping and healthchecks' Check.ping: effective action, status,
 -- pending start and rid pairing, duration, stream version), writes the final state, records
@@ -88,20 +90,19 @@ SELECT pg_notify('cronledger_monitors', %(reason)s::text);
 -- Returns one row per input position: the monitor's status after that ping, NULL when no live
 -- monitor has the token (nothing is written for it).
 WITH RECURSIVE b AS (
-    SELECT *
-    FROM unnest(%(token_hashes)s::bytea[], %(kinds)s::text[], %(methods)s::text[],
-                %(rids)s::uuid[], %(received_at)s::timestamptz[], %(exit_statuses)s::smallint[],
-                %(remote_addrs)s::text[], %(user_agents)s::text[], %(bodies)s::bytea[],
-                %(body_sizes)s::int[])
-         WITH ORDINALITY AS b(token_hash, kind, method, rid, at, exit_status, remote_addr,
-                              user_agent, body, body_size, pos)
+    SELECT r.i AS pos, decode(r.h, 'base64') AS token_hash, r.k AS kind, r.m AS method,
+           r.r AS rid, r.t AS at, r.x AS exit_status, r.a AS remote_addr, r.u AS user_agent,
+           decode(r.b, 'base64') AS body, r.s AS body_size
+    FROM json_to_recordset(%(pings)s::json)
+         AS r(i bigint, h text, k text, m text, r uuid, t timestamptz, x smallint, a text,
+              u text, b text, s int)
 ),
 m AS (
     SELECT id, team_id, status, methods, manual_resume, period_seconds, ping_token_hash,
            last_ping_at, last_start_at, last_start_rid, last_duration_ms, next_expected_at,
            alert_at, version, make_interval(secs => grace_seconds) AS grace
     FROM monitors
-    WHERE ping_token_hash = ANY(%(token_hashes)s::bytea[]) AND status <> 'deleted'
+    WHERE ping_token_hash IN (SELECT token_hash FROM b) AND status <> 'deleted'
     ORDER BY id
     FOR UPDATE
 ),
