@@ -75,20 +75,20 @@ LIMIT %(limit)s::int;
 SELECT pg_notify('cronledger_monitors', %(reason)s::text);
 
 -- name: monitor_ping_batch
--- Records a batch of pings in one statement and one commit. The batch is one JSON array of
--- {"i": position, "h": token SHA-256 (base64), "k": kind, "m": method, "r": rid, "t": arrival,
--- "x": exit status, "a": address, "u": user agent, "b": body (base64), "s": body size}, in
--- arrival order (one JSON text is far cheaper for the driver to send than ten arrays). Per monitor it locks the row (in id order, so concurrent batches cannot
--- deadlock), folds the monitor's pings in order with a recursive CTE (the rules of
--- core/monitors/state.py apply_ping and healthchecks' Check.ping: effective action, status,
--- pending start and rid pairing, duration, stream version), writes the final state, records
--- the bodies of the pings that have one (at the stream version of their monitor.pinged), appends
--- monitor.pinged and each status transition, and wakes the checker when
--- the next alert moved earlier. alert_at only ever moves earlier here (so a ping that pushes
--- the deadline out is a HOT update): the checker corrects it when it comes. Cron monitors get
--- their expected instant from the checker (alert_at = the ping time): SQL has no cron engine.
--- Returns one row per input position: the monitor's status after that ping, NULL when no live
--- monitor has the token (nothing is written for it).
+-- Records a batch of pings in one statement and one commit. The batch is one JSON array, in
+-- arrival order, of {"i": position, "h": token SHA-256 (base64), "k": kind, "m": method,
+-- "r": rid, "t": arrival, "x": exit status, "a": address, "u": user agent, "b": body (base64),
+-- "s": body size} (one JSON text costs the driver far less to send than ten arrays).
+-- Per monitor it locks the row (in id order, so concurrent batches cannot deadlock), folds the
+-- monitor's pings in order with a recursive CTE (the rules of core/monitors/state.py apply_ping,
+-- healthchecks' Check.ping: effective action, status, pending start and rid pairing, duration,
+-- stream version), writes the final state, stores the bodies of the pings that have one (at the
+-- stream version of their monitor.pinged), appends monitor.pinged and each status transition,
+-- and wakes the checker when the next alert moved earlier. alert_at only ever moves earlier
+-- here, so a ping that pushes the deadline out is a HOT update; the checker corrects it when it
+-- comes. Cron monitors get their expected instant from the checker (alert_at = the ping time):
+-- SQL has no cron engine. Returns one row per input position: the monitor's status after that
+-- ping, or NULL when no live monitor has the token (nothing is written for it).
 WITH RECURSIVE b AS (
     SELECT r.i AS pos, decode(r.h, 'base64') AS token_hash, r.k AS kind, r.m AS method,
            r.r AS rid, r.t AS at, r.x AS exit_status, r.a AS remote_addr, r.u AS user_agent,
