@@ -14,13 +14,15 @@ No input produces a 500.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import logging
-from typing import Any
 from urllib.parse import parse_qsl
 
+import psycopg
 from litestar import asgi
 from litestar.types import Receive, Scope, Send
+from psycopg_pool import PoolTimeout
 
 from core.monitors.ping import (
     MAX_BODY_BYTES,
@@ -48,7 +50,7 @@ class _TooLarge(Exception):
     pass
 
 
-async def _reply(send: Send, status: int, text: bytes, head: bool, limit: bytes,
+async def _reply(send: Send, status: int, text: bytes, *, head: bool, limit: bytes,
                  extra: tuple[tuple[bytes, bytes], ...] = ()) -> None:
     headers = [_TEXT, (b"content-length", str(len(text)).encode()),
                (b"ping-body-limit", limit), _CORS, *extra]
@@ -108,53 +110,46 @@ async def ping_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
     """The ASGI app behind ``/ping`` and ``/v1/ping`` (scope ``path`` is the part after it)."""
     state = scope["app"].state
     limit = state.settings.ping_body_limit
-    limit_header = str(limit).encode()
-    head = scope["method"] == "HEAD"
-    try:
-        await _handle(scope, receive, send, state, limit, head)
-    except _Disconnected:
-        return
-    except Exception:  # noqa: BLE001 - the database or the pool failed: let the client retry
-        log.exception("ping could not be recorded")
-        await _reply(send, 503, b"service unavailable, retry", head, limit_header,
-                     ((b"retry-after", b"1"),))
-
-
-async def _handle(scope: Scope, receive: Receive, send: Send, state: Any, limit: int,
-                  head: bool) -> None:
-    limit_header = str(limit).encode()
+    reply = functools.partial(_reply, send, head=scope["method"] == "HEAD",
+                              limit=str(limit).encode())
     method = scope["method"]
     if method not in METHODS:
-        await _reply(send, 405, b"method not allowed", head, limit_header,
-                     ((b"allow", b"GET, POST, HEAD"),))
+        await reply(405, b"method not allowed", extra=((b"allow", b"GET, POST, HEAD"),))
         return
     try:
         target = parse_target(scope["path"])
-        if target is None:
-            await _reply(send, 404, b"not found", head, limit_header)
-            return
         query = scope.get("query_string", b"").decode("latin-1")
         rid = parse_rid(dict(parse_qsl(query)).get("rid")) if query else None
     except BadPing as exc:
-        await _reply(send, 400, str(exc).encode(), head, limit_header)
+        await reply(400, str(exc).encode())
+        return
+    if target is None:
+        await reply(404, b"not found")
         return
     declared, agent, forwarded = _headers(scope)
     try:
         body, size = await _read_body(receive, declared, limit)
+    except _Disconnected:
+        return  # the client went away before sending its ping: nothing is recorded
     except _TooLarge:
-        await _reply(send, 413, b"payload too large: the limit is 10 MiB", head, limit_header,
-                     ((b"connection", b"close"),))
+        await reply(413, b"payload too large: the limit is 10 MiB",
+                    extra=((b"connection", b"close"),))
         return
     token, kind, exit_status = target
     ping = Ping(token=token, kind=kind, method=method, exit_status=exit_status, rid=rid,
                 remote_addr=_remote_addr(scope, forwarded),
                 user_agent=clean_text(agent, MAX_USER_AGENT), body=body or None,
                 body_size=size)
-    status = await state.ping_batcher.record(ping, state.clock.now())
+    try:
+        status = await state.ping_batcher.record(ping, state.clock.now())
+    except (psycopg.Error, PoolTimeout, OSError):
+        log.exception("ping could not be recorded")
+        await reply(503, b"service unavailable, retry", extra=((b"retry-after", b"1"),))
+        return
     if status is None:
-        await _reply(send, 404, b"not found", head, limit_header)
+        await reply(404, b"not found")
     else:
-        await _reply(send, 200, b"OK", head, limit_header)
+        await reply(200, b"OK")
 
 
 ping_mount = asgi(["/ping", "/v1/ping"], is_mount=True, name="ping",

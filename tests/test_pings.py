@@ -10,6 +10,9 @@ import pytest
 from litestar.testing import AsyncTestClient
 from psycopg_pool import AsyncConnectionPool
 
+from core.monitors.batcher import PingBatcher
+from core.monitors.ping import open_ping_pool
+
 Team = dict[str, Any]
 
 
@@ -222,3 +225,19 @@ async def test_rotated_and_deleted_tokens_stop_working(api: AsyncTestClient,
     assert (await api.get(f"/ping/{new}")).status_code == 200
     await api.delete(f"/v1/monitors/{monitor['id']}", headers=team["auth"])
     assert (await api.get(f"/ping/{new}")).status_code == 404
+
+
+async def test_an_unavailable_database_is_503_not_500(api: AsyncTestClient, team: Team,
+                                                      shared_dsn: str) -> None:
+    """curl --retry retries a 503; a 500 would say the request itself was at fault."""
+    monitor = await _monitor(api, team)
+    state = api.app.state
+    closed = await open_ping_pool(shared_dsn, size=1)
+    await closed.close()
+    working, state.ping_batcher = state.ping_batcher, PingBatcher(closed)
+    try:
+        r = await api.get(f"/ping/{monitor['ping_token']}")
+    finally:
+        state.ping_batcher = working
+    assert r.status_code == 503 and r.headers["retry-after"] == "1"
+    assert (await api.get(f"/ping/{monitor['ping_token']}")).status_code == 200
