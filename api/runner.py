@@ -101,9 +101,11 @@ def serve_api_workers(dsn: str, settings: Settings, workers: int) -> None:
     """Run the API in ``workers`` uvicorn processes sharing one listening socket.
 
     The worker processes build the app from the environment (``api.app:app_from_env``), so
-    ``DATABASE_URL`` is set to ``dsn`` for them; migrations have already run. uvicorn's
-    supervisor owns the signals: SIGINT or SIGTERM stop the workers gracefully, then this returns.
+    ``DATABASE_URL`` (and the listen address) are set for them; migrations have already run.
+    uvicorn's supervisor owns the signals: SIGINT or SIGTERM stop the workers gracefully, then
+    this returns.
     """
-    os.environ["DATABASE_URL"] = dsn
+    os.environ.update(DATABASE_URL=dsn, CRONLEDGER_HOST=settings.host,
+                      CRONLEDGER_PORT=str(settings.port))  # --host/--port, for the workers too
     uvicorn.run("api.app:app_from_env", factory=True, host=settings.host, port=settings.port,
                 workers=workers, lifespan="on", access_log=False, log_level="info")
