@@ -17,7 +17,10 @@ monitor is the worst case), it creates the monitors (``1h``) and:
 3. sends exactly ``--exact`` more pings with an aiohttp client and requires the event count to
    grow by exactly that number.
 
-Client, server and PostgreSQL share the machine: the figures include the load generator.
+Client, server and PostgreSQL share the machine: the figures include the load generator, and
+whatever else runs. So the table also gives the CPU time each answered ping cost the API
+processes and the PostgreSQL backends of the database (from ``/proc``), which depends little on
+the other load, and the 1-minute load average before and after the run.
 Exit status 1 when a count does not match.
 """
 
@@ -59,11 +62,45 @@ class Result:
     in_flight: int
     exact_sent: int
     exact_recorded: int
+    api_cpu_ms: float
+    pg_cpu_ms: float
+    load: tuple[float, float]
 
     @property
     def matches(self) -> bool:
         counted = 0 <= self.recorded - self.answered <= self.in_flight
         return counted and self.errors == 0 and self.exact_sent == self.exact_recorded
+
+
+def _cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU of ``pids`` so far (Linux ``/proc``; 0 where unreadable)."""
+    total = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def _descendants(pid: int) -> list[int]:
+    found = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            children = [int(c) for c in (task / "children").read_text().split()]
+        except OSError:
+            continue
+        for child in children:
+            found += [child, *_descendants(child)]
+    return found
+
+
+def _backends(dsn: str) -> list[int]:
+    with psycopg.connect(dsn) as conn:
+        rows = conn.execute("SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
+                            "AND pid <> pg_backend_pid()").fetchall()
+    return [r[0] for r in rows]
 
 
 def free_port() -> int:
@@ -174,7 +211,7 @@ def _lua(paths: list[str]) -> str:
 
 
 def run_scenario(dsn: str, base: str, key: str, commit: str, monitors: int,
-                 args: argparse.Namespace) -> Result:
+                 args: argparse.Namespace, server_pid: int) -> Result:
     created = [asyncio.run(_create_monitor(base, key)) for _ in range(monitors)]
     ids = [m["id"] for m in created]
     urls = [f"{base}/ping/{m['ping_token']}" for m in created]
@@ -186,7 +223,12 @@ def run_scenario(dsn: str, base: str, key: str, commit: str, monitors: int,
             if use_wrk else (lambda d: run_loop(urls, d, args.connections))
         load(2)  # warm-up: connections, prepared statements
         before = pinged_events(dsn, ids)
+        api, pg = _descendants(server_pid), _backends(dsn)
+        cpu_before = (_cpu_seconds(api), _cpu_seconds(pg))
+        load_before = os.getloadavg()[0]
         rate, p50, p99, answered, errors = load(args.duration)
+        cpu_after = (_cpu_seconds(api), _cpu_seconds(pg))
+        load_after = os.getloadavg()[0]
         time.sleep(1.0)  # requests in flight when the load stopped are still recorded
         recorded = pinged_events(dsn, ids) - before
         before = pinged_events(dsn, ids)
@@ -194,8 +236,11 @@ def run_scenario(dsn: str, base: str, key: str, commit: str, monitors: int,
         exact_recorded = pinged_events(dsn, ids) - before
     finally:
         script.unlink()
+    per_ping = [(after - before) * 1000 / max(answered, 1)
+                for before, after in zip(cpu_before, cpu_after, strict=True)]
     return Result(commit, monitors, "wrk" if use_wrk else "aiohttp", rate, p50, p99, answered,
-                  errors + exact_errors, recorded, args.connections, args.exact, exact_recorded)
+                  errors + exact_errors, recorded, args.connections, args.exact, exact_recorded,
+                  per_ping[0], per_ping[1], (load_before, load_after))
 
 
 def bench(dsn: str, commit: str, args: argparse.Namespace) -> list[Result]:
@@ -210,7 +255,7 @@ def bench(dsn: str, commit: str, args: argparse.Namespace) -> list[Result]:
                               stderr=subprocess.STDOUT)
     try:
         wait_ready(f"{base}/readyz", server)
-        return [run_scenario(dsn, base, key, commit, n, args) for n in args.monitors]
+        return [run_scenario(dsn, base, key, commit, n, args, server.pid) for n in args.monitors]
     finally:
         server.send_signal(signal.SIGTERM)
         try:
@@ -250,13 +295,14 @@ def main() -> int:
     print(f"\n{os.cpu_count()} CPUs, cronledger api --workers {args.workers}, "
           f"{args.connections} connections, {args.duration} s per run\n")
     print("| ping commit | monitors | load | pings/s | p50 ms | p99 ms | answered | errors | "
-          "pinged events | exact check |")
-    print("|---|---:|---|---:|---:|---:|---:|---:|---:|---|")
+          "pinged events | exact check | CPU ms/ping api + pg | load avg |")
+    print("|---|---:|---|---:|---:|---:|---:|---:|---:|---|---|---|")
     for r in results:
         exact = f"{r.exact_recorded}/{r.exact_sent}"
         print(f"| synchronous_commit={r.commit} | {r.monitors} | {r.tool} | "
               f"{r.pings_per_s:,.0f} | {r.p50_ms:.1f} | {r.p99_ms:.1f} | {r.answered:,} | "
-              f"{r.errors} | {r.recorded:,} | {exact} {'ok' if r.matches else 'MISMATCH'} |")
+              f"{r.errors} | {r.recorded:,} | {exact} {'ok' if r.matches else 'MISMATCH'} | "
+              f"{r.api_cpu_ms:.2f} + {r.pg_cpu_ms:.2f} | {r.load[0]:.1f} / {r.load[1]:.1f} |")
     return 0 if all(r.matches for r in results) else 1
 
 
