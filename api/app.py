@@ -14,6 +14,7 @@ from api.controllers.apikeys import ApiKeyController
 from api.controllers.channels import ChannelController, NotificationController
 from api.controllers.health import healthz, metrics, readyz
 from api.controllers.jobs import JobController
+from api.controllers.monitors import MonitorController
 from api.controllers.runs import RunController
 from api.controllers.schedules import preview
 from api.controllers.secrets import SecretController
@@ -26,11 +27,14 @@ from api.deps import (
     provide_pool,
 )
 from api.errors import EXCEPTION_HANDLERS
+from api.ping import ping_mount
 from core.clock import Clock, SystemClock
-from core.config import Settings
+from core.config import Settings, load_settings
 from core.crypto import KeyRing
 from core.db import open_pool
 from core.executor import make_client
+from core.monitors.batcher import PingBatcher
+from core.monitors.ping import open_ping_pool
 from core.notifications.delivery import Delivery
 from core.notifications.lookup import KeyRingSecrets, SecretLookup
 from core.notifications.sealing import AesGcmSealer, Sealer
@@ -59,15 +63,22 @@ def create_app(dsn: str, settings: Settings, clock: Clock | None = None, *,
         app.state.notify = NotifyKit(sealer or AesGcmSealer(ring), secrets or KeyRingSecrets(ring),
                                      Delivery(client, settings, clock))
         try:
-            yield
+            app.state.ping_pool = await open_ping_pool(
+                dsn, size=settings.ping_pool_size,
+                synchronous_commit=settings.ping_synchronous_commit)
+            app.state.ping_batcher = PingBatcher(app.state.ping_pool)
+            try:
+                yield
+            finally:
+                await app.state.ping_pool.close()
         finally:
             await client.aclose()
             await app.state.pool.close()
 
     app = Litestar(
         route_handlers=[JobController, RunController, SecretController, ApiKeyController,
-                        ChannelController, NotificationController, preview, healthz, readyz,
-                        metrics],
+                        ChannelController, NotificationController, MonitorController,
+                        ping_mount, preview, healthz, readyz, metrics],
         dependencies={
             "pool": Provide(provide_pool),
             "clock": Provide(provide_clock),
@@ -91,3 +102,18 @@ def create_app(dsn: str, settings: Settings, clock: Clock | None = None, *,
     return app
 
 
+def app_from_env() -> Litestar:
+    """The application for ``DATABASE_URL`` and the ``CRONLEDGER_*`` settings of the environment.
+
+    An import-string factory (``api.app:app_from_env``) for uvicorn's worker processes, which
+    cannot receive a built application: ``cronledger api --workers N`` sets ``DATABASE_URL`` (also
+    when it started the embedded server) and migrates before the workers start.
+
+    Raises:
+        RuntimeError: ``DATABASE_URL`` is not set.
+        ConfigError: a ``CRONLEDGER_*`` variable is unusable.
+    """
+    settings = load_settings()
+    if not settings.database_url:
+        raise RuntimeError("DATABASE_URL must be set for the API worker processes")
+    return create_app(settings.database_url, settings)

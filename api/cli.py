@@ -1,7 +1,8 @@
 """cronledger: a Postgres-only, event-sourced scheduler.
 
-    cronledger serve      API + scheduler in one process (embedded PostgreSQL without DATABASE_URL)
-    cronledger api        the API only            cronledger worker   the scheduler only
+    cronledger serve      API + scheduler + checker in one process (embedded PostgreSQL without
+                          DATABASE_URL)
+    cronledger api [--workers N]  the API only    cronledger worker   scheduler and monitor checker
     cronledger migrate    apply migrations        cronledger db-url   print the DSN
     cronledger apikey create [--team T] [--scope read|write] [--name N]   print a new key
     cronledger secrets new-key            print a new secret key (for CRONLEDGER_SECRET_KEY)
@@ -77,10 +78,15 @@ def with_key_source(settings: Settings) -> Settings:
     return settings
 
 
-def _serve(settings: Settings, *, with_api: bool, with_services: bool) -> int:
-    from api.runner import serve
+def _serve(settings: Settings, *, with_api: bool, with_services: bool, workers: int = 1) -> int:
+    from api.runner import serve, serve_api_workers
 
     with database(settings) as dsn:
+        if workers > 1:
+            log.info("API on http://%s:%d with %d worker processes", settings.host,
+                     settings.port, workers)
+            serve_api_workers(dsn, settings, workers)
+            return 0
         if with_api:
             log.info("API on http://%s:%d (OpenAPI at /schema)", settings.host, settings.port)
         asyncio.run(serve(dsn, settings, with_api=with_api, with_services=with_services))
@@ -179,6 +185,13 @@ def _db_url(settings: Settings) -> int:
     return 0
 
 
+def _positive(text: str) -> int:
+    value = int(text) if text.isdigit() else 0
+    if not 1 <= value <= 64:
+        raise argparse.ArgumentTypeError(f"must be an integer from 1 to 64, got {text!r}")
+    return value
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="cronledger", description=__doc__.split("\n")[0])
     parser.add_argument("--log-level", default=os.environ.get("CRONLEDGER_LOG_LEVEL"),
@@ -190,6 +203,9 @@ def _parser() -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=text)
         p.add_argument("--host", help="listen address (CRONLEDGER_HOST, default 127.0.0.1)")
         p.add_argument("--port", type=int, help="listen port (CRONLEDGER_PORT, default 8000)")
+        if name == "api":
+            p.add_argument("--workers", type=_positive, default=1,
+                           help="API processes sharing the port (default 1)")
     sub.add_parser("worker", help="run the scheduler only")
     sub.add_parser("migrate", help="apply database migrations")
     sub.add_parser("db-url", help="print the database DSN")
@@ -239,7 +255,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "serve":
         return _serve(settings, with_api=True, with_services=True)
     if args.command == "api":
-        return _serve(settings, with_api=True, with_services=False)
+        return _serve(settings, with_api=True, with_services=False, workers=args.workers)
     if args.command == "worker":
         return _serve(settings, with_api=False, with_services=True)
     if args.command == "migrate":

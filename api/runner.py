@@ -11,11 +11,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import signal
 from collections.abc import Iterator
 
 import uvicorn
 
+from core.checker import Checker
 from core.clock import SystemClock
 from core.config import Settings
 from core.crypto import KeyRing
@@ -56,13 +58,16 @@ async def _run_services(dsn: str, settings: Settings, stop: asyncio.Event) -> No
     worker = Worker(pool, dsn, settings, executor, clock, lookahead=CLAIM_LOOKAHEAD_SECONDS)
     notifier = Notifier(pool, dsn, settings, Delivery(client, settings, clock),
                         AesGcmSealer(keyring), KeyRingSecrets(keyring), clock)
+    checker = Checker(pool, dsn, clock, checker_id=settings.worker_id)
     tasks = [asyncio.create_task(worker.run(), name="cronledger-worker"),
-             asyncio.create_task(notifier.run(), name="cronledger-notifier")]
+             asyncio.create_task(notifier.run(), name="cronledger-notifier"),
+             asyncio.create_task(checker.run(), name="cronledger-checker")]
     try:
         await stop.wait()
     finally:
         worker.stop()
         notifier.stop()
+        checker.stop()
         await asyncio.gather(*tasks)
         await client.aclose()
         await pool.close()
@@ -102,3 +107,20 @@ async def serve(dsn: str, settings: Settings, *, with_api: bool, with_services: 
             raise task.exception()  # type: ignore[misc]
     if server is not None and not server.started:
         raise SystemExit(f"the API could not start on {settings.host}:{settings.port}")
+
+
+def serve_api_workers(dsn: str, settings: Settings, workers: int) -> None:
+    """Run the API in ``workers`` uvicorn processes sharing one listening socket.
+
+    The worker processes build the app from the environment (``api.app:app_from_env``), so
+    ``DATABASE_URL``, the listen address and the secret key file are set for them; migrations
+    have already run.
+    uvicorn's supervisor owns the signals: SIGINT or SIGTERM stop the workers gracefully, then
+    this returns.
+    """
+    os.environ.update(DATABASE_URL=dsn, CRONLEDGER_HOST=settings.host,
+                      CRONLEDGER_PORT=str(settings.port))  # --host/--port, for the workers too
+    if settings.secret_key_file:  # the embedded mode's key file, chosen by the parent
+        os.environ["CRONLEDGER_SECRET_KEY_FILE"] = settings.secret_key_file
+    uvicorn.run("api.app:app_from_env", factory=True, host=settings.host, port=settings.port,
+                workers=workers, lifespan="on", access_log=False, log_level="info")

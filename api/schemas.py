@@ -317,3 +317,82 @@ def from_row(cls: type[Struct], row: dict[str, Any]) -> Any:
     """Build a response Struct from a database row, ignoring extra columns."""
     return msgspec.convert({k: row[k] for k in cls.__struct_fields__ if k in row}, cls,
                            from_attributes=False)
+
+
+class MonitorCreate(Struct, forbid_unknown_fields=True):
+    """Body of ``POST /v1/monitors``: ``schedule`` is a period (``1h``, ``@every 90s``) or cron;
+    ``grace_seconds`` 1 s to 366 days; ``methods`` ``any`` | ``post``."""
+
+    name: str
+    schedule: str
+    timezone: str = "UTC"
+    grace_seconds: int = 300
+    methods: str = "any"
+    manual_resume: bool = False
+
+
+class MonitorPatch(Struct, forbid_unknown_fields=True):
+    """Body of ``PATCH /v1/monitors/{id}``: only the fields given change; ``version`` (optional)
+    makes the update conditional on the monitor's current version (409 otherwise)."""
+
+    name: str | UnsetType = UNSET
+    schedule: str | UnsetType = UNSET
+    timezone: str | UnsetType = UNSET
+    grace_seconds: int | UnsetType = UNSET
+    methods: str | UnsetType = UNSET
+    manual_resume: bool | UnsetType = UNSET
+    version: int | UnsetType = UNSET
+
+
+class Monitor(Struct):
+    """A monitor. ``ping_token`` and ``ping_url`` are present only in the response that minted
+    the token (create, rotate-token): only the token's hash is stored."""
+
+    id: uuid.UUID
+    name: str
+    schedule: str
+    schedule_description: str
+    timezone: str
+    grace_seconds: int
+    methods: str
+    manual_resume: bool
+    status: str
+    ping_url: str | None
+    ping_token: str | None
+    last_ping_at: datetime | None
+    last_start_at: datetime | None
+    last_duration_ms: int | None
+    next_expected_at: datetime | None
+    alert_at: datetime | None
+    version: int
+    created_at: datetime
+    updated_at: datetime
+
+
+class MonitorPage(Struct):
+    items: list[Monitor]
+    next_cursor: str | None
+
+
+class PingRecord(Struct):
+    """One received ping (``version``: the stream version of its ``monitor.pinged`` event);
+    ``body`` is UTF-8 text, or base64 when it is not text."""
+
+    version: int
+    received_at: datetime
+    kind: str
+    method: str
+    exit_status: int | None
+    rid: uuid.UUID | None
+    remote_addr: str | None
+    user_agent: str | None
+    body: str | None
+    body_encoding: str | None
+    body_size: int
+    body_truncated: bool
+    duration_ms: int | None
+
+
+class PingPage(Struct):
+    items: list[PingRecord]
+    next_cursor: str | None

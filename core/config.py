@@ -84,6 +84,9 @@ class Settings:
     smtp_password: str = field(default="", repr=False)
     smtp_from: str = ""
     smtp_ca_file: str = ""
+    ping_body_limit: int = 10_000
+    ping_pool_size: int = 4
+    ping_synchronous_commit: bool = True
     worker_id: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}")
 
     @property
@@ -134,6 +137,9 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         smtp_password=env.get("CRONLEDGER_SMTP_PASSWORD", ""),
         smtp_from=env.get("CRONLEDGER_SMTP_FROM", ""),
         smtp_ca_file=env.get("CRONLEDGER_SMTP_CA_FILE", ""),
+        ping_body_limit=_int(env, "CRONLEDGER_PING_BODY_LIMIT", 10_000, 0, 10 * 1024 * 1024),
+        ping_pool_size=_int(env, "CRONLEDGER_PING_POOL_SIZE", 4, 1, 200),
+        ping_synchronous_commit=_bool(env, "CRONLEDGER_PING_SYNCHRONOUS_COMMIT", True),
     )
 
 

@@ -11,7 +11,8 @@ import pytest
 from core.migrate import downgrade, head_revision, upgrade
 
 TABLES = {"teams", "api_keys", "events", "jobs", "due_jobs", "runs", "run_attempts",
-          "secrets", "job_signing_secrets", "channels", "notifications", "alert_states"}
+          "secrets", "job_signing_secrets", "channels", "notifications", "alert_states",
+          "monitors", "monitor_ping_bodies"}
 
 
 def _tables(dsn: str) -> set[str]:

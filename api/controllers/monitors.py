@@ -1,0 +1,143 @@
+"""``/v1/monitors``: create, list, read, update, delete, pause, resume, rotate-token, pings,
+events. The unauthenticated ping routes are in :mod:`api.ping`."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Annotated, Any
+
+from litestar import Controller, Request, delete, get, patch, post
+from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
+from litestar.status_codes import HTTP_204_NO_CONTENT
+from msgspec import structs
+from psycopg_pool import AsyncConnectionPool
+
+from api.deps import ActorDep, ClockDep, Limit, PoolDep
+from api.pagination import DEFAULT_LIMIT, check_limit, decode_cursor, encode_cursor
+from api.schemas import Event as EventView
+from api.schemas import (
+    EventPage,
+    Monitor,
+    MonitorCreate,
+    MonitorPage,
+    MonitorPatch,
+    PingPage,
+    PingRecord,
+    from_row,
+    given_fields,
+)
+from core.actor import Actor
+from core.errors import invalid
+from core.monitors import commands
+from core.monitors.queries import describe, get_monitor, list_monitors, list_pings, monitor_events
+
+
+def monitor_view(row: dict[str, Any], base_url: str | None = None,
+                 token: str | None = None) -> Monitor:
+    """The API shape of a monitor row (with the ping URL when the token was just minted)."""
+    ping_url = f"{base_url}/ping/{token}" if token and base_url else None
+    return from_row(Monitor, {**row, "schedule_description": describe(row),
+                              "ping_token": token, "ping_url": ping_url})
+
+
+def _base_url(request: Request[Any, Any, Any]) -> str:
+    """``CRONLEDGER_PUBLIC_URL`` when set, else the URL the client used to reach us."""
+    settings = request.app.state.settings
+    if settings.public_url:
+        return settings.base_url
+    return str(request.base_url).rstrip("/")
+
+
+async def _monitor(pool: AsyncConnectionPool, actor: Actor, monitor_id: uuid.UUID,
+                   request: Request[Any, Any, Any] | None = None,
+                   token: str | None = None) -> Monitor:
+    row = await get_monitor(pool, actor, monitor_id)
+    return monitor_view(row, _base_url(request) if request else None, token)
+
+
+def _cursor_id(cursor: str | None, digits: int) -> int | None:
+    if not cursor:
+        return None
+    if not cursor.isdigit() or len(cursor) > digits:
+        raise invalid("cursor", "is not a valid cursor")
+    return int(cursor)
+
+
+class MonitorController(Controller):
+    path = "/v1/monitors"
+    tags = ["monitors"]
+
+    @post("/", summary="Create a monitor (the ping token is shown once)")
+    async def create(self, request: Request[Any, Any, Any], data: JSONBody[MonitorCreate],
+                     actor: ActorDep, pool: PoolDep, clock: ClockDep) -> Monitor:
+        monitor_id, token = await commands.create_monitor(pool, actor, structs.asdict(data),
+                                                          clock.now())
+        return await _monitor(pool, actor, monitor_id, request, token)
+
+    @get("/", summary="List monitors")
+    async def list(self, actor: ActorDep, pool: PoolDep, limit: Limit = DEFAULT_LIMIT,
+                   cursor: FromQuery[str | None] = None) -> MonitorPage:
+        rows = await list_monitors(pool, actor, limit=check_limit(limit),
+                                   after=decode_cursor(cursor))
+        next_cursor = (encode_cursor(rows[-1]["created_at"], rows[-1]["id"])
+                       if len(rows) == limit else None)
+        return MonitorPage(items=[monitor_view(r) for r in rows], next_cursor=next_cursor)
+
+    @get("/{monitor_id:uuid}", summary="Read a monitor")
+    async def read(self, monitor_id: FromPath[uuid.UUID], actor: ActorDep,
+                   pool: PoolDep) -> Monitor:
+        return await _monitor(pool, actor, monitor_id)
+
+    @patch("/{monitor_id:uuid}", summary="Update a monitor (partial)")
+    async def update(self, monitor_id: FromPath[uuid.UUID], data: JSONBody[MonitorPatch],
+                     actor: ActorDep, pool: PoolDep, clock: ClockDep) -> Monitor:
+        fields = given_fields(data)
+        version = fields.pop("version", None)
+        if not fields:
+            raise invalid("body", "give at least one field to change")
+        await commands.update_monitor(pool, actor, monitor_id, fields, clock.now(), version)
+        return await _monitor(pool, actor, monitor_id)
+
+    @delete("/{monitor_id:uuid}", status_code=HTTP_204_NO_CONTENT, summary="Delete a monitor")
+    async def remove(self, monitor_id: FromPath[uuid.UUID], actor: ActorDep, pool: PoolDep,
+                     clock: ClockDep) -> None:
+        await commands.delete_monitor(pool, actor, monitor_id, clock.now())
+
+    @post("/{monitor_id:uuid}/pause", status_code=200, summary="Pause a monitor")
+    async def pause(self, monitor_id: FromPath[uuid.UUID], actor: ActorDep, pool: PoolDep,
+                    clock: ClockDep) -> Monitor:
+        await commands.set_paused(pool, actor, monitor_id, True, clock.now())
+        return await _monitor(pool, actor, monitor_id)
+
+    @post("/{monitor_id:uuid}/resume", status_code=200,
+          summary="Resume a monitor (it is new again until its next ping)")
+    async def resume(self, monitor_id: FromPath[uuid.UUID], actor: ActorDep, pool: PoolDep,
+                     clock: ClockDep) -> Monitor:
+        await commands.set_paused(pool, actor, monitor_id, False, clock.now())
+        return await _monitor(pool, actor, monitor_id)
+
+    @post("/{monitor_id:uuid}/rotate-token", status_code=200,
+          summary="Replace the ping token (the new one is shown once)")
+    async def rotate_token(self, request: Request[Any, Any, Any],
+                           monitor_id: FromPath[uuid.UUID], actor: ActorDep, pool: PoolDep,
+                           clock: ClockDep) -> Monitor:
+        token = await commands.rotate_token(pool, actor, monitor_id, clock.now())
+        return await _monitor(pool, actor, monitor_id, request, token)
+
+    @get("/{monitor_id:uuid}/pings", summary="Received pings, latest first, with their bodies")
+    async def pings(self, monitor_id: FromPath[uuid.UUID], actor: ActorDep, pool: PoolDep,
+                    limit: Limit = DEFAULT_LIMIT,
+                    cursor: FromQuery[str | None] = None) -> PingPage:
+        rows = await list_pings(pool, actor, monitor_id, limit=check_limit(limit),
+                                before_version=_cursor_id(cursor, digits=9))
+        next_cursor = str(rows[-1]["version"]) if len(rows) == limit else None
+        return PingPage(items=[from_row(PingRecord, r) for r in rows], next_cursor=next_cursor)
+
+    @get("/{monitor_id:uuid}/events", summary="The monitor's event stream (audit trail)")
+    async def events(self, monitor_id: FromPath[uuid.UUID], actor: ActorDep, pool: PoolDep,
+                     limit: Annotated[int, QueryParameter(ge=1, le=1000)] = 100,
+                     cursor: FromQuery[str | None] = None) -> EventPage:
+        after = _cursor_id(cursor, digits=9) or 0
+        rows = await monitor_events(pool, actor, monitor_id, after_version=after, limit=limit)
+        next_cursor = str(rows[-1]["stream_version"]) if len(rows) == limit else None
+        return EventPage(items=[from_row(EventView, r) for r in rows], next_cursor=next_cursor)

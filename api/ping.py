@@ -1,0 +1,156 @@
+"""``/ping/...`` and ``/v1/ping/...``: the healthchecks-compatible ping API, as raw ASGI.
+
+No authentication (the token is the credential), no dependency injection, no JSON: the route is
+hit by every cron job on every run, so it is a plain ASGI app mounted in Litestar that parses the
+path, reads at most 10 MiB of body, and records the ping with one database statement, shared
+with the pings that arrive at the same time (:class:`core.monitors.batcher.PingBatcher`).
+
+Answers are ``text/plain`` like healthchecks': ``200 OK`` (empty for HEAD) with a
+``Ping-Body-Limit`` header; ``404 not found`` for an unknown, malformed or deleted token;
+``400`` for an exit status above 255 or a malformed ``rid``; ``405`` for other methods; ``413``
+for a body over 10 MiB; ``503`` when the database is unavailable (``curl --retry`` retries it).
+No input produces a 500.
+"""
+
+from __future__ import annotations
+
+import functools
+import ipaddress
+import logging
+from urllib.parse import parse_qsl
+
+import psycopg
+from litestar import asgi
+from litestar.types import Receive, Scope, Send
+from psycopg_pool import PoolTimeout
+
+from core.monitors.ping import (
+    MAX_BODY_BYTES,
+    MAX_REMOTE_ADDR,
+    MAX_USER_AGENT,
+    BadPing,
+    Ping,
+    clean_text,
+    parse_rid,
+    parse_target,
+)
+
+log = logging.getLogger("cronledger.api.ping")
+
+METHODS = ("GET", "POST", "HEAD")
+_TEXT = (b"content-type", b"text/plain; charset=utf-8")
+_CORS = (b"access-control-allow-origin", b"*")
+
+
+class _Disconnected(Exception):
+    """The client went away before the request was read: nothing is recorded."""
+
+
+class _TooLarge(Exception):
+    pass
+
+
+async def _reply(send: Send, status: int, text: bytes, *, head: bool, limit: bytes,
+                 extra: tuple[tuple[bytes, bytes], ...] = ()) -> None:
+    headers = [_TEXT, (b"content-length", str(len(text)).encode()),
+               (b"ping-body-limit", limit), _CORS, *extra]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": b"" if head else text})
+
+
+def _headers(scope: Scope) -> tuple[int | None, str | None, str | None]:
+    """``(content length, user agent, forwarded-for)`` from the raw headers."""
+    length = agent = forwarded = None
+    for name, value in scope["headers"]:
+        if name == b"content-length":
+            length = int(value) if value.isdigit() else None
+        elif name == b"user-agent":
+            agent = value.decode("latin-1")
+        elif name == b"x-forwarded-for":
+            forwarded = value.decode("latin-1")
+    return length, agent, forwarded
+
+
+def _remote_addr(scope: Scope, forwarded: str | None) -> str | None:
+    """The first ``X-Forwarded-For`` address when it is one (healthchecks records that), else the
+    peer address."""
+    if forwarded:
+        first = forwarded.split(",", 1)[0].strip()
+        try:
+            return str(ipaddress.ip_address(first))
+        except ValueError:
+            pass
+    client = scope.get("client")
+    return clean_text(client[0], MAX_REMOTE_ADDR) if client else None
+
+
+async def _read_body(receive: Receive, declared: int | None, keep: int) -> tuple[bytes, int]:
+    """``(first keep bytes, full size)``; refuses more than 10 MiB without buffering it."""
+    if declared is not None and declared > MAX_BODY_BYTES:
+        raise _TooLarge
+    kept: list[bytes] = []
+    size = kept_size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise _Disconnected
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > MAX_BODY_BYTES:
+            raise _TooLarge
+        if kept_size < keep and chunk:
+            part = chunk[:keep - kept_size]
+            kept.append(part)
+            kept_size += len(part)
+        if not message.get("more_body", False):
+            return b"".join(kept), size
+
+
+async def ping_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
+    """The ASGI app behind ``/ping`` and ``/v1/ping`` (scope ``path`` is the part after it)."""
+    state = scope["app"].state
+    limit = state.settings.ping_body_limit
+    reply = functools.partial(_reply, send, head=scope["method"] == "HEAD",
+                              limit=str(limit).encode())
+    method = scope["method"]
+    if method not in METHODS:
+        await reply(405, b"method not allowed", extra=((b"allow", b"GET, POST, HEAD"),))
+        return
+    try:
+        target = parse_target(scope["path"])
+        query = scope.get("query_string", b"").decode("latin-1")
+        rid = parse_rid(dict(parse_qsl(query)).get("rid")) if query else None
+    except BadPing as exc:
+        await reply(400, str(exc).encode())
+        return
+    if target is None:
+        await reply(404, b"not found")
+        return
+    declared, agent, forwarded = _headers(scope)
+    try:
+        body, size = await _read_body(receive, declared, limit)
+    except _Disconnected:
+        return  # the client went away before sending its ping: nothing is recorded
+    except _TooLarge:
+        await reply(413, b"payload too large: the limit is 10 MiB",
+                    extra=((b"connection", b"close"),))
+        return
+    token, kind, exit_status = target
+    ping = Ping(token=token, kind=kind, method=method, exit_status=exit_status, rid=rid,
+                remote_addr=_remote_addr(scope, forwarded),
+                user_agent=clean_text(agent, MAX_USER_AGENT), body=body or None,
+                body_size=size)
+    try:
+        status = await state.ping_batcher.record(ping, state.clock.now())
+    except (psycopg.Error, PoolTimeout, OSError):
+        log.exception("ping could not be recorded")
+        await reply(503, b"service unavailable, retry", extra=((b"retry-after", b"1"),))
+        return
+    if status is None:
+        await reply(404, b"not found")
+    else:
+        await reply(200, b"OK")
+
+
+ping_mount = asgi(["/ping", "/v1/ping"], is_mount=True, name="ping",
+                  copy_scope=False)(ping_endpoint)

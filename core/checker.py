@@ -1,0 +1,258 @@
+"""The monitor checker: notices monitors that stopped pinging (DESIGN 3.3).
+
+Shape of River's maintenance services, like :class:`core.worker.Worker`: :meth:`Checker.run_once`
+claims monitors whose ``alert_at`` has come, ``FOR UPDATE SKIP LOCKED``, decides their status at
+``now`` (:mod:`core.monitors.timing`) and writes the transitions with a compare-and-set on the
+stream version, appending ``monitor.late`` / ``monitor.down`` / ``monitor.up`` in the same
+transaction; :meth:`Checker.run` repeats it until a batch comes back short, then sleeps until the
+earliest ``alert_at``, woken early by ``NOTIFY cronledger_monitors``.
+
+Why a ping always wins: a ping that committed before the claim moved ``alert_at`` (the row is
+not claimed); a ping in flight holds the row lock (the claim skips the row); a ping arriving
+after the claim waits for the checker's commit and is then applied to the new status. And since
+the update only applies where the version read is still current, a stale decision (another
+checker, a ping) changes nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+import psycopg
+from psycopg_pool import AsyncConnectionPool
+
+from core.clock import Clock
+from core.db import transaction
+from core.events import NewEvent, append_events
+from core.monitors.definition import cached_schedule
+from core.monitors.timing import ACTIVE, expected_after, next_alert, status_at
+from core.queries import Q
+from core.schedule import InvalidSchedule
+
+log = logging.getLogger("cronledger.checker")
+
+CHANNEL = "cronledger_monitors"
+MAX_IDLE_SLEEP = 60.0  # re-check at least this often (seconds), in case a NOTIFY was lost
+LOCKED_RETRY = 0.1  # seconds: a due monitor was skipped because a ping or checker holds it
+SCHEDULE_RETRY = timedelta(minutes=5)
+BATCH = 100
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What the checker writes for one claimed monitor."""
+
+    monitor: dict[str, Any]
+    status: str
+    next_expected_at: datetime | None
+    alert_at: datetime | None
+    event: tuple[str, dict[str, Any]] | None
+
+
+@dataclass
+class CheckCounts:
+    """What one :meth:`Checker.run_once` did: monitors claimed, transitions by new status."""
+
+    claimed: int = 0
+    transitions: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def changed(self) -> int:
+        return sum(self.transitions.values())
+
+
+def decide(monitor: dict[str, Any], now: datetime) -> Decision:
+    """The status of a claimed monitor at ``now``, its next alert, and the event to append.
+
+    Args:
+        monitor: a row of ``monitor_claim_due``.
+        now: the checker's instant (UTC).
+    """
+    expected = monitor["next_expected_at"]
+    if monitor["status"] in ACTIVE and expected is None:
+        # A cron monitor just pinged: the ping statement left the expected instant to us.
+        try:
+            schedule = cached_schedule(monitor["schedule"], monitor["timezone"],
+                                       monitor["created_at"])
+        except (InvalidSchedule, ValueError) as exc:
+            # Stored schedules were validated; a tzdata or engine change may still break one.
+            # Leave the monitor as it is and look again later rather than stop checking.
+            log.error("monitor %s: schedule %r no longer parses: %s", monitor["id"],
+                      monitor["schedule"], exc)
+            return Decision(monitor, monitor["status"], None, now + SCHEDULE_RETRY, None)
+        expected = expected_after(schedule, monitor["last_ping_at"])
+    status = status_at(monitor, expected, now)
+    after = {**monitor, "status": status}
+    kept_expected = expected if status in ACTIVE else None
+    event = None
+    if status != monitor["status"]:
+        event = _transition(monitor, status, expected)
+    return Decision(monitor, status, kept_expected, next_alert(after, kept_expected), event)
+
+
+def _transition(monitor: dict[str, Any], status: str, expected: datetime | None
+                ) -> tuple[str, dict[str, Any]]:
+    grace = timedelta(seconds=monitor["grace_seconds"])
+    data: dict[str, Any] = {"previous_status": monitor["status"]}
+    if status == "up":
+        return "monitor.up", {**data, "reason": "on_time", "expected_at": expected}
+    deadline = None if expected is None else expected + grace
+    if status == "late":
+        return "monitor.late", {**data, "expected_at": expected, "deadline": deadline}
+    start = monitor["last_start_at"]
+    if start is not None and (deadline is None or start + grace <= deadline):
+        return "monitor.down", {**data, "reason": "start_timeout", "started_at": start,
+                                "deadline": start + grace}
+    return "monitor.down", {**data, "reason": "overdue", "expected_at": expected,
+                            "deadline": deadline}
+
+
+async def check_due(pool: AsyncConnectionPool, now: datetime, *, limit: int,
+                    checker_id: str = "checker") -> CheckCounts:
+    """Claim up to ``limit`` monitors with a decision due at ``now`` and apply the decisions.
+
+    Returns:
+        How many were claimed and how many changed status (by new status).
+    """
+    counts = CheckCounts()
+    async with transaction(pool) as conn:
+        cur = await conn.execute(Q["monitor_claim_due"], {"now": now, "limit": limit})
+        rows = await cur.fetchall()
+        counts.claimed = len(rows)
+        if not rows:
+            return counts
+        decisions = [decide(row, now) for row in rows]
+        applied = await apply_decisions(conn, decisions, now, checker_id)
+        for decision in decisions:
+            if decision.event and decision.monitor["id"] in applied:
+                counts.transitions[decision.status] = counts.transitions.get(decision.status,
+                                                                             0) + 1
+    return counts
+
+
+async def apply_decisions(conn: psycopg.AsyncConnection, decisions: list[Decision],
+                          now: datetime, checker_id: str) -> set[Any]:
+    """Write ``decisions`` where the monitor is still at the version they were made from, and
+    append their events (in the caller's transaction).
+
+    Returns:
+        The ids of the monitors written (a stale decision is skipped, with no event).
+    """
+    versions = [d.monitor["version"] + (1 if d.event else 0) for d in decisions]
+    cur = await conn.execute(Q["monitor_decide_many"], {
+        "ids": [d.monitor["id"] for d in decisions],
+        "read_versions": [d.monitor["version"] for d in decisions],
+        "statuses": [d.status for d in decisions],
+        "next_expected_at": [d.next_expected_at for d in decisions],
+        "alert_at": [d.alert_at for d in decisions],
+        "versions": versions,
+        "now": now,
+    })
+    applied = {row["id"] for row in await cur.fetchall()}
+    await append_events(conn, [
+        NewEvent("monitor", d.monitor["id"], d.monitor["version"] + 1, d.event[0],
+                 d.monitor["team_id"], now, d.event[1], {"actor": f"checker:{checker_id}"})
+        for d in decisions if d.event and d.monitor["id"] in applied
+    ])
+    return applied
+
+
+class Checker:
+    """Runs the monitor checker for one process (part of ``serve`` and ``worker``).
+
+    Args:
+        pool: database pool (one connection at a time).
+        dsn: used for the dedicated LISTEN connection.
+        clock: the injected clock.
+        checker_id: recorded in the metadata of the events it appends.
+        batch: monitors claimed per transaction.
+    """
+
+    def __init__(self, pool: AsyncConnectionPool, dsn: str, clock: Clock, *,
+                 checker_id: str = "checker", batch: int = BATCH) -> None:
+        self.pool, self.dsn, self.clock = pool, dsn, clock
+        self.checker_id, self.batch = checker_id, batch
+        self.wake = asyncio.Event()
+        self.stopping = asyncio.Event()
+
+    async def run_once(self, now: datetime | None = None) -> CheckCounts:
+        """Claim and decide until a batch comes back short.
+
+        Args:
+            now: the instant to decide at (default: the clock's, read once per batch).
+
+        Returns:
+            The totals over all batches.
+        """
+        total = CheckCounts()
+        while not self.stopping.is_set():
+            counts = await check_due(self.pool, now or self.clock.now(), limit=self.batch,
+                                     checker_id=self.checker_id)
+            total.claimed += counts.claimed
+            for status, n in counts.transitions.items():
+                total.transitions[status] = total.transitions.get(status, 0) + n
+            if counts.claimed < self.batch:
+                break
+        return total
+
+    async def _sleep_until_work(self, claimed: int) -> None:
+        async with self.pool.connection() as conn:
+            cur = await conn.execute(Q["monitor_next_alert"])
+            row = await cur.fetchone()
+        timeout = MAX_IDLE_SLEEP
+        if row and row["alert_at"] is not None:
+            timeout = min(timeout, (row["alert_at"] - self.clock.now()).total_seconds())
+        if timeout <= 0 and claimed == 0:
+            # Due, yet nothing could be claimed: the rows are locked by pings or another
+            # checker. Retry shortly rather than spin.
+            timeout = LOCKED_RETRY
+        if timeout <= 0:
+            return
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(timeout):
+                await self.wake.wait()
+
+    async def _listen(self) -> None:
+        while True:
+            try:
+                conn = await psycopg.AsyncConnection.connect(self.dsn, autocommit=True)
+                async with conn:
+                    await conn.execute(f"LISTEN {CHANNEL}")
+                    self.wake.set()  # anything may have changed while we were not listening
+                    async for _ in conn.notifies():
+                        self.wake.set()
+            except (psycopg.Error, OSError) as exc:
+                log.warning("checker LISTEN connection lost, reconnecting: %s", exc)
+                await asyncio.sleep(1.0)
+
+    async def run(self) -> None:
+        """Run until :meth:`stop`."""
+        listener = asyncio.create_task(self._listen(), name="cronledger-checker-listen")
+        try:
+            while not self.stopping.is_set():
+                try:
+                    self.wake.clear()  # a NOTIFY from here on wakes the sleep below
+                    counts = await self.run_once()
+                    if counts.changed:
+                        log.info("monitors changed status: %s", counts.transitions)
+                    await self._sleep_until_work(counts.claimed)
+                except (psycopg.Error, OSError) as exc:
+                    log.warning("checker loop error, retrying in 1 s: %s", exc)
+                    await asyncio.sleep(1.0)
+                except Exception:  # noqa: BLE001 - a checker that dies silently alerts nobody
+                    log.exception("checker failed, retrying in 5 s")
+                    await asyncio.sleep(5.0)
+        finally:
+            listener.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await listener
+
+    def stop(self) -> None:
+        """Stop; :meth:`run` returns after the current batch."""
+        self.stopping.set()
+        self.wake.set()

@@ -1,0 +1,182 @@
+"""Monitor commands: decide the events, append them, update the projection, one transaction.
+
+Each command locks the monitor's projection row, derives the events from the request and the
+current state, appends them with the expected stream version and writes ``monitors`` in the same
+transaction. When the next alert moves earlier the checker is woken (NOTIFY, delivered at
+commit). Pings are not commands: they take the single-statement path of
+:mod:`core.monitors.ping`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import uuid
+from datetime import datetime
+from typing import Any
+
+import psycopg
+from psycopg_pool import AsyncConnectionPool
+
+from core.actor import Actor
+from core.db import transaction
+from core.errors import ConcurrencyConflict, NotFound
+from core.events import append_events, stream_events
+from core.monitors.definition import DEFINITION_FIELDS, cached_schedule, normalize_definition
+from core.monitors.state import evolve
+from core.monitors.timing import timing
+from core.queries import Q
+
+TOKEN_BYTES = 32  # DESIGN 3.3: 32 random bytes, 64 hex characters
+
+
+def new_token() -> tuple[str, bytes]:
+    """A fresh ping token and its SHA-256 (the only form stored)."""
+    token = secrets.token_hex(TOKEN_BYTES)
+    return token, token_hash(token)
+
+
+def token_hash(token: str) -> bytes:
+    """SHA-256 of the token's text. The token has 256 bits of entropy, so a fast hash is enough
+    and a lookup stays one indexed equality (as for API keys)."""
+    return hashlib.sha256(token.encode()).digest()
+
+
+async def _lock(conn: psycopg.AsyncConnection, actor: Actor,
+                monitor_id: uuid.UUID) -> dict[str, Any]:
+    cur = await conn.execute(Q["monitor_lock"], {"id": monitor_id, "team_id": actor.team_id})
+    row = await cur.fetchone()
+    if row is None:
+        raise NotFound(f"monitor {monitor_id} not found")
+    return row
+
+
+async def _apply(
+    conn: psycopg.AsyncConnection,
+    actor: Actor,
+    before: dict[str, Any] | None,
+    monitor_id: uuid.UUID,
+    changes: list[tuple[str, dict[str, Any]]],
+    now: datetime,
+) -> dict[str, Any]:
+    version = before["version"] if before else 0
+    events = stream_events("monitor", monitor_id, actor.team_id, version, now, changes,
+                           actor.metadata())
+    state = before
+    for event in events:
+        state = evolve(state, {
+            "event_type": event.event_type, "data": event.data, "stream_id": monitor_id,
+            "team_id": actor.team_id, "stream_version": event.version, "occurred_at": now,
+        })
+    assert state is not None
+    schedule = cached_schedule(state["schedule"], state["timezone"], state["created_at"])
+    state["next_expected_at"], state["alert_at"] = timing(state, schedule, now)
+    await append_events(conn, events)
+    await conn.execute(Q["monitor_upsert"], state)
+    old_alert = before["alert_at"] if before else None
+    if state["alert_at"] is not None and (old_alert is None or state["alert_at"] < old_alert):
+        await conn.execute(Q["monitor_notify"], {"reason": "monitor"})
+    return state
+
+
+async def create_monitor(
+    pool: AsyncConnectionPool, actor: Actor, fields: dict[str, Any], now: datetime
+) -> tuple[uuid.UUID, str]:
+    """Create a monitor from ``fields`` (the body of ``POST /v1/monitors``).
+
+    The monitor starts ``new``: it never alerts before its first ping.
+
+    Returns:
+        ``(monitor_id, ping_token)``; the token is shown once (only its hash is stored).
+
+    Raises:
+        InvalidInput: when the definition is not acceptable.
+    """
+    definition = normalize_definition(fields, now=now)
+    monitor_id = uuid.uuid4()
+    token, digest = new_token()
+    data = {**definition, "status": "new", "ping_token_hash": digest.hex()}
+    async with transaction(pool) as conn:
+        await _apply(conn, actor, None, monitor_id, [("monitor.created", data)], now)
+    return monitor_id, token
+
+
+async def update_monitor(
+    pool: AsyncConnectionPool,
+    actor: Actor,
+    monitor_id: uuid.UUID,
+    fields: dict[str, Any],
+    now: datetime,
+    expected_version: int | None = None,
+) -> None:
+    """Apply a partial update (``PATCH``): fields absent from ``fields`` keep their value.
+
+    A schedule or grace change recomputes the expected instant from the last ping; if that makes
+    the monitor late, down or on time again, the checker records the transition at once.
+
+    Raises:
+        NotFound: no such monitor for this team.
+        ConcurrencyConflict: ``expected_version`` is given and is not the current version.
+        InvalidInput: the resulting definition is not acceptable.
+    """
+    async with transaction(pool) as conn:
+        before = await _lock(conn, actor, monitor_id)
+        if expected_version is not None and expected_version != before["version"]:
+            raise ConcurrencyConflict(
+                f"monitor {monitor_id} is at version {before['version']}, not {expected_version}")
+        merged = {key: before[key] for key in DEFINITION_FIELDS}
+        merged.update({k: v for k, v in fields.items() if k in DEFINITION_FIELDS})
+        definition = normalize_definition(merged, now=now)
+        changes = {k: v for k, v in definition.items() if v != before[k]}
+        if changes:
+            await _apply(conn, actor, before, monitor_id,
+                         [("monitor.updated", {"changes": changes})], now)
+
+
+async def set_paused(pool: AsyncConnectionPool, actor: Actor, monitor_id: uuid.UUID,
+                     paused: bool, now: datetime) -> None:
+    """Pause or resume a monitor. Idempotent: pausing a paused monitor appends nothing.
+
+    A paused monitor never alerts; a pending start is forgotten. Resuming makes it ``new``
+    (healthchecks' resume): it alerts again only after its next ping, so a job that did not run
+    while paused cannot raise a false alarm.
+
+    Raises:
+        NotFound: no such monitor for this team.
+    """
+    async with transaction(pool) as conn:
+        before = await _lock(conn, actor, monitor_id)
+        if (before["status"] == "paused") == paused:
+            return
+        await _apply(conn, actor, before, monitor_id,
+                     [("monitor.paused" if paused else "monitor.resumed", {})], now)
+
+
+async def delete_monitor(pool: AsyncConnectionPool, actor: Actor, monitor_id: uuid.UUID,
+                         now: datetime) -> None:
+    """Delete a monitor: its token stops working at once, its history stays readable.
+
+    Raises:
+        NotFound: no such monitor for this team.
+    """
+    async with transaction(pool) as conn:
+        before = await _lock(conn, actor, monitor_id)
+        await _apply(conn, actor, before, monitor_id, [("monitor.deleted", {})], now)
+
+
+async def rotate_token(pool: AsyncConnectionPool, actor: Actor, monitor_id: uuid.UUID,
+                       now: datetime) -> str:
+    """Replace the monitor's ping token; the old one stops working at once.
+
+    Returns:
+        The new token (shown once).
+
+    Raises:
+        NotFound: no such monitor for this team.
+    """
+    token, digest = new_token()
+    async with transaction(pool) as conn:
+        before = await _lock(conn, actor, monitor_id)
+        await _apply(conn, actor, before, monitor_id,
+                     [("monitor.token_rotated", {"ping_token_hash": digest.hex()})], now)
+    return token

@@ -1,0 +1,109 @@
+"""Validation and normalisation of a monitor definition (the user-editable part of a monitor).
+
+A definition is a plain dict with the fields of ``POST /v1/monitors``; :func:`normalize_definition`
+fills defaults, checks every rule and returns the canonical form that events carry.
+"""
+
+from __future__ import annotations
+
+import functools
+from datetime import datetime
+from typing import Any
+
+from core.errors import FieldError, InvalidInput
+from core.schedule import InvalidSchedule, Schedule, parse_schedule
+from core.schedule.zones import load_zone
+
+METHODS = ("any", "post")
+MAX_NAME = 200
+MAX_GRACE_SECONDS = 366 * 86400
+DEFAULT_GRACE_SECONDS = 300
+DEFAULTS: dict[str, Any] = {
+    "timezone": "UTC",
+    "grace_seconds": DEFAULT_GRACE_SECONDS,
+    "methods": "any",
+    "manual_resume": False,
+}
+DEFINITION_FIELDS = ("name", "schedule", "timezone", "grace_seconds", "methods", "manual_resume")
+ONE_SHOT = "a monitor needs a repeating schedule: a period such as 1h or @every 10m, or cron"
+
+
+def monitor_schedule(expression: str, timezone: str, anchor: datetime,
+                     now: datetime | None = None) -> Schedule:
+    """Parse a monitor's schedule: a period (``1h``, ``@every 90s``) or cron.
+
+    Periods are measured from the last ping, so the anchor only matters to the engine's API.
+
+    Raises:
+        InvalidSchedule: malformed, a one-shot ``@at``, or an unknown zone.
+    """
+    schedule = parse_schedule(expression, timezone, anchor=anchor, now=now)
+    if schedule.kind == "at":
+        raise InvalidSchedule(ONE_SHOT)
+    return schedule
+
+
+@functools.lru_cache(maxsize=65536)
+def cached_schedule(expression: str, timezone: str, anchor: datetime) -> Schedule:
+    """:func:`monitor_schedule` of a stored (already validated) schedule, parsed once."""
+    return monitor_schedule(expression, timezone, anchor)
+
+
+def _check_zone(name: Any) -> str | None:
+    try:
+        load_zone(name)
+    except InvalidSchedule as exc:
+        return f"{exc}: use an IANA name such as Europe/Paris"
+    return None
+
+
+def normalize_definition(fields: dict[str, Any], *, now: datetime) -> dict[str, Any]:
+    """Validate a complete monitor definition and return it in canonical form.
+
+    Args:
+        fields: ``name``, ``schedule`` and optionally ``timezone`` (IANA, default UTC),
+            ``grace_seconds`` (1 s to 366 days, default 300), ``methods`` (``any`` | ``post``,
+            default ``any``) and ``manual_resume`` (default false).
+        now: the current instant (UTC).
+
+    Returns:
+        Every definition field, plus ``period_seconds`` (the period of an interval schedule,
+        else ``None``).
+
+    Raises:
+        InvalidInput: listing every problem with its field path.
+    """
+    errors: list[FieldError] = []
+    out: dict[str, Any] = {**DEFAULTS, **{k: v for k, v in fields.items() if v is not None}}
+    name = out.get("name")
+    if not isinstance(name, str) or not name.strip() or len(name) > MAX_NAME:
+        errors.append(FieldError("name", f"is required: 1 to {MAX_NAME} characters"))
+    grace = out["grace_seconds"]
+    if isinstance(grace, bool) or not isinstance(grace, int) \
+            or not 1 <= grace <= MAX_GRACE_SECONDS:
+        errors.append(FieldError(
+            "grace_seconds", f"must be a whole number of seconds from 1 to {MAX_GRACE_SECONDS}"))
+    methods = out["methods"]
+    if isinstance(methods, str) and methods.lower() in METHODS:
+        out["methods"] = methods.lower()
+    else:
+        errors.append(FieldError("methods", "must be any or post"))
+    if not isinstance(out["manual_resume"], bool):
+        errors.append(FieldError("manual_resume", "must be true or false"))
+    period = None
+    schedule = out.get("schedule")
+    zone_error = _check_zone(out["timezone"])
+    if not isinstance(schedule, str) or not schedule.strip():
+        errors.append(FieldError("schedule", "is required"))
+    elif zone_error:
+        errors.append(FieldError("timezone", zone_error))
+    else:
+        try:
+            parsed = monitor_schedule(schedule, out["timezone"], now, now)
+            period = parsed.interval_seconds
+        except InvalidSchedule as exc:
+            errors.append(FieldError("schedule", str(exc)))
+        out["schedule"] = schedule.strip()
+    if errors:
+        raise InvalidInput("; ".join(f"{e.field}: {e.message}" for e in errors), errors)
+    return {**{key: out[key] for key in DEFINITION_FIELDS}, "period_seconds": period}

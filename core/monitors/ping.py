@@ -1,0 +1,201 @@
+"""Recording heartbeat pings: the healthchecks.io ping API's rules, one database round trip.
+
+``/ping/<token>`` (success), ``/start``, ``/fail``, ``/log`` and ``/<exit status>`` (0 is a
+success, 1-255 a failure). The token is the credential: 64 lowercase hex characters, looked up
+by its SHA-256. :func:`record_pings` runs the single ``monitor_ping_batch`` statement on an
+autocommit connection: one round trip and one commit for any number of pings, applied per
+monitor in the given order under the monitor's row lock (so concurrent batches serialise on a
+monitor and each sees the state the previous one left). :class:`core.monitors.batcher.
+PingBatcher` gathers the pings arriving while a statement is in flight into the next one.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+import msgspec
+from psycopg import AsyncRawCursor
+from psycopg.rows import tuple_row
+from psycopg_pool import AsyncConnectionPool
+
+from core.monitors.commands import token_hash
+from core.queries import Q
+
+KINDS = ("success", "start", "fail", "log")
+MAX_BODY_BYTES = 10 * 1024 * 1024  # larger request bodies are refused (413)
+MAX_EXIT_STATUS = 255
+MAX_USER_AGENT = 300
+MAX_REMOTE_ADDR = 100
+_TOKEN = re.compile(r"[0-9a-f]{64}")
+_EXIT_STATUS = re.compile(r"[0-9]{1,9}")
+
+
+def native_placeholders(statement: str) -> tuple[str, tuple[str, ...]]:
+    """``%(name)s`` placeholders rewritten as PostgreSQL's ``$n`` and the names in ``$n`` order.
+
+    The ping statement is run by a raw cursor, which sends it as is: psycopg then neither
+    re-parses its 5 kB of text on every call (its parse cache stops at 4 kB) nor rewrites it.
+    """
+    names: list[str] = []
+
+    def number(match: re.Match[str]) -> str:
+        if match.group(1) not in names:
+            names.append(match.group(1))
+        return f"${names.index(match.group(1)) + 1}"
+
+    return _PLACEHOLDER.sub(number, statement), tuple(names)
+
+
+_PLACEHOLDER = re.compile(r"%\((\w+)\)s")
+_encode = msgspec.json.Encoder().encode  # bytes as base64, datetimes as RFC 3339
+PING_STATEMENT, PING_PARAMS = native_placeholders(Q["monitor_ping_batch"])
+
+
+class BadPing(ValueError):
+    """A ping to a well-formed token with an unusable part (exit status, rid): HTTP 400."""
+
+
+@dataclass(frozen=True, slots=True)
+class Ping:
+    """One received ping, already validated.
+
+    Attributes:
+        token: the 64-hex token from the URL.
+        kind: ``success``, ``start``, ``fail`` or ``log`` (the monitor may turn it into
+            ``ignored``).
+        method: HTTP method (``GET``, ``POST``, ``HEAD``).
+        exit_status: 0-255 when the URL ended with an exit status.
+        rid: the run id of ``?rid=``, pairing a start with its end.
+        remote_addr: the client address (first ``X-Forwarded-For`` entry when present).
+        user_agent: ``User-Agent``, at most 300 characters.
+        body: the body, truncated to the configured limit (``None`` when there was none).
+        body_size: the body's full size in bytes.
+    """
+
+    token: str
+    kind: str
+    method: str
+    exit_status: int | None = None
+    rid: uuid.UUID | None = None
+    remote_addr: str | None = None
+    user_agent: str | None = None
+    body: bytes | None = None
+    body_size: int = 0
+
+
+def parse_target(path: str) -> tuple[str, str, int | None] | None:
+    """``(token, kind, exit_status)`` from the part of the path after ``/ping/``.
+
+    Args:
+        path: e.g. ``"<token>"``, ``"<token>/start"``, ``"<token>/3"`` (slashes around it are
+            ignored).
+
+    Returns:
+        ``None`` when the path names no ping route or the token is malformed (a 404, like an
+        unknown token).
+
+    Raises:
+        BadPing: an exit status above 255.
+    """
+    parts = path.strip("/").split("/")
+    if len(parts) > 2 or not _TOKEN.fullmatch(parts[0]):
+        return None
+    if len(parts) == 1:
+        return parts[0], "success", None
+    action = parts[1]
+    if action in ("start", "fail", "log"):
+        return parts[0], action, None
+    if not _EXIT_STATUS.fullmatch(action):
+        return None
+    status = int(action)
+    if status > MAX_EXIT_STATUS:
+        raise BadPing(f"invalid exit status {status}: use 0 to {MAX_EXIT_STATUS}")
+    return parts[0], "success" if status == 0 else "fail", status
+
+
+def parse_rid(value: str | None) -> uuid.UUID | None:
+    """The ``?rid=`` run id.
+
+    Raises:
+        BadPing: not a UUID.
+    """
+    if value is None:
+        return None
+    try:
+        return uuid.UUID(value)
+    except ValueError:
+        raise BadPing("invalid rid: it must be a UUID") from None
+
+
+def clean_text(value: str | None, limit: int) -> str | None:
+    """Header text made storable: NUL removed (PostgreSQL text cannot hold it), capped."""
+    if not value:
+        return None
+    return value.replace("\x00", "")[:limit] or None
+
+
+async def open_ping_pool(dsn: str, *, size: int, synchronous_commit: bool = True
+                         ) -> AsyncConnectionPool:
+    """A pool for :func:`record_ping`: autocommit connections returning tuples.
+
+    Args:
+        dsn: libpq DSN.
+        size: connections kept open (a ping holds one for a single statement).
+        synchronous_commit: ``False`` acknowledges a ping before its commit record is flushed
+            to disk (PostgreSQL's ``synchronous_commit = off``, for these connections only): a
+            PostgreSQL crash - not an application crash - can lose the pings of the last few
+            hundred milliseconds, never corrupt or reorder anything.
+
+    Raises:
+        psycopg_pool.PoolTimeout: when no connection can be made within 30 seconds.
+    """
+    kwargs: dict[str, object] = {"row_factory": tuple_row, "autocommit": True,
+                                 "cursor_factory": AsyncRawCursor}
+    if not synchronous_commit:
+        kwargs["options"] = "-c synchronous_commit=off"
+    pool = AsyncConnectionPool(dsn, min_size=size, max_size=size, kwargs=kwargs, open=False,
+                               name="cronledger-pings")
+    await pool.open(wait=True, timeout=30)
+    return pool
+
+
+def ping_batch_params(pings: Sequence[tuple[Ping, datetime]]) -> dict[str, str]:
+    """The parameters of ``monitor_ping_batch`` for ``pings`` (in arrival order)."""
+    return {"pings": _encode([
+        {"i": n, "h": token_hash(ping.token), "k": ping.kind, "m": ping.method, "r": ping.rid,
+         "t": at, "x": ping.exit_status, "a": ping.remote_addr, "u": ping.user_agent,
+         "b": ping.body, "s": ping.body_size}
+        for n, (ping, at) in enumerate(pings, start=1)]).decode()}
+
+
+async def record_pings(pool: AsyncConnectionPool, pings: Sequence[tuple[Ping, datetime]]
+                       ) -> list[str | None]:
+    """Record ``pings`` (each with its arrival instant, UTC) in one statement and one commit.
+
+    Args:
+        pool: a pool from :func:`open_ping_pool` (autocommit: the statement is its own
+            transaction, so there is no separate COMMIT round trip).
+        pings: in arrival order; several may target one monitor.
+
+    Returns:
+        For each ping, the monitor's status after it, or ``None`` when no live monitor has its
+        token (nothing was written for it).
+
+    Raises:
+        psycopg.Error: the database failed (the caller answers 503; the client retries).
+    """
+    params = ping_batch_params(pings)
+    async with pool.connection() as conn:
+        cur = await conn.execute(PING_STATEMENT, [params[name] for name in PING_PARAMS])
+        rows = await cur.fetchall()
+    return [row[1] for row in rows]
+
+
+async def record_ping(pool: AsyncConnectionPool, ping: Ping, now: datetime) -> str | None:
+    """Record one ping at ``now`` (UTC): :func:`record_pings` with a batch of one."""
+    [status] = await record_pings(pool, [(ping, now)])
+    return status

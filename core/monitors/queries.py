@@ -1,0 +1,122 @@
+"""Monitor reads: one monitor, a page of monitors, a monitor's pings and event stream."""
+
+from __future__ import annotations
+
+import base64
+import uuid
+from datetime import datetime
+from typing import Any
+
+import psycopg
+from psycopg_pool import AsyncConnectionPool
+
+from core.actor import Actor
+from core.errors import NotFound
+from core.events import read_stream
+from core.monitors.definition import cached_schedule
+from core.queries import Q
+from core.schedule import InvalidSchedule
+
+# A truncated body may end inside a UTF-8 sequence: at most 3 bytes of it.
+_MAX_CUT_SEQUENCE = 3
+
+
+def describe(monitor: dict[str, Any]) -> str:
+    """Human description of the monitor's schedule."""
+    try:
+        return cached_schedule(monitor["schedule"], monitor["timezone"],
+                               monitor["created_at"]).describe()
+    except (InvalidSchedule, ValueError):  # validated when stored; tzdata may have changed
+        return f"{monitor['schedule']} ({monitor['timezone']}, no longer valid)"
+
+
+def body_view(body: bytes | None, size: int) -> dict[str, Any]:
+    """A stored ping body for JSON: UTF-8 text when it is text, else base64.
+
+    A body cut at the limit in the middle of a multi-byte character is still shown as text
+    (without the partial character).
+    """
+    truncated = body is not None and len(body) < size
+    if body is None:
+        return {"body": None, "body_encoding": None, "body_truncated": False}
+    raw = bytes(body)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if truncated and exc.start >= len(raw) - _MAX_CUT_SEQUENCE \
+                and exc.reason == "unexpected end of data":
+            text = raw[:exc.start].decode("utf-8")
+        else:
+            return {"body": base64.b64encode(raw).decode(), "body_encoding": "base64",
+                    "body_truncated": truncated}
+    return {"body": text, "body_encoding": "utf-8", "body_truncated": truncated}
+
+
+async def _exists(conn: psycopg.AsyncConnection, actor: Actor, monitor_id: uuid.UUID) -> None:
+    cur = await conn.execute(Q["monitor_exists_any"], {"id": monitor_id,
+                                                       "team_id": actor.team_id})
+    if await cur.fetchone() is None:
+        raise NotFound(f"monitor {monitor_id} not found")
+
+
+async def get_monitor(pool: AsyncConnectionPool, actor: Actor,
+                      monitor_id: uuid.UUID) -> dict[str, Any]:
+    """One monitor (not deleted).
+
+    Raises:
+        NotFound: no such monitor for this team, or it was deleted.
+    """
+    async with pool.connection() as conn:
+        cur = await conn.execute(Q["monitor_get"], {"id": monitor_id, "team_id": actor.team_id})
+        row = await cur.fetchone()
+    if row is None:
+        raise NotFound(f"monitor {monitor_id} not found")
+    return row
+
+
+async def list_monitors(
+    pool: AsyncConnectionPool, actor: Actor, *, limit: int,
+    after: tuple[datetime, uuid.UUID] | None,
+) -> list[dict[str, Any]]:
+    """A page of the team's monitors in creation order, after the keyset ``after``."""
+    async with pool.connection() as conn:
+        cur = await conn.execute(Q["monitor_list"], {
+            "team_id": actor.team_id, "limit": limit,
+            "after_created": after[0] if after else None, "after_id": after[1] if after else None})
+        return await cur.fetchall()
+
+
+async def list_pings(
+    pool: AsyncConnectionPool, actor: Actor, monitor_id: uuid.UUID, *, limit: int,
+    before_version: int | None,
+) -> list[dict[str, Any]]:
+    """The monitor's pings, latest first, with their bodies (deleted monitors included).
+
+    Args:
+        before_version: keyset: only pings recorded at a lower stream version.
+
+    Raises:
+        NotFound: no such monitor for this team.
+    """
+    async with pool.connection() as conn:
+        await _exists(conn, actor, monitor_id)
+        cur = await conn.execute(Q["monitor_ping_list"], {
+            "monitor_id": monitor_id, "team_id": actor.team_id,
+            "before_version": before_version, "limit": limit})
+        rows = await cur.fetchall()
+    return [{**row, **body_view(row["body"], row["body_size"])} for row in rows]
+
+
+async def monitor_events(
+    pool: AsyncConnectionPool, actor: Actor, monitor_id: uuid.UUID, *, after_version: int,
+    limit: int,
+) -> list[dict[str, Any]]:
+    """The monitor's event stream (deleted monitors included), in version order.
+
+    Raises:
+        NotFound: no such monitor for this team.
+    """
+    async with pool.connection() as conn:
+        await _exists(conn, actor, monitor_id)
+        return await read_stream(conn, monitor_id, actor.team_id, after_version=after_version,
+                                 limit=limit)

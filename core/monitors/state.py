@@ -1,0 +1,118 @@
+"""The monitor aggregate's state, folded from its event stream.
+
+The ``monitors`` projection row is :func:`fold` over the monitor's stream, plus the derived
+``next_expected_at`` and ``alert_at`` (:func:`core.monitors.timing.timing`). Commands write the
+folded state; the ping statement and the checker write the same fields in SQL, and a test replays
+the stream and compares it with the row.
+
+Event types and payloads:
+    ``monitor.created``        ``{definition fields…, "period_seconds", "status": "new",
+                               "ping_token_hash": hex}``
+    ``monitor.updated``        ``{"changes": {field: new value, …}}``
+    ``monitor.paused``, ``monitor.resumed``, ``monitor.deleted``   ``{}``
+    ``monitor.token_rotated``  ``{"ping_token_hash": hex}``
+    ``monitor.pinged``         ``{"kind": success|start|fail|log|ignored, "method", "rid",
+                               "exit_status", "body_size", "remote_addr", "user_agent",
+                               "duration_ms"}`` (its body, if any, is in
+                               ``monitor_ping_bodies`` at the event's stream version)
+    ``monitor.up``             ``{"previous_status", "reason": "ping"|"on_time"}``
+    ``monitor.late``           ``{"previous_status", "expected_at", "deadline"}``
+    ``monitor.down``           ``{"previous_status", "reason": "fail"|"overdue"|"start_timeout",
+                               …}``
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any
+
+from core.monitors.definition import DEFINITION_FIELDS
+
+STATUS_AFTER = {
+    "monitor.up": "up",
+    "monitor.late": "late",
+    "monitor.down": "down",
+    "monitor.paused": "paused",
+    "monitor.resumed": "new",
+    "monitor.deleted": "deleted",
+}
+_CLEARS_START = ("monitor.paused", "monitor.resumed", "monitor.deleted")
+
+
+def _instant(value: Any) -> datetime:
+    return value if isinstance(value, datetime) else datetime.fromisoformat(value)
+
+
+def _uuid(value: Any) -> uuid.UUID | None:
+    return None if value is None else uuid.UUID(str(value))
+
+
+def apply_ping(state: dict[str, Any], kind: str, rid: uuid.UUID | None, at: datetime,
+               duration_ms: int | None) -> dict[str, Any]:
+    """The state after a ping of effective ``kind`` (healthchecks' ``Check.ping``).
+
+    A success or failure closes the pending start when its ``rid`` matches (both absent counts
+    as a match), and a failure or a success without ``rid`` closes it in any case.
+    """
+    new = dict(state)
+    if kind == "start":
+        new.update(last_start_at=at, last_start_rid=rid)
+    elif kind in ("success", "fail"):
+        new.update(last_ping_at=at, last_duration_ms=duration_ms)
+        if state["last_start_at"] is not None and (
+                state["last_start_rid"] == rid or kind == "fail" or rid is None):
+            new.update(last_start_at=None, last_start_rid=None)
+    return new
+
+
+def evolve(state: dict[str, Any] | None, event: dict[str, Any]) -> dict[str, Any]:
+    """Apply one event (a row of ``events`` or an equivalent dict) to ``state``.
+
+    Args:
+        state: the state before the event, ``None`` before ``monitor.created``.
+        event: needs ``event_type``, ``data``, ``stream_id``, ``team_id``, ``stream_version``
+            and ``occurred_at``.
+
+    Raises:
+        ValueError: for an event that cannot apply (a stream not starting with
+            ``monitor.created``, an unknown event type).
+    """
+    kind, data = event["event_type"], event["data"]
+    at = _instant(event["occurred_at"])
+    if kind == "monitor.created":
+        if state is not None:
+            raise ValueError("monitor.created on an existing monitor")
+        new = {key: data[key] for key in (*DEFINITION_FIELDS, "period_seconds")}
+        new.update(
+            id=event["stream_id"], team_id=event["team_id"], status=data["status"],
+            ping_token_hash=bytes.fromhex(data["ping_token_hash"]), last_ping_at=None,
+            last_start_at=None, last_start_rid=None, last_duration_ms=None, created_at=at)
+    elif state is None:
+        raise ValueError(f"{kind} before monitor.created")
+    elif kind == "monitor.updated":
+        new = {**state, **data["changes"]}
+    elif kind == "monitor.token_rotated":
+        new = {**state, "ping_token_hash": bytes.fromhex(data["ping_token_hash"])}
+    elif kind == "monitor.pinged":
+        new = apply_ping(state, data["kind"], _uuid(data.get("rid")), at, data.get("duration_ms"))
+    elif kind in STATUS_AFTER:
+        new = {**state, "status": STATUS_AFTER[kind]}
+        if kind in _CLEARS_START:
+            new.update(last_start_at=None, last_start_rid=None)
+        if kind == "monitor.deleted":
+            new["ping_token_hash"] = None
+    else:
+        raise ValueError(f"unknown monitor event {kind!r}")
+    new["version"] = event["stream_version"]
+    new["updated_at"] = at
+    return new
+
+
+def fold(events: Iterable[dict[str, Any]]) -> dict[str, Any] | None:
+    """The state after all ``events`` of one stream, in version order (``None`` if empty)."""
+    state = None
+    for event in events:
+        state = evolve(state, event)
+    return state

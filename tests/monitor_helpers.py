@@ -1,0 +1,58 @@
+"""Helpers for monitor tests: create monitors, ping them, run a timely checker on a frozen clock."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+from psycopg_pool import AsyncConnectionPool
+
+from core.actor import Actor
+from core.checker import Checker
+from core.monitors.commands import create_monitor
+from core.monitors.ping import Ping, record_ping
+
+
+async def add_monitor(pool: AsyncConnectionPool, actor: Actor, now: datetime,
+                      schedule: str = "1h", **fields: Any) -> tuple[uuid.UUID, str]:
+    body = {"name": fields.pop("name", "monitor"), "schedule": schedule, **fields}
+    return await create_monitor(pool, actor, body, now)
+
+
+async def ping(ping_pool: AsyncConnectionPool, token: str, now: datetime, kind: str = "success",
+               **fields: Any) -> str | None:
+    """Record a ping as the HTTP route would (GET unless ``method`` is given)."""
+    return await record_ping(ping_pool, Ping(token=token, kind=kind,
+                                             method=fields.pop("method", "GET"), **fields), now)
+
+
+async def monitor_row(pool: AsyncConnectionPool, monitor_id: uuid.UUID) -> dict[str, Any]:
+    async with pool.connection() as conn:
+        cur = await conn.execute("SELECT * FROM monitors WHERE id = %s", (monitor_id,))
+        return await cur.fetchone()
+
+
+async def stream(pool: AsyncConnectionPool, monitor_id: uuid.UUID) -> list[dict[str, Any]]:
+    async with pool.connection() as conn:
+        cur = await conn.execute(
+            "SELECT * FROM events WHERE stream_id = %s ORDER BY stream_version", (monitor_id,))
+        return await cur.fetchall()
+
+
+async def next_alert(pool: AsyncConnectionPool) -> datetime | None:
+    async with pool.connection() as conn:
+        cur = await conn.execute("SELECT min(alert_at) AS at FROM monitors")
+        return (await cur.fetchone())["at"]
+
+
+async def advance(checker: Checker, pool: AsyncConnectionPool, until: datetime) -> None:
+    """Run ``checker`` at every ``alert_at`` up to ``until`` (inclusive): a perfectly timely
+    checker, as the real one is when it sleeps until the next ``alert_at``."""
+    for _ in range(1000):
+        at = await next_alert(pool)
+        if at is None or at > until:
+            await checker.run_once(until)
+            return
+        await checker.run_once(at)
+    raise AssertionError("alert_at did not move forward: the checker would spin")
