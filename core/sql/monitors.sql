@@ -226,7 +226,7 @@ w AS (
     SELECT pg_notify('cronledger_monitors', 'ping') FROM u
     WHERE u.alert_at IS NOT NULL AND (u.old_alert_at IS NULL OR u.alert_at < u.old_alert_at)
     LIMIT 1
-)
+),
 d AS (
     -- the live monitors left alone above (only tokens that matched no locked monitor)
     SELECT mo.ping_token_hash FROM monitors mo
