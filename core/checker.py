@@ -31,9 +31,8 @@ from typing import Any
 import psycopg
 from psycopg_pool import AsyncConnectionPool
 
-from core.clock import Clock
+from core.clock import Clock, rfc3339
 from core.db import transaction
-from core.clock import rfc3339
 from core.events import NewEvent, append_events
 from core.monitors.definition import cached_schedule
 from core.monitors.timing import ACTIVE, expected_after, next_alert, status_at

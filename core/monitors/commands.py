@@ -163,9 +163,9 @@ async def set_paused(pool: AsyncConnectionPool, actor: Actor, monitor_id: uuid.U
                      paused: bool, now: datetime) -> None:
     """Pause or resume a monitor. Idempotent: pausing a paused monitor appends nothing.
 
-    A paused monitor never alerts (a pending re-alert is dropped); a pending start is forgotten. Resuming makes it ``new``
-    (healthchecks' resume): it alerts again only after its next ping, so a job that did not run
-    while paused cannot raise a false alarm.
+    A paused monitor never alerts (a pending re-alert is dropped); a pending start is
+    forgotten. Resuming makes it ``new`` (healthchecks' resume): it alerts again only after
+    its next ping, so a job that did not run while paused cannot raise a false alarm.
 
     Raises:
         NotFound: no such monitor for this team.
