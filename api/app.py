@@ -66,7 +66,8 @@ def create_app(dsn: str, settings: Settings, clock: Clock | None = None, *,
             app.state.ping_pool = await open_ping_pool(
                 dsn, size=settings.ping_pool_size,
                 synchronous_commit=settings.ping_synchronous_commit)
-            app.state.ping_batcher = PingBatcher(app.state.ping_pool)
+            app.state.ping_batcher = PingBatcher(
+                app.state.ping_pool, notify_max_attempts=settings.notify_max_attempts)
             try:
                 yield
             finally:

@@ -58,7 +58,8 @@ async def _run_services(dsn: str, settings: Settings, stop: asyncio.Event) -> No
     worker = Worker(pool, dsn, settings, executor, clock, lookahead=CLAIM_LOOKAHEAD_SECONDS)
     notifier = Notifier(pool, dsn, settings, Delivery(client, settings, clock),
                         AesGcmSealer(keyring), KeyRingSecrets(keyring), clock)
-    checker = Checker(pool, dsn, clock, checker_id=settings.worker_id)
+    checker = Checker(pool, dsn, clock, checker_id=settings.worker_id,
+                      notify_max_attempts=settings.notify_max_attempts)
     tasks = [asyncio.create_task(worker.run(), name="cronledger-worker"),
              asyncio.create_task(notifier.run(), name="cronledger-notifier"),
              asyncio.create_task(checker.run(), name="cronledger-checker")]

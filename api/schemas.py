@@ -321,7 +321,9 @@ def from_row(cls: type[Struct], row: dict[str, Any]) -> Any:
 
 class MonitorCreate(Struct, forbid_unknown_fields=True):
     """Body of ``POST /v1/monitors``: ``schedule`` is a period (``1h``, ``@every 90s``) or cron;
-    ``grace_seconds`` 1 s to 366 days; ``methods`` ``any`` | ``post``."""
+    ``grace_seconds`` 1 s to 366 days; ``methods`` ``any`` | ``post``; ``channels``: ids of the
+    team's channels notified when it goes down and comes back up; ``realert_every``: seconds or
+    ``"1h"``-style (60 s to 30 days) between re-alerts while down (``null``: none)."""
 
     name: str
     schedule: str
@@ -329,6 +331,8 @@ class MonitorCreate(Struct, forbid_unknown_fields=True):
     grace_seconds: int = 300
     methods: str = "any"
     manual_resume: bool = False
+    channels: list[uuid.UUID] = []
+    realert_every: int | str | None = None
 
 
 class MonitorPatch(Struct, forbid_unknown_fields=True):
@@ -341,6 +345,8 @@ class MonitorPatch(Struct, forbid_unknown_fields=True):
     grace_seconds: int | UnsetType = UNSET
     methods: str | UnsetType = UNSET
     manual_resume: bool | UnsetType = UNSET
+    channels: list[uuid.UUID] | UnsetType = UNSET
+    realert_every: int | str | None | UnsetType = UNSET
     version: int | UnsetType = UNSET
 
 
@@ -356,6 +362,8 @@ class Monitor(Struct):
     grace_seconds: int
     methods: str
     manual_resume: bool
+    channels: list[uuid.UUID]
+    realert_every: int | None
     status: str
     ping_url: str | None
     ping_token: str | None

@@ -7,6 +7,11 @@ stream version, appending ``monitor.late`` / ``monitor.down`` / ``monitor.up`` i
 transaction; :meth:`Checker.run` repeats it until a batch comes back short, then sleeps until the
 earliest ``alert_at``, woken early by ``NOTIFY cronledger_monitors``.
 
+Alerts: a ``monitor.down`` of a monitor with channels queues a ``down`` alert in the same
+transaction (:func:`core.notifications.outbox.enqueue_monitor_alert`); each run also sends the
+due re-alerts (``still_down``, every ``realert_every`` while down) and the sleep wakes for the
+next one.
+
 Why a ping always wins: a ping that committed before the claim moved ``alert_at`` (the row is
 not claimed); a ping in flight holds the row lock (the claim skips the row); a ping arriving
 after the claim waits for the checker's commit and is then applied to the new status. And since
@@ -26,11 +31,19 @@ from typing import Any
 import psycopg
 from psycopg_pool import AsyncConnectionPool
 
-from core.clock import Clock
+from core.clock import Clock, rfc3339
 from core.db import transaction
 from core.events import NewEvent, append_events
 from core.monitors.definition import cached_schedule
 from core.monitors.timing import ACTIVE, expected_after, next_alert, status_at
+from core.notifications.outbox import (
+    DEFAULT_MAX_ATTEMPTS,
+    claim_monitor_realerts,
+    enqueue_monitor_alert,
+    forget_monitor_alert,
+    next_monitor_realert_at,
+    reschedule_monitor_realert,
+)
 from core.queries import Q
 from core.schedule import InvalidSchedule
 
@@ -113,8 +126,11 @@ def _transition(monitor: dict[str, Any], status: str, expected: datetime | None
 
 
 async def check_due(pool: AsyncConnectionPool, now: datetime, *, limit: int,
-                    checker_id: str = "checker") -> CheckCounts:
-    """Claim up to ``limit`` monitors with a decision due at ``now`` and apply the decisions.
+                    checker_id: str = "checker",
+                    max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> CheckCounts:
+    """Claim up to ``limit`` monitors with a decision due at ``now`` and apply the decisions
+    (queueing a ``down`` alert, with ``max_attempts`` delivery attempts, for each monitor with
+    channels that goes down).
 
     Returns:
         How many were claimed and how many changed status (by new status).
@@ -127,7 +143,7 @@ async def check_due(pool: AsyncConnectionPool, now: datetime, *, limit: int,
         if not rows:
             return counts
         decisions = [decide(row, now) for row in rows]
-        applied = await apply_decisions(conn, decisions, now, checker_id)
+        applied = await apply_decisions(conn, decisions, now, checker_id, max_attempts)
         for decision in decisions:
             if decision.event and decision.monitor["id"] in applied:
                 counts.transitions[decision.status] = counts.transitions.get(decision.status,
@@ -135,10 +151,23 @@ async def check_due(pool: AsyncConnectionPool, now: datetime, *, limit: int,
     return counts
 
 
+def _last_ping(monitor: dict[str, Any]) -> dict[str, Any] | None:
+    """What the alert says of the last ping: the checker only takes an up or late monitor down,
+    so its last finished ping was a success (a failure would have taken it down already)."""
+    if monitor["last_ping_at"] is None:
+        return None
+    ping: dict[str, Any] = {"at": rfc3339(monitor["last_ping_at"]), "kind": "success"}
+    if monitor["last_start_at"] is not None:
+        ping["started_at"] = rfc3339(monitor["last_start_at"])
+    return ping
+
+
 async def apply_decisions(conn: psycopg.AsyncConnection, decisions: list[Decision],
-                          now: datetime, checker_id: str) -> set[Any]:
+                          now: datetime, checker_id: str,
+                          max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> set[Any]:
     """Write ``decisions`` where the monitor is still at the version they were made from, and
-    append their events (in the caller's transaction).
+    append their events and the ``down`` alerts of monitors with channels (in the caller's
+    transaction).
 
     Returns:
         The ids of the monitors written (a stale decision is skipped, with no event).
@@ -159,7 +188,49 @@ async def apply_decisions(conn: psycopg.AsyncConnection, decisions: list[Decisio
                  d.monitor["team_id"], now, d.event[1], {"actor": f"checker:{checker_id}"})
         for d in decisions if d.event and d.monitor["id"] in applied
     ])
+    for d in decisions:
+        m = d.monitor
+        if d.status == "down" and d.event and m["id"] in applied and m.get("channels"):
+            await enqueue_monitor_alert(
+                conn, team_id=m["team_id"], monitor_id=m["id"], monitor_name=m["name"],
+                channel_ids=m["channels"], event="down", since=now, last_ping=_last_ping(m),
+                now=now, realert_every=m["realert_every"], max_attempts=max_attempts)
     return applied
+
+
+async def send_realerts(pool: AsyncConnectionPool, now: datetime, *, limit: int = BATCH,
+                        max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> int:
+    """Queue the ``still_down`` re-alerts due at ``now``, one transaction.
+
+    Each due alert state is claimed ``SKIP LOCKED``; its monitor is locked ``SKIP LOCKED`` too
+    (pings and commands lock the monitor before its alert state, so waiting here could
+    deadlock; a busy monitor is simply looked at next time). Still down with
+    ``realert_every`` set: re-alert (which schedules the next one); no longer down: the state
+    is dropped; re-alerts turned off: nothing more is scheduled.
+
+    Returns:
+        How many alert states were handled (claimed, minus those whose monitor was busy).
+    """
+    async with transaction(pool) as conn:
+        rows = await claim_monitor_realerts(conn, now, limit)
+        handled = 0
+        for row in rows:
+            cur = await conn.execute(Q["monitor_lock_for_realert"], {"id": row["monitor_id"]})
+            m = await cur.fetchone()
+            if m is None:
+                continue  # a ping or command holds it: next time
+            handled += 1
+            if m["status"] != "down":
+                await forget_monitor_alert(conn, m["id"])
+            elif m["realert_every"] is None:
+                await reschedule_monitor_realert(conn, m["id"], None)
+            else:
+                await enqueue_monitor_alert(
+                    conn, team_id=m["team_id"], monitor_id=m["id"], monitor_name=m["name"],
+                    channel_ids=m["channels"], event="still_down", since=row["down_since"],
+                    last_ping=_last_ping(m), now=now, realert_every=m["realert_every"],
+                    max_attempts=max_attempts)
+        return handled
 
 
 class Checker:
@@ -171,12 +242,15 @@ class Checker:
         clock: the injected clock.
         checker_id: recorded in the metadata of the events it appends.
         batch: monitors claimed per transaction.
+        notify_max_attempts: delivery attempts of the alerts it queues.
     """
 
     def __init__(self, pool: AsyncConnectionPool, dsn: str, clock: Clock, *,
-                 checker_id: str = "checker", batch: int = BATCH) -> None:
+                 checker_id: str = "checker", batch: int = BATCH,
+                 notify_max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> None:
         self.pool, self.dsn, self.clock = pool, dsn, clock
         self.checker_id, self.batch = checker_id, batch
+        self.max_attempts = notify_max_attempts
         self.wake = asyncio.Event()
         self.stopping = asyncio.Event()
 
@@ -192,11 +266,15 @@ class Checker:
         total = CheckCounts()
         while not self.stopping.is_set():
             counts = await check_due(self.pool, now or self.clock.now(), limit=self.batch,
-                                     checker_id=self.checker_id)
+                                     checker_id=self.checker_id, max_attempts=self.max_attempts)
             total.claimed += counts.claimed
             for status, n in counts.transitions.items():
                 total.transitions[status] = total.transitions.get(status, 0) + n
             if counts.claimed < self.batch:
+                break
+        while not self.stopping.is_set():
+            if await send_realerts(self.pool, now or self.clock.now(), limit=self.batch,
+                                   max_attempts=self.max_attempts) < self.batch:
                 break
         return total
 
@@ -204,9 +282,11 @@ class Checker:
         async with self.pool.connection() as conn:
             cur = await conn.execute(Q["monitor_next_alert"])
             row = await cur.fetchone()
+            realert_at = await next_monitor_realert_at(conn)
         timeout = MAX_IDLE_SLEEP
-        if row and row["alert_at"] is not None:
-            timeout = min(timeout, (row["alert_at"] - self.clock.now()).total_seconds())
+        for at in (row["alert_at"] if row else None, realert_at):
+            if at is not None:
+                timeout = min(timeout, (at - self.clock.now()).total_seconds())
         if timeout <= 0 and claimed == 0:
             # Due, yet nothing could be claimed: the rows are locked by pings or another
             # checker. Retry shortly rather than spin.

@@ -21,6 +21,7 @@ import psycopg
 from psycopg_pool import AsyncConnectionPool
 
 from core.monitors.ping import Ping, record_pings
+from core.notifications.outbox import DEFAULT_MAX_ATTEMPTS
 
 log = logging.getLogger("cronledger.pings")
 
@@ -40,11 +41,14 @@ class PingBatcher:
     Args:
         pool: the autocommit ping pool; ``max_in_flight`` defaults to its size.
         max_batch: most pings in one statement.
+        notify_max_attempts: delivery attempts of the alerts pings cause.
     """
 
     def __init__(self, pool: AsyncConnectionPool, *, max_in_flight: int | None = None,
-                 max_batch: int = MAX_BATCH) -> None:
+                 max_batch: int = MAX_BATCH,
+                 notify_max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> None:
         self.pool = pool
+        self.notify_max_attempts = notify_max_attempts
         self.max_in_flight = max_in_flight or pool.max_size
         self.max_batch = max_batch
         self.pending: list[_Pending] = []
@@ -109,8 +113,8 @@ class PingBatcher:
     async def _send(self, batch: list[_Pending]) -> list[str | None]:
         pings = [(item.ping, item.at) for item in batch]
         try:
-            return await record_pings(self.pool, pings)
+            return await record_pings(self.pool, pings, self.notify_max_attempts)
         except (psycopg.errors.DeadlockDetected, psycopg.errors.SerializationFailure) as exc:
             # Batches lock monitors in id order, so this is not expected; retry once anyway.
             log.warning("ping batch of %d retried after %s", len(batch), type(exc).__name__)
-            return await record_pings(self.pool, pings)
+            return await record_pings(self.pool, pings, self.notify_max_attempts)

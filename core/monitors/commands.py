@@ -20,11 +20,13 @@ from psycopg_pool import AsyncConnectionPool
 
 from core.actor import Actor
 from core.db import transaction
-from core.errors import ConcurrencyConflict, NotFound
+from core.errors import ConcurrencyConflict, FieldError, InvalidInput, NotFound
 from core.events import append_events, stream_events
 from core.monitors.definition import DEFINITION_FIELDS, cached_schedule, normalize_definition
 from core.monitors.state import evolve
 from core.monitors.timing import timing
+from core.notifications.channels import missing_channels
+from core.notifications.outbox import forget_monitor_alert, reschedule_monitor_realert
 from core.queries import Q
 
 TOKEN_BYTES = 32  # DESIGN 3.3: 32 random bytes, 64 hex characters
@@ -49,6 +51,25 @@ async def _lock(conn: psycopg.AsyncConnection, actor: Actor,
     if row is None:
         raise NotFound(f"monitor {monitor_id} not found")
     return row
+
+
+async def _check_channels(
+    conn: psycopg.AsyncConnection, actor: Actor, channels: list[uuid.UUID],
+    already: list[uuid.UUID],
+) -> None:
+    """Channels newly listed on a monitor must be live channels of its team (as for jobs: ids
+    kept from before are not checked again, so deleting a channel never makes a monitor
+    uneditable).
+
+    Raises:
+        InvalidInput: naming each unknown or foreign channel id (422).
+    """
+    added = [c for c in channels if c not in already]
+    missing = set(await missing_channels(conn, actor.team_id, added))
+    if missing:
+        errors = [FieldError(f"channels.{i}", f"no channel {c} in this team")
+                  for i, c in enumerate(channels) if c in missing]
+        raise InvalidInput("; ".join(f"{e.field}: {e.message}" for e in errors), errors)
 
 
 async def _apply(
@@ -97,6 +118,7 @@ async def create_monitor(
     token, digest = new_token()
     data = {**definition, "status": "new", "ping_token_hash": digest.hex()}
     async with transaction(pool) as conn:
+        await _check_channels(conn, actor, definition["channels"], [])
         await _apply(conn, actor, None, monitor_id, [("monitor.created", data)], now)
     return monitor_id, token
 
@@ -128,18 +150,22 @@ async def update_monitor(
         merged.update({k: v for k, v in fields.items() if k in DEFINITION_FIELDS})
         definition = normalize_definition(merged, now=now)
         changes = {k: v for k, v in definition.items() if v != before[k]}
+        await _check_channels(conn, actor, definition["channels"], before["channels"])
         if changes:
             await _apply(conn, actor, before, monitor_id,
                          [("monitor.updated", {"changes": changes})], now)
+        if "realert_every" in changes:
+            # a pending re-alert of a down monitor follows the new period (None: stops)
+            await reschedule_monitor_realert(conn, monitor_id, changes["realert_every"])
 
 
 async def set_paused(pool: AsyncConnectionPool, actor: Actor, monitor_id: uuid.UUID,
                      paused: bool, now: datetime) -> None:
     """Pause or resume a monitor. Idempotent: pausing a paused monitor appends nothing.
 
-    A paused monitor never alerts; a pending start is forgotten. Resuming makes it ``new``
-    (healthchecks' resume): it alerts again only after its next ping, so a job that did not run
-    while paused cannot raise a false alarm.
+    A paused monitor never alerts (a pending re-alert is dropped); a pending start is
+    forgotten. Resuming makes it ``new`` (healthchecks' resume): it alerts again only after
+    its next ping, so a job that did not run while paused cannot raise a false alarm.
 
     Raises:
         NotFound: no such monitor for this team.
@@ -150,6 +176,8 @@ async def set_paused(pool: AsyncConnectionPool, actor: Actor, monitor_id: uuid.U
             return
         await _apply(conn, actor, before, monitor_id,
                      [("monitor.paused" if paused else "monitor.resumed", {})], now)
+        if paused:
+            await forget_monitor_alert(conn, monitor_id)  # a paused monitor never re-alerts
 
 
 async def delete_monitor(pool: AsyncConnectionPool, actor: Actor, monitor_id: uuid.UUID,
@@ -162,6 +190,7 @@ async def delete_monitor(pool: AsyncConnectionPool, actor: Actor, monitor_id: uu
     async with transaction(pool) as conn:
         before = await _lock(conn, actor, monitor_id)
         await _apply(conn, actor, before, monitor_id, [("monitor.deleted", {})], now)
+        await forget_monitor_alert(conn, monitor_id)
 
 
 async def rotate_token(pool: AsyncConnectionPool, actor: Actor, monitor_id: uuid.UUID,

@@ -7,10 +7,17 @@ fills defaults, checks every rule and returns the canonical form that events car
 from __future__ import annotations
 
 import functools
+import uuid
 from datetime import datetime
 from typing import Any
 
 from core.errors import FieldError, InvalidInput
+from core.jobs.definition import (
+    MAX_CHANNELS,
+    MAX_REALERT_SECONDS,
+    MIN_REALERT_SECONDS,
+    parse_duration,
+)
 from core.schedule import InvalidSchedule, Schedule, parse_schedule
 from core.schedule.zones import load_zone
 
@@ -23,8 +30,11 @@ DEFAULTS: dict[str, Any] = {
     "grace_seconds": DEFAULT_GRACE_SECONDS,
     "methods": "any",
     "manual_resume": False,
+    "channels": (),
+    "realert_every": None,
 }
-DEFINITION_FIELDS = ("name", "schedule", "timezone", "grace_seconds", "methods", "manual_resume")
+DEFINITION_FIELDS = ("name", "schedule", "timezone", "grace_seconds", "methods", "manual_resume",
+                     "channels", "realert_every")
 ONE_SHOT = "a monitor needs a repeating schedule: a period such as 1h or @every 10m, or cron"
 
 
@@ -57,17 +67,39 @@ def _check_zone(name: Any) -> str | None:
     return None
 
 
+def _normalize_channels(value: Any, errors: list[FieldError]) -> list[uuid.UUID]:
+    """Channel ids, de-duplicated in order (their team is checked by the command)."""
+    if not isinstance(value, list | tuple) or len(value) > MAX_CHANNELS:
+        errors.append(FieldError("channels",
+                                 f"must be a list of at most {MAX_CHANNELS} channel ids"))
+        return []
+    out: list[uuid.UUID] = []
+    for i, item in enumerate(value):
+        try:
+            channel = item if isinstance(item, uuid.UUID) else uuid.UUID(str(item))
+        except ValueError:
+            errors.append(FieldError(f"channels.{i}", "is not a channel id"))
+            continue
+        if channel not in out:
+            out.append(channel)
+    return out
+
+
 def normalize_definition(fields: dict[str, Any], *, now: datetime) -> dict[str, Any]:
     """Validate a complete monitor definition and return it in canonical form.
 
     Args:
         fields: ``name``, ``schedule`` and optionally ``timezone`` (IANA, default UTC),
             ``grace_seconds`` (1 s to 366 days, default 300), ``methods`` (``any`` | ``post``,
-            default ``any``) and ``manual_resume`` (default false).
+            default ``any``), ``manual_resume`` (default false), ``channels`` (channel ids to
+            notify, at most 20; their team is checked by the command) and ``realert_every``
+            (seconds or ``"1h"``-style, 60 s to 30 days, ``None``: no re-alerts; the rules of
+            jobs' fields of the same names).
         now: the current instant (UTC).
 
     Returns:
-        Every definition field, plus ``period_seconds`` (the period of an interval schedule,
+        Every definition field (``channels`` as UUIDs, ``realert_every`` in seconds or
+        ``None``), plus ``period_seconds`` (the period of an interval schedule,
         else ``None``).
 
     Raises:
@@ -90,6 +122,14 @@ def normalize_definition(fields: dict[str, Any], *, now: datetime) -> dict[str, 
         errors.append(FieldError("methods", "must be any or post"))
     if not isinstance(out["manual_resume"], bool):
         errors.append(FieldError("manual_resume", "must be true or false"))
+    out["channels"] = _normalize_channels(out["channels"], errors)
+    if out["realert_every"] is not None:
+        seconds = parse_duration(out["realert_every"])
+        if seconds is None or not MIN_REALERT_SECONDS <= seconds <= MAX_REALERT_SECONDS:
+            errors.append(FieldError(
+                "realert_every", "must be a duration between 60 s and 30 days: seconds or a "
+                "string such as '30m', '1h', '1d' (null: off)"))
+        out["realert_every"] = seconds
     period = None
     schedule = out.get("schedule")
     zone_error = _check_zone(out["timezone"])

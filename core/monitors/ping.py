@@ -7,6 +7,13 @@ autocommit connection: one round trip and one commit for any number of pings, ap
 monitor in the given order under the monitor's row lock (so concurrent batches serialise on a
 monitor and each sees the state the previous one left). :class:`core.monitors.batcher.
 PingBatcher` gathers the pings arriving while a statement is in flight into the next one.
+
+Alerts: a ping that takes a monitor with channels down (``/fail``) or back up must queue its
+alert in the transaction of its ``monitor.down`` / ``monitor.up`` event (the outbox rule of
+:mod:`core.notifications.outbox`). The statement leaves those monitors alone and says so
+(``deferred``); only their pings are then recorded again, by the same statement, in an explicit
+transaction that also queues the alerts. Ordinary pings (a monitor without channels, or one that
+is up and gets a success, start or log ping) stay one statement.
 """
 
 from __future__ import annotations
@@ -16,13 +23,17 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 import msgspec
+import psycopg
 from psycopg import AsyncRawCursor
-from psycopg.rows import tuple_row
+from psycopg.rows import dict_row, tuple_row
 from psycopg_pool import AsyncConnectionPool
 
+from core.clock import rfc3339
 from core.monitors.commands import token_hash
+from core.notifications.outbox import DEFAULT_MAX_ATTEMPTS, enqueue_monitor_alert
 from core.queries import Q
 
 KINDS = ("success", "start", "fail", "log")
@@ -163,23 +174,65 @@ async def open_ping_pool(dsn: str, *, size: int, synchronous_commit: bool = True
     return pool
 
 
-def ping_batch_params(pings: Sequence[tuple[Ping, datetime]]) -> dict[str, str]:
+def ping_batch_params(pings: Sequence[tuple[Ping, datetime]], defer: bool = True
+                      ) -> dict[str, Any]:
     """The parameters of ``monitor_ping_batch`` for ``pings`` (in arrival order)."""
-    return {"pings": _encode([
+    return {"defer": defer, "pings": _encode([
         {"i": n, "h": token_hash(ping.token), "k": ping.kind, "m": ping.method, "r": ping.rid,
          "t": at, "x": ping.exit_status, "a": ping.remote_addr, "u": ping.user_agent,
          "b": ping.body, "s": ping.body_size}
         for n, (ping, at) in enumerate(pings, start=1)]).decode()}
 
 
-async def record_pings(pool: AsyncConnectionPool, pings: Sequence[tuple[Ping, datetime]]
-                       ) -> list[str | None]:
+def _last_ping(ping: Ping, at: datetime) -> dict[str, Any]:
+    return {"at": rfc3339(at), "kind": ping.kind, "exit_status": ping.exit_status,
+            "method": ping.method, "body": ping.body}
+
+
+async def _record_alerting(conn: psycopg.AsyncConnection, pings: Sequence[tuple[Ping, datetime]],
+                           max_attempts: int) -> list[str | None]:
+    """Record pings of monitors that notify, and queue the alerts of the transitions they
+    cause, in one transaction (``conn`` is a dict-row connection, not in a transaction).
+
+    healthchecks' rule: notify when a monitor goes down and when it comes back up after being
+    down; a ping that leaves the status as it is says nothing.
+    """
+    hashes = sorted({token_hash(ping.token) for ping, _ in pings})
+    async with conn.transaction():
+        cur = await conn.execute(Q["monitor_lock_for_ping_alerts"], {"hashes": hashes})
+        monitors = {row["ping_token_hash"]: row for row in await cur.fetchall()}
+        cur = await conn.execute(Q["monitor_ping_batch"], ping_batch_params(pings, defer=False))
+        statuses = [row["status"] for row in await cur.fetchall()]
+        status_of = {key: row["status"] for key, row in monitors.items()}
+        down_since = {key: row["down_since"] for key, row in monitors.items()}
+        for (ping, at), status in zip(pings, statuses, strict=True):
+            key = token_hash(ping.token)
+            if status is None or key not in monitors:
+                continue
+            before, status_of[key] = status_of[key], status
+            if (before == "down") == (status == "down"):
+                continue
+            row = monitors[key]
+            if status == "down":
+                down_since[key] = at
+            event = "down" if status == "down" else "up"
+            await enqueue_monitor_alert(
+                conn, team_id=row["team_id"], monitor_id=row["id"], monitor_name=row["name"],
+                channel_ids=row["channels"], event=event, since=down_since[key] or at,
+                last_ping=_last_ping(ping, at), now=at, realert_every=row["realert_every"],
+                max_attempts=max_attempts)
+    return statuses
+
+
+async def record_pings(pool: AsyncConnectionPool, pings: Sequence[tuple[Ping, datetime]],
+                       max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> list[str | None]:
     """Record ``pings`` (each with its arrival instant, UTC) in one statement and one commit.
 
     Args:
         pool: a pool from :func:`open_ping_pool` (autocommit: the statement is its own
             transaction, so there is no separate COMMIT round trip).
         pings: in arrival order; several may target one monitor.
+        max_attempts: delivery attempts of the alerts the pings cause.
 
     Returns:
         For each ping, the monitor's status after it, or ``None`` when no live monitor has its
@@ -192,7 +245,20 @@ async def record_pings(pool: AsyncConnectionPool, pings: Sequence[tuple[Ping, da
     async with pool.connection() as conn:
         cur = await conn.execute(PING_STATEMENT, [params[name] for name in PING_PARAMS])
         rows = await cur.fetchall()
-    return [row[1] for row in rows]
+        statuses: list[str | None] = [row[1] for row in rows]
+        deferred = [n for n, row in enumerate(rows) if row[3]]
+        if deferred:
+            # Rare: a monitor that notifies goes down or may come back up. The ping pool's
+            # connections are raw and autocommit; the outbox helpers want dict rows.
+            conn.cursor_factory, conn.row_factory = psycopg.AsyncCursor, dict_row
+            try:
+                again = await _record_alerting(conn, [pings[n] for n in deferred],
+                                               max_attempts)
+            finally:
+                conn.cursor_factory, conn.row_factory = AsyncRawCursor, tuple_row
+            for n, status in zip(deferred, again, strict=True):
+                statuses[n] = status
+    return statuses
 
 
 async def record_ping(pool: AsyncConnectionPool, ping: Ping, now: datetime) -> str | None:

@@ -6,7 +6,8 @@ folded state; the ping statement and the checker write the same fields in SQL, a
 the stream and compares it with the row.
 
 Event types and payloads:
-    ``monitor.created``        ``{definition fields…, "period_seconds", "status": "new",
+    ``monitor.created``        ``{definition fields… (channels, realert_every since 0005),
+                               "period_seconds", "status": "new",
                                "ping_token_hash": hex}``
     ``monitor.updated``        ``{"changes": {field: new value, …}}``
     ``monitor.paused``, ``monitor.resumed``, ``monitor.deleted``   ``{}``
@@ -84,7 +85,8 @@ def evolve(state: dict[str, Any] | None, event: dict[str, Any]) -> dict[str, Any
     if kind == "monitor.created":
         if state is not None:
             raise ValueError("monitor.created on an existing monitor")
-        new = {key: data[key] for key in (*DEFINITION_FIELDS, "period_seconds")}
+        # channels and realert_every came later (migration 0005): older streams lack them
+        new = {key: data.get(key) for key in (*DEFINITION_FIELDS, "period_seconds")}
         new.update(
             id=event["stream_id"], team_id=event["team_id"], status=data["status"],
             ping_token_hash=bytes.fromhex(data["ping_token_hash"]), last_ping_at=None,
@@ -105,6 +107,8 @@ def evolve(state: dict[str, Any] | None, event: dict[str, Any]) -> dict[str, Any
             new["ping_token_hash"] = None
     else:
         raise ValueError(f"unknown monitor event {kind!r}")
+    new["channels"] = [c if isinstance(c, uuid.UUID) else uuid.UUID(c)
+                       for c in new.get("channels") or ()]
     new["version"] = event["stream_version"]
     new["updated_at"] = at
     return new

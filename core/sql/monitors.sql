@@ -3,13 +3,14 @@
 INSERT INTO monitors (id, team_id, name, schedule, timezone, period_seconds, grace_seconds,
                       methods, manual_resume, ping_token_hash, status, last_ping_at,
                       last_start_at, last_start_rid, last_duration_ms, next_expected_at,
-                      alert_at, version, created_at, updated_at)
+                      alert_at, channels, realert_every, version, created_at, updated_at)
 VALUES (%(id)s::uuid, %(team_id)s::uuid, %(name)s::text, %(schedule)s::text, %(timezone)s::text,
         %(period_seconds)s::float8, %(grace_seconds)s::int, %(methods)s::text,
         %(manual_resume)s::bool, %(ping_token_hash)s::bytea, %(status)s::text,
         %(last_ping_at)s::timestamptz, %(last_start_at)s::timestamptz,
         %(last_start_rid)s::uuid, %(last_duration_ms)s::bigint,
-        %(next_expected_at)s::timestamptz, %(alert_at)s::timestamptz, %(version)s::int,
+        %(next_expected_at)s::timestamptz, %(alert_at)s::timestamptz, %(channels)s::uuid[],
+        %(realert_every)s::int, %(version)s::int,
         %(created_at)s::timestamptz, %(updated_at)s::timestamptz)
 ON CONFLICT ON CONSTRAINT monitors_pkey DO UPDATE SET
     name = excluded.name, schedule = excluded.schedule, timezone = excluded.timezone,
@@ -19,29 +20,30 @@ ON CONFLICT ON CONSTRAINT monitors_pkey DO UPDATE SET
     last_ping_at = excluded.last_ping_at, last_start_at = excluded.last_start_at,
     last_start_rid = excluded.last_start_rid, last_duration_ms = excluded.last_duration_ms,
     next_expected_at = excluded.next_expected_at, alert_at = excluded.alert_at,
-    version = excluded.version, updated_at = excluded.updated_at;
+    channels = excluded.channels, realert_every = excluded.realert_every, version = excluded.version, updated_at = excluded.updated_at;
 
 -- name: monitor_lock
 -- The current state of one monitor, locked for a command (deleted monitors are not found).
 SELECT id, team_id, name, schedule, timezone, period_seconds, grace_seconds, methods,
        manual_resume, ping_token_hash, status, last_ping_at, last_start_at, last_start_rid,
-       last_duration_ms, next_expected_at, alert_at, version, created_at, updated_at
+       last_duration_ms, next_expected_at, alert_at, channels, realert_every, version,
+       created_at, updated_at
 FROM monitors
 WHERE id = %(id)s::uuid AND team_id = %(team_id)s::uuid AND status <> 'deleted'
 FOR UPDATE;
 
 -- name: monitor_get
 SELECT id, team_id, name, schedule, timezone, grace_seconds, methods, manual_resume, status,
-       last_ping_at, last_start_at, last_duration_ms, next_expected_at, alert_at, version,
-       created_at, updated_at
+       last_ping_at, last_start_at, last_duration_ms, next_expected_at, alert_at, channels,
+       realert_every, version, created_at, updated_at
 FROM monitors
 WHERE id = %(id)s::uuid AND team_id = %(team_id)s::uuid AND status <> 'deleted';
 
 -- name: monitor_list
 -- Keyset pagination on (created_at, id).
 SELECT id, team_id, name, schedule, timezone, grace_seconds, methods, manual_resume, status,
-       last_ping_at, last_start_at, last_duration_ms, next_expected_at, alert_at, version,
-       created_at, updated_at
+       last_ping_at, last_start_at, last_duration_ms, next_expected_at, alert_at, channels,
+       realert_every, version, created_at, updated_at
 FROM monitors
 WHERE team_id = %(team_id)s::uuid
   AND status <> 'deleted'
@@ -89,6 +91,11 @@ SELECT pg_notify('cronledger_monitors', %(reason)s::text);
 -- comes. Cron monitors get their expected instant from the checker (alert_at = the ping time):
 -- SQL has no cron engine. Returns one row per input position: the monitor's status after that
 -- ping, or NULL when no live monitor has the token (nothing is written for it).
+-- With %(defer)s, a monitor that notifies (non-empty channels) and is down, or gets a fail ping
+-- in this batch, is left alone (not locked, nothing written) and its pings come back with
+-- `deferred`: their status change queues an alert, which must commit with it, so the caller
+-- records them again in an explicit transaction (core/monitors/ping.py). Ordinary pings never
+-- take that path.
 WITH RECURSIVE b AS (
     SELECT r.i AS pos, decode(r.h, 'base64') AS token_hash, r.k AS kind, r.m AS method,
            r.r AS rid, r.t AS at, r.x AS exit_status, r.a AS remote_addr, r.u AS user_agent,
@@ -103,6 +110,9 @@ m AS (
            alert_at, version, make_interval(secs => grace_seconds) AS grace
     FROM monitors
     WHERE ping_token_hash IN (SELECT token_hash FROM b) AND status <> 'deleted'
+      AND NOT (%(defer)s::bool AND channels <> '{}'
+               AND (status = 'down'
+                    OR ping_token_hash IN (SELECT token_hash FROM b WHERE kind = 'fail')))
     ORDER BY id
     FOR UPDATE
 ),
@@ -216,8 +226,16 @@ w AS (
     SELECT pg_notify('cronledger_monitors', 'ping') FROM u
     WHERE u.alert_at IS NOT NULL AND (u.old_alert_at IS NULL OR u.alert_at < u.old_alert_at)
     LIMIT 1
+),
+d AS (
+    -- the live monitors left alone above (only tokens that matched no locked monitor)
+    SELECT mo.ping_token_hash FROM monitors mo
+    WHERE %(defer)s::bool AND mo.status <> 'deleted'
+      AND mo.ping_token_hash IN (SELECT b.token_hash FROM b
+                                 WHERE NOT EXISTS (SELECT 1 FROM q WHERE q.pos = b.pos))
 )
-SELECT b.pos, f.status, (SELECT count(*) FROM w) AS woke
+SELECT b.pos, f.status, (SELECT count(*) FROM w) AS woke,
+       q.pos IS NULL AND b.token_hash IN (SELECT ping_token_hash FROM d) AS deferred
 FROM b
 LEFT JOIN q ON q.pos = b.pos
 LEFT JOIN f ON f.monitor_id = q.monitor_id AND f.seq = q.seq
@@ -226,8 +244,9 @@ ORDER BY b.pos;
 -- name: monitor_claim_due
 -- The checker's claim (DESIGN 3.3): monitors with a decision due, oldest first, skipping rows
 -- another checker - or an in-flight ping - holds.
-SELECT id, team_id, schedule, timezone, period_seconds, grace_seconds, status, last_ping_at,
-       last_start_at, next_expected_at, alert_at, version, created_at
+SELECT id, team_id, name, schedule, timezone, period_seconds, grace_seconds, status,
+       last_ping_at, last_start_at, next_expected_at, alert_at, channels, realert_every,
+       version, created_at
 FROM monitors
 WHERE alert_at <= %(now)s::timestamptz
 ORDER BY alert_at
@@ -253,3 +272,24 @@ RETURNING m.id;
 -- name: monitor_next_alert
 -- The earliest instant at which the checker has something to decide.
 SELECT min(alert_at) AS alert_at FROM monitors WHERE alert_at IS NOT NULL;
+
+-- name: monitor_lock_for_ping_alerts
+-- The monitors of pings that may change a notifying monitor's status, locked in id order (like
+-- the ping statement), with the start of the current outage (its last monitor.down event).
+SELECT m.id, m.team_id, m.name, m.status, m.channels, m.realert_every, m.ping_token_hash,
+       CASE WHEN m.status = 'down' THEN (
+           SELECT e.occurred_at FROM events e
+           WHERE e.stream_id = m.id AND e.event_type = 'monitor.down'
+           ORDER BY e.stream_version DESC LIMIT 1) END AS down_since
+FROM monitors m
+WHERE m.ping_token_hash = ANY(%(hashes)s::bytea[]) AND m.status <> 'deleted'
+ORDER BY m.id
+FOR UPDATE;
+
+-- name: monitor_lock_for_realert
+-- A monitor with a re-alert due; SKIP LOCKED: the checker holds its alert state already, and
+-- pings and commands take the monitor first, so waiting could deadlock.
+SELECT id, team_id, name, status, channels, realert_every, last_ping_at, last_start_at
+FROM monitors
+WHERE id = %(id)s::uuid
+FOR UPDATE SKIP LOCKED;
