@@ -13,6 +13,7 @@ from litestar.openapi.spec import Components, SecurityScheme
 from api.controllers.apikeys import ApiKeyController
 from api.controllers.health import healthz, readyz
 from api.controllers.jobs import JobController
+from api.controllers.reports import ReportController
 from api.controllers.runs import RunController
 from api.deps import provide_actor, provide_clock, provide_pool
 from api.errors import EXCEPTION_HANDLERS
@@ -40,7 +41,8 @@ def create_app(dsn: str, settings: Settings, clock: Clock | None = None) -> Lite
             await app.state.pool.close()
 
     app = Litestar(
-        route_handlers=[JobController, RunController, ApiKeyController, healthz, readyz],
+        route_handlers=[JobController, RunController, ApiKeyController, ReportController,
+                        healthz, readyz],
         dependencies={
             "pool": Provide(provide_pool),
             "clock": Provide(provide_clock),

@@ -4,6 +4,7 @@
     cronledger api        the API only            cronledger worker   the scheduler only
     cronledger migrate    apply migrations        cronledger db-url   print the DSN
     cronledger apikey create [--team T] [--scope read|write] [--name N]   print a new key
+    cronledger projections rebuild   truncate every projection and replay the event log
 """
 
 from __future__ import annotations
@@ -77,6 +78,24 @@ def _apikey_create(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
+def _projections_rebuild(settings: Settings) -> int:
+    from core.clock import SystemClock
+    from core.db import open_pool
+    from core.projections.rebuild import rebuild
+
+    async def run(dsn: str) -> dict[str, int]:
+        pool = await open_pool(dsn, min_size=1, max_size=1)
+        try:
+            return await rebuild(pool, SystemClock().now())
+        finally:
+            await pool.close()
+
+    with database(settings) as dsn:
+        counts = asyncio.run(run(dsn))
+    print(" ".join(f"{name}={count}" for name, count in counts.items()))
+    return 0
+
+
 def _db_url(settings: Settings) -> int:
     if settings.database_url:
         print(settings.database_url)
@@ -110,6 +129,9 @@ def _parser() -> argparse.ArgumentParser:
     create.add_argument("--team", default="default", help="team name (created if missing)")
     create.add_argument("--scope", choices=("read", "write"), default="write")
     create.add_argument("--name", default="", help="a label for the key")
+    projections = sub.add_parser("projections", help="manage projections").add_subparsers(
+        dest="action", required=True)
+    projections.add_parser("rebuild", help="truncate every projection and replay the log")
     return parser
 
 
@@ -142,6 +164,8 @@ def main(argv: list[str] | None = None) -> int:
             return 0
     if args.command == "db-url":
         return _db_url(settings)
+    if args.command == "projections":
+        return _projections_rebuild(settings)
     return _apikey_create(settings, args)
 
 

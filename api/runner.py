@@ -20,6 +20,7 @@ from core.clock import SystemClock
 from core.config import Settings
 from core.db import open_pool
 from core.executor import Executor, make_client
+from core.projections.projector import Projector
 from core.worker import Worker
 
 log = logging.getLogger("cronledger")
@@ -47,12 +48,16 @@ async def _run_services(dsn: str, settings: Settings, stop: asyncio.Event) -> No
     clock = SystemClock()
     worker = Worker(pool, dsn, settings, Executor(client, clock, settings.response_body_limit),
                     clock, lookahead=CLAIM_LOOKAHEAD_SECONDS)
-    task = asyncio.create_task(worker.run(), name="cronledger-worker")
+    projector = Projector(pool, dsn, clock, batch_size=settings.projector_batch,
+                          interval=settings.projector_interval_seconds)
+    tasks = [asyncio.create_task(worker.run(), name="cronledger-worker"),
+             asyncio.create_task(projector.run(), name="cronledger-projector")]
     try:
         await stop.wait()
     finally:
         worker.stop()
-        await task
+        projector.stop()
+        await asyncio.gather(*tasks)
         await client.aclose()
         await pool.close()
 

@@ -1,0 +1,91 @@
+"""Read model: runs per job per UTC hour and per UTC day, and per team per hour.
+
+Each run counts once, by its final outcome (``run.succeeded``, ``run.failed``, ``run.skipped``,
+``run.missed``), in the bucket of its slot (``scheduled_for``; a manual run's slot is its
+trigger instant). ``retries`` counts ``run.retry_scheduled`` events. Succeeded and failed runs
+add their final attempt's ``duration_ms`` and the run's ``lateness_ms`` (first attempt's start
+minus the slot) to the bucket's histograms (:mod:`core.projections.histogram`).
+
+Tables: ``job_stats_hourly``, ``job_stats_daily`` (same columns), ``team_runs_hourly``.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import psycopg
+
+from core.events import to_json
+from core.projections import histogram
+from core.projections.common import day_start, hour_start, instant, uuid_of
+from core.queries import Q
+
+TABLES = ("job_stats_hourly", "job_stats_daily", "team_runs_hourly")
+OUTCOMES = {"run.succeeded": "succeeded", "run.failed": "failed", "run.skipped": "skipped",
+            "run.missed": "missed"}
+COUNTS = ("succeeded", "failed", "skipped", "missed", "retries")
+
+
+@dataclass
+class _Bucket:
+    team_id: uuid.UUID
+    counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(COUNTS, 0))
+    duration: histogram.Histogram = field(default_factory=dict)
+    lateness: histogram.Histogram = field(default_factory=dict)
+
+
+def _count(buckets: dict[Any, _Bucket], key: Any, team_id: uuid.UUID, column: str,
+           data: dict[str, Any] | None) -> None:
+    bucket = buckets.get(key)
+    if bucket is None:
+        bucket = buckets[key] = _Bucket(team_id)
+    bucket.counts[column] += 1
+    if data is not None:
+        histogram.add(bucket.duration, data.get("duration_ms"))
+        histogram.add(bucket.lateness, data.get("lateness_ms"))
+
+
+def _params(buckets: dict[tuple[Any, datetime], _Bucket], with_histograms: bool) -> dict[str, Any]:
+    keys = list(buckets)
+    params: dict[str, Any] = {
+        "ids": [k[0] for k in keys],
+        "buckets": [k[1] for k in keys],
+        "team_ids": [buckets[k].team_id for k in keys],
+        **{column: [buckets[k].counts[column] for k in keys] for column in COUNTS},
+    }
+    if with_histograms:
+        params["durations"] = [to_json(buckets[k].duration) for k in keys]
+        params["lateness"] = [to_json(buckets[k].lateness) for k in keys]
+    return params
+
+
+async def apply(conn: psycopg.AsyncConnection, events: Sequence[dict[str, Any]]) -> None:
+    """Add the run outcomes among ``events`` to the hourly, daily and team buckets."""
+    hourly: dict[tuple[Any, datetime], _Bucket] = {}
+    daily: dict[tuple[Any, datetime], _Bucket] = {}
+    team: dict[tuple[Any, datetime], _Bucket] = {}
+    for event in events:
+        kind = event["event_type"]
+        column = OUTCOMES.get(kind) or ("retries" if kind == "run.retry_scheduled" else None)
+        if column is None:
+            continue
+        data = event["data"]
+        job_id, slot = uuid_of(data.get("job_id")), instant(data.get("scheduled_for"))
+        if job_id is None or slot is None:
+            continue  # not a run event of this shape: nothing to count
+        sample = data if column in ("succeeded", "failed") else None
+        team_id = event["team_id"]
+        hour = hour_start(slot)
+        _count(hourly, (job_id, hour), team_id, column, sample)
+        _count(daily, (job_id, day_start(slot)), team_id, column, sample)
+        if column != "retries":
+            _count(team, (team_id, hour), team_id, column, None)
+    if hourly:
+        await conn.execute(Q["job_stats_hourly_add"], _params(hourly, True))
+        await conn.execute(Q["job_stats_daily_add"], _params(daily, True))
+    if team:
+        await conn.execute(Q["team_runs_hourly_add"], _params(team, False))
