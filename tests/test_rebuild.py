@@ -86,7 +86,8 @@ async def monitor_workload(pool: AsyncConnectionPool, team_id: Any) -> None:
         if minute == 6:
             await gone.append(pool, at, ("monitor.paused", {}))
         if minute == 7:
-            await gone.append(pool, at, ("monitor.resumed", {}), ("monitor.pinged", {"kind": "log"}))
+            await gone.append(pool, at, ("monitor.resumed", {}),
+                              ("monitor.pinged", {"kind": "log"}))
         if minute == 10:
             await gone.append(pool, at, ("monitor.deleted", {}))
         if minute == 11:

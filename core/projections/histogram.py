@@ -6,9 +6,10 @@ database). Bucket 0 holds 0 ms; bucket ``i >= 1`` holds values ``v`` with
 ``RATIO**(i-1) <= v < RATIO**i`` ms; the last bucket, :data:`TOP`, holds everything from
 ``RATIO**(TOP-1)`` ms (about 6.9 days) up. A percentile is reported as the geometric middle of
 the bucket that holds the nearest-rank sample, ``round(RATIO**(i - 0.5))``, so it is within
-``sqrt(RATIO) - 1`` (4.9 %) of the exact nearest-rank value, plus 0.5 ms from rounding to whole
-milliseconds (exact for 0 ms; the top bucket reports its middle whatever the values). The SQL twin of :func:`percentile` is ``reporting.histogram_percentile`` (migration
-0004); only this module computes bucket indices.
+``sqrt(RATIO) - 1`` (4.9 %) of the exact nearest-rank value, plus 0.5 ms from rounding to
+whole milliseconds (exact for 0 ms; the top bucket reports its middle whatever the values).
+The SQL twin of :func:`percentile` is ``reporting.histogram_percentile`` (migration 0004);
+only this module computes bucket indices.
 """
 
 from __future__ import annotations
