@@ -15,20 +15,13 @@ from typing import Any
 
 import psycopg
 
+from core.events import to_json
 from core.jobs.state import STATUS_AFTER
 from core.projections.common import uuid_of
 from core.queries import Q
 
 TABLES = ("job_health",)
 ERROR_LIMIT = 500  # characters of the last error kept for the dashboard
-
-_COLUMNS = {  # upsert parameter -> row key
-    "job_ids": "job_id", "team_ids": "team_id", "names": "name", "statuses": "status",
-    "last_outcomes": "last_outcome", "last_outcome_at": "last_outcome_at",
-    "last_failure_at": "last_failure_at", "last_error_classes": "last_error_class",
-    "last_errors": "last_error", "consecutive_failures": "consecutive_failures",
-    "updated_at": "updated_at",
-}
 
 
 def _job_id(event: dict[str, Any]) -> uuid.UUID | None:
@@ -70,7 +63,8 @@ async def apply(conn: psycopg.AsyncConnection, events: Sequence[dict[str, Any]])
     relevant = [(job_id, e) for e in events if (job_id := _job_id(e)) is not None]
     if not relevant:
         return
-    cur = await conn.execute(Q["job_health_load"], {"ids": list({j for j, _ in relevant})})
+    keys = [{"id": job_id} for job_id in {j for j, _ in relevant}]
+    cur = await conn.execute(Q["job_health_load"], {"keys": to_json(keys)})
     rows: dict[uuid.UUID, dict[str, Any] | None] = {r["job_id"]: r for r in await cur.fetchall()}
     changed = set()
     for job_id, event in relevant:
@@ -78,5 +72,4 @@ async def apply(conn: psycopg.AsyncConnection, events: Sequence[dict[str, Any]])
         changed.add(job_id)
     written = [row for job_id in changed if (row := rows[job_id]) is not None]
     if written:
-        await conn.execute(Q["job_health_upsert"], {
-            param: [row[key] for row in written] for param, key in _COLUMNS.items()})
+        await conn.execute(Q["job_health_upsert"], {"rows": to_json(written)})

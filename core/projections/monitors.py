@@ -24,6 +24,7 @@ from typing import Any
 
 import psycopg
 
+from core.events import to_json
 from core.queries import Q
 
 TABLES = ("monitor_state", "monitor_pings_daily", "monitor_downtime")
@@ -31,12 +32,6 @@ PING_KINDS = ("success", "start", "fail", "log")
 STATUS_AFTER = {"monitor.up": "up", "monitor.late": "late", "monitor.down": "down",
                 "monitor.paused": "paused", "monitor.deleted": "deleted"}
 CLOSES_DOWNTIME = {"monitor.up": "up", "monitor.paused": "paused", "monitor.deleted": "deleted"}
-
-_STATE = {  # upsert parameter -> row key
-    "monitor_ids": "monitor_id", "team_ids": "team_id", "names": "name", "statuses": "status",
-    "last_ping_at": "last_ping_at", "down_since": "down_since", "created_at": "created_at",
-    "deleted_at": "deleted_at", "updated_at": "updated_at",
-}
 
 
 class _Batch:
@@ -99,32 +94,25 @@ class _Batch:
             "team_id": row["team_id"], "ended_at": ended, "end_reason": reason}
 
     async def write(self, conn: psycopg.AsyncConnection) -> None:
-        rows = [self.rows[m] for m in self.changed]
-        if rows:
-            await conn.execute(Q["monitor_state_upsert"], {
-                param: [row[key] for row in rows] for param, key in _STATE.items()})
+        if self.changed:
+            await conn.execute(Q["monitor_state_upsert"],
+                               {"rows": to_json([self.rows[m] for m in self.changed])})
         if self.pings:
-            keys = list(self.pings)
-            await conn.execute(Q["monitor_pings_daily_add"], {
-                "monitor_ids": [k[0] for k in keys], "days": [k[1] for k in keys],
-                "team_ids": [self.pings[k]["team_id"] for k in keys],
-                **{c: [self.pings[k][c] for k in keys] for c in ("pings", *PING_KINDS)}})
+            await conn.execute(Q["monitor_pings_daily_add"], {"rows": to_json([
+                {"monitor_id": monitor_id, "day": day, **counts}
+                for (monitor_id, day), counts in self.pings.items()])})
         if self.periods:
-            keys = list(self.periods)
-            await conn.execute(Q["monitor_downtime_upsert"], {
-                "monitor_ids": [k[0] for k in keys], "started_at": [k[1] for k in keys],
-                "team_ids": [self.periods[k]["team_id"] for k in keys],
-                "ended_at": [self.periods[k]["ended_at"] for k in keys],
-                "end_reasons": [self.periods[k]["end_reason"] for k in keys]})
-
+            await conn.execute(Q["monitor_downtime_upsert"], {"rows": to_json([
+                {"monitor_id": monitor_id, "started_at": started, **period}
+                for (monitor_id, started), period in self.periods.items()])})
 
 async def apply(conn: psycopg.AsyncConnection, events: Sequence[dict[str, Any]]) -> None:
     """Fold the monitor events among ``events`` into the monitor read models."""
     relevant = [e for e in events if e["stream_type"] == "monitor"]
     if not relevant:
         return
-    cur = await conn.execute(Q["monitor_state_load"],
-                             {"ids": list({e["stream_id"] for e in relevant})})
+    keys = [{"id": monitor_id} for monitor_id in {e["stream_id"] for e in relevant}]
+    cur = await conn.execute(Q["monitor_state_load"], {"keys": to_json(keys)})
     batch = _Batch({r["monitor_id"]: r for r in await cur.fetchall()})
     for event in relevant:
         batch.apply(event)

@@ -28,7 +28,9 @@ from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
 from typing import Any
 
+import msgspec
 import psycopg
+from psycopg.types.json import set_json_loads
 from psycopg_pool import AsyncConnectionPool
 
 from core.clock import Clock
@@ -44,6 +46,9 @@ WAKEUP_CHANNEL = "cronledger_wakeup"
 ReadModel = Callable[[psycopg.AsyncConnection, Sequence[dict[str, Any]]], Awaitable[None]]
 MODELS: tuple[ReadModel, ...] = (job_stats.apply, job_health.apply, monitors.apply)
 TABLES: tuple[str, ...] = (*job_stats.TABLES, *job_health.TABLES, *monitors.TABLES)
+
+
+_decode_json = msgspec.json.Decoder().decode
 
 
 class CheckpointMoved(RuntimeError):
@@ -63,9 +68,12 @@ async def project_batch(conn: psycopg.AsyncConnection, now: datetime, limit: int
     checkpoint = await cur.fetchone()
     if checkpoint is None:
         return None
-    cur = await conn.execute(Q["projection_events_after"], {
-        "tx_id": checkpoint["tx_id"], "position": checkpoint["global_position"], "limit": limit})
-    events = await cur.fetchall()
+    async with conn.cursor() as cur:
+        set_json_loads(_decode_json, cur)  # msgspec: several times faster than json.loads
+        await cur.execute(Q["projection_events_after"], {
+            "tx_id": checkpoint["tx_id"], "position": checkpoint["global_position"],
+            "limit": limit})
+        events = await cur.fetchall()
     if not events:
         return 0
     for apply in MODELS:

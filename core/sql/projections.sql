@@ -1,5 +1,5 @@
 -- Asynchronous projector: checkpoint, event batches, and the read models it maintains
--- (migration 0004). Histogram columns are merged with reporting.histogram_merge.
+-- (migration 0004).
 
 -- name: projection_checkpoint_lock
 -- One projector at a time per checkpoint: the others skip it instead of queueing.
@@ -17,12 +17,13 @@ WHERE name = %(name)s;
 -- Events after the checkpoint in (tx_id, global_position) order, only from transactions older
 -- than every transaction still running: no later commit can ever land before this point, so an
 -- event committed late by a slow transaction is never skipped (DESIGN 3.1).
-SELECT global_position, tx_id::text AS tx_id, stream_type, stream_id, stream_version,
-       event_type, team_id, data, occurred_at
-FROM events
-WHERE (tx_id, global_position) > (%(tx_id)s::xid8, %(position)s::bigint)
-  AND tx_id < (SELECT pg_snapshot_xmin(pg_current_snapshot()))
-ORDER BY tx_id, global_position
+-- (ORDER BY names the table's columns: the output column tx_id is text.)
+SELECT e.global_position, e.tx_id::text AS tx_id, e.stream_type, e.stream_id, e.stream_version,
+       e.event_type, e.team_id, e.data, e.occurred_at
+FROM events e
+WHERE (e.tx_id, e.global_position) > (%(tx_id)s::xid8, %(position)s::bigint)
+  AND e.tx_id < (SELECT pg_snapshot_xmin(pg_current_snapshot()))
+ORDER BY e.tx_id, e.global_position
 LIMIT %(limit)s::int;
 
 -- name: projection_checkpoint_advance
@@ -41,74 +42,94 @@ SET tx_id = '0'::xid8, global_position = 0, events_applied = 0, updated_at = %(n
 WHERE name = %(name)s
 RETURNING name;
 
--- name: job_stats_hourly_add
+-- Read models are written from one JSON array of rows per statement (json_to_recordset):
+-- much cheaper to send than one PostgreSQL array per column.
+
+-- name: job_stats_hourly_load
+SELECT s.job_id AS key_id, s.bucket_start, s.succeeded, s.failed, s.skipped, s.missed, s.retries,
+       s.duration_histogram, s.lateness_histogram
+FROM job_stats_hourly s
+JOIN json_to_recordset(%(keys)s::json) AS k(id uuid, bucket_start timestamptz)
+  ON s.job_id = k.id AND s.bucket_start = k.bucket_start;
+
+-- name: job_stats_hourly_upsert
+-- The row's new totals (the batch added to what _load returned; histograms merged in Python).
 INSERT INTO job_stats_hourly AS t (job_id, bucket_start, team_id, succeeded, failed, skipped,
-                                   missed, retries, duration_histogram, lateness_histogram)
-SELECT * FROM unnest(%(ids)s::uuid[], %(buckets)s::timestamptz[], %(team_ids)s::uuid[],
-                     %(succeeded)s::int[], %(failed)s::int[], %(skipped)s::int[],
-                     %(missed)s::int[], %(retries)s::int[], %(durations)s::jsonb[],
-                     %(lateness)s::jsonb[])
+                     missed, retries, duration_histogram, lateness_histogram, p50_duration_ms,
+                     p95_duration_ms, p50_lateness_ms, p95_lateness_ms)
+SELECT r.id, r.bucket_start, r.team_id, r.succeeded, r.failed, r.skipped, r.missed, r.retries,
+       r.duration_histogram, r.lateness_histogram, r.p50_duration_ms, r.p95_duration_ms,
+       r.p50_lateness_ms, r.p95_lateness_ms
+FROM json_to_recordset(%(rows)s::json) AS r(
+    id uuid, bucket_start timestamptz, team_id uuid, succeeded int, failed int, skipped int,
+    missed int, retries int, duration_histogram jsonb, lateness_histogram jsonb,
+    p50_duration_ms int, p95_duration_ms int, p50_lateness_ms int, p95_lateness_ms int)
 ON CONFLICT ON CONSTRAINT job_stats_hourly_pkey DO UPDATE SET
-    succeeded = t.succeeded + excluded.succeeded,
-    failed = t.failed + excluded.failed,
-    skipped = t.skipped + excluded.skipped,
-    missed = t.missed + excluded.missed,
-    retries = t.retries + excluded.retries,
-    duration_histogram = CASE WHEN excluded.duration_histogram = '{}'::jsonb
-        THEN t.duration_histogram
-        ELSE reporting.histogram_merge(t.duration_histogram, excluded.duration_histogram) END,
-    lateness_histogram = CASE WHEN excluded.lateness_histogram = '{}'::jsonb
-        THEN t.lateness_histogram
-        ELSE reporting.histogram_merge(t.lateness_histogram, excluded.lateness_histogram) END;
+    succeeded = excluded.succeeded, failed = excluded.failed, skipped = excluded.skipped,
+    missed = excluded.missed, retries = excluded.retries,
+    duration_histogram = excluded.duration_histogram,
+    lateness_histogram = excluded.lateness_histogram,
+    p50_duration_ms = excluded.p50_duration_ms, p95_duration_ms = excluded.p95_duration_ms,
+    p50_lateness_ms = excluded.p50_lateness_ms, p95_lateness_ms = excluded.p95_lateness_ms;
 
--- name: job_stats_daily_add
+-- name: job_stats_daily_load
+SELECT s.job_id AS key_id, s.bucket_start, s.succeeded, s.failed, s.skipped, s.missed, s.retries,
+       s.duration_histogram, s.lateness_histogram
+FROM job_stats_daily s
+JOIN json_to_recordset(%(keys)s::json) AS k(id uuid, bucket_start timestamptz)
+  ON s.job_id = k.id AND s.bucket_start = k.bucket_start;
+
+-- name: job_stats_daily_upsert
+-- The row's new totals (the batch added to what _load returned; histograms merged in Python).
 INSERT INTO job_stats_daily AS t (job_id, bucket_start, team_id, succeeded, failed, skipped,
-                                  missed, retries, duration_histogram, lateness_histogram)
-SELECT * FROM unnest(%(ids)s::uuid[], %(buckets)s::timestamptz[], %(team_ids)s::uuid[],
-                     %(succeeded)s::int[], %(failed)s::int[], %(skipped)s::int[],
-                     %(missed)s::int[], %(retries)s::int[], %(durations)s::jsonb[],
-                     %(lateness)s::jsonb[])
+                     missed, retries, duration_histogram, lateness_histogram, p50_duration_ms,
+                     p95_duration_ms, p50_lateness_ms, p95_lateness_ms)
+SELECT r.id, r.bucket_start, r.team_id, r.succeeded, r.failed, r.skipped, r.missed, r.retries,
+       r.duration_histogram, r.lateness_histogram, r.p50_duration_ms, r.p95_duration_ms,
+       r.p50_lateness_ms, r.p95_lateness_ms
+FROM json_to_recordset(%(rows)s::json) AS r(
+    id uuid, bucket_start timestamptz, team_id uuid, succeeded int, failed int, skipped int,
+    missed int, retries int, duration_histogram jsonb, lateness_histogram jsonb,
+    p50_duration_ms int, p95_duration_ms int, p50_lateness_ms int, p95_lateness_ms int)
 ON CONFLICT ON CONSTRAINT job_stats_daily_pkey DO UPDATE SET
-    succeeded = t.succeeded + excluded.succeeded,
-    failed = t.failed + excluded.failed,
-    skipped = t.skipped + excluded.skipped,
-    missed = t.missed + excluded.missed,
-    retries = t.retries + excluded.retries,
-    duration_histogram = CASE WHEN excluded.duration_histogram = '{}'::jsonb
-        THEN t.duration_histogram
-        ELSE reporting.histogram_merge(t.duration_histogram, excluded.duration_histogram) END,
-    lateness_histogram = CASE WHEN excluded.lateness_histogram = '{}'::jsonb
-        THEN t.lateness_histogram
-        ELSE reporting.histogram_merge(t.lateness_histogram, excluded.lateness_histogram) END;
+    succeeded = excluded.succeeded, failed = excluded.failed, skipped = excluded.skipped,
+    missed = excluded.missed, retries = excluded.retries,
+    duration_histogram = excluded.duration_histogram,
+    lateness_histogram = excluded.lateness_histogram,
+    p50_duration_ms = excluded.p50_duration_ms, p95_duration_ms = excluded.p95_duration_ms,
+    p50_lateness_ms = excluded.p50_lateness_ms, p95_lateness_ms = excluded.p95_lateness_ms;
 
--- name: team_runs_hourly_add
+-- name: team_runs_hourly_load
+SELECT s.team_id AS key_id, s.bucket_start, s.succeeded, s.failed, s.skipped, s.missed
+FROM team_runs_hourly s
+JOIN json_to_recordset(%(keys)s::json) AS k(id uuid, bucket_start timestamptz)
+  ON s.team_id = k.id AND s.bucket_start = k.bucket_start;
+
+-- name: team_runs_hourly_upsert
 INSERT INTO team_runs_hourly AS t (team_id, bucket_start, succeeded, failed, skipped, missed)
-SELECT ids, buckets, succeeded, failed, skipped, missed
-FROM unnest(%(ids)s::uuid[], %(buckets)s::timestamptz[], %(team_ids)s::uuid[],
-            %(succeeded)s::int[], %(failed)s::int[], %(skipped)s::int[], %(missed)s::int[],
-            %(retries)s::int[])
-     AS u(ids, buckets, team_ids, succeeded, failed, skipped, missed, retries)
+SELECT r.id, r.bucket_start, r.succeeded, r.failed, r.skipped, r.missed
+FROM json_to_recordset(%(rows)s::json) AS r(
+    id uuid, bucket_start timestamptz, succeeded int, failed int, skipped int, missed int)
 ON CONFLICT ON CONSTRAINT team_runs_hourly_pkey DO UPDATE SET
-    succeeded = t.succeeded + excluded.succeeded,
-    failed = t.failed + excluded.failed,
-    skipped = t.skipped + excluded.skipped,
-    missed = t.missed + excluded.missed;
+    succeeded = excluded.succeeded, failed = excluded.failed, skipped = excluded.skipped,
+    missed = excluded.missed;
 
 -- name: job_health_load
-SELECT job_id, team_id, name, status, last_outcome, last_outcome_at, last_failure_at,
-       last_error_class, last_error, consecutive_failures, updated_at
-FROM job_health
-WHERE job_id = ANY(%(ids)s::uuid[]);
+SELECT h.job_id, h.team_id, h.name, h.status, h.last_outcome, h.last_outcome_at,
+       h.last_failure_at, h.last_error_class, h.last_error, h.consecutive_failures, h.updated_at
+FROM job_health h
+JOIN json_to_recordset(%(keys)s::json) AS k(id uuid) ON h.job_id = k.id;
 
 -- name: job_health_upsert
 INSERT INTO job_health AS t (job_id, team_id, name, status, last_outcome, last_outcome_at,
                              last_failure_at, last_error_class, last_error,
                              consecutive_failures, updated_at)
-SELECT * FROM unnest(%(job_ids)s::uuid[], %(team_ids)s::uuid[], %(names)s::text[],
-                     %(statuses)s::text[], %(last_outcomes)s::text[],
-                     %(last_outcome_at)s::timestamptz[], %(last_failure_at)s::timestamptz[],
-                     %(last_error_classes)s::text[], %(last_errors)s::text[],
-                     %(consecutive_failures)s::int[], %(updated_at)s::timestamptz[])
+SELECT r.job_id, r.team_id, r.name, r.status, r.last_outcome, r.last_outcome_at,
+       r.last_failure_at, r.last_error_class, r.last_error, r.consecutive_failures, r.updated_at
+FROM json_to_recordset(%(rows)s::json) AS r(
+    job_id uuid, team_id uuid, name text, status text, last_outcome text,
+    last_outcome_at timestamptz, last_failure_at timestamptz, last_error_class text,
+    last_error text, consecutive_failures int, updated_at timestamptz)
 ON CONFLICT ON CONSTRAINT job_health_pkey DO UPDATE SET
     name = excluded.name, status = excluded.status, last_outcome = excluded.last_outcome,
     last_outcome_at = excluded.last_outcome_at, last_failure_at = excluded.last_failure_at,
@@ -116,18 +137,20 @@ ON CONFLICT ON CONSTRAINT job_health_pkey DO UPDATE SET
     consecutive_failures = excluded.consecutive_failures, updated_at = excluded.updated_at;
 
 -- name: monitor_state_load
-SELECT monitor_id, team_id, name, status, last_ping_at, down_since, created_at, deleted_at,
-       updated_at
-FROM monitor_state
-WHERE monitor_id = ANY(%(ids)s::uuid[]);
+SELECT m.monitor_id, m.team_id, m.name, m.status, m.last_ping_at, m.down_since, m.created_at,
+       m.deleted_at, m.updated_at
+FROM monitor_state m
+JOIN json_to_recordset(%(keys)s::json) AS k(id uuid) ON m.monitor_id = k.id;
 
 -- name: monitor_state_upsert
 INSERT INTO monitor_state AS t (monitor_id, team_id, name, status, last_ping_at, down_since,
                                 created_at, deleted_at, updated_at)
-SELECT * FROM unnest(%(monitor_ids)s::uuid[], %(team_ids)s::uuid[], %(names)s::text[],
-                     %(statuses)s::text[], %(last_ping_at)s::timestamptz[],
-                     %(down_since)s::timestamptz[], %(created_at)s::timestamptz[],
-                     %(deleted_at)s::timestamptz[], %(updated_at)s::timestamptz[])
+SELECT r.monitor_id, r.team_id, r.name, r.status, r.last_ping_at, r.down_since, r.created_at,
+       r.deleted_at, r.updated_at
+FROM json_to_recordset(%(rows)s::json) AS r(
+    monitor_id uuid, team_id uuid, name text, status text, last_ping_at timestamptz,
+    down_since timestamptz, created_at timestamptz, deleted_at timestamptz,
+    updated_at timestamptz)
 ON CONFLICT ON CONSTRAINT monitor_state_pkey DO UPDATE SET
     name = excluded.name, status = excluded.status, last_ping_at = excluded.last_ping_at,
     down_since = excluded.down_since, deleted_at = excluded.deleted_at,
@@ -135,17 +158,20 @@ ON CONFLICT ON CONSTRAINT monitor_state_pkey DO UPDATE SET
 
 -- name: monitor_pings_daily_add
 INSERT INTO monitor_pings_daily AS t (monitor_id, day, team_id, pings, success, start, fail, log)
-SELECT * FROM unnest(%(monitor_ids)s::uuid[], %(days)s::date[], %(team_ids)s::uuid[],
-                     %(pings)s::int[], %(success)s::int[], %(start)s::int[], %(fail)s::int[],
-                     %(log)s::int[])
+SELECT r.monitor_id, r.day, r.team_id, r.pings, r.success, r.start, r.fail, r.log
+FROM json_to_recordset(%(rows)s::json) AS r(
+    monitor_id uuid, day date, team_id uuid, pings int, success int, start int, fail int,
+    log int)
 ON CONFLICT ON CONSTRAINT monitor_pings_daily_pkey DO UPDATE SET
     pings = t.pings + excluded.pings, success = t.success + excluded.success,
     start = t.start + excluded.start, fail = t.fail + excluded.fail, log = t.log + excluded.log;
 
 -- name: monitor_downtime_upsert
 INSERT INTO monitor_downtime AS t (monitor_id, started_at, team_id, ended_at, end_reason)
-SELECT * FROM unnest(%(monitor_ids)s::uuid[], %(started_at)s::timestamptz[],
-                     %(team_ids)s::uuid[], %(ended_at)s::timestamptz[], %(end_reasons)s::text[])
+SELECT r.monitor_id, r.started_at, r.team_id, r.ended_at, r.end_reason
+FROM json_to_recordset(%(rows)s::json) AS r(
+    monitor_id uuid, started_at timestamptz, team_id uuid, ended_at timestamptz,
+    end_reason text)
 ON CONFLICT ON CONSTRAINT monitor_downtime_pkey DO UPDATE SET
     ended_at = excluded.ended_at, end_reason = excluded.end_reason;
 
