@@ -68,7 +68,7 @@ class Settings:
     shutdown_grace_seconds: float = 30.0
     db_pool_size: int = 10
     projector_interval_seconds: float = 1.0
-    projector_batch: int = 5000
+    projector_batch: int = 20_000
     worker_id: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}")
 
     @property
@@ -101,5 +101,5 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         shutdown_grace_seconds=_float(env, "CRONLEDGER_SHUTDOWN_GRACE", 30.0, 0.0, 3600.0),
         db_pool_size=_int(env, "CRONLEDGER_DB_POOL_SIZE", 10, 2, 200),
         projector_interval_seconds=_float(env, "CRONLEDGER_PROJECTOR_INTERVAL", 1.0, 0.05, 3600.0),
-        projector_batch=_int(env, "CRONLEDGER_PROJECTOR_BATCH", 5000, 1, 100_000),
+        projector_batch=_int(env, "CRONLEDGER_PROJECTOR_BATCH", 20_000, 1, 100_000),
     )

@@ -205,6 +205,8 @@ async def test_job_stats_per_hour_and_day(fresh_pool: AsyncConnectionPool) -> No
         hours = await cur.fetchall()
         cur = await conn.execute("SELECT * FROM job_stats_daily WHERE job_id = %s", (job,))
         [day] = await cur.fetchall()
+        cur = await conn.execute("SELECT * FROM job_stats_weekly WHERE job_id = %s", (job,))
+        [week] = await cur.fetchall()
         cur = await conn.execute("SELECT * FROM team_runs_hourly WHERE team_id = %s", (team,))
         team_rows = await cur.fetchall()
     assert [h["bucket_start"] for h in hours] == [T0, T0 + timedelta(hours=1)]
@@ -212,6 +214,10 @@ async def test_job_stats_per_hour_and_day(fresh_pool: AsyncConnectionPool) -> No
     assert (hours[1]["skipped"], hours[1]["missed"]) == (1, 2)
     assert day["bucket_start"] == datetime(2026, 11, 30, tzinfo=UTC)
     assert (day["succeeded"], day["failed"], day["skipped"], day["missed"]) == (150, 50, 1, 2)
+    assert week["bucket_start"] == datetime(2026, 11, 30, tzinfo=UTC)  # a Monday
+    assert {k: week[k] for k in ("succeeded", "duration_histogram", "p95_lateness_ms")} == {
+        k: day[k] for k in ("succeeded", "duration_histogram", "p95_lateness_ms")}
+    assert day["p95_duration_ms"] == histogram.percentile(day["duration_histogram"], 0.95)
     assert sorted((r["succeeded"], r["missed"]) for r in team_rows) == [(0, 2), (150, 0)]
     for samples, column in ((durations, "duration_histogram"), (lateness, "lateness_histogram")):
         for q in (0.5, 0.95):

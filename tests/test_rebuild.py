@@ -29,6 +29,7 @@ PROJECTIONS = {
     "run_attempts": "run_id, attempt",
     "job_stats_hourly": "job_id, bucket_start",
     "job_stats_daily": "job_id, bucket_start",
+    "job_stats_weekly": "job_id, bucket_start",
     "team_runs_hourly": "team_id, bucket_start",
     "job_health": "job_id",
     "monitor_state": "monitor_id",

@@ -53,7 +53,7 @@ def test_reporting_role_reads_the_reporting_schema_and_nothing_else(fresh_dsn: s
         views = [r[0] for r in conn.execute(
             "SELECT viewname FROM pg_views WHERE schemaname = 'reporting'").fetchall()]
         assert {"api_keys", "events", "runs", "teams"} <= set(tables)
-        assert set(views) == {"runs", "job_daily", "job_hourly", "monitor_status",
+        assert set(views) == {"runs", "job_daily", "job_hourly", "job_weekly", "monitor_status",
                               "monitor_downtime", "monitor_daily", "events"}
         conn.execute(sql.SQL("SET ROLE {}").format(sql.Identifier(ROLE)))
         for view in views:
@@ -167,9 +167,19 @@ async def test_every_documented_example_runs_as_the_reporting_role(
     assert (rates["ok"]["succeeded"], rates["ok"]["success_rate"]) == (3, 1)
     assert (rates["failing"]["failed"], rates["failing"]["success_rate"]) == (3, 0)
 
-    p95 = {r["job_name"]: r["p95_lateness_ms"]
-           for r in results["p95 lateness per job over the last 7 days"]}
-    assert p95["ok"] == p95["failing"] == round(1.1 ** (histogram.bucket_of(250) - 0.5))
+    expected_p95 = round(1.1 ** (histogram.bucket_of(250) - 0.5))
+    daily = results["p95 lateness per job, day by day, over the last 7 days"]
+    assert sorted((r["job_name"], r["day"], r["runs"], r["p95_lateness_ms"]) for r in daily) == [
+        (name, w["base"].date(), 3, expected_p95) for name in ("failing", "ok")]
+    weekly = results["p95 lateness per job per week, the last 4 weeks"]
+    monday = w["base"].date() - timedelta(days=w["base"].weekday())
+    assert sorted((r["job_name"], r["week"], r["runs"], r["p95_lateness_ms"]) for r in weekly) \
+        == [(name, monday, 3, expected_p95) for name in ("failing", "ok")]
+    ok_month = await as_reporting(
+        fresh_dsn, queries["p95 lateness of one job over the last 30 days, as one figure"],
+        {"job_id": w["ok"]})
+    assert [(r["days"], r["runs"], r["p95_lateness_ms"]) for r in ok_month] == [
+        (1, 3, expected_p95)]
 
     [worst] = results["The ten most failing jobs over the last 7 days"]
     assert (worst["job_name"], worst["failed_runs"], worst["runs"]) == ("failing", 3, 3)

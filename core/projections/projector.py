@@ -100,7 +100,7 @@ class Projector:
     """
 
     def __init__(self, pool: AsyncConnectionPool, dsn: str, clock: Clock, *,
-                 batch_size: int = 5000, interval: float = 1.0) -> None:
+                 batch_size: int = 20_000, interval: float = 1.0) -> None:
         self.pool, self.dsn, self.clock = pool, dsn, clock
         self.batch_size, self.interval = batch_size, interval
         self.wake = asyncio.Event()

@@ -27,7 +27,7 @@ from core.projections import jobs, runs
 from core.projections.projector import CHECKPOINT, project_batch
 from core.queries import Q
 
-BATCH = 10_000
+BATCH = 20_000
 
 
 async def rebuild(pool: AsyncConnectionPool, now: datetime) -> dict[str, int]:

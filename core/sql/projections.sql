@@ -99,6 +99,33 @@ ON CONFLICT ON CONSTRAINT job_stats_daily_pkey DO UPDATE SET
     p50_duration_ms = excluded.p50_duration_ms, p95_duration_ms = excluded.p95_duration_ms,
     p50_lateness_ms = excluded.p50_lateness_ms, p95_lateness_ms = excluded.p95_lateness_ms;
 
+-- name: job_stats_weekly_load
+SELECT s.job_id AS key_id, s.bucket_start, s.succeeded, s.failed, s.skipped, s.missed, s.retries,
+       s.duration_histogram, s.lateness_histogram
+FROM job_stats_weekly s
+JOIN json_to_recordset(%(keys)s::json) AS k(id uuid, bucket_start timestamptz)
+  ON s.job_id = k.id AND s.bucket_start = k.bucket_start;
+
+-- name: job_stats_weekly_upsert
+-- The row's new totals (the batch added to what _load returned; histograms merged in Python).
+INSERT INTO job_stats_weekly AS t (job_id, bucket_start, team_id, succeeded, failed, skipped,
+                     missed, retries, duration_histogram, lateness_histogram, p50_duration_ms,
+                     p95_duration_ms, p50_lateness_ms, p95_lateness_ms)
+SELECT r.id, r.bucket_start, r.team_id, r.succeeded, r.failed, r.skipped, r.missed, r.retries,
+       r.duration_histogram, r.lateness_histogram, r.p50_duration_ms, r.p95_duration_ms,
+       r.p50_lateness_ms, r.p95_lateness_ms
+FROM json_to_recordset(%(rows)s::json) AS r(
+    id uuid, bucket_start timestamptz, team_id uuid, succeeded int, failed int, skipped int,
+    missed int, retries int, duration_histogram jsonb, lateness_histogram jsonb,
+    p50_duration_ms int, p95_duration_ms int, p50_lateness_ms int, p95_lateness_ms int)
+ON CONFLICT ON CONSTRAINT job_stats_weekly_pkey DO UPDATE SET
+    succeeded = excluded.succeeded, failed = excluded.failed, skipped = excluded.skipped,
+    missed = excluded.missed, retries = excluded.retries,
+    duration_histogram = excluded.duration_histogram,
+    lateness_histogram = excluded.lateness_histogram,
+    p50_duration_ms = excluded.p50_duration_ms, p95_duration_ms = excluded.p95_duration_ms,
+    p50_lateness_ms = excluded.p50_lateness_ms, p95_lateness_ms = excluded.p95_lateness_ms;
+
 -- name: team_runs_hourly_load
 SELECT s.team_id AS key_id, s.bucket_start, s.succeeded, s.failed, s.skipped, s.missed
 FROM team_runs_hourly s
@@ -196,8 +223,8 @@ WHERE r.id = l.id AND r.status = 'running';
 INSERT INTO run_attempts SELECT a.* FROM rebuild_carried_attempts a JOIN runs r ON r.id = a.run_id;
 
 -- name: rebuild_truncate_read_models
-TRUNCATE job_stats_hourly, job_stats_daily, team_runs_hourly, job_health, monitor_state,
-         monitor_pings_daily, monitor_downtime;
+TRUNCATE job_stats_hourly, job_stats_daily, job_stats_weekly, team_runs_hourly, job_health,
+         monitor_state, monitor_pings_daily, monitor_downtime;
 
 -- name: rebuild_job_events
 -- Job streams and the first event of every slot run (they advanced due_jobs), in log order.

@@ -3,7 +3,8 @@
 Read models (no foreign keys: they are rebuilt from the log and may describe streams, such as
 monitors, whose inline tables live elsewhere):
     projection_checkpoints   one forward-only checkpoint per asynchronous projector
-    job_stats_hourly/daily   per job per UTC hour/day: runs by outcome, duration and lateness
+    job_stats_hourly/daily/weekly   per job per UTC hour/day/ISO week (from Monday): runs by
+                             outcome, duration and lateness
                              histograms (sparse jsonb, see core/projections/histogram.py)
     team_runs_hourly         per team per UTC hour: runs by outcome (the dashboard's 24 hours)
     job_health               per job: name, status, last outcome, consecutive failures
@@ -82,6 +83,26 @@ def upgrade() -> None:
     );
     CREATE INDEX job_stats_daily_team_idx ON job_stats_daily (team_id, bucket_start);
     CREATE INDEX job_stats_daily_bucket_idx ON job_stats_daily (bucket_start);
+
+    CREATE TABLE job_stats_weekly (
+        job_id              uuid        NOT NULL,
+        bucket_start        timestamptz NOT NULL,
+        team_id             uuid        NOT NULL,
+        succeeded           integer     NOT NULL DEFAULT 0,
+        failed              integer     NOT NULL DEFAULT 0,
+        skipped             integer     NOT NULL DEFAULT 0,
+        missed              integer     NOT NULL DEFAULT 0,
+        retries             integer     NOT NULL DEFAULT 0,
+        duration_histogram  jsonb       NOT NULL DEFAULT '{}'::jsonb,
+        lateness_histogram  jsonb       NOT NULL DEFAULT '{}'::jsonb,
+        p50_duration_ms     integer,
+        p95_duration_ms     integer,
+        p50_lateness_ms     integer,
+        p95_lateness_ms     integer,
+        CONSTRAINT job_stats_weekly_pkey PRIMARY KEY (job_id, bucket_start)
+    );
+    CREATE INDEX job_stats_weekly_team_idx ON job_stats_weekly (team_id, bucket_start);
+    CREATE INDEX job_stats_weekly_bucket_idx ON job_stats_weekly (bucket_start);
 
     CREATE TABLE team_runs_hourly (
         team_id       uuid        NOT NULL,
@@ -266,6 +287,17 @@ def _reporting_schema() -> None:
     FROM job_stats_daily s
     LEFT JOIN jobs j ON j.id = s.job_id;
 
+    CREATE VIEW reporting.job_weekly AS
+    SELECT s.team_id, s.job_id, j.name AS job_name,
+           (s.bucket_start AT TIME ZONE 'UTC')::date AS week,
+           s.succeeded + s.failed + s.skipped + s.missed AS runs,
+           s.succeeded, s.failed, s.skipped, s.missed, s.retries,
+           round(s.succeeded::numeric / nullif(s.succeeded + s.failed, 0), 4) AS success_rate,
+           s.p50_duration_ms, s.p95_duration_ms, s.p50_lateness_ms, s.p95_lateness_ms,
+           s.duration_histogram, s.lateness_histogram
+    FROM job_stats_weekly s
+    LEFT JOIN jobs j ON j.id = s.job_id;
+
     CREATE VIEW reporting.job_hourly AS
     SELECT s.team_id, s.job_id, j.name AS job_name, s.bucket_start AS hour,
            s.succeeded + s.failed + s.skipped + s.missed AS runs,
@@ -348,6 +380,7 @@ def downgrade() -> None:
     DROP VIEW reporting.monitor_downtime;
     DROP VIEW reporting.monitor_status;
     DROP VIEW reporting.job_hourly;
+    DROP VIEW reporting.job_weekly;
     DROP VIEW reporting.job_daily;
     DROP VIEW reporting.runs;
     DROP FUNCTION reporting.redact(jsonb);
@@ -362,6 +395,7 @@ def downgrade() -> None:
     DROP TABLE monitor_state;
     DROP TABLE job_health;
     DROP TABLE team_runs_hourly;
+    DROP TABLE job_stats_weekly;
     DROP TABLE job_stats_daily;
     DROP TABLE job_stats_hourly;
     DROP TABLE projection_checkpoints;
