@@ -243,7 +243,7 @@ def test_histogram_precision_against_exact_percentiles() -> None:
             elif exact < histogram.RATIO ** (histogram.TOP - 1):
                 assert abs(estimate - exact) <= 0.049 * exact + 0.5, (samples, q)
     assert histogram.percentile({}, 0.5) is None
-    assert histogram.merge([{"1": 2}, {"1": 1, "5": 1}]) == {"1": 3, "5": 1}
+    assert histogram.merge([{"1": 2}, {1: 1, 5: 1}]) == {1: 3, 5: 1}
 
 
 async def test_job_health_tracks_the_last_outcome(fresh_pool: AsyncConnectionPool) -> None:

@@ -1,10 +1,27 @@
-"""Helpers shared by the read models: event field decoding and UTC time buckets."""
+"""Helpers shared by the read models: fast reads, event field decoding, UTC time buckets."""
 
 from __future__ import annotations
 
 import uuid
 from datetime import UTC, datetime
 from typing import Any
+
+import msgspec
+import psycopg
+from psycopg.types.json import set_json_loads
+
+_decode_json = msgspec.json.Decoder().decode
+
+
+async def fetch_all(conn: psycopg.AsyncConnection, query: str,
+                    params: dict[str, Any]) -> list[dict[str, Any]]:
+    """Rows of ``query``, json/jsonb decoded by msgspec (several times faster than the
+    standard library; same Python values). Only this cursor is affected, not the pooled
+    connection."""
+    async with conn.cursor(binary=True) as cur:  # binary uuids and times parse faster
+        set_json_loads(_decode_json, cur)
+        await cur.execute(query, params)
+        return await cur.fetchall()
 
 
 def instant(value: Any) -> datetime | None:

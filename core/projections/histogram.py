@@ -16,12 +16,20 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 RATIO = 1.1
 TOP = 213
 _LOG_RATIO = math.log(RATIO)
 
-Histogram = dict[str, int]
+# In Python, keys are bucket indices (ints, so that sorting the items is cheap); in the
+# database and in JSON they are the same numbers as text. Functions here accept both.
+Histogram = dict[int, int]
+
+
+def _ints(histogram: Mapping[Any, int]) -> Mapping[int, int]:
+    first = next(iter(histogram), 0)
+    return histogram if isinstance(first, int) else {int(k): int(v) for k, v in histogram.items()}
 
 
 def bucket_of(ms: float) -> int:
@@ -35,29 +43,38 @@ def add(histogram: Histogram, ms: float | None) -> None:
     """Count one sample (``None`` is ignored) into ``histogram`` in place."""
     if ms is None:
         return
-    key = str(bucket_of(ms))
+    key = bucket_of(ms)
     histogram[key] = histogram.get(key, 0) + 1
 
 
-def merge(histograms: Iterable[Mapping[str, int]]) -> Histogram:
-    """The sum of several histograms."""
+def merge(histograms: Iterable[Mapping[Any, int]]) -> Histogram:
+    """The sum of several histograms (keys as ints or as text)."""
     total: Histogram = {}
     for histogram in histograms:
-        for key, count in histogram.items():
-            total[key] = total.get(key, 0) + int(count)
+        for key, count in _ints(histogram).items():
+            total[key] = total.get(key, 0) + count
     return total
 
 
-def percentile(histogram: Mapping[str, int], q: float) -> int | None:
-    """Nearest-rank percentile ``q`` (0 < q <= 1) in ms, or ``None`` for an empty histogram."""
-    counts = sorted((int(k), int(v)) for k, v in histogram.items() if int(v) > 0)
-    total = sum(v for _, v in counts)
-    if total == 0:
-        return None
-    rank = max(1, math.ceil(q * total))
+def percentiles(histogram: Mapping[Any, int], qs: tuple[float, ...]) -> list[int | None]:
+    """Nearest-rank percentiles ``qs`` (each 0 < q <= 1, ascending) in ms, in one pass;
+    ``None`` for each when the histogram is empty."""
+    counts = sorted(_ints(histogram).items())
+    total = sum(count for _, count in counts)
+    if total <= 0:
+        return [None] * len(qs)
+    ranks = [max(1, math.ceil(q * total)) for q in qs]
+    found: list[int | None] = []
     seen = 0
     for index, count in counts:
         seen += count
-        if seen >= rank:
-            return 0 if index == 0 else round(RATIO ** (index - 0.5))
-    raise AssertionError("unreachable: the ranks add up to the total")
+        while len(found) < len(ranks) and seen >= ranks[len(found)]:
+            found.append(0 if index == 0 else round(RATIO ** (index - 0.5)))
+        if len(found) == len(ranks):
+            break
+    return found
+
+
+def percentile(histogram: Mapping[Any, int], q: float) -> int | None:
+    """Nearest-rank percentile ``q`` (0 < q <= 1) in ms, or ``None`` for an empty histogram."""
+    return percentiles(histogram, (q,))[0]

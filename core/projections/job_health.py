@@ -17,7 +17,7 @@ import psycopg
 
 from core.events import to_json
 from core.jobs.state import STATUS_AFTER
-from core.projections.common import uuid_of
+from core.projections.common import fetch_all, uuid_of
 from core.queries import Q
 
 TABLES = ("job_health",)
@@ -64,8 +64,8 @@ async def apply(conn: psycopg.AsyncConnection, events: Sequence[dict[str, Any]])
     if not relevant:
         return
     keys = [{"id": job_id} for job_id in {j for j, _ in relevant}]
-    cur = await conn.execute(Q["job_health_load"], {"keys": to_json(keys)})
-    rows: dict[uuid.UUID, dict[str, Any] | None] = {r["job_id"]: r for r in await cur.fetchall()}
+    loaded = await fetch_all(conn, Q["job_health_load"], {"keys": to_json(keys)})
+    rows: dict[uuid.UUID, dict[str, Any] | None] = {r["job_id"]: r for r in loaded}
     changed = set()
     for job_id, event in relevant:
         rows[job_id] = evolve(rows.get(job_id), event)

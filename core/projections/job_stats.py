@@ -24,7 +24,7 @@ import psycopg
 
 from core.events import to_json
 from core.projections import histogram
-from core.projections.common import day_start, hour_start, instant, uuid_of
+from core.projections.common import day_start, fetch_all, hour_start, instant, uuid_of
 from core.queries import Q
 
 TABLES = ("job_stats_hourly", "job_stats_daily", "job_stats_weekly", "team_runs_hourly")
@@ -56,21 +56,21 @@ async def _write(conn: psycopg.AsyncConnection, table: str,
                  buckets: dict[tuple[Any, datetime], _Bucket]) -> None:
     """Add ``buckets`` to ``table``: histograms are merged here, not in SQL (much cheaper)."""
     keys = [{"id": k[0], "bucket_start": k[1]} for k in buckets]
-    cur = await conn.execute(_LOAD[table], {"keys": to_json(keys)})
-    for row in await cur.fetchall():
+    for row in await fetch_all(conn, _LOAD[table], {"keys": to_json(keys)}):
         bucket = buckets[(row["key_id"], row["bucket_start"])]
         for column in COUNTS:
             bucket.counts[column] += row.get(column, 0)
         if "duration_histogram" in row:
             bucket.duration = histogram.merge((bucket.duration, row["duration_histogram"]))
             bucket.lateness = histogram.merge((bucket.lateness, row["lateness_histogram"]))
-    rows = [{**key, "team_id": b.team_id, **b.counts, "duration_histogram": b.duration,
-             "lateness_histogram": b.lateness,
-             "p50_duration_ms": histogram.percentile(b.duration, 0.5),
-             "p95_duration_ms": histogram.percentile(b.duration, 0.95),
-             "p50_lateness_ms": histogram.percentile(b.lateness, 0.5),
-             "p95_lateness_ms": histogram.percentile(b.lateness, 0.95)}
-            for key, b in zip(keys, buckets.values(), strict=True)]
+    rows = []
+    for key, b in zip(keys, buckets.values(), strict=True):
+        p50_duration, p95_duration = histogram.percentiles(b.duration, (0.5, 0.95))
+        p50_lateness, p95_lateness = histogram.percentiles(b.lateness, (0.5, 0.95))
+        rows.append({**key, "team_id": b.team_id, **b.counts, "duration_histogram": b.duration,
+                     "lateness_histogram": b.lateness, "p50_duration_ms": p50_duration,
+                     "p95_duration_ms": p95_duration, "p50_lateness_ms": p50_lateness,
+                     "p95_lateness_ms": p95_lateness})
     await conn.execute(_UPSERT[table], {"rows": to_json(rows)})
 
 

@@ -25,6 +25,7 @@ from typing import Any
 import psycopg
 
 from core.events import to_json
+from core.projections.common import fetch_all
 from core.queries import Q
 
 TABLES = ("monitor_state", "monitor_pings_daily", "monitor_downtime")
@@ -112,8 +113,8 @@ async def apply(conn: psycopg.AsyncConnection, events: Sequence[dict[str, Any]])
     if not relevant:
         return
     keys = [{"id": monitor_id} for monitor_id in {e["stream_id"] for e in relevant}]
-    cur = await conn.execute(Q["monitor_state_load"], {"keys": to_json(keys)})
-    batch = _Batch({r["monitor_id"]: r for r in await cur.fetchall()})
+    loaded = await fetch_all(conn, Q["monitor_state_load"], {"keys": to_json(keys)})
+    batch = _Batch({r["monitor_id"]: r for r in loaded})
     for event in relevant:
         batch.apply(event)
     await batch.write(conn)

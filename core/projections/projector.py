@@ -28,14 +28,13 @@ from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
 from typing import Any
 
-import msgspec
 import psycopg
-from psycopg.types.json import set_json_loads
 from psycopg_pool import AsyncConnectionPool
 
 from core.clock import Clock
 from core.db import transaction
 from core.projections import job_health, job_stats, monitors
+from core.projections.common import fetch_all
 from core.queries import Q
 
 log = logging.getLogger("cronledger.projector")
@@ -46,9 +45,6 @@ WAKEUP_CHANNEL = "cronledger_wakeup"
 ReadModel = Callable[[psycopg.AsyncConnection, Sequence[dict[str, Any]]], Awaitable[None]]
 MODELS: tuple[ReadModel, ...] = (job_stats.apply, job_health.apply, monitors.apply)
 TABLES: tuple[str, ...] = (*job_stats.TABLES, *job_health.TABLES, *monitors.TABLES)
-
-
-_decode_json = msgspec.json.Decoder().decode
 
 
 class CheckpointMoved(RuntimeError):
@@ -68,12 +64,8 @@ async def project_batch(conn: psycopg.AsyncConnection, now: datetime, limit: int
     checkpoint = await cur.fetchone()
     if checkpoint is None:
         return None
-    async with conn.cursor() as cur:
-        set_json_loads(_decode_json, cur)  # msgspec: several times faster than json.loads
-        await cur.execute(Q["projection_events_after"], {
-            "tx_id": checkpoint["tx_id"], "position": checkpoint["global_position"],
-            "limit": limit})
-        events = await cur.fetchall()
+    events = await fetch_all(conn, Q["projection_events_after"], {
+        "tx_id": checkpoint["tx_id"], "position": checkpoint["global_position"], "limit": limit})
     if not events:
         return 0
     for apply in MODELS:
@@ -150,9 +142,9 @@ class Projector:
                     async with asyncio.timeout(self.interval):
                         await self.wake.wait()
         finally:
+            # Like the worker's: cancelled, waited for briefly, never allowed to hold up exit.
             listener.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await listener
+            await asyncio.wait([listener], timeout=1.0)
 
     def stop(self) -> None:
         """Stop after the current batch."""
