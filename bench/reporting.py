@@ -74,8 +74,9 @@ class Generator:
         self.jobs = [(uuid.uuid4(), self.owner(i), self.rng.choice(PERIODS)) for i in range(JOBS)]
         self.monitors = [(uuid.uuid4(), self.owner(i)) for i in range(MONITORS)]
         runs_per_minute = sum(1 / p for _, _, p in self.jobs)
-        # about 2.1 events per run: started + outcome, sometimes a retry pair
-        self.minutes = int(events * RUN_SHARE / 2.1 / runs_per_minute)
+        # 2.024 events per run: started + outcome (1 for the 4 % skipped or missed), and a
+        # retry pair for a third of the 10 % failures
+        self.minutes = round(events * RUN_SHARE / 2.024 / runs_per_minute)
         self.start = (now - timedelta(minutes=self.minutes)).replace(second=0, microsecond=0)
         self.pings = max(1, int(events * (1 - RUN_SHARE)) - 3 * MONITORS) // MONITORS
         self.ping_every = timedelta(minutes=self.minutes) / self.pings

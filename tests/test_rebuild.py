@@ -197,3 +197,12 @@ async def test_rebuild_equals_the_live_projections(
 async def test_rebuild_of_an_empty_log(fresh_pool: AsyncConnectionPool, fresh_dsn: str) -> None:
     output = run_cli("projections", "rebuild", env={"DATABASE_URL": fresh_dsn})
     assert output.split() == ["jobs=0", "runs=0", "events_projected=0"]
+
+
+def test_rebuild_truncates_every_read_model() -> None:
+    from core.projections.projector import TABLES
+    from core.queries import Q
+
+    truncated = Q["rebuild_truncate_read_models"].removeprefix("TRUNCATE").rstrip(";")
+    assert {t.strip() for t in truncated.split(",")} == set(TABLES)
+    assert set(TABLES) | {"jobs", "due_jobs", "runs", "run_attempts"} <= set(PROJECTIONS)
