@@ -15,6 +15,7 @@ from api.controllers.channels import ChannelController, NotificationController
 from api.controllers.health import healthz, metrics, readyz
 from api.controllers.jobs import JobController
 from api.controllers.monitors import MonitorController
+from api.controllers.reports import ReportController
 from api.controllers.runs import RunController
 from api.controllers.schedules import preview
 from api.controllers.secrets import SecretController
@@ -79,7 +80,7 @@ def create_app(dsn: str, settings: Settings, clock: Clock | None = None, *,
     app = Litestar(
         route_handlers=[JobController, RunController, SecretController, ApiKeyController,
                         ChannelController, NotificationController, MonitorController,
-                        ping_mount, preview, healthz, readyz, metrics],
+                        ReportController, ping_mount, preview, healthz, readyz, metrics],
         dependencies={
             "pool": Provide(provide_pool),
             "clock": Provide(provide_clock),

@@ -7,6 +7,7 @@
     cronledger apikey create [--team T] [--scope read|write] [--name N]   print a new key
     cronledger secrets new-key            print a new secret key (for CRONLEDGER_SECRET_KEY)
     cronledger secrets rotate-key [--new-key]   re-encrypt every secret under the current key
+    cronledger projections rebuild   truncate every projection and replay the event log
 """
 
 from __future__ import annotations
@@ -167,6 +168,23 @@ def _secrets(settings: Settings, args: argparse.Namespace) -> int:
         print(f"cronledger: {summary['unreadable']} values are encrypted with keys that are not "
               "configured and were left as they are", file=sys.stderr)
         return 1
+
+
+def _projections_rebuild(settings: Settings) -> int:
+    from core.clock import SystemClock
+    from core.db import open_pool
+    from core.projections.rebuild import rebuild
+
+    async def run(dsn: str) -> dict[str, int]:
+        pool = await open_pool(dsn, min_size=1, max_size=1)
+        try:
+            return await rebuild(pool, SystemClock().now())
+        finally:
+            await pool.close()
+
+    with database(settings) as dsn:
+        counts = asyncio.run(run(dsn))
+    print(" ".join(f"{name}={count}" for name, count in counts.items()))
     return 0
 
 
@@ -222,6 +240,9 @@ def _parser() -> argparse.ArgumentParser:
                                 help="re-encrypt every secret under the current (first) key")
     rotate.add_argument("--new-key", action="store_true",
                         help="key file only: first add a new current key to the file")
+    projections = sub.add_parser("projections", help="manage projections").add_subparsers(
+        dest="action", required=True)
+    projections.add_parser("rebuild", help="truncate every projection and replay the log")
     return parser
 
 
@@ -263,6 +284,8 @@ def main(argv: list[str] | None = None) -> int:
             return 0
     if args.command == "db-url":
         return _db_url(settings)
+    if args.command == "projections":
+        return _projections_rebuild(settings)
     try:
         if args.command == "secrets":
             return _secrets(settings, args)

@@ -27,6 +27,7 @@ from core.notifications.delivery import Delivery
 from core.notifications.lookup import KeyRingSecrets
 from core.notifications.notifier import Notifier
 from core.notifications.sealing import AesGcmSealer
+from core.projections.projector import Projector
 from core.worker import Worker
 
 log = logging.getLogger("cronledger")
@@ -60,15 +61,19 @@ async def _run_services(dsn: str, settings: Settings, stop: asyncio.Event) -> No
                         AesGcmSealer(keyring), KeyRingSecrets(keyring), clock)
     checker = Checker(pool, dsn, clock, checker_id=settings.worker_id,
                       notify_max_attempts=settings.notify_max_attempts)
+    projector = Projector(pool, dsn, clock, batch_size=settings.projector_batch,
+                          interval=settings.projector_interval_seconds)
     tasks = [asyncio.create_task(worker.run(), name="cronledger-worker"),
              asyncio.create_task(notifier.run(), name="cronledger-notifier"),
-             asyncio.create_task(checker.run(), name="cronledger-checker")]
+             asyncio.create_task(checker.run(), name="cronledger-checker"),
+             asyncio.create_task(projector.run(), name="cronledger-projector")]
     try:
         await stop.wait()
     finally:
         worker.stop()
         notifier.stop()
         checker.stop()
+        projector.stop()
         await asyncio.gather(*tasks)
         await client.aclose()
         await pool.close()

@@ -41,8 +41,12 @@ def _outcome(result: AttemptResult, now: datetime, rng: random.Random) -> dict[s
 
 def _event(result: AttemptResult, outcome: dict[str, Any],
            lateness_ms: int) -> tuple[str, dict[str, Any]]:
+    d = result.dispatch
     data: dict[str, Any] = {
-        "attempt": result.dispatch.attempt,
+        "job_id": d.job_id,
+        "scheduled_for": d.scheduled_for,
+        "trigger": d.trigger,
+        "attempt": d.attempt,
         "started_at": result.started_at,
         "duration_ms": result.duration_ms,
         "lateness_ms": lateness_ms,
@@ -142,6 +146,15 @@ class Recorder:
                 await record_job_outcomes(conn, finals, now, self.notify_max_attempts)
             cur = await conn.execute(Q["run_release_buffered"], {"now": now})
             released = await cur.fetchall()
+            await append_events(conn, [
+                event
+                for row in released
+                for event in run_events(row["id"], row["team_id"], row["version"] - 1, now, [(
+                    "run.released",
+                    {"job_id": row["job_id"], "scheduled_for": row["scheduled_for"],
+                     "trigger": row["trigger"], "available_at": now},
+                )])
+            ])
             if released or any(o["status"] == "queued" for o in outcomes):
                 await notify_wakeup(conn, "runs")
         return len(accepted)

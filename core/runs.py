@@ -1,12 +1,22 @@
 """Runs: one execution of a job for one slot (or a manual trigger), on its own ``run`` stream.
 
-Run stream events (``data`` always carries what the ``runs`` row needs to be rebuilt):
-    ``run.queued``           manual trigger, buffered overlap, or retry waiting (``available_at``)
-    ``run.started``          an attempt was dispatched (``attempt``, ``worker_id``; on a lease
-                             take-over ``redispatch: true``)
-    ``run.retry_scheduled``  a failed attempt will be retried at ``available_at``
-    ``run.succeeded`` / ``run.failed``   final outcome (status, duration, lateness, error)
-    ``run.skipped`` / ``run.missed``     a slot that did not run, with its ``reason``
+Run stream events. ``data`` always carries what the ``runs`` row needs to be rebuilt (see
+:mod:`core.projections.runs`), and every event names its run's ``job_id``, ``scheduled_for`` and
+``trigger`` so read models need no lookup:
+    ``run.queued``           manual trigger or buffered overlap (``max_attempts``,
+                             ``available_at``: ``null`` while buffered, ``reason``)
+    ``run.released``         a buffered run became ready (``available_at``)
+    ``run.started``          an attempt was dispatched (``attempt``, ``max_attempts``,
+                             ``worker_id``; on a lease take-over ``redispatch: true``)
+    ``run.retry_scheduled``  a failed attempt will be retried at ``available_at`` (attempt,
+                             ``started_at``, ``duration_ms``, ``lateness_ms``, response status,
+                             ``error_class``, ``error``)
+    ``run.succeeded`` / ``run.failed``   final outcome: the same fields and ``finished_at``
+    ``run.skipped`` / ``run.missed``     a slot that did not run: ``reason``, ``finished_at``
+                                         (the first event of its stream, or a queued run
+                                         cancelled because its job was deleted)
+The lease (``lease_token``, ``lease_expires_at``) is deliberately not in the log: it is a
+transient claim, not history.
 """
 
 from __future__ import annotations

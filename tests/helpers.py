@@ -60,3 +60,56 @@ async def run_events(pool: AsyncConnectionPool, run_id: uuid.UUID) -> list[dict[
         cur = await conn.execute(
             "SELECT * FROM events WHERE stream_id = %s ORDER BY stream_version", (run_id,))
         return await cur.fetchall()
+
+
+async def project_all(pool: AsyncConnectionPool, *, positions: list[int] | None = None,
+                      timeout: float = 30.0) -> None:
+    """Run the asynchronous projector until every committed event (or those at ``positions``)
+    is applied. Transactions of other databases in the cluster hold the projector's horizon
+    back too, so this waits for them instead of assuming one pass is enough."""
+    import asyncio
+
+    from core.clock import SystemClock
+    from core.db import transaction
+    from core.projections.projector import project_batch
+
+    async with asyncio.timeout(timeout):
+        while True:
+            async with transaction(pool) as conn:
+                applied = await project_batch(conn, SystemClock().now(), 5000)
+            if applied:
+                continue
+            async with pool.connection() as conn:
+                cur = await conn.execute(
+                    "SELECT count(*) AS n FROM events e, projection_checkpoints c "
+                    "WHERE c.name = 'reporting' "
+                    "AND (e.tx_id, e.global_position) > (c.tx_id, c.global_position) "
+                    "AND (%(positions)s::bigint[] IS NULL "
+                    "     OR e.global_position = ANY(%(positions)s::bigint[]))",
+                    {"positions": positions})
+                if (await cur.fetchone())["n"] == 0:
+                    return
+            await asyncio.sleep(0.05)
+
+
+class MonitorStream:
+    """Appends events to one monitor stream (the monitors table is not needed by read models)."""
+
+    def __init__(self, team_id: uuid.UUID, monitor_id: uuid.UUID | None = None) -> None:
+        self.team_id, self.id, self.version = team_id, monitor_id or uuid.uuid4(), 0
+
+    def events(self, at: datetime, *changes: tuple[str, dict[str, Any]]) -> list[Any]:
+        from core.events import stream_events
+
+        events = stream_events("monitor", self.id, self.team_id, self.version, at, list(changes),
+                               {"actor": "test"})
+        self.version += len(changes)
+        return events
+
+    async def append(self, pool: AsyncConnectionPool, at: datetime,
+                     *changes: tuple[str, dict[str, Any]]) -> None:
+        from core.db import transaction
+        from core.events import append_events
+
+        async with transaction(pool) as conn:
+            await append_events(conn, self.events(at, *changes))

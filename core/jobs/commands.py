@@ -242,8 +242,11 @@ async def delete_job(
             event
             for row in cancelled
             for event in run_events(row["id"], row["team_id"], row["version"] - 1, now,
-                                    [("run.skipped", {"reason": "job deleted",
-                                                      "finished_at": now})])
+                                    [("run.skipped", {
+                                        "job_id": row["job_id"],
+                                        "scheduled_for": row["scheduled_for"],
+                                        "trigger": row["trigger"],
+                                        "reason": "job deleted", "finished_at": now})])
         ])
 
 

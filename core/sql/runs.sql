@@ -43,10 +43,11 @@ RETURNING r.id, r.job_id, r.team_id, r.scheduled_for, r.trigger, r.attempt, r.ma
 
 -- name: run_release_buffered
 -- A run buffered by the `queue` overlap policy becomes ready once its job has nothing running.
-UPDATE runs q SET available_at = %(now)s::timestamptz
+-- A change of the row, so it is an event too (`run.released`): the stream version moves on.
+UPDATE runs q SET available_at = %(now)s::timestamptz, version = q.version + 1
 WHERE q.status = 'queued' AND q.available_at IS NULL
   AND NOT EXISTS (SELECT 1 FROM runs o WHERE o.job_id = q.job_id AND o.status = 'running')
-RETURNING q.id;
+RETURNING q.id, q.team_id, q.job_id, q.scheduled_for, q.trigger, q.version;
 
 -- name: run_finish_many
 -- Compare-and-set on the lease token: an attempt whose lease was taken over records nothing.
@@ -95,7 +96,7 @@ ON CONFLICT ON CONSTRAINT run_attempts_pkey DO NOTHING;
 UPDATE runs SET status = 'skipped', reason = %(reason)s, finished_at = %(now)s::timestamptz,
                 available_at = NULL, version = version + 1
 WHERE job_id = %(job_id)s::uuid AND status = 'queued'
-RETURNING id, team_id, version;
+RETURNING id, team_id, job_id, scheduled_for, trigger, version;
 
 -- name: run_list_for_job
 -- Keyset pagination on (scheduled_for, id), newest first.

@@ -1,0 +1,94 @@
+"""Rebuild of the ``jobs`` and ``due_jobs`` inline projections from the log.
+
+``jobs`` rows are :func:`core.jobs.state.fold` over each job stream. ``due_jobs`` is derived by
+replaying what the live system did to it, in log order:
+
+- ``job.created`` (active), ``job.resumed``, and a ``job.updated`` that changed the schedule or
+  time zone (it carries ``anchor_at``) of an active job: the next fire strictly after the
+  event's ``occurred_at`` (``core.jobs.commands._sync_due``);
+- the first event of a slot run (trigger ``schedule`` or ``catchup``): the next fire strictly
+  after ``max(occurred_at, scheduled_for)``, which is how the claim advanced ``due_at``
+  (:func:`core.slots.plan_slots`);
+- ``job.paused``, ``job.deleted``, ``job.completed``: no row.
+
+So a slot that was due but not yet claimed stays due after a rebuild (the scheduler then fires
+or records it by the job's catch-up policy) instead of being silently dropped, as recomputing
+"the next fire after now" would do.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+import psycopg
+
+from core.events import to_json
+from core.jobs.state import evolve
+from core.queries import Q
+from core.scheduler import cached_schedule
+
+TABLES = ("jobs", "due_jobs")
+_TIMING = ("schedule", "timezone", "anchor_at")
+
+
+def _next_fire(state: dict[str, Any], after: datetime) -> datetime | None:
+    schedule = cached_schedule(state["schedule"], state["timezone"], state["anchor_at"])
+    return schedule.next_fire(after)
+
+
+class JobReplay:
+    """Job states and their pending slot, folded from job events and slot-run events."""
+
+    def __init__(self) -> None:
+        self.states: dict[uuid.UUID, dict[str, Any]] = {}
+        self.due: dict[uuid.UUID, datetime | None] = {}
+
+    def apply(self, event: dict[str, Any]) -> None:
+        """Apply one event (``stream_type`` ``job``, or the first event of a slot run)."""
+        if event["stream_type"] == "job":
+            self._job_event(event)
+        else:
+            self._slot_event(event)
+
+    def _job_event(self, event: dict[str, Any]) -> None:
+        job_id = event["stream_id"]
+        before = self.states.get(job_id)
+        after = self.states[job_id] = evolve(before, event)
+        if after["status"] != "active":
+            self.due[job_id] = None
+        elif not (before is not None and before["status"] == "active"
+                  and all(before[k] == after[k] for k in _TIMING)):
+            self.due[job_id] = _next_fire(after, event["occurred_at"])
+
+    def _slot_event(self, event: dict[str, Any]) -> None:
+        data = event["data"]
+        job_id = uuid.UUID(data["job_id"])
+        state = self.states.get(job_id)
+        if state is None or state["status"] != "active":
+            return
+        slot = datetime.fromisoformat(data["scheduled_for"])
+        self.due[job_id] = _next_fire(state, max(event["occurred_at"], slot))
+
+
+async def rebuild(conn: psycopg.AsyncConnection) -> int:
+    """Write ``jobs`` and ``due_jobs`` from the log into the (emptied) tables.
+
+    Returns:
+        The number of jobs written.
+    """
+    replay = JobReplay()
+    async with conn.cursor(name="cronledger_rebuild_jobs") as cur:
+        cur.itersize = 5000
+        await cur.execute(Q["rebuild_job_events"])
+        async for event in cur:
+            replay.apply(event)
+    async with conn.cursor() as cur:
+        await cur.executemany(Q["job_upsert"], [
+            {**s, "request": to_json(s["request"]), "retry": to_json(s["retry"])}
+            for s in replay.states.values()])
+        await cur.executemany(Q["due_job_set"], [
+            {"job_id": job_id, "due_at": due} for job_id, due in replay.due.items()
+            if due is not None])
+    return len(replay.states)

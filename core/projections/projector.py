@@ -1,0 +1,152 @@
+"""The asynchronous projector: applies the event log to the read models, batch by batch.
+
+DESIGN 3.1. A batch, in one transaction:
+
+1. locks the checkpoint row ``FOR UPDATE SKIP LOCKED`` (another process projecting: skip);
+2. reads the next events in ``(tx_id, global_position)`` order, only those whose ``tx_id`` is
+   below ``pg_snapshot_xmin(pg_current_snapshot())``. Every transaction below that horizon has
+   ended, so nothing can still commit behind the checkpoint: an event appended by a transaction
+   that commits after later events were projected is applied when its transaction ends, never
+   skipped. The cost is that one long-running transaction holds the projection back;
+3. applies them to every read model of :data:`MODELS`;
+4. advances the checkpoint, forward only.
+
+Wake-up: the projector LISTENs on ``cronledger_wakeup`` (job changes, triggers, retries) and
+otherwise polls every ``CRONLEDGER_PROJECTOR_INTERVAL`` seconds while idle. There is
+deliberately no NOTIFY trigger on ``events``: PostgreSQL serialises the commits of notifying
+transactions behind one cluster-wide lock held through the commit's WAL flush, which would cap
+the event append rate (pings, runs) at one fsync at a time. A dashboard that trails by at most
+the poll interval is the better trade.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from datetime import datetime
+from typing import Any
+
+import psycopg
+from psycopg_pool import AsyncConnectionPool
+
+from core.clock import Clock
+from core.db import transaction
+from core.projections import job_health, job_stats, monitors
+from core.projections.common import fetch_all
+from core.queries import Q
+
+log = logging.getLogger("cronledger.projector")
+
+CHECKPOINT = "reporting"
+WAKEUP_CHANNEL = "cronledger_wakeup"
+
+ReadModel = Callable[[psycopg.AsyncConnection, Sequence[dict[str, Any]]], Awaitable[None]]
+MODELS: tuple[ReadModel, ...] = (job_stats.apply, job_health.apply, monitors.apply)
+TABLES: tuple[str, ...] = (*job_stats.TABLES, *job_health.TABLES, *monitors.TABLES)
+
+
+class CheckpointMoved(RuntimeError):
+    """The checkpoint was not behind the batch: the batch is rolled back."""
+
+
+async def project_batch(conn: psycopg.AsyncConnection, now: datetime, limit: int) -> int | None:
+    """Apply the next batch of at most ``limit`` events, in the caller's transaction.
+
+    Returns:
+        The number of events applied, or ``None`` when another process holds the checkpoint.
+
+    Raises:
+        CheckpointMoved: the checkpoint did not move forward (never expected under the lock).
+    """
+    cur = await conn.execute(Q["projection_checkpoint_lock"], {"name": CHECKPOINT})
+    checkpoint = await cur.fetchone()
+    if checkpoint is None:
+        return None
+    events = await fetch_all(conn, Q["projection_events_after"], {
+        "tx_id": checkpoint["tx_id"], "position": checkpoint["global_position"], "limit": limit})
+    if not events:
+        return 0
+    for apply in MODELS:
+        await apply(conn, events)
+    last = events[-1]
+    cur = await conn.execute(Q["projection_checkpoint_advance"], {
+        "name": CHECKPOINT, "tx_id": last["tx_id"], "position": last["global_position"],
+        "count": len(events), "now": now})
+    if await cur.fetchone() is None:
+        raise CheckpointMoved(f"checkpoint {CHECKPOINT!r} is not behind {last['tx_id']}/"
+                              f"{last['global_position']}")
+    return len(events)
+
+
+class Projector:
+    """Keeps the asynchronous read models up to date (a background service of serve/worker).
+
+    Args:
+        pool: database pool.
+        dsn: used for the dedicated LISTEN connection.
+        clock: the injected clock (checkpoint ``updated_at``).
+        batch_size: events per transaction.
+        interval: seconds between polls while idle (a NOTIFY wakes it earlier).
+    """
+
+    def __init__(self, pool: AsyncConnectionPool, dsn: str, clock: Clock, *,
+                 batch_size: int = 20_000, interval: float = 1.0) -> None:
+        self.pool, self.dsn, self.clock = pool, dsn, clock
+        self.batch_size, self.interval = batch_size, interval
+        self.wake = asyncio.Event()
+        self.stopping = asyncio.Event()
+
+    async def run_once(self) -> int:
+        """Apply batches until one comes back short (or another process holds the checkpoint).
+
+        Returns:
+            The number of events applied.
+        """
+        total = 0
+        while not self.stopping.is_set():
+            async with transaction(self.pool) as conn:
+                applied = await project_batch(conn, self.clock.now(), self.batch_size)
+            total += applied or 0
+            if applied is None or applied < self.batch_size:
+                break
+        return total
+
+    async def _listen(self) -> None:
+        while True:
+            try:
+                conn = await psycopg.AsyncConnection.connect(self.dsn, autocommit=True)
+                async with conn:
+                    await conn.execute(f"LISTEN {WAKEUP_CHANNEL}")
+                    self.wake.set()  # anything may have happened while we were not listening
+                    async for _ in conn.notifies():
+                        self.wake.set()
+            except (psycopg.Error, OSError) as exc:
+                log.warning("projector LISTEN connection lost, reconnecting: %s", exc)
+                await asyncio.sleep(1.0)
+
+    async def run(self) -> None:
+        """Project until :meth:`stop`; a batch in progress finishes (it is one transaction)."""
+        listener = asyncio.create_task(self._listen(), name="cronledger-projector-listen")
+        try:
+            while not self.stopping.is_set():
+                self.wake.clear()
+                try:
+                    await self.run_once()
+                except (psycopg.Error, OSError) as exc:
+                    log.warning("projector error, retrying in %.1f s: %s", self.interval, exc)
+                except Exception:  # a bug or an unexpected event: retried, never skipped
+                    log.exception("projector batch failed; it will be retried")
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(self.interval):
+                        await self.wake.wait()
+        finally:
+            # Like the worker's: cancelled, waited for briefly, never allowed to hold up exit.
+            listener.cancel()
+            await asyncio.wait([listener], timeout=1.0)
+
+    def stop(self) -> None:
+        """Stop after the current batch."""
+        self.stopping.set()
+        self.wake.set()

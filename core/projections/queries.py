@@ -1,0 +1,177 @@
+"""Reads of the asynchronous read models for the API: dashboard, job stats, monitor uptime.
+
+All reads are team-scoped. The read models trail the log by the projector's lag (normally
+under ``CRONLEDGER_PROJECTOR_INTERVAL`` seconds); the dashboard reports the checkpoint.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from psycopg_pool import AsyncConnectionPool
+
+from core.actor import Actor
+from core.errors import NotFound, invalid
+from core.projections import histogram
+from core.projections.common import day_start, hour_start
+from core.projections.projector import CHECKPOINT
+from core.queries import Q
+
+JOB_STATUSES = ("active", "paused", "completed")
+MONITOR_STATUSES = ("new", "up", "late", "down", "paused")
+OUTCOMES = ("succeeded", "failed", "skipped", "missed")
+LIST_LIMIT = 50
+MAX_BUCKETS = {"hour": 24 * 31, "day": 366}
+BUCKET_STEP = {"hour": timedelta(hours=1), "day": timedelta(days=1)}
+RANGE_QUERIES = {"hour": Q["job_stats_hourly_range"], "day": Q["job_stats_daily_range"]}
+
+
+async def dashboard(pool: AsyncConnectionPool, actor: Actor, now: datetime) -> dict[str, Any]:
+    """The team's summary: jobs and monitors by status, runs of the last 24 hours (the current
+    UTC hour and the 23 before it, by slot), failing jobs and down monitors (at most
+    :data:`LIST_LIMIT` each, most recent failure / longest down first)."""
+    team = {"team_id": actor.team_id}
+    async with pool.connection() as conn:
+        cur = await conn.execute(Q["dashboard_job_counts"], team)
+        job_rows = await cur.fetchall()
+        cur = await conn.execute(Q["dashboard_monitor_counts"], team)
+        monitor_rows = await cur.fetchall()
+        since = hour_start(now) - timedelta(hours=23)
+        cur = await conn.execute(Q["dashboard_runs_since"], {**team, "since": since})
+        runs = await cur.fetchone()
+        cur = await conn.execute(Q["dashboard_failing_jobs"], {**team, "limit": LIST_LIMIT})
+        failing = await cur.fetchall()
+        cur = await conn.execute(Q["dashboard_down_monitors"], {**team, "limit": LIST_LIMIT})
+        down = await cur.fetchall()
+        cur = await conn.execute(Q["projection_checkpoint_get"], {"name": CHECKPOINT})
+        checkpoint = await cur.fetchone()
+    jobs = dict.fromkeys(JOB_STATUSES, 0) | {"failing": 0}
+    for row in job_rows:
+        if row["status"] in JOB_STATUSES:
+            jobs[row["status"]] = row["jobs"]
+        if row["status"] in ("active", "paused"):
+            jobs["failing"] += row["failing"]
+    monitors = dict.fromkeys(MONITOR_STATUSES, 0)
+    monitors.update({r["status"]: r["monitors"] for r in monitor_rows})
+    return {
+        "jobs": jobs,
+        "monitors": monitors,
+        "runs_24h": {**runs, "total": sum(runs.values())},
+        "failing_jobs": failing,
+        "down_monitors": down,
+        "projection": {"global_position": checkpoint["global_position"],
+                       "updated_at": checkpoint["updated_at"]},
+    }
+
+
+def _range(start: datetime | None, end: datetime | None, now: datetime,
+           default: timedelta) -> tuple[datetime, datetime]:
+    end = end or now
+    start = start or end - default
+    if start >= end:
+        raise invalid("from", "must be before `to`")
+    return start.astimezone(UTC), end.astimezone(UTC)
+
+
+def _summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    counts = {c: sum(r[c] for r in rows) for c in (*OUTCOMES, "retries")}
+    finished = counts["succeeded"] + counts["failed"]
+    duration = histogram.merge(r["duration_histogram"] for r in rows)
+    lateness = histogram.merge(r["lateness_histogram"] for r in rows)
+    return {
+        "runs": sum(counts[c] for c in OUTCOMES), **counts,
+        "success_rate": round(counts["succeeded"] / finished, 4) if finished else None,
+        "duration_ms": {"p50": histogram.percentile(duration, 0.5),
+                        "p95": histogram.percentile(duration, 0.95)},
+        "lateness_ms": {"p50": histogram.percentile(lateness, 0.5),
+                        "p95": histogram.percentile(lateness, 0.95)},
+    }
+
+
+async def job_stats(
+    pool: AsyncConnectionPool, actor: Actor, job_id: uuid.UUID, *, start: datetime | None,
+    end: datetime | None, bucket: str, now: datetime,
+) -> dict[str, Any]:
+    """Runs of one job per UTC ``hour`` or ``day`` bucket, by slot, over ``[start, end)``.
+
+    Defaults: ``end`` = now, ``start`` = 24 hours (hour buckets) or 30 days (day buckets)
+    before ``end``; ``start`` is rounded down to its bucket. Every bucket of the range is
+    listed, empty ones included, then the totals over the range (percentiles of the merged
+    histograms, within 5 %; see :mod:`core.projections.histogram`).
+
+    Raises:
+        InvalidInput: unknown bucket, ``start`` not before ``end``, or too many buckets
+            (:data:`MAX_BUCKETS`).
+        NotFound: no such job for this team (deleted jobs keep their statistics).
+    """
+    if bucket not in BUCKET_STEP:
+        raise invalid("bucket", "must be `hour` or `day`")
+    step = BUCKET_STEP[bucket]
+    start, end = _range(start, end, now, timedelta(hours=24) if bucket == "hour"
+                        else timedelta(days=30))
+    first = hour_start(start) if bucket == "hour" else day_start(start)
+    if (end - first) / step > MAX_BUCKETS[bucket]:
+        raise invalid("from", f"the range holds more than {MAX_BUCKETS[bucket]} {bucket} buckets")
+    async with pool.connection() as conn:
+        cur = await conn.execute(Q["job_exists_any"], {"id": job_id, "team_id": actor.team_id})
+        if await cur.fetchone() is None:
+            raise NotFound(f"job {job_id} not found")
+        cur = await conn.execute(RANGE_QUERIES[bucket], {
+            "job_id": job_id, "team_id": actor.team_id, "start": first, "end": end})
+        rows = {r["bucket_start"]: r for r in await cur.fetchall()}
+    empty = {**dict.fromkeys((*OUTCOMES, "retries"), 0), "duration_histogram": {},
+             "lateness_histogram": {}}
+    items, at = [], first
+    while at < end:
+        items.append({"bucket_start": at, **_summary([rows.get(at, empty)])})
+        at += step
+    return {"job_id": job_id, "bucket": bucket, "from": first, "to": end, "items": items,
+            "totals": _summary(list(rows.values()))}
+
+
+async def monitor_uptime(
+    pool: AsyncConnectionPool, actor: Actor, monitor_id: uuid.UUID, *, start: datetime | None,
+    end: datetime | None, now: datetime,
+) -> dict[str, Any]:
+    """Downtime periods and uptime percentage of one monitor over ``[start, end)``.
+
+    Defaults: ``end`` = now, ``start`` = 30 days before ``end``. The monitored time is the
+    part of the range between the monitor's creation and its deletion (and not after now);
+    ``uptime_percent`` = 100 × (1 − downtime / monitored time), ``None`` when nothing was
+    monitored. Paused time counts as monitored and up; a paused monitor's downtime ends.
+
+    Raises:
+        InvalidInput: ``start`` not before ``end``.
+        NotFound: the team has no monitor stream with this id.
+    """
+    start, end = _range(start, end, now, timedelta(days=30))
+    async with pool.connection() as conn:
+        cur = await conn.execute(Q["monitor_has_events"],
+                                 {"id": monitor_id, "team_id": actor.team_id})
+        if await cur.fetchone() is None:
+            raise NotFound(f"monitor {monitor_id} not found")
+        cur = await conn.execute(Q["monitor_state_get"], {"id": monitor_id})
+        state = await cur.fetchone()
+        cur = await conn.execute(Q["monitor_downtime_between"],
+                                 {"id": monitor_id, "start": start, "end": end})
+        periods = await cur.fetchall()
+    lower = max(start, state["created_at"]) if state else start
+    upper = min(end, now, (state and state["deleted_at"]) or end)
+    monitored = max(0.0, (upper - lower).total_seconds())
+    items, down = [], 0.0
+    for p in periods:
+        ended = p["ended_at"] or now
+        overlap = (min(ended, upper) - max(p["started_at"], lower)).total_seconds()
+        down += max(0.0, overlap)
+        items.append({"started_at": p["started_at"], "ended_at": p["ended_at"],
+                      "duration_seconds": (ended - p["started_at"]).total_seconds(),
+                      "end_reason": p["end_reason"]})
+    return {
+        "monitor_id": monitor_id, "from": start, "to": end,
+        "status": state["status"] if state else None,
+        "monitored_seconds": monitored, "downtime_seconds": down,
+        "uptime_percent": round(100 * (1 - down / monitored), 4) if monitored else None,
+        "downtime_periods": items,
+    }
