@@ -3,6 +3,7 @@ equal the live ones row for row."""
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -10,12 +11,16 @@ from typing import Any
 import pytest
 from psycopg_pool import AsyncConnectionPool
 
+from core.checker import Checker
 from core.clock import FrozenClock
 from core.config import Settings
 from core.jobs.commands import delete_job, set_paused, trigger_job, update_job
+from core.monitors import commands
+from core.monitors.ping import open_ping_pool
 from core.scheduler import claim_due
 from core.worker import Worker
-from tests.helpers import MonitorStream, add_job, make_worker, new_actor, project_all
+from tests.helpers import add_job, make_worker, new_actor, project_all
+from tests.monitor_helpers import add_monitor, advance, ping
 from tests.processes import run_cli
 from tests.sink import Reply, Sink
 
@@ -24,6 +29,8 @@ T0 = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
 # table -> ORDER BY; every column is compared (the checkpoint's updated_at excepted).
 PROJECTIONS = {
     "jobs": "id",
+    "monitors": "id",
+    "monitor_ping_bodies": "monitor_id, version",
     "due_jobs": "job_id",
     "runs": "id",
     "run_attempts": "run_id, attempt",
@@ -59,44 +66,49 @@ async def snapshot(pool: AsyncConnectionPool) -> dict[str, list[dict[str, Any]]]
         for table, order in PROJECTIONS.items():
             cur = await conn.execute(f"SELECT * FROM {table} ORDER BY {order}")
             tables[table] = await cur.fetchall()
+        for row in tables["monitors"]:
+            # alert_at is the checker's wake-up hint, not state: it depends on when it was last
+            # computed (the rebuild computes it as of the rebuild instant).
+            row.pop("alert_at")
         cur = await conn.execute(
             "SELECT name, tx_id::text, global_position, events_applied FROM projection_checkpoints")
         tables["projection_checkpoints"] = await cur.fetchall()
     return tables
 
 
-async def monitor_workload(pool: AsyncConnectionPool, team_id: Any) -> None:
-    """Monitors pinged, late, down, up, paused, resumed, deleted (appended as events)."""
-    at = T0
-    backup, api, gone = MonitorStream(team_id), MonitorStream(team_id), MonitorStream(team_id)
-    await backup.append(pool, at, ("monitor.created", {"name": "backup"}))
-    await api.append(pool, at, ("monitor.created", {"name": "api"}))
-    await gone.append(pool, at, ("monitor.created", {"name": "gone"}))
-    for minute in range(1, 12):
-        at = T0 + timedelta(minutes=minute)
-        await api.append(pool, at, ("monitor.pinged", {"kind": "success"}),
-                         *([("monitor.up", {})] if minute == 1 else []))
-        if minute in (1, 2, 8):
-            await backup.append(pool, at, ("monitor.pinged", {"kind": "start"}),
-                                ("monitor.pinged", {"kind": "success"}), ("monitor.up", {}))
-        if minute == 4:
-            await backup.append(pool, at, ("monitor.late", {}))
-        if minute == 5:
-            await backup.append(pool, at, ("monitor.down", {}))
-            await gone.append(pool, at, ("monitor.pinged", {"kind": "fail"}), ("monitor.down", {}))
-        if minute == 6:
-            await gone.append(pool, at, ("monitor.paused", {}))
-        if minute == 7:
-            await gone.append(pool, at, ("monitor.resumed", {}),
-                              ("monitor.pinged", {"kind": "log"}))
-        if minute == 10:
-            await gone.append(pool, at, ("monitor.deleted", {}))
-        if minute == 11:
-            await backup.append(pool, at, ("monitor.down", {}))
+async def monitor_workload(pool: AsyncConnectionPool, dsn: str, actor: Any) -> None:
+    """Real monitors pinged, late, down, up, paused, resumed, deleted, driven by the checker."""
+    ping_pool = await open_ping_pool(dsn, size=2)
+    checker = Checker(pool, dsn, FrozenClock(T0), batch=10)
+    try:
+        backup, backup_token = await add_monitor(pool, actor, T0, "1m", grace_seconds=30,
+                                                 name="backup")
+        api, api_token = await add_monitor(pool, actor, T0, "1m", grace_seconds=60, name="api")
+        gone, gone_token = await add_monitor(pool, actor, T0, "5m", name="gone")
+        at = T0
+        for minute in range(1, 8):
+            at = T0 + timedelta(minutes=minute)
+            await ping(ping_pool, api_token, at)
+            if minute in (1, 2, 6):
+                await ping(ping_pool, backup_token, at, "start", rid=str(uuid.uuid4()))
+                await ping(ping_pool, backup_token, at + timedelta(seconds=5))
+            if minute == 3:
+                await ping(ping_pool, gone_token, at, "fail", body=b"disk full")
+            if minute == 4:
+                await commands.set_paused(pool, actor, gone, True, at)
+            if minute == 5:
+                await commands.set_paused(pool, actor, gone, False, at)
+                await ping(ping_pool, gone_token, at, "log")
+            await advance(checker, pool, at + timedelta(seconds=50))
+            await project_all(pool)
+        await commands.delete_monitor(pool, actor, gone, at + timedelta(seconds=55))
+        await project_all(pool)
+    finally:
+        await ping_pool.close()
 
 
-async def job_workload(pool: AsyncConnectionPool, worker: Worker, clock: FrozenClock,
-                       sink: Sink) -> None:
+async def job_workload(pool: AsyncConnectionPool, dsn: str, worker: Worker,
+                       clock: FrozenClock, sink: Sink) -> None:
     """Jobs created, edited, paused, resumed, deleted; runs succeeded, failed, retried,
     skipped, queued behind a running one, redispatched after a lost lease, missed, caught up."""
     actor = await new_actor(pool)
@@ -146,14 +158,14 @@ async def job_workload(pool: AsyncConnectionPool, worker: Worker, clock: FrozenC
     await tick(T0 + timedelta(minutes=9, seconds=40))  # redispatched with the same run ids
     await tick(T0 + timedelta(minutes=10))
     await tick(T0 + timedelta(minutes=10, seconds=20))
-    await monitor_workload(pool, actor.team_id)
+    await monitor_workload(pool, dsn, actor)
 
 
 async def test_rebuild_equals_the_live_projections(
     fresh_pool: AsyncConnectionPool, fresh_dsn: str, worker: Worker, clock: FrozenClock,
     sink: Sink,
 ) -> None:
-    await job_workload(fresh_pool, worker, clock, sink)
+    await job_workload(fresh_pool, fresh_dsn, worker, clock, sink)
     await project_all(fresh_pool)
     live = await snapshot(fresh_pool)
     statuses = {r["status"] for r in live["runs"]}
@@ -174,6 +186,7 @@ async def test_rebuild_equals_the_live_projections(
         await conn.execute("DELETE FROM job_stats_daily")
         await conn.execute("UPDATE job_health SET consecutive_failures = 99")
         await conn.execute("UPDATE monitor_state SET status = 'damaged'")
+        await conn.execute("UPDATE monitors SET name = 'damaged', last_ping_at = NULL")
         await conn.execute("DELETE FROM monitor_downtime")
         await conn.execute("UPDATE team_runs_hourly SET succeeded = 0")
         await conn.commit()
@@ -196,7 +209,7 @@ async def test_rebuild_equals_the_live_projections(
 
 async def test_rebuild_of_an_empty_log(fresh_pool: AsyncConnectionPool, fresh_dsn: str) -> None:
     output = run_cli("projections", "rebuild", env={"DATABASE_URL": fresh_dsn})
-    assert output.split() == ["jobs=0", "runs=0", "events_projected=0"]
+    assert output.split() == ["jobs=0", "runs=0", "monitors=0", "events_projected=0"]
 
 
 def test_rebuild_truncates_every_read_model() -> None:

@@ -4,12 +4,14 @@ One transaction, in this order:
 
 1. reset the projector checkpoint (waits for a running projector batch and keeps the other
    projectors out until commit);
-2. lock ``jobs``, ``due_jobs``, ``runs`` and ``run_attempts`` (the scheduler, the recorder and
-   job commands wait; every event of those streams committed before is visible afterwards);
+2. lock ``jobs``, ``due_jobs``, ``runs``, ``run_attempts``, ``monitors`` and
+   ``monitor_ping_bodies`` (the scheduler, the recorder, pings and commands wait; every event
+   of those streams committed before is visible afterwards);
 3. carry over what the log does not hold: ``run_attempts`` (request and response of each
-   attempt) and the lease of running runs;
-4. truncate the inline projections and replay the job and run streams
-   (:mod:`core.projections.jobs`, :mod:`core.projections.runs`), then restore the carried rows;
+   attempt), the lease of running runs, and ping bodies;
+4. truncate the inline projections and replay the job, run and monitor streams
+   (:mod:`core.projections.jobs`, :mod:`core.projections.runs`,
+   :mod:`core.projections.monitor_rows`), then restore the carried rows;
 5. truncate the asynchronous read models and apply the log to them from the beginning, up to
    the projector's horizon (events of still-running transactions are left to the projector).
 
@@ -23,7 +25,7 @@ from datetime import datetime
 from psycopg_pool import AsyncConnectionPool
 
 from core.db import transaction
-from core.projections import jobs, runs
+from core.projections import jobs, monitor_rows, runs
 from core.projections.projector import CHECKPOINT, project_batch
 from core.queries import Q
 
@@ -34,14 +36,15 @@ async def rebuild(pool: AsyncConnectionPool, now: datetime) -> dict[str, int]:
     """Rebuild every projection from the event log, in one transaction.
 
     Returns:
-        ``{"jobs": n, "runs": n, "events_projected": n}``.
+        ``{"jobs": n, "runs": n, "monitors": n, "events_projected": n}``.
     """
     async with transaction(pool) as conn:
         await conn.execute(Q["projection_checkpoint_reset"], {"name": CHECKPOINT, "now": now})
         await conn.execute(Q["rebuild_lock_inline"])
         await conn.execute(Q["rebuild_save_carried"])
         await conn.execute(Q["rebuild_truncate_inline"])
-        counts = {"jobs": await jobs.rebuild(conn), "runs": await runs.rebuild(conn)}
+        counts = {"jobs": await jobs.rebuild(conn), "runs": await runs.rebuild(conn),
+                  "monitors": await monitor_rows.rebuild(conn, now)}
         await conn.execute(Q["rebuild_restore_carried"])
         await conn.execute(Q["rebuild_truncate_read_models"])
         projected = 0

@@ -203,8 +203,9 @@ ON CONFLICT ON CONSTRAINT monitor_downtime_pkey DO UPDATE SET
     ended_at = excluded.ended_at, end_reason = excluded.end_reason;
 
 -- name: rebuild_lock_inline
--- Rebuild: writers of jobs and runs wait until the replayed tables are committed.
-LOCK TABLE jobs, due_jobs, runs, run_attempts IN ACCESS EXCLUSIVE MODE;
+-- Rebuild: writers of jobs, runs and monitors wait until the replayed tables are committed.
+LOCK TABLE jobs, due_jobs, runs, run_attempts, monitors, monitor_ping_bodies
+    IN ACCESS EXCLUSIVE MODE;
 
 -- name: rebuild_save_carried
 -- What the log does not hold is carried over the rebuild: every attempt's request and
@@ -212,15 +213,19 @@ LOCK TABLE jobs, due_jobs, runs, run_attempts IN ACCESS EXCLUSIVE MODE;
 CREATE TEMPORARY TABLE rebuild_carried_attempts ON COMMIT DROP AS SELECT * FROM run_attempts;
 CREATE TEMPORARY TABLE rebuild_carried_leases ON COMMIT DROP AS
     SELECT id, lease_token, lease_expires_at FROM runs WHERE lease_token IS NOT NULL;
+CREATE TEMPORARY TABLE rebuild_carried_ping_bodies ON COMMIT DROP AS
+    SELECT * FROM monitor_ping_bodies;
 
 -- name: rebuild_truncate_inline
-TRUNCATE jobs, due_jobs, runs, run_attempts;
+TRUNCATE jobs, due_jobs, runs, run_attempts, monitors, monitor_ping_bodies;
 
 -- name: rebuild_restore_carried
 UPDATE runs r SET lease_token = l.lease_token, lease_expires_at = l.lease_expires_at
 FROM rebuild_carried_leases l
 WHERE r.id = l.id AND r.status = 'running';
 INSERT INTO run_attempts SELECT a.* FROM rebuild_carried_attempts a JOIN runs r ON r.id = a.run_id;
+INSERT INTO monitor_ping_bodies
+    SELECT b.* FROM rebuild_carried_ping_bodies b JOIN monitors m ON m.id = b.monitor_id;
 
 -- name: rebuild_truncate_read_models
 TRUNCATE job_stats_hourly, job_stats_daily, job_stats_weekly, team_runs_hourly, job_health,
@@ -317,3 +322,11 @@ WHERE monitor_id = %(id)s::uuid
   AND started_at < %(end)s::timestamptz
   AND (ended_at IS NULL OR ended_at > %(start)s::timestamptz)
 ORDER BY started_at;
+
+-- name: rebuild_monitor_events
+-- Monitor streams in log order (the monitors row is the fold of its stream).
+SELECT global_position, stream_type, stream_id, stream_version, event_type, team_id, data,
+       occurred_at
+FROM events
+WHERE stream_type = 'monitor'
+ORDER BY global_position;
