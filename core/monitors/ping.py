@@ -25,7 +25,6 @@ from psycopg_pool import AsyncConnectionPool
 from core.monitors.commands import token_hash
 from core.queries import Q
 
-KINDS = ("success", "start", "fail", "log")
 MAX_BODY_BYTES = 10 * 1024 * 1024  # larger request bodies are refused (413)
 MAX_EXIT_STATUS = 255
 MAX_USER_AGENT = 300
