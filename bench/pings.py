@@ -1,6 +1,6 @@
 """Ping throughput and latency over real HTTP against ``cronledger api --workers 2``.
 
-    DATABASE_URL=postgresql://... uv run python bench/pings.py [--duration 10] [--connections 32]
+    DATABASE_URL=postgresql://... uv run python bench/pings.py [--duration 10] [--connections 16]
 
 For each ``synchronous_commit`` setting of the ping connections (``--commit both`` by default)
 it starts ``cronledger api --workers N`` on a free port against ``DATABASE_URL`` (migrating it)
@@ -276,7 +276,7 @@ async def _create_monitor(base: str, key: str) -> dict:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--duration", type=int, default=10, help="seconds of load per run")
-    parser.add_argument("--connections", type=int, default=32)
+    parser.add_argument("--connections", type=int, default=16)
     parser.add_argument("--threads", type=int, default=2, help="wrk threads")
     parser.add_argument("--workers", type=int, default=2, help="cronledger api --workers")
     parser.add_argument("--exact", type=int, default=2000, help="pings of the exact count check")

@@ -36,7 +36,6 @@ from core.monitors.commands import token_hash
 from core.notifications.outbox import DEFAULT_MAX_ATTEMPTS, enqueue_monitor_alert
 from core.queries import Q
 
-KINDS = ("success", "start", "fail", "log")
 MAX_BODY_BYTES = 10 * 1024 * 1024  # larger request bodies are refused (413)
 MAX_EXIT_STATUS = 255
 MAX_USER_AGENT = 300
