@@ -34,6 +34,7 @@ from psycopg_pool import AsyncConnectionPool
 from core.clock import Clock, rfc3339
 from core.db import transaction
 from core.events import NewEvent, append_events
+from core.listen import listen
 from core.monitors.definition import cached_schedule
 from core.monitors.timing import ACTIVE, expected_after, next_alert, status_at
 from core.notifications.outbox import (
@@ -298,17 +299,7 @@ class Checker:
                 await self.wake.wait()
 
     async def _listen(self) -> None:
-        while True:
-            try:
-                conn = await psycopg.AsyncConnection.connect(self.dsn, autocommit=True)
-                async with conn:
-                    await conn.execute(f"LISTEN {CHANNEL}")
-                    self.wake.set()  # anything may have changed while we were not listening
-                    async for _ in conn.notifies():
-                        self.wake.set()
-            except (psycopg.Error, OSError) as exc:
-                log.warning("checker LISTEN connection lost, reconnecting: %s", exc)
-                await asyncio.sleep(1.0)
+        await listen(self.dsn, CHANNEL, self.wake, "checker")
 
     async def run(self) -> None:
         """Run until :meth:`stop`."""

@@ -18,6 +18,7 @@ from psycopg_pool import AsyncConnectionPool
 from core.clock import Clock
 from core.config import Settings
 from core.executor import AttemptResult, Dispatch, Executor
+from core.listen import listen
 from core.queries import Q
 from core.recorder import Recorder
 from core.scheduler import claim_due, claim_ready, next_wakeup
@@ -53,6 +54,7 @@ class Worker:
         self.results: asyncio.Queue[AttemptResult | None] = asyncio.Queue()  # None: stop
         self.wake = asyncio.Event()
         self.stopping = asyncio.Event()
+        self._announced = False
 
     # -- dispatch ---------------------------------------------------------------------------
     async def _attempt(self, dispatch: Dispatch) -> None:
@@ -158,21 +160,12 @@ class Worker:
                 await self.wake.wait()
 
     async def _listen(self) -> None:
-        announced = False
-        while True:
-            try:
-                conn = await psycopg.AsyncConnection.connect(self.dsn, autocommit=True)
-                async with conn:
-                    await conn.execute(f"LISTEN {WAKEUP_CHANNEL}")
-                    if not announced:
-                        log.info("worker %s started", self.settings.worker_id)
-                        announced = True
-                    self.wake.set()  # anything may have changed while we were not listening
-                    async for _ in conn.notifies():
-                        self.wake.set()
-            except (psycopg.Error, OSError) as exc:
-                log.warning("LISTEN connection lost, reconnecting: %s", exc)
-                await asyncio.sleep(1.0)
+        def started() -> None:
+            if not self._announced:
+                log.info("worker %s started", self.settings.worker_id)
+                self._announced = True
+
+        await listen(self.dsn, WAKEUP_CHANNEL, self.wake, "worker", started)
 
     async def run(self) -> None:
         """Run until :meth:`stop`; then finish in-flight attempts and release the rest."""

@@ -35,6 +35,7 @@ from core.clock import Clock
 from core.config import Settings
 from core.db import transaction
 from core.events import append_events, stream_events
+from core.listen import listen
 from core.notifications.channels import unseal_channel
 from core.notifications.delivery import Delivery, DeliveryResult, Target
 from core.notifications.lookup import SecretLookup
@@ -241,19 +242,8 @@ class Notifier:
                 await self.wake.wait()
 
     async def _listen(self) -> None:
-        if self.dsn is None:
-            return
-        while True:
-            try:
-                conn = await psycopg.AsyncConnection.connect(self.dsn, autocommit=True)
-                async with conn:
-                    await conn.execute(f"LISTEN {NOTIFY_CHANNEL}")
-                    self.wake.set()  # anything may have been queued while we were not listening
-                    async for _ in conn.notifies():
-                        self.wake.set()
-            except (psycopg.Error, OSError) as exc:
-                log.warning("notifier LISTEN connection lost, reconnecting: %s", exc)
-                await asyncio.sleep(1.0)
+        if self.dsn is not None:
+            await listen(self.dsn, NOTIFY_CHANNEL, self.wake, "notifier")
 
     async def run(self) -> None:
         """Deliver until :meth:`stop`. A batch in flight at stop is finished, not abandoned

@@ -33,6 +33,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from core.clock import Clock
 from core.db import transaction
+from core.listen import listen
 from core.projections import job_health, job_stats, monitors
 from core.projections.common import fetch_all
 from core.queries import Q
@@ -114,17 +115,7 @@ class Projector:
         return total
 
     async def _listen(self) -> None:
-        while True:
-            try:
-                conn = await psycopg.AsyncConnection.connect(self.dsn, autocommit=True)
-                async with conn:
-                    await conn.execute(f"LISTEN {WAKEUP_CHANNEL}")
-                    self.wake.set()  # anything may have happened while we were not listening
-                    async for _ in conn.notifies():
-                        self.wake.set()
-            except (psycopg.Error, OSError) as exc:
-                log.warning("projector LISTEN connection lost, reconnecting: %s", exc)
-                await asyncio.sleep(1.0)
+        await listen(self.dsn, WAKEUP_CHANNEL, self.wake, "projector")
 
     async def run(self) -> None:
         """Project until :meth:`stop`; a batch in progress finishes (it is one transaction)."""

@@ -1,0 +1,46 @@
+"""LISTEN on a dedicated autocommit connection and turn each NOTIFY into a wake-up event.
+
+Every background service (scheduler, checker, projector, notifier) sleeps until its next due
+instant and is woken early by NOTIFY; this is the one loop they share.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+
+import psycopg
+
+RECONNECT_SECONDS = 1.0
+
+
+async def listen(dsn: str, channel: str, wake: asyncio.Event, name: str,
+                 on_listening: Callable[[], None] | None = None) -> None:
+    """Set ``wake`` on every NOTIFY on ``channel``, forever (cancel the task to stop).
+
+    The event is also set right after each (re)connection: notifications sent while no
+    connection was listening are lost, so the service must look again. A lost connection is
+    retried every second.
+
+    Args:
+        dsn: libpq DSN (the connection is not taken from a pool: it stays open).
+        channel: the NOTIFY channel, an identifier defined by this code base.
+        wake: the service's wake-up event.
+        name: the service's name, for the log.
+        on_listening: called after each successful LISTEN.
+    """
+    log = logging.getLogger(f"cronledger.{name}")
+    while True:
+        try:
+            conn = await psycopg.AsyncConnection.connect(dsn, autocommit=True)
+            async with conn:
+                await conn.execute(f"LISTEN {channel}")
+                if on_listening is not None:
+                    on_listening()
+                wake.set()
+                async for _ in conn.notifies():
+                    wake.set()
+        except (psycopg.Error, OSError) as exc:
+            log.warning("%s LISTEN connection lost, reconnecting: %s", name, exc)
+            await asyncio.sleep(RECONNECT_SECONDS)
