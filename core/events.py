@@ -64,18 +64,14 @@ async def append_events(conn: psycopg.AsyncConnection, events: Sequence[NewEvent
     """
     if not events:
         return []
-    params = {
-        "stream_types": [e.stream_type for e in events],
-        "stream_ids": [e.stream_id for e in events],
-        "versions": [e.version for e in events],
-        "event_types": [e.event_type for e in events],
-        "team_ids": [e.team_id for e in events],
-        "data": [to_json(e.data) for e in events],
-        "metadata": [to_json(e.metadata) for e in events],
-        "occurred_at": [e.occurred_at for e in events],
-    }
+    rows = [
+        {"stream_type": e.stream_type, "stream_id": e.stream_id, "stream_version": e.version,
+         "event_type": e.event_type, "team_id": e.team_id, "data": e.data,
+         "metadata": e.metadata, "occurred_at": e.occurred_at}
+        for e in events
+    ]
     with translate_errors():
-        cur = await conn.execute(Q["event_append"], params)
+        cur = await conn.execute(Q["event_append"], {"rows": to_json(rows)})
         return [row["global_position"] for row in await cur.fetchall()]
 
 

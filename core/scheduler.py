@@ -20,7 +20,7 @@ import psycopg
 from psycopg_pool import AsyncConnectionPool
 
 from core.db import transaction
-from core.events import NewEvent, append_events
+from core.events import NewEvent, append_events, to_json
 from core.executor import Dispatch
 from core.queries import Q
 from core.runs import new_run_id, run_events
@@ -46,7 +46,7 @@ class _Batch:
     now: datetime
     worker_id: str
     lease_margin: float
-    runs: dict[str, list[Any]] = field(default_factory=lambda: {k: [] for k in _RUN_COLUMNS})
+    runs: list[dict[str, Any]] = field(default_factory=list)
     starts: dict[uuid.UUID, tuple[NewEvent, Dispatch | None]] = field(default_factory=dict)
     advance: list[tuple[uuid.UUID, datetime]] = field(default_factory=list)
     finished_jobs: list[dict[str, Any]] = field(default_factory=list)
@@ -63,8 +63,7 @@ class _Batch:
         values = (run_id, job["job_id"], job["team_id"], slot, trigger, status,
                   1 if running else 0, attempts, None, lease_expires, lease_token,
                   self.worker_id if running else None, reason, 1, self.now, finished)
-        for column, value in zip(_RUN_COLUMNS, values, strict=True):
-            self.runs[column].append(value)
+        self.runs.append(dict(zip(_RUN_COLUMNS, values, strict=True)))
         data: dict[str, Any] = {"job_id": job["job_id"], "scheduled_for": slot,
                                 "trigger": trigger, "max_attempts": attempts}
         if running:
@@ -117,9 +116,9 @@ async def _attach_sealed(conn: psycopg.AsyncConnection,
     ]
 
 
-_RUN_COLUMNS = ("ids", "job_ids", "team_ids", "scheduled_for", "triggers", "statuses",
-                "attempts", "max_attempts", "available_at", "lease_expires_at", "lease_tokens",
-                "worker_ids", "reasons", "versions", "created_at", "finished_at")
+_RUN_COLUMNS = ("id", "job_id", "team_id", "scheduled_for", "trigger", "status", "attempt",
+                "max_attempts", "available_at", "lease_expires_at", "lease_token", "worker_id",
+                "reason", "version", "created_at", "finished_at")
 
 
 def _plan_job(batch: _Batch, job: dict[str, Any]) -> None:
@@ -174,9 +173,9 @@ async def claim_due(
             return 0, []
         for job in jobs:
             _plan_job(batch, job)
-        cur = await conn.execute(Q["run_insert_many"], batch.runs)
+        cur = await conn.execute(Q["run_insert_many"], {"rows": to_json(batch.runs)})
         inserted = {row["id"] for row in await cur.fetchall()}
-        events = [batch.starts[run_id][0] for run_id in batch.runs["ids"] if run_id in inserted]
+        events = [batch.starts[run["id"]][0] for run in batch.runs if run["id"] in inserted]
         events += await _complete_jobs(conn, batch)
         await append_events(conn, events)
         if batch.advance:

@@ -264,13 +264,13 @@ async def trigger_job(
         if job["status"] == "completed":
             raise Conflict(f"job {job_id} is completed")
         run_id = new_run_id()
-        await conn.execute(Q["run_insert_many"], {
-            "ids": [run_id], "job_ids": [job_id], "team_ids": [actor.team_id],
-            "scheduled_for": [now], "triggers": ["manual"], "statuses": ["queued"],
-            "attempts": [0], "max_attempts": [job["retry"]["attempts"]], "available_at": [now],
-            "lease_expires_at": [None], "lease_tokens": [None], "worker_ids": [None],
-            "reasons": [None], "versions": [1], "created_at": [now], "finished_at": [None],
-        })
+        await conn.execute(Q["run_insert_many"], {"rows": to_json([{
+            "id": run_id, "job_id": job_id, "team_id": actor.team_id, "scheduled_for": now,
+            "trigger": "manual", "status": "queued", "attempt": 0,
+            "max_attempts": job["retry"]["attempts"], "available_at": now,
+            "lease_expires_at": None, "lease_token": None, "worker_id": None, "reason": None,
+            "version": 1, "created_at": now, "finished_at": None,
+        }])})
         await append_events(conn, run_events(run_id, actor.team_id, 0, now, [(
             "run.queued",
             {"job_id": job_id, "scheduled_for": now, "trigger": "manual",

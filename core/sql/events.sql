@@ -1,11 +1,15 @@
 -- name: event_append
--- Appends a batch of events (one per array position). The unique (stream_id, stream_version)
--- constraint rejects a stale expected version: the caller maps it to a concurrency conflict.
+-- Appends a batch of events, given as one JSON array in order. The unique
+-- (stream_id, stream_version) constraint rejects a stale expected version: the caller maps it to
+-- a concurrency conflict.
 INSERT INTO events (stream_type, stream_id, stream_version, event_type, team_id, data, metadata,
                     occurred_at)
-SELECT * FROM unnest(%(stream_types)s::text[], %(stream_ids)s::uuid[], %(versions)s::int[],
-                     %(event_types)s::text[], %(team_ids)s::uuid[], %(data)s::jsonb[],
-                     %(metadata)s::jsonb[], %(occurred_at)s::timestamptz[])
+SELECT e.stream_type, e.stream_id, e.stream_version, e.event_type, e.team_id, e.data,
+       e.metadata, e.occurred_at
+FROM ROWS FROM (jsonb_to_recordset(%(rows)s::jsonb) AS (
+    stream_type text, stream_id uuid, stream_version int, event_type text, team_id uuid,
+    data jsonb, metadata jsonb, occurred_at timestamptz)) WITH ORDINALITY AS e
+ORDER BY e.ordinality
 RETURNING global_position;
 
 -- name: event_read_stream
