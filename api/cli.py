@@ -51,7 +51,14 @@ def database(settings: Settings, *, migrate: bool = True) -> Iterator[str]:
         yield dsn
     finally:
         if embedded is not None:
-            embedded.stop()
+            # A second Ctrl-C (or a SIGTERM after it) must not interrupt stopping the server.
+            previous = {sig: signal.signal(sig, signal.SIG_IGN)
+                        for sig in (signal.SIGINT, signal.SIGTERM)}
+            try:
+                embedded.stop()
+            finally:
+                for sig, handler in previous.items():
+                    signal.signal(sig, handler)
 
 
 def with_key_source(settings: Settings) -> Settings:
