@@ -177,3 +177,13 @@ async def test_monitor_uptime(api: AsyncTestClient, pool: AsyncConnectionPool,
     assert r.status_code == 404
     r = await api.get(f"/v1/monitors/{uuid.uuid4()}/uptime", headers=team["auth"])
     assert r.status_code == 404
+
+
+async def test_reports_are_in_the_openapi_schema(api: AsyncTestClient) -> None:
+    r = await api.get("/schema/openapi.json")
+    assert r.status_code == 200
+    paths = r.json()["paths"]
+    assert {"/v1/dashboard", "/v1/jobs/{job_id}/stats", "/v1/monitors/{monitor_id}/uptime"} <= set(
+        paths)
+    assert {p["name"] for p in paths["/v1/jobs/{job_id}/stats"]["get"]["parameters"]} >= {
+        "from", "to", "bucket"}

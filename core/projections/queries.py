@@ -99,7 +99,7 @@ async def job_stats(
     Defaults: ``end`` = now, ``start`` = 24 hours (hour buckets) or 30 days (day buckets)
     before ``end``; ``start`` is rounded down to its bucket. Every bucket of the range is
     listed, empty ones included, then the totals over the range (percentiles of the merged
-    histograms, within 5 %; see :mod:`core.projections.histogram`).
+    histograms, within 4.9 % + 0.5 ms; see :mod:`core.projections.histogram`).
 
     Raises:
         InvalidInput: unknown bucket, ``start`` not before ``end``, or too many buckets
