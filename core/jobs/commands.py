@@ -17,11 +17,11 @@ from psycopg_pool import AsyncConnectionPool
 from core.actor import Actor
 from core.crypto import KeyRing
 from core.db import transaction
-from core.errors import ConcurrencyConflict, Conflict, FieldError, InvalidInput, NotFound
+from core.errors import ConcurrencyConflict, Conflict, NotFound
 from core.events import append_events, notify_wakeup, stream_events, to_json
 from core.jobs.definition import DEFINITION_FIELDS, normalize_definition
 from core.jobs.state import evolve
-from core.notifications.channels import missing_channels
+from core.notifications.channels import check_new_channels
 from core.queries import Q
 from core.runs import new_run_id, run_events
 from core.schedule import parse_schedule
@@ -36,20 +36,6 @@ async def _lock(conn: psycopg.AsyncConnection, actor: Actor, job_id: uuid.UUID) 
     if row is None:
         raise NotFound(f"job {job_id} not found")
     return row
-
-
-async def _check_channels(
-    conn: psycopg.AsyncConnection, actor: Actor, channels: list[uuid.UUID],
-    already: list[uuid.UUID],
-) -> None:
-    """Channels newly listed on a job must be live channels of its team (ids kept from before
-    are not checked again, so deleting a channel never makes a job uneditable)."""
-    added = [c for c in channels if c not in already]
-    missing = set(await missing_channels(conn, actor.team_id, added))
-    if missing:
-        errors = [FieldError(f"channels.{i}", f"no channel {c} in this team")
-                  for i, c in enumerate(channels) if c in missing]
-        raise InvalidInput("; ".join(f"{e.field}: {e.message}" for e in errors), errors)
 
 
 def _next_fire(state: dict[str, Any], now: datetime) -> datetime | None:
@@ -127,7 +113,7 @@ async def create_job(
     data = {**definition, "status": status, "anchor_at": now,
             "signing": signing_secret is not None}
     async with transaction(pool) as conn:
-        await _check_channels(conn, actor, definition["channels"], [])
+        await check_new_channels(conn, actor.team_id, definition["channels"], [])
         if signing_secret is not None:
             await set_signing_secret(conn, keyring or KeyRing([]), actor.team_id, job_id,
                                      signing_secret, now)
@@ -177,7 +163,7 @@ async def update_job(
         signing_secret = fields.get("signing_secret")
         definition = normalize_definition({**merged, "signing_secret": signing_secret},
                                           anchor=anchor, now=now)
-        await _check_channels(conn, actor, definition["channels"], before["channels"])
+        await check_new_channels(conn, actor.team_id, definition["channels"], before["channels"])
         changes = {k: v for k, v in definition.items() if v != before[k]}
         if timing_changed:
             changes["anchor_at"] = now

@@ -20,12 +20,12 @@ from psycopg_pool import AsyncConnectionPool
 
 from core.actor import Actor
 from core.db import transaction
-from core.errors import ConcurrencyConflict, FieldError, InvalidInput, NotFound
+from core.errors import ConcurrencyConflict, NotFound
 from core.events import append_events, stream_events
 from core.monitors.definition import DEFINITION_FIELDS, cached_schedule, normalize_definition
 from core.monitors.state import evolve
 from core.monitors.timing import timing
-from core.notifications.channels import missing_channels
+from core.notifications.channels import check_new_channels
 from core.notifications.outbox import forget_monitor_alert, reschedule_monitor_realert
 from core.queries import Q
 
@@ -51,25 +51,6 @@ async def _lock(conn: psycopg.AsyncConnection, actor: Actor,
     if row is None:
         raise NotFound(f"monitor {monitor_id} not found")
     return row
-
-
-async def _check_channels(
-    conn: psycopg.AsyncConnection, actor: Actor, channels: list[uuid.UUID],
-    already: list[uuid.UUID],
-) -> None:
-    """Channels newly listed on a monitor must be live channels of its team (as for jobs: ids
-    kept from before are not checked again, so deleting a channel never makes a monitor
-    uneditable).
-
-    Raises:
-        InvalidInput: naming each unknown or foreign channel id (422).
-    """
-    added = [c for c in channels if c not in already]
-    missing = set(await missing_channels(conn, actor.team_id, added))
-    if missing:
-        errors = [FieldError(f"channels.{i}", f"no channel {c} in this team")
-                  for i, c in enumerate(channels) if c in missing]
-        raise InvalidInput("; ".join(f"{e.field}: {e.message}" for e in errors), errors)
 
 
 async def _apply(
@@ -118,7 +99,7 @@ async def create_monitor(
     token, digest = new_token()
     data = {**definition, "status": "new", "ping_token_hash": digest.hex()}
     async with transaction(pool) as conn:
-        await _check_channels(conn, actor, definition["channels"], [])
+        await check_new_channels(conn, actor.team_id, definition["channels"], [])
         await _apply(conn, actor, None, monitor_id, [("monitor.created", data)], now)
     return monitor_id, token
 
@@ -150,7 +131,7 @@ async def update_monitor(
         merged.update({k: v for k, v in fields.items() if k in DEFINITION_FIELDS})
         definition = normalize_definition(merged, now=now)
         changes = {k: v for k, v in definition.items() if v != before[k]}
-        await _check_channels(conn, actor, definition["channels"], before["channels"])
+        await check_new_channels(conn, actor.team_id, definition["channels"], before["channels"])
         if changes:
             await _apply(conn, actor, before, monitor_id,
                          [("monitor.updated", {"changes": changes})], now)

@@ -378,6 +378,25 @@ async def missing_channels(
     return [c for c in channel_ids if c not in found]
 
 
+async def check_new_channels(
+    conn: psycopg.AsyncConnection, team_id: uuid.UUID, channels: list[uuid.UUID],
+    already: list[uuid.UUID],
+) -> None:
+    """Channels newly listed on a job or monitor must be live channels of its team. Ids kept
+    from before are not checked again, so deleting a channel never makes its subscribers
+    uneditable.
+
+    Raises:
+        InvalidInput: naming each unknown or foreign channel id (422).
+    """
+    added = [c for c in channels if c not in already]
+    missing = set(await missing_channels(conn, team_id, added))
+    if missing:
+        errors = [FieldError(f"channels.{i}", f"no channel {c} in this team")
+                  for i, c in enumerate(channels) if c in missing]
+        raise InvalidInput("; ".join(f"{e.field}: {e.message}" for e in errors), errors)
+
+
 async def reseal_channels(pool: AsyncConnectionPool, sealer: Sealer, current_key_id: str,
                           batch: int = 500) -> tuple[int, int]:
     """Re-encrypt every channel's secrets under the current key (``secrets rotate-key``).
