@@ -29,26 +29,6 @@ def percentile(values: Sequence[float], q: float) -> float:
 
 
 @contextlib.contextmanager
-def server_dsn() -> Iterator[str]:
-    """``DATABASE_URL``, or an embedded PostgreSQL for the duration of the benchmark."""
-    url = os.environ.get("DATABASE_URL")
-    if url:
-        yield url
-        return
-    import tempfile
-
-    from core.embedded import EmbeddedPostgres
-
-    with tempfile.TemporaryDirectory(prefix="cronledger-bench-") as tmp:
-        os.chmod(tmp, 0o755)
-        embedded = EmbeddedPostgres(os.path.join(tmp, "data"))
-        try:
-            yield embedded.start()
-        finally:
-            embedded.destroy()
-
-
-@contextlib.contextmanager
 def scratch_database(admin_dsn: str, prefix: str = "cronledger_bench") -> Iterator[str]:
     """A new, migrated database, dropped afterwards."""
     from core.migrate import upgrade

@@ -25,10 +25,10 @@ from pathlib import Path
 from bench.common import (
     percentile,
     scratch_database,
-    server_dsn,
     start_cronledger,
     stop_process,
 )
+from core.embedded import server_dsn
 
 PERIOD = 10  # seconds between slots
 

@@ -983,3 +983,29 @@ class _Owners:
     def save(self, owners: list[_Owner]) -> None:
         payload = [{"pid": o.pid, "started": o.started, "handle": o.handle} for o in owners]
         _atomic_write(self._path, json.dumps(payload), mode=0o600)
+
+
+@contextlib.contextmanager
+def server_dsn(prefix: str = "cronledger-scratch-") -> Iterator[str]:
+    """``DATABASE_URL`` when it is set, else a throwaway embedded server for the duration.
+
+    Used by the test suite and the benchmarks. The throwaway server lives in a new temporary
+    folder and is destroyed afterwards (as root its cluster lives outside that folder, so
+    :meth:`EmbeddedPostgres.destroy` removes it too).
+
+    Raises:
+        EmbeddedPostgresError: the embedded server could not be started.
+    """
+    url = os.environ.get("DATABASE_URL")
+    if url:
+        yield url
+        return
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+        os.chmod(tmp, 0o755)  # the pgserver user must reach the data folder when run as root
+        embedded = EmbeddedPostgres(os.path.join(tmp, "data"))
+        try:
+            yield embedded.start()
+        finally:
+            embedded.destroy()

@@ -7,8 +7,6 @@ migrated template.
 
 from __future__ import annotations
 
-import os
-import tempfile
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime
@@ -26,6 +24,7 @@ from core.apikeys import create_api_key
 from core.clock import FrozenClock, SystemClock
 from core.config import Settings
 from core.db import open_pool
+from core.embedded import server_dsn as embedded_server_dsn
 from core.migrate import upgrade
 
 RUN = uuid.uuid4().hex[:8]
@@ -55,19 +54,8 @@ def _drop_database(admin: str, name: str) -> None:
 @pytest.fixture(scope="session")
 def server_dsn() -> Iterator[str]:
     """DSN of the PostgreSQL server used by the suite (its own database untouched)."""
-    url = os.environ.get("DATABASE_URL")
-    if url:
-        yield url
-        return
-    from core.embedded import EmbeddedPostgres
-
-    with tempfile.TemporaryDirectory(prefix="cronledger-test-") as tmp:
-        os.chmod(tmp, 0o755)
-        embedded = EmbeddedPostgres(os.path.join(tmp, "data"))
-        try:
-            yield embedded.start()
-        finally:
-            embedded.destroy()  # as root the cluster lives outside tmp: remove it too
+    with embedded_server_dsn("cronledger-test-") as dsn:
+        yield dsn
 
 
 @pytest.fixture(scope="session")

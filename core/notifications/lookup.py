@@ -26,16 +26,6 @@ class SecretLookup(Protocol):
     ) -> str | None: ...
 
 
-class NoSecrets:
-    """A :class:`SecretLookup` for a server without a secrets store: every name is missing,
-    so channels that need a team secret fail with a clear error instead of sending."""
-
-    async def __call__(
-        self, conn: psycopg.AsyncConnection, team_id: uuid.UUID, name: str
-    ) -> str | None:
-        return None
-
-
 class KeyRingSecrets:
     """The real :class:`SecretLookup`: the team's secret from the secrets store
     (``PUT /v1/secrets/{name}``), opened with the server's key ring.
