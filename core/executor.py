@@ -1,9 +1,20 @@
 """The HTTP executor: sends one attempt of a run and classifies its outcome (DESIGN 5).
 
-One shared ``httpx.AsyncClient`` per worker, backed by the aiohttp transport from
-``httpx-aiohttp`` (httpx's own pool spends most of its CPU on connection assignment once about a
-hundred requests are in flight; see docs/benchmarks.md). The request is sent outside any database
-transaction; the caller records the :class:`AttemptResult`.
+Attempts go out on one shared ``aiohttp.ClientSession`` per worker. httpx's own pool spends most
+of its CPU on connection assignment once about a hundred requests are in flight, and even over
+the aiohttp transport (``httpx-aiohttp``, still used for notifications by :func:`make_client`)
+httpx's layers doubled the CPU per request, which at the slot is what decides fire lateness when
+hundreds of jobs share a second; see docs/benchmarks.md. The request is sent outside any
+database transaction; the caller records the :class:`AttemptResult`.
+
+An attempt is sent in two steps so that the work before the slot is done before the slot:
+
+- :meth:`Executor.prepare` (at claim time, during the lookahead): secrets opened and
+  substituted, headers built, the recorded copy made.
+- :meth:`Executor.preconnect` (during the lookahead): the connections the slot's requests will
+  need are opened (or taken from the pool) and put back into the pool, so at the slot only the
+  request bytes are written. No byte of a request is sent before its slot.
+- :meth:`Executor.transmit` (at the slot): signature, send, read, classify.
 
 What is sent and what is recorded differ on purpose:
 
@@ -22,10 +33,10 @@ What is sent and what is recorded differ on purpose:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import hashlib
 import hmac
-import logging
 import ssl
 import time
 import uuid
@@ -37,6 +48,7 @@ from typing import Any
 
 import aiohttp
 import httpx
+import yarl
 from httpx_aiohttp import AiohttpTransport
 
 from core.clock import Clock, rfc3339
@@ -53,6 +65,9 @@ CREDENTIAL_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie"
 REDACTED = "[redacted]"
 SIGNATURE_HEADER = "X-Cronledger-Signature"
 KEEPALIVE_SECONDS = 5.0
+RESPONSE_CHUNK = 16384
+# httpx sent no Content-Type unless the job set one; aiohttp would add application/octet-stream.
+_NO_CONTENT_TYPE = frozenset({"Content-Type"})
 
 
 @dataclass(frozen=True)
@@ -185,41 +200,42 @@ def _trace_config(block_private_targets: bool) -> aiohttp.TraceConfig:
     return trace
 
 
-def make_client(max_connections: int, *, block_private_targets: bool = False) -> httpx.AsyncClient:
-    """The shared client: aiohttp transport, no redirects followed, no proxies from the
-    environment, and **no cookie jar** (a cookie set by one job's target must never be sent with
-    another job's request, possibly another team's).
+def make_session(max_connections: int, *,
+                 block_private_targets: bool = False) -> aiohttp.ClientSession:
+    """An aiohttp session for outbound requests; call it inside the running event loop.
+
+    No redirects are followed by the callers, no proxies or ``.netrc`` are taken from the
+    environment, and there is **no cookie jar** (a cookie set by one job's target must never be
+    sent with another job's request, possibly another team's).
 
     Args:
         max_connections: connection pool size.
         block_private_targets: refuse private and special-purpose addresses (see
-            :mod:`core.netguard`), checked on resolved addresses at send time.
+            :mod:`core.netguard`), checked on resolved addresses at connect time.
     """
-    ssl_context = httpx.create_ssl_context(trust_env=False)
+    connector = aiohttp.TCPConnector(
+        limit=max_connections, ssl=_ssl_context(), keepalive_timeout=KEEPALIVE_SECONDS,
+        resolver=GuardedResolver() if block_private_targets else None)
+    return aiohttp.ClientSession(
+        connector=connector, cookie_jar=aiohttp.DummyCookieJar(), trust_env=False,
+        trace_configs=[_trace_config(block_private_targets)])
+
+
+def _ssl_context() -> ssl.SSLContext:
+    return httpx.create_ssl_context(trust_env=False)  # certifi's CA bundle, as httpx uses
+
+
+def make_client(max_connections: int, *, block_private_targets: bool = False) -> httpx.AsyncClient:
+    """An ``httpx.AsyncClient`` over an aiohttp session from :func:`make_session` (through the
+    ``httpx-aiohttp`` transport), for notifications and other non-critical requests: no
+    redirects, no proxies from the environment, no cookie jar."""
 
     def session() -> aiohttp.ClientSession:  # created lazily, inside the running loop
-        connector = aiohttp.TCPConnector(
-            limit=max_connections, ssl=ssl_context, keepalive_timeout=KEEPALIVE_SECONDS,
-            resolver=GuardedResolver() if block_private_targets else None)
-        return aiohttp.ClientSession(
-            connector=connector, cookie_jar=aiohttp.DummyCookieJar(), trust_env=False,
-            trace_configs=[_trace_config(block_private_targets)])
+        return make_session(max_connections, block_private_targets=block_private_targets)
 
     no_cookies = CookieJar(policy=DefaultCookiePolicy(allowed_domains=[]))
     return httpx.AsyncClient(transport=AiohttpTransport(client=session), follow_redirects=False,
                              trust_env=False, cookies=no_cookies)
-
-
-class _HideResolvedRequests(logging.Filter):
-    """Drops httpx's ``HTTP Request: <method> <url>`` lines logged while an attempt is sent:
-    the URL there has its secrets resolved, and the attempt is recorded in the database anyway.
-    Other users of httpx in the process are unaffected."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return _PROGRESS.get() is None
-
-
-logging.getLogger("httpx").addFilter(_HideResolvedRequests())
 
 
 # -- request building ---------------------------------------------------------------------------
@@ -382,48 +398,111 @@ def classify_error(exc: BaseException, timeout_seconds: float, phase: str = "req
 
 
 # -- the executor -------------------------------------------------------------------------------
+@dataclass
+class Prepared:
+    """An attempt built ahead of its slot by :meth:`Executor.prepare`.
+
+    Attributes:
+        dispatch: the attempt.
+        recorded: the request as it will be recorded (placeholders kept, credentials redacted).
+        url: the URL to send, secrets resolved.
+        headers: the headers to send, secrets resolved (the signature is added at send time).
+        content: the body bytes, or ``None``.
+        refused: set when the attempt must not be sent (a secret is missing or undecryptable);
+            :meth:`Executor.transmit` records it as a failure without sending anything.
+    """
+
+    dispatch: Dispatch
+    recorded: dict[str, Any]
+    url: str = ""
+    headers: dict[str, str] = field(default_factory=dict, repr=False)
+    content: bytes | None = field(default=None, repr=False)
+    refused: Refused | None = None
+    secret_values: dict[str, str] = field(default_factory=dict, repr=False)
+    signing_key: bytes | None = field(default=None, repr=False)
+
+
 class Executor:
-    """Sends attempts on one shared client.
+    """Sends attempts on one shared aiohttp session (created on first use, inside the loop).
 
     Args:
-        client: the shared ``httpx.AsyncClient`` (see :func:`make_client`).
         clock: source of ``started_at`` / ``finished_at`` and of signature timestamps.
         body_limit: response bytes kept (``CRONLEDGER_RESPONSE_BODY_LIMIT``); when the body is
             longer, reading stops there and ``truncated`` is set.
         keyring: opens the sealed secrets of a dispatch; without one (secrets disabled), jobs
             that use secrets fail with error class ``secret``.
+        max_connections: connection pool size (``CRONLEDGER_MAX_CONCURRENCY``).
+        block_private_targets: refuse private and special-purpose target addresses.
     """
 
-    def __init__(self, client: httpx.AsyncClient, clock: Clock, body_limit: int,
-                 keyring: KeyRing | None = None) -> None:
-        self.client = client
+    def __init__(self, clock: Clock, body_limit: int, keyring: KeyRing | None = None, *,
+                 max_connections: int = 100, block_private_targets: bool = False) -> None:
         self.clock = clock
         self.body_limit = body_limit
         self.keyring = keyring or KeyRing([])
+        self.max_connections = max_connections
+        self.block_private_targets = block_private_targets
+        self._session: aiohttp.ClientSession | None = None
 
-    async def send(self, dispatch: Dispatch) -> AttemptResult:
-        """Send one attempt and return its result; never raises for transport failures."""
+    @property
+    def session(self) -> aiohttp.ClientSession:
+        """The shared session (created on first use; needs the running event loop)."""
+        if self._session is None or self._session.closed:
+            self._session = make_session(self.max_connections,
+                                         block_private_targets=self.block_private_targets)
+        return self._session
+
+    async def aclose(self) -> None:
+        """Close the session and its connections."""
+        if self._session is not None:
+            await self._session.close()
+
+    def prepare(self, dispatch: Dispatch) -> Prepared:
+        """Build an attempt's request: open and substitute its secrets, build the headers sent
+        and the copy recorded. Never raises for a missing secret: see :attr:`Prepared.refused`.
+        """
         spec = dispatch.request
         headers = outbound_headers(dispatch)
         recorded = {"method": spec["method"], "url": spec["url"],
                     "headers": redact_credentials(headers), "body": spec.get("body")}
+        prepared = Prepared(dispatch, recorded)
+        try:
+            values = _open_secrets(self.keyring, dispatch) if dispatch.secret_names else {}
+            prepared.secret_values = values
+            prepared.url = substitute(spec["url"], values)
+            body = substitute(spec["body"], values) if spec.get("body") is not None else None
+            prepared.content = body.encode() if body is not None else None
+            prepared.headers = _resolve_headers(headers, values) if values else headers
+            if dispatch.signing:
+                prepared.signing_key = _open_signing_key(self.keyring, dispatch)
+        except Refused as exc:
+            prepared.refused = exc
+        return prepared
+
+    async def send(self, dispatch: Dispatch) -> AttemptResult:
+        """Prepare and transmit one attempt now; never raises for transport failures."""
+        return await self.transmit(self.prepare(dispatch))
+
+    async def transmit(self, prepared: Prepared) -> AttemptResult:
+        """Send a prepared attempt and return its result; never raises for transport failures.
+
+        ``started_at`` is taken here, so the recorded lateness is that of the send itself.
+        """
+        dispatch = prepared.dispatch
+        recorded = prepared.recorded
         started_at = self.clock.now()
         t0 = time.perf_counter()
         result = AttemptResult(dispatch, started_at, started_at, 0, recorded)
-        values: dict[str, str] = {}
-        try:
-            values = _open_secrets(self.keyring, dispatch) if dispatch.secret_names else {}
-            url = substitute(spec["url"], values)
-            body = substitute(spec["body"], values) if spec.get("body") is not None else None
-            content = body.encode() if body is not None else None
-            wire = _resolve_headers(headers, values) if values else headers
-            if dispatch.signing:
-                key = _open_signing_key(self.keyring, dispatch)
-                signed = signature(key, int(started_at.timestamp()), content or b"")
-                wire[SIGNATURE_HEADER] = recorded["headers"][SIGNATURE_HEADER] = signed
-            await self._send(dispatch, url, wire, content, result)
-        except Refused as exc:
-            result.error_class, result.error = exc.error_class, str(exc)
+        if prepared.refused is not None:
+            result.error_class, result.error = prepared.refused.error_class, str(prepared.refused)
+        else:
+            wire = prepared.headers
+            if prepared.signing_key is not None:
+                signed = signature(prepared.signing_key, int(started_at.timestamp()),
+                                   prepared.content or b"")
+                wire = {**wire, SIGNATURE_HEADER: signed}
+                recorded["headers"] = {**recorded["headers"], SIGNATURE_HEADER: signed}
+            await self._send(dispatch, prepared.url, wire, prepared.content, result)
         result.duration_ms = round((time.perf_counter() - t0) * 1000)
         result.finished_at = started_at + timedelta(milliseconds=result.duration_ms)
         if result.error_class is None and not self._accepted(dispatch, result.response_status):
@@ -431,9 +510,63 @@ class Executor:
             result.error = f"HTTP {result.response_status}"
             if 300 <= (result.response_status or 0) < 400:
                 result.error += " (redirects are not followed)"
-        if values:
-            _scrub(result, values)
+        if prepared.secret_values:
+            _scrub(result, prepared.secret_values)
         return result
+
+    async def preconnect(self, prepared: list[Prepared]) -> int:
+        """Have one idle pooled connection ready per request in ``prepared``, per origin.
+
+        For each origin (scheme, host, port) it acquires as many connections as there are
+        requests for it (idle pooled ones first, new ones for the rest, at most the pool size)
+        and releases them all back to the pool, where the requests at the slot find them. Only
+        connections are opened (TCP, and TLS for https); no request byte is sent. Cancel it to
+        stop early. Failures are ignored: the attempt at the slot connects again and records
+        its own error. With ``block_private_targets``, blocked literal addresses are skipped and
+        blocked names fail in the resolver, before any connection.
+
+        Returns:
+            The number of connections held ready.
+        """
+        origins: dict[tuple[str, str, int | None], tuple[yarl.URL, int]] = {}
+        for item in prepared:
+            if item.refused is not None:
+                continue
+            try:
+                url = yarl.URL(item.url)
+                key = (url.scheme, url.raw_host or "", url.port)
+            except (ValueError, TypeError):
+                continue
+            if url.scheme not in ("http", "https") or not url.raw_host:
+                continue
+            known = origins.get(key)
+            origins[key] = (url, (known[1] if known else 0) + 1)
+        if not origins:
+            return 0
+        session = self.session
+        loop = asyncio.get_running_loop()
+        timeout = aiohttp.ClientTimeout(total=None, connect=30, sock_connect=30)
+        held: list[aiohttp.connector.Connection] = []
+
+        async def acquire(url: yarl.URL) -> None:
+            request = aiohttp.ClientRequest("GET", url, loop=loop, ssl=True)
+            with contextlib.suppress(Exception):
+                held.append(await session.connector.connect(request, [], timeout))
+
+        try:
+            tasks = []
+            for url, count in origins.values():
+                if self.block_private_targets:
+                    try:
+                        check_literal(url.raw_host or "")
+                    except BlockedTarget:
+                        continue
+                tasks += [acquire(url) for _ in range(min(count, self.max_connections))]
+            await asyncio.gather(*tasks)
+            return len(held)
+        finally:
+            for connection in held:
+                connection.release()
 
     @staticmethod
     def _accepted(dispatch: Dispatch, status: int | None) -> bool:
@@ -460,21 +593,21 @@ class Executor:
 
     async def _exchange(self, method: str, url: str, headers: dict[str, str],
                         content: bytes | None, timeout: float, result: AttemptResult) -> None:
-        request = self.client.build_request(method, url, headers=headers, content=content,
-                                            timeout=httpx.Timeout(timeout))
-        response = await self.client.send(request, stream=True)
-        try:
-            result.response_status = response.status_code
-            result.response_headers = _header_dict(response.headers.raw)
-            result.retry_after = response.headers.get("retry-after")
+        limits = aiohttp.ClientTimeout(total=None, connect=timeout, sock_connect=timeout,
+                                       sock_read=timeout)
+        async with self.session.request(
+                method, url, headers=headers, data=content, allow_redirects=False,
+                timeout=limits, skip_auto_headers=_NO_CONTENT_TYPE) as response:
+            result.response_status = response.status
+            result.response_headers = _header_dict(response.raw_headers)
+            result.retry_after = response.headers.get("Retry-After")
             kept = bytearray()
-            async for chunk in response.aiter_raw():
+            async for chunk in response.content.iter_chunked(RESPONSE_CHUNK):
                 room = self.body_limit - len(kept)
                 if room > 0:
                     kept.extend(chunk[:room])
                 if len(chunk) > room:
                     result.truncated = True
-                    break  # the rest is not kept; closing the stream drops the connection
+                    response.close()  # the rest is not read; the connection is dropped
+                    break
             result.response_body = bytes(kept)
-        finally:
-            await response.aclose()

@@ -17,7 +17,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from core.clock import Clock
 from core.config import Settings
-from core.executor import AttemptResult, Dispatch, Executor
+from core.executor import AttemptResult, Dispatch, Executor, Prepared
 from core.listen import listen
 from core.queries import Q
 from core.recorder import Recorder
@@ -51,25 +51,49 @@ class Worker:
                                  notify_max_attempts=settings.notify_max_attempts)
         self.limit = asyncio.Semaphore(settings.max_concurrency)
         self.inflight: dict[asyncio.Task[None], Dispatch] = {}
+        self._preconnects: set[asyncio.Task[None]] = set()
         self.results: asyncio.Queue[AttemptResult | None] = asyncio.Queue()  # None: stop
         self.wake = asyncio.Event()
         self.stopping = asyncio.Event()
         self._announced = False
 
     # -- dispatch ---------------------------------------------------------------------------
-    async def _attempt(self, dispatch: Dispatch) -> None:
-        delay = (dispatch.scheduled_for - self.clock.now()).total_seconds()
+    async def _attempt(self, prepared: Prepared) -> None:
+        delay = (prepared.dispatch.scheduled_for - self.clock.now()).total_seconds()
         if delay > 0:  # claimed ahead of its slot: never send early
             await asyncio.sleep(delay)
         async with self.limit:
-            result = await self.executor.send(dispatch)
+            result = await self.executor.transmit(prepared)
         await self.results.put(result)
 
     def _start(self, dispatches: list[Dispatch]) -> None:
+        """Build each attempt now and start it; the ones whose slot is still ahead (claimed
+        during the lookahead) wait for it in memory while their connections are opened."""
+        ahead: list[Prepared] = []
+        now = self.clock.now()
         for dispatch in dispatches:
-            task = asyncio.create_task(self._attempt(dispatch))
+            prepared = self.executor.prepare(dispatch)
+            if dispatch.scheduled_for > now:
+                ahead.append(prepared)
+            task = asyncio.create_task(self._attempt(prepared))
             self.inflight[task] = dispatch
             task.add_done_callback(self._done)
+        if ahead:
+            self._preconnect(ahead)
+
+    def _preconnect(self, ahead: list[Prepared]) -> None:
+        """Open the connections of attempts claimed ahead of their slot, until the slot."""
+        slot = min(p.dispatch.scheduled_for for p in ahead)
+        seconds = (slot - self.clock.now()).total_seconds()
+
+        async def bounded() -> None:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(seconds):
+                    await self.executor.preconnect(ahead)
+
+        task = asyncio.create_task(bounded(), name="cronledger-preconnect")
+        self._preconnects.add(task)
+        task.add_done_callback(self._preconnects.discard)
 
     def _done(self, task: asyncio.Task[None]) -> None:
         self.inflight.pop(task, None)
@@ -190,6 +214,8 @@ class Worker:
         self.wake.set()
 
     async def _shutdown(self, recorder: asyncio.Task[None]) -> None:
+        for task in list(self._preconnects):
+            task.cancel()
         pending = list(self.inflight)
         if pending:
             log.info("waiting up to %.0f s for %d in-flight attempts",

@@ -14,7 +14,7 @@ from core.apikeys import create_api_key
 from core.clock import Clock
 from core.config import Settings
 from core.crypto import KeyRing
-from core.executor import Executor, make_client
+from core.executor import Executor
 from core.jobs.commands import create_job
 from core.worker import Worker
 
@@ -26,11 +26,11 @@ async def new_actor(pool: AsyncConnectionPool) -> Actor:
 
 def make_worker(pool: AsyncConnectionPool, dsn: str, settings: Settings, clock: Clock,
                 worker_id: str = "test-worker") -> Worker:
-    """A worker on ``clock``; close ``worker.executor.client`` when done."""
+    """A worker on ``clock``; close it with ``await worker.executor.aclose()`` when done."""
     settings = replace(settings, worker_id=worker_id)
-    client = make_client(50, block_private_targets=settings.block_private_targets)
     keyring = KeyRing.from_sources(settings.secret_key, settings.secret_key_file)
-    executor = Executor(client, clock, settings.response_body_limit, keyring)
+    executor = Executor(clock, settings.response_body_limit, keyring, max_connections=50,
+                        block_private_targets=settings.block_private_targets)
     return Worker(pool, dsn, settings, executor, clock)
 
 

@@ -85,7 +85,7 @@ async def worker(fresh_pool: AsyncConnectionPool, fresh_dsn: str, settings: Sett
     w = make_worker(fresh_pool, fresh_dsn, settings, clock, "delivery-worker")
     yield w
     await w.settle()
-    await w.executor.client.aclose()
+    await w.executor.aclose()
 
 
 @pytest.fixture
@@ -208,7 +208,7 @@ async def test_body_limit_setting_truncates_recorded_bodies(
         run_id = await _trigger(client, auth, job)
         await tick(small, clock, T0)
     finally:
-        await small.executor.client.aclose()
+        await small.executor.aclose()
     [attempt] = (await client.get(f"/v1/runs/{run_id}", headers=auth)).json()["attempts"]
     assert attempt["response"]["truncated"] is True and attempt["response"]["body"] == "z" * 100
 

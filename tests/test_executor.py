@@ -25,7 +25,7 @@ from cryptography.x509.oid import NameOID
 
 from core.clock import FrozenClock, SystemClock
 from core.crypto import KeyRing, secret_aad, signing_aad
-from core.executor import Dispatch, Executor, classify_error, make_client
+from core.executor import Dispatch, Executor, classify_error
 from core.netguard import BlockedTarget, GuardedResolver, blocked_reason
 from tests.conftest import TEST_SECRET_KEY
 from tests.sink import Reply, Sink
@@ -46,9 +46,9 @@ def dispatch(url: str, *, method: str = "GET", headers: dict[str, str] | None = 
 
 @pytest.fixture
 async def executor() -> AsyncIterator[Executor]:
-    client = make_client(20)
-    yield Executor(client, SystemClock(), body_limit=1000, keyring=KEYRING)
-    await client.aclose()
+    executor = Executor(SystemClock(), body_limit=1000, keyring=KEYRING, max_connections=20)
+    yield executor
+    await executor.aclose()
 
 
 @pytest.fixture
@@ -306,8 +306,7 @@ def _receiver_from_docs() -> Any:
 
 async def test_signature_verifies_with_the_documented_receiver(sink: Sink) -> None:
     clock = FrozenClock(dt.datetime.now(dt.UTC).replace(microsecond=0))
-    client = make_client(5)
-    executor = Executor(client, clock, 1000, KEYRING)
+    executor = Executor(clock, 1000, KEYRING, max_connections=5)
     try:
         d = dispatch(sink.url("/signed"), method="POST", body='{"n": 1}', signing=True)
         from dataclasses import replace
@@ -316,7 +315,7 @@ async def test_signature_verifies_with_the_documented_receiver(sink: Sink) -> No
             b"whsec-test-0123456789", signing_aad(d.team_id.bytes, d.job_id.bytes)))
         result = await executor.send(d)
     finally:
-        await client.aclose()
+        await executor.aclose()
     assert result.ok
     [hit] = sink.hits
     header = hit.headers["X-Cronledger-Signature"]
@@ -351,14 +350,14 @@ def test_blocked_addresses(ip: str, reason: str | None) -> None:
 
 
 async def test_block_private_targets_refuses_literals_and_resolved_names(sink: Sink) -> None:
-    client = make_client(5, block_private_targets=True)
-    guarded = Executor(client, SystemClock(), 1000, KEYRING)
+    guarded = Executor(SystemClock(), 1000, KEYRING, max_connections=5,
+                       block_private_targets=True)
     try:
         literal = await guarded.send(dispatch(sink.url("/")))
         named = await guarded.send(dispatch(f"http://localhost:{sink.port}/"))
         mapped = await guarded.send(dispatch(f"http://[::ffff:127.0.0.1]:{sink.port}/"))
     finally:
-        await client.aclose()
+        await guarded.aclose()
     assert literal.error_class == "blocked" and literal.final
     assert "127.0.0.1 is a loopback address" in (literal.error or "")
     assert named.error_class == "blocked"
@@ -399,3 +398,100 @@ async def test_many_attempts_in_parallel_are_independent(executor: Executor, sin
         executor.send(dispatch(sink.url("/slow"), timeout=0.5)),
         executor.send(dispatch(sink.url("/fast"))))
     assert results[0].error_class == "timeout" and results[1].ok
+
+
+# -- wire details of the aiohttp session --------------------------------------------------------
+async def test_compressed_response_is_recorded_decoded(executor: Executor, sink: Sink) -> None:
+    import gzip
+
+    sink.reply("/gz", Reply(body=gzip.compress(b"plain text " * 50),
+                            headers={"Content-Encoding": "gzip"}))
+    result = await executor.send(dispatch(sink.url("/gz")))
+    assert result.ok and result.response_body == b"plain text " * 50
+
+
+async def test_no_content_type_is_invented(executor: Executor, sink: Sink) -> None:
+    await executor.send(dispatch(sink.url("/raw"), method="POST", body="x=1"))
+    await executor.send(dispatch(sink.url("/typed"), method="POST", body="x=1",
+                                 headers={"content-type": "text/plain"}))
+    [raw], [typed] = sink.hits_for("/raw"), sink.hits_for("/typed")
+    assert "Content-Type" not in raw.headers and raw.body == b"x=1"
+    assert typed.headers.getall("Content-Type") == ["text/plain"]
+
+
+# -- preconnect ---------------------------------------------------------------------------------
+class _CountingServer(asyncio.Protocol):
+    """Counts TCP connections and request heads; answers every request with 200."""
+
+    connections: list[_CountingServer]
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport
+        self.requests = 0
+        self.connections.append(self)
+
+    def data_received(self, data: bytes) -> None:
+        for _ in range(data.count(b"\r\n\r\n")):
+            self.requests += 1
+            self.transport.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")  # type: ignore[attr-defined]
+
+
+@contextlib.asynccontextmanager
+async def _counting_server() -> AsyncIterator[tuple[str, list[_CountingServer]]]:
+    connections: list[_CountingServer] = []
+    protocol = type("Counting", (_CountingServer,), {"connections": connections})
+    server = await asyncio.get_running_loop().create_server(protocol, "127.0.0.1", 0)
+    try:
+        yield f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}", connections
+    finally:
+        server.close()
+
+
+async def test_preconnect_opens_connections_and_sends_nothing(executor: Executor) -> None:
+    async with _counting_server() as (base, connections):
+        prepared = [executor.prepare(dispatch(f"{base}/job/{i}")) for i in range(5)]
+        assert await executor.preconnect(prepared) == 5
+        await asyncio.sleep(0.05)
+        assert len(connections) == 5 and sum(c.requests for c in connections) == 0
+        results = await asyncio.gather(*(executor.transmit(p) for p in prepared))
+        assert all(r.ok for r in results)
+        # The requests used the connections opened ahead: none was opened at send time.
+        assert len(connections) == 5 and sorted(c.requests for c in connections) == [1] * 5
+        # Idle pooled connections count: a second preconnect opens nothing new.
+        again = [executor.prepare(dispatch(f"{base}/job/{i}")) for i in range(3)]
+        assert await executor.preconnect(again) == 3
+        assert len(connections) == 5
+
+
+async def test_preconnect_skips_refused_and_blocked_targets(sink: Sink) -> None:
+    guarded = Executor(SystemClock(), 1000, KEYRING, max_connections=5,
+                       block_private_targets=True)
+    try:
+        async with _counting_server() as (base, connections):
+            port = base.rsplit(":", 1)[1]
+            prepared = [guarded.prepare(dispatch(f"{base}/literal")),
+                        guarded.prepare(dispatch(f"http://localhost:{port}/name")),
+                        guarded.prepare(dispatch(f"{base}/secret",
+                                                 headers={"X": "${secrets.MISSING}"}))]
+            assert await guarded.preconnect(prepared) == 0
+            await asyncio.sleep(0.05)
+            assert connections == []
+    finally:
+        await guarded.aclose()
+
+
+async def test_cancelled_preconnect_leaves_the_pool_free(sink: Sink) -> None:
+    """Connections still being opened when the slot comes are given up, not kept: with a pool
+    of two, two hanging preconnects cancelled at the slot leave room for the real requests."""
+    small = Executor(SystemClock(), 1000, KEYRING, max_connections=2)
+    try:
+        with unanswered_port() as port:
+            hanging = [small.prepare(dispatch(f"http://127.0.0.1:{port}/")) for _ in range(2)]
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(0.2):
+                    await small.preconnect(hanging)
+            results = await asyncio.gather(*(small.send(dispatch(sink.url("/after"), timeout=2))
+                                             for _ in range(2)))
+        assert all(r.ok for r in results) and len(sink.hits_for("/after")) == 2
+    finally:
+        await small.aclose()

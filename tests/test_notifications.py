@@ -72,7 +72,7 @@ async def worker(fresh_pool: AsyncConnectionPool, fresh_dsn: str, nsettings: Set
     w = make_worker(fresh_pool, fresh_dsn, nsettings, clock)
     yield w
     await w.settle()
-    await w.executor.client.aclose()
+    await w.executor.aclose()
 
 
 @pytest.fixture

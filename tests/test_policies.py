@@ -31,7 +31,7 @@ async def worker(fresh_pool: AsyncConnectionPool, fresh_dsn: str, settings: Sett
     w = make_worker(fresh_pool, fresh_dsn, settings, clock)
     yield w
     await w.settle()
-    await w.executor.client.aclose()
+    await w.executor.aclose()
 
 
 def summary(runs: list[dict]) -> list[tuple[timedelta, str, str]]:

@@ -137,7 +137,7 @@ async def workload(pool: AsyncConnectionPool, dsn: str, settings: Settings,
             await worker.run_once()
             await worker.settle()
     finally:
-        await worker.executor.client.aclose()
+        await worker.executor.aclose()
     created = base - timedelta(days=40)
     backup, db = MonitorStream(actor.team_id), MonitorStream(actor.team_id)
     await backup.append(pool, created, ("monitor.created", {"name": "backup"}))

@@ -30,7 +30,7 @@ async def worker(fresh_pool: AsyncConnectionPool, fresh_dsn: str, settings: Sett
     w = make_worker(fresh_pool, fresh_dsn, settings, clock)
     yield w
     await w.settle()
-    await w.executor.client.aclose()
+    await w.executor.aclose()
 
 
 async def tick(worker: Worker, clock: FrozenClock, at: datetime) -> int:
@@ -141,7 +141,7 @@ async def test_retries_are_durable(
         await tick(other, clock, T0 + timedelta(hours=1, seconds=31))
         await tick(other, clock, T0 + timedelta(hours=1, seconds=62))
     finally:
-        await other.executor.client.aclose()
+        await other.executor.aclose()
     [run] = await runs_of(fresh_pool, job)
     assert run["status"] == "succeeded" and run["attempt"] == 3
     assert [h.headers["X-Cronledger-Attempt"] for h in sink.hits] == ["1", "2", "3"]

@@ -401,7 +401,7 @@ async def test_plaintext_appears_nowhere(
             clock.set(at)
             await worker.run_once()
             await worker.settle()
-        await worker.executor.client.aclose()
+        await worker.executor.aclose()
         for job in jobs:
             await call("GET", f"/v1/jobs/{job['id']}")
             await call("GET", f"/v1/jobs/{job['id']}/runs")

@@ -29,7 +29,7 @@ async def test_stop_during_a_claim_round_ends_the_worker_promptly(
     try:
         await asyncio.wait_for(worker.run(), BOUND)
     finally:
-        await worker.executor.client.aclose()
+        await worker.executor.aclose()
 
 
 async def test_notify_during_a_claim_round_triggers_another_round(
@@ -52,5 +52,5 @@ async def test_notify_during_a_claim_round_triggers_another_round(
     try:
         await asyncio.wait_for(worker.run(), BOUND)
     finally:
-        await worker.executor.client.aclose()
+        await worker.executor.aclose()
     assert rounds == 2
