@@ -34,6 +34,7 @@ from core.config import Settings, load_settings
 from core.crypto import KeyRing
 from core.db import open_pool
 from core.executor import make_client
+from core.heap import freeze_long_lived
 from core.monitors.batcher import PingBatcher
 from core.monitors.ping import open_ping_pool
 from core.notifications.delivery import Delivery
@@ -43,7 +44,8 @@ from core.version import VERSION
 
 
 def create_app(dsn: str, settings: Settings, clock: Clock | None = None, *,
-               sealer: Sealer | None = None, secrets: SecretLookup | None = None) -> Litestar:
+               sealer: Sealer | None = None, secrets: SecretLookup | None = None,
+               freeze_after_startup: bool = False) -> Litestar:
     """Build the API application; its lifespan opens and closes the database pool and the
     HTTP client of channel tests.
 
@@ -53,6 +55,8 @@ def create_app(dsn: str, settings: Settings, clock: Clock | None = None, *,
         clock: the injected clock (tests pass a frozen one).
         sealer: encrypts channel secrets (default: the server's key ring).
         secrets: team-secret lookup for channel tests (default: the secrets store).
+        freeze_after_startup: exempt what start-up allocated from garbage collection
+            (:func:`core.heap.freeze_long_lived`); for server processes, not for tests.
     """
     clock = clock or SystemClock()
 
@@ -69,6 +73,8 @@ def create_app(dsn: str, settings: Settings, clock: Clock | None = None, *,
                 synchronous_commit=settings.ping_synchronous_commit)
             app.state.ping_batcher = PingBatcher(
                 app.state.ping_pool, notify_max_attempts=settings.notify_max_attempts)
+            if freeze_after_startup:
+                freeze_long_lived()
             try:
                 yield
             finally:
@@ -118,4 +124,4 @@ def app_from_env() -> Litestar:
     settings = load_settings()
     if not settings.database_url:
         raise RuntimeError("DATABASE_URL must be set for the API worker processes")
-    return create_app(settings.database_url, settings)
+    return create_app(settings.database_url, settings, freeze_after_startup=True)

@@ -94,7 +94,15 @@ async def runs_in_db(dsn: str) -> tuple[int, list[int]]:
         cur = await conn.execute("SELECT count(*) FROM runs WHERE status = 'missed'")
         missed = (await cur.fetchone())[0]
         cur = await conn.execute("SELECT lateness_ms FROM runs WHERE lateness_ms IS NOT NULL")
-        return missed, [r[0] for r in await cur.fetchall()]
+        lateness = [r[0] for r in await cur.fetchall()]
+        import os
+        if os.environ.get("BENCH_DEBUG"):
+            cur = await conn.execute(
+                "SELECT scheduled_for, worker_id, count(*), max(lateness_ms), min(started_at) "
+                "FROM runs GROUP BY 1, 2 ORDER BY 1, 2")
+            for row in await cur.fetchall():
+                print("  ", row)
+        return missed, lateness
 
 
 async def scenario(admin: str, jobs: int, workers: int, slots: int, logdir: Path) -> dict:
