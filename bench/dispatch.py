@@ -86,8 +86,9 @@ async def stop_scheduling(dsn: str) -> None:
         await conn.execute("DELETE FROM due_jobs")
 
 
-async def runs_in_db(dsn: str) -> tuple[int, list[int]]:
-    """Missed runs, and the recorded lateness (send start minus slot, ms) of the others."""
+async def runs_in_db(dsn: str) -> tuple[int, list[int], str]:
+    """Missed runs, the recorded lateness (send start minus slot, ms) of the others, and how
+    each slot's runs were split between the workers (``"100+0 58+42 …"``)."""
     import psycopg
 
     async with await psycopg.AsyncConnection.connect(dsn) as conn:
@@ -95,14 +96,13 @@ async def runs_in_db(dsn: str) -> tuple[int, list[int]]:
         missed = (await cur.fetchone())[0]
         cur = await conn.execute("SELECT lateness_ms FROM runs WHERE lateness_ms IS NOT NULL")
         lateness = [r[0] for r in await cur.fetchall()]
-        import os
-        if os.environ.get("BENCH_DEBUG"):
-            cur = await conn.execute(
-                "SELECT scheduled_for, worker_id, count(*), max(lateness_ms), min(started_at) "
-                "FROM runs GROUP BY 1, 2 ORDER BY 1, 2")
-            for row in await cur.fetchall():
-                print("  ", row)
-        return missed, lateness
+        cur = await conn.execute(
+            "SELECT string_agg(n::text, '+' ORDER BY worker_id) FROM ("
+            " SELECT scheduled_for, worker_id, count(*) AS n FROM runs"
+            " WHERE worker_id IS NOT NULL GROUP BY 1, 2) per_worker"
+            " GROUP BY scheduled_for ORDER BY scheduled_for")
+        split = " ".join(r[0] for r in await cur.fetchall())
+        return missed, lateness, split
 
 
 async def scenario(admin: str, jobs: int, workers: int, slots: int, logdir: Path) -> dict:
@@ -135,7 +135,7 @@ async def scenario(admin: str, jobs: int, workers: int, slots: int, logdir: Path
         finally:
             for proc in procs:
                 await asyncio.to_thread(stop_process, proc)
-        missed_db, sent_lateness = await runs_in_db(dsn)
+        missed_db, sent_lateness, split = await runs_in_db(dsn)
     server.close()
     slots_fired = range(first, last + 1, PERIOD)
     counts = collections.Counter((job, slot) for _, job, slot in SinkProtocol.hits)
@@ -158,6 +158,7 @@ async def scenario(admin: str, jobs: int, workers: int, slots: int, logdir: Path
         "sent_p99": percentile(sent_lateness, 99),
         "max": max(lateness, default=0.0), "rate": delivered / busy,
         "missed": missed + missed_db, "duplicates": sum(c - 1 for c in counts.values() if c > 1),
+        "split": split,
     }
 
 
@@ -173,7 +174,8 @@ def main() -> None:
             for workers in args.workers:
                 row = asyncio.run(scenario(admin, jobs, workers, args.slots, Path(tmp)))
                 rows.append(row)
-                print(f"done: {jobs} jobs, {workers} worker(s)", flush=True)
+                print(f"done: {jobs} jobs, {workers} worker(s); runs per worker, by slot: "
+                      f"{row['split']}", flush=True)
     print()
     print("| jobs | workers | slots | delivered | lateness p50 | p99 | max | send start p99 "
           "| deliveries/s | missed | duplicates |")

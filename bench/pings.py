@@ -222,6 +222,7 @@ def run_scenario(dsn: str, base: str, key: str, commit: str, monitors: int,
         load = (lambda d: run_wrk(urls[0], d, args.connections, args.threads, script)) \
             if use_wrk else (lambda d: run_loop(urls, d, args.connections))
         load(2)  # warm-up: connections, prepared statements
+        time.sleep(1.0)  # the warm-up's requests in flight are recorded before counting starts
         before = pinged_events(dsn, ids)
         api, pg = _descendants(server_pid), _backends(dsn)
         cpu_before = (_cpu_seconds(api), _cpu_seconds(pg))
