@@ -8,9 +8,12 @@ slowly after the headers. ``Sink(ssl_context=...)`` serves HTTPS.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import socket
 import ssl
+import time
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -118,3 +121,37 @@ class Sink:
     async def __aexit__(self, *exc: Any) -> None:
         assert self._runner is not None
         await self._runner.cleanup()
+
+
+class CountingServer(asyncio.Protocol):
+    """A bare HTTP/1.1 server that counts TCP connections and the requests on each, with the
+    arrival time (``time.time()``) of every request head; answers each with 200 ``ok``."""
+
+    connections: list[CountingServer]
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport
+        self.arrivals: list[float] = []
+        self.connections.append(self)
+
+    @property
+    def requests(self) -> int:
+        return len(self.arrivals)
+
+    def data_received(self, data: bytes) -> None:
+        for _ in range(data.count(b"\r\n\r\n")):
+            self.arrivals.append(time.time())
+            self.transport.write(  # type: ignore[attr-defined]
+                b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+
+
+@contextlib.asynccontextmanager
+async def counting_server() -> AsyncIterator[tuple[str, list[CountingServer]]]:
+    """``async with counting_server() as (base_url, connections)``."""
+    connections: list[CountingServer] = []
+    protocol = type("Counting", (CountingServer,), {"connections": connections})
+    server = await asyncio.get_running_loop().create_server(protocol, "127.0.0.1", 0)
+    try:
+        yield f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}", connections
+    finally:
+        server.close()

@@ -28,7 +28,7 @@ from core.crypto import KeyRing, secret_aad, signing_aad
 from core.executor import Dispatch, Executor, classify_error
 from core.netguard import BlockedTarget, GuardedResolver, blocked_reason
 from tests.conftest import TEST_SECRET_KEY
-from tests.sink import Reply, Sink
+from tests.sink import Reply, Sink, counting_server
 
 ROOT = Path(__file__).resolve().parent.parent
 T0 = dt.datetime(2026, 11, 30, 12, 0, 0, tzinfo=dt.UTC)
@@ -420,35 +420,8 @@ async def test_no_content_type_is_invented(executor: Executor, sink: Sink) -> No
 
 
 # -- preconnect ---------------------------------------------------------------------------------
-class _CountingServer(asyncio.Protocol):
-    """Counts TCP connections and request heads; answers every request with 200."""
-
-    connections: list[_CountingServer]
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = transport
-        self.requests = 0
-        self.connections.append(self)
-
-    def data_received(self, data: bytes) -> None:
-        for _ in range(data.count(b"\r\n\r\n")):
-            self.requests += 1
-            self.transport.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")  # type: ignore[attr-defined]
-
-
-@contextlib.asynccontextmanager
-async def _counting_server() -> AsyncIterator[tuple[str, list[_CountingServer]]]:
-    connections: list[_CountingServer] = []
-    protocol = type("Counting", (_CountingServer,), {"connections": connections})
-    server = await asyncio.get_running_loop().create_server(protocol, "127.0.0.1", 0)
-    try:
-        yield f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}", connections
-    finally:
-        server.close()
-
-
 async def test_preconnect_opens_connections_and_sends_nothing(executor: Executor) -> None:
-    async with _counting_server() as (base, connections):
+    async with counting_server() as (base, connections):
         prepared = [executor.prepare(dispatch(f"{base}/job/{i}")) for i in range(5)]
         assert await executor.preconnect(prepared) == 5
         await asyncio.sleep(0.05)
@@ -467,7 +440,7 @@ async def test_preconnect_skips_refused_and_blocked_targets(sink: Sink) -> None:
     guarded = Executor(SystemClock(), 1000, KEYRING, max_connections=5,
                        block_private_targets=True)
     try:
-        async with _counting_server() as (base, connections):
+        async with counting_server() as (base, connections):
             port = base.rsplit(":", 1)[1]
             prepared = [guarded.prepare(dispatch(f"{base}/literal")),
                         guarded.prepare(dispatch(f"http://localhost:{port}/name")),

@@ -1,0 +1,56 @@
+"""Claiming ahead of the slot, on the real clock: requests are built and their connections opened
+during the lookahead, and no request leaves before its slot."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from datetime import UTC, datetime, timedelta
+
+from psycopg_pool import AsyncConnectionPool
+
+from core.clock import SystemClock
+from core.config import Settings
+from tests.helpers import add_job, make_worker, new_actor, runs_of
+from tests.sink import counting_server
+
+JOBS = 5
+
+
+async def test_slots_claimed_ahead_are_sent_at_the_slot_on_connections_opened_ahead(
+    fresh_pool: AsyncConnectionPool, fresh_dsn: str, settings: Settings
+) -> None:
+    clock = SystemClock()
+    worker = make_worker(fresh_pool, fresh_dsn, settings, clock)
+    worker.lookahead = 0.5
+    actor = await new_actor(fresh_pool)
+    try:
+        async with counting_server() as (base, connections):
+            # Created early in a second, every job is due at the next whole second.
+            while time.time() % 1 > 0.2:
+                await asyncio.sleep(0.01)
+            now = datetime.now(UTC)
+            ids = [await add_job(fresh_pool, actor, now, f"{base}/job/{i}", "* * * * * *")
+                   for i in range(JOBS)]
+            async with fresh_pool.connection() as conn:
+                cur = await conn.execute("SELECT min(due_at) AS slot, max(due_at) AS last "
+                                         "FROM due_jobs")
+                row = await cur.fetchone()
+            slot: datetime = row["slot"]
+            assert row["last"] == slot
+            await asyncio.sleep(max(0.0, (slot - timedelta(seconds=0.4)
+                                          - datetime.now(UTC)).total_seconds()))
+            claimed = await worker.run_once()
+            assert claimed == JOBS and datetime.now(UTC) < slot  # claimed ahead of the slot
+            await asyncio.sleep(0.15)  # before the slot: connections open, nothing sent
+            assert time.time() < slot.timestamp()
+            assert len(connections) == JOBS and sum(c.requests for c in connections) == 0
+            await worker.settle()
+        arrivals = [at for c in connections for at in c.arrivals]
+        assert len(arrivals) == JOBS and min(arrivals) >= slot.timestamp()
+        assert len(connections) == JOBS  # the requests used the connections opened ahead
+        for job_id in ids:
+            [run] = [r for r in await runs_of(fresh_pool, job_id) if r["scheduled_for"] == slot]
+            assert run["status"] == "succeeded" and run["lateness_ms"] < 1000
+    finally:
+        await worker.executor.aclose()
