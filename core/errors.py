@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -74,3 +75,21 @@ class ConcurrencyConflict(Conflict):
 def invalid(field: str, message: str) -> InvalidInput:
     """Shorthand for an :class:`InvalidInput` about one field."""
     return InvalidInput(f"{field}: {message}", [FieldError(field, message)])
+
+
+def nul_errors(value: Any, path: str = "") -> list[FieldError]:
+    """One error per string (or object key) in ``value`` that contains NUL, which PostgreSQL
+    text cannot store; fields are named by dotted path (``request.headers.X``, ``tags.0``)."""
+    if isinstance(value, str):
+        return [FieldError(path.replace("\x00", "\\0"),
+                           "must not contain NUL (\\u0000) characters")] if "\x00" in value else []
+    if isinstance(value, dict):
+        found = []
+        for key, item in value.items():
+            sub = f"{path}.{key}" if path else str(key)
+            found += nul_errors(key, sub) if isinstance(key, str) and "\x00" in key \
+                else nul_errors(item, sub)
+        return found
+    if isinstance(value, list | tuple):
+        return [e for i, item in enumerate(value) for e in nul_errors(item, f"{path}.{i}")]
+    return []

@@ -49,6 +49,7 @@ from typing import Any
 import aiohttp
 import httpx
 import yarl
+from aiohttp.http_exceptions import ContentEncodingError
 from httpx_aiohttp import AiohttpTransport
 
 from core.clock import Clock, rfc3339
@@ -378,6 +379,9 @@ def classify_error(exc: BaseException, timeout_seconds: float, phase: str = "req
         if isinstance(err, aiohttp.ServerDisconnectedError):
             return "connect", "the server closed the connection without a response"
         if isinstance(err, aiohttp.ClientPayloadError):
+            if any(isinstance(cause, ContentEncodingError) for cause in chain):
+                return "connect", ("the response body could not be decoded: it does not match "
+                                   "its Content-Encoding header")
             return "connect", "the connection broke while reading the response body"
         if isinstance(err, aiohttp.ClientConnectorError):
             return "connect", f"cannot connect to {err.host}:{err.port}: {err.os_error.strerror}"

@@ -137,6 +137,12 @@ BAD_BODIES = [
     ({**JOB, "retry": {"attempts": 2**70}}, 422, "retry.attempts"),
     ({**JOB, "request": {"url": "https://user:pw@example.com/"}}, 422, "request.url"),
     ({**JOB, "timezone": "right/UTC"}, 422, "timezone"),
+    # Bracketed hosts that urllib or yarl (the parser requests are sent with) cannot parse.
+    ({**JOB, "request": {"url": "http://[::1/"}}, 422, "request.url"),
+    ({**JOB, "request": {"url": "http://[foo]/"}}, 422, "request.url"),
+    ({**JOB, "request": {"url": "http://a]/"}}, 422, "request.url"),
+    ({**JOB, "request": {"url": "http://[::1]]/"}}, 422, "request.url"),
+    ({**JOB, "request": {"url": "http://example.com:99999/"}}, 422, "request.url"),
 ]
 
 

@@ -410,6 +410,13 @@ async def test_compressed_response_is_recorded_decoded(executor: Executor, sink:
     assert result.ok and result.response_body == b"plain text " * 50
 
 
+async def test_undecodable_body_says_so(executor: Executor, sink: Sink) -> None:
+    sink.reply("/fake-gz", Reply(body=b"this is not gzip", headers={"Content-Encoding": "gzip"}))
+    result = await executor.send(dispatch(sink.url("/fake-gz")))
+    assert result.error_class == "connect" and result.response_status == 200
+    assert "could not be decoded" in (result.error or ""), result.error
+
+
 async def test_no_content_type_is_invented(executor: Executor, sink: Sink) -> None:
     await executor.send(dispatch(sink.url("/raw"), method="POST", body="x=1"))
     await executor.send(dispatch(sink.url("/typed"), method="POST", body="x=1",

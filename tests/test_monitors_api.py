@@ -92,6 +92,8 @@ async def test_keyset_pagination(api: AsyncTestClient, team: Team) -> None:
     ({"colour": "red"}, "colour"),
     ({"grace_seconds": 1.5}, "grace_seconds"),
     ({"manual_resume": "maybe"}, "manual_resume"),
+    ({"name": "a\x00b"}, "name"),
+    ({"timezone": "UTC\x00"}, "timezone"),
 ])
 async def test_invalid_definitions_are_422(api: AsyncTestClient, team: Team,
                                            pool: AsyncConnectionPool, body: dict[str, Any],

@@ -12,10 +12,11 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import urlsplit
 
-from core.errors import FieldError, InvalidInput
+from core.errors import FieldError, InvalidInput, nul_errors
 from core.schedule import InvalidSchedule, parse_schedule
 from core.schedule.zones import load_zone
 from core.secrets import PLACEHOLDER, check_signing_secret, has_malformed_placeholder
+from core.urls import url_problem
 
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
 OVERLAP_POLICIES = ("skip", "allow", "queue")
@@ -95,11 +96,9 @@ def _check_url(url: Any, errors: _Errors) -> None:
         errors.add("request.url", f"must be at most {MAX_URL} characters")
         return
     # Secret placeholders are resolved at send time; parse the URL with a stand-in value.
-    parts = urlsplit(PLACEHOLDER.sub("x", url))
-    if parts.scheme not in ("http", "https"):
-        errors.add("request.url", "must be an absolute http:// or https:// URL")
-    elif not parts.hostname:
-        errors.add("request.url", "has no host")
+    problem = url_problem(PLACEHOLDER.sub("x", url))
+    if problem:
+        errors.add("request.url", problem)
     elif any(c.isspace() or ord(c) < 32 for c in url):
         errors.add("request.url", "must not contain spaces or control characters")
     elif has_malformed_placeholder(url):
@@ -108,11 +107,6 @@ def _check_url(url: Any, errors: _Errors) -> None:
         errors.add("request.url", "must not carry literal credentials (user:password@): use "
                                   "secret placeholders, e.g. https://${secrets.USER}:"
                                   "${secrets.PASSWORD}@host/, or an Authorization header")
-    else:
-        try:
-            _ = parts.port
-        except ValueError:
-            errors.add("request.url", "has an invalid port")
 
 
 def _check_headers(headers: Any, errors: _Errors) -> dict[str, str]:
@@ -212,21 +206,6 @@ def _normalize_statuses(value: Any, errors: _Errors) -> list[int] | None:
     return sorted(set(value))
 
 
-def _nul_paths(value: Any, path: str) -> list[str]:
-    """Dotted paths of strings (keys included) that contain NUL, which PostgreSQL cannot store."""
-    if isinstance(value, str):
-        return [path] if "\x00" in value else []
-    if isinstance(value, dict):
-        found = []
-        for key, item in value.items():
-            sub = f"{path}.{key}" if path else str(key)
-            found += [sub] if isinstance(key, str) and "\x00" in key else _nul_paths(item, sub)
-        return found
-    if isinstance(value, list | tuple):
-        return [p for i, item in enumerate(value) for p in _nul_paths(item, f"{path}.{i}")]
-    return []
-
-
 def _normalize_channels(value: Any, errors: _Errors) -> list[uuid.UUID]:
     """Channel ids, de-duplicated in order (their team is checked by the command)."""
     if not isinstance(value, list | tuple) or len(value) > MAX_CHANNELS:
@@ -307,8 +286,7 @@ def normalize_definition(
         InvalidInput: listing every problem with its field path.
     """
     errors = _Errors()
-    for path in _nul_paths(fields, ""):
-        errors.add(path.replace("\x00", "\\0"), "must not contain NUL (\\u0000) characters")
+    errors.items += nul_errors(fields)
     errors.raise_if_any()
     out: dict[str, Any] = {**DEFAULTS, **{k: v for k, v in fields.items() if v is not None}}
     name = out.get("name")

@@ -11,7 +11,7 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from core.errors import FieldError, InvalidInput
+from core.errors import FieldError, InvalidInput, nul_errors
 from core.jobs.definition import (
     MAX_CHANNELS,
     MAX_REALERT_SECONDS,
@@ -105,7 +105,9 @@ def normalize_definition(fields: dict[str, Any], *, now: datetime) -> dict[str, 
     Raises:
         InvalidInput: listing every problem with its field path.
     """
-    errors: list[FieldError] = []
+    errors: list[FieldError] = nul_errors(fields)
+    if errors:
+        raise InvalidInput("; ".join(f"{e.field}: {e.message}" for e in errors), errors)
     out: dict[str, Any] = {**DEFAULTS, **{k: v for k, v in fields.items() if v is not None}}
     name = out.get("name")
     if not isinstance(name, str) or not name.strip() or len(name) > MAX_NAME:

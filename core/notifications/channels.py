@@ -37,6 +37,7 @@ from core.errors import ConcurrencyConflict, FieldError, InvalidInput, NotFound
 from core.events import append_events, stream_events, to_json
 from core.notifications.sealing import Sealer, SealError, channel_aad
 from core.queries import Q
+from core.urls import url_problem
 
 KINDS = ("webhook", "slack", "discord", "telegram", "email")
 KIND_FIELDS: dict[str, tuple[str, ...]] = {
@@ -80,23 +81,20 @@ def redact_url(url: str) -> str:
     return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}/{REDACTED}"
 
 
-def _check_url(url: Any, errors: _Errors) -> None:
+def _check_url(url: Any, errors: _Errors) -> bool:
+    """Add the problems of a channel URL to ``errors``; ``True`` when it is usable."""
     if not isinstance(url, str) or not url:
         errors.add("url", "is required: an absolute http:// or https:// URL")
-        return
+        return False
     if len(url) > MAX_URL:
         errors.add("url", f"must be at most {MAX_URL} characters")
-        return
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        errors.add("url", "must be an absolute http:// or https:// URL")
-    elif any(c.isspace() or ord(c) < 32 for c in url):
-        errors.add("url", "must not contain spaces or control characters")
-    else:
-        try:
-            _ = parts.port
-        except ValueError:
-            errors.add("url", "has an invalid port")
+        return False
+    problem = url_problem(url)
+    if problem is None and any(c.isspace() or ord(c) < 32 for c in url):
+        problem = "must not contain spaces or control characters"
+    if problem:
+        errors.add("url", problem)
+    return problem is None
 
 
 def _check_secret_name(value: Any, field: str, errors: _Errors) -> None:
@@ -171,11 +169,9 @@ def normalize_channel(fields: dict[str, Any]) -> tuple[dict[str, Any], dict[str,
         errors.add(key, f"is not a field of {kind} channels")
     public: dict[str, Any] = {"name": name, "kind": kind}
     sealed: dict[str, str] = {}
-    if "url" in allowed:
-        _check_url(fields.get("url"), errors)
-        if isinstance(fields.get("url"), str):
-            sealed["url"] = fields["url"]
-            public["url"] = redact_url(fields["url"])
+    if "url" in allowed and _check_url(fields.get("url"), errors):
+        sealed["url"] = fields["url"]
+        public["url"] = redact_url(fields["url"])
     if kind == "webhook":
         signing = fields.get("signing_secret")
         if signing is not None and (not isinstance(signing, str)
