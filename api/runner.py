@@ -4,6 +4,11 @@
 SIGTERM set a shutdown flag through the event loop (uvicorn's own signal capture is disabled,
 because after a graceful shutdown it re-raises SIGTERM with the default handler, which would kill
 the process before the embedded PostgreSQL is stopped).
+
+uvicorn's proxy-header rewriting is off: the one place that reads ``X-Forwarded-For`` is the
+ping route (``api/ping.py``, the first address when it is a valid IP, as healthchecks does), and
+it needs the real peer address as its fallback, not whatever text a client put last in the
+header (uvicorn trusts 127.0.0.1 by default and copies that text unchecked).
 """
 
 from __future__ import annotations
@@ -94,7 +99,7 @@ async def serve(dsn: str, settings: Settings, *, with_api: bool, with_services: 
 
         config = uvicorn.Config(create_app(dsn, settings, freeze_after_startup=True),
                                 host=settings.host, port=settings.port, log_level="info",
-                                lifespan="on", access_log=False,
+                                lifespan="on", access_log=False, proxy_headers=False,
                                 log_config=None)  # our logging setup
         server = _Server(config)
 
@@ -135,4 +140,5 @@ def serve_api_workers(dsn: str, settings: Settings, workers: int) -> None:
     if settings.secret_key_file:  # the embedded mode's key file, chosen by the parent
         os.environ["CRONLEDGER_SECRET_KEY_FILE"] = settings.secret_key_file
     uvicorn.run("api.app:app_from_env", factory=True, host=settings.host, port=settings.port,
-                workers=workers, lifespan="on", access_log=False, log_level="info")
+                workers=workers, lifespan="on", access_log=False, log_level="info",
+                proxy_headers=False)
