@@ -85,7 +85,7 @@ class Settings:
     smtp_from: str = ""
     smtp_ca_file: str = ""
     ping_body_limit: int = 10_000
-    ping_pool_size: int = 4
+    ping_pool_size: int = 1
     ping_synchronous_commit: bool = True
     projector_interval_seconds: float = 1.0
     projector_batch: int = 20_000
@@ -140,7 +140,7 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         smtp_from=env.get("CRONLEDGER_SMTP_FROM", ""),
         smtp_ca_file=env.get("CRONLEDGER_SMTP_CA_FILE", ""),
         ping_body_limit=_int(env, "CRONLEDGER_PING_BODY_LIMIT", 10_000, 0, 10 * 1024 * 1024),
-        ping_pool_size=_int(env, "CRONLEDGER_PING_POOL_SIZE", 4, 1, 200),
+        ping_pool_size=_int(env, "CRONLEDGER_PING_POOL_SIZE", 1, 1, 200),
         ping_synchronous_commit=_bool(env, "CRONLEDGER_PING_SYNCHRONOUS_COMMIT", True),
         projector_interval_seconds=_float(env, "CRONLEDGER_PROJECTOR_INTERVAL", 1.0, 0.05,
                                           3600.0),

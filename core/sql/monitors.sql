@@ -109,7 +109,12 @@ m AS (
            last_ping_at, last_start_at, last_start_rid, last_duration_ms, next_expected_at,
            alert_at, version, make_interval(secs => grace_seconds) AS grace
     FROM monitors
-    WHERE ping_token_hash IN (SELECT token_hash FROM b) AND status <> 'deleted'
+    -- = ANY (ARRAY(...)), not IN (SELECT ...): the planner then expects a handful of rows
+    -- and probes the token index (and the primary key in the UPDATE below) instead of
+    -- hash-joining a sequential scan of every monitor, which it chose for IN against the
+    -- 100 rows it assumes json_to_recordset returns (measured: pings/s fell by half as
+    -- the table grew to a few thousand rows without ANALYZE).
+    WHERE ping_token_hash = ANY (ARRAY(SELECT token_hash FROM b)) AND status <> 'deleted'
       AND NOT (%(defer)s::bool AND channels <> '{}'
                AND (status = 'down'
                     OR ping_token_hash IN (SELECT token_hash FROM b WHERE kind = 'fail')))
