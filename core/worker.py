@@ -28,6 +28,7 @@ log = logging.getLogger("cronledger.worker")
 WAKEUP_CHANNEL = "cronledger_wakeup"
 MAX_IDLE_SLEEP = 60.0  # re-check at least this often (seconds), in case a NOTIFY was lost
 RECORD_BATCH = 500
+PRECONNECT_MARGIN = 0.005  # seconds before the slot at which opening connections stops
 
 
 class Worker:
@@ -82,9 +83,11 @@ class Worker:
             self._preconnect(ahead)
 
     def _preconnect(self, ahead: list[Prepared]) -> None:
-        """Open the connections of attempts claimed ahead of their slot, until the slot."""
+        """Open the connections of attempts claimed ahead of their slot; give up just before
+        the slot, so that connections still held are back in the pool when the attempts start
+        (a cancellation is processed after the timers that fire with it)."""
         slot = min(p.dispatch.scheduled_for for p in ahead)
-        seconds = (slot - self.clock.now()).total_seconds()
+        seconds = (slot - self.clock.now()).total_seconds() - PRECONNECT_MARGIN
 
         async def bounded() -> None:
             with contextlib.suppress(TimeoutError):
