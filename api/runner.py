@@ -38,7 +38,6 @@ from core.worker import Worker
 
 log = logging.getLogger("cronledger")
 
-CLAIM_LOOKAHEAD_SECONDS = 0.25
 
 
 class _Server(uvicorn.Server):
@@ -64,13 +63,14 @@ async def _run_services(dsn: str, settings: Settings, stop: asyncio.Event) -> No
     executor = Executor(clock, settings.response_body_limit, keyring,
                         max_connections=settings.max_concurrency,
                         block_private_targets=settings.block_private_targets)
-    worker = Worker(pool, dsn, settings, executor, clock, lookahead=CLAIM_LOOKAHEAD_SECONDS)
+    worker = Worker(pool, dsn, settings, executor, clock,
+                    lookahead=settings.claim_lookahead_seconds)
     notifier = Notifier(pool, dsn, settings, Delivery(client, settings, clock),
                         AesGcmSealer(keyring), KeyRingSecrets(keyring), clock)
     checker = Checker(pool, dsn, clock, checker_id=settings.worker_id,
                       notify_max_attempts=settings.notify_max_attempts)
     projector = Projector(pool, dsn, clock, batch_size=settings.projector_batch,
-                          interval=settings.projector_interval_seconds)
+                          interval=settings.projector_interval_seconds, quiet=worker.quiet)
     freeze_long_lived()  # a full collection in a slot's burst stalled it 25-35 ms
     tasks = [asyncio.create_task(worker.run(), name="cronledger-worker"),
              asyncio.create_task(notifier.run(), name="cronledger-notifier"),

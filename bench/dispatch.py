@@ -159,6 +159,7 @@ async def scenario(admin: str, jobs: int, workers: int, slots: int, logdir: Path
         "max": max(lateness, default=0.0), "rate": delivered / busy,
         "missed": missed + missed_db, "duplicates": sum(c - 1 for c in counts.values() if c > 1),
         "split": split,
+        "slot_max": " ".join(f"{max(per_slot[t]) * 1000:.0f}" for t in sorted(per_slot)),
     }
 
 
@@ -174,8 +175,8 @@ def main() -> None:
             for workers in args.workers:
                 row = asyncio.run(scenario(admin, jobs, workers, args.slots, Path(tmp)))
                 rows.append(row)
-                print(f"done: {jobs} jobs, {workers} worker(s); runs per worker, by slot: "
-                      f"{row['split']}", flush=True)
+                print(f"done: {jobs} jobs, {workers} worker(s); by slot: runs per worker "
+                      f"{row['split']}; latest arrival (ms) {row['slot_max']}", flush=True)
     print()
     print("| jobs | workers | slots | delivered | lateness p50 | p99 | max | send start p99 "
           "| deliveries/s | missed | duplicates |")

@@ -20,6 +20,7 @@ from core.config import Settings
 from core.executor import AttemptResult, Dispatch, Executor, Prepared
 from core.listen import listen
 from core.queries import Q
+from core.quiet import QuietWindows
 from core.recorder import Recorder
 from core.scheduler import claim_due, claim_ready, next_wakeup
 
@@ -53,6 +54,8 @@ class Worker:
         self.limit = asyncio.Semaphore(settings.max_concurrency)
         self.inflight: dict[asyncio.Task[None], Dispatch] = {}
         self._preconnects: set[asyncio.Task[None]] = set()
+        self._gates: dict[datetime, asyncio.Event] = {}  # slot -> released at the slot
+        self.quiet = QuietWindows()  # the bursts ahead, for the services sharing the loop
         self.results: asyncio.Queue[AttemptResult | None] = asyncio.Queue()  # None: stop
         self.wake = asyncio.Event()
         self.stopping = asyncio.Event()
@@ -60,12 +63,30 @@ class Worker:
 
     # -- dispatch ---------------------------------------------------------------------------
     async def _attempt(self, prepared: Prepared) -> None:
-        delay = (prepared.dispatch.scheduled_for - self.clock.now()).total_seconds()
-        if delay > 0:  # claimed ahead of its slot: never send early
-            await asyncio.sleep(delay)
+        if prepared.dispatch.scheduled_for > self.clock.now():  # claimed ahead: never send early
+            await self._gate(prepared.dispatch.scheduled_for).wait()
         async with self.limit:
             result = await self.executor.transmit(prepared)
         await self.results.put(result)
+
+    def _gate(self, slot: datetime) -> asyncio.Event:
+        """The event set at ``slot``: one timer per slot, however many attempts wait for it.
+
+        With a timer per attempt, timers a few microseconds apart could land in different turns
+        of the loop, and the responses to the first requests were then read before the rest
+        were sent; released by one event, every attempt of the slot starts in the same turn.
+        """
+        gate = self._gates.get(slot)
+        if gate is None:
+            gate = self._gates[slot] = asyncio.Event()
+            delay = max(0.0, (slot - self.clock.now()).total_seconds())
+            asyncio.get_running_loop().call_later(delay, self._open_gate, slot)
+        return gate
+
+    def _open_gate(self, slot: datetime) -> None:
+        gate = self._gates.pop(slot, None)
+        if gate is not None:
+            gate.set()
 
     def _start(self, dispatches: list[Dispatch]) -> None:
         """Build each attempt now and start it; the ones whose slot is still ahead (claimed
@@ -85,9 +106,11 @@ class Worker:
     def _preconnect(self, ahead: list[Prepared]) -> None:
         """Open the connections of attempts claimed ahead of their slot; give up just before
         the slot, so that connections still held are back in the pool when the attempts start
-        (a cancellation is processed after the timers that fire with it)."""
+        (a cancellation is processed after the timers that fire with it). The burst is also
+        announced in :attr:`quiet`, for the services that share this event loop."""
         slot = min(p.dispatch.scheduled_for for p in ahead)
         seconds = (slot - self.clock.now()).total_seconds() - PRECONNECT_MARGIN
+        self.quiet.hold(seconds + PRECONNECT_MARGIN, len(ahead))
 
         async def bounded() -> None:
             with contextlib.suppress(TimeoutError):

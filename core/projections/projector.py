@@ -37,6 +37,7 @@ from core.listen import listen
 from core.projections import job_health, job_stats, monitors
 from core.projections.common import fetch_all
 from core.queries import Q
+from core.quiet import QuietWindows
 
 log = logging.getLogger("cronledger.projector")
 
@@ -90,12 +91,15 @@ class Projector:
         clock: the injected clock (checkpoint ``updated_at``).
         batch_size: events per transaction.
         interval: seconds between polls while idle (a NOTIFY wakes it earlier).
+        quiet: the worker's send bursts in this process; no batch starts close to one.
     """
 
     def __init__(self, pool: AsyncConnectionPool, dsn: str, clock: Clock, *,
-                 batch_size: int = 20_000, interval: float = 1.0) -> None:
+                 batch_size: int = 20_000, interval: float = 1.0,
+                 quiet: QuietWindows | None = None) -> None:
         self.pool, self.dsn, self.clock = pool, dsn, clock
         self.batch_size, self.interval = batch_size, interval
+        self.quiet = quiet or QuietWindows()
         self.wake = asyncio.Event()
         self.stopping = asyncio.Event()
 
@@ -107,6 +111,7 @@ class Projector:
         """
         total = 0
         while not self.stopping.is_set():
+            await self.quiet.wait()
             async with transaction(self.pool) as conn:
                 applied = await project_batch(conn, self.clock.now(), self.batch_size)
             total += applied or 0
