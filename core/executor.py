@@ -414,6 +414,8 @@ class Prepared:
         content: the body bytes, or ``None``.
         refused: set when the attempt must not be sent (a secret is missing or undecryptable);
             :meth:`Executor.transmit` records it as a failure without sending anything.
+        secret_values: the opened ``${secrets.NAME}`` values, scrubbed from what is recorded.
+        signing_key: the opened signing secret (the signature needs the send time).
     """
 
     dispatch: Dispatch

@@ -84,6 +84,10 @@ class Worker:
         return gate
 
     def _open_gate(self, slot: datetime) -> None:
+        early = (slot - self.clock.now()).total_seconds()
+        if early > 0:  # the loop's timer fired before the clock reached the slot: never early
+            asyncio.get_running_loop().call_later(early, self._open_gate, slot)
+            return
         gate = self._gates.pop(slot, None)
         if gate is not None:
             gate.set()
