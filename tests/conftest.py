@@ -26,6 +26,9 @@ from core.config import Settings
 from core.db import open_pool
 from core.embedded import server_dsn as embedded_server_dsn
 from core.migrate import upgrade
+from core.worker import Worker
+from tests.helpers import make_worker
+from tests.sink import Sink
 
 RUN = uuid.uuid4().hex[:8]
 # A fixed test key (base64 of 32 bytes): the suite's secrets are encrypted with it.
@@ -137,3 +140,21 @@ async def team(pool: AsyncConnectionPool) -> dict[str, object]:
             "read_auth": {"Authorization": f"Bearer {read}"}}
 
 
+
+
+@pytest.fixture
+async def sink() -> AsyncIterator[Sink]:
+    """A real local HTTP server recording every request (see tests/sink.py)."""
+    async with Sink() as s:
+        yield s
+
+
+@pytest.fixture
+async def worker(fresh_pool: AsyncConnectionPool, fresh_dsn: str, settings: Settings,
+                 clock: FrozenClock) -> AsyncIterator[Worker]:
+    """A worker (id ``test-worker``) on the frozen clock and a fresh database; in-flight
+    attempts are settled and its HTTP session closed afterwards."""
+    w = make_worker(fresh_pool, fresh_dsn, settings, clock)
+    yield w
+    await w.settle()
+    await w.executor.aclose()

@@ -74,21 +74,6 @@ def test_retry_after_forms() -> None:
 
 # -- the whole path -----------------------------------------------------------------------------
 @pytest.fixture
-async def sink() -> AsyncIterator[Sink]:
-    async with Sink() as s:
-        yield s
-
-
-@pytest.fixture
-async def worker(fresh_pool: AsyncConnectionPool, fresh_dsn: str, settings: Settings,
-                 clock: FrozenClock) -> AsyncIterator[Worker]:
-    w = make_worker(fresh_pool, fresh_dsn, settings, clock, "delivery-worker")
-    yield w
-    await w.settle()
-    await w.executor.aclose()
-
-
-@pytest.fixture
 async def api(fresh_dsn: str, settings: Settings, clock: FrozenClock,
               fresh_pool: AsyncConnectionPool) -> AsyncIterator[tuple[AsyncTestClient, dict]]:
     """The API on this test's own database and clock, with a write key's headers."""
@@ -185,7 +170,7 @@ async def test_run_detail_shows_every_attempt_fully(
     assert third["error_class"] is None and third["response"]["truncated"] is False
     assert len(third["response"]["body"]) == 5000
     for attempt in detail["attempts"]:
-        assert attempt["worker_id"] == "delivery-worker"
+        assert attempt["worker_id"] == "test-worker"  # make_worker's id
         started, finished = (datetime.fromisoformat(attempt[k])
                              for k in ("started_at", "finished_at"))
         assert started <= finished

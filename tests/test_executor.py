@@ -51,12 +51,6 @@ async def executor() -> AsyncIterator[Executor]:
     await executor.aclose()
 
 
-@pytest.fixture
-async def sink() -> AsyncIterator[Sink]:
-    async with Sink() as s:
-        yield s
-
-
 # -- outcomes -----------------------------------------------------------------------------------
 async def test_success_records_request_and_response(executor: Executor, sink: Sink) -> None:
     sink.reply("/ok", Reply(status=201, body=b"created", headers={"X-Reply": "1"}))

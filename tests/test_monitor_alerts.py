@@ -38,12 +38,6 @@ HOOK = "/services/T0/B0/monitors"
 
 
 @pytest.fixture
-async def sink() -> AsyncIterator[Sink]:
-    async with Sink() as s:
-        yield s
-
-
-@pytest.fixture
 def sealer() -> AesGcmSealer:
     return AesGcmSealer.random()
 

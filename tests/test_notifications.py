@@ -44,12 +44,6 @@ PUBLIC = "https://cron.example.com"
 
 
 @pytest.fixture
-async def sink() -> AsyncIterator[Sink]:
-    async with Sink() as s:
-        yield s
-
-
-@pytest.fixture
 def sealer() -> AesGcmSealer:
     return AesGcmSealer.random()
 

@@ -2,36 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
 from psycopg_pool import AsyncConnectionPool
 
 from core.clock import FrozenClock, rfc3339
-from core.config import Settings
 from core.jobs.queries import get_job
 from core.worker import Worker
-from tests.helpers import add_job, due_at, make_worker, new_actor, run_events, runs_of
+from tests.helpers import add_job, due_at, new_actor, run_events, runs_of
 from tests.sink import Reply, Sink
 
 T0 = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
 MIN = timedelta(minutes=1)
-
-
-@pytest.fixture
-async def sink() -> AsyncIterator[Sink]:
-    async with Sink() as s:
-        yield s
-
-
-@pytest.fixture
-async def worker(fresh_pool: AsyncConnectionPool, fresh_dsn: str, settings: Settings,
-                 clock: FrozenClock) -> AsyncIterator[Worker]:
-    w = make_worker(fresh_pool, fresh_dsn, settings, clock)
-    yield w
-    await w.settle()
-    await w.executor.aclose()
 
 
 def summary(runs: list[dict]) -> list[tuple[timedelta, str, str]]:

@@ -4,22 +4,19 @@ equal the live ones row for row."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import pytest
 from psycopg_pool import AsyncConnectionPool
 
 from core.checker import Checker
 from core.clock import FrozenClock
-from core.config import Settings
 from core.jobs.commands import delete_job, set_paused, trigger_job, update_job
 from core.monitors import commands
 from core.monitors.ping import open_ping_pool
 from core.scheduler import claim_due
 from core.worker import Worker
-from tests.helpers import add_job, make_worker, new_actor, project_all
+from tests.helpers import add_job, new_actor, project_all
 from tests.monitor_helpers import add_monitor, advance, ping
 from tests.processes import run_cli
 from tests.sink import Reply, Sink
@@ -43,21 +40,6 @@ PROJECTIONS = {
     "monitor_pings_daily": "monitor_id, day",
     "monitor_downtime": "monitor_id, started_at",
 }
-
-
-@pytest.fixture
-async def sink() -> AsyncIterator[Sink]:
-    async with Sink() as s:
-        yield s
-
-
-@pytest.fixture
-async def worker(fresh_pool: AsyncConnectionPool, fresh_dsn: str, settings: Settings,
-                 clock: FrozenClock) -> AsyncIterator[Worker]:
-    w = make_worker(fresh_pool, fresh_dsn, settings, clock)
-    yield w
-    await w.settle()
-    await w.executor.aclose()
 
 
 async def snapshot(pool: AsyncConnectionPool) -> dict[str, list[dict[str, Any]]]:

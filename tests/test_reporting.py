@@ -6,7 +6,6 @@ from __future__ import annotations
 import random
 import re
 import uuid
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -106,12 +105,6 @@ async def test_sql_percentiles_match_python(pool: AsyncConnectionPool) -> None:
             "SELECT reporting.histogram_sum(h) AS total FROM unnest(%s::jsonb[]) AS h",
             ([psycopg.types.json.Jsonb(h) for h in cases],))
         assert histogram.merge([(await cur.fetchone())["total"]]) == histogram.merge(cases)
-
-
-@pytest.fixture
-async def sink() -> AsyncIterator[Sink]:
-    async with Sink() as s:
-        yield s
 
 
 async def workload(pool: AsyncConnectionPool, dsn: str, settings: Settings,

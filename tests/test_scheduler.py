@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 
-import pytest
 from psycopg_pool import AsyncConnectionPool
 
 from core.clock import FrozenClock
@@ -16,21 +14,6 @@ from tests.helpers import add_job, due_at, make_worker, new_actor, run_events, r
 from tests.sink import Reply, Sink
 
 T0 = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
-
-
-@pytest.fixture
-async def sink() -> AsyncIterator[Sink]:
-    async with Sink() as s:
-        yield s
-
-
-@pytest.fixture
-async def worker(fresh_pool: AsyncConnectionPool, fresh_dsn: str, settings: Settings,
-                 clock: FrozenClock) -> AsyncIterator[Worker]:
-    w = make_worker(fresh_pool, fresh_dsn, settings, clock)
-    yield w
-    await w.settle()
-    await w.executor.aclose()
 
 
 async def tick(worker: Worker, clock: FrozenClock, at: datetime) -> int:
