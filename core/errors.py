@@ -72,6 +72,28 @@ class ConcurrencyConflict(Conflict):
     """An append found its stream at another version than expected."""
 
 
+class FieldErrors:
+    """Collects the problems of one input, field by field, so that a single 422 lists them all.
+
+    ``items`` holds the :class:`FieldError` s in the order found.
+    """
+
+    def __init__(self) -> None:
+        self.items: list[FieldError] = []
+
+    def add(self, field: str, message: str) -> None:
+        """Record that ``field`` (a dotted path) ``message`` (e.g. "must be at most 200 ...")."""
+        self.items.append(FieldError(field, message))
+
+    def raise_if_any(self) -> None:
+        """Raises:
+            InvalidInput: listing every problem recorded so far, when there is one.
+        """
+        if self.items:
+            raise InvalidInput("; ".join(f"{e.field}: {e.message}" for e in self.items),
+                               self.items)
+
+
 def invalid(field: str, message: str) -> InvalidInput:
     """Shorthand for an :class:`InvalidInput` about one field."""
     return InvalidInput(f"{field}: {message}", [FieldError(field, message)])

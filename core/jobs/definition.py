@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import urlsplit
 
-from core.errors import FieldError, InvalidInput, nul_errors
+from core.errors import FieldErrors, nul_errors
 from core.schedule import InvalidSchedule, parse_schedule
 from core.schedule.zones import load_zone
 from core.secrets import PLACEHOLDER, check_signing_secret, has_malformed_placeholder
@@ -65,19 +65,6 @@ _MALFORMED = ("has a malformed secret placeholder: write ${secrets.NAME}, NAME b
               "of A-Z a-z 0-9 _ . -")
 
 
-class _Errors:
-    def __init__(self) -> None:
-        self.items: list[FieldError] = []
-
-    def add(self, field: str, message: str) -> None:
-        self.items.append(FieldError(field, message))
-
-    def raise_if_any(self) -> None:
-        if self.items:
-            detail = "; ".join(f"{e.field}: {e.message}" for e in self.items)
-            raise InvalidInput(detail, self.items)
-
-
 def _literal_userinfo(url: str) -> bool:
     """Whether the URL's user-info holds anything but secret placeholders (it would be stored
     and shown in plaintext in the job, its events and its runs)."""
@@ -88,7 +75,7 @@ def _literal_userinfo(url: str) -> bool:
     return bool(PLACEHOLDER.sub("", userinfo).replace(":", ""))
 
 
-def _check_url(url: Any, errors: _Errors) -> None:
+def _check_url(url: Any, errors: FieldErrors) -> None:
     if not isinstance(url, str) or not url:
         errors.add("request.url", "is required and must be a string")
         return
@@ -109,7 +96,7 @@ def _check_url(url: Any, errors: _Errors) -> None:
                                   "${secrets.PASSWORD}@host/, or an Authorization header")
 
 
-def _check_headers(headers: Any, errors: _Errors) -> dict[str, str]:
+def _check_headers(headers: Any, errors: FieldErrors) -> dict[str, str]:
     if headers is None:
         return {}
     if not isinstance(headers, dict):
@@ -135,7 +122,7 @@ def _check_headers(headers: Any, errors: _Errors) -> dict[str, str]:
     return dict(headers)
 
 
-def _normalize_request(request: Any, errors: _Errors) -> dict[str, Any]:
+def _normalize_request(request: Any, errors: FieldErrors) -> dict[str, Any]:
     if not isinstance(request, dict):
         errors.add("request", "is required: an object with at least a url")
         return {}
@@ -159,7 +146,7 @@ def _normalize_request(request: Any, errors: _Errors) -> dict[str, Any]:
     return {"method": method.upper(), "url": request.get("url"), "headers": headers, "body": body}
 
 
-def _number(value: Any, field: str, low: float, high: float, errors: _Errors) -> float:
+def _number(value: Any, field: str, low: float, high: float, errors: FieldErrors) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
         errors.add(field, "must be a number")
         return low
@@ -168,7 +155,7 @@ def _number(value: Any, field: str, low: float, high: float, errors: _Errors) ->
     return float(value)
 
 
-def _normalize_retry(retry: Any, errors: _Errors) -> dict[str, Any]:
+def _normalize_retry(retry: Any, errors: FieldErrors) -> dict[str, Any]:
     if retry is None:
         return dict(DEFAULT_RETRY)
     if not isinstance(retry, dict):
@@ -191,7 +178,7 @@ def _normalize_retry(retry: Any, errors: _Errors) -> dict[str, Any]:
     return merged
 
 
-def _normalize_statuses(value: Any, errors: _Errors) -> list[int] | None:
+def _normalize_statuses(value: Any, errors: FieldErrors) -> list[int] | None:
     """``success_statuses``: ``None`` (any 2xx) or a non-empty list of codes 100..599, returned
     sorted and without duplicates."""
     if value is None:
@@ -206,8 +193,9 @@ def _normalize_statuses(value: Any, errors: _Errors) -> list[int] | None:
     return sorted(set(value))
 
 
-def _normalize_channels(value: Any, errors: _Errors) -> list[uuid.UUID]:
-    """Channel ids, de-duplicated in order (their team is checked by the command)."""
+def normalize_channels(value: Any, errors: FieldErrors) -> list[uuid.UUID]:
+    """Channel ids, de-duplicated in order (their team is checked by the command); problems go
+    to ``errors`` as ``channels`` / ``channels.<i>``. Shared by jobs and monitors."""
     if not isinstance(value, list | tuple) or len(value) > MAX_CHANNELS:
         errors.add("channels", f"must be a list of at most {MAX_CHANNELS} channel ids")
         return []
@@ -238,18 +226,24 @@ def parse_duration(value: Any) -> int | None:
     return None
 
 
-def _normalize_alerting(out: dict[str, Any], errors: _Errors) -> None:
-    out["channels"] = _normalize_channels(out["channels"], errors)
+def normalize_realert(value: Any, errors: FieldErrors) -> int | None:
+    """``realert_every`` in seconds (60 s to 30 days; seconds or ``"1h"``-style), or ``None``
+    (no re-alerts); a problem goes to ``errors``. Shared by jobs and monitors."""
+    if value is None:
+        return None
+    seconds = parse_duration(value)
+    if seconds is None or not MIN_REALERT_SECONDS <= seconds <= MAX_REALERT_SECONDS:
+        errors.add("realert_every", "must be a duration between 60 s and 30 days: seconds "
+                   "or a string such as '30m', '1h', '1d' (null: off)")
+    return seconds
+
+
+def _normalize_alerting(out: dict[str, Any], errors: FieldErrors) -> None:
+    out["channels"] = normalize_channels(out["channels"], errors)
     after = out["alert_after_failures"]
     if isinstance(after, bool) or not isinstance(after, int) or not 1 <= after <= MAX_ALERT_AFTER:
         errors.add("alert_after_failures", f"must be an integer between 1 and {MAX_ALERT_AFTER}")
-    every = out["realert_every"]
-    if every is not None:
-        seconds = parse_duration(every)
-        if seconds is None or not MIN_REALERT_SECONDS <= seconds <= MAX_REALERT_SECONDS:
-            errors.add("realert_every", "must be a duration between 60 s and 30 days: seconds "
-                       "or a string such as '30m', '1h', '1d' (null: off)")
-        out["realert_every"] = seconds
+    out["realert_every"] = normalize_realert(out["realert_every"], errors)
 
 
 def valid_zone(name: Any) -> bool:
@@ -285,7 +279,7 @@ def normalize_definition(
     Raises:
         InvalidInput: listing every problem with its field path.
     """
-    errors = _Errors()
+    errors = FieldErrors()
     errors.items += nul_errors(fields)
     errors.raise_if_any()
     out: dict[str, Any] = {**DEFAULTS, **{k: v for k, v in fields.items() if v is not None}}

@@ -7,17 +7,11 @@ fills defaults, checks every rule and returns the canonical form that events car
 from __future__ import annotations
 
 import functools
-import uuid
 from datetime import datetime
 from typing import Any
 
-from core.errors import FieldError, InvalidInput, nul_errors
-from core.jobs.definition import (
-    MAX_CHANNELS,
-    MAX_REALERT_SECONDS,
-    MIN_REALERT_SECONDS,
-    parse_duration,
-)
+from core.errors import FieldErrors, nul_errors
+from core.jobs.definition import normalize_channels, normalize_realert
 from core.schedule import InvalidSchedule, Schedule, parse_schedule
 from core.schedule.zones import load_zone
 
@@ -67,24 +61,6 @@ def _check_zone(name: Any) -> str | None:
     return None
 
 
-def _normalize_channels(value: Any, errors: list[FieldError]) -> list[uuid.UUID]:
-    """Channel ids, de-duplicated in order (their team is checked by the command)."""
-    if not isinstance(value, list | tuple) or len(value) > MAX_CHANNELS:
-        errors.append(FieldError("channels",
-                                 f"must be a list of at most {MAX_CHANNELS} channel ids"))
-        return []
-    out: list[uuid.UUID] = []
-    for i, item in enumerate(value):
-        try:
-            channel = item if isinstance(item, uuid.UUID) else uuid.UUID(str(item))
-        except ValueError:
-            errors.append(FieldError(f"channels.{i}", "is not a channel id"))
-            continue
-        if channel not in out:
-            out.append(channel)
-    return out
-
-
 def normalize_definition(fields: dict[str, Any], *, now: datetime) -> dict[str, Any]:
     """Validate a complete monitor definition and return it in canonical form.
 
@@ -105,47 +81,40 @@ def normalize_definition(fields: dict[str, Any], *, now: datetime) -> dict[str, 
     Raises:
         InvalidInput: listing every problem with its field path.
     """
-    errors: list[FieldError] = nul_errors(fields)
-    if errors:
-        raise InvalidInput("; ".join(f"{e.field}: {e.message}" for e in errors), errors)
+    errors = FieldErrors()
+    errors.items += nul_errors(fields)
+    errors.raise_if_any()
     out: dict[str, Any] = {**DEFAULTS, **{k: v for k, v in fields.items() if v is not None}}
     name = out.get("name")
     if not isinstance(name, str) or not name.strip() or len(name) > MAX_NAME:
-        errors.append(FieldError("name", f"is required: 1 to {MAX_NAME} characters"))
+        errors.add("name", f"is required: 1 to {MAX_NAME} characters")
     grace = out["grace_seconds"]
     if isinstance(grace, bool) or not isinstance(grace, int) \
             or not 1 <= grace <= MAX_GRACE_SECONDS:
-        errors.append(FieldError(
-            "grace_seconds", f"must be a whole number of seconds from 1 to {MAX_GRACE_SECONDS}"))
+        errors.add("grace_seconds",
+                   f"must be a whole number of seconds from 1 to {MAX_GRACE_SECONDS}")
     methods = out["methods"]
     if isinstance(methods, str) and methods.lower() in METHODS:
         out["methods"] = methods.lower()
     else:
-        errors.append(FieldError("methods", "must be any or post"))
+        errors.add("methods", "must be any or post")
     if not isinstance(out["manual_resume"], bool):
-        errors.append(FieldError("manual_resume", "must be true or false"))
-    out["channels"] = _normalize_channels(out["channels"], errors)
-    if out["realert_every"] is not None:
-        seconds = parse_duration(out["realert_every"])
-        if seconds is None or not MIN_REALERT_SECONDS <= seconds <= MAX_REALERT_SECONDS:
-            errors.append(FieldError(
-                "realert_every", "must be a duration between 60 s and 30 days: seconds or a "
-                "string such as '30m', '1h', '1d' (null: off)"))
-        out["realert_every"] = seconds
+        errors.add("manual_resume", "must be true or false")
+    out["channels"] = normalize_channels(out["channels"], errors)
+    out["realert_every"] = normalize_realert(out["realert_every"], errors)
     period = None
     schedule = out.get("schedule")
     zone_error = _check_zone(out["timezone"])
     if not isinstance(schedule, str) or not schedule.strip():
-        errors.append(FieldError("schedule", "is required"))
+        errors.add("schedule", "is required")
     elif zone_error:
-        errors.append(FieldError("timezone", zone_error))
+        errors.add("timezone", zone_error)
     else:
         try:
             parsed = monitor_schedule(schedule, out["timezone"], now, now)
             period = parsed.interval_seconds
         except InvalidSchedule as exc:
-            errors.append(FieldError("schedule", str(exc)))
+            errors.add("schedule", str(exc))
         out["schedule"] = schedule.strip()
-    if errors:
-        raise InvalidInput("; ".join(f"{e.field}: {e.message}" for e in errors), errors)
+    errors.raise_if_any()
     return {**{key: out[key] for key in DEFINITION_FIELDS}, "period_seconds": period}

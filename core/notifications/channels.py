@@ -33,7 +33,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from core.actor import Actor
 from core.db import transaction
-from core.errors import ConcurrencyConflict, FieldError, InvalidInput, NotFound
+from core.errors import ConcurrencyConflict, FieldError, FieldErrors, InvalidInput, NotFound
 from core.events import append_events, stream_events, to_json
 from core.notifications.sealing import Sealer, SealError, channel_aad
 from core.queries import Q
@@ -62,26 +62,13 @@ _EMAIL = re.compile(r"^[^@\s<>,;\"]{1,64}@[A-Za-z0-9.-]{1,253}\.[A-Za-z0-9-]{1,6
 _HOST = re.compile(r"^[A-Za-z0-9.:\[\]-]{1,253}$")
 
 
-class _Errors:
-    def __init__(self) -> None:
-        self.items: list[FieldError] = []
-
-    def add(self, field: str, message: str) -> None:
-        self.items.append(FieldError(field, message))
-
-    def raise_if_any(self) -> None:
-        if self.items:
-            raise InvalidInput("; ".join(f"{e.field}: {e.message}" for e in self.items),
-                               self.items)
-
-
 def redact_url(url: str) -> str:
     """``https://hooks.slack.com/services/T/B/x`` -> ``https://hooks.slack.com/[redacted]``."""
     parts = urlsplit(url)
     return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}/{REDACTED}"
 
 
-def _check_url(url: Any, errors: _Errors) -> bool:
+def _check_url(url: Any, errors: FieldErrors) -> bool:
     """Add the problems of a channel URL to ``errors``; ``True`` when it is usable."""
     if not isinstance(url, str) or not url:
         errors.add("url", "is required: an absolute http:// or https:// URL")
@@ -97,12 +84,12 @@ def _check_url(url: Any, errors: _Errors) -> bool:
     return problem is None
 
 
-def _check_secret_name(value: Any, field: str, errors: _Errors) -> None:
+def _check_secret_name(value: Any, field: str, errors: FieldErrors) -> None:
     if not isinstance(value, str) or not _SECRET_NAME.match(value):
         errors.add(field, "must name a team secret: letters, digits, '_', '.', '-' (1-100)")
 
 
-def _normalize_recipients(value: Any, errors: _Errors) -> list[str]:
+def _normalize_recipients(value: Any, errors: FieldErrors) -> list[str]:
     items = [value] if isinstance(value, str) else value
     if not isinstance(items, list) or not 1 <= len(items) <= MAX_RECIPIENTS:
         errors.add("to", f"is required: an address or a list of 1 to {MAX_RECIPIENTS}")
@@ -113,7 +100,7 @@ def _normalize_recipients(value: Any, errors: _Errors) -> list[str]:
     return list(dict.fromkeys(items))
 
 
-def _normalize_smtp(value: Any, errors: _Errors) -> dict[str, Any] | None:
+def _normalize_smtp(value: Any, errors: FieldErrors) -> dict[str, Any] | None:
     if value is None:
         return None
     if not isinstance(value, dict):
@@ -156,7 +143,7 @@ def normalize_channel(fields: dict[str, Any]) -> tuple[dict[str, Any], dict[str,
     Raises:
         InvalidInput: listing every problem with its field.
     """
-    errors = _Errors()
+    errors = FieldErrors()
     fields = {k: v for k, v in fields.items() if v is not None}
     name, kind = fields.get("name"), fields.get("kind")
     if not isinstance(name, str) or not name.strip() or len(name) > MAX_NAME:
