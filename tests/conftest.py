@@ -21,11 +21,14 @@ from psycopg_pool import AsyncConnectionPool
 from api.app import create_app
 from core.actor import Actor
 from core.apikeys import create_api_key
+from core.checker import Checker
 from core.clock import FrozenClock, SystemClock
 from core.config import Settings
 from core.db import open_pool
 from core.embedded import server_dsn as embedded_server_dsn
 from core.migrate import upgrade
+from core.monitors.ping import open_ping_pool
+from core.notifications.sealing import AesGcmSealer
 from core.worker import Worker
 from tests.helpers import make_worker
 from tests.sink import Sink
@@ -158,3 +161,23 @@ async def worker(fresh_pool: AsyncConnectionPool, fresh_dsn: str, settings: Sett
     yield w
     await w.settle()
     await w.executor.aclose()
+
+
+@pytest.fixture
+async def ping_pool(fresh_dsn: str) -> AsyncIterator[AsyncConnectionPool]:
+    """The API's ping pool (autocommit, raw statements) on the fresh database, 4 connections."""
+    p = await open_ping_pool(fresh_dsn, size=4)
+    yield p
+    await p.close()
+
+
+@pytest.fixture
+def checker(fresh_pool: AsyncConnectionPool, fresh_dsn: str, clock: FrozenClock) -> Checker:
+    """A checker on the frozen clock, claiming 10 monitors per batch."""
+    return Checker(fresh_pool, fresh_dsn, clock, batch=10)
+
+
+@pytest.fixture
+def sealer() -> AesGcmSealer:
+    """Seals channel secrets with a random key."""
+    return AesGcmSealer.random()

@@ -6,11 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 
 import psycopg
-import pytest
 from psycopg_pool import AsyncConnectionPool
 
 from core.checker import Checker, apply_decisions, decide
@@ -27,18 +25,6 @@ from tests.helpers import new_actor
 from tests.monitor_helpers import add_monitor, advance, monitor_row, ping, stream
 
 T0 = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
-
-
-@pytest.fixture
-async def ping_pool(fresh_dsn: str) -> AsyncIterator[AsyncConnectionPool]:
-    p = await open_ping_pool(fresh_dsn, size=4)
-    yield p
-    await p.close()
-
-
-@pytest.fixture
-def checker(fresh_pool: AsyncConnectionPool, fresh_dsn: str, clock: FrozenClock) -> Checker:
-    return Checker(fresh_pool, fresh_dsn, clock, batch=10)
 
 
 def types(events: list[dict]) -> list[str]:

@@ -24,7 +24,6 @@ from core.checker import Checker
 from core.clock import FrozenClock
 from core.config import Settings
 from core.monitors import commands
-from core.monitors.ping import open_ping_pool
 from core.notifications.channels import create_channel
 from core.notifications.notifier import Notifier
 from core.notifications.sealing import AesGcmSealer
@@ -35,23 +34,6 @@ from tests.sink import Sink
 
 T0 = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
 HOOK = "/services/T0/B0/monitors"
-
-
-@pytest.fixture
-def sealer() -> AesGcmSealer:
-    return AesGcmSealer.random()
-
-
-@pytest.fixture
-async def ping_pool(fresh_dsn: str) -> AsyncIterator[AsyncConnectionPool]:
-    p = await open_ping_pool(fresh_dsn, size=4)
-    yield p
-    await p.close()
-
-
-@pytest.fixture
-def checker(fresh_pool: AsyncConnectionPool, fresh_dsn: str, clock: FrozenClock) -> Checker:
-    return Checker(fresh_pool, fresh_dsn, clock, batch=10)
 
 
 @pytest.fixture

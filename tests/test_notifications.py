@@ -44,11 +44,6 @@ PUBLIC = "https://cron.example.com"
 
 
 @pytest.fixture
-def sealer() -> AesGcmSealer:
-    return AesGcmSealer.random()
-
-
-@pytest.fixture
 def secrets() -> DictSecrets:
     return DictSecrets()
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import random
 import uuid
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -32,13 +31,6 @@ DEFINITIONS = [
 # Columns that differ between two copies of the same history. alert_at is only ever moved
 # earlier by pings, so one by one it also keeps deadlines of intermediate states (checked apart).
 IDENTITY = {"id", "team_id", "ping_token_hash", "name", "alert_at"}
-
-
-@pytest.fixture
-async def ping_pool(fresh_dsn: str) -> AsyncIterator[AsyncConnectionPool]:
-    p = await open_ping_pool(fresh_dsn, size=4)
-    yield p
-    await p.close()
 
 
 async def _copy_of_monitors(pool: AsyncConnectionPool) -> tuple[list[uuid.UUID], list[str]]:
