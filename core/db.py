@@ -7,13 +7,16 @@ Only this module and the SQL files know about psycopg's error classes; callers s
 from __future__ import annotations
 
 import contextlib
+import uuid
 from collections.abc import AsyncIterator, Iterator
+from datetime import datetime
+from typing import Any
 
 import psycopg
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
-from core.errors import ConcurrencyConflict, Conflict, DomainError, InvalidInput
+from core.errors import ConcurrencyConflict, Conflict, DomainError, InvalidInput, NotFound
 
 # Constraint name -> the domain error it means. Constraints are named in migrations/.
 CONSTRAINT_ERRORS: dict[str, type[DomainError]] = {
@@ -83,3 +86,35 @@ async def transaction(pool: AsyncConnectionPool) -> AsyncIterator[psycopg.AsyncC
         with translate_errors():
             async with conn.transaction():
                 yield conn
+
+
+async def fetch_team_row(pool: AsyncConnectionPool, query: str, what: str, row_id: uuid.UUID,
+                         team_id: uuid.UUID) -> dict[str, Any]:
+    """The row ``query`` returns for ``{"id": row_id, "team_id": team_id}``.
+
+    Args:
+        what: the object's name in the error message (``"job"``, ``"monitor"`` …).
+
+    Raises:
+        NotFound: no row: no such object for this team (or it was deleted).
+    """
+    async with pool.connection() as conn:
+        cur = await conn.execute(query, {"id": row_id, "team_id": team_id})
+        row = await cur.fetchone()
+    if row is None:
+        raise NotFound(f"{what} {row_id} not found")
+    return row
+
+
+async def fetch_team_page(pool: AsyncConnectionPool, query: str, team_id: uuid.UUID, *,
+                          limit: int, after: tuple[datetime, uuid.UUID] | None
+                          ) -> list[dict[str, Any]]:
+    """A keyset page: ``query`` run with ``team_id``, ``limit`` and the ``(created_at, id)``
+    of the last row of the previous page as ``after_created`` / ``after_id`` (``None`` for
+    the first page)."""
+    async with pool.connection() as conn:
+        cur = await conn.execute(query, {
+            "team_id": team_id, "limit": limit,
+            "after_created": after[0] if after else None,
+            "after_id": after[1] if after else None})
+        return await cur.fetchall()

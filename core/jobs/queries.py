@@ -9,6 +9,7 @@ from typing import Any
 from psycopg_pool import AsyncConnectionPool
 
 from core.actor import Actor
+from core.db import fetch_team_page, fetch_team_row
 from core.errors import NotFound
 from core.events import read_stream
 from core.queries import Q
@@ -26,12 +27,7 @@ async def get_job(pool: AsyncConnectionPool, actor: Actor, job_id: uuid.UUID) ->
     Raises:
         NotFound: no such job for this team, or the job was deleted.
     """
-    async with pool.connection() as conn:
-        cur = await conn.execute(Q["job_get"], {"id": job_id, "team_id": actor.team_id})
-        row = await cur.fetchone()
-    if row is None:
-        raise NotFound(f"job {job_id} not found")
-    return row
+    return await fetch_team_row(pool, Q["job_get"], "job", job_id, actor.team_id)
 
 
 async def list_jobs(
@@ -39,11 +35,7 @@ async def list_jobs(
     after: tuple[datetime, uuid.UUID] | None,
 ) -> list[dict[str, Any]]:
     """A page of the team's jobs in creation order, after the keyset ``after``."""
-    async with pool.connection() as conn:
-        cur = await conn.execute(Q["job_list"], {
-            "team_id": actor.team_id, "limit": limit,
-            "after_created": after[0] if after else None, "after_id": after[1] if after else None})
-        return await cur.fetchall()
+    return await fetch_team_page(pool, Q["job_list"], actor.team_id, limit=limit, after=after)
 
 
 async def job_events(

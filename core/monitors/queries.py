@@ -11,6 +11,7 @@ import psycopg
 from psycopg_pool import AsyncConnectionPool
 
 from core.actor import Actor
+from core.db import fetch_team_page, fetch_team_row
 from core.errors import NotFound
 from core.events import read_stream
 from core.monitors.definition import cached_schedule
@@ -66,12 +67,7 @@ async def get_monitor(pool: AsyncConnectionPool, actor: Actor,
     Raises:
         NotFound: no such monitor for this team, or it was deleted.
     """
-    async with pool.connection() as conn:
-        cur = await conn.execute(Q["monitor_get"], {"id": monitor_id, "team_id": actor.team_id})
-        row = await cur.fetchone()
-    if row is None:
-        raise NotFound(f"monitor {monitor_id} not found")
-    return row
+    return await fetch_team_row(pool, Q["monitor_get"], "monitor", monitor_id, actor.team_id)
 
 
 async def list_monitors(
@@ -79,11 +75,7 @@ async def list_monitors(
     after: tuple[datetime, uuid.UUID] | None,
 ) -> list[dict[str, Any]]:
     """A page of the team's monitors in creation order, after the keyset ``after``."""
-    async with pool.connection() as conn:
-        cur = await conn.execute(Q["monitor_list"], {
-            "team_id": actor.team_id, "limit": limit,
-            "after_created": after[0] if after else None, "after_id": after[1] if after else None})
-        return await cur.fetchall()
+    return await fetch_team_page(pool, Q["monitor_list"], actor.team_id, limit=limit, after=after)
 
 
 async def list_pings(

@@ -32,7 +32,7 @@ import psycopg
 from psycopg_pool import AsyncConnectionPool
 
 from core.actor import Actor
-from core.db import transaction
+from core.db import fetch_team_page, fetch_team_row, transaction
 from core.errors import ConcurrencyConflict, FieldError, FieldErrors, InvalidInput, NotFound
 from core.events import append_events, stream_events, to_json
 from core.notifications.sealing import Sealer, SealError, channel_aad
@@ -322,12 +322,7 @@ async def get_channel(
     Raises:
         NotFound: no such channel for this team, or it was deleted.
     """
-    async with pool.connection() as conn:
-        cur = await conn.execute(Q["channel_get"], {"id": channel_id, "team_id": actor.team_id})
-        row = await cur.fetchone()
-    if row is None:
-        raise NotFound(f"channel {channel_id} not found")
-    return row
+    return await fetch_team_row(pool, Q["channel_get"], "channel", channel_id, actor.team_id)
 
 
 async def list_channels(
@@ -335,12 +330,7 @@ async def list_channels(
     after: tuple[datetime, uuid.UUID] | None,
 ) -> list[dict[str, Any]]:
     """A page of the team's live channels in creation order, after the keyset ``after``."""
-    async with pool.connection() as conn:
-        cur = await conn.execute(Q["channel_list"], {
-            "team_id": actor.team_id, "limit": limit,
-            "after_created": after[0] if after else None,
-            "after_id": after[1] if after else None})
-        return await cur.fetchall()
+    return await fetch_team_page(pool, Q["channel_list"], actor.team_id, limit=limit, after=after)
 
 
 def channel_view(row: dict[str, Any]) -> dict[str, Any]:
