@@ -88,9 +88,10 @@ async def transaction(pool: AsyncConnectionPool) -> AsyncIterator[psycopg.AsyncC
                 yield conn
 
 
-async def fetch_team_row(pool: AsyncConnectionPool, query: str, what: str, row_id: uuid.UUID,
-                         team_id: uuid.UUID) -> dict[str, Any]:
-    """The row ``query`` returns for ``{"id": row_id, "team_id": team_id}``.
+async def team_row(conn: psycopg.AsyncConnection, query: str, what: str, row_id: uuid.UUID,
+                   team_id: uuid.UUID) -> dict[str, Any]:
+    """The row ``query`` returns for ``{"id": row_id, "team_id": team_id}`` on ``conn`` (inside
+    the caller's transaction, e.g. a ``FOR UPDATE`` lock).
 
     Args:
         what: the object's name in the error message (``"job"``, ``"monitor"`` …).
@@ -98,12 +99,22 @@ async def fetch_team_row(pool: AsyncConnectionPool, query: str, what: str, row_i
     Raises:
         NotFound: no row: no such object for this team (or it was deleted).
     """
-    async with pool.connection() as conn:
-        cur = await conn.execute(query, {"id": row_id, "team_id": team_id})
-        row = await cur.fetchone()
+    cur = await conn.execute(query, {"id": row_id, "team_id": team_id})
+    row = await cur.fetchone()
     if row is None:
         raise NotFound(f"{what} {row_id} not found")
     return row
+
+
+async def fetch_team_row(pool: AsyncConnectionPool, query: str, what: str, row_id: uuid.UUID,
+                         team_id: uuid.UUID) -> dict[str, Any]:
+    """:func:`team_row` on a connection of ``pool``.
+
+    Raises:
+        NotFound: no such object for this team (or it was deleted).
+    """
+    async with pool.connection() as conn:
+        return await team_row(conn, query, what, row_id, team_id)
 
 
 async def fetch_team_page(pool: AsyncConnectionPool, query: str, team_id: uuid.UUID, *,

@@ -16,8 +16,8 @@ from psycopg_pool import AsyncConnectionPool
 
 from core.actor import Actor
 from core.crypto import KeyRing
-from core.db import transaction
-from core.errors import ConcurrencyConflict, Conflict, NotFound
+from core.db import team_row, transaction
+from core.errors import ConcurrencyConflict, Conflict
 from core.events import append_events, notify_wakeup, stream_events, to_json
 from core.jobs.definition import DEFINITION_FIELDS, normalize_definition
 from core.jobs.state import evolve
@@ -31,11 +31,7 @@ _SCHEDULE_FIELDS = ("schedule", "timezone", "anchor_at")
 
 
 async def _lock(conn: psycopg.AsyncConnection, actor: Actor, job_id: uuid.UUID) -> dict[str, Any]:
-    cur = await conn.execute(Q["job_lock"], {"id": job_id, "team_id": actor.team_id})
-    row = await cur.fetchone()
-    if row is None:
-        raise NotFound(f"job {job_id} not found")
-    return row
+    return await team_row(conn, Q["job_lock"], "job", job_id, actor.team_id)
 
 
 def _next_fire(state: dict[str, Any], now: datetime) -> datetime | None:

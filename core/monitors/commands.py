@@ -19,8 +19,8 @@ import psycopg
 from psycopg_pool import AsyncConnectionPool
 
 from core.actor import Actor
-from core.db import transaction
-from core.errors import ConcurrencyConflict, NotFound
+from core.db import team_row, transaction
+from core.errors import ConcurrencyConflict
 from core.events import append_events, stream_events
 from core.monitors.definition import DEFINITION_FIELDS, cached_schedule, normalize_definition
 from core.monitors.state import evolve
@@ -46,11 +46,7 @@ def token_hash(token: str) -> bytes:
 
 async def _lock(conn: psycopg.AsyncConnection, actor: Actor,
                 monitor_id: uuid.UUID) -> dict[str, Any]:
-    cur = await conn.execute(Q["monitor_lock"], {"id": monitor_id, "team_id": actor.team_id})
-    row = await cur.fetchone()
-    if row is None:
-        raise NotFound(f"monitor {monitor_id} not found")
-    return row
+    return await team_row(conn, Q["monitor_lock"], "monitor", monitor_id, actor.team_id)
 
 
 async def _apply(

@@ -32,8 +32,8 @@ import psycopg
 from psycopg_pool import AsyncConnectionPool
 
 from core.actor import Actor
-from core.db import fetch_team_page, fetch_team_row, transaction
-from core.errors import ConcurrencyConflict, FieldError, FieldErrors, InvalidInput, NotFound
+from core.db import fetch_team_page, fetch_team_row, team_row, transaction
+from core.errors import ConcurrencyConflict, FieldError, FieldErrors, InvalidInput
 from core.events import append_events, stream_events, to_json
 from core.notifications.sealing import Sealer, SealError, channel_aad
 from core.queries import Q
@@ -212,11 +212,7 @@ def unseal_channel(sealer: Sealer, row: dict[str, Any]) -> dict[str, str]:
 
 async def _lock(conn: psycopg.AsyncConnection, actor: Actor,
                 channel_id: uuid.UUID) -> dict[str, Any]:
-    cur = await conn.execute(Q["channel_lock"], {"id": channel_id, "team_id": actor.team_id})
-    row = await cur.fetchone()
-    if row is None:
-        raise NotFound(f"channel {channel_id} not found")
-    return row
+    return await team_row(conn, Q["channel_lock"], "channel", channel_id, actor.team_id)
 
 
 async def _write(conn: psycopg.AsyncConnection, row: dict[str, Any]) -> None:
