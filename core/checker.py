@@ -34,7 +34,7 @@ from psycopg_pool import AsyncConnectionPool
 from core.clock import Clock, rfc3339
 from core.db import transaction
 from core.events import NewEvent, append_events
-from core.listen import listen
+from core.listen import listening
 from core.monitors.definition import cached_schedule
 from core.monitors.timing import ACTIVE, expected_after, next_alert, status_at
 from core.notifications.outbox import (
@@ -298,13 +298,9 @@ class Checker:
             async with asyncio.timeout(timeout):
                 await self.wake.wait()
 
-    async def _listen(self) -> None:
-        await listen(self.dsn, CHANNEL, self.wake, "checker")
-
     async def run(self) -> None:
         """Run until :meth:`stop`."""
-        listener = asyncio.create_task(self._listen(), name="cronledger-checker-listen")
-        try:
+        async with listening(self.dsn, CHANNEL, self.wake, "checker"):
             while not self.stopping.is_set():
                 try:
                     self.wake.clear()  # a NOTIFY from here on wakes the sleep below
@@ -318,10 +314,6 @@ class Checker:
                 except Exception:  # noqa: BLE001 - a checker that dies silently alerts nobody
                     log.exception("checker failed, retrying in 5 s")
                     await asyncio.sleep(5.0)
-        finally:
-            listener.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await listener
 
     def stop(self) -> None:
         """Stop; :meth:`run` returns after the current batch."""

@@ -7,8 +7,9 @@ instant and is woken early by NOTIFY; this is the one loop they share.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 
 import psycopg
 
@@ -44,3 +45,24 @@ async def listen(dsn: str, channel: str, wake: asyncio.Event, name: str,
         except (psycopg.Error, OSError) as exc:
             log.warning("%s LISTEN connection lost, reconnecting: %s", name, exc)
             await asyncio.sleep(RECONNECT_SECONDS)
+
+
+@contextlib.asynccontextmanager
+async def listening(dsn: str | None, channel: str, wake: asyncio.Event, name: str,
+                    on_listening: Callable[[], None] | None = None) -> AsyncIterator[None]:
+    """Run :func:`listen` in a task for the duration of the block (a service's ``run``).
+
+    On exit the task is cancelled and waited for at most a second: a LISTEN connection never
+    holds up a shutdown. With ``dsn`` ``None`` (tests driving a service by hand) nothing
+    listens.
+    """
+    if dsn is None:
+        yield
+        return
+    task = asyncio.create_task(listen(dsn, channel, wake, name, on_listening),
+                               name=f"cronledger-{name}-listen")
+    try:
+        yield
+    finally:
+        task.cancel()
+        await asyncio.wait([task], timeout=1.0)

@@ -18,7 +18,7 @@ from psycopg_pool import AsyncConnectionPool
 from core.clock import Clock
 from core.config import Settings
 from core.executor import AttemptResult, Dispatch, Executor, Prepared
-from core.listen import listen
+from core.listen import listening
 from core.queries import Q
 from core.quiet import QuietWindows
 from core.recorder import Recorder
@@ -213,29 +213,25 @@ class Worker:
             async with asyncio.timeout(timeout):
                 await self.wake.wait()
 
-    async def _listen(self) -> None:
-        def started() -> None:
-            if not self._announced:
-                log.info("worker %s started", self.settings.worker_id)
-                self._announced = True
-
-        await listen(self.dsn, WAKEUP_CHANNEL, self.wake, "worker", started)
+    def _started(self) -> None:
+        if not self._announced:
+            log.info("worker %s started", self.settings.worker_id)
+            self._announced = True
 
     async def run(self) -> None:
         """Run until :meth:`stop`; then finish in-flight attempts and release the rest."""
-        listener = asyncio.create_task(self._listen(), name="cronledger-listen")
         recorder = asyncio.create_task(self._record_loop(), name="cronledger-record")
         try:
-            while not self.stopping.is_set():
-                try:
-                    self.wake.clear()
-                    await self.run_once()
-                    await self._sleep_until_work()
-                except (psycopg.Error, OSError) as exc:
-                    log.warning("scheduler loop error, retrying in 1 s: %s", exc)
-                    await asyncio.sleep(1.0)
+            async with listening(self.dsn, WAKEUP_CHANNEL, self.wake, "worker", self._started):
+                while not self.stopping.is_set():
+                    try:
+                        self.wake.clear()
+                        await self.run_once()
+                        await self._sleep_until_work()
+                    except (psycopg.Error, OSError) as exc:
+                        log.warning("scheduler loop error, retrying in 1 s: %s", exc)
+                        await asyncio.sleep(1.0)
         finally:
-            listener.cancel()
             await self._shutdown(recorder)
 
     def stop(self) -> None:

@@ -35,7 +35,7 @@ from core.clock import Clock
 from core.config import Settings
 from core.db import transaction
 from core.events import append_events, stream_events
-from core.listen import listen
+from core.listen import listening
 from core.notifications.channels import unseal_channel
 from core.notifications.delivery import Delivery, DeliveryResult, Target
 from core.notifications.lookup import SecretLookup
@@ -241,15 +241,10 @@ class Notifier:
             async with asyncio.timeout(timeout):
                 await self.wake.wait()
 
-    async def _listen(self) -> None:
-        if self.dsn is not None:
-            await listen(self.dsn, NOTIFY_CHANNEL, self.wake, "notifier")
-
     async def run(self) -> None:
         """Deliver until :meth:`stop`. A batch in flight at stop is finished, not abandoned
         (sends are bounded by ``CRONLEDGER_NOTIFY_TIMEOUT``)."""
-        listener = asyncio.create_task(self._listen(), name="cronledger-notify-listen")
-        try:
+        async with listening(self.dsn, NOTIFY_CHANNEL, self.wake, "notifier"):
             while not self.stopping.is_set():
                 try:
                     await self.run_once()
@@ -260,10 +255,6 @@ class Notifier:
                 except Exception:  # noqa: BLE001 - keep delivering; leases make this safe
                     log.exception("notifier loop failed, retrying in 5 s")
                     await asyncio.sleep(5.0)
-        finally:
-            listener.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await listener
 
     def stop(self) -> None:
         """Stop claiming; :meth:`run` returns after the batch in flight is recorded."""

@@ -33,7 +33,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from core.clock import Clock
 from core.db import transaction
-from core.listen import listen
+from core.listen import listening
 from core.projections import job_health, job_stats, monitors
 from core.projections.common import fetch_all
 from core.queries import Q
@@ -119,13 +119,9 @@ class Projector:
                 break
         return total
 
-    async def _listen(self) -> None:
-        await listen(self.dsn, WAKEUP_CHANNEL, self.wake, "projector")
-
     async def run(self) -> None:
         """Project until :meth:`stop`; a batch in progress finishes (it is one transaction)."""
-        listener = asyncio.create_task(self._listen(), name="cronledger-projector-listen")
-        try:
+        async with listening(self.dsn, WAKEUP_CHANNEL, self.wake, "projector"):
             while not self.stopping.is_set():
                 self.wake.clear()
                 try:
@@ -137,10 +133,6 @@ class Projector:
                 with contextlib.suppress(TimeoutError):
                     async with asyncio.timeout(self.interval):
                         await self.wake.wait()
-        finally:
-            # Like the worker's: cancelled, waited for briefly, never allowed to hold up exit.
-            listener.cancel()
-            await asyncio.wait([listener], timeout=1.0)
 
     def stop(self) -> None:
         """Stop after the current batch."""
