@@ -36,12 +36,21 @@ def doc_queries() -> dict[str, str]:
     return {title.strip(): query for title, query in found}
 
 
+# The workload's fixed instants: the documented queries' ``now()`` is replaced by NOW, so no
+# result depends on today's date (BASE - 40 days lies in the month before BASE).
+BASE = datetime(2026, 11, 16, 0, 0, tzinfo=UTC)
+NOW = BASE + timedelta(days=2, minutes=30)
+
+
 async def as_reporting(dsn: str, query: str, params: dict[str, Any] | None = None
                        ) -> list[dict[str, Any]]:
+    """Rows of ``query`` run as the reporting role, with psql's ``:'job_id'`` bound from
+    ``params`` and ``now()`` read as NOW (the injected clock of the workload)."""
+    query = query.replace(":'job_id'", "%(job_id)s::uuid").replace("now()", "%(now)s::timestamptz")
     async with await psycopg.AsyncConnection.connect(dsn, row_factory=dict_row) as conn:
         await conn.execute("SET TIME ZONE 'UTC'")
         await conn.execute(sql.SQL("SET ROLE {}").format(sql.Identifier(ROLE)))
-        cur = await conn.execute(query.replace(":'job_id'", "%(job_id)s::uuid"), params or {})
+        cur = await conn.execute(query, {"now": NOW, **(params or {})})
         return await cur.fetchall()
 
 
@@ -111,8 +120,7 @@ async def workload(pool: AsyncConnectionPool, dsn: str, settings: Settings,
                    sink: Sink) -> dict[str, Any]:
     """Two days ago: an every-minute job that succeeds, one that fails, an edited job with an
     Authorization header; monitors pinged over two days, one down for an hour, one down now."""
-    now = datetime.now(UTC)
-    base = now.replace(minute=0, second=0, microsecond=0) - timedelta(days=2)
+    base = BASE
     clock = FrozenClock(base)
     actor = await new_actor(pool)
     sink.reply("/fail", Reply(status=500))
@@ -182,7 +190,7 @@ async def test_every_documented_example_runs_as_the_reporting_role(
     month = w["base"].date().replace(day=1)
     assert len(uptime) == 4  # two monitors, the month of creation and this one
     lower = max(datetime(month.year, month.month, 1, tzinfo=UTC), w["base"] - timedelta(days=40))
-    expected = 100 * (1 - 3600 / (datetime.now(UTC) - lower).total_seconds())
+    expected = 100 * (1 - 3600 / (NOW - lower).total_seconds())
     assert abs(float(uptime[("backup", month)]) - expected) < 0.01
     assert all(float(v) == 100 for (name, m), v in uptime.items() if m != month), uptime
 
