@@ -132,6 +132,14 @@ async def api(shared_dsn: str, settings: Settings) -> AsyncIterator[AsyncTestCli
 
 
 @pytest.fixture
+async def frozen_api(shared_dsn: str, settings: Settings,
+                     clock: FrozenClock) -> AsyncIterator[AsyncTestClient]:
+    """The API on the shared database, with the ``clock`` fixture as its clock."""
+    async for client in _client(shared_dsn, settings, clock):
+        yield client
+
+
+@pytest.fixture
 async def team(pool: AsyncConnectionPool) -> dict[str, object]:
     """A new team with a write key and a read key: ``{"write", "read", "actor"}``."""
     name = f"team-{uuid.uuid4().hex[:10]}"

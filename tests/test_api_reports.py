@@ -7,8 +7,11 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import pytest
 from litestar.testing import AsyncTestClient
 from psycopg_pool import AsyncConnectionPool
+
+from core.clock import FrozenClock
 
 from core.db import transaction
 from core.events import append_events
@@ -16,7 +19,19 @@ from core.projections import histogram
 from tests.helpers import MonitorStream, project_all
 from tests.test_projector import outcome_events
 
+NOW = datetime(2026, 11, 30, 12, 30, tzinfo=UTC)
 JOB = {"name": "report me", "schedule": "0 * * * *", "request": {"url": "http://127.0.0.1:9/x"}}
+
+
+@pytest.fixture
+def clock() -> FrozenClock:
+    """The API's clock in this module: the read models' default ranges end at NOW."""
+    return FrozenClock(NOW)
+
+
+@pytest.fixture
+async def api(frozen_api: AsyncTestClient) -> AsyncTestClient:
+    return frozen_api
 
 
 def _iso(t: datetime) -> str:
@@ -39,7 +54,7 @@ async def _outcomes(pool: AsyncConnectionPool, team: dict[str, Any], job: uuid.U
 async def test_dashboard_summarises_only_the_team(
     api: AsyncTestClient, pool: AsyncConnectionPool, team: dict[str, Any]
 ) -> None:
-    now = datetime.now(UTC)
+    now = NOW
     broken = await _job(api, team, name="broken")
     healthy = await _job(api, team, name="healthy")
     paused = await _job(api, team, name="paused", paused=True)
@@ -80,7 +95,7 @@ async def test_job_stats_per_hour_and_day(
     api: AsyncTestClient, pool: AsyncConnectionPool, team: dict[str, Any]
 ) -> None:
     job = await _job(api, team)
-    hour = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
+    hour = NOW.replace(minute=0)
     await _outcomes(pool, team, job, hour - timedelta(hours=2, minutes=-5),
                     ("run.succeeded", 100, 10), ("run.succeeded", 200, 20),
                     ("run.failed", 300, 30))
@@ -107,7 +122,7 @@ async def test_job_stats_per_hour_and_day(
     r = await api.get(f"/v1/jobs/{job}/stats", headers=team["auth"], params={"bucket": "day"})
     assert r.status_code == 200, r.text
     days = r.json()["items"]
-    assert len(days) in (30, 31) and sum(d["runs"] for d in days) == 4
+    assert len(days) == 31 and sum(d["runs"] for d in days) == 4  # 30 days back from NOW
 
 
 async def test_job_stats_rejects_bad_input(api: AsyncTestClient, team: dict[str, Any]) -> None:
@@ -141,7 +156,7 @@ async def test_job_stats_are_team_scoped(api: AsyncTestClient, pool: AsyncConnec
 
 async def test_monitor_uptime(api: AsyncTestClient, pool: AsyncConnectionPool,
                               team: dict[str, Any]) -> None:
-    now = datetime.now(UTC).replace(microsecond=0)
+    now = NOW
     m = MonitorStream(team["actor"].team_id)
     await m.append(pool, now - timedelta(hours=10), ("monitor.created", {"name": "cron"}))
     await m.append(pool, now - timedelta(hours=4), ("monitor.down", {}))
@@ -164,7 +179,7 @@ async def test_monitor_uptime(api: AsyncTestClient, pool: AsyncConnectionPool,
     body = r.json()
     assert r.status_code == 200 and len(body["downtime_periods"]) == 2
     assert body["downtime_periods"][1]["ended_at"] is None
-    assert 79 < body["uptime_percent"] < 81  # about 2 of 10 hours down
+    assert body["uptime_percent"] == 80  # 2 of the 10 hours since creation down
 
     for params in ({"from": "nonsense"}, {"from": _iso(now), "to": _iso(now)}):
         r = await api.get(f"/v1/monitors/{m.id}/uptime", headers=team["auth"], params=params)
