@@ -8,7 +8,7 @@ itself a trusted proxy (each proxy appends the address it got the request from, 
 left of that was written by the client and can be anything); when every entry is trusted, or
 with ``*``, it is the left-most. Unlike uvicorn, an entry that is not an IP address (with an
 optional port) makes the header count as absent: the peer address is used. See
-docs/heartbeats.md ("What is recorded").
+docs/heartbeats.md ("Pinging").
 """
 
 from __future__ import annotations
