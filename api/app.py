@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -42,6 +43,8 @@ from core.notifications.lookup import KeyRingSecrets, SecretLookup
 from core.notifications.sealing import AesGcmSealer, Sealer
 from core.version import VERSION
 
+log = logging.getLogger("cronledger.api")
+
 
 def create_app(dsn: str, settings: Settings, clock: Clock | None = None, *,
                sealer: Sealer | None = None, secrets: SecretLookup | None = None,
@@ -63,6 +66,8 @@ def create_app(dsn: str, settings: Settings, clock: Clock | None = None, *,
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         app.state.pool = await open_pool(dsn, min_size=2, max_size=settings.db_pool_size)
+        if not settings.metrics_token:
+            log.info("/metrics is public: set CRONLEDGER_METRICS_TOKEN to require a token")
         client = make_client(20, block_private_targets=settings.block_private_targets)
         ring = app.state.keyring
         app.state.notify = NotifyKit(sealer or AesGcmSealer(ring), secrets or KeyRingSecrets(ring),

@@ -5,6 +5,7 @@
     cronledger api [--workers N]  the API only    cronledger worker   scheduler and monitor checker
     cronledger migrate    apply migrations        cronledger db-url   print the DSN
     cronledger apikey create [--team T] [--scope read|write] [--name N]   print a new key
+    cronledger apikey list [--team T]     list keys (never the keys)   cronledger apikey revoke ID
     cronledger secrets new-key            print a new secret key (for CRONLEDGER_SECRET_KEY)
     cronledger secrets rotate-key [--new-key]   re-encrypt every secret under the current key
     cronledger projections rebuild   truncate every projection and replay the event log
@@ -19,7 +20,10 @@ import logging
 import os
 import signal
 import sys
+import textwrap
+import uuid
 from collections.abc import Iterator
+from typing import Any
 
 from core.config import ConfigError, Settings, load_settings
 from core.errors import DomainError
@@ -117,6 +121,61 @@ def _apikey_create(settings: Settings, args: argparse.Namespace) -> int:
         key = asyncio.run(run(dsn))
     print(key)
     return 0
+
+
+def _apikey(settings: Settings, args: argparse.Namespace) -> int:
+    """``apikey create|list|revoke``: 0 on success, 1 for an unknown or revoked key."""
+    if args.action == "create":
+        return _apikey_create(settings, args)
+    from core.actor import Actor
+    from core.apikeys import find_api_key, list_all_api_keys, revoke_api_key
+    from core.clock import SystemClock
+    from core.db import open_pool
+    from core.errors import NotFound
+
+    async def run(dsn: str) -> tuple[int, list[str]]:
+        pool = await open_pool(dsn, min_size=1, max_size=1)
+        try:
+            if args.action == "list":
+                return 0, _key_table(await list_all_api_keys(pool, args.team))
+            row = await find_api_key(pool, args.key_id)
+            if row is None:
+                return 1, [f"cronledger: no API key {args.key_id}"]
+            if row["revoked_at"] is not None:
+                return 1, [f"cronledger: API key {args.key_id} was already revoked at "
+                           f"{row['revoked_at'].isoformat()}"]
+            try:  # the API's DELETE /v1/api-keys/{id}, as the key's own team
+                await revoke_api_key(pool, Actor(team_id=row["team_id"]), args.key_id,
+                                     SystemClock().now())
+            except NotFound:  # revoked meanwhile
+                return 1, [f"cronledger: API key {args.key_id} was already revoked"]
+            return 0, [f"revoked API key {args.key_id}"]
+        finally:
+            await pool.close()
+
+    with database(settings) as dsn:
+        status, lines = asyncio.run(run(dsn))
+    if args.action == "list" and not lines:
+        print("no API keys" + (f" for team {args.team!r}" if args.team else "")
+              + ": create one with `cronledger apikey create`", file=sys.stderr)
+    for line in lines:
+        print(line, file=sys.stderr if status else sys.stdout)
+    return status
+
+
+def _key_table(rows: list[dict[str, Any]]) -> list[str]:
+    """Aligned columns with a header line; ``[]`` for no rows. Never the key or its hash."""
+    if not rows:
+        return []
+    header = ("ID", "TEAM", "SCOPE", "NAME", "PREFIX", "CREATED", "REVOKED")
+    cells = [header] + [
+        (str(r["id"]), r["team"], r["scope"], r["name"] or "-", r["prefix"],
+         r["created_at"].isoformat(timespec="seconds"),
+         r["revoked_at"].isoformat(timespec="seconds") if r["revoked_at"] else "-")
+        for r in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
+    return ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
+            for row in cells]
 
 
 def _secrets(settings: Settings, args: argparse.Namespace) -> int:
@@ -217,39 +276,160 @@ def _positive(text: str) -> int:
     return value
 
 
+_D = Settings()  # the defaults shown in --help come from the settings themselves
+# Every environment variable a command's --help names: one line each (docs/operations.md has
+# the full list with units and ranges).
+_ENV = {
+    "DATABASE_URL": "libpq DSN of the database; unset: an embedded PostgreSQL is started in "
+                    "CRONLEDGER_DATA_DIR (and stopped on exit)",
+    "CRONLEDGER_DATA_DIR": f"embedded mode: data folder (default {_D.data_dir})",
+    "CRONLEDGER_HOST": f"listen address (default {_D.host}; --host)",
+    "CRONLEDGER_PORT": f"listen port (default {_D.port}; --port)",
+    "CRONLEDGER_PUBLIC_URL": "externally visible base URL of ping URLs (default: the URL the "
+                             "client used)",
+    "CRONLEDGER_SECRET_KEY": "base64 32-byte keys for secrets, current first (make one: "
+                             "cronledger secrets new-key); unset with DATABASE_URL: secrets "
+                             "are disabled",
+    "CRONLEDGER_SECRET_KEY_FILE": "a file of keys, one per line (embedded mode default: "
+                                  "$CRONLEDGER_DATA_DIR/secret.key, created on first start)",
+    "CRONLEDGER_TRUSTED_PROXIES": f"peers whose X-Forwarded-For is believed (default "
+                                  f"{_D.trusted_proxies}; * for all)",
+    "CRONLEDGER_METRICS_TOKEN": "bearer token /metrics requires (default unset: /metrics is "
+                                "public)",
+    "CRONLEDGER_WORKER_ID": "name of this worker in runs and events (default hostname:pid)",
+    "CRONLEDGER_MAX_CONCURRENCY": f"requests in flight per worker (default "
+                                  f"{_D.max_concurrency})",
+    "CRONLEDGER_SHUTDOWN_GRACE": f"seconds in-flight attempts may finish on SIGTERM (default "
+                                 f"{_D.shutdown_grace_seconds:g})",
+    "CRONLEDGER_LOG_LEVEL": "DEBUG, INFO, WARNING… (--log-level; default INFO for serve, api "
+                            "and worker, WARNING for the other commands)",
+}
+_DB = ("DATABASE_URL", "CRONLEDGER_DATA_DIR")
+_KEYS = ("CRONLEDGER_SECRET_KEY", "CRONLEDGER_SECRET_KEY_FILE")
+_API = ("CRONLEDGER_HOST", "CRONLEDGER_PORT", "CRONLEDGER_PUBLIC_URL",
+        "CRONLEDGER_TRUSTED_PROXIES", "CRONLEDGER_METRICS_TOKEN")
+_WORKER = ("CRONLEDGER_WORKER_ID", "CRONLEDGER_MAX_CONCURRENCY", "CRONLEDGER_SHUTDOWN_GRACE")
+_MIGRATES = "Applies pending database migrations first."
+_WIDTH = 79
+
+
+def _epilog(names: tuple[str, ...], *notes: str) -> str:
+    """The ``--help`` epilog: ``notes``, then the environment variables ``names`` read."""
+    width = max(len(n) for n in names) if names else 0
+    lines = [*map(_fill, notes), *([""] if notes else [])]
+    if names:
+        lines.append("environment:")
+        lines += [textwrap.fill(_ENV[name], _WIDTH, initial_indent=f"  {name:<{width}}  ",
+                                subsequent_indent=" " * (width + 4)) for name in names]
+        lines.append("  (every setting: docs/operations.md)")
+    return "\n".join(lines)
+
+
+def _fill(text: str) -> str:
+    return textwrap.fill(text, _WIDTH)
+
+
+def _key_id(text: str) -> uuid.UUID:
+    try:
+        return uuid.UUID(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an API key id (a UUID): {text[:64]!r}") from None
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="cronledger", description=__doc__.split("\n")[0])
+    formatter = argparse.RawDescriptionHelpFormatter
+    parser = argparse.ArgumentParser(
+        prog="cronledger", formatter_class=formatter,
+        description=_fill("cronledger: a Postgres-only, event-sourced HTTP cron scheduler and "
+                          "heartbeat monitor. `cronledger COMMAND --help` describes each "
+                          "command."),
+        epilog=_epilog(_DB + ("CRONLEDGER_LOG_LEVEL",),
+                       "Start with `cronledger serve` (embedded PostgreSQL when DATABASE_URL "
+                       "is unset), then `cronledger apikey create` for a key; the API is on "
+                       f"http://{_D.host}:{_D.port}."))
     parser.add_argument("--log-level", default=os.environ.get("CRONLEDGER_LOG_LEVEL"),
                         help="DEBUG, INFO, WARNING… (CRONLEDGER_LOG_LEVEL; default INFO for "
                              "serve, api and worker, WARNING for the other commands)")
-    sub = parser.add_subparsers(dest="command", required=True)
-    for name, text in (("serve", "run the API and the scheduler in one process"),
-                       ("api", "run the API only")):
-        p = sub.add_parser(name, help=text)
-        p.add_argument("--host", help="listen address (CRONLEDGER_HOST, default 127.0.0.1)")
-        p.add_argument("--port", type=int, help="listen port (CRONLEDGER_PORT, default 8000)")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def command(parent: Any, name: str, help_text: str, description: str,
+                env: tuple[str, ...], *notes: str) -> argparse.ArgumentParser:
+        return parent.add_parser(name, help=help_text, description=_fill(description),
+                                 epilog=_epilog(env, *notes), formatter_class=formatter)
+
+    serving = {
+        "serve": ("run the API and the background services in one process",
+                  "Run the API and the background services (scheduler, monitor checker, "
+                  "notifier, projector) in one process until SIGINT or SIGTERM.",
+                  _DB + _KEYS + _API + _WORKER),
+        "api": ("run the API only",
+                "Run the HTTP API only (jobs, monitors, pings, /metrics); run `cronledger "
+                "worker` next to it for the scheduler.", _DB + _KEYS + _API),
+    }
+    for name, (help_text, description, env) in serving.items():
+        p = command(sub, name, help_text, description, env, _MIGRATES)
+        p.add_argument("--host", help=f"listen address (CRONLEDGER_HOST, default {_D.host})")
+        p.add_argument("--port", type=int,
+                       help=f"listen port (CRONLEDGER_PORT, default {_D.port})")
         if name == "api":
             p.add_argument("--workers", type=_positive, default=1,
-                           help="API processes sharing the port (default 1)")
-    sub.add_parser("worker", help="run the scheduler only")
-    sub.add_parser("migrate", help="apply database migrations")
-    sub.add_parser("db-url", help="print the database DSN")
-    key = sub.add_parser("apikey", help="manage API keys").add_subparsers(
-        dest="action", required=True)
-    create = key.add_parser("create", help="create a key and print it (shown once)")
-    create.add_argument("--team", default="default", help="team name (created if missing)")
-    create.add_argument("--scope", choices=("read", "write"), default="write")
-    create.add_argument("--name", default="", help="a label for the key")
-    secrets = sub.add_parser("secrets", help="manage the secret encryption keys").add_subparsers(
-        dest="action", required=True)
-    secrets.add_parser("new-key", help="print a new random key for CRONLEDGER_SECRET_KEY")
-    rotate = secrets.add_parser("rotate-key",
-                                help="re-encrypt every secret under the current (first) key")
+                           help="API processes sharing the port (1-64, default 1); needs "
+                                "nothing else: DATABASE_URL is passed on")
+    command(sub, "worker", "run the background services only",
+            "Run the scheduler, monitor checker, notifier and projector (no HTTP) until SIGINT "
+            "or SIGTERM; any number may run against one database.",
+            _DB + _KEYS + ("CRONLEDGER_PUBLIC_URL",) + _WORKER, _MIGRATES)
+    command(sub, "migrate", "apply database migrations",
+            "Apply pending database migrations and exit (serve, api and worker also do).", _DB)
+    command(sub, "db-url", "print the database DSN",
+            "Print DATABASE_URL, or the DSN of the embedded PostgreSQL running for "
+            "CRONLEDGER_DATA_DIR (exit 1 when none runs), e.g. psql \"$(cronledger db-url)\".",
+            _DB)
+
+    key = command(sub, "apikey", "manage API keys",
+                  "Create, list and revoke the API keys of teams.", _DB).add_subparsers(
+        dest="action", required=True, metavar="ACTION")
+    create = command(key, "create", "create a key and print it (shown once)",
+                     "Create an API key and print it on stdout. It is shown only this once "
+                     "(only its hash is stored): to replace a lost key, create a new one and "
+                     "revoke the old.", _DB, _MIGRATES)
+    create.add_argument("--team", default="default",
+                        help="team name, created if missing (default: default)")
+    create.add_argument("--scope", choices=("read", "write"), default="write",
+                        help="read keys may only GET (default: write)")
+    create.add_argument("--name", default="", help="a label for the key (default: none)")
+    listing = command(key, "list", "list API keys (never the keys themselves)",
+                      "List API keys, oldest first per team: id, team, scope, name, prefix (the "
+                      "key's first 8 characters), created, revoked. Revoked keys are listed "
+                      "too. Last use is not recorded.", _DB, _MIGRATES)
+    listing.add_argument("--team", help="only this team (default: every team)")
+    revoke = command(key, "revoke", "revoke an API key",
+                     "Revoke an API key at once: requests with it get 401. Exit 1 when no "
+                     "such key exists or it is already revoked.", _DB, _MIGRATES)
+    revoke.add_argument("key_id", type=_key_id, metavar="ID",
+                        help="the key's id (from `cronledger apikey list` or GET /v1/api-keys)")
+
+    secrets = command(sub, "secrets", "manage the secret encryption keys",
+                      "Make and rotate the keys that encrypt team secrets and signing secrets "
+                      "(docs/operations.md, \"Secrets and key rotation\").", ()).add_subparsers(
+        dest="action", required=True, metavar="ACTION")
+    command(secrets, "new-key", "print a new random key for CRONLEDGER_SECRET_KEY",
+            "Print a new random key (base64 of 32 bytes) for CRONLEDGER_SECRET_KEY; touches "
+            "no database.", ())
+    rotate = command(secrets, "rotate-key",
+                     "re-encrypt every secret under the current (first) key",
+                     "Re-encrypt every secret and signing secret that is not under the current "
+                     "(first) key, and print how many values each configured key still "
+                     "encrypts. Exit 1 when some values use a key that is not configured.",
+                     _DB + _KEYS, _MIGRATES)
     rotate.add_argument("--new-key", action="store_true",
-                        help="key file only: first add a new current key to the file")
-    projections = sub.add_parser("projections", help="manage projections").add_subparsers(
-        dest="action", required=True)
-    projections.add_parser("rebuild", help="truncate every projection and replay the log")
+                        help="key file only: first add a new current key at the top of the file")
+    projections = command(sub, "projections", "manage projections",
+                          "Manage the read models built from the event log.", ()
+                          ).add_subparsers(dest="action", required=True, metavar="ACTION")
+    command(projections, "rebuild", "truncate every projection and replay the log",
+            "Truncate every projection and replay the whole event log in one transaction "
+            "(commands wait meanwhile), then print the row counts.", _DB, _MIGRATES)
     return parser
 
 
@@ -296,7 +476,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "secrets":
             return _secrets(settings, args)
-        return _apikey_create(settings, args)
+        return _apikey(settings, args)
     except DomainError as exc:
         print(f"cronledger: {exc.detail}", file=sys.stderr)
         return 2

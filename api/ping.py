@@ -15,7 +15,6 @@ No input produces a 500.
 from __future__ import annotations
 
 import functools
-import ipaddress
 import logging
 from urllib.parse import parse_qsl
 
@@ -34,6 +33,7 @@ from core.monitors.ping import (
     parse_rid,
     parse_target,
 )
+from core.proxies import trusted_proxies
 
 log = logging.getLogger("cronledger.api.ping")
 
@@ -59,7 +59,8 @@ async def _reply(send: Send, status: int, text: bytes, *, head: bool, limit: byt
 
 
 def _headers(scope: Scope) -> tuple[int | None, str | None, str | None]:
-    """``(content length, user agent, forwarded-for)`` from the raw headers."""
+    """``(content length, user agent, forwarded-for)`` from the raw headers (several
+    ``X-Forwarded-For`` headers are joined with commas, as uvicorn does)."""
     length = agent = forwarded = None
     for name, value in scope["headers"]:
         if name == b"content-length":
@@ -67,21 +68,19 @@ def _headers(scope: Scope) -> tuple[int | None, str | None, str | None]:
         elif name == b"user-agent":
             agent = value.decode("latin-1")
         elif name == b"x-forwarded-for":
-            forwarded = value.decode("latin-1")
+            text = value.decode("latin-1")
+            forwarded = f"{forwarded},{text}" if forwarded else text
     return length, agent, forwarded
 
 
-def _remote_addr(scope: Scope, forwarded: str | None) -> str | None:
-    """The first ``X-Forwarded-For`` address when it is one (healthchecks records that), else the
-    peer address."""
-    if forwarded:
-        first = forwarded.split(",", 1)[0].strip()
-        try:
-            return str(ipaddress.ip_address(first))
-        except ValueError:
-            pass
+def _remote_addr(scope: Scope, forwarded: str | None, trusted: str) -> str | None:
+    """The client address: from ``X-Forwarded-For`` only when the peer is one of the trusted
+    proxies ``trusted`` (``CRONLEDGER_TRUSTED_PROXIES``, uvicorn's rules:
+    :class:`core.proxies.TrustedProxies`), else the peer address."""
     client = scope.get("client")
-    return clean_text(client[0], MAX_REMOTE_ADDR) if client else None
+    peer = client[0] if client else None
+    address = trusted_proxies(trusted).client(peer, forwarded) if forwarded else peer
+    return clean_text(address, MAX_REMOTE_ADDR) if address else None
 
 
 async def _read_body(receive: Receive, declared: int | None, keep: int) -> tuple[bytes, int]:
@@ -137,7 +136,7 @@ async def ping_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
         return
     token, kind, exit_status = target
     ping = Ping(token=token, kind=kind, method=method, exit_status=exit_status, rid=rid,
-                remote_addr=_remote_addr(scope, forwarded),
+                remote_addr=_remote_addr(scope, forwarded, state.settings.trusted_proxies),
                 user_agent=clean_text(agent, MAX_USER_AGENT), body=body or None,
                 body_size=size)
     try:

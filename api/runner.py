@@ -6,9 +6,9 @@ because after a graceful shutdown it re-raises SIGTERM with the default handler,
 the process before the embedded PostgreSQL is stopped).
 
 uvicorn's proxy-header rewriting is off: the one place that reads ``X-Forwarded-For`` is the
-ping route (``api/ping.py``, the first address when it is a valid IP, as healthchecks does), and
-it needs the real peer address as its fallback, not whatever text a client put last in the
-header (uvicorn trusts 127.0.0.1 by default and copies that text unchecked).
+ping route (``api/ping.py``), which applies uvicorn's rules itself with
+``CRONLEDGER_TRUSTED_PROXIES`` (``core/proxies.py``) and needs the real peer address to decide
+and as its fallback, not whatever text a client put in the header.
 """
 
 from __future__ import annotations

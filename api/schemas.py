@@ -203,6 +203,7 @@ class ApiKey(Struct):
 
 class ApiKeyList(Struct):
     items: list[ApiKey]
+    next_cursor: str | None
 
 
 class SecretPut(Struct, forbid_unknown_fields=True):

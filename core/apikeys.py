@@ -15,7 +15,7 @@ from typing import Any
 from psycopg_pool import AsyncConnectionPool
 
 from core.actor import Actor
-from core.db import transaction
+from core.db import fetch_team_page, transaction
 from core.errors import NotFound, invalid
 from core.queries import Q
 
@@ -73,11 +73,30 @@ async def authenticate(pool: AsyncConnectionPool, key: str) -> Actor | None:
     return Actor(team_id=row["team_id"], key_id=row["id"], scope=row["scope"])
 
 
-async def list_api_keys(pool: AsyncConnectionPool, actor: Actor) -> list[dict[str, Any]]:
-    """The team's active keys (prefix, scope, name, creation time; never the key)."""
+async def list_api_keys(pool: AsyncConnectionPool, actor: Actor, *, limit: int = 50,
+                        after: tuple[datetime, uuid.UUID] | None = None) -> list[dict[str, Any]]:
+    """A page of the team's active keys, oldest first: ``id``, ``name``, ``prefix``, ``scope``,
+    ``created_at`` (never the key or its hash); at most ``limit`` rows after the keyset
+    ``after`` = ``(created_at, id)`` of the previous page's last row."""
+    return await fetch_team_page(pool, Q["api_key_list"], actor.team_id, limit=limit,
+                                 after=after)
+
+
+async def list_all_api_keys(pool: AsyncConnectionPool,
+                            team: str | None = None) -> list[dict[str, Any]]:
+    """Every key of every team (or of the team named ``team``), revoked ones included, for the
+    operator's CLI: ``id``, ``team`` (its name), ``name``, ``prefix``, ``scope``,
+    ``created_at``, ``revoked_at`` (``None`` when active). Never the key or its hash."""
     async with pool.connection() as conn:
-        cur = await conn.execute(Q["api_key_list"], {"team_id": actor.team_id})
+        cur = await conn.execute(Q["api_key_admin_list"], {"team": team})
         return await cur.fetchall()
+
+
+async def find_api_key(pool: AsyncConnectionPool, key_id: uuid.UUID) -> dict[str, Any] | None:
+    """``{"id", "team_id", "revoked_at"}`` of any team's key, or ``None`` when there is none."""
+    async with pool.connection() as conn:
+        cur = await conn.execute(Q["api_key_find"], {"id": key_id})
+        return await cur.fetchone()
 
 
 async def revoke_api_key(

@@ -90,6 +90,11 @@ class Settings:
     ping_synchronous_commit: bool = True
     projector_interval_seconds: float = 1.0
     projector_batch: int = 20_000
+    # Bearer token /metrics requires; empty: /metrics is public (docs/operations.md).
+    metrics_token: str = field(default="", repr=False)
+    # Peers whose X-Forwarded-For is believed, as uvicorn's --forwarded-allow-ips
+    # (core/proxies.py; docs/heartbeats.md).
+    trusted_proxies: str = "127.0.0.1,::1"
     worker_id: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}")
 
     @property
@@ -147,6 +152,8 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         projector_interval_seconds=_float(env, "CRONLEDGER_PROJECTOR_INTERVAL", 1.0, 0.05,
                                           3600.0),
         projector_batch=_int(env, "CRONLEDGER_PROJECTOR_BATCH", 20_000, 1, 100_000),
+        metrics_token=_metrics_token(env),
+        trusted_proxies=_trusted_proxies(env),
     )
 
 
@@ -154,6 +161,27 @@ def _choice(env: Mapping[str, str], name: str, default: str, allowed: tuple[str,
     raw = env.get(name, "").strip().lower() or default
     if raw not in allowed:
         raise ConfigError(f"{name} must be one of {', '.join(allowed)}, got {raw!r}")
+    return raw
+
+
+def _metrics_token(env: Mapping[str, str]) -> str:
+    """``CRONLEDGER_METRICS_TOKEN`` (surrounding whitespace dropped; empty: no token)."""
+    token = env.get("CRONLEDGER_METRICS_TOKEN", "").strip()
+    if token and (len(token) > 1000 or not token.isprintable() or " " in token):
+        raise ConfigError("CRONLEDGER_METRICS_TOKEN must be at most 1000 printable characters "
+                          "without spaces")
+    return token
+
+
+def _trusted_proxies(env: Mapping[str, str]) -> str:
+    """``CRONLEDGER_TRUSTED_PROXIES``, checked now so a typo stops the process at start."""
+    from core.proxies import TrustedProxies
+
+    raw = env.get("CRONLEDGER_TRUSTED_PROXIES", "").strip() or "127.0.0.1,::1"
+    try:
+        TrustedProxies.parse(raw)
+    except ValueError as exc:
+        raise ConfigError(f"CRONLEDGER_TRUSTED_PROXIES: {exc}") from None
     return raw
 
 

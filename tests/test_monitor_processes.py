@@ -57,8 +57,9 @@ async def test_api_with_two_workers_records_every_ping(fresh_dsn: str, tmp_path:
             monitor = r.json()
             answers = await asyncio.gather(*(api.get(monitor["ping_url"]) for _ in range(60)))
             assert [a.status_code for a in answers] == [200] * 60
-            # The client address: the first X-Forwarded-For entry when it is an IP, else the
-            # real peer, never other text from the header.
+            # The client address: the peer (127.0.0.1) is a trusted proxy by default
+            # (CRONLEDGER_TRUSTED_PROXIES), so the right-most X-Forwarded-For entry that is not
+            # one, when it is an IP, else the real peer; never other text from the header.
             for forwarded in (b"203.0.113.9, 10.0.0.1", b"not-an-ip, 198.51.100.7", b"\xff",
                               b"9" * 5000):
                 r = await api.get(monitor["ping_url"], headers={"X-Forwarded-For": forwarded})
@@ -74,4 +75,4 @@ async def test_api_with_two_workers_records_every_ping(fresh_dsn: str, tmp_path:
             "SELECT count(*) FROM events WHERE stream_id = %s AND event_type = 'monitor.pinged'",
             (monitor["id"],)).fetchall()
     assert pinged == 64
-    assert addresses == ["127.0.0.1", "127.0.0.1", "127.0.0.1", "203.0.113.9"]  # latest first
+    assert addresses == ["127.0.0.1", "127.0.0.1", "198.51.100.7", "10.0.0.1"]  # latest first

@@ -5,10 +5,11 @@ from __future__ import annotations
 import uuid
 
 from litestar import Controller, delete, get, post
-from litestar.params import FromPath, JSONBody
+from litestar.params import FromPath, FromQuery, JSONBody
 from litestar.status_codes import HTTP_204_NO_CONTENT
 
-from api.deps import ActorDep, ClockDep, PoolDep
+from api.deps import ActorDep, ClockDep, Limit, PoolDep
+from api.pagination import DEFAULT_LIMIT, check_limit, decode_cursor, encode_cursor
 from api.schemas import ApiKey, ApiKeyCreate, ApiKeyList, from_row
 from core.apikeys import create_api_key, list_api_keys, revoke_api_key
 
@@ -22,9 +23,14 @@ class ApiKeyController(Controller):
         key, record = await create_api_key(pool, actor.team_id, data.scope, data.name)
         return from_row(ApiKey, {**record, "key": key})
 
-    @get("/", summary="List the team's API keys")
-    async def list(self, actor: ActorDep, pool: PoolDep) -> ApiKeyList:
-        return ApiKeyList(items=[from_row(ApiKey, r) for r in await list_api_keys(pool, actor)])
+    @get("/", summary="List the team's active API keys, oldest first (never the key)")
+    async def list(self, actor: ActorDep, pool: PoolDep, limit: Limit = DEFAULT_LIMIT,
+                   cursor: FromQuery[str | None] = None) -> ApiKeyList:
+        rows = await list_api_keys(pool, actor, limit=check_limit(limit),
+                                   after=decode_cursor(cursor))
+        next_cursor = (encode_cursor(rows[-1]["created_at"], rows[-1]["id"])
+                       if len(rows) == limit else None)
+        return ApiKeyList(items=[from_row(ApiKey, r) for r in rows], next_cursor=next_cursor)
 
     @delete("/{key_id:uuid}", status_code=HTTP_204_NO_CONTENT, summary="Revoke an API key")
     async def revoke(self, key_id: FromPath[uuid.UUID], actor: ActorDep, pool: PoolDep,

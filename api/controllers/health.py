@@ -3,12 +3,14 @@
 
 from __future__ import annotations
 
+import hmac
 from typing import Any
 
 from litestar import Request, get
 from litestar.response import Response
 
 from api.errors import problem
+from core.errors import Unauthorized
 from core.metrics import CONTENT_TYPE, render_metrics
 from core.migrate import current_revision, head_revision
 
@@ -30,7 +32,25 @@ async def readyz(request: Request[Any, Any, Any]) -> Response[dict[str, Any]]:
     return Response({"status": "ready", "migration": revision})
 
 
-@get("/metrics", summary="Prometheus metrics", tags=["health"], media_type=CONTENT_TYPE)
+def check_metrics_token(request: Request[Any, Any, Any]) -> None:
+    """With ``CRONLEDGER_METRICS_TOKEN`` set, require ``Authorization: Bearer <token>``
+    (compared in constant time); unset, ``/metrics`` is public (docs/operations.md).
+
+    Raises:
+        Unauthorized: the token is set and the request does not present it.
+    """
+    token = request.app.state.settings.metrics_token
+    if not token:
+        return
+    scheme, _, given = request.headers.get("authorization", "").partition(" ")
+    if scheme.lower() != "bearer" or not hmac.compare_digest(
+            given.strip().encode("latin-1", "replace"), token.encode()):
+        raise Unauthorized("/metrics needs Authorization: Bearer <CRONLEDGER_METRICS_TOKEN>")
+
+
+@get("/metrics", summary="Prometheus metrics (Bearer CRONLEDGER_METRICS_TOKEN when it is set)",
+     tags=["health"], media_type=CONTENT_TYPE)
 async def metrics(request: Request[Any, Any, Any]) -> Response[bytes]:
+    check_metrics_token(request)
     body = await render_metrics(request.app.state.pool, request.app.state.clock.now())
     return Response(body, media_type=CONTENT_TYPE)

@@ -11,7 +11,13 @@ from litestar.status_codes import HTTP_202_ACCEPTED, HTTP_204_NO_CONTENT
 from psycopg_pool import AsyncConnectionPool
 
 from api.deps import ActorDep, ClockDep, KeyRingDep, Limit, PoolDep
-from api.pagination import DEFAULT_LIMIT, check_limit, decode_cursor, encode_cursor
+from api.pagination import (
+    DEFAULT_LIMIT,
+    check_limit,
+    decode_cursor,
+    decode_position_cursor,
+    encode_cursor,
+)
 from api.schemas import (
     Event,
     EventPage,
@@ -115,11 +121,7 @@ class JobController(Controller):
     async def events(self, job_id: FromPath[uuid.UUID], actor: ActorDep, pool: PoolDep,
                      limit: Annotated[int, QueryParameter(ge=1, le=1000)] = 100,
                      cursor: FromQuery[str | None] = None) -> EventPage:
-        after = 0
-        if cursor:
-            if not cursor.isdigit() or len(cursor) > 9:
-                raise invalid("cursor", "is not a valid cursor")
-            after = int(cursor)
+        after = decode_position_cursor(cursor) or 0
         rows = await job_events(pool, actor, job_id, after_version=after, limit=limit)
         next_cursor = str(rows[-1]["stream_version"]) if len(rows) == limit else None
         return EventPage(items=[from_row(Event, r) for r in rows], next_cursor=next_cursor)

@@ -13,7 +13,13 @@ from msgspec import structs
 from psycopg_pool import AsyncConnectionPool
 
 from api.deps import ActorDep, ClockDep, Limit, PoolDep
-from api.pagination import DEFAULT_LIMIT, check_limit, decode_cursor, encode_cursor
+from api.pagination import (
+    DEFAULT_LIMIT,
+    check_limit,
+    decode_cursor,
+    decode_position_cursor,
+    encode_cursor,
+)
 from api.schemas import Event as EventView
 from api.schemas import (
     EventPage,
@@ -53,14 +59,6 @@ async def _monitor(pool: AsyncConnectionPool, actor: Actor, monitor_id: uuid.UUI
                    token: str | None = None) -> Monitor:
     row = await get_monitor(pool, actor, monitor_id)
     return monitor_view(row, _base_url(request) if request else None, token)
-
-
-def _cursor_id(cursor: str | None, digits: int) -> int | None:
-    if not cursor:
-        return None
-    if not cursor.isdigit() or len(cursor) > digits:
-        raise invalid("cursor", "is not a valid cursor")
-    return int(cursor)
 
 
 class MonitorController(Controller):
@@ -129,7 +127,7 @@ class MonitorController(Controller):
                     limit: Limit = DEFAULT_LIMIT,
                     cursor: FromQuery[str | None] = None) -> PingPage:
         rows = await list_pings(pool, actor, monitor_id, limit=check_limit(limit),
-                                before_version=_cursor_id(cursor, digits=9))
+                                before_version=decode_position_cursor(cursor))
         next_cursor = str(rows[-1]["version"]) if len(rows) == limit else None
         return PingPage(items=[from_row(PingRecord, r) for r in rows], next_cursor=next_cursor)
 
@@ -137,7 +135,7 @@ class MonitorController(Controller):
     async def events(self, monitor_id: FromPath[uuid.UUID], actor: ActorDep, pool: PoolDep,
                      limit: Annotated[int, QueryParameter(ge=1, le=1000)] = 100,
                      cursor: FromQuery[str | None] = None) -> EventPage:
-        after = _cursor_id(cursor, digits=9) or 0
+        after = decode_position_cursor(cursor) or 0
         rows = await monitor_events(pool, actor, monitor_id, after_version=after, limit=limit)
         next_cursor = str(rows[-1]["stream_version"]) if len(rows) == limit else None
         return EventPage(items=[from_row(EventView, r) for r in rows], next_cursor=next_cursor)

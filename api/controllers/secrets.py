@@ -2,31 +2,23 @@
 
 from __future__ import annotations
 
-import base64
-import binascii
-
 from litestar import Controller, Response, delete, get, put
 from litestar.params import FromPath, FromQuery, JSONBody
 from litestar.status_codes import HTTP_200_OK, HTTP_201_CREATED, HTTP_204_NO_CONTENT
 
 from api.deps import ActorDep, ClockDep, KeyRingDep, Limit, PoolDep
-from api.pagination import DEFAULT_LIMIT, check_limit
+from api.pagination import (
+    DEFAULT_LIMIT,
+    check_limit,
+    decode_name_cursor,
+    encode_name_cursor,
+)
 from api.schemas import Secret, SecretPage, SecretPut, from_row
-from core.errors import invalid
-from core.secrets import delete_secret, list_secrets, put_secret
+from core.secrets import NAME, delete_secret, list_secrets, put_secret
 
 
-def _encode(name: str) -> str:
-    return base64.urlsafe_b64encode(name.encode()).decode().rstrip("=")
-
-
-def _decode(cursor: str | None) -> str | None:
-    if not cursor:
-        return None
-    try:
-        return base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
-    except (binascii.Error, ValueError):
-        raise invalid("cursor", "is not a valid cursor") from None
+def _valid_name(name: str) -> bool:
+    return NAME.fullmatch(name) is not None
 
 
 class SecretController(Controller):
@@ -43,8 +35,9 @@ class SecretController(Controller):
     @get("/", summary="List the team's secrets (names and dates only)")
     async def list(self, actor: ActorDep, pool: PoolDep, limit: Limit = DEFAULT_LIMIT,
                    cursor: FromQuery[str | None] = None) -> SecretPage:
-        rows = await list_secrets(pool, actor, limit=check_limit(limit), after=_decode(cursor))
-        next_cursor = _encode(rows[-1]["name"]) if len(rows) == limit else None
+        rows = await list_secrets(pool, actor, limit=check_limit(limit),
+                                 after=decode_name_cursor(cursor, _valid_name))
+        next_cursor = encode_name_cursor(rows[-1]["name"]) if len(rows) == limit else None
         return SecretPage(items=[from_row(Secret, r) for r in rows], next_cursor=next_cursor)
 
     @delete("/{name:str}", status_code=HTTP_204_NO_CONTENT, summary="Delete a secret")

@@ -14,10 +14,25 @@ FROM api_keys k
 WHERE k.key_hash = %(key_hash)s AND k.revoked_at IS NULL;
 
 -- name: api_key_list
+-- The team's active keys; keyset pagination on (created_at, id).
 SELECT id, name, prefix, scope, created_at
 FROM api_keys
 WHERE team_id = %(team_id)s::uuid AND revoked_at IS NULL
-ORDER BY created_at, id;
+  AND (%(after_created)s::timestamptz IS NULL
+       OR (created_at, id) > (%(after_created)s::timestamptz, %(after_id)s::uuid))
+ORDER BY created_at, id
+LIMIT %(limit)s::int;
+
+-- name: api_key_admin_list
+-- Every key (revoked ones too) of every team, or of the team named %(team)s; for the CLI.
+SELECT k.id, t.name AS team, k.name, k.prefix, k.scope, k.created_at, k.revoked_at
+FROM api_keys k
+JOIN teams t ON t.id = k.team_id
+WHERE %(team)s::text IS NULL OR t.name = %(team)s::text
+ORDER BY t.name, k.created_at, k.id;
+
+-- name: api_key_find
+SELECT id, team_id, revoked_at FROM api_keys WHERE id = %(id)s::uuid;
 
 -- name: api_key_revoke
 UPDATE api_keys SET revoked_at = %(now)s::timestamptz

@@ -1,0 +1,150 @@
+"""Cursors of every paginated route: hostile cursors are a 422 on field ``cursor`` (never a 500,
+never a database error), valid ones still page; ``/v1/api-keys`` pages like the other lists."""
+
+from __future__ import annotations
+
+import base64
+import json
+import uuid
+from typing import Any
+
+import pytest
+from litestar.testing import AsyncTestClient
+from psycopg_pool import AsyncConnectionPool
+
+from core.apikeys import create_api_key
+
+Team = dict[str, Any]
+
+
+def b64(text: str | bytes) -> str:
+    raw = text.encode() if isinstance(text, str) else text
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def keyset(*items: Any) -> str:
+    return b64(json.dumps(list(items)))
+
+
+INSTANT = "2020-01-01T00:00:00+00:00"
+ROW = str(uuid.uuid4())
+
+# (route kind, path template); {job} and {monitor} are filled in per team.
+ROUTES = [
+    ("keyset", "/v1/jobs"),
+    ("keyset", "/v1/jobs/{job}/runs"),
+    ("position", "/v1/jobs/{job}/events"),
+    ("keyset", "/v1/monitors"),
+    ("position", "/v1/monitors/{monitor}/pings"),
+    ("position", "/v1/monitors/{monitor}/events"),
+    ("keyset", "/v1/channels"),
+    ("keyset", "/v1/notifications"),
+    ("name", "/v1/secrets"),
+    ("keyset", "/v1/api-keys"),
+]
+
+# (cursor, the route kinds for which it is a valid cursor)
+HOSTILE: list[tuple[str, set[str]]] = [
+    ("WyIyMDIwLTAxLTAxVDAwOjAwOjAwKzAwOjAwIiwgNV0", set()),  # ["…", 5]: an id of the wrong type
+    ("AA", set()),  # NUL
+    ("!!!", set()),  # not base64url
+    ("W10", set()),  # []
+    ("WzEsMl0", set()),  # [1, 2]
+    ("A" * 20_000, set()),  # huge
+    ("A", set()),  # impossible base64 length
+    ("AB==", set()),  # padding is not part of the alphabet
+    ("_w", set()),  # b"\xff": not UTF-8
+    (keyset(INSTANT), set()),
+    (keyset(INSTANT, ROW, 1), set()),
+    (keyset(INSTANT, "not-a-uuid"), set()),
+    (keyset("2020-01-01T00:00:00", ROW), set()),  # no offset
+    (keyset("0001-01-01T00:00:00+14:00", ROW), set()),  # before year 1 in UTC
+    (keyset("9999-12-31T23:59:59-14:00", ROW), set()),  # after year 9999 in UTC
+    (keyset("\ud800", ROW), set()),  # a lone surrogate
+    (keyset(INSTANT + "\x00", ROW), set()),
+    (b64('{"at": 1, "id": 2}'), set()),
+    (b64('"ab"'), set()),
+    (b64("1e999"), {"name"}),  # infinity in JSON, and a valid secret name
+    (b64("a\x00b"), set()),
+    (b64("x" * 101), set()),  # a name longer than secret names may be
+    (b64("bad name"), set()),
+    ("-1", set()),
+    ("²", set()),  # a Unicode digit: str.isdigit() says yes, int() says no
+    ("١٢", set()),  # Arabic-Indic digits, which int() would accept
+    ("1234567890", set()),  # a position beyond PostgreSQL's integer
+    # cursors of other routes
+    (keyset(INSTANT, ROW), {"keyset"}),
+    (b64("API_TOKEN"), {"name"}),
+    ("12", {"position"}),
+]
+
+
+@pytest.fixture
+async def paths(api: AsyncTestClient, team: Team) -> list[tuple[str, str]]:
+    job = await api.post("/v1/jobs", headers=team["auth"], json={
+        "name": "j", "schedule": "0 3 * * *", "paused": True,
+        "request": {"method": "GET", "url": "http://127.0.0.1:9/"}})
+    assert job.status_code == 201, job.text
+    monitor = await api.post("/v1/monitors", headers=team["auth"],
+                             json={"name": "m", "schedule": "1h"})
+    assert monitor.status_code == 201, monitor.text
+    ids = {"job": job.json()["id"], "monitor": monitor.json()["id"]}
+    return [(kind, path.format(**ids)) for kind, path in ROUTES]
+
+
+async def test_every_paginated_route_refuses_hostile_cursors(
+    api: AsyncTestClient, team: Team, paths: list[tuple[str, str]]
+) -> None:
+    failures = []
+    for kind, path in paths:
+        for cursor, valid_for in HOSTILE:
+            r = await api.get(path, params={"cursor": cursor}, headers=team["auth"])
+            expected = 200 if kind in valid_for else 422
+            body = r.json()
+            ok = r.status_code == expected and (
+                expected == 200 or (
+                    r.headers["content-type"].startswith("application/problem+json")
+                    and body["errors"] == [{"field": "cursor", "message": body["errors"][0][
+                        "message"]}] and "cursor" in body["detail"]))
+            if not ok:
+                failures.append((path, cursor[:60], r.status_code, r.text[:200]))
+    assert failures == []
+
+
+async def test_the_route_list_is_complete(api: AsyncTestClient) -> None:
+    """Every GET route taking ``cursor`` is in ROUTES (a new list must join the table)."""
+    schema = (await api.get("/schema/openapi.json")).json()
+    with_cursor = {path for path, item in schema["paths"].items()
+                   if any(p["name"] == "cursor" for p in item.get("get", {}).get("parameters", []))}
+    listed = {path.replace("{job}", "{job_id}").replace("{monitor}", "{monitor_id}")
+              for _, path in ROUTES}
+    assert with_cursor == listed
+
+
+async def test_api_keys_page_through_more_than_limit(
+    api: AsyncTestClient, team: Team, pool: AsyncConnectionPool
+) -> None:
+    extra = [(await create_api_key(pool, team["actor"].team_id, "read", f"k{i}"))[1]["id"]
+             for i in range(4)]
+    revoked = extra.pop()
+    r = await api.delete(f"/v1/api-keys/{revoked}", headers=team["auth"])
+    assert r.status_code == 204
+    seen, cursor, pages = [], None, 0
+    while True:
+        params = {"limit": 2, **({"cursor": cursor} if cursor else {})}
+        r = await api.get("/v1/api-keys", params=params, headers=team["read_auth"])
+        assert r.status_code == 200, r.text
+        page = r.json()
+        assert len(page["items"]) <= 2
+        assert all("key" not in k or k["key"] is None for k in page["items"])
+        seen += [k["id"] for k in page["items"]]
+        pages += 1
+        cursor = page["next_cursor"]
+        if cursor is None:
+            break
+    assert len(seen) == 5 and pages == 3  # the fixture's two keys and three of ours
+    assert seen[2:] == [str(i) for i in extra] and str(revoked) not in seen
+    for limit in (0, 201):  # refused as on the other lists
+        r = await api.get("/v1/api-keys", params={"limit": limit}, headers=team["auth"])
+        jobs = await api.get("/v1/jobs", params={"limit": limit}, headers=team["auth"])
+        assert r.status_code == jobs.status_code == 422, r.text
