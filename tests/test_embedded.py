@@ -40,6 +40,7 @@ from core.embedded import (
 REPO = Path(__file__).resolve().parents[1]
 IS_ROOT = os.geteuid() == 0
 root_only = pytest.mark.skipif(not IS_ROOT, reason="needs root")
+PYTHONPATH = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
 
 # A child process that starts the embedded server, prints the DSN and waits (to be killed).
 HOLDER = r"""
@@ -93,7 +94,7 @@ def modes_of_parents(path: Path) -> dict[Path, int]:
 
 
 def spawn_holder(data_dir: Path, base: Path) -> tuple[subprocess.Popen[str], str]:
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), *PYTHONPATH])}
     proc = subprocess.Popen(
         [sys.executable, "-c", HOLDER, str(data_dir), str(base)],
         cwd=REPO,
@@ -604,7 +605,7 @@ def test_binaries_copy_concurrent_callers_copy_once(scratch: Path) -> None:
     big = {f"pkg/inst/share/file{i:03d}": os.urandom(20_000) for i in range(150)}
     make_tree(source, FAKE_FILES | big, executable=("pkg/inst/bin/postgres",))
     dest = scratch / "copies"
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), *PYTHONPATH])}
     procs = [
         subprocess.Popen(
             [sys.executable, "-c", COPIER, str(source), str(dest), *FAKE_PARTS],
