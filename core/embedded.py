@@ -9,6 +9,7 @@ Folder layout of ``$CRONLEDGER_DATA_DIR`` (default ``./.cronledger``)::
 
     pgdata/               the PostgreSQL cluster (ordinary user only)
     pgdata.location       root only: path of the real cluster under /var/lib/cronledger
+                          (whose pgbin/ holds the verified copies of the PostgreSQL binaries)
     embedded.lock         flock(2) lock serialising start/stop between processes
     embedded-owners.json  live handles using the server (reference count)
 
@@ -17,10 +18,15 @@ Behaviour worth knowing (details in ``docs/operations.md``):
 * **Root.** PostgreSQL refuses to run as uid 0, so the package runs it as a ``pgserver``
   system user and adds ``g+rx,o+rx`` to every parent folder of the cluster and of its
   binaries. To never loosen a private folder (``/root`` is 0700), a root run keeps the cluster
-  in ``/var/lib/cronledger/<hash of the data dir>/pgdata`` and records that path in
-  ``pgdata.location``; before starting, it checks that the package would not change the mode
-  of any folder outside its own install folder and refuses with
+  in ``/var/lib/cronledger/<hash of the data dir>/pgdata`` (path recorded in
+  ``pgdata.location``) and runs the server from a checksum-verified copy of the bundled
+  binaries in ``/var/lib/cronledger/pgbin/<install>-<digest>/`` (:func:`binaries_copy`), so a
+  checkout or virtualenv in a private folder works. Before starting, it checks that the
+  package would not change the mode of any existing folder and refuses with
   :class:`EmbeddedPostgresError` otherwise.
+* **Failures.** Every failure of :meth:`EmbeddedPostgres.start` is an
+  :class:`EmbeddedPostgresError` with a one-line message (PostgreSQL's own error lines
+  included); :func:`start_failure_message` makes the paragraph the CLI prints.
 * **Reference count.** Several processes may share one data dir and so one server. Each
   :meth:`EmbeddedPostgres.start` registers a handle (pid + process start time); ``stop()``
   removes it and stops the server only when no live handle remains. Handles of processes that
@@ -222,7 +228,8 @@ class EmbeddedPostgres:
             means :func:`default_data_dir`. Relative paths are resolved against the current
             working directory at construction time.
         root_base_dir: Only used when running as root: the folder that holds the real
-            clusters, one ``<16 hex>/pgdata`` per data folder. Must be owned by root, not
+            clusters, one ``<16 hex>/pgdata`` per data folder, and in ``pgbin/`` the copies
+            of the PostgreSQL binaries the server runs from. Must be owned by root, not
             writable by group/others, and reachable through folders that already have
             ``g+rx,o+rx``. Defaults to ``$CRONLEDGER_EMBEDDED_ROOT_DIR``, else
             ``/var/lib/cronledger``.
@@ -1452,10 +1459,8 @@ def server_dsn(prefix: str = "cronledger-scratch-") -> Iterator[str]:
     if url:
         yield url
         return
-    import tempfile
-
     with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
-        os.chmod(tmp, 0o755)  # the pgserver user must reach the data folder when run as root
+        os.chmod(tmp, 0o755)  # harmless; as root the cluster lives under the root base anyway
         embedded = EmbeddedPostgres(os.path.join(tmp, "data"))
         try:
             yield embedded.start()
