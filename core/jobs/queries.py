@@ -14,11 +14,13 @@ from core.errors import NotFound
 from core.events import read_stream
 from core.queries import Q
 from core.scheduler import cached_schedule
+from core.stored import describe_stored
 
 
 def describe(job: dict[str, Any]) -> str:
-    """Human description of the job's schedule."""
-    return cached_schedule(job["schedule"], job["timezone"], job["anchor_at"]).describe()
+    """Human description of the job's schedule; ``"<schedule> (<zone>, no longer valid)"``
+    when the stored schedule does not evaluate any more (never raises)."""
+    return describe_stored(cached_schedule, job["schedule"], job["timezone"], job["anchor_at"])
 
 
 async def get_job(pool: AsyncConnectionPool, actor: Actor, job_id: uuid.UUID) -> dict[str, Any]:

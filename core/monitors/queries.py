@@ -16,19 +16,16 @@ from core.errors import NotFound
 from core.events import read_stream
 from core.monitors.definition import cached_schedule
 from core.queries import Q
-from core.schedule import InvalidSchedule
+from core.stored import describe_stored
 
 # A truncated body may end inside a UTF-8 sequence: at most 3 bytes of it.
 _MAX_CUT_SEQUENCE = 3
 
 
 def describe(monitor: dict[str, Any]) -> str:
-    """Human description of the monitor's schedule."""
-    try:
-        return cached_schedule(monitor["schedule"], monitor["timezone"],
-                               monitor["created_at"]).describe()
-    except (InvalidSchedule, ValueError):  # validated when stored; tzdata may have changed
-        return f"{monitor['schedule']} ({monitor['timezone']}, no longer valid)"
+    """Human description of the monitor's schedule (never raises: see :mod:`core.stored`)."""
+    return describe_stored(cached_schedule, monitor["schedule"], monitor["timezone"],
+                           monitor["created_at"])
 
 
 def body_view(body: bytes | None, size: int) -> dict[str, Any]:
