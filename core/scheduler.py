@@ -23,11 +23,11 @@ from psycopg_pool import AsyncConnectionPool
 from core.db import transaction
 from core.events import NewEvent, append_events, to_json
 from core.executor import Dispatch
+from core.notifications.messages import job_broken_message
+from core.notifications.outbox import DEFAULT_MAX_ATTEMPTS, Alert, enqueue
 from core.queries import Q
 from core.runs import new_run_id, run_events
 from core.schedule import Schedule, parse_schedule
-from core.notifications.messages import job_broken_message
-from core.notifications.outbox import DEFAULT_MAX_ATTEMPTS, Alert, enqueue
 from core.secrets import fetch_sealed
 from core.slots import apply_overlap, plan_slots
 from core.stored import job_problem, reason_of
