@@ -8,6 +8,8 @@
     cronledger secrets new-key            print a new secret key (for CRONLEDGER_SECRET_KEY)
     cronledger secrets rotate-key [--new-key]   re-encrypt every secret under the current key
     cronledger projections rebuild   truncate every projection and replay the event log
+    cronledger health [--max-age S] [--url U]   exit 0 when the serve/worker heartbeat file is
+                          fresh (or U answers 2xx), else 1 (the container health check)
 """
 
 from __future__ import annotations
@@ -87,7 +89,7 @@ def with_key_source(settings: Settings) -> Settings:
 
 
 def _serve(settings: Settings, *, with_api: bool, with_services: bool, workers: int = 1) -> int:
-    from api.runner import serve, serve_api_workers
+    from api.runner import ServiceFailed, serve, serve_api_workers
 
     with database(settings) as dsn:
         if workers > 1:
@@ -97,7 +99,36 @@ def _serve(settings: Settings, *, with_api: bool, with_services: bool, workers: 
             return 0
         if with_api:
             log.info("API on http://%s:%d (OpenAPI at /schema)", settings.host, settings.port)
-        asyncio.run(serve(dsn, settings, with_api=with_api, with_services=with_services))
+        try:
+            asyncio.run(serve(dsn, settings, with_api=with_api, with_services=with_services))
+        except ServiceFailed:
+            return 1  # already logged, with the exception, by the runner
+    return 0
+
+
+def _health(args: argparse.Namespace) -> int:
+    """``cronledger health``: 0 when the heartbeat file is fresh (or, with ``--url``, when the
+    URL answers 2xx), else 1 with the reason on stderr (docs/operations.md)."""
+    if args.url:
+        import urllib.request
+
+        try:
+            with urllib.request.urlopen(args.url, timeout=args.timeout) as response:
+                ok = 200 <= response.status < 300
+        except OSError as exc:
+            print(f"cronledger health: {args.url}: {exc}", file=sys.stderr)
+            return 1
+        if not ok:
+            print(f"cronledger health: {args.url}: HTTP {response.status}", file=sys.stderr)
+        return 0 if ok else 1
+    from core.clock import SystemClock
+    from core.health import check_heartbeat, heartbeat_path
+
+    path = heartbeat_path()
+    problem = check_heartbeat(path, SystemClock().now(), args.max_age)
+    if problem is not None:
+        print(f"cronledger health: {problem}", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -232,6 +263,12 @@ def _parser() -> argparse.ArgumentParser:
             p.add_argument("--workers", type=_positive, default=1,
                            help="API processes sharing the port (default 1)")
     sub.add_parser("worker", help="run the scheduler only")
+    health = sub.add_parser("health", help="exit 0 when this container's process is healthy")
+    health.add_argument("--max-age", type=float, default=60.0,
+                        help="seconds after which the heartbeat file is stale (default 60)")
+    health.add_argument("--url", help="check this URL answers 2xx instead (the api container: "
+                                      "http://127.0.0.1:8000/readyz)")
+    health.add_argument("--timeout", type=float, default=3.0, help="seconds, with --url")
     sub.add_parser("migrate", help="apply database migrations")
     sub.add_parser("db-url", help="print the database DSN")
     key = sub.add_parser("apikey", help="manage API keys").add_subparsers(
@@ -256,6 +293,8 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``cronledger`` console script."""
     args = _parser().parse_args(argv)
+    if args.command == "health":
+        return _health(args)
     servers = ("serve", "api", "worker")
     level = args.log_level or ("INFO" if args.command in servers else "WARNING")
     logging.basicConfig(level=level.upper(), stream=sys.stderr,
