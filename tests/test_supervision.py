@@ -99,8 +99,8 @@ async def test_heartbeat_only_while_every_loop_runs_and_the_database_answers(
     assert await beat.beat([alive, dead]) is False  # a dead loop: no beat
     assert "old" in check_heartbeat(path, clock.now())
 
-    unreachable = AsyncConnectionPool("postgresql://postgres@127.0.0.1:1/none", min_size=0, max_size=1,
-                                      open=False)
+    unreachable = AsyncConnectionPool("postgresql://postgres@127.0.0.1:1/none", min_size=0,
+                                      max_size=1, open=False)
     await unreachable.open(wait=False)
     try:
         assert await Heartbeat(path, unreachable, clock, db_timeout=0.5).beat([alive]) is False
