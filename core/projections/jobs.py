@@ -31,8 +31,10 @@ import psycopg
 
 from core.events import to_json
 from core.jobs.state import evolve
+from core.projections.common import Skipped
 from core.queries import Q
 from core.scheduler import cached_schedule
+from core.stored import reason_of
 
 TABLES = ("jobs", "due_jobs")
 _TIMING = ("schedule", "timezone", "anchor_at")
@@ -81,8 +83,9 @@ class JobReplay:
         self.due[job_id] = _next_fire(state, max(event["occurred_at"], slot))
 
 
-async def rebuild(conn: psycopg.AsyncConnection) -> int:
-    """Write ``jobs`` and ``due_jobs`` from the log into the (emptied) tables.
+async def rebuild(conn: psycopg.AsyncConnection, skipped: Skipped | None = None) -> int:
+    """Write ``jobs`` and ``due_jobs`` from the log into the (emptied) tables. An event that
+    cannot be folded is left out and appended to ``skipped`` as ``(global_position, reason)``.
 
     Returns:
         The number of jobs written.
@@ -92,7 +95,11 @@ async def rebuild(conn: psycopg.AsyncConnection) -> int:
         cur.itersize = 5000
         await cur.execute(Q["rebuild_job_events"])
         async for event in cur:
-            replay.apply(event)
+            try:
+                replay.apply(event)
+            except Exception as exc:  # noqa: BLE001 - a poison event must not stop the rebuild
+                if skipped is not None:
+                    skipped.append((event["global_position"], reason_of(exc)))
     async with conn.cursor() as cur:
         await cur.executemany(Q["job_upsert"], [
             {**s, "request": to_json(s["request"]), "retry": to_json(s["retry"])}
