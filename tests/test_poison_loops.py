@@ -10,10 +10,18 @@ from typing import Any
 
 from psycopg_pool import AsyncConnectionPool
 
+from core.clock import FrozenClock
+from core.config import Settings
 from core.db import transaction
 from core.events import append_events
+from core.notifications import messages
+from core.notifications.channels import create_channel
+from core.notifications.outbox import Alert, enqueue
+from core.notifications.sealing import AesGcmSealer
 from core.projections.rebuild import rebuild
 from tests.helpers import add_job, new_actor, project_all
+from tests.notifying import DictSecrets, make_notifier
+from tests.sink import Sink
 from tests.test_projector import outcome_events
 
 T0 = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
@@ -64,3 +72,39 @@ async def test_a_poison_event_is_skipped_recorded_and_projections_go_on(
     assert {(r["name"], r["global_position"]) for r in await rows(
         fresh_pool, "SELECT * FROM projection_skipped")} == {
         ("reporting", poison["global_position"]), ("rebuild:runs", poison["global_position"])}
+
+
+async def test_a_poison_notification_fails_with_its_error_and_the_others_are_sent(
+    fresh_pool: AsyncConnectionPool, settings: Settings, clock: FrozenClock, sink: Sink,
+    sealer: AesGcmSealer,
+) -> None:
+    actor = await new_actor(fresh_pool)
+    hook, _ = await create_channel(fresh_pool, sealer, actor, {
+        "name": "hook", "kind": "webhook", "url": sink.url("/hook")}, T0)
+    bot, _ = await create_channel(fresh_pool, sealer, actor, {
+        "name": "bot", "kind": "telegram", "token_secret": "BOT", "chat_id": "42"}, T0)
+    async with transaction(fresh_pool) as conn:
+        ids = await enqueue(conn, [
+            Alert(actor.team_id, "channel", channel, "test", [channel],
+                  messages.test_message(channel, name, T0))
+            for channel, name in ((hook, "a"), (hook, "b"), (bot, "c"), (hook, "d"))], T0)
+    bad_message, bad_channel = ids[1], ids[2]
+    async with fresh_pool.connection() as conn:
+        await conn.execute("UPDATE notifications SET message = '{}' WHERE id = %s",
+                           (bad_message,))
+        await conn.execute("UPDATE channels SET config = '{}' WHERE id = %s", (bot,))
+    notifier = make_notifier(fresh_pool, settings, clock, sealer, DictSecrets())
+    try:
+        assert await notifier.run_once() == 4
+    finally:
+        await notifier.delivery.client.aclose()
+    assert len(sink.hits) == 2  # a and d
+    by_id = {r["id"]: r for r in await rows(fresh_pool, "SELECT * FROM notifications")}
+    assert by_id[ids[0]]["status"] == "sent" and by_id[ids[3]]["status"] == "sent"
+    for poison in (bad_message, bad_channel):
+        row = by_id[poison]
+        assert row["status"] == "failed" and row["last_error_class"] == "internal"
+        assert "cannot be built" in row["last_error"]
+        [event] = await rows(fresh_pool, "SELECT * FROM events WHERE stream_id = %s "
+                             "AND event_type = 'notification.failed'", poison)
+        assert event["data"]["final"] is True
