@@ -477,6 +477,8 @@ class Monitor(Struct):
     last_duration_ms: int | None
     next_expected_at: datetime | None
     alert_at: datetime | None
+    broken_at: datetime | None
+    broken_reason: str | None
     version: int
     created_at: datetime
     updated_at: datetime

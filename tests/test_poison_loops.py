@@ -8,18 +8,22 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from litestar.testing import AsyncTestClient
 from psycopg_pool import AsyncConnectionPool
 
+from core.checker import Checker
 from core.clock import FrozenClock
 from core.config import Settings
 from core.db import transaction
 from core.events import append_events
+from core.monitors.commands import update_monitor
 from core.notifications import messages
 from core.notifications.channels import create_channel
 from core.notifications.outbox import Alert, enqueue
 from core.notifications.sealing import AesGcmSealer
 from core.projections.rebuild import rebuild
 from tests.helpers import add_job, new_actor, project_all
+from tests.monitor_helpers import add_monitor, advance, monitor_row, ping, stream
 from tests.notifying import DictSecrets, make_notifier
 from tests.sink import Sink
 from tests.test_projector import outcome_events
@@ -108,3 +112,59 @@ async def test_a_poison_notification_fails_with_its_error_and_the_others_are_sen
         [event] = await rows(fresh_pool, "SELECT * FROM events WHERE stream_id = %s "
                              "AND event_type = 'notification.failed'", poison)
         assert event["data"]["final"] is True
+
+
+async def test_a_monitor_whose_schedule_breaks_is_marked_broken_and_the_others_are_checked(
+    fresh_pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool, checker: Checker,
+) -> None:
+    actor = await new_actor(fresh_pool)
+    made = [await add_monitor(fresh_pool, actor, T0, "0 * * * *", grace_seconds=60)
+            for _ in range(3)]
+    for _, token in made:
+        await ping(ping_pool, token, T0 + timedelta(minutes=1))
+    (a, _), (poison, poison_token), (c, _) = made
+    async with fresh_pool.connection() as conn:
+        await conn.execute("UPDATE monitors SET timezone = 'Mars/Base' WHERE id = %s", (poison,))
+    counts = await checker.run_once(T0 + timedelta(minutes=1))
+    assert counts.claimed == 3
+    row = await monitor_row(fresh_pool, poison)
+    assert "Mars/Base" in row["broken_reason"] and row["broken_at"] == T0 + timedelta(minutes=1)
+    assert row["alert_at"] is None
+    events = await stream(fresh_pool, poison)
+    assert events[-1]["event_type"] == "monitor.broken"
+    assert events[-1]["data"] == {"reason": row["broken_reason"]}
+    assert events[-1]["metadata"]["actor"].startswith("checker:")
+    for good in (a, c):
+        assert (await monitor_row(fresh_pool, good))["next_expected_at"] == T0 + timedelta(hours=1)
+    # The loop goes on: the good monitors go down when overdue; the broken one stays parked,
+    # even when it is pinged again.
+    await ping(ping_pool, poison_token, T0 + timedelta(minutes=2))
+    await advance(checker, fresh_pool, T0 + timedelta(hours=1, minutes=5))
+    assert [(await monitor_row(fresh_pool, m))["status"] for m in (a, c)] == ["down", "down"]
+    assert [e["event_type"] for e in await stream(fresh_pool, poison)].count(
+        "monitor.broken") == 1
+    assert (await monitor_row(fresh_pool, poison))["alert_at"] is None
+    # A PATCH that fixes it repairs it, and it is checked again.
+    await update_monitor(fresh_pool, actor, poison, {"timezone": "UTC"},
+                         T0 + timedelta(hours=1, minutes=6))
+    row = await monitor_row(fresh_pool, poison)
+    assert row["broken_at"] is None and row["broken_reason"] is None
+    assert row["alert_at"] is not None
+    assert (await stream(fresh_pool, poison))[-1]["event_type"] == "monitor.repaired"
+
+
+async def test_api_reads_a_poison_monitor_without_a_500(
+    api: AsyncTestClient, team: dict[str, Any], pool: AsyncConnectionPool,
+) -> None:
+    created = (await api.post("/v1/monitors", headers=team["auth"], json={
+        "name": "m", "schedule": "0 3 * * *", "timezone": "Europe/Paris"})).json()
+    async with pool.connection() as conn:
+        await conn.execute("UPDATE monitors SET timezone = 'Mars/Base' WHERE id = %s",
+                           (uuid.UUID(created["id"]),))
+    listed = await api.get("/v1/monitors", headers=team["auth"])
+    assert listed.status_code == 200, listed.text
+    [item] = listed.json()["items"]
+    assert "Mars/Base" in item["broken_reason"] and item["broken_at"] is None
+    assert item["schedule_description"].endswith("no longer valid)")
+    paused = await api.post(f"/v1/monitors/{created['id']}/pause", headers=team["auth"])
+    assert paused.status_code < 500, paused.text

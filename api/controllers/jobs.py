@@ -27,10 +27,8 @@ from api.schemas import (
 from core.actor import Actor
 from core.errors import invalid
 from core.jobs import commands
-from core.jobs.queries import describe, get_job, job_events, list_jobs
+from core.jobs.queries import broken_reason, describe, get_job, job_events, list_jobs
 from core.runs import get_run, list_runs
-from core.scheduler import cached_schedule
-from core.stored import job_problem
 
 
 def job_view(row: dict[str, Any]) -> Job:
@@ -39,11 +37,8 @@ def job_view(row: dict[str, Any]) -> Job:
     read; the worker marks such a job broken)."""
     shown = {key: row[key] if isinstance(row[key], dict) else {"invalid": row[key]}
              for key in ("request", "retry")}
-    if row["broken_reason"] is None and row["status"] == "active":
-        # Not yet seen by a worker: say why it will not fire (broken_at stays null until the
-        # scheduler records job.broken, docs/api.md).
-        shown["broken_reason"] = job_problem(row, cached_schedule)[1]
-    return from_row(Job, {**row, **shown, "schedule_description": describe(row)})
+    return from_row(Job, {**row, **shown, "schedule_description": describe(row),
+                          "broken_reason": broken_reason(row)})
 
 
 async def _job(pool: AsyncConnectionPool, actor: Actor, job_id: uuid.UUID) -> Job:

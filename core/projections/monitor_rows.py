@@ -45,6 +45,7 @@ async def rebuild(conn: psycopg.AsyncConnection, now: datetime,
         schedule, _ = schedule_problem(cached_schedule, state["schedule"], state["timezone"],
                                        state["created_at"])
         state["next_expected_at"], state["alert_at"] = (
-            timing(state, schedule, now) if schedule is not None else (None, None))
+            timing(state, schedule, now)
+            if schedule is not None and state["broken_at"] is None else (None, None))
         await conn.execute(Q["monitor_upsert"], state)
     return len(states)
