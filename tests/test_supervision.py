@@ -8,6 +8,7 @@ import asyncio
 import logging
 import subprocess
 import sys
+from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 
@@ -139,3 +140,16 @@ async def test_a_real_worker_process_is_healthy_until_it_stops(
     assert _health(env).returncode == 1
 
 
+
+
+def test_the_cli_exits_1_when_a_service_died(fresh_dsn: str, settings: Settings,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    import api.runner
+    from api.cli import _serve
+
+    async def dying(*_args: object, **_kwargs: object) -> None:
+        raise ServiceFailed("background service checker raised RuntimeError('x')")
+
+    monkeypatch.setattr(api.runner, "serve", dying)
+    assert _serve(replace(settings, database_url=fresh_dsn), with_api=False,
+                  with_services=True) == 1
