@@ -129,11 +129,11 @@ class Worker:
         """Mark the jobs whose request could not be built broken (one transaction)."""
         if not self._broken:
             return
-        broken, self._broken = self._broken, []
         async with transaction(self.pool) as conn:
-            await mark_jobs_broken(conn, broken, self.clock.now(),
+            await mark_jobs_broken(conn, list(dict(self._broken).items()), self.clock.now(),
                                    f"worker:{self.settings.worker_id}",
                                    self.settings.notify_max_attempts)
+        self._broken = []  # kept on a database error: the next claim round tries again
 
     def _preconnect(self, ahead: list[Prepared]) -> None:
         """Open the connections of attempts claimed ahead of their slot; give up just before
