@@ -110,6 +110,7 @@ async def _run_services(dsn: str, settings: Settings, stop: asyncio.Event, *,
                                name="cronledger-heartbeat")
     stopped = asyncio.create_task(stop.wait())
     failure: ServiceFailed | None = None
+    reported: asyncio.Task[None] | None = None
     try:
         done, _ = await asyncio.wait([stopped, *tasks], return_when=asyncio.FIRST_COMPLETED)
         ended = [t for t in tasks if t in done]
@@ -121,6 +122,7 @@ async def _run_services(dsn: str, settings: Settings, stop: asyncio.Event, *,
             log.error("background service %s ended unexpectedly (%s); stopping the process",
                       tasks[task].name, what, exc_info=exc)
             failure = ServiceFailed(f"background service {tasks[task].name} {what}")
+            reported = task
     finally:
         stopped.cancel()
         beat.cancel()
@@ -129,9 +131,8 @@ async def _run_services(dsn: str, settings: Settings, stop: asyncio.Event, *,
         for service in services:
             service.stop()
         results = await asyncio.gather(*tasks, return_exceptions=True)
-        for service, result in zip(tasks.values(), results, strict=True):
-            if isinstance(result, Exception) and (failure is None or
-                                                  service.name not in str(failure)):
+        for (task, service), result in zip(tasks.items(), results, strict=True):
+            if isinstance(result, Exception) and task is not reported:
                 log.error("background service %s failed while stopping: %r", service.name,
                           result, exc_info=result)
         await executor.aclose()
