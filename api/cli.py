@@ -9,6 +9,8 @@
     cronledger secrets new-key            print a new secret key (for CRONLEDGER_SECRET_KEY)
     cronledger secrets rotate-key [--new-key]   re-encrypt every secret under the current key
     cronledger projections rebuild   truncate every projection and replay the event log
+    cronledger health [--max-age S] [--url U]   exit 0 when the serve/worker heartbeat file is
+                          fresh (or U answers 2xx), else 1 (the container health check)
 """
 
 from __future__ import annotations
@@ -102,7 +104,7 @@ def with_key_source(settings: Settings) -> Settings:
 
 
 def _serve(settings: Settings, *, with_api: bool, with_services: bool, workers: int = 1) -> int:
-    from api.runner import serve, serve_api_workers
+    from api.runner import ServiceFailed, serve, serve_api_workers
 
     with database(settings) as dsn:
         if workers > 1:
@@ -112,7 +114,36 @@ def _serve(settings: Settings, *, with_api: bool, with_services: bool, workers: 
             return 0
         if with_api:
             log.info("API on http://%s:%d (OpenAPI at /schema)", settings.host, settings.port)
-        asyncio.run(serve(dsn, settings, with_api=with_api, with_services=with_services))
+        try:
+            asyncio.run(serve(dsn, settings, with_api=with_api, with_services=with_services))
+        except ServiceFailed:
+            return 1  # already logged, with the exception, by the runner
+    return 0
+
+
+def _health(args: argparse.Namespace) -> int:
+    """``cronledger health``: 0 when the heartbeat file is fresh (or, with ``--url``, when the
+    URL answers 2xx), else 1 with the reason on stderr (docs/operations.md)."""
+    if args.url:
+        import urllib.request
+
+        try:
+            with urllib.request.urlopen(args.url, timeout=args.timeout) as response:
+                ok = 200 <= response.status < 300
+        except OSError as exc:
+            print(f"cronledger health: {args.url}: {exc}", file=sys.stderr)
+            return 1
+        if not ok:
+            print(f"cronledger health: {args.url}: HTTP {response.status}", file=sys.stderr)
+        return 0 if ok else 1
+    from core.clock import SystemClock
+    from core.health import check_heartbeat, heartbeat_path
+
+    path = heartbeat_path()
+    problem = check_heartbeat(path, SystemClock().now(), args.max_age)
+    if problem is not None:
+        print(f"cronledger health: {problem}", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -312,6 +343,10 @@ _ENV = {
                                   f"{_D.max_concurrency})",
     "CRONLEDGER_SHUTDOWN_GRACE": f"seconds in-flight attempts may finish on SIGTERM (default "
                                  f"{_D.shutdown_grace_seconds:g})",
+    "CRONLEDGER_HEARTBEAT_FILE": "file the services' supervisor keeps fresh while every loop "
+                                 "runs and the database answers (default "
+                                 "$XDG_RUNTIME_DIR/cronledger-heartbeat, else in the temp "
+                                 "folder)",
     "CRONLEDGER_LOG_LEVEL": "DEBUG, INFO, WARNING… (--log-level; default INFO for serve, api "
                             "and worker, WARNING for the other commands)",
 }
@@ -319,7 +354,8 @@ _DB = ("DATABASE_URL", "CRONLEDGER_DATA_DIR")
 _KEYS = ("CRONLEDGER_SECRET_KEY", "CRONLEDGER_SECRET_KEY_FILE")
 _API = ("CRONLEDGER_HOST", "CRONLEDGER_PORT", "CRONLEDGER_PUBLIC_URL",
         "CRONLEDGER_TRUSTED_PROXIES", "CRONLEDGER_METRICS_TOKEN")
-_WORKER = ("CRONLEDGER_WORKER_ID", "CRONLEDGER_MAX_CONCURRENCY", "CRONLEDGER_SHUTDOWN_GRACE")
+_WORKER = ("CRONLEDGER_WORKER_ID", "CRONLEDGER_MAX_CONCURRENCY", "CRONLEDGER_SHUTDOWN_GRACE",
+           "CRONLEDGER_HEARTBEAT_FILE")
 _MIGRATES = "Applies pending database migrations first."
 _WIDTH = 79
 
@@ -390,6 +426,18 @@ def _parser() -> argparse.ArgumentParser:
             "Run the scheduler, monitor checker, notifier and projector (no HTTP) until SIGINT "
             "or SIGTERM; any number may run against one database.",
             _DB + _KEYS + ("CRONLEDGER_PUBLIC_URL",) + _WORKER, _MIGRATES)
+    health = command(sub, "health", "exit 0 when this container's process is healthy",
+                     "Exit 0 when the background services of this host's serve or worker "
+                     "process are alive and reached the database recently (their heartbeat "
+                     "file is fresh), else 1; with --url, when that URL answers 2xx instead. "
+                     "For container health checks (docs/operations.md, \"Supervision and "
+                     "health checks\").", ("CRONLEDGER_HEARTBEAT_FILE",))
+    health.add_argument("--max-age", type=float, default=60.0,
+                        help="seconds after which the heartbeat file is stale (default 60)")
+    health.add_argument("--url", help="check this URL answers 2xx instead (the api container: "
+                                      "http://127.0.0.1:8000/readyz)")
+    health.add_argument("--timeout", type=float, default=3.0,
+                        help="seconds, with --url (default 3)")
     command(sub, "migrate", "apply database migrations",
             "Apply pending database migrations and exit (serve, api and worker also do).", _DB)
     command(sub, "db-url", "print the database DSN",
@@ -447,6 +495,8 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``cronledger`` console script."""
     args = _parser().parse_args(argv)
+    if args.command == "health":
+        return _health(args)
     servers = ("serve", "api", "worker")
     level = args.log_level or ("INFO" if args.command in servers else "WARNING")
     logging.basicConfig(level=level.upper(), stream=sys.stderr,

@@ -18,7 +18,8 @@ import contextlib
 import logging
 import os
 import signal
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from dataclasses import dataclass
 
 import uvicorn
 
@@ -28,6 +29,7 @@ from core.config import Settings
 from core.crypto import KeyRing
 from core.db import open_pool
 from core.executor import Executor, make_client
+from core.health import Heartbeat, heartbeat_path
 from core.heap import freeze_long_lived
 from core.notifications.delivery import Delivery
 from core.notifications.lookup import KeyRingSecrets
@@ -53,8 +55,35 @@ def _on_signals(loop: asyncio.AbstractEventLoop, callback: object) -> None:
         loop.add_signal_handler(sig, callback)  # type: ignore[arg-type]
 
 
-async def _run_services(dsn: str, settings: Settings, stop: asyncio.Event) -> None:
-    """Run the background services until ``stop`` is set, then shut them down gracefully."""
+class ServiceFailed(RuntimeError):
+    """A background service (or the API server) ended while no stop was requested; the
+    process logged it and exits non-zero (docs/operations.md, "Supervision")."""
+
+
+@dataclass(frozen=True)
+class Service:
+    """A background service: ``run()`` until ``stop()`` is called."""
+
+    name: str
+    run: Callable[[], Awaitable[None]]
+    stop: Callable[[], None]
+
+
+async def _run_services(dsn: str, settings: Settings, stop: asyncio.Event, *,
+                        extra: Sequence[Service] = ()) -> None:
+    """Run the background services until ``stop`` is set, then shut them down gracefully.
+
+    Supervision: if any service task ends (returns or raises) while ``stop`` is not set, one
+    error line names it with its exception, the other services are stopped as usual, and
+    :class:`ServiceFailed` is raised. Meanwhile a :class:`core.health.Heartbeat` keeps the
+    heartbeat file fresh while every task runs and the database answers.
+
+    Args:
+        extra: more services to run and watch alongside the built-in ones (tests).
+
+    Raises:
+        ServiceFailed: a service ended unexpectedly.
+    """
     pool = await open_pool(dsn, min_size=2, max_size=max(4, settings.db_pool_size))
     client = make_client(settings.max_concurrency,
                          block_private_targets=settings.block_private_targets)
@@ -71,26 +100,60 @@ async def _run_services(dsn: str, settings: Settings, stop: asyncio.Event) -> No
                       notify_max_attempts=settings.notify_max_attempts)
     projector = Projector(pool, dsn, clock, batch_size=settings.projector_batch,
                           interval=settings.projector_interval_seconds, quiet=worker.quiet)
+    services = [Service("worker", worker.run, worker.stop),
+                Service("notifier", notifier.run, notifier.stop),
+                Service("checker", checker.run, checker.stop),
+                Service("projector", projector.run, projector.stop), *extra]
     freeze_long_lived()  # a full collection in a slot's burst stalled it 25-35 ms
-    tasks = [asyncio.create_task(worker.run(), name="cronledger-worker"),
-             asyncio.create_task(notifier.run(), name="cronledger-notifier"),
-             asyncio.create_task(checker.run(), name="cronledger-checker"),
-             asyncio.create_task(projector.run(), name="cronledger-projector")]
+    tasks = {asyncio.create_task(s.run(), name=f"cronledger-{s.name}"): s for s in services}
+    beat = asyncio.create_task(Heartbeat(heartbeat_path(), pool, clock).run(list(tasks)),
+                               name="cronledger-heartbeat")
+    stopped = asyncio.create_task(stop.wait())
+    failure: ServiceFailed | None = None
+    reported: asyncio.Task[None] | None = None
     try:
-        await stop.wait()
+        done, _ = await asyncio.wait([stopped, *tasks], return_when=asyncio.FIRST_COMPLETED)
+        ended = [t for t in tasks if t in done]
+        if ended and not stop.is_set():
+            task = ended[0]
+            exc = None if task.cancelled() else task.exception()
+            what = f"raised {exc!r}" if exc is not None else (
+                "was cancelled" if task.cancelled() else "returned")
+            log.error("background service %s ended unexpectedly (%s); stopping the process",
+                      tasks[task].name, what, exc_info=exc)
+            failure = ServiceFailed(f"background service {tasks[task].name} {what}")
+            reported = task
     finally:
-        worker.stop()
-        notifier.stop()
-        checker.stop()
-        projector.stop()
-        await asyncio.gather(*tasks)
+        stopped.cancel()
+        beat.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await beat
+        for service in services:
+            service.stop()
+        results = await asyncio.gather(*tasks, return_exceptions=True)
+        for (task, service), result in zip(tasks.items(), results, strict=True):
+            if isinstance(result, Exception) and task is not reported:
+                log.error("background service %s failed while stopping: %r", service.name,
+                          result, exc_info=result)
         await executor.aclose()
         await client.aclose()
         await pool.close()
+    if failure is not None:
+        raise failure
 
 
-async def serve(dsn: str, settings: Settings, *, with_api: bool, with_services: bool) -> None:
-    """Run the API and/or the background services until SIGINT or SIGTERM."""
+async def serve(dsn: str, settings: Settings, *, with_api: bool, with_services: bool,
+                extra: Sequence[Service] = ()) -> None:
+    """Run the API and/or the background services until SIGINT or SIGTERM.
+
+    Args:
+        extra: more background services to run and watch (tests).
+
+    Raises:
+        ServiceFailed: a background service or the API server ended while no stop was
+            requested (logged; ``cronledger`` then exits with status 1).
+        SystemExit: the API could not start.
+    """
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     server: _Server | None = None
@@ -113,10 +176,11 @@ async def serve(dsn: str, settings: Settings, *, with_api: bool, with_services: 
     _on_signals(loop, request_stop)
     tasks = []
     if with_services:
-        tasks.append(asyncio.create_task(_run_services(dsn, settings, stop)))
+        tasks.append(asyncio.create_task(_run_services(dsn, settings, stop, extra=extra)))
     if server is not None:
         tasks.append(asyncio.create_task(server.serve()))
     done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    unexpected = not stop.is_set()  # no signal: a part ended on its own
     request_stop()  # one part ended (or failed to start): stop the rest too
     await asyncio.gather(*tasks, return_exceptions=True)
     for task in done:
@@ -124,6 +188,9 @@ async def serve(dsn: str, settings: Settings, *, with_api: bool, with_services: 
             raise task.exception()  # type: ignore[misc]
     if server is not None and not server.started:
         raise SystemExit(f"the API could not start on {settings.host}:{settings.port}")
+    if unexpected:
+        log.error("the API server stopped unexpectedly; stopping the process")
+        raise ServiceFailed("the API server stopped unexpectedly")
 
 
 def serve_api_workers(dsn: str, settings: Settings, workers: int) -> None:

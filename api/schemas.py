@@ -113,6 +113,8 @@ class Job(Struct):
     realert_every: int | None
     status: str
     next_run_at: datetime | None
+    broken_at: datetime | None
+    broken_reason: str | None
     version: int
     created_at: datetime
     updated_at: datetime
@@ -476,6 +478,8 @@ class Monitor(Struct):
     last_duration_ms: int | None
     next_expected_at: datetime | None
     alert_at: datetime | None
+    broken_at: datetime | None
+    broken_reason: str | None
     version: int
     created_at: datetime
     updated_at: datetime

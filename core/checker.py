@@ -46,14 +46,13 @@ from core.notifications.outbox import (
     reschedule_monitor_realert,
 )
 from core.queries import Q
-from core.schedule import InvalidSchedule
+from core.stored import MAX_REASON, reason_of, schedule_problem
 
 log = logging.getLogger("cronledger.checker")
 
 CHANNEL = "cronledger_monitors"
 MAX_IDLE_SLEEP = 60.0  # re-check at least this often (seconds), in case a NOTIFY was lost
 LOCKED_RETRY = 0.1  # seconds: a due monitor was skipped because a ping or checker holds it
-SCHEDULE_RETRY = timedelta(minutes=5)
 BATCH = 100
 
 
@@ -80,25 +79,29 @@ class CheckCounts:
         return sum(self.transitions.values())
 
 
+class BrokenMonitor(Exception):
+    """A monitor whose stored schedule no longer evaluates (the message is the reason)."""
+
+
 def decide(monitor: dict[str, Any], now: datetime) -> Decision:
     """The status of a claimed monitor at ``now``, its next alert, and the event to append.
 
     Args:
         monitor: a row of ``monitor_claim_due``.
         now: the checker's instant (UTC).
+
+    Raises:
+        BrokenMonitor: its stored schedule no longer evaluates.
     """
     expected = monitor["next_expected_at"]
     if monitor["status"] in ACTIVE and expected is None:
         # A cron monitor just pinged: the ping statement left the expected instant to us.
-        try:
-            schedule = cached_schedule(monitor["schedule"], monitor["timezone"],
-                                       monitor["created_at"])
-        except (InvalidSchedule, ValueError) as exc:
-            # Stored schedules were validated; a tzdata or engine change may still break one.
-            # Leave the monitor as it is and look again later rather than stop checking.
-            log.error("monitor %s: schedule %r no longer parses: %s", monitor["id"],
-                      monitor["schedule"], exc)
-            return Decision(monitor, monitor["status"], None, now + SCHEDULE_RETRY, None)
+        # Stored schedules were validated; a tzdata or engine change may still break one:
+        # the caller marks it broken (docs/operations.md, "Poison items").
+        schedule, problem = schedule_problem(cached_schedule, monitor["schedule"],
+                                             monitor["timezone"], monitor["created_at"])
+        if schedule is None:
+            raise BrokenMonitor(problem or "its schedule does not evaluate")
         expected = expected_after(schedule, monitor["last_ping_at"])
     status = status_at(monitor, expected, now)
     after = {**monitor, "status": status}
@@ -143,13 +146,49 @@ async def check_due(pool: AsyncConnectionPool, now: datetime, *, limit: int,
         counts.claimed = len(rows)
         if not rows:
             return counts
-        decisions = [decide(row, now) for row in rows]
+        decisions: list[Decision] = []
+        broken: list[tuple[dict[str, Any], str]] = []
+        for row in rows:
+            if row["broken_at"] is not None:  # pinged since it broke: leave it parked
+                decisions.append(Decision(row, row["status"], None, None, None))
+                continue
+            try:
+                decisions.append(decide(row, now))
+            except Exception as exc:  # noqa: BLE001 - one monitor must not stop the others
+                broken.append((row, str(exc) if isinstance(exc, BrokenMonitor)
+                               else f"deciding its status failed: {reason_of(exc)}"))
+        await mark_monitors_broken(conn, broken, now, checker_id)
         applied = await apply_decisions(conn, decisions, now, checker_id, max_attempts)
         for decision in decisions:
             if decision.event and decision.monitor["id"] in applied:
                 counts.transitions[decision.status] = counts.transitions.get(decision.status,
                                                                              0) + 1
     return counts
+
+
+async def mark_monitors_broken(conn: psycopg.AsyncConnection,
+                               broken: list[tuple[dict[str, Any], str]], now: datetime,
+                               checker_id: str) -> list[Any]:
+    """Mark claimed monitors broken in the caller's transaction: ``monitor.broken``
+    ``{"reason"}`` (actor ``checker:<id>``), ``broken_at``/``broken_reason`` on the row and no
+    ``alert_at`` (never claimed again until a PATCH or resume repairs it). Logged once each.
+
+    Returns:
+        The ids of the monitors marked (one pinged since it was read is left to the next claim).
+    """
+    if not broken:
+        return []
+    cur = await conn.execute(Q["monitor_mark_broken_many"], {
+        "ids": [m["id"] for m, _ in broken], "read_versions": [m["version"] for m, _ in broken],
+        "reasons": [reason[:MAX_REASON] for _, reason in broken], "now": now})
+    rows = await cur.fetchall()
+    await append_events(conn, [
+        NewEvent("monitor", row["id"], row["version"], "monitor.broken", row["team_id"], now,
+                 {"reason": row["broken_reason"]}, {"actor": f"checker:{checker_id}"})
+        for row in rows])
+    for row in rows:
+        log.error("monitor %s marked broken: %s", row["id"], row["broken_reason"])
+    return [row["id"] for row in rows]
 
 
 def _last_ping(monitor: dict[str, Any]) -> dict[str, Any] | None:

@@ -59,7 +59,8 @@ from core.secrets import MARKER, substitute
 from core.version import USER_AGENT
 
 # Failures that another attempt cannot fix without a configuration change: not retried.
-FINAL_ERROR_CLASSES = ("secret", "blocked")
+# ``invalid_request``: the stored request could not be built (core/worker.py, Worker._prepare).
+FINAL_ERROR_CLASSES = ("secret", "blocked", "invalid_request")
 # Recorded as [redacted] unless the value is a ${secrets.NAME} template.
 CREDENTIAL_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "x-api-key",
                                 "api-key", "x-auth-token", "x-access-token"})

@@ -11,6 +11,7 @@ runs (manual triggers, retries, buffered overlaps) and runs whose lease expired.
 from __future__ import annotations
 
 import functools
+import logging
 import uuid
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
@@ -22,11 +23,16 @@ from psycopg_pool import AsyncConnectionPool
 from core.db import transaction
 from core.events import NewEvent, append_events, to_json
 from core.executor import Dispatch
+from core.notifications.messages import job_broken_message
+from core.notifications.outbox import DEFAULT_MAX_ATTEMPTS, Alert, enqueue
 from core.queries import Q
 from core.runs import new_run_id, run_events
 from core.schedule import Schedule, parse_schedule
 from core.secrets import fetch_sealed
 from core.slots import apply_overlap, plan_slots
+from core.stored import job_problem, reason_of
+
+log = logging.getLogger("cronledger.scheduler")
 
 SKIP_REASON = "the previous run was still in flight (overlap policy skip)"
 BUFFER_REASON = "buffered until the running run finishes (overlap policy queue)"
@@ -50,6 +56,7 @@ class _Batch:
     starts: dict[uuid.UUID, tuple[NewEvent, Dispatch | None]] = field(default_factory=dict)
     advance: list[tuple[uuid.UUID, datetime]] = field(default_factory=list)
     finished_jobs: list[dict[str, Any]] = field(default_factory=list)
+    broken: list[tuple[dict[str, Any], str]] = field(default_factory=list)
 
     def add_run(self, job: dict[str, Any], slot: datetime, trigger: str, status: str,
                 reason: str | None = None) -> None:
@@ -122,7 +129,30 @@ _RUN_COLUMNS = ("id", "job_id", "team_id", "scheduled_for", "trigger", "status",
 
 
 def _plan_job(batch: _Batch, job: dict[str, Any]) -> None:
-    schedule = cached_schedule(job["schedule"], job["timezone"], job["anchor_at"])
+    """Add the runs of one claimed job and its next ``due_at`` to ``batch``.
+
+    A job whose stored definition no longer evaluates (or that raises anything while being
+    planned) adds nothing but an entry in ``batch.broken``: the rest of the batch goes on
+    (docs/operations.md, "Poison items").
+    """
+    marks = (len(batch.runs), len(batch.starts), len(batch.advance), len(batch.finished_jobs))
+    try:
+        schedule, problem = job_problem(job, cached_schedule)
+        if schedule is None:
+            batch.broken.append((job, problem or "the stored definition does not evaluate"))
+            return
+        _plan_slots(batch, job, schedule)
+    except Exception as exc:  # noqa: BLE001 - one row must not abort the claim for the others
+        log.exception("job %s could not be planned; marking it broken", job["job_id"])
+        del batch.runs[marks[0]:]
+        for run_id in list(batch.starts)[marks[1]:]:
+            del batch.starts[run_id]
+        del batch.advance[marks[2]:]
+        del batch.finished_jobs[marks[3]:]
+        batch.broken.append((job, f"planning its slots failed: {reason_of(exc)}"))
+
+
+def _plan_slots(batch: _Batch, job: dict[str, Any], schedule: Schedule) -> None:
     plan = plan_slots(schedule, job["due_at"], batch.now, job["catchup"])
     reason = MISSED_REASON.format(policy=job["catchup"])
     for slot in plan.missed:
@@ -138,6 +168,44 @@ def _plan_job(batch: _Batch, job: dict[str, Any]) -> None:
         batch.finished_jobs.append(job)
     else:
         batch.advance.append((job["job_id"], plan.next_due))
+
+
+async def mark_jobs_broken(conn: psycopg.AsyncConnection, broken: list[tuple[uuid.UUID, str]],
+                           now: datetime, actor: str,
+                           max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> list[uuid.UUID]:
+    """Mark jobs broken in the caller's transaction: ``job.broken`` ``{"reason"}`` on each
+    job's stream (metadata ``{"actor": actor}``), ``broken_at``/``broken_reason`` on the row,
+    no ``due_jobs`` row (it is not claimed again until repaired), and a ``broken`` alert on the
+    job's channels. Jobs already broken, paused, completed or deleted are left alone.
+
+    Args:
+        broken: ``(job_id, reason)`` pairs.
+        now: the instant recorded (UTC).
+        actor: e.g. ``worker:<id>``.
+
+    Returns:
+        The ids of the jobs newly marked broken.
+    """
+    if not broken:
+        return []
+    ids = [job_id for job_id, _ in broken]
+    await conn.execute(Q["due_job_delete_many"], {"job_ids": ids})
+    cur = await conn.execute(Q["job_mark_broken_many"], {
+        "job_ids": ids, "reasons": [reason for _, reason in broken], "now": now})
+    rows = await cur.fetchall()
+    await append_events(conn, [
+        NewEvent("job", row["id"], row["version"], "job.broken", row["team_id"], now,
+                 {"reason": row["broken_reason"]}, {"actor": actor})
+        for row in rows])
+    alerts = [Alert(row["team_id"], "job", row["id"], "broken", row["channels"],
+                    job_broken_message(job_id=row["id"], job_name=row["name"],
+                                       reason=row["broken_reason"], now=now))
+              for row in rows if row["channels"]]
+    if alerts:
+        await enqueue(conn, alerts, now, max_attempts)
+    for row in rows:
+        log.error("job %s marked broken: %s", row["id"], row["broken_reason"])
+    return [row["id"] for row in rows]
 
 
 async def _complete_jobs(conn: psycopg.AsyncConnection, batch: _Batch) -> list[NewEvent]:
@@ -156,9 +224,13 @@ async def _complete_jobs(conn: psycopg.AsyncConnection, batch: _Batch) -> list[N
 
 async def claim_due(
     pool: AsyncConnectionPool, now: datetime, *, limit: int, lookahead: float,
-    worker_id: str, lease_margin: float,
+    worker_id: str, lease_margin: float, max_attempts: int = DEFAULT_MAX_ATTEMPTS,
 ) -> tuple[int, list[Dispatch]]:
     """Claim up to ``limit`` jobs due by ``now + lookahead`` seconds and record their slots.
+
+    A claimed job whose stored definition no longer evaluates is marked broken in the same
+    transaction (:func:`mark_jobs_broken`, its alerts with ``max_attempts`` delivery attempts)
+    and fires nothing; the other jobs of the batch are planned as usual.
 
     Returns:
         ``(claimed, dispatches)``: how many due rows were claimed, and the attempts to send now
@@ -178,6 +250,8 @@ async def claim_due(
         events = [batch.starts[run["id"]][0] for run in batch.runs if run["id"] in inserted]
         events += await _complete_jobs(conn, batch)
         await append_events(conn, events)
+        await mark_jobs_broken(conn, [(job["job_id"], reason) for job, reason in batch.broken],
+                               now, f"worker:{worker_id}", max_attempts)
         if batch.advance:
             await conn.execute(Q["due_job_advance"], {
                 "job_ids": [job_id for job_id, _ in batch.advance],

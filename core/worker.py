@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import uuid
 from datetime import datetime
 
 import psycopg
@@ -17,12 +18,14 @@ from psycopg_pool import AsyncConnectionPool
 
 from core.clock import Clock
 from core.config import Settings
-from core.executor import AttemptResult, Dispatch, Executor, Prepared
+from core.db import transaction
+from core.executor import AttemptResult, Dispatch, Executor, Prepared, Refused
 from core.listen import listening
 from core.queries import Q
 from core.quiet import QuietWindows
 from core.recorder import Recorder
-from core.scheduler import claim_due, claim_ready, next_wakeup
+from core.scheduler import claim_due, claim_ready, mark_jobs_broken, next_wakeup
+from core.stored import reason_of
 
 log = logging.getLogger("cronledger.worker")
 
@@ -60,6 +63,7 @@ class Worker:
         self.wake = asyncio.Event()
         self.stopping = asyncio.Event()
         self._announced = False
+        self._broken: list[tuple[uuid.UUID, str]] = []  # (job_id, reason) found by _prepare
 
     # -- dispatch ---------------------------------------------------------------------------
     async def _attempt(self, prepared: Prepared) -> None:
@@ -98,7 +102,7 @@ class Worker:
         ahead: list[Prepared] = []
         now = self.clock.now()
         for dispatch in dispatches:
-            prepared = self.executor.prepare(dispatch)
+            prepared = self._prepare(dispatch)
             if dispatch.scheduled_for > now:
                 ahead.append(prepared)
             task = asyncio.create_task(self._attempt(prepared))
@@ -106,6 +110,30 @@ class Worker:
             task.add_done_callback(self._done)
         if ahead:
             self._preconnect(ahead)
+
+    def _prepare(self, dispatch: Dispatch) -> Prepared:
+        """:meth:`Executor.prepare`, isolated per attempt: a stored request that cannot be
+        built (docs/operations.md, "Poison items") becomes a refused attempt, recorded as a
+        final failure of class ``invalid_request``, and its job is marked broken."""
+        try:
+            return self.executor.prepare(dispatch)
+        except Exception as exc:  # noqa: BLE001 - one bad row must not stop the claim loop
+            log.exception("run %s of job %s: the request cannot be built", dispatch.run_id,
+                          dispatch.job_id)
+            reason = f"the stored request cannot be built: {reason_of(exc)}"
+            self._broken.append((dispatch.job_id, reason))
+            return Prepared(dispatch, {"method": None, "url": None, "headers": {}, "body": None},
+                            refused=Refused("invalid_request", reason))
+
+    async def _mark_broken(self) -> None:
+        """Mark the jobs whose request could not be built broken (one transaction)."""
+        if not self._broken:
+            return
+        async with transaction(self.pool) as conn:
+            await mark_jobs_broken(conn, list(dict(self._broken).items()), self.clock.now(),
+                                   f"worker:{self.settings.worker_id}",
+                                   self.settings.notify_max_attempts)
+        self._broken = []  # kept on a database error: the next claim round tries again
 
     def _preconnect(self, ahead: list[Prepared]) -> None:
         """Open the connections of attempts claimed ahead of their slot; give up just before
@@ -184,11 +212,13 @@ class Worker:
             now = now or self.clock.now()
             claimed, dispatches = await claim_due(
                 self.pool, now, limit=s.claim_batch, lookahead=self.lookahead,
-                worker_id=s.worker_id, lease_margin=s.lease_margin_seconds)
+                worker_id=s.worker_id, lease_margin=s.lease_margin_seconds,
+                max_attempts=s.notify_max_attempts)
             self._start(dispatches)
             ready = await claim_ready(self.pool, now, limit=s.claim_batch,
                                       worker_id=s.worker_id, lease_margin=s.lease_margin_seconds)
             self._start(ready)
+            await self._mark_broken()
             total += claimed + len(ready)
             if claimed < s.claim_batch and len(ready) < s.claim_batch:
                 return total

@@ -12,7 +12,6 @@ from litestar.testing import AsyncTestClient
 from psycopg_pool import AsyncConnectionPool
 
 from core.clock import FrozenClock
-
 from core.db import transaction
 from core.events import append_events
 from core.projections import histogram

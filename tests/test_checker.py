@@ -362,7 +362,7 @@ async def test_a_schedule_that_no_longer_parses_does_not_stop_the_checker(
     fresh_pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool, checker: Checker
 ) -> None:
     """Stored schedules were validated, but a tzdata or engine upgrade may break one: that
-    monitor is looked at again later, the others are still checked."""
+    monitor is marked broken (issue #11) and no longer claimed, the others are still checked."""
     actor = await new_actor(fresh_pool)
     broken, broken_token = await add_monitor(fresh_pool, actor, T0, "0 * * * *", name="broken")
     fine, fine_token = await add_monitor(fresh_pool, actor, T0, "1m", name="fine",
@@ -375,5 +375,6 @@ async def test_a_schedule_that_no_longer_parses_does_not_stop_the_checker(
     counts = await checker.run_once(T0 + timedelta(minutes=2))
     assert counts.claimed == 2 and counts.transitions == {"down": 1}
     row = await monitor_row(fresh_pool, broken)
-    assert row["status"] == "up" and row["alert_at"] == T0 + timedelta(minutes=7)
+    assert row["status"] == "up" and row["alert_at"] is None
+    assert "got 8" in row["broken_reason"]
     assert (await monitor_row(fresh_pool, fine))["status"] == "down"

@@ -33,13 +33,18 @@ from api.schemas import (
 from core.actor import Actor
 from core.errors import invalid
 from core.jobs import commands
-from core.jobs.queries import describe, get_job, job_events, list_jobs
+from core.jobs.queries import broken_reason, describe, get_job, job_events, list_jobs
 from core.runs import get_run, list_runs
 
 
 def job_view(row: dict[str, Any]) -> Job:
-    """The API shape of a job row."""
-    return from_row(Job, {**row, "schedule_description": describe(row)})
+    """The API shape of a job row (a stored request or retry policy that is not an object,
+    which only a hand edit can make, is shown as ``{"invalid": …}`` rather than failing the
+    read; the worker marks such a job broken)."""
+    shown = {key: row[key] if isinstance(row[key], dict) else {"invalid": row[key]}
+             for key in ("request", "retry")}
+    return from_row(Job, {**row, **shown, "schedule_description": describe(row),
+                          "broken_reason": broken_reason(row)})
 
 
 async def _job(pool: AsyncConnectionPool, actor: Actor, job_id: uuid.UUID) -> Job:

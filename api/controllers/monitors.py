@@ -35,7 +35,14 @@ from api.schemas import (
 from core.actor import Actor
 from core.errors import invalid
 from core.monitors import commands
-from core.monitors.queries import describe, get_monitor, list_monitors, list_pings, monitor_events
+from core.monitors.queries import (
+    broken_reason,
+    describe,
+    get_monitor,
+    list_monitors,
+    list_pings,
+    monitor_events,
+)
 
 
 def monitor_view(row: dict[str, Any], base_url: str | None = None,
@@ -43,6 +50,7 @@ def monitor_view(row: dict[str, Any], base_url: str | None = None,
     """The API shape of a monitor row (with the ping URL when the token was just minted)."""
     ping_url = f"{base_url}/ping/{token}" if token and base_url else None
     return from_row(Monitor, {**row, "schedule_description": describe(row),
+                              "broken_reason": broken_reason(row),
                               "ping_token": token, "ping_url": ping_url})
 
 

@@ -25,7 +25,9 @@ from core.notifications.channels import check_new_channels
 from core.queries import Q
 from core.runs import new_run_id, run_events
 from core.schedule import parse_schedule
+from core.scheduler import cached_schedule
 from core.secrets import set_signing_secret
+from core.stored import job_problem
 
 _SCHEDULE_FIELDS = ("schedule", "timezone", "anchor_at")
 
@@ -45,13 +47,15 @@ async def _sync_due(
     after: dict[str, Any],
     now: datetime,
 ) -> None:
-    """Keep ``due_jobs`` in step: a row only for active jobs, recomputed when timing changed."""
-    if after["status"] != "active":
+    """Keep ``due_jobs`` in step: a row only for active jobs that are not broken, recomputed
+    when timing changed or the job was just repaired."""
+    if after["status"] != "active" or after.get("broken_at") is not None:
         await conn.execute(Q["due_job_delete"], {"job_id": after["id"]})
         return
     unchanged = (
         before is not None
         and before["status"] == "active"
+        and before.get("broken_at") is None
         and all(before[k] == after[k] for k in _SCHEDULE_FIELDS)
     )
     if unchanged:
@@ -131,7 +135,8 @@ async def update_job(
     ``request`` and ``retry`` are merged key by key. A schedule or time zone change re-anchors
     intervals at ``now`` and recomputes the next fire time; other changes keep the pending slot.
     ``signing_secret``: a string sets or replaces the job's signing secret (``job.updated``
-    with ``signing: true``), ``None`` removes it.
+    with ``signing: true``), ``None`` removes it. A broken job (docs/api.md) whose patched
+    definition is valid is repaired: ``job.repaired`` follows, and its next slot is armed.
 
     Raises:
         NotFound: no such job for this team.
@@ -175,8 +180,21 @@ async def update_job(
             events.append(("job.paused", {}))
         elif paused is False and before["status"] == "paused":
             events.append(("job.resumed", {}))
+        if before["broken_at"] is not None:
+            # The merged definition was validated just above, so it evaluates again.
+            events.append(("job.repaired", {"previous_reason": before["broken_reason"]}))
         if events:
             await _apply(conn, actor, before, job_id, events, now)
+
+
+def _evaluates(job: dict[str, Any]) -> bool:
+    """Whether the stored definition of ``job`` evaluates (see :mod:`core.stored`)."""
+    return job_problem(job, cached_schedule)[1] is None
+
+
+def _broken_conflict(job: dict[str, Any]) -> Conflict:
+    return Conflict(f"job {job['id']} is broken ({job['broken_reason']}); fix its definition "
+                    "with PATCH first")
 
 
 async def set_paused(
@@ -187,21 +205,35 @@ async def set_paused(
     A resumed job fires at its next slot after ``now``; slots that passed while it was paused
     are neither fired nor recorded as missed.
 
+    Resuming a broken job (``broken_at`` set, docs/api.md) whose stored definition evaluates
+    again (say the time zone is back in the tz database) repairs it (``job.repaired``); one
+    that still does not evaluate is refused.
+
     Raises:
         NotFound: no such job for this team.
-        Conflict: the job is completed, or resuming a one-shot whose instant has passed.
+        Conflict: the job is completed, or resuming a one-shot whose instant has passed, or
+            resuming a broken job whose definition still does not evaluate.
     """
     async with transaction(pool) as conn:
         before = await _lock(conn, actor, job_id)
         if before["status"] == "completed":
             raise Conflict(f"job {job_id} is completed")
         target = "paused" if paused else "active"
-        if before["status"] == target:
+        broken = before["broken_at"] is not None
+        if before["status"] == target and (paused or not broken):
             return
-        if not paused and _next_fire(before, now) is None:
-            raise Conflict(f"job {job_id} has no future fire time; change its schedule first")
-        await _apply(conn, actor, before, job_id,
-                     [("job.paused" if paused else "job.resumed", {})], now)
+        events: list[tuple[str, dict[str, Any]]] = []
+        if not paused:
+            if broken and not _evaluates(before):
+                raise _broken_conflict(before)
+            if _next_fire(before, now) is None:
+                raise Conflict(f"job {job_id} has no future fire time; change its schedule "
+                               "first")
+            if broken:
+                events.append(("job.repaired", {"previous_reason": before["broken_reason"]}))
+        if before["status"] != target:
+            events.insert(0, ("job.paused" if paused else "job.resumed", {}))
+        await _apply(conn, actor, before, job_id, events, now)
 
 
 async def delete_job(
@@ -239,12 +271,14 @@ async def trigger_job(
 
     Raises:
         NotFound: no such job for this team.
-        Conflict: the job is completed.
+        Conflict: the job is completed or broken (docs/api.md).
     """
     async with transaction(pool) as conn:
         job = await _lock(conn, actor, job_id)
         if job["status"] == "completed":
             raise Conflict(f"job {job_id} is completed")
+        if job["broken_at"] is not None:
+            raise _broken_conflict(job)
         run_id = new_run_id()
         await conn.execute(Q["run_insert_many"], {"rows": to_json([{
             "id": run_id, "job_id": job_id, "team_id": actor.team_id, "scheduled_for": now,

@@ -14,11 +14,21 @@ from core.errors import NotFound
 from core.events import read_stream
 from core.queries import Q
 from core.scheduler import cached_schedule
+from core.stored import describe_stored, job_problem
 
 
 def describe(job: dict[str, Any]) -> str:
-    """Human description of the job's schedule."""
-    return cached_schedule(job["schedule"], job["timezone"], job["anchor_at"]).describe()
+    """Human description of the job's schedule; ``"<schedule> (<zone>, no longer valid)"``
+    when the stored schedule does not evaluate any more (never raises)."""
+    return describe_stored(cached_schedule, job["schedule"], job["timezone"], job["anchor_at"])
+
+
+def broken_reason(job: dict[str, Any]) -> str | None:
+    """Why the job does not fire: its recorded ``broken_reason``, else (an active job not yet
+    seen by a worker) why its stored definition no longer evaluates, else ``None``."""
+    if job["broken_reason"] is not None or job["status"] != "active":
+        return job["broken_reason"]
+    return job_problem(job, cached_schedule)[1]
 
 
 async def get_job(pool: AsyncConnectionPool, actor: Actor, job_id: uuid.UUID) -> dict[str, Any]:

@@ -14,6 +14,11 @@ The signing secret itself is never in an event (it is stored encrypted in
 ``job_signing_secrets``). ``secret_names`` (the ``${secrets.NAME}`` names the request uses) is
 derived from the request on every event, so claims know without parsing which jobs need secrets.
     ``job.paused``, ``job.resumed``, ``job.completed``, ``job.deleted``  ``{}``
+    ``job.broken``    ``{"reason": str}``: the stored definition no longer evaluates (appended
+                      by a worker, actor ``worker:<id>``); sets ``broken_at`` (the event's
+                      ``occurred_at``) and ``broken_reason``; the job is not claimed while set
+    ``job.repaired``  ``{"previous_reason": str}``: a PATCH or resume made it evaluate again;
+                      clears ``broken_at`` and ``broken_reason`` (docs/api.md)
 """
 
 from __future__ import annotations
@@ -59,7 +64,8 @@ def evolve(state: dict[str, Any] | None, event: dict[str, Any]) -> dict[str, Any
         new = {key: data[key] if key in data else DEFAULTS[key] for key in DEFINITION_FIELDS}
         new.update(id=event["stream_id"], team_id=event["team_id"], status=data["status"],
                    anchor_at=_instant(data["anchor_at"]), created_at=occurred_at,
-                   signing=bool(data.get("signing", False)))
+                   signing=bool(data.get("signing", False)), broken_at=None,
+                   broken_reason=None)
     elif state is None:
         raise ValueError(f"{kind} before job.created")
     elif kind == "job.updated":
@@ -68,8 +74,14 @@ def evolve(state: dict[str, Any] | None, event: dict[str, Any]) -> dict[str, Any
             new["anchor_at"] = _instant(data["changes"]["anchor_at"])
     elif kind in STATUS_AFTER:
         new = {**state, "status": STATUS_AFTER[kind]}
+    elif kind == "job.broken":
+        new = {**state, "broken_at": occurred_at, "broken_reason": data["reason"]}
+    elif kind == "job.repaired":
+        new = {**state, "broken_at": None, "broken_reason": None}
     else:
         raise ValueError(f"unknown job event {kind!r}")
+    new.setdefault("broken_at", None)
+    new.setdefault("broken_reason", None)
     new["secret_names"] = placeholder_names(new["request"])
     new["channels"] = [c if isinstance(c, uuid.UUID) else uuid.UUID(c)
                        for c in new["channels"] or ()]

@@ -20,7 +20,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from core.actor import Actor
 from core.db import team_row, transaction
-from core.errors import ConcurrencyConflict
+from core.errors import ConcurrencyConflict, Conflict
 from core.events import append_events, stream_events
 from core.monitors.definition import DEFINITION_FIELDS, cached_schedule, normalize_definition
 from core.monitors.state import evolve
@@ -28,6 +28,7 @@ from core.monitors.timing import timing
 from core.notifications.channels import check_new_channels
 from core.notifications.outbox import forget_monitor_alert, reschedule_monitor_realert
 from core.queries import Q
+from core.stored import schedule_problem
 
 TOKEN_BYTES = 32  # DESIGN 3.3: 32 random bytes, 64 hex characters
 
@@ -67,8 +68,12 @@ async def _apply(
             "team_id": actor.team_id, "stream_version": event.version, "occurred_at": now,
         })
     assert state is not None
-    schedule = cached_schedule(state["schedule"], state["timezone"], state["created_at"])
-    state["next_expected_at"], state["alert_at"] = timing(state, schedule, now)
+    schedule, _ = schedule_problem(cached_schedule, state["schedule"], state["timezone"],
+                                   state["created_at"])
+    if schedule is None or state["broken_at"] is not None:
+        state["next_expected_at"], state["alert_at"] = None, None  # the checker leaves it
+    else:
+        state["next_expected_at"], state["alert_at"] = timing(state, schedule, now)
     await append_events(conn, events)
     await conn.execute(Q["monitor_upsert"], state)
     old_alert = before["alert_at"] if before else None
@@ -128,9 +133,13 @@ async def update_monitor(
         definition = normalize_definition(merged, now=now)
         changes = {k: v for k, v in definition.items() if v != before[k]}
         await check_new_channels(conn, actor.team_id, definition["channels"], before["channels"])
+        events: list[tuple[str, dict[str, Any]]] = []
         if changes:
-            await _apply(conn, actor, before, monitor_id,
-                         [("monitor.updated", {"changes": changes})], now)
+            events.append(("monitor.updated", {"changes": changes}))
+        if before["broken_at"] is not None:  # the merged definition was just validated
+            events.append(("monitor.repaired", {"previous_reason": before["broken_reason"]}))
+        if events:
+            await _apply(conn, actor, before, monitor_id, events, now)
         if "realert_every" in changes:
             # a pending re-alert of a down monitor follows the new period (None: stops)
             await reschedule_monitor_realert(conn, monitor_id, changes["realert_every"])
@@ -144,15 +153,29 @@ async def set_paused(pool: AsyncConnectionPool, actor: Actor, monitor_id: uuid.U
     forgotten. Resuming makes it ``new`` (healthchecks' resume): it alerts again only after
     its next ping, so a job that did not run while paused cannot raise a false alarm.
 
+    Resuming a broken monitor whose schedule evaluates again repairs it
+    (``monitor.repaired``).
+
     Raises:
         NotFound: no such monitor for this team.
+        Conflict: resuming a broken monitor whose schedule still does not evaluate.
     """
     async with transaction(pool) as conn:
         before = await _lock(conn, actor, monitor_id)
-        if (before["status"] == "paused") == paused:
+        broken = before["broken_at"] is not None
+        if (before["status"] == "paused") == paused and (paused or not broken):
             return
-        await _apply(conn, actor, before, monitor_id,
-                     [("monitor.paused" if paused else "monitor.resumed", {})], now)
+        events: list[tuple[str, dict[str, Any]]] = []
+        if (before["status"] == "paused") != paused:
+            events.append(("monitor.paused" if paused else "monitor.resumed", {}))
+        if broken and not paused:
+            _, problem = schedule_problem(cached_schedule, before["schedule"],
+                                          before["timezone"], before["created_at"])
+            if problem is not None:
+                raise Conflict(f"monitor {monitor_id} is broken ({before['broken_reason']}); "
+                               "fix its definition with PATCH first")
+            events.append(("monitor.repaired", {"previous_reason": before["broken_reason"]}))
+        await _apply(conn, actor, before, monitor_id, events, now)
         if paused:
             await forget_monitor_alert(conn, monitor_id)  # a paused monitor never re-alerts
 

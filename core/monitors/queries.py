@@ -16,19 +16,25 @@ from core.errors import NotFound
 from core.events import read_stream
 from core.monitors.definition import cached_schedule
 from core.queries import Q
-from core.schedule import InvalidSchedule
+from core.stored import describe_stored, schedule_problem
 
 # A truncated body may end inside a UTF-8 sequence: at most 3 bytes of it.
 _MAX_CUT_SEQUENCE = 3
 
 
 def describe(monitor: dict[str, Any]) -> str:
-    """Human description of the monitor's schedule."""
-    try:
-        return cached_schedule(monitor["schedule"], monitor["timezone"],
-                               monitor["created_at"]).describe()
-    except (InvalidSchedule, ValueError):  # validated when stored; tzdata may have changed
-        return f"{monitor['schedule']} ({monitor['timezone']}, no longer valid)"
+    """Human description of the monitor's schedule (never raises: see :mod:`core.stored`)."""
+    return describe_stored(cached_schedule, monitor["schedule"], monitor["timezone"],
+                           monitor["created_at"])
+
+
+def broken_reason(monitor: dict[str, Any]) -> str | None:
+    """Why the monitor is not checked: its recorded ``broken_reason``, else (not yet seen by a
+    checker) why its stored schedule no longer evaluates, else ``None``."""
+    if monitor.get("broken_reason") is not None or monitor["status"] == "deleted":
+        return monitor.get("broken_reason")
+    return schedule_problem(cached_schedule, monitor["schedule"], monitor["timezone"],
+                            monitor["created_at"])[1]
 
 
 def body_view(body: bytes | None, size: int) -> dict[str, Any]:

@@ -20,6 +20,11 @@ Event types and payloads:
     ``monitor.late``           ``{"previous_status", "expected_at", "deadline"}``
     ``monitor.down``           ``{"previous_status", "reason": "fail"|"overdue"|"start_timeout",
                                …}``
+    ``monitor.broken``         ``{"reason"}``: the checker could not evaluate it (its stored
+                               schedule no longer evaluates, or deciding it raised); sets
+                               ``broken_at``/``broken_reason``; not checked until repaired
+    ``monitor.repaired``       ``{"previous_reason"}``: a PATCH or resume made it evaluate
+                               again; clears them (docs/api.md)
 """
 
 from __future__ import annotations
@@ -90,7 +95,8 @@ def evolve(state: dict[str, Any] | None, event: dict[str, Any]) -> dict[str, Any
         new.update(
             id=event["stream_id"], team_id=event["team_id"], status=data["status"],
             ping_token_hash=bytes.fromhex(data["ping_token_hash"]), last_ping_at=None,
-            last_start_at=None, last_start_rid=None, last_duration_ms=None, created_at=at)
+            last_start_at=None, last_start_rid=None, last_duration_ms=None, created_at=at,
+            broken_at=None, broken_reason=None)
     elif state is None:
         raise ValueError(f"{kind} before monitor.created")
     elif kind == "monitor.updated":
@@ -99,6 +105,10 @@ def evolve(state: dict[str, Any] | None, event: dict[str, Any]) -> dict[str, Any
         new = {**state, "ping_token_hash": bytes.fromhex(data["ping_token_hash"])}
     elif kind == "monitor.pinged":
         new = apply_ping(state, data["kind"], _uuid(data.get("rid")), at, data.get("duration_ms"))
+    elif kind == "monitor.broken":
+        new = {**state, "broken_at": at, "broken_reason": data["reason"]}
+    elif kind == "monitor.repaired":
+        new = {**state, "broken_at": None, "broken_reason": None}
     elif kind in STATUS_AFTER:
         new = {**state, "status": STATUS_AFTER[kind]}
         if kind in _CLEARS_START:
@@ -107,6 +117,8 @@ def evolve(state: dict[str, Any] | None, event: dict[str, Any]) -> dict[str, Any
             new["ping_token_hash"] = None
     else:
         raise ValueError(f"unknown monitor event {kind!r}")
+    new.setdefault("broken_at", None)
+    new.setdefault("broken_reason", None)
     new["channels"] = [c if isinstance(c, uuid.UUID) else uuid.UUID(c)
                        for c in new.get("channels") or ()]
     new["version"] = event["stream_version"]

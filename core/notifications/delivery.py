@@ -12,6 +12,7 @@ import asyncio
 import hashlib
 import hmac
 import json
+import logging
 import smtplib
 import ssl
 import time
@@ -20,13 +21,17 @@ from dataclasses import dataclass, field
 from email.message import EmailMessage
 from typing import Any
 
+import aiohttp
 import httpx
 
 from core.clock import Clock
 from core.config import Settings
 from core.executor import classify_error
 from core.notifications import formatting
+from core.stored import reason_of
 from core.version import USER_AGENT
+
+log = logging.getLogger("cronledger.delivery")
 
 SIGNATURE_HEADER = "X-Cronledger-Signature"
 ANSWER_LIMIT = 2048  # characters of a provider's answer kept in the outbox row
@@ -54,6 +59,24 @@ class Target:
     team_secrets: dict[str, str | None] = field(default_factory=dict)
 
 
+_TRANSPORT_ERRORS: tuple[type[BaseException], ...] = (
+    OSError, TimeoutError, asyncio.TimeoutError, httpx.HTTPError, aiohttp.ClientError,
+    smtplib.SMTPException, ssl.SSLError)
+
+
+def _is_transport(exc: BaseException) -> bool:
+    """Whether ``exc`` (or one of its causes) is a network, TLS, SMTP or timeout failure; any
+    other exception while sending is a bug or a poison row (``internal``, never retried)."""
+    seen: set[int] = set()
+    err: BaseException | None = exc
+    while err is not None and id(err) not in seen:
+        if isinstance(err, _TRANSPORT_ERRORS):
+            return True
+        seen.add(id(err))
+        err = err.__cause__ or err.__context__
+    return False
+
+
 @dataclass
 class DeliveryResult:
     """The outcome of one delivery attempt.
@@ -63,7 +86,9 @@ class DeliveryResult:
         status: HTTP status, or the SMTP reply code of a refusal.
         answer: the provider's answer (body text, truncated).
         error_class: ``timeout`` | ``connect`` | ``dns`` | ``tls`` | ``http_status`` |
-            ``provider`` | ``smtp`` | ``config`` | ``secret``.
+            ``provider`` | ``smtp`` | ``config`` | ``secret`` | ``internal`` (the row could not
+            be built or sent for a reason other than the network: a poison message or
+            channel configuration; always permanent).
         permanent: retrying cannot help.
         retry_after: a ``Retry-After`` value (or Telegram's ``retry_after`` seconds).
     """
@@ -111,8 +136,14 @@ class Delivery:
         try:
             result = await self._send(target, message, notification_id)
         except Exception as exc:  # noqa: BLE001 - every failure becomes a recorded outcome
-            error_class, error = classify_error(exc, self.settings.notify_timeout_seconds)
-            result = DeliveryResult(False, None, None, error_class, error)
+            if _is_transport(exc):
+                error_class, error = classify_error(exc, self.settings.notify_timeout_seconds)
+                result = DeliveryResult(False, None, None, error_class, error)
+            else:  # a poison row (bad message or channel config): retrying cannot help
+                log.error("notification %s cannot be built or sent: %r", notification_id, exc)
+                result = DeliveryResult(
+                    False, error_class="internal", permanent=True,
+                    error=f"the notification cannot be built or sent: {reason_of(exc)}")
         result.duration_ms = round((time.perf_counter() - t0) * 1000)
         return result
 

@@ -25,7 +25,7 @@ from core.clock import rfc3339
 
 BODY_SNIPPET = 300  # characters of a response or ping body quoted in a message
 
-JOB_EVENTS = ("failed", "still_failing", "recovered")
+JOB_EVENTS = ("failed", "still_failing", "recovered", "broken")
 MONITOR_EVENTS = ("down", "up", "still_down")
 
 
@@ -102,6 +102,26 @@ def job_message(
         "last_response": last_response, "last_ping": None,
         "links": {"job": f"/v1/jobs/{job_id}", "run": f"/v1/runs/{run_id}",
                   "runs": f"/v1/jobs/{job_id}/runs"},
+    }
+
+
+def job_broken_message(*, job_id: uuid.UUID, job_name: str, reason: str,
+                       now: datetime) -> dict[str, Any]:
+    """The message for a job the scheduler stopped firing because its stored definition no
+    longer evaluates (``job.broken``, docs/api.md): ``reason`` says why; fixing the definition
+    with ``PATCH /v1/jobs/{id}`` (or a resume, once it evaluates again) repairs it."""
+    quoted = f"\u201c{job_name}\u201d"
+    return {
+        "event": "job.broken", "status": "down",
+        "title": f"Job {quoted} is broken and no longer fires",
+        "text": f"Its stored definition no longer evaluates: {reason}. Fix it with PATCH "
+                f"/v1/jobs/{job_id} to make it fire again.",
+        "subject": {"type": "job", "id": str(job_id), "name": job_name},
+        "occurred_at": rfc3339(now), "since": rfc3339(now),
+        "facts": [{"name": "Reason", "value": reason},
+                  {"name": "Broken since", "value": rfc3339(now)}],
+        "last_response": None, "last_ping": None,
+        "links": {"job": f"/v1/jobs/{job_id}", "events": f"/v1/jobs/{job_id}/events"},
     }
 
 

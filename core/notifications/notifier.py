@@ -42,6 +42,7 @@ from core.notifications.lookup import SecretLookup
 from core.notifications.outbox import NOTIFY_CHANNEL
 from core.notifications.sealing import Sealer, SealError
 from core.queries import Q
+from core.stored import reason_of
 
 log = logging.getLogger("cronledger.notifier")
 
@@ -103,6 +104,21 @@ class Notifier:
 
     # -- claim ----------------------------------------------------------------------------------
     async def _target(self, conn: psycopg.AsyncConnection, row: dict[str, Any]) -> Claimed:
+        """:meth:`_build_target`, isolated per row: a row that raises while its target is built
+        (a poison channel configuration) fails permanently with error class ``internal``."""
+        try:
+            return await self._build_target(conn, row)
+        except psycopg.Error:
+            raise  # the claim transaction is gone: the whole batch is retried
+        except Exception as exc:  # noqa: BLE001 - one bad row must not block the outbox
+            log.error("notification %s: its channel cannot be used: %r", row["id"], exc)
+            return Claimed(row["id"], row["team_id"], row["attempt"], row["max_attempts"],
+                           row["lease_token"], row["message"], None, DeliveryResult(
+                               False, error_class="internal", permanent=True,
+                               error=f"the notification cannot be built: {reason_of(exc)}"))
+
+    async def _build_target(self, conn: psycopg.AsyncConnection,
+                            row: dict[str, Any]) -> Claimed:
         claimed = Claimed(row["id"], row["team_id"], row["attempt"], row["max_attempts"],
                           row["lease_token"], row["message"], None)
         if row["deleted_at"] is not None:
@@ -147,7 +163,13 @@ class Notifier:
             assert claimed.problem is not None
             return claimed.problem
         async with self.limit:
-            return await self.delivery.send(claimed.target, claimed.message, claimed.id)
+            try:
+                return await self.delivery.send(claimed.target, claimed.message, claimed.id)
+            except Exception as exc:  # noqa: BLE001 - one row must not lose the batch's results
+                log.error("notification %s: sending raised %r", claimed.id, exc)
+                return DeliveryResult(False, error_class="internal", permanent=True,
+                                      error=f"the notification cannot be sent: "
+                                            f"{reason_of(exc)}")
 
     # -- record ---------------------------------------------------------------------------------
     def _outcome(self, claimed: Claimed, result: DeliveryResult | None,

@@ -10,6 +10,8 @@ import msgspec
 import psycopg
 from psycopg.types.json import set_json_loads
 
+from core.queries import Q
+
 _decode_json = msgspec.json.Decoder().decode
 
 
@@ -22,6 +24,17 @@ async def fetch_all(conn: psycopg.AsyncConnection, query: str,
         set_json_loads(_decode_json, cur)
         await cur.execute(query, params)
         return await cur.fetchall()
+
+
+async def record_skipped(conn: psycopg.AsyncConnection, name: str, position: int, reason: str,
+                         now: datetime) -> None:
+    """Record in ``projection_skipped`` that projection ``name`` skipped the event at
+    ``position`` because of ``reason`` (docs/operations.md, "Poison items")."""
+    await conn.execute(Q["projection_skip_record"], {
+        "name": name, "position": position, "reason": reason, "now": now})
+
+
+Skipped = list[tuple[int, str]]  # (global_position, reason) of events a rebuild skipped
 
 
 def instant(value: Any) -> datetime | None:

@@ -9,7 +9,12 @@ replaying what the live system did to it, in log order:
 - the first event of a slot run (trigger ``schedule`` or ``catchup``): the next fire strictly
   after ``max(occurred_at, scheduled_for)``, which is how the claim advanced ``due_at``
   (:func:`core.slots.plan_slots`);
-- ``job.paused``, ``job.deleted``, ``job.completed``: no row.
+- ``job.paused``, ``job.deleted``, ``job.completed``, ``job.broken``: no row (``job.repaired``
+  of an active job: the next fire after it, as ``_sync_due`` does).
+
+A stored schedule that no longer evaluates (docs/operations.md, "Poison items") gives no row
+either: the live scheduler marks such a job broken at its next claim, instead of the rebuild
+failing.
 
 So a slot that was due but not yet claimed stays due after a rebuild (the scheduler then fires
 or records it by the job's catch-up policy) instead of being silently dropped, as recomputing
@@ -26,16 +31,21 @@ import psycopg
 
 from core.events import to_json
 from core.jobs.state import evolve
+from core.projections.common import Skipped
 from core.queries import Q
 from core.scheduler import cached_schedule
+from core.stored import reason_of
 
 TABLES = ("jobs", "due_jobs")
 _TIMING = ("schedule", "timezone", "anchor_at")
 
 
 def _next_fire(state: dict[str, Any], after: datetime) -> datetime | None:
-    schedule = cached_schedule(state["schedule"], state["timezone"], state["anchor_at"])
-    return schedule.next_fire(after)
+    try:
+        schedule = cached_schedule(state["schedule"], state["timezone"], state["anchor_at"])
+        return schedule.next_fire(after)
+    except Exception:  # noqa: BLE001 - a poison job must not stop the rebuild
+        return None
 
 
 class JobReplay:
@@ -56,9 +66,10 @@ class JobReplay:
         job_id = event["stream_id"]
         before = self.states.get(job_id)
         after = self.states[job_id] = evolve(before, event)
-        if after["status"] != "active":
+        if after["status"] != "active" or after["broken_at"] is not None:
             self.due[job_id] = None
         elif not (before is not None and before["status"] == "active"
+                  and before["broken_at"] is None
                   and all(before[k] == after[k] for k in _TIMING)):
             self.due[job_id] = _next_fire(after, event["occurred_at"])
 
@@ -66,14 +77,15 @@ class JobReplay:
         data = event["data"]
         job_id = uuid.UUID(data["job_id"])
         state = self.states.get(job_id)
-        if state is None or state["status"] != "active":
+        if state is None or state["status"] != "active" or state["broken_at"] is not None:
             return
         slot = datetime.fromisoformat(data["scheduled_for"])
         self.due[job_id] = _next_fire(state, max(event["occurred_at"], slot))
 
 
-async def rebuild(conn: psycopg.AsyncConnection) -> int:
-    """Write ``jobs`` and ``due_jobs`` from the log into the (emptied) tables.
+async def rebuild(conn: psycopg.AsyncConnection, skipped: Skipped | None = None) -> int:
+    """Write ``jobs`` and ``due_jobs`` from the log into the (emptied) tables. An event that
+    cannot be folded is left out and appended to ``skipped`` as ``(global_position, reason)``.
 
     Returns:
         The number of jobs written.
@@ -83,7 +95,11 @@ async def rebuild(conn: psycopg.AsyncConnection) -> int:
         cur.itersize = 5000
         await cur.execute(Q["rebuild_job_events"])
         async for event in cur:
-            replay.apply(event)
+            try:
+                replay.apply(event)
+            except Exception as exc:  # noqa: BLE001 - a poison event must not stop the rebuild
+                if skipped is not None:
+                    skipped.append((event["global_position"], reason_of(exc)))
     async with conn.cursor() as cur:
         await cur.executemany(Q["job_upsert"], [
             {**s, "request": to_json(s["request"]), "retry": to_json(s["retry"])}

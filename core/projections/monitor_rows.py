@@ -16,21 +16,36 @@ import psycopg
 
 from core.monitors.state import evolve
 from core.monitors.timing import timing
+from core.projections.common import Skipped
 from core.queries import Q
 from core.scheduler import cached_schedule
+from core.stored import reason_of, schedule_problem
 
 TABLES = ("monitors",)
 
 
-async def rebuild(conn: psycopg.AsyncConnection, now: datetime) -> int:
-    """Replay every monitor stream into the (truncated) ``monitors`` table; returns the count."""
+async def rebuild(conn: psycopg.AsyncConnection, now: datetime,
+                  skipped: Skipped | None = None) -> int:
+    """Replay every monitor stream into the (truncated) ``monitors`` table; returns the count.
+
+    An event that cannot be folded is left out and appended to ``skipped`` as
+    ``(global_position, reason)``; a monitor whose schedule no longer evaluates gets no
+    ``next_expected_at``/``alert_at`` (the checker leaves it alone).
+    """
     states: dict[uuid.UUID, dict[str, Any]] = {}
     async with conn.cursor(name="rebuild_monitor_events") as cur:
         await cur.execute(Q["rebuild_monitor_events"])
         async for event in cur:
-            states[event["stream_id"]] = evolve(states.get(event["stream_id"]), event)
+            try:
+                states[event["stream_id"]] = evolve(states.get(event["stream_id"]), event)
+            except Exception as exc:  # noqa: BLE001 - a poison event must not stop the rebuild
+                if skipped is not None:
+                    skipped.append((event["global_position"], reason_of(exc)))
     for state in states.values():
-        schedule = cached_schedule(state["schedule"], state["timezone"], state["created_at"])
-        state["next_expected_at"], state["alert_at"] = timing(state, schedule, now)
+        schedule, _ = schedule_problem(cached_schedule, state["schedule"], state["timezone"],
+                                       state["created_at"])
+        state["next_expected_at"], state["alert_at"] = (
+            timing(state, schedule, now)
+            if schedule is not None and state["broken_at"] is None else (None, None))
         await conn.execute(Q["monitor_upsert"], state)
     return len(states)

@@ -11,6 +11,13 @@ DESIGN 3.1. A batch, in one transaction:
 3. applies them to every read model of :data:`MODELS`;
 4. advances the checkpoint, forward only.
 
+Poison events (issue #11): when applying a batch raises anything but a lost connection, the
+batch is applied again one event at a time, each in a savepoint; an event that still raises is
+skipped, recorded in ``projection_skipped`` (checkpoint name, position, ``tx_id``, type,
+stream, reason) and logged once, and the batch goes on. A rebuild replays the log through the
+same function, so it skips the same events and "rebuild equals live" still holds
+(docs/operations.md, "Poison items").
+
 Wake-up: the projector LISTENs on ``cronledger_wakeup`` (job changes, triggers, retries) and
 otherwise polls every ``CRONLEDGER_PROJECTOR_INTERVAL`` seconds while idle. There is
 deliberately no NOTIFY trigger on ``events``: PostgreSQL serialises the commits of notifying
@@ -35,9 +42,10 @@ from core.clock import Clock
 from core.db import transaction
 from core.listen import listening
 from core.projections import job_health, job_stats, monitors
-from core.projections.common import fetch_all
+from core.projections.common import fetch_all, record_skipped
 from core.queries import Q
 from core.quiet import QuietWindows
+from core.stored import reason_of
 
 log = logging.getLogger("cronledger.projector")
 
@@ -70,8 +78,7 @@ async def project_batch(conn: psycopg.AsyncConnection, now: datetime, limit: int
         "tx_id": checkpoint["tx_id"], "position": checkpoint["global_position"], "limit": limit})
     if not events:
         return 0
-    for apply in MODELS:
-        await apply(conn, events)
+    await _apply_isolated(conn, events, now)
     last = events[-1]
     cur = await conn.execute(Q["projection_checkpoint_advance"], {
         "name": CHECKPOINT, "tx_id": last["tx_id"], "position": last["global_position"],
@@ -80,6 +87,50 @@ async def project_batch(conn: psycopg.AsyncConnection, now: datetime, limit: int
         raise CheckpointMoved(f"checkpoint {CHECKPOINT!r} is not behind {last['tx_id']}/"
                               f"{last['global_position']}")
     return len(events)
+
+
+_CONNECTION_ERRORS = (psycopg.OperationalError, psycopg.InterfaceError)
+
+
+async def _apply_models(conn: psycopg.AsyncConnection, events: Sequence[dict[str, Any]]) -> None:
+    async with conn.transaction():  # a savepoint: a failure leaves the batch's transaction usable
+        for apply in MODELS:
+            await apply(conn, events)
+
+
+async def _apply_isolated(conn: psycopg.AsyncConnection, events: Sequence[dict[str, Any]],
+                          now: datetime) -> list[int]:
+    """Apply ``events`` to every read model; isolate and skip the ones that cannot apply.
+
+    Returns:
+        The global positions of the events skipped (recorded in ``projection_skipped``).
+
+    Raises:
+        psycopg.OperationalError, psycopg.InterfaceError: the connection failed (the batch is
+            rolled back and retried, nothing is skipped).
+    """
+    try:
+        await _apply_models(conn, events)
+        return []
+    except _CONNECTION_ERRORS:
+        raise
+    except Exception:  # noqa: BLE001 - find the poison event(s) below, one at a time
+        log.warning("projector: a batch of %d events failed; applying them one by one",
+                    len(events))
+    skipped = []
+    for event in events:
+        try:
+            await _apply_models(conn, [event])
+        except _CONNECTION_ERRORS:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a poison event must not stop projections
+            reason = reason_of(exc)
+            log.error("projector: skipping event %s (%s of %s %s): %s",
+                      event["global_position"], event["event_type"], event["stream_type"],
+                      event["stream_id"], reason)
+            await record_skipped(conn, CHECKPOINT, event["global_position"], reason, now)
+            skipped.append(event["global_position"])
+    return skipped
 
 
 class Projector:

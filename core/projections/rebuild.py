@@ -16,20 +16,27 @@ One transaction, in this order:
    the projector's horizon (events of still-running transactions are left to the projector).
 
 The result equals what the live system built (tested row for row); a failure rolls it all back.
+An event that a projection cannot apply (a poison payload) is skipped, logged and recorded in
+``projection_skipped`` (name ``rebuild:jobs``/``rebuild:runs``/``rebuild:monitors`` for the
+inline ones, ``reporting`` for the read models, like the live projector) instead of failing the
+rebuild (docs/operations.md, "Poison items").
 """
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime
 
 from psycopg_pool import AsyncConnectionPool
 
 from core.db import transaction
 from core.projections import jobs, monitor_rows, runs
+from core.projections.common import Skipped, record_skipped
 from core.projections.projector import CHECKPOINT, project_batch
 from core.queries import Q
 
 BATCH = 20_000
+log = logging.getLogger("cronledger.rebuild")
 
 
 async def rebuild(pool: AsyncConnectionPool, now: datetime) -> dict[str, int]:
@@ -43,8 +50,14 @@ async def rebuild(pool: AsyncConnectionPool, now: datetime) -> dict[str, int]:
         await conn.execute(Q["rebuild_lock_inline"])
         await conn.execute(Q["rebuild_save_carried"])
         await conn.execute(Q["rebuild_truncate_inline"])
-        counts = {"jobs": await jobs.rebuild(conn), "runs": await runs.rebuild(conn),
-                  "monitors": await monitor_rows.rebuild(conn, now)}
+        skipped: dict[str, Skipped] = {"jobs": [], "runs": [], "monitors": []}
+        counts = {"jobs": await jobs.rebuild(conn, skipped["jobs"]),
+                  "runs": await runs.rebuild(conn, skipped["runs"]),
+                  "monitors": await monitor_rows.rebuild(conn, now, skipped["monitors"])}
+        for table, items in skipped.items():
+            for position, reason in items:
+                log.error("rebuild of %s: skipping event %d: %s", table, position, reason)
+                await record_skipped(conn, f"rebuild:{table}", position, reason, now)
         await conn.execute(Q["rebuild_restore_carried"])
         await conn.execute(Q["rebuild_truncate_read_models"])
         projected = 0

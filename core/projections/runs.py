@@ -12,8 +12,9 @@ from typing import Any
 
 import psycopg
 
-from core.projections.common import instant, uuid_of
+from core.projections.common import Skipped, instant, uuid_of
 from core.queries import Q
+from core.stored import reason_of
 
 TABLES = ("runs",)
 FINAL = ("succeeded", "failed", "skipped", "missed")
@@ -84,11 +85,12 @@ async def _write(conn: psycopg.AsyncConnection, rows: list[dict[str, Any]]) -> N
             await copy.write_row([row[c] for c in COLUMNS])
 
 
-async def rebuild(conn: psycopg.AsyncConnection) -> int:
+async def rebuild(conn: psycopg.AsyncConnection, skipped: Skipped | None = None) -> int:
     """Write ``runs`` from the log into the (emptied) table; returns the number of runs.
 
     Finished runs receive no further events, so they are written as soon as they finish and
-    only unfinished runs stay in memory.
+    only unfinished runs stay in memory. An event that cannot be folded (a poison payload) is
+    left out and appended to ``skipped`` as ``(global_position, reason)``.
     """
     open_runs: dict[Any, dict[str, Any]] = {}
     finished: list[dict[str, Any]] = []
@@ -97,7 +99,15 @@ async def rebuild(conn: psycopg.AsyncConnection) -> int:
         cur.itersize = 5000
         await cur.execute(Q["rebuild_run_events"])
         async for event in cur:
-            row = evolve(open_runs.pop(event["stream_id"], None), event)
+            before = open_runs.pop(event["stream_id"], None)
+            try:
+                row = evolve(before, event)
+            except Exception as exc:  # noqa: BLE001 - a poison event must not stop the rebuild
+                if before is not None:
+                    open_runs[event["stream_id"]] = before
+                if skipped is not None:
+                    skipped.append((event["global_position"], reason_of(exc)))
+                continue
             if row["status"] in FINAL:
                 finished.append(row)
             else:

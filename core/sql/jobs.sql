@@ -2,13 +2,14 @@
 -- Writes the job projection row from the state folded over the job's stream.
 INSERT INTO jobs (id, team_id, name, schedule, timezone, request, timeout_seconds, retry, overlap,
                   catchup, status, version, anchor_at, created_at, updated_at, success_statuses,
-                  secret_names, signing, channels, alert_after_failures, realert_every)
+                  secret_names, signing, channels, alert_after_failures, realert_every,
+                  broken_at, broken_reason)
 VALUES (%(id)s::uuid, %(team_id)s::uuid, %(name)s, %(schedule)s, %(timezone)s, %(request)s::jsonb,
         %(timeout_seconds)s, %(retry)s::jsonb, %(overlap)s, %(catchup)s, %(status)s,
         %(version)s::int, %(anchor_at)s::timestamptz, %(created_at)s::timestamptz,
         %(updated_at)s::timestamptz, %(success_statuses)s::int[], %(secret_names)s::text[],
         %(signing)s::bool, %(channels)s::uuid[], %(alert_after_failures)s::int,
-        %(realert_every)s::int)
+        %(realert_every)s::int, %(broken_at)s::timestamptz, %(broken_reason)s)
 ON CONFLICT ON CONSTRAINT jobs_pkey DO UPDATE SET
     name = excluded.name, schedule = excluded.schedule, timezone = excluded.timezone,
     request = excluded.request, timeout_seconds = excluded.timeout_seconds,
@@ -17,13 +18,14 @@ ON CONFLICT ON CONSTRAINT jobs_pkey DO UPDATE SET
     updated_at = excluded.updated_at, success_statuses = excluded.success_statuses,
     secret_names = excluded.secret_names, signing = excluded.signing,
     channels = excluded.channels, alert_after_failures = excluded.alert_after_failures,
-    realert_every = excluded.realert_every;
+    realert_every = excluded.realert_every, broken_at = excluded.broken_at,
+    broken_reason = excluded.broken_reason;
 
 -- name: job_lock
 -- The current state of one job, locked for a command (deleted jobs are not found).
 SELECT id, team_id, name, schedule, timezone, request, timeout_seconds, retry, overlap, catchup,
        status, version, anchor_at, created_at, updated_at, success_statuses, secret_names,
-       signing, channels, alert_after_failures, realert_every
+       signing, channels, alert_after_failures, realert_every, broken_at, broken_reason
 FROM jobs
 WHERE id = %(id)s::uuid AND team_id = %(team_id)s::uuid AND status <> 'deleted'
 FOR UPDATE;
@@ -32,7 +34,7 @@ FOR UPDATE;
 SELECT j.id, j.team_id, j.name, j.schedule, j.timezone, j.request, j.timeout_seconds, j.retry,
        j.overlap, j.catchup, j.status, j.version, j.anchor_at, j.created_at, j.updated_at,
        j.success_statuses, j.signing, j.channels, j.alert_after_failures, j.realert_every,
-       d.due_at AS next_run_at
+       j.broken_at, j.broken_reason, d.due_at AS next_run_at
 FROM jobs j
 LEFT JOIN due_jobs d ON d.job_id = j.id
 WHERE j.id = %(id)s::uuid AND j.team_id = %(team_id)s::uuid AND j.status <> 'deleted';
@@ -42,7 +44,7 @@ WHERE j.id = %(id)s::uuid AND j.team_id = %(team_id)s::uuid AND j.status <> 'del
 SELECT j.id, j.team_id, j.name, j.schedule, j.timezone, j.request, j.timeout_seconds, j.retry,
        j.overlap, j.catchup, j.status, j.version, j.anchor_at, j.created_at, j.updated_at,
        j.success_statuses, j.signing, j.channels, j.alert_after_failures, j.realert_every,
-       d.due_at AS next_run_at
+       j.broken_at, j.broken_reason, d.due_at AS next_run_at
 FROM jobs j
 LEFT JOIN due_jobs d ON d.job_id = j.id
 WHERE j.team_id = %(team_id)s::uuid
@@ -68,3 +70,12 @@ SELECT 1 FROM jobs WHERE id = %(id)s::uuid AND team_id = %(team_id)s::uuid;
 UPDATE jobs SET status = 'completed', version = version + 1, updated_at = %(now)s::timestamptz
 WHERE id = ANY(%(job_ids)s::uuid[]) AND status = 'active'
 RETURNING id, team_id, version;
+
+-- name: job_mark_broken_many
+-- Jobs whose stored definition no longer evaluates (core/scheduler.py): the projection takes
+-- the `job.broken` event at the next version; already broken or no longer active rows are left.
+UPDATE jobs j SET broken_at = %(now)s::timestamptz, broken_reason = b.reason,
+                  version = j.version + 1, updated_at = %(now)s::timestamptz
+FROM unnest(%(job_ids)s::uuid[], %(reasons)s::text[]) AS b(job_id, reason)
+WHERE j.id = b.job_id AND j.status = 'active' AND j.broken_at IS NULL
+RETURNING j.id, j.team_id, j.version, j.name, j.channels, j.broken_reason;

@@ -3,7 +3,8 @@
 INSERT INTO monitors (id, team_id, name, schedule, timezone, period_seconds, grace_seconds,
                       methods, manual_resume, ping_token_hash, status, last_ping_at,
                       last_start_at, last_start_rid, last_duration_ms, next_expected_at,
-                      alert_at, channels, realert_every, version, created_at, updated_at)
+                      alert_at, channels, realert_every, version, created_at, updated_at,
+                      broken_at, broken_reason)
 VALUES (%(id)s::uuid, %(team_id)s::uuid, %(name)s::text, %(schedule)s::text, %(timezone)s::text,
         %(period_seconds)s::float8, %(grace_seconds)s::int, %(methods)s::text,
         %(manual_resume)s::bool, %(ping_token_hash)s::bytea, %(status)s::text,
@@ -11,7 +12,8 @@ VALUES (%(id)s::uuid, %(team_id)s::uuid, %(name)s::text, %(schedule)s::text, %(t
         %(last_start_rid)s::uuid, %(last_duration_ms)s::bigint,
         %(next_expected_at)s::timestamptz, %(alert_at)s::timestamptz, %(channels)s::uuid[],
         %(realert_every)s::int, %(version)s::int,
-        %(created_at)s::timestamptz, %(updated_at)s::timestamptz)
+        %(created_at)s::timestamptz, %(updated_at)s::timestamptz,
+        %(broken_at)s::timestamptz, %(broken_reason)s::text)
 ON CONFLICT ON CONSTRAINT monitors_pkey DO UPDATE SET
     name = excluded.name, schedule = excluded.schedule, timezone = excluded.timezone,
     period_seconds = excluded.period_seconds, grace_seconds = excluded.grace_seconds,
@@ -20,14 +22,16 @@ ON CONFLICT ON CONSTRAINT monitors_pkey DO UPDATE SET
     last_ping_at = excluded.last_ping_at, last_start_at = excluded.last_start_at,
     last_start_rid = excluded.last_start_rid, last_duration_ms = excluded.last_duration_ms,
     next_expected_at = excluded.next_expected_at, alert_at = excluded.alert_at,
-    channels = excluded.channels, realert_every = excluded.realert_every, version = excluded.version, updated_at = excluded.updated_at;
+    channels = excluded.channels, realert_every = excluded.realert_every,
+    version = excluded.version, updated_at = excluded.updated_at,
+    broken_at = excluded.broken_at, broken_reason = excluded.broken_reason;
 
 -- name: monitor_lock
 -- The current state of one monitor, locked for a command (deleted monitors are not found).
 SELECT id, team_id, name, schedule, timezone, period_seconds, grace_seconds, methods,
        manual_resume, ping_token_hash, status, last_ping_at, last_start_at, last_start_rid,
        last_duration_ms, next_expected_at, alert_at, channels, realert_every, version,
-       created_at, updated_at
+       created_at, updated_at, broken_at, broken_reason
 FROM monitors
 WHERE id = %(id)s::uuid AND team_id = %(team_id)s::uuid AND status <> 'deleted'
 FOR UPDATE;
@@ -35,7 +39,7 @@ FOR UPDATE;
 -- name: monitor_get
 SELECT id, team_id, name, schedule, timezone, grace_seconds, methods, manual_resume, status,
        last_ping_at, last_start_at, last_duration_ms, next_expected_at, alert_at, channels,
-       realert_every, version, created_at, updated_at
+       realert_every, version, created_at, updated_at, broken_at, broken_reason
 FROM monitors
 WHERE id = %(id)s::uuid AND team_id = %(team_id)s::uuid AND status <> 'deleted';
 
@@ -43,7 +47,7 @@ WHERE id = %(id)s::uuid AND team_id = %(team_id)s::uuid AND status <> 'deleted';
 -- Keyset pagination on (created_at, id).
 SELECT id, team_id, name, schedule, timezone, grace_seconds, methods, manual_resume, status,
        last_ping_at, last_start_at, last_duration_ms, next_expected_at, alert_at, channels,
-       realert_every, version, created_at, updated_at
+       realert_every, version, created_at, updated_at, broken_at, broken_reason
 FROM monitors
 WHERE team_id = %(team_id)s::uuid
   AND status <> 'deleted'
@@ -251,7 +255,7 @@ ORDER BY b.pos;
 -- another checker - or an in-flight ping - holds.
 SELECT id, team_id, name, schedule, timezone, period_seconds, grace_seconds, status,
        last_ping_at, last_start_at, next_expected_at, alert_at, channels, realert_every,
-       version, created_at
+       version, created_at, broken_at
 FROM monitors
 WHERE alert_at <= %(now)s::timestamptz
 ORDER BY alert_at
@@ -298,3 +302,15 @@ SELECT id, team_id, name, status, channels, realert_every, last_ping_at, last_st
 FROM monitors
 WHERE id = %(id)s::uuid
 FOR UPDATE SKIP LOCKED;
+
+-- name: monitor_mark_broken_many
+-- Monitors whose stored schedule no longer evaluates (core/checker.py): the projection takes the
+-- `monitor.broken` event at the next version and is no longer claimed (alert_at NULL). The
+-- version read is compared, as for decisions: a monitor pinged since is left to the next claim.
+UPDATE monitors m SET broken_at = %(now)s::timestamptz, broken_reason = b.reason,
+                      alert_at = NULL, next_expected_at = NULL,
+                      version = m.version + 1, updated_at = %(now)s::timestamptz
+FROM unnest(%(ids)s::uuid[], %(read_versions)s::int[], %(reasons)s::text[])
+     AS b(id, read_version, reason)
+WHERE m.id = b.id AND m.version = b.read_version
+RETURNING m.id, m.team_id, m.version, m.broken_reason;

@@ -26,6 +26,17 @@ WHERE (e.tx_id, e.global_position) > (%(tx_id)s::xid8, %(position)s::bigint)
 ORDER BY e.tx_id, e.global_position
 LIMIT %(limit)s::int;
 
+-- name: projection_skip_record
+-- An event a projection could not apply (core/projections/projector.py, the rebuilds): kept,
+-- with its reason, under the projection's name ('reporting', 'rebuild:runs', …).
+INSERT INTO projection_skipped (name, global_position, tx_id, event_type, stream_id, reason,
+                                skipped_at)
+SELECT %(name)s, e.global_position, e.tx_id, e.event_type, e.stream_id, %(reason)s,
+       %(now)s::timestamptz
+FROM events e WHERE e.global_position = %(position)s::bigint
+ON CONFLICT ON CONSTRAINT projection_skipped_pkey DO UPDATE
+SET reason = excluded.reason, skipped_at = excluded.skipped_at;
+
 -- name: projection_checkpoint_advance
 -- Forward only: a stale or repeated batch updates nothing and the caller rolls back.
 UPDATE projection_checkpoints

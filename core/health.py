@@ -1,0 +1,127 @@
+"""The heartbeat of a process's background services (``serve``, ``worker``; issue #11).
+
+A ``worker`` container serves no HTTP, so its health check reads a file instead: while the
+services run, :class:`Heartbeat` rewrites the file every ``interval`` seconds, but only when
+every service task is still running **and** a ``SELECT 1`` on the pool succeeded within
+``db_timeout`` seconds. ``cronledger health`` (:func:`check_heartbeat`) then exits 0 only while
+the file is fresh (docs/operations.md, "Health checks"). A dead loop or an unreachable database
+stops the rewrites, so the file goes stale and the check fails after ``max_age`` seconds.
+
+File content: one line, ``<RFC 3339 instant of the beat> <pid>``; the instant is the injected
+clock's, and the check compares it with its own clock (not the file's mtime), so tests run on a
+frozen clock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import tempfile
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from pathlib import Path
+
+from psycopg_pool import AsyncConnectionPool
+
+from core.clock import Clock, rfc3339
+
+log = logging.getLogger("cronledger.health")
+
+HEARTBEAT_ENV = "CRONLEDGER_HEARTBEAT_FILE"
+HEARTBEAT_NAME = "cronledger-heartbeat"
+DEFAULT_INTERVAL = 10.0  # seconds between beats
+DEFAULT_MAX_AGE = 60.0  # seconds after which ``cronledger health`` calls the file stale
+DB_TIMEOUT = 5.0  # seconds a ``SELECT 1`` may take to count as "the database answered"
+
+
+def heartbeat_path(env: Mapping[str, str] | None = None) -> Path:
+    """``CRONLEDGER_HEARTBEAT_FILE``, else ``cronledger-heartbeat`` in ``$XDG_RUNTIME_DIR``,
+    else in the temporary directory (``/tmp`` in the image)."""
+    env = os.environ if env is None else env
+    if env.get(HEARTBEAT_ENV):
+        return Path(env[HEARTBEAT_ENV])
+    return Path(env.get("XDG_RUNTIME_DIR") or tempfile.gettempdir()) / HEARTBEAT_NAME
+
+
+def write_heartbeat(path: Path, now: datetime) -> None:
+    """Replace ``path`` atomically with a beat at ``now`` (UTC)."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}")
+    tmp.write_text(f"{rfc3339(now)} {os.getpid()}\n")
+    os.replace(tmp, path)
+
+
+def check_heartbeat(path: Path, now: datetime, max_age: float = DEFAULT_MAX_AGE) -> str | None:
+    """Why the heartbeat at ``path`` is not healthy at ``now``, or ``None`` when it is fresh
+    (written at most ``max_age`` seconds before ``now``)."""
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        return f"no heartbeat file {path}: {exc.strerror or exc}"
+    try:
+        beat = datetime.fromisoformat(text.split()[0].replace("Z", "+00:00"))
+    except (IndexError, ValueError):
+        return f"heartbeat file {path} is not readable: {text[:80]!r}"
+    age = (now - beat).total_seconds()
+    if age > max_age:
+        return (f"heartbeat is {age:.0f} s old (more than {max_age:.0f} s): a background "
+                "service stopped or the database has not answered")
+    return None
+
+
+class Heartbeat:
+    """Writes the heartbeat file while ``tasks`` all run and the database answers.
+
+    Args:
+        path: the file (see :func:`heartbeat_path`).
+        pool: the services' pool; each beat runs ``SELECT 1`` on it.
+        clock: the injected clock (the instant written).
+        interval: seconds between beats.
+        db_timeout: seconds the ``SELECT 1`` may take.
+    """
+
+    def __init__(self, path: Path, pool: AsyncConnectionPool, clock: Clock, *,
+                 interval: float = DEFAULT_INTERVAL, db_timeout: float = DB_TIMEOUT) -> None:
+        self.path, self.pool, self.clock = path, pool, clock
+        self.interval, self.db_timeout = interval, db_timeout
+        self._warned = False
+
+    async def beat(self, tasks: Sequence[asyncio.Task[object]]) -> bool:
+        """One beat: write the file if every task runs and ``SELECT 1`` answers in time.
+
+        Returns:
+            Whether the file was written.
+        """
+        dead = [t.get_name() for t in tasks if t.done()]
+        problem = f"services ended: {', '.join(dead)}" if dead else None
+        if problem is None:
+            try:
+                async with asyncio.timeout(self.db_timeout):
+                    async with self.pool.connection(timeout=self.db_timeout) as conn:
+                        await conn.execute("SELECT 1")
+            except Exception as exc:  # noqa: BLE001 - any failure means "not reached"
+                problem = f"the database did not answer: {exc or type(exc).__name__}"
+        if problem is not None:
+            if not self._warned:
+                log.warning("heartbeat not written: %s", problem)
+                self._warned = True
+            return False
+        try:
+            write_heartbeat(self.path, self.clock.now())
+        except OSError as exc:
+            log.warning("cannot write the heartbeat file %s: %s", self.path, exc)
+            return False
+        self._warned = False
+        return True
+
+    async def run(self, tasks: Sequence[asyncio.Task[object]]) -> None:
+        """Beat every ``interval`` seconds until cancelled; the file is removed on the way out,
+        so a stopped process is never reported healthy."""
+        try:
+            while True:
+                await self.beat(tasks)
+                await asyncio.sleep(self.interval)
+        finally:
+            with contextlib.suppress(OSError):
+                self.path.unlink()
