@@ -28,6 +28,7 @@ from api.deps import (
     provide_pool,
 )
 from api.errors import EXCEPTION_HANDLERS
+from api.openapi import complete_document
 from api.ping import ping_mount
 from core.clock import Clock, SystemClock
 from core.config import Settings, load_settings
@@ -104,6 +105,7 @@ def create_app(dsn: str, settings: Settings, clock: Clock | None = None, *,
         ),
         debug=False,
     )
+    complete_document(app.openapi_schema)  # error answers, ping and health routes
     app.state.clock = clock
     app.state.settings = settings
     app.state.keyring = KeyRing.from_sources(settings.secret_key, settings.secret_key_file)
