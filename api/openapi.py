@@ -3,6 +3,10 @@
 Litestar generates each operation and its success response from the handler;
 :func:`complete_document` then, once per application:
 
+- replaces the schemas of the request and response bodies by msgspec's own JSON Schema of
+  the same Structs, which carries every constraint (lengths, ranges, patterns, enums, nested
+  items, ``additionalProperties: false`` for bodies that refuse unknown fields), where
+  Litestar's generator keeps only some;
 - registers the ``Problem`` schema (the body :func:`api.errors.problem` builds) and gives every
   authenticated operation the ``application/problem+json`` answers it can give
   (:func:`error_statuses`), replacing Litestar's own ``400`` description;
@@ -14,6 +18,10 @@ See docs/api.md ("The OpenAPI document").
 
 from __future__ import annotations
 
+from types import ModuleType
+from typing import Any
+
+import msgspec
 from litestar.openapi.spec import (
     OpenAPI,
     OpenAPIHeader,
@@ -28,6 +36,8 @@ from litestar.openapi.spec import (
     Schema,
 )
 
+from api import schemas
+from api.controllers import schedules
 from api.deps import READ_METHODS
 from api.errors import PROBLEM, TITLES
 from api.ping import METHODS as PING_METHODS
@@ -59,7 +69,7 @@ WHEN = {
     404: "no such object in the caller's team (another team's objects are reported the same)",
     409: "a version mismatch, a state that forbids the command, or a concurrent change: "
          "read again and retry",
-    422: "invalid input: `errors` names every field and its problem",
+    422: "the input breaks a rule; `errors` names every field and its problem",
     503: "the database is unavailable, or the server is not configured for this request "
          "(e.g. no secret key for secrets); retry later",
 }
@@ -159,11 +169,22 @@ def _ping_paths(prefix: str) -> dict[str, PathItem]:
     return items
 
 
+def struct_schemas(modules: tuple[ModuleType, ...] = (schemas, schedules)) -> dict[str, Any]:
+    """msgspec's JSON Schema of every Struct defined in ``modules``, by class name, with
+    references into ``#/components/schemas``."""
+    structs = [obj for module in modules for obj in vars(module).values()
+               if isinstance(obj, type) and issubclass(obj, msgspec.Struct)
+               and obj.__module__ == module.__name__]
+    _, components = msgspec.json.schema_components(
+        structs, ref_template="#/components/schemas/{name}")
+    return components
+
+
 def complete_document(openapi: OpenAPI) -> OpenAPI:
     """Add the error answers, the unauthenticated routes and the ``Problem`` component to the
     document Litestar generated (in place; returned for convenience)."""
     assert openapi.components is not None and openapi.paths is not None
-    openapi.components.schemas = {**(openapi.components.schemas or {}),
+    openapi.components.schemas = {**(openapi.components.schemas or {}), **struct_schemas(),
                                   "Problem": PROBLEM_SCHEMA}
     for path, item in openapi.paths.items():
         for method in _OPERATIONS:

@@ -11,7 +11,7 @@ from litestar.status_codes import HTTP_200_OK, HTTP_201_CREATED, HTTP_204_NO_CON
 
 from api.deps import ActorDep, ClockDep, KeyRingDep, Limit, PoolDep
 from api.pagination import DEFAULT_LIMIT, check_limit
-from api.schemas import Secret, SecretPage, SecretPut, from_row
+from api.schemas import Secret, SecretName, SecretPage, SecretPut, from_row
 from core.errors import invalid
 from core.secrets import delete_secret, list_secrets, put_secret
 
@@ -34,7 +34,7 @@ class SecretController(Controller):
     tags = ["secrets"]
 
     @put("/{name:str}", summary="Create or replace a secret (201 when new, 200 when replaced)")
-    async def put(self, name: FromPath[str], data: JSONBody[SecretPut], actor: ActorDep,
+    async def put(self, name: FromPath[SecretName], data: JSONBody[SecretPut], actor: ActorDep,
                   pool: PoolDep, clock: ClockDep, keyring: KeyRingDep) -> Response[Secret]:
         row, created = await put_secret(pool, keyring, actor, name, data.value, clock.now())
         return Response(from_row(Secret, row),
@@ -48,6 +48,6 @@ class SecretController(Controller):
         return SecretPage(items=[from_row(Secret, r) for r in rows], next_cursor=next_cursor)
 
     @delete("/{name:str}", status_code=HTTP_204_NO_CONTENT, summary="Delete a secret")
-    async def remove(self, name: FromPath[str], actor: ActorDep, pool: PoolDep,
+    async def remove(self, name: FromPath[SecretName], actor: ActorDep, pool: PoolDep,
                      clock: ClockDep) -> None:
         await delete_secret(pool, actor, name, clock.now())
