@@ -76,3 +76,6 @@ ClockDep = NamedDependency[Clock]
 KeyRingDep = NamedDependency[KeyRing]
 NotifyDep = NamedDependency[NotifyKit]
 Limit = Annotated[int, QueryParameter(ge=1, le=200)]
+# ``?cursor=`` of the event and ping lists: a stream version (ASCII digits, checked here).
+VersionCursor = Annotated[str | None, QueryParameter(
+    pattern=r"^[0-9]{0,9}$", description="next_cursor of the previous page")]

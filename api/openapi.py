@@ -169,6 +169,22 @@ def _ping_paths(prefix: str) -> dict[str, PathItem]:
     return items
 
 
+def _needs_a_change(openapi: OpenAPI, operation: Operation) -> None:
+    """A PATCH body must name at least one field to change besides ``version`` (the handlers
+    answer 422 "give at least one field to change" otherwise)."""
+    body = operation.request_body
+    if not isinstance(body, RequestBody):
+        return
+    for media in body.content.values():
+        ref = getattr(media.schema, "ref", "")
+        schema = (openapi.components.schemas or {}).get(ref.rsplit("/", 1)[-1]) \
+            if openapi.components and ref else None
+        if isinstance(schema, dict):
+            schema["minProperties"] = 1
+            if "version" in schema.get("properties", {}):
+                schema["not"] = {"required": ["version"], "maxProperties": 1}
+
+
 def struct_schemas(modules: tuple[ModuleType, ...] = (schemas, schedules)) -> dict[str, Any]:
     """msgspec's JSON Schema of every Struct defined in ``modules``, by class name, with
     references into ``#/components/schemas``."""
@@ -203,6 +219,8 @@ def complete_document(openapi: OpenAPI) -> OpenAPI:
                 for status in error_statuses(method, operation):
                     responses[str(status)] = problem_response(status)
             operation.responses = responses
+            if method == "patch":
+                _needs_a_change(openapi, operation)
     for prefix in PING_PREFIXES:
         openapi.paths.update(_ping_paths(prefix))
     return openapi

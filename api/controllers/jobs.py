@@ -10,7 +10,7 @@ from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
 from litestar.status_codes import HTTP_202_ACCEPTED, HTTP_204_NO_CONTENT
 from psycopg_pool import AsyncConnectionPool
 
-from api.deps import ActorDep, ClockDep, KeyRingDep, Limit, PoolDep
+from api.deps import ActorDep, ClockDep, KeyRingDep, Limit, PoolDep, VersionCursor
 from api.pagination import DEFAULT_LIMIT, check_limit, decode_cursor, encode_cursor
 from api.schemas import (
     Event,
@@ -114,7 +114,7 @@ class JobController(Controller):
     @get("/{job_id:uuid}/events", summary="The job's event stream (audit trail)")
     async def events(self, job_id: FromPath[uuid.UUID], actor: ActorDep, pool: PoolDep,
                      limit: Annotated[int, QueryParameter(ge=1, le=1000)] = 100,
-                     cursor: FromQuery[str | None] = None) -> EventPage:
+                     cursor: VersionCursor = None) -> EventPage:
         after = 0
         if cursor:
             if not cursor.isdigit() or len(cursor) > 9:
