@@ -11,6 +11,7 @@ from litestar.openapi import OpenAPIConfig
 from litestar.openapi.spec import Components, SecurityScheme
 from litestar.routes import HTTPRoute
 
+from api.bodies import strict_json_body
 from api.controllers.apikeys import ApiKeyController
 from api.controllers.channels import ChannelController, NotificationController
 from api.controllers.health import healthz, metrics, readyz
@@ -97,6 +98,7 @@ def create_app(dsn: str, settings: Settings, clock: Clock | None = None, *,
             "notify": Provide(provide_notify),
         },
         exception_handlers=EXCEPTION_HANDLERS,  # type: ignore[arg-type]
+        before_request=strict_json_body,
         lifespan=[lifespan],
         openapi_config=OpenAPIConfig(
             title="cronledger", version=VERSION, path="/schema",

@@ -21,9 +21,13 @@ from core.jobs import definition as jobdef
 from core.monitors import definition as mondef
 from core.notifications import channels as chandef
 
-Required = Annotated[str, Meta(min_length=1)]
+Schedule = Annotated[str, Meta(
+    min_length=1, examples=["*/5 * * * *", "1h"],
+    description="cron (5 or 6 fields), a macro, an interval or @at: see docs/schedules.md")]
+Zone = Annotated[str, Meta(examples=["UTC", "Europe/Paris"], description="an IANA time zone")]
 JobName = Annotated[str, Meta(min_length=1, max_length=jobdef.MAX_NAME)]
-Url = Annotated[str, Meta(min_length=1, max_length=jobdef.MAX_URL)]
+Url = Annotated[str, Meta(min_length=1, max_length=jobdef.MAX_URL,
+                          examples=["https://example.com/hook"])]
 HeaderValue = Annotated[str, Meta(extra_json_schema={"maxLength": jobdef.MAX_HEADER_VALUE})]
 Headers = Annotated[dict[str, HeaderValue], Meta(
     max_length=jobdef.MAX_HEADERS,
@@ -59,7 +63,8 @@ PingMethods = Annotated[str, Meta(description="one of " + ", ".join(mondef.METHO
                                               + " (any case)")]
 ChannelName = Annotated[str, Meta(min_length=1, max_length=chandef.MAX_NAME)]
 Kind = Literal[chandef.KINDS]  # type: ignore[valid-type]
-ChannelUrl = Annotated[str, Meta(min_length=1, max_length=chandef.MAX_URL)]
+ChannelUrl = Annotated[str, Meta(min_length=1, max_length=chandef.MAX_URL,
+                                 examples=["https://example.com/hook"])]
 WebhookSecret = Annotated[str, Meta(min_length=chandef.MIN_WEBHOOK_SECRET,
                                     max_length=chandef.MAX_WEBHOOK_SECRET)]
 ChatId = Annotated[str, Meta(pattern=f"^({chandef.CHAT_ID_PATTERN})$")]
@@ -95,9 +100,9 @@ class JobCreate(Struct, forbid_unknown_fields=True):
     returned (responses say ``signing: true``)."""
 
     name: JobName
-    schedule: Required
+    schedule: Schedule
     request: RequestSpec
-    timezone: str = "UTC"
+    timezone: Zone = "UTC"
     timeout_seconds: Timeout = 30.0
     retry: RetrySpec | None = None
     overlap: Overlap = "skip"
@@ -130,8 +135,8 @@ class JobPatch(Struct, forbid_unknown_fields=True):
     ``success_statuses: null`` restores "any 2xx"; ``signing_secret: null`` stops signing."""
 
     name: JobName | UnsetType = UNSET
-    schedule: Required | UnsetType = UNSET
-    timezone: str | UnsetType = UNSET
+    schedule: Schedule | UnsetType = UNSET
+    timezone: Zone | UnsetType = UNSET
     request: RequestPatch | UnsetType = UNSET
     timeout_seconds: Timeout | UnsetType = UNSET
     retry: RetryPatch | UnsetType = UNSET
@@ -491,8 +496,8 @@ class MonitorCreate(Struct, forbid_unknown_fields=True):
     ``"1h"``-style (60 s to 30 days) between re-alerts while down (``null``: none)."""
 
     name: MonitorName
-    schedule: Required
-    timezone: str = "UTC"
+    schedule: Schedule
+    timezone: Zone = "UTC"
     grace_seconds: Grace = 300
     methods: PingMethods = "any"
     manual_resume: bool = False
@@ -505,8 +510,8 @@ class MonitorPatch(Struct, forbid_unknown_fields=True):
     makes the update conditional on the monitor's current version (409 otherwise)."""
 
     name: MonitorName | UnsetType = UNSET
-    schedule: Required | UnsetType = UNSET
-    timezone: str | UnsetType = UNSET
+    schedule: Schedule | UnsetType = UNSET
+    timezone: Zone | UnsetType = UNSET
     grace_seconds: Grace | UnsetType = UNSET
     methods: PingMethods | UnsetType = UNSET
     manual_resume: bool | UnsetType = UNSET

@@ -178,3 +178,28 @@ async def test_options_lists_every_method_of_the_path(api: AsyncTestClient) -> N
         r = await api.options(path)
         assert r.status_code == 204
         assert set(r.headers["allow"].split(", ")) == methods | {"OPTIONS"}, path
+
+
+@pytest.mark.parametrize(("path", "body", "field"), [
+    ("/v1/monitors", {"name": "m", "schedule": "1h", "manual_resume": 0}, "manual_resume"),
+    ("/v1/jobs", {"name": "j", "schedule": "1h", "paused": 1,
+                  "request": {"url": "https://example.com/"}}, "paused"),
+    ("/v1/jobs", {"name": "j", "schedule": "1h", "timeout_seconds": "30",
+                  "request": {"url": "https://example.com/"}}, "timeout_seconds"),
+    ("/v1/monitors", {"name": "m", "schedule": "1h", "grace_seconds": "60"}, "grace_seconds"),
+    ("/v1/jobs", {"name": "j", "schedule": "1h", "request": {"url": "https://e.com/",
+                                                             "headers": {"X": 1}}},
+     "request.headers"),
+])
+async def test_bodies_are_not_coerced_to_their_types(
+    api: AsyncTestClient, team: dict[str, Any], path: str, body: dict[str, Any], field: str,
+) -> None:
+    r = await api.post(path, json=body, headers=team["auth"])
+    assert r.status_code == 422, r.text
+    assert r.headers["content-type"] == "application/problem+json"
+    assert [e["field"] for e in r.json()["errors"]] == [field], r.json()
+    assert (await api.post(path, json=body)).status_code == 422  # before authentication
+    good = {"name": "x", "schedule": "1h"}
+    if path == "/v1/jobs":
+        good["request"] = {"url": "https://example.com/"}
+    assert (await api.post(path, json=good)).status_code == 401
