@@ -4,20 +4,17 @@ from __future__ import annotations
 
 import base64
 import binascii
-from typing import Annotated
 
 from litestar import Controller, Response, delete, get, put
 from litestar.openapi import ResponseSpec
-from litestar.params import FromQuery, JSONBody, PathParameter
+from litestar.params import FromQuery, JSONBody
 from litestar.status_codes import HTTP_200_OK, HTTP_201_CREATED, HTTP_204_NO_CONTENT
 
-from api.deps import ActorDep, ClockDep, KeyRingDep, Limit, PoolDep
+from api.deps import ActorDep, ClockDep, KeyRingDep, Limit, PoolDep, SecretPathName
 from api.pagination import DEFAULT_LIMIT, check_limit
 from api.schemas import Secret, SecretPage, SecretPut, from_row
 from core.errors import invalid
-from core.secrets import NAME_PATTERN, delete_secret, list_secrets, put_secret
-
-Name = Annotated[str, PathParameter(pattern=f"^{NAME_PATTERN}$", description="the secret's name")]
+from core.secrets import delete_secret, list_secrets, put_secret
 
 
 def _encode(name: str) -> str:
@@ -39,7 +36,7 @@ class SecretController(Controller):
 
     @put("/{name:str}", summary="Create or replace a secret (201 when new, 200 when replaced)",
          responses={HTTP_201_CREATED: ResponseSpec(Secret, description="Created")})
-    async def put(self, name: Name, data: JSONBody[SecretPut], actor: ActorDep,
+    async def put(self, name: SecretPathName, data: JSONBody[SecretPut], actor: ActorDep,
                   pool: PoolDep, clock: ClockDep, keyring: KeyRingDep) -> Response[Secret]:
         row, created = await put_secret(pool, keyring, actor, name, data.value, clock.now())
         return Response(from_row(Secret, row),
@@ -53,6 +50,6 @@ class SecretController(Controller):
         return SecretPage(items=[from_row(Secret, r) for r in rows], next_cursor=next_cursor)
 
     @delete("/{name:str}", status_code=HTTP_204_NO_CONTENT, summary="Delete a secret")
-    async def remove(self, name: Name, actor: ActorDep, pool: PoolDep,
+    async def remove(self, name: SecretPathName, actor: ActorDep, pool: PoolDep,
                      clock: ClockDep) -> None:
         await delete_secret(pool, actor, name, clock.now())
