@@ -203,3 +203,17 @@ async def test_bodies_are_not_coerced_to_their_types(
     if path == "/v1/jobs":
         good["request"] = {"url": "https://example.com/"}
     assert (await api.post(path, json=good)).status_code == 401
+
+
+async def test_revoking_a_key(api: AsyncTestClient, team: dict[str, Any]) -> None:
+    # The one operation .ci/schemathesis does not fuzz (it would revoke the fuzzer's key).
+    made = await api.post("/v1/api-keys", json={"name": "spare"}, headers=team["auth"])
+    assert made.status_code == 201, made.text
+    spare = {"Authorization": f"Bearer {made.json()['key']}"}
+    assert (await api.get("/v1/api-keys", headers=spare)).status_code == 200
+    path = f"/v1/api-keys/{made.json()['id']}"
+    assert (await api.delete(path, headers=team["read_auth"])).status_code == 403
+    assert (await api.delete(path, headers=team["auth"])).status_code == 204
+    again = await api.delete(path, headers=team["auth"])
+    assert again.status_code == 404 and again.headers["content-type"] == "application/problem+json"
+    assert (await api.get("/v1/api-keys", headers=spare)).status_code == 401
