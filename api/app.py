@@ -10,7 +10,9 @@ from litestar import Litestar
 from litestar.di import Provide
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.spec import Components, SecurityScheme
+from litestar.routes import HTTPRoute
 
+from api.bodies import strict_json_body
 from api.controllers.apikeys import ApiKeyController
 from api.controllers.channels import ChannelController, NotificationController
 from api.controllers.health import healthz, metrics, readyz
@@ -29,6 +31,7 @@ from api.deps import (
     provide_pool,
 )
 from api.errors import EXCEPTION_HANDLERS
+from api.openapi import complete_document
 from api.ping import ping_mount
 from core.clock import Clock, SystemClock
 from core.config import Settings, load_settings
@@ -100,6 +103,7 @@ def create_app(dsn: str, settings: Settings, clock: Clock | None = None, *,
             "notify": Provide(provide_notify),
         },
         exception_handlers=EXCEPTION_HANDLERS,  # type: ignore[arg-type]
+        before_request=strict_json_body,
         lifespan=[lifespan],
         openapi_config=OpenAPIConfig(
             title="cronledger", version=VERSION, path="/schema",
@@ -109,10 +113,30 @@ def create_app(dsn: str, settings: Settings, clock: Clock | None = None, *,
         ),
         debug=False,
     )
+    _fix_options_allow(app)
+    complete_document(app.openapi_schema)  # error answers, ping and health routes
     app.state.clock = clock
     app.state.settings = settings
     app.state.keyring = KeyRing.from_sources(settings.secret_key, settings.secret_key_file)
     return app
+
+
+def _fix_options_allow(app: Litestar) -> None:
+    """Make the automatic ``OPTIONS`` answer list every method of its path.
+
+    Litestar 2 builds that answer from the route object of the first handler registered on a
+    path and keeps it when later handlers replace the route, so ``Allow`` misses their
+    methods (litestar-org/litestar#4169, fixed in Litestar 3). Each stale route object is given
+    the methods of the route that serves the path.
+    """
+    for route in app.routes:
+        if not isinstance(route, HTTPRoute) or "OPTIONS" not in route.route_handler_map:
+            continue
+        handler = route.route_handler_map["OPTIONS"][0]
+        for cell in getattr(handler.fn, "__closure__", None) or ():
+            stale = cell.cell_contents
+            if isinstance(stale, HTTPRoute) and stale is not route:
+                stale.methods = route.methods
 
 
 def app_from_env() -> Litestar:

@@ -40,7 +40,8 @@ MAX_BODY_BYTES = 10 * 1024 * 1024  # larger request bodies are refused (413)
 MAX_EXIT_STATUS = 255
 MAX_USER_AGENT = 300
 MAX_REMOTE_ADDR = 100
-_TOKEN = re.compile(r"[0-9a-f]{64}")
+TOKEN_PATTERN = "[0-9a-f]{64}"  # a ping token (the OpenAPI document uses it too)
+_TOKEN = re.compile(TOKEN_PATTERN)
 _EXIT_STATUS = re.compile(r"[0-9]{1,9}")
 
 
