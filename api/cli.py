@@ -46,7 +46,10 @@ def database(settings: Settings, *, migrate: bool = True, wait: bool = False) ->
             from core.outage import connect_dsn, probe, wait_for_database
 
             dsn = connect_dsn(settings.database_url)
-            wait_for_database(lambda: upgrade(dsn) if migrate else probe(dsn), dsn, log)
+            try:
+                wait_for_database(lambda: upgrade(dsn) if migrate else probe(dsn), dsn, log)
+            except KeyboardInterrupt:  # Ctrl-C while waiting (SIGTERM exits via _terminate)
+                raise SystemExit(128 + signal.SIGINT) from None
             migrate = False  # done
         elif settings.database_url:
             dsn = settings.database_url
