@@ -42,14 +42,19 @@ def database(settings: Settings, *, migrate: bool = True, wait: bool = False) ->
     embedded = None
     try:
         if settings.database_url and wait:
+            import psycopg
+
             from core.migrate import upgrade
-            from core.outage import connect_dsn, probe, wait_for_database
+            from core.outage import connect_dsn, describe, probe, wait_for_database
 
             dsn = connect_dsn(settings.database_url)
             try:
                 wait_for_database(lambda: upgrade(dsn) if migrate else probe(dsn), dsn, log)
             except KeyboardInterrupt:  # Ctrl-C while waiting (SIGTERM exits via _terminate)
                 raise SystemExit(128 + signal.SIGINT) from None
+            except psycopg.OperationalError as exc:  # refused for good: password, database name
+                text = " ".join(str(exc).split())
+                raise SystemExit(f"cronledger: PostgreSQL at {describe(dsn)}: {text}") from None
             migrate = False  # done
         elif settings.database_url:
             dsn = settings.database_url

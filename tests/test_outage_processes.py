@@ -6,13 +6,15 @@ the process was given."""
 from __future__ import annotations
 
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
+from psycopg.conninfo import make_conninfo
 
 from tests.dbproxy import DbProxy
-from tests.processes import cronledger, free_port, stop, wait_http
+from tests.processes import ROOT, cronledger, free_port, stop, wait_http
 
 
 def _wait_for(log: Path, text: str, process: subprocess.Popen, timeout: float = 60.0) -> str:
@@ -56,3 +58,14 @@ def test_a_server_started_without_its_database_waits_for_it(
     assert code == 0, text[-3000:]
     assert "Traceback" not in text, text[-3000:]
     assert text.count("waiting for PostgreSQL") == 1, text[-3000:]
+
+
+def test_a_server_refused_for_good_exits_with_one_line(server_dsn: str) -> None:
+    """A wrong role (or password, or database name) is not waited for: waiting cannot fix it."""
+    bad = make_conninfo(server_dsn, user="no_such_role_x")
+    done = subprocess.run([sys.executable, "-m", "api.cli", "worker"], cwd=ROOT,
+                          env={"PATH": "/usr/bin:/bin", "DATABASE_URL": bad},
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr and "waiting for PostgreSQL" not in done.stderr
+    assert 'role "no_such_role_x" does not exist' in done.stderr.splitlines()[-1]
