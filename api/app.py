@@ -44,6 +44,7 @@ from core.monitors.ping import open_ping_pool
 from core.notifications.delivery import Delivery
 from core.notifications.lookup import KeyRingSecrets, SecretLookup
 from core.notifications.sealing import AesGcmSealer, Sealer
+from core.outage import OutageLog, connect_dsn
 from core.version import VERSION
 
 log = logging.getLogger("cronledger.api")
@@ -65,10 +66,24 @@ def create_app(dsn: str, settings: Settings, clock: Clock | None = None, *,
             (:func:`core.heap.freeze_long_lived`); for server processes, not for tests.
     """
     clock = clock or SystemClock()
+    dsn = connect_dsn(dsn)  # a connect to a silent host gives up after 2 s
+    outage = OutageLog(log, clock)
+
+    async def connected(_: object) -> None:
+        outage.up()  # a new connection: the database is back if it was away
+
+    # While PostgreSQL is unreachable a request waits at most db_wait_seconds for a connection,
+    # then is answered 503 (api/errors.py). A failed reconnection is given up after a second
+    # instead of retried with the pool's growing backoff, so that the next request asks for a
+    # new connection at once: requests drive reconnecting, and the first one after PostgreSQL
+    # is back is served (docs/operations.md, "Database outages").
+    pool_options = {"timeout": settings.db_wait_seconds, "reconnect_timeout": 1.0,
+                    "configure": connected}
 
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
-        app.state.pool = await open_pool(dsn, min_size=2, max_size=settings.db_pool_size)
+        app.state.pool = await open_pool(dsn, min_size=2, max_size=settings.db_pool_size,
+                                         **pool_options)
         if not settings.metrics_token:
             log.info("/metrics is public: set CRONLEDGER_METRICS_TOKEN to require a token")
         client = make_client(20, block_private_targets=settings.block_private_targets)
@@ -78,7 +93,7 @@ def create_app(dsn: str, settings: Settings, clock: Clock | None = None, *,
         try:
             app.state.ping_pool = await open_ping_pool(
                 dsn, size=settings.ping_pool_size,
-                synchronous_commit=settings.ping_synchronous_commit)
+                synchronous_commit=settings.ping_synchronous_commit, **pool_options)
             app.state.ping_batcher = PingBatcher(
                 app.state.ping_pool, notify_max_attempts=settings.notify_max_attempts)
             if freeze_after_startup:
@@ -116,6 +131,7 @@ def create_app(dsn: str, settings: Settings, clock: Clock | None = None, *,
     _fix_options_allow(app)
     complete_document(app.openapi_schema)  # error answers, ping and health routes
     app.state.clock = clock
+    app.state.outage = outage
     app.state.settings = settings
     app.state.keyring = KeyRing.from_sources(settings.secret_key, settings.secret_key_file)
     return app

@@ -56,13 +56,16 @@ def translate_errors() -> Iterator[None]:
         raise error_class(CONSTRAINT_DETAIL[name]) from exc
 
 
-async def open_pool(dsn: str, *, min_size: int = 1, max_size: int = 10) -> AsyncConnectionPool:
+async def open_pool(dsn: str, *, min_size: int = 1, max_size: int = 10,
+                    **options: Any) -> AsyncConnectionPool:
     """Open an async pool whose connections return rows as dicts.
 
     Args:
         dsn: a libpq connection string or URI.
         min_size: connections kept open.
         max_size: upper bound on connections.
+        options: more ``AsyncConnectionPool`` arguments (the API passes ``timeout``,
+            ``reconnect_timeout`` and ``configure``: see ``api/app.py``).
 
     Raises:
         psycopg_pool.PoolTimeout: when no connection can be made within 30 seconds.
@@ -74,6 +77,7 @@ async def open_pool(dsn: str, *, min_size: int = 1, max_size: int = 10) -> Async
         kwargs={"row_factory": dict_row, "autocommit": False},
         open=False,
         name="cronledger",
+        **options,
     )
     await pool.open(wait=True, timeout=30)
     return pool

@@ -149,8 +149,8 @@ def clean_text(value: str | None, limit: int) -> str | None:
     return value.replace("\x00", "")[:limit] or None
 
 
-async def open_ping_pool(dsn: str, *, size: int, synchronous_commit: bool = True
-                         ) -> AsyncConnectionPool:
+async def open_ping_pool(dsn: str, *, size: int, synchronous_commit: bool = True,
+                         **options: Any) -> AsyncConnectionPool:
     """A pool for :func:`record_ping`: autocommit connections returning tuples.
 
     Args:
@@ -160,6 +160,8 @@ async def open_ping_pool(dsn: str, *, size: int, synchronous_commit: bool = True
             to disk (PostgreSQL's ``synchronous_commit = off``, for these connections only): a
             PostgreSQL crash - not an application crash - can lose the pings of the last few
             hundred milliseconds, never corrupt or reorder anything.
+        options: more ``AsyncConnectionPool`` arguments (the API passes ``timeout``,
+            ``reconnect_timeout`` and ``configure``: see ``api/app.py``).
 
     Raises:
         psycopg_pool.PoolTimeout: when no connection can be made within 30 seconds.
@@ -169,7 +171,7 @@ async def open_ping_pool(dsn: str, *, size: int, synchronous_commit: bool = True
     if not synchronous_commit:
         kwargs["options"] = "-c synchronous_commit=off"
     pool = AsyncConnectionPool(dsn, min_size=size, max_size=size, kwargs=kwargs, open=False,
-                               name="cronledger-pings")
+                               name="cronledger-pings", **options)
     await pool.open(wait=True, timeout=30)
     return pool
 
