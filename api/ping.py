@@ -36,8 +36,8 @@ from core.monitors.ping import (
     parse_rid,
     parse_target,
 )
-from core.proxies import trusted_proxies
 from core.outage import unavailable_reason
+from core.proxies import trusted_proxies
 
 log = logging.getLogger("cronledger.api.ping")
 
