@@ -16,6 +16,7 @@ from typing import Any
 from psycopg_pool import AsyncConnectionPool
 
 from core.backoff import retry_delay
+from core.clock import Instant, read_now
 from core.db import transaction
 from core.events import append_events, notify_wakeup, to_json
 from core.executor import AttemptResult
@@ -96,13 +97,18 @@ class Recorder:
         self.worker_id = worker_id
         self.notify_max_attempts = notify_max_attempts
 
-    async def record(self, results: list[AttemptResult], now: datetime) -> int:
-        """Record ``results`` in one transaction; returns how many runs accepted them."""
+    async def record(self, results: list[AttemptResult], now: Instant) -> int:
+        """Record ``results`` in one transaction; returns how many runs accepted them.
+
+        ``now`` (UTC, or the clock, read once the connection is obtained) dates the events and
+        the retries' ``available_at``.
+        """
         if not results:
             return 0
-        outcomes = [_outcome(r, now, self.rng) for r in results]
-        by_id = {r.dispatch.run_id: (r, o) for r, o in zip(results, outcomes, strict=True)}
         async with transaction(self.pool) as conn:
+            now = read_now(now)
+            outcomes = [_outcome(r, now, self.rng) for r in results]
+            by_id = {r.dispatch.run_id: (r, o) for r, o in zip(results, outcomes, strict=True)}
             cur = await conn.execute(Q["run_finish_many"], {
                 "ids": [r.dispatch.run_id for r in results],
                 "lease_tokens": [r.dispatch.lease_token for r in results],

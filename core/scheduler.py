@@ -19,6 +19,7 @@ from typing import Any
 import psycopg
 from psycopg_pool import AsyncConnectionPool
 
+from core.clock import Instant, read_now
 from core.db import transaction
 from core.events import NewEvent, append_events, to_json
 from core.executor import Dispatch
@@ -155,17 +156,23 @@ async def _complete_jobs(conn: psycopg.AsyncConnection, batch: _Batch) -> list[N
 
 
 async def claim_due(
-    pool: AsyncConnectionPool, now: datetime, *, limit: int, lookahead: float,
+    pool: AsyncConnectionPool, now: Instant, *, limit: int, lookahead: float,
     worker_id: str, lease_margin: float,
 ) -> tuple[int, list[Dispatch]]:
     """Claim up to ``limit`` jobs due by ``now + lookahead`` seconds and record their slots.
+
+    Args:
+        now: the claim instant (UTC), or the clock to read it from once the connection is
+            obtained (what the worker passes: a wait for the pool must not age the instant
+            that catch-up, lateness and the lease are decided with).
 
     Returns:
         ``(claimed, dispatches)``: how many due rows were claimed, and the attempts to send now
         (each with its lease). A slot already recorded by another worker yields nothing.
     """
-    batch = _Batch(now, worker_id, lease_margin)
     async with transaction(pool) as conn:
+        now = read_now(now)
+        batch = _Batch(now, worker_id, lease_margin)
         cur = await conn.execute(Q["job_claim_due"], {
             "horizon": now + timedelta(seconds=lookahead), "limit": limit})
         jobs = await cur.fetchall()
@@ -188,14 +195,18 @@ async def claim_due(
 
 
 async def claim_ready(
-    pool: AsyncConnectionPool, now: datetime, *, limit: int, worker_id: str, lease_margin: float,
+    pool: AsyncConnectionPool, now: Instant, *, limit: int, worker_id: str, lease_margin: float,
 ) -> list[Dispatch]:
     """Claim queued runs that are ready and running runs whose lease expired.
+
+    ``now`` is the claim instant (UTC) or the clock to read it from once the connection is
+    obtained (see :func:`claim_due`).
 
     A run taken over after a lease expiry keeps its id and attempt number, so the receiver sees
     the same ``Idempotency-Key``; its ``run.started`` event says ``redispatch: true``.
     """
     async with transaction(pool) as conn:
+        now = read_now(now)
         cur = await conn.execute(Q["run_claim_ready"], {
             "now": now, "limit": limit, "worker_id": worker_id, "lease_margin": lease_margin})
         rows = await cur.fetchall()

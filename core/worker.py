@@ -149,7 +149,7 @@ class Worker:
     async def _record(self, batch: list[AttemptResult]) -> None:
         for delay in (0.1, 0.5, 2.0, 5.0, None):
             try:
-                await self.recorder.record(batch, self.clock.now())
+                await self.recorder.record(batch, self.clock)
                 return
             except (psycopg.Error, OSError) as exc:
                 if delay is None:
@@ -181,12 +181,14 @@ class Worker:
         s = self.settings
         total = 0
         while not self.stopping.is_set():
-            now = now or self.clock.now()
+            # The clock, not an instant: claim_due reads it once it holds a connection, so a
+            # wait for the pool (an outage) does not age the claim instant (docs/operations.md).
+            at = now or self.clock
             claimed, dispatches = await claim_due(
-                self.pool, now, limit=s.claim_batch, lookahead=self.lookahead,
+                self.pool, at, limit=s.claim_batch, lookahead=self.lookahead,
                 worker_id=s.worker_id, lease_margin=s.lease_margin_seconds)
             self._start(dispatches)
-            ready = await claim_ready(self.pool, now, limit=s.claim_batch,
+            ready = await claim_ready(self.pool, at, limit=s.claim_batch,
                                       worker_id=s.worker_id, lease_margin=s.lease_margin_seconds)
             self._start(ready)
             total += claimed + len(ready)

@@ -31,7 +31,7 @@ import psycopg
 from psycopg_pool import AsyncConnectionPool
 
 from core.backoff import retry_delay
-from core.clock import Clock
+from core.clock import Clock, Instant, read_now
 from core.config import Settings
 from core.db import transaction
 from core.events import append_events, stream_events
@@ -127,13 +127,17 @@ class Notifier:
                                 row["kind"], row["config"], sealed, team_secrets)
         return claimed
 
-    async def claim(self, now: datetime, limit: int) -> list[Claimed]:
+    async def claim(self, now: Instant, limit: int) -> list[Claimed]:
         """Claim up to ``limit`` deliverable rows under a lease (one short transaction).
+
+        ``now`` is the claim instant (UTC), or the clock to read it from once the connection is
+        obtained (:func:`core.clock.read_now`), so a wait for the pool never shortens the lease.
 
         The lease lasts the send timeout plus ``CRONLEDGER_LEASE_MARGIN`` (as for runs).
         """
         lease = self.settings.notify_timeout_seconds + self.settings.lease_margin_seconds
         async with transaction(self.pool) as conn:
+            now = read_now(now)
             cur = await conn.execute(Q["notification_claim"], {
                 "now": now, "limit": limit, "lease_seconds": lease,
                 "worker_id": self.settings.worker_id})
@@ -176,12 +180,16 @@ class Notifier:
             "final": status == "failed", "retry_at": available_at}
 
     async def record(self, done: list[tuple[Claimed, DeliveryResult | None]],
-                     now: datetime) -> int:
-        """Record delivery outcomes in one transaction; returns how many leases still held."""
+                     now: Instant) -> int:
+        """Record delivery outcomes in one transaction; returns how many leases still held.
+
+        ``now`` (UTC, or the clock, read once the connection is obtained) dates the events and
+        the retries."""
         if not done:
             return 0
-        outcomes = [self._outcome(c, r, now) for c, r in done]
         async with transaction(self.pool) as conn:
+            now = read_now(now)
+            outcomes = [self._outcome(c, r, now) for c, r in done]
             cur = await conn.execute(Q["notification_finish_many"], {
                 "now": now,
                 "ids": [c.id for c, _ in done],
@@ -211,9 +219,9 @@ class Notifier:
         total = 0
         batch = self.settings.claim_batch
         while not self.stopping.is_set():
-            claimed = await self.claim(now or self.clock.now(), batch)
+            claimed = await self.claim(now or self.clock, batch)
             results = await asyncio.gather(*(self._deliver(c) for c in claimed))
-            await self.record(list(zip(claimed, results, strict=True)), self.clock.now())
+            await self.record(list(zip(claimed, results, strict=True)), self.clock)
             total += len(claimed)
             if len(claimed) < batch:
                 return total
