@@ -31,6 +31,7 @@ from typing import Any
 import psycopg
 from psycopg_pool import AsyncConnectionPool
 
+from core.backoff import LoopRetry
 from core.clock import Clock, Instant, read_now, rfc3339
 from core.db import transaction
 from core.events import NewEvent, append_events
@@ -304,17 +305,20 @@ class Checker:
 
     async def run(self) -> None:
         """Run until :meth:`stop`."""
+        retry = LoopRetry()  # short, capped: checks resume within a second of an outage's end
         async with listening(self.dsn, CHANNEL, self.wake, "checker"):
             while not self.stopping.is_set():
                 try:
                     self.wake.clear()  # a NOTIFY from here on wakes the sleep below
                     counts = await self.run_once()
+                    retry.reset()
                     if counts.changed:
                         log.info("monitors changed status: %s", counts.transitions)
                     await self._sleep_until_work(counts.claimed)
                 except (psycopg.Error, OSError) as exc:
-                    log.warning("checker loop error, retrying in 1 s: %s", exc)
-                    await asyncio.sleep(1.0)
+                    delay = retry.next_delay()
+                    log.warning("checker loop error, retrying in %.2f s: %s", delay, exc)
+                    await asyncio.sleep(delay)
                 except Exception:  # noqa: BLE001 - a checker that dies silently alerts nobody
                     log.exception("checker failed, retrying in 5 s")
                     await asyncio.sleep(5.0)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
@@ -157,7 +158,7 @@ async def _complete_jobs(conn: psycopg.AsyncConnection, batch: _Batch) -> list[N
 
 async def claim_due(
     pool: AsyncConnectionPool, now: Instant, *, limit: int, lookahead: float,
-    worker_id: str, lease_margin: float,
+    worker_id: str, lease_margin: float, finished: Sequence[uuid.UUID] = (),
 ) -> tuple[int, list[Dispatch]]:
     """Claim up to ``limit`` jobs due by ``now + lookahead`` seconds and record their slots.
 
@@ -165,6 +166,9 @@ async def claim_due(
         now: the claim instant (UTC), or the clock to read it from once the connection is
             obtained (what the worker passes: a wait for the pool must not age the instant
             that catch-up, lateness and the lease are decided with).
+        finished: runs the caller knows have finished (exchange over, final outcome) although
+            their results are not recorded yet: the overlap policy does not count them as in
+            flight.
 
     Returns:
         ``(claimed, dispatches)``: how many due rows were claimed, and the attempts to send now
@@ -174,7 +178,8 @@ async def claim_due(
         now = read_now(now)
         batch = _Batch(now, worker_id, lease_margin)
         cur = await conn.execute(Q["job_claim_due"], {
-            "horizon": now + timedelta(seconds=lookahead), "limit": limit})
+            "horizon": now + timedelta(seconds=lookahead), "limit": limit,
+            "finished": list(finished)})
         jobs = await cur.fetchall()
         if not jobs:
             return 0, []
@@ -196,11 +201,13 @@ async def claim_due(
 
 async def claim_ready(
     pool: AsyncConnectionPool, now: Instant, *, limit: int, worker_id: str, lease_margin: float,
+    mine: Sequence[uuid.UUID] = (),
 ) -> list[Dispatch]:
     """Claim queued runs that are ready and running runs whose lease expired.
 
     ``now`` is the claim instant (UTC) or the clock to read it from once the connection is
-    obtained (see :func:`claim_due`).
+    obtained (see :func:`claim_due`). ``mine``: runs whose exchange the caller has finished and
+    is still recording; they are not taken over even if their lease expired meanwhile.
 
     A run taken over after a lease expiry keeps its id and attempt number, so the receiver sees
     the same ``Idempotency-Key``; its ``run.started`` event says ``redispatch: true``.
@@ -208,7 +215,8 @@ async def claim_ready(
     async with transaction(pool) as conn:
         now = read_now(now)
         cur = await conn.execute(Q["run_claim_ready"], {
-            "now": now, "limit": limit, "worker_id": worker_id, "lease_margin": lease_margin})
+            "now": now, "limit": limit, "worker_id": worker_id, "lease_margin": lease_margin,
+            "mine": list(mine)})
         rows = await cur.fetchall()
         events = [
             event

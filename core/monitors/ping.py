@@ -32,6 +32,7 @@ from psycopg.rows import dict_row, tuple_row
 from psycopg_pool import AsyncConnectionPool
 
 from core.clock import rfc3339
+from core.db import QuickReconnectPool, connect_kwargs
 from core.monitors.commands import token_hash
 from core.notifications.outbox import DEFAULT_MAX_ATTEMPTS, enqueue_monitor_alert
 from core.queries import Q
@@ -167,8 +168,9 @@ async def open_ping_pool(dsn: str, *, size: int, synchronous_commit: bool = True
                                  "cursor_factory": AsyncRawCursor}
     if not synchronous_commit:
         kwargs["options"] = "-c synchronous_commit=off"
-    pool = AsyncConnectionPool(dsn, min_size=size, max_size=size, kwargs=kwargs, open=False,
-                               name="cronledger-pings")
+    pool = QuickReconnectPool(dsn, min_size=size, max_size=size,
+                              kwargs=connect_kwargs(dsn, **kwargs), open=False,
+                              name="cronledger-pings")
     await pool.open(wait=True, timeout=30)
     return pool
 

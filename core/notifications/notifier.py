@@ -30,7 +30,7 @@ from typing import Any
 import psycopg
 from psycopg_pool import AsyncConnectionPool
 
-from core.backoff import retry_delay
+from core.backoff import LoopRetry, retry_delay
 from core.clock import Clock, Instant, read_now
 from core.config import Settings
 from core.db import transaction
@@ -252,14 +252,17 @@ class Notifier:
     async def run(self) -> None:
         """Deliver until :meth:`stop`. A batch in flight at stop is finished, not abandoned
         (sends are bounded by ``CRONLEDGER_NOTIFY_TIMEOUT``)."""
+        retry = LoopRetry()  # short, capped: deliveries resume soon after an outage's end
         async with listening(self.dsn, NOTIFY_CHANNEL, self.wake, "notifier"):
             while not self.stopping.is_set():
                 try:
                     await self.run_once()
+                    retry.reset()
                     await self._sleep_until_work()
                 except (psycopg.Error, OSError) as exc:
-                    log.warning("notifier loop error, retrying in 1 s: %s", exc)
-                    await asyncio.sleep(1.0)
+                    delay = retry.next_delay()
+                    log.warning("notifier loop error, retrying in %.2f s: %s", delay, exc)
+                    await asyncio.sleep(delay)
                 except Exception:  # noqa: BLE001 - keep delivering; leases make this safe
                     log.exception("notifier loop failed, retrying in 5 s")
                     await asyncio.sleep(5.0)
