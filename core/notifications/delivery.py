@@ -24,7 +24,7 @@ import httpx
 
 from core.clock import Clock
 from core.config import Settings
-from core.executor import classify_error
+from core.executor import classify_error, tracking_progress
 from core.notifications import formatting
 from core.version import USER_AGENT
 
@@ -108,11 +108,14 @@ class Delivery:
                    notification_id: uuid.UUID) -> DeliveryResult:
         """Deliver ``message`` to ``target``; never raises for delivery failures."""
         t0 = time.perf_counter()
-        try:
-            result = await self._send(target, message, notification_id)
-        except Exception as exc:  # noqa: BLE001 - every failure becomes a recorded outcome
-            error_class, error = classify_error(exc, self.settings.notify_timeout_seconds)
-            result = DeliveryResult(False, None, None, error_class, error)
+        # Tracked like a job attempt, so classify_error sees the phase the request reached
+        # (a resolver that never answers is "dns" here too).
+        with tracking_progress():
+            try:
+                result = await self._send(target, message, notification_id)
+            except Exception as exc:  # noqa: BLE001 - every failure becomes a recorded outcome
+                error_class, error = classify_error(exc, self.settings.notify_timeout_seconds)
+                result = DeliveryResult(False, None, None, error_class, error)
         result.duration_ms = round((time.perf_counter() - t0) * 1000)
         return result
 
