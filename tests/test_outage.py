@@ -289,3 +289,32 @@ def test_service_loops_retry_quickly() -> None:
     assert delays[:3] == [0.05, 0.1, 0.2] and max(delays) == LOOP_RETRY_MAX <= 0.25
     retry.reset()
     assert retry.next_delay() == 0.05
+
+
+async def test_checker_decides_with_the_instant_after_waiting_for_the_pool(
+    fresh_dsn: str, fresh_pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool,
+    clock: FrozenClock,
+) -> None:
+    from core.checker import Checker
+    from tests.monitor_helpers import add_monitor, monitor_row, ping
+
+    actor = await new_actor(fresh_pool)
+    monitor, token = await add_monitor(fresh_pool, actor, T0, "1h", grace_seconds=60)
+    await ping(ping_pool, token, T0)
+    alert_at = (await monitor_row(fresh_pool, monitor))["alert_at"]
+    pool = await open_pool(fresh_dsn, min_size=1, max_size=1)
+    try:
+        checker = Checker(pool, "", clock)
+        clock.set(alert_at - S)  # nothing is due when the check starts...
+        held = await pool.getconn()
+        checking = asyncio.create_task(checker.run_once())
+        await until(lambda: pool.get_stats().get("requests_waiting", 0) > 0,
+                    "the checker to wait for a connection")
+        clock.advance(10)  # ...but it gets its connection 10 s later, after the deadline
+        await pool.putconn(held)
+        counts = await checking
+    finally:
+        await pool.close()
+    assert counts.claimed == 1
+    row = await monitor_row(fresh_pool, monitor)
+    assert row["status"] == "late"  # decided at the later instant (the stale one: still up)
