@@ -7,7 +7,7 @@ calling a local sink. After a few normal slots it restarts PostgreSQL (down REST
 then stops it for OUTAGE seconds, and prints for each outage:
 
 - ``back->first``: seconds from PostgreSQL accepting connections again (``pg_ctl start -w``
-  returned) to the first delivery the sink received after it;
+  returned) to the first delivery the sink received after it (waited for up to 60 s);
 - the runs of the slots that passed while PostgreSQL was down or restarting, by status and
   trigger (``missed``, ``skipped``, ``catchup``, on-time ``schedule``);
 - ``stale``: the largest ``lateness_ms`` of a run recorded with trigger ``schedule`` (at most
@@ -140,7 +140,10 @@ async def main_async(jobs: int, restart: float, outage: float, logdir: Path) -> 
                     await asyncio.to_thread(pg.stop)
                     await asyncio.sleep(seconds)
                     back = await asyncio.to_thread(pg.start)
-                    await asyncio.sleep(4 * PERIOD + 2)  # recovery and a few normal slots
+                    deadline = time.time() + 60  # the first delivery, however long it takes
+                    while first_hit_after(back) is None and time.time() < deadline:
+                        await asyncio.sleep(0.05)
+                    await asyncio.sleep(3 * PERIOD + 2)  # catch-up and a few normal slots
                     results.append((name, back - down, first_hit_after(back),
                                     outage_runs(dsn, down, back)))
                 await stop_scheduling(dsn)
