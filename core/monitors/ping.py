@@ -32,8 +32,10 @@ from psycopg.rows import dict_row, tuple_row
 from psycopg_pool import AsyncConnectionPool
 
 from core.clock import rfc3339
+from core.db import QuickReconnectPool
 from core.monitors.commands import token_hash
 from core.notifications.outbox import DEFAULT_MAX_ATTEMPTS, enqueue_monitor_alert
+from core.outage import connect_dsn
 from core.queries import Q
 
 MAX_BODY_BYTES = 10 * 1024 * 1024  # larger request bodies are refused (413)
@@ -170,8 +172,9 @@ async def open_ping_pool(dsn: str, *, size: int, synchronous_commit: bool = True
                                  "cursor_factory": AsyncRawCursor}
     if not synchronous_commit:
         kwargs["options"] = "-c synchronous_commit=off"
-    pool = AsyncConnectionPool(dsn, min_size=size, max_size=size, kwargs=kwargs, open=False,
-                               name="cronledger-pings", **options)
+    pool = QuickReconnectPool(connect_dsn(dsn), min_size=size, max_size=size,
+                              kwargs=kwargs, open=False,
+                              name="cronledger-pings", **options)
     await pool.open(wait=True, timeout=30)
     return pool
 
