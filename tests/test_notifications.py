@@ -19,6 +19,7 @@ import pytest
 from psycopg_pool import AsyncConnectionPool
 
 from core.actor import Actor
+from core.channels.sealing import AesGcmSealer
 from core.clock import FrozenClock
 from core.config import Settings
 from core.db import transaction
@@ -33,7 +34,6 @@ from core.notifications.outbox import (
     next_monitor_realert_at,
 )
 from core.notifications.queries import list_notifications
-from core.notifications.sealing import AesGcmSealer
 from core.worker import Worker
 from tests.helpers import add_job, make_worker, new_actor
 from tests.notifying import DictSecrets, SmtpSink, make_notifier

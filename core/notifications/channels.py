@@ -13,7 +13,7 @@ kind          fields
               ``security`` starttls|tls|none, ``username``, ``password_secret``, ``from``}
 ============  ====================================================================
 
-URLs and signing secrets are sealed (:mod:`core.notifications.sealing`) in the ``sealed``
+URLs and signing secrets are sealed (:mod:`core.channels.sealing`) in the ``sealed``
 column; ``config`` keeps only what may be shown, with URLs redacted to scheme and host. The
 ``channel`` stream's events carry that redacted view, never the secrets.
 """
@@ -32,10 +32,10 @@ import psycopg
 from psycopg_pool import AsyncConnectionPool
 
 from core.actor import Actor
+from core.channels.sealing import Sealer, SealError, channel_aad
 from core.db import fetch_team_page, fetch_team_row, team_row, transaction
 from core.errors import ConcurrencyConflict, FieldError, FieldErrors, InvalidInput
 from core.events import append_events, stream_events, to_json
-from core.notifications.sealing import Sealer, SealError, channel_aad
 from core.queries import Q
 from core.urls import url_problem
 

@@ -31,6 +31,7 @@ import psycopg
 from psycopg_pool import AsyncConnectionPool
 
 from core.backoff import retry_delay
+from core.channels.sealing import Sealer, SealError
 from core.clock import Clock
 from core.config import Settings
 from core.db import transaction
@@ -40,7 +41,6 @@ from core.notifications.channels import unseal_channel
 from core.notifications.delivery import Delivery, DeliveryResult, Target
 from core.notifications.lookup import SecretLookup
 from core.notifications.outbox import NOTIFY_CHANNEL
-from core.notifications.sealing import Sealer, SealError
 from core.queries import Q
 from core.stored import reason_of
 

@@ -14,6 +14,7 @@ from typing import Any
 from psycopg_pool import AsyncConnectionPool
 
 from core.actor import Actor
+from core.channels.sealing import Sealer, SealError
 from core.db import transaction
 from core.events import append_events, stream_events
 from core.notifications.channels import get_channel, unseal_channel
@@ -21,7 +22,6 @@ from core.notifications.delivery import Delivery, DeliveryResult, Target
 from core.notifications.lookup import SecretLookup
 from core.notifications.messages import test_message
 from core.notifications.notifier import team_secret_names
-from core.notifications.sealing import Sealer, SealError
 from core.queries import Q
 
 
