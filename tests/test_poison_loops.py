@@ -11,6 +11,7 @@ from typing import Any
 from litestar.testing import AsyncTestClient
 from psycopg_pool import AsyncConnectionPool
 
+from core.channels.commands import create_channel
 from core.channels.sealing import AesGcmSealer
 from core.checker import Checker
 from core.clock import FrozenClock
@@ -19,7 +20,6 @@ from core.db import transaction
 from core.events import append_events
 from core.monitors.commands import update_monitor
 from core.notifications import messages
-from core.notifications.channels import create_channel
 from core.notifications.outbox import Alert, enqueue
 from core.projections.rebuild import rebuild
 from tests.helpers import add_job, new_actor, project_all

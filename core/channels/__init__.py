@@ -20,3 +20,9 @@ projection in one transaction), ``queries`` (reads, and the check of channel ids
 and monitors), ``sealing`` (the :class:`~core.channels.sealing.Sealer` and the channel's
 associated data). Delivering to a channel is :mod:`core.notifications`'.
 """
+
+# Goes away once the OpenAPI work on api/controllers/channels.py lands: that file calls
+# ``channels.<function>`` and is edited in parallel (import lines only here); it should then
+# import from core.channels.commands and core.channels.queries.
+from core.channels.commands import create_channel, delete_channel, update_channel  # noqa: F401
+from core.channels.queries import channel_view, get_channel, list_channels  # noqa: F401

@@ -31,13 +31,12 @@ import psycopg
 from psycopg_pool import AsyncConnectionPool
 
 from core.backoff import retry_delay
-from core.channels.sealing import Sealer, SealError
+from core.channels.sealing import Sealer, SealError, unseal_channel
 from core.clock import Clock
 from core.config import Settings
 from core.db import transaction
 from core.events import append_events, stream_events
 from core.listen import listening
-from core.notifications.channels import unseal_channel
 from core.notifications.delivery import Delivery, DeliveryResult, Target
 from core.notifications.lookup import SecretLookup
 from core.notifications.outbox import NOTIFY_CHANNEL
