@@ -33,6 +33,7 @@ from api.deps import (
 from api.errors import EXCEPTION_HANDLERS
 from api.openapi import complete_document
 from api.ping import ping_mount
+from core.channels.sealing import AesGcmSealer, Sealer
 from core.clock import Clock, SystemClock
 from core.config import Settings, load_settings
 from core.crypto import KeyRing
@@ -43,7 +44,6 @@ from core.monitors.batcher import PingBatcher
 from core.monitors.ping import open_ping_pool
 from core.notifications.delivery import Delivery
 from core.notifications.lookup import KeyRingSecrets, SecretLookup
-from core.notifications.sealing import AesGcmSealer, Sealer
 from core.outage import OutageLog, connect_dsn
 from core.version import VERSION
 

@@ -259,9 +259,9 @@ def _secrets(settings: Settings, args: argparse.Namespace) -> int:
     keyring = KeyRing.from_sources(settings.secret_key, settings.secret_key_file)
 
     async def run(dsn: str) -> dict[str, object]:
+        from core.channels.commands import reseal_channels
+        from core.channels.sealing import AesGcmSealer
         from core.db import open_pool
-        from core.notifications.channels import reseal_channels
-        from core.notifications.sealing import AesGcmSealer
         from core.secrets import rotate_key
 
         pool = await open_pool(dsn, min_size=1, max_size=2)

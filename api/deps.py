@@ -12,12 +12,12 @@ from psycopg_pool import AsyncConnectionPool
 
 from core.actor import Actor
 from core.apikeys import authenticate
+from core.channels.sealing import Sealer
 from core.clock import Clock
 from core.crypto import KeyRing
 from core.errors import Forbidden, Unauthorized
 from core.notifications.delivery import Delivery
 from core.notifications.lookup import SecretLookup
-from core.notifications.sealing import Sealer
 from core.secrets import NAME_PATTERN
 
 READ_METHODS = ("GET", "HEAD", "OPTIONS")

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import uvicorn
 
+from core.channels.sealing import AesGcmSealer
 from core.checker import Checker
 from core.clock import SystemClock
 from core.config import Settings
@@ -34,7 +35,6 @@ from core.heap import freeze_long_lived
 from core.notifications.delivery import Delivery
 from core.notifications.lookup import KeyRingSecrets
 from core.notifications.notifier import Notifier
-from core.notifications.sealing import AesGcmSealer
 from core.projections.projector import Projector
 from core.worker import Worker
 

@@ -17,9 +17,9 @@ import msgspec
 from msgspec import UNSET, Meta, Struct, UnsetType
 
 from core import apikeys, secrets
+from core.channels import definition as chandef
 from core.jobs import definition as jobdef
 from core.monitors import definition as mondef
-from core.notifications import channels as chandef
 
 Schedule = Annotated[str, Meta(
     min_length=1, examples=["*/5 * * * *", "1h"],
@@ -296,7 +296,7 @@ class SecretPage(Struct):
 
 class ChannelCreate(Struct, forbid_unknown_fields=True):
     """Body of ``POST /v1/channels``: ``name``, ``kind`` and the kind's own fields
-    (checked by :func:`core.notifications.channels.normalize_channel`)."""
+    (checked by :func:`core.channels.definition.normalize_channel`)."""
 
     name: ChannelName
     kind: Kind

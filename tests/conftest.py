@@ -22,6 +22,7 @@ from psycopg_pool import AsyncConnectionPool
 from api.app import create_app
 from core.actor import Actor
 from core.apikeys import create_api_key
+from core.channels.sealing import AesGcmSealer
 from core.checker import Checker
 from core.clock import FrozenClock, SystemClock
 from core.config import Settings
@@ -30,7 +31,6 @@ from core.embedded import EmbeddedPostgresError, start_failure_message
 from core.embedded import server_dsn as embedded_server_dsn
 from core.migrate import upgrade
 from core.monitors.ping import open_ping_pool
-from core.notifications.sealing import AesGcmSealer
 from core.worker import Worker
 from tests.helpers import make_worker
 from tests.sink import Sink

@@ -29,12 +29,12 @@ from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult
 from psycopg_pool import AsyncConnectionPool
 
+from core.channels.sealing import Sealer
 from core.clock import Clock
 from core.config import Settings
 from core.executor import make_client
 from core.notifications.delivery import Delivery
 from core.notifications.notifier import Notifier
-from core.notifications.sealing import Sealer
 from tests.sink import Sink
 
 

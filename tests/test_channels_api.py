@@ -14,11 +14,11 @@ from litestar.testing import AsyncTestClient
 from psycopg_pool import AsyncConnectionPool
 
 from api.app import create_app
+from core.channels.sealing import AesGcmSealer
 from core.clock import SystemClock
 from core.config import Settings
 from core.events import read_stream
 from core.jobs.state import fold
-from core.notifications.sealing import AesGcmSealer
 from tests.notifying import DictSecrets, threaded_sink
 from tests.sink import Reply, Sink
 

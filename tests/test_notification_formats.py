@@ -9,13 +9,13 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from core.channels.definition import normalize_channel, redact_url
+from core.channels.sealing import AesGcmSealer, SealError, channel_aad, parse_keys
 from core.errors import InvalidInput, Unavailable
 from core.jobs.definition import parse_duration
 from core.notifications import formatting
-from core.notifications.channels import normalize_channel, redact_url
 from core.notifications.delivery import sign
 from core.notifications.messages import job_message, monitor_message
-from core.notifications.sealing import AesGcmSealer, SealError, channel_aad, parse_keys
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 BASE = "https://cron.example.com"

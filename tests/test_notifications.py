@@ -19,12 +19,13 @@ import pytest
 from psycopg_pool import AsyncConnectionPool
 
 from core.actor import Actor
+from core.channels.commands import create_channel, delete_channel
+from core.channels.sealing import AesGcmSealer
 from core.clock import FrozenClock
 from core.config import Settings
 from core.db import transaction
 from core.errors import InvalidInput
 from core.jobs.commands import update_job
-from core.notifications.channels import create_channel, delete_channel
 from core.notifications.delivery import DeliveryResult
 from core.notifications.notifier import Notifier
 from core.notifications.outbox import (
@@ -33,7 +34,6 @@ from core.notifications.outbox import (
     next_monitor_realert_at,
 )
 from core.notifications.queries import list_notifications
-from core.notifications.sealing import AesGcmSealer
 from core.worker import Worker
 from tests.helpers import add_job, make_worker, new_actor
 from tests.notifying import DictSecrets, SmtpSink, make_notifier
@@ -652,8 +652,9 @@ async def test_unreadable_secrets_fail_the_row_not_the_notifier(
 async def test_key_rotation_reseals_channels(fresh_pool: AsyncConnectionPool) -> None:
     import secrets as random_bytes
 
+    from core.channels.commands import reseal_channels
+    from core.channels.sealing import unseal_channel
     from core.crypto import KeyRing
-    from core.notifications.channels import reseal_channels, unseal_channel
 
     actor = await new_actor(fresh_pool)
     old, new = random_bytes.token_bytes(32), random_bytes.token_bytes(32)

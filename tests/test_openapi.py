@@ -10,10 +10,10 @@ import pytest
 from litestar.testing import AsyncTestClient
 
 from core import apikeys, secrets
+from core.channels import definition as chandef
 from core.jobs import definition as jobdef
 from core.monitors import definition as mondef
 from core.monitors.ping import MAX_EXIT_STATUS
-from core.notifications import channels as chandef
 
 PROBLEM_REF = "#/components/schemas/Problem"
 OPERATIONS = ("get", "put", "post", "delete", "patch", "head", "options")

@@ -15,10 +15,10 @@ from litestar.testing import AsyncTestClient
 from psycopg_pool import AsyncConnectionPool
 
 from core.actor import Actor
+from core.channels.commands import create_channel
+from core.channels.sealing import AesGcmSealer
 from core.clock import FrozenClock
 from core.jobs.commands import set_paused, trigger_job, update_job
-from core.notifications.channels import create_channel
-from core.notifications.sealing import AesGcmSealer
 from core.worker import Worker
 from tests.helpers import add_job, due_at, new_actor, runs_of
 from tests.sink import Sink

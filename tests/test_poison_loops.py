@@ -11,6 +11,8 @@ from typing import Any
 from litestar.testing import AsyncTestClient
 from psycopg_pool import AsyncConnectionPool
 
+from core.channels.commands import create_channel
+from core.channels.sealing import AesGcmSealer
 from core.checker import Checker
 from core.clock import FrozenClock
 from core.config import Settings
@@ -18,9 +20,7 @@ from core.db import transaction
 from core.events import append_events
 from core.monitors.commands import update_monitor
 from core.notifications import messages
-from core.notifications.channels import create_channel
 from core.notifications.outbox import Alert, enqueue
-from core.notifications.sealing import AesGcmSealer
 from core.projections.rebuild import rebuild
 from tests.helpers import add_job, new_actor, project_all
 from tests.monitor_helpers import add_monitor, advance, monitor_row, ping, stream

@@ -23,8 +23,8 @@ from api.schemas import (
     from_row,
     given_fields,
 )
+from core import channels
 from core.errors import invalid
-from core.notifications import channels
 from core.notifications.probe import send_test
 from core.notifications.queries import STATUSES, get_notification, list_notifications
 

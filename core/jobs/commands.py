@@ -15,13 +15,13 @@ import psycopg
 from psycopg_pool import AsyncConnectionPool
 
 from core.actor import Actor
+from core.channels.queries import check_new_channels
 from core.crypto import KeyRing
 from core.db import team_row, transaction
 from core.errors import ConcurrencyConflict, Conflict
 from core.events import append_events, notify_wakeup, stream_events, to_json
 from core.jobs.definition import DEFINITION_FIELDS, normalize_definition
 from core.jobs.state import evolve
-from core.notifications.channels import check_new_channels
 from core.queries import Q
 from core.runs import new_run_id, run_events
 from core.schedule import parse_schedule

@@ -1,1 +1,5 @@
-"""Notifications: channels, the transactional outbox, alert rules and the notifier."""
+"""Notifications: the transactional outbox, job and monitor alert rules, messages and their
+per-provider formatting, delivery, the notifier and a channel's test send (``probe``).
+
+The channels themselves (definition, commands, reads, sealed secrets) are :mod:`core.channels`.
+"""

@@ -31,16 +31,15 @@ import psycopg
 from psycopg_pool import AsyncConnectionPool
 
 from core.backoff import LoopRetry, retry_delay
+from core.channels.sealing import Sealer, SealError, unseal_channel
 from core.clock import Clock, Instant, read_now
 from core.config import Settings
 from core.db import transaction
 from core.events import append_events, stream_events
 from core.listen import listening
-from core.notifications.channels import unseal_channel
 from core.notifications.delivery import Delivery, DeliveryResult, Target
 from core.notifications.lookup import SecretLookup
 from core.notifications.outbox import NOTIFY_CHANNEL
-from core.notifications.sealing import Sealer, SealError
 from core.queries import Q
 from core.stored import reason_of
 

@@ -14,14 +14,14 @@ from typing import Any
 from psycopg_pool import AsyncConnectionPool
 
 from core.actor import Actor
+from core.channels.queries import get_channel
+from core.channels.sealing import Sealer, SealError, unseal_channel
 from core.db import transaction
 from core.events import append_events, stream_events
-from core.notifications.channels import get_channel, unseal_channel
 from core.notifications.delivery import Delivery, DeliveryResult, Target
 from core.notifications.lookup import SecretLookup
 from core.notifications.messages import test_message
 from core.notifications.notifier import team_secret_names
-from core.notifications.sealing import Sealer, SealError
 from core.queries import Q
 
 

@@ -1,18 +1,21 @@
 """Encryption of channel secrets at rest (URLs, tokens, signing secrets): AES-256-GCM.
 
-The notification code depends only on the :class:`Sealer` protocol. The implementation,
+The channel and notification code depend only on the :class:`Sealer` protocol. The implementation,
 :class:`AesGcmSealer`, uses the server's key ring (:mod:`core.crypto`: ``CRONLEDGER_SECRET_KEY``
 or the embedded key file, with rotation), the same keys as team secrets. ``seal`` returns
 ``(key_id, blob)`` where ``blob`` is the 12-byte nonce followed by the ciphertext and its 16-byte
 tag; ``unseal`` reverses it. The associated data binds a sealed value to its team and channel,
-so a blob copied to another row does not open.
+so a blob copied to another row does not open. A channel's secret fields are sealed together,
+as one JSON object (:func:`seal_channel`, :func:`unseal_channel`).
 """
 
 from __future__ import annotations
 
+import json
 import secrets
+import uuid
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 from core.crypto import NONCE_BYTES, KeyRing, Sealed, SecretUnavailable
 from core.crypto import parse_keys as _parse_keys
@@ -94,3 +97,31 @@ class AesGcmSealer:
 def channel_aad(team_id: bytes, channel_id: bytes) -> bytes:
     """Associated data of a channel's sealed secrets: they only open for that team and row."""
     return b"cronledger/channel/v1\0" + team_id + channel_id
+
+
+def seal_channel(sealer: Sealer, team_id: uuid.UUID, channel_id: uuid.UUID,
+                 values: dict[str, str]) -> tuple[str | None, bytes | None]:
+    """Seal a channel's secret fields (``{"url", "signing_secret"}``, as JSON) for its row.
+
+    Returns:
+        ``(key_id, blob)`` for the ``key_id`` and ``sealed`` columns; ``(None, None)`` when
+        ``values`` is empty.
+
+    Raises:
+        Unavailable: no key is configured (HTTP 503).
+    """
+    if not values:
+        return None, None
+    return sealer.seal(json.dumps(values).encode(), channel_aad(team_id.bytes, channel_id.bytes))
+
+
+def unseal_channel(sealer: Sealer, row: dict[str, Any]) -> dict[str, str]:
+    """The plaintext secret fields of a channel row (``{}`` when it has none).
+
+    Raises:
+        SealError: the key is not configured or the value does not authenticate.
+    """
+    if row.get("sealed") is None:
+        return {}
+    aad = channel_aad(row["team_id"].bytes, row["id"].bytes)
+    return json.loads(sealer.unseal(row["key_id"], bytes(row["sealed"]), aad))

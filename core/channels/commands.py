@@ -1,0 +1,167 @@
+"""Channel commands: decide the event, append it and write ``channels``, one transaction.
+
+Each command (except create) locks the channel's row, validates the request with
+:mod:`core.channels.definition`, seals the secret fields (:mod:`core.channels.sealing`), writes
+the row with its new ``version`` and appends the ``channel.*`` event at the expected stream
+version (the event carries the redacted view, never a secret).
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+import psycopg
+from psycopg_pool import AsyncConnectionPool
+
+from core.actor import Actor
+from core.channels.definition import (
+    REDACTED,
+    SECRET_FIELDS,
+    new_signing_secret,
+    normalize_channel,
+)
+from core.channels.sealing import Sealer, SealError, channel_aad, seal_channel, unseal_channel
+from core.db import team_row, transaction
+from core.errors import ConcurrencyConflict, FieldError, InvalidInput
+from core.events import append_events, stream_events, to_json
+from core.notifications.outbox import cancel_for_channel
+from core.queries import Q
+
+
+def _config(public: dict[str, Any]) -> dict[str, Any]:
+    """The ``config`` column: the public fields without ``name`` and ``kind``."""
+    return {k: v for k, v in public.items() if k not in ("name", "kind")}
+
+
+async def _lock(conn: psycopg.AsyncConnection, actor: Actor,
+                channel_id: uuid.UUID) -> dict[str, Any]:
+    return await team_row(conn, Q["channel_lock"], "channel", channel_id, actor.team_id)
+
+
+async def _write(conn: psycopg.AsyncConnection, row: dict[str, Any]) -> None:
+    # A taken name violates channels_team_name_key: core.db maps it to Conflict (409).
+    await conn.execute(Q["channel_upsert"], {**row, "config": to_json(row["config"])})
+
+
+async def create_channel(
+    pool: AsyncConnectionPool, sealer: Sealer, actor: Actor, fields: dict[str, Any],
+    now: datetime,
+) -> tuple[uuid.UUID, str | None]:
+    """Create a channel from ``fields`` (the body of ``POST /v1/channels``).
+
+    Returns:
+        ``(channel_id, signing_secret)``: the secret is returned only when it was generated
+        here (a webhook without one), so the caller can show it once.
+
+    Raises:
+        InvalidInput: bad fields. Conflict: the name is taken. Unavailable: no secret key.
+    """
+    public, sealed = normalize_channel(fields)
+    generated = None
+    if public["kind"] == "webhook" and "signing_secret" not in sealed:
+        generated = sealed["signing_secret"] = new_signing_secret()
+    channel_id = uuid.uuid4()
+    key_id, blob = seal_channel(sealer, actor.team_id, channel_id, sealed)
+    row = {"id": channel_id, "team_id": actor.team_id, "name": public["name"],
+           "kind": public["kind"], "config": _config(public), "key_id": key_id,
+           "sealed": blob, "version": 1, "created_at": now, "updated_at": now}
+    async with transaction(pool) as conn:
+        await _write(conn, row)
+        await append_events(conn, stream_events(
+            "channel", channel_id, actor.team_id, 0, now,
+            [("channel.created", {"name": public["name"], "kind": public["kind"],
+                                  "config": _config(public)})], actor.metadata()))
+    return channel_id, generated
+
+
+async def update_channel(
+    pool: AsyncConnectionPool, sealer: Sealer, actor: Actor, channel_id: uuid.UUID,
+    fields: dict[str, Any], now: datetime, expected_version: int | None = None,
+) -> None:
+    """Partial update: given fields replace the stored ones; ``kind`` cannot change.
+
+    Raises:
+        NotFound: no such channel. InvalidInput: bad fields or a kind change.
+        ConcurrencyConflict: ``expected_version`` is not current. Conflict: the name is taken.
+    """
+    async with transaction(pool) as conn:
+        before = await _lock(conn, actor, channel_id)
+        if expected_version is not None and expected_version != before["version"]:
+            raise ConcurrencyConflict(f"channel {channel_id} is at version "
+                                      f"{before['version']}, not {expected_version}")
+        if fields.get("kind", before["kind"]) != before["kind"]:
+            raise InvalidInput("kind: cannot change; create a new channel instead",
+                               [FieldError("kind", "cannot change")])
+        current = {**before["config"], **unseal_channel(sealer, before),
+                   "name": before["name"], "kind": before["kind"]}
+        public, sealed = normalize_channel({**current, **fields})
+        changes = {k: v for k, v in public.items() if before["config"].get(k, before.get(k)) != v}
+        changes.update({k: REDACTED for k in SECRET_FIELDS if k in fields})
+        if not changes:
+            return
+        key_id, blob = seal_channel(sealer, actor.team_id, channel_id, sealed)
+        version = before["version"] + 1
+        await _write(conn, {**before, "name": public["name"], "config": _config(public),
+                            "key_id": key_id, "sealed": blob, "version": version,
+                            "updated_at": now})
+        await append_events(conn, stream_events(
+            "channel", channel_id, actor.team_id, before["version"], now,
+            [("channel.updated", {"changes": changes})], actor.metadata()))
+
+
+async def delete_channel(
+    pool: AsyncConnectionPool, actor: Actor, channel_id: uuid.UUID, now: datetime
+) -> int:
+    """Delete a channel: no new notifications go to it and its pending ones are cancelled.
+
+    Jobs and monitors that list it keep the id; it is skipped when alerts are queued.
+
+    Returns:
+        How many pending notifications were cancelled.
+
+    Raises:
+        NotFound: no such channel.
+    """
+    async with transaction(pool) as conn:
+        before = await _lock(conn, actor, channel_id)
+        await conn.execute(Q["channel_delete"], {"id": channel_id, "now": now})
+        await append_events(conn, stream_events(
+            "channel", channel_id, actor.team_id, before["version"], now,
+            [("channel.deleted", {})], actor.metadata()))
+        return await cancel_for_channel(conn, channel_id, now)
+
+
+async def reseal_channels(pool: AsyncConnectionPool, sealer: Sealer, current_key_id: str,
+                          batch: int = 500) -> tuple[int, int]:
+    """Re-encrypt every channel's secrets under the current key (``secrets rotate-key``).
+
+    Returns:
+        ``(resealed, unreadable)``: channels whose key is not configured are counted and left
+        as they are.
+    """
+    done = failed = 0
+    after = uuid.UUID(int=0)
+    while True:
+        async with transaction(pool) as conn:
+            cur = await conn.execute(Q["channel_rotate_batch"], {
+                "current": current_key_id, "after": after, "limit": batch})
+            rows = await cur.fetchall()
+            if not rows:
+                return done, failed
+            after = rows[-1]["id"]
+            resealed = []
+            for row in rows:
+                aad = channel_aad(row["team_id"].bytes, row["id"].bytes)
+                try:
+                    plain = sealer.unseal(row["key_id"], row["sealed"], aad)
+                except SealError:
+                    failed += 1
+                    continue
+                resealed.append((row["id"], *sealer.seal(plain, aad)))
+            if resealed:
+                await conn.execute(Q["channel_reseal_many"], {
+                    "ids": [r[0] for r in resealed], "key_ids": [r[1] for r in resealed],
+                    "sealed": [r[2] for r in resealed]})
+            done += len(resealed)
