@@ -18,6 +18,7 @@ _LOCK_TIMEOUT_S = 60.0
 
 
 def read_text(path: Path) -> str:
+    """The UTF-8 text of ``path`` without surrounding whitespace; ``""`` if it cannot be read."""
     try:
         return path.read_text(encoding="utf-8").strip()
     except OSError:
@@ -25,6 +26,14 @@ def read_text(path: Path) -> str:
 
 
 def atomic_write(path: Path, text: str, *, mode: int) -> None:
+    """Replace ``path`` with ``text`` (UTF-8) through a temporary file and a rename.
+
+    Args:
+        mode: Permission bits of a newly created file (subject to the umask).
+
+    Raises:
+        OSError: The folder is not writable.
+    """
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
     try:
@@ -35,7 +44,15 @@ def atomic_write(path: Path, text: str, *, mode: int) -> None:
 
 
 class FileLock:
-    """Exclusive ``flock`` on a file, acquired with a timeout."""
+    """Exclusive ``flock`` on a file (created 0600 if missing), as a context manager.
+
+    Args:
+        path: The lock file.
+        timeout: Seconds to wait for the lock (polled every 50 ms).
+
+    Raises:
+        EmbeddedPostgresError: On entering, the lock was not obtained within ``timeout``.
+    """
 
     def __init__(self, path: Path, timeout: float = _LOCK_TIMEOUT_S) -> None:
         self._path = path

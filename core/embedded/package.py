@@ -26,13 +26,11 @@ from core.embedded.layout import DATA_DIR_ENV
 logger = logging.getLogger("cronledger.embedded")
 
 _RUNTIME_APP = "python_PostgresServer"  # app name the package passes to platformdirs
-
-
 _MAX_SOCKET_PATH = 107  # sun_path is 108 bytes including the NUL
-
 
 _pgserver: ModuleType | None = None
 import_lock = threading.Lock()
+"""Guards importing the package and patching its module state (see binaries.use_root_binaries)."""
 
 
 def import_pgserver() -> ModuleType:
