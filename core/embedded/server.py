@@ -175,7 +175,7 @@ class EmbeddedPostgres:
             :attr:`dsn`.
 
         As root the server runs as the ``pgserver`` user from a verified copy of the bundled
-        binaries in ``<root_base_dir>/pgbin/`` (see :func:`binaries_copy`), so it works even
+        binaries in ``<root_base_dir>/pgbin/`` (:mod:`core.embedded.binaries`), so it works even
         when this checkout or virtualenv sits in a private folder such as ``/root``.
 
         Raises:
