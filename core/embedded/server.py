@@ -474,6 +474,8 @@ def _ensure_database(admin_dsn: str, name: str, alive: Callable[[], bool]) -> bo
                 exists = conn.execute(Q["database_exists"], {"name": name}).fetchone()
                 if exists is None:
                     with contextlib.suppress(errors.DuplicateDatabase, errors.UniqueViolation):
+                        # A database name cannot be a bound parameter: sql.Identifier fills
+                        # the named template's {name} (core/sql/embedded.sql).
                         create = sql.SQL(Q["database_create"])  # type: ignore[arg-type]
                         conn.execute(create.format(name=sql.Identifier(name)))
                         logger.info("created database %r", name)
