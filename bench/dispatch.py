@@ -28,7 +28,7 @@ from bench.common import (
     start_cronledger,
     stop_process,
 )
-from core.embedded import server_dsn
+from tests.embedded_server import server_dsn
 
 PERIOD = 10  # seconds between slots
 

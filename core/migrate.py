@@ -11,6 +11,7 @@ from alembic.config import Config
 from alembic.script import ScriptDirectory
 
 from core.dsn import libpq_dsn, sqlalchemy_url
+from core.queries import Q
 
 ROOT = Path(__file__).resolve().parent.parent
 MIGRATION_LOCK = 0x63726F6E  # pg_advisory_lock key: concurrent starts migrate one at a time
@@ -31,11 +32,11 @@ def upgrade(dsn: str, revision: str = "head") -> None:
         psycopg.OperationalError: the database cannot be reached.
     """
     with psycopg.connect(libpq_dsn(dsn), autocommit=True) as conn:
-        conn.execute("SELECT pg_advisory_lock(%s)", (MIGRATION_LOCK,))
+        conn.execute(Q["migration_lock"], {"key": MIGRATION_LOCK})
         try:
             command.upgrade(alembic_config(dsn), revision)
         finally:
-            conn.execute("SELECT pg_advisory_unlock(%s)", (MIGRATION_LOCK,))
+            conn.execute(Q["migration_unlock"], {"key": MIGRATION_LOCK})
 
 
 def downgrade(dsn: str, revision: str = "base") -> None:
@@ -53,8 +54,8 @@ def head_revision() -> str:
 async def current_revision(conn: psycopg.AsyncConnection) -> str | None:
     """The revision the database is at, or ``None`` before the first migration."""
     cur = await conn.execute(
-        "SELECT version_num FROM alembic_version"
-        if await _has_version_table(conn) else "SELECT NULL AS version_num")
+        Q["migration_version"]
+        if await _has_version_table(conn) else Q["migration_version_none"])
     row = await cur.fetchone()
     if row is None:
         return None
@@ -62,6 +63,6 @@ async def current_revision(conn: psycopg.AsyncConnection) -> str | None:
 
 
 async def _has_version_table(conn: psycopg.AsyncConnection) -> bool:
-    cur = await conn.execute("SELECT to_regclass('alembic_version') IS NOT NULL AS present")
+    cur = await conn.execute(Q["migration_version_table_exists"])
     row = await cur.fetchone()
     return bool(row["present"] if isinstance(row, dict) else row[0])

@@ -28,10 +28,10 @@ from core.clock import FrozenClock, SystemClock
 from core.config import Settings
 from core.db import open_pool
 from core.embedded import EmbeddedPostgresError, start_failure_message
-from core.embedded import server_dsn as embedded_server_dsn
 from core.migrate import upgrade
 from core.monitors.ping import open_ping_pool
 from core.worker import Worker
+from tests.embedded_server import server_dsn as embedded_server_dsn
 from tests.helpers import make_worker
 from tests.sink import Sink
 

