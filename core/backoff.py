@@ -8,7 +8,8 @@ honoured on 429 and 503 and capped by ``max_delay_seconds``.
 from __future__ import annotations
 
 import random
-from datetime import datetime
+import re
+from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any
 
@@ -37,19 +38,28 @@ def backoff_delay(retry: dict[str, Any], attempt: int, rng: random.Random | None
     return (rng or random).uniform(0, delay)
 
 
+_ASCTIME = re.compile(r"[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}")
+
+
 def parse_retry_after(value: str | None, now: datetime) -> float | None:
-    """Seconds requested by a ``Retry-After`` header value, or ``None`` when absent or invalid."""
+    """Seconds requested by a ``Retry-After`` header value, or ``None`` when absent or invalid.
+
+    RFC 9110 section 10.2.3: delay-seconds (ASCII digits) or an HTTP-date in any of the three
+    forms of section 5.6.7; the asctime form carries no zone and, like every HTTP-date, is UTC.
+    """
     if not value:
         return None
     value = value.strip()
-    if value.isdigit():
+    if value.isascii() and value.isdigit():
         return float(value)
     try:
         when = parsedate_to_datetime(value)
     except (TypeError, ValueError, IndexError):
         return None
     if when.tzinfo is None:
-        return None
+        if not _ASCTIME.fullmatch(value):  # a zone-less date in another form is no HTTP-date
+            return None
+        when = when.replace(tzinfo=UTC)
     return max(0.0, (when - now).total_seconds())
 
 

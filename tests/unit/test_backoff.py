@@ -136,13 +136,9 @@ RETRY_AFTER_ROWS = [
     ("+5", None),
     ("120s", None),
     ("Wed, 30 Dec 2026 12:00:00", None),              # no zone: not an HTTP-date
-    pytest.param(
-        "Wed Dec 30 12:00:00 2026", 120.0,
-        marks=pytest.mark.xfail(
-            strict=True,
-            reason="RFC 9110 5.6.7 (cited by core/backoff.py): asctime-date is an HTTP-date "
-            "that recipients must accept, read as UTC; parse_retry_after answers None"),
-        id="asctime-date"),
+    ("Wed Dec 30 12:00:00 2026", 120.0),             # asctime-date: no zone, read as UTC
+    ("Wed Dec  1 12:00:00 2027", 336 * 86400 + 120.0),  # asctime pads the day with a space
+    ("²", None),                                     # a non-ASCII digit is no delay-seconds
 ]
 
 

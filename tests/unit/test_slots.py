@@ -14,11 +14,7 @@ Rules checked ("Overlap and catch-up" in docs/schedules.md):
   "Catch-up runs under `all` are dispatched together, whatever the overlap policy".
 - A one-shot ``@at`` fires once and then has no next slot.
 
-Every expected answer below was worked out by hand from those sentences. Rows where today's
-code disagrees with the documented tolerance rule are ``xfail(strict=True)``: it is being fixed
-under #11. Two other disagreements are ``xfail`` with their own reasons: beyond 1,000 slots
-the oldest ones are kept (``CAP_BUG``), and under ``all`` an on-time slot uses up one of the
-100 catch-up places (``ON_TIME_TAKES_A_PLACE``).
+Every expected answer below was worked out by hand from those sentences.
 """
 
 from __future__ import annotations
@@ -28,22 +24,11 @@ from datetime import datetime, timedelta
 import pytest
 
 from core.schedule import Schedule, parse_schedule
-from core.slots import apply_overlap, latest_fire_at_or_before, plan_slots
+from core.slots import MAX_RECORDED_SLOTS, apply_overlap, plan_slots, recent_slots
 from tests.unit.instants import utc
 
 ANCHOR = utc("2026-12-01T10:00:00Z")  # the job's creation instant (anchors intervals)
-TOLERANCE_FIX = pytest.mark.xfail(strict=True, reason="catch-up tolerance being fixed under #11")
-CAP_BUG = pytest.mark.xfail(
-    strict=True,
-    reason="beyond 1,000 slots plan_slots keeps the OLDEST 999 slots of the outage (plus the "
-    "latest), while docs/schedules.md says the most recent 1,000 are recorded and the most "
-    "recent 100 run under catchup=all",
-)
-ON_TIME_TAKES_A_PLACE = pytest.mark.xfail(
-    strict=True,
-    reason="under catchup=all an on-time slot takes one of the 100 catch-up places: only 99 "
-    "missed slots run, while docs/schedules.md says every missed slot runs, the most recent 100",
-)
+
 
 
 def t(hms: str, day: int = 1) -> datetime:
@@ -114,32 +99,35 @@ PLAN_ROWS = [
     ("mixed-all", "* * * * *", t("10:00:00"), t("10:01:05"), "all",
      [(t("10:00:00"), C), (t("10:01:00"), S)], [], t("10:02:00")),
     pytest.param("mixed-latest", "* * * * *", t("10:00:00"), t("10:01:05"), "latest",
-                 [(t("10:00:00"), C), (t("10:01:00"), S)], [], t("10:02:00"),
-                 marks=TOLERANCE_FIX, id="mixed-latest"),
+                 [(t("10:00:00"), C), (t("10:01:00"), S)], [], t("10:02:00"), id="mixed-latest"),
     pytest.param("mixed-three-late-latest", "* * * * *", t("10:00:00"), t("10:03:04"), "latest",
                  [(t("10:02:00"), C), (t("10:03:00"), S)], [t("10:00:00"), t("10:01:00")],
-                 t("10:04:00"), marks=TOLERANCE_FIX, id="mixed-three-late-latest"),
+                 t("10:04:00"),
+                 id="mixed-three-late-latest"),
     # --- several slots, every one within 10 s: all on time, all `schedule` ---------------
     pytest.param("every-5s-both-on-time-latest", "*/5 * * * * *", t("10:00:00"), t("10:00:05"),
                  "latest", [(t("10:00:00"), S), (t("10:00:05"), S)], [], t("10:00:10"),
-                 marks=TOLERANCE_FIX, id="every-5s-both-on-time-latest"),
+                 id="every-5s-both-on-time-latest"),
     pytest.param("every-5s-both-on-time-skip", "*/5 * * * * *", t("10:00:00"), t("10:00:05"),
                  "skip", [(t("10:00:00"), S), (t("10:00:05"), S)], [], t("10:00:10"),
-                 marks=TOLERANCE_FIX, id="every-5s-both-on-time-skip"),
+                 id="every-5s-both-on-time-skip"),
     pytest.param("every-2s-five-on-time-all", "*/2 * * * * *", t("10:00:00"), t("10:00:08"),
                  "all", [(t(f"10:00:0{s}"), S) for s in (0, 2, 4, 6, 8)], [], t("10:00:10"),
-                 marks=TOLERANCE_FIX, id="every-2s-five-on-time-all"),
+                 id="every-2s-five-on-time-all"),
     # every 5 s, 12 s after the first slot: 10:00:00 is late (12 s), :05 (7 s) and :10 (2 s)
     # are on time
     pytest.param("every-5s-one-late-skip", "*/5 * * * * *", t("10:00:00"), t("10:00:12"),
                  "skip", [(t("10:00:05"), S), (t("10:00:10"), S)], [t("10:00:00")],
-                 t("10:00:15"), marks=TOLERANCE_FIX, id="every-5s-one-late-skip"),
+                 t("10:00:15"),
+                 id="every-5s-one-late-skip"),
     pytest.param("every-5s-one-late-latest", "*/5 * * * * *", t("10:00:00"), t("10:00:12"),
                  "latest", [(t("10:00:00"), C), (t("10:00:05"), S), (t("10:00:10"), S)], [],
-                 t("10:00:15"), marks=TOLERANCE_FIX, id="every-5s-one-late-latest"),
+                 t("10:00:15"),
+                 id="every-5s-one-late-latest"),
     pytest.param("every-5s-one-late-all", "*/5 * * * * *", t("10:00:00"), t("10:00:12"),
                  "all", [(t("10:00:00"), C), (t("10:00:05"), S), (t("10:00:10"), S)], [],
-                 t("10:00:15"), marks=TOLERANCE_FIX, id="every-5s-one-late-all"),
+                 t("10:00:15"),
+                 id="every-5s-one-late-all"),
     # --- catch-up cap of 100 under `all` --------------------------------------------------
     # 10:00 .. 11:39 is 100 slots, all late (11:39 is 30 s late): every one runs
     ("all-exactly-100", "* * * * *", t("10:00:00"), t("11:39:30"), "all",
@@ -151,7 +139,8 @@ PLAN_ROWS = [
     # slots all run, and the on-time slot fires as usual
     pytest.param("all-100-late-plus-on-time", "* * * * *", t("10:00:00"), t("11:40:05"), "all",
                  [*((m, C) for m in minutes("10:00:00", 100)), (t("11:40:00"), S)], [],
-                 t("11:41:00"), marks=ON_TIME_TAKES_A_PLACE, id="all-100-late-plus-on-time"),
+                 t("11:41:00"),
+                 id="all-100-late-plus-on-time"),
     # 121 slots (10:00 .. 12:00): 10:21 .. 12:00 run, 10:00 .. 10:20 (21 slots) are missed
     ("all-121", "* * * * *", t("10:00:00"), t("12:00:30"), "all",
      [(m, C) for m in minutes("10:21:00", 100)], minutes("10:00:00", 21), t("12:01:00")),
@@ -168,7 +157,7 @@ PLAN_ROWS = [
     pytest.param("interval-outage-last-on-time-latest", "@every 90s", t("10:01:30"),
                  t("10:06:10"), "latest", [(t("10:04:30"), C), (t("10:06:00"), S)],
                  [t("10:01:30"), t("10:03:00")], t("10:07:30"),
-                 marks=TOLERANCE_FIX, id="interval-outage-last-on-time-latest"),
+                 id="interval-outage-last-on-time-latest"),
     ("interval-outage-all-late-latest", "@every 90s", t("10:01:30"), t("10:06:11"), "latest",
      [(t("10:06:00"), C)], [t("10:01:30"), t("10:03:00"), t("10:04:30")], t("10:07:30")),
     ("interval-outage-all-late-skip", "@every 90s", t("10:01:30"), t("10:06:11"), "skip",
@@ -231,26 +220,23 @@ def test_long_outage_latest_runs_the_most_recent_slot() -> None:
     assert len(plan.missed) == 999
 
 
-@CAP_BUG
 def test_long_outage_latest_records_the_999_before_it() -> None:
     plan = plan_slots(sched("* * * * *"), LONG_DUE, LONG_NOW, "latest")
     assert plan.missed == RECENT_1000[:-1]
 
 
-@CAP_BUG
 def test_long_outage_skip_records_the_most_recent_1000() -> None:
     plan = plan_slots(sched("* * * * *"), LONG_DUE, LONG_NOW, "skip")
     assert plan.missed == RECENT_1000
 
 
-@CAP_BUG
 def test_long_outage_all_runs_the_most_recent_100() -> None:
     plan = plan_slots(sched("* * * * *"), LONG_DUE, LONG_NOW, "all")
     assert plan.fire == [(m, C) for m in RECENT_1000[-100:]]
     assert plan.missed == RECENT_1000[:-100]
 
 
-# --- latest_fire_at_or_before: the last fire in (since, t] ---------------------------------
+# --- recent_slots: the slots from due_at to now; the last one is the latest fire ----------
 LATEST_ROWS = [
     ("minute-mid", "* * * * *", t("10:05:30"), t("10:00:00"), t("10:05:00")),
     ("minute-t-is-a-fire", "* * * * *", t("10:05:00"), t("10:00:00"), t("10:05:00")),
@@ -270,9 +256,12 @@ LATEST_ROWS = [
 
 @pytest.mark.parametrize(("name", "expression", "until", "since", "expected"), LATEST_ROWS,
                          ids=_row_id)
-def test_latest_fire_at_or_before(name: str, expression: str, until: datetime,
-                                  since: datetime, expected: datetime) -> None:
-    assert latest_fire_at_or_before(sched(expression), until, since) == expected
+def test_recent_slots_end_at_the_latest_fire(name: str, expression: str, until: datetime,
+                                             since: datetime, expected: datetime) -> None:
+    slots = recent_slots(sched(expression), since, until)
+    assert slots[-1] == expected
+    # from due_at, unless more than MAX_RECORDED_SLOTS passed: then the most recent ones
+    assert slots[0] == since or len(slots) == MAX_RECORDED_SLOTS
 
 
 @pytest.mark.parametrize(("since", "until"), [
@@ -280,9 +269,8 @@ def test_latest_fire_at_or_before(name: str, expression: str, until: datetime,
     (t("10:05:00"), t("10:05:00")),  # empty window
     (t("10:05:00.5"), t("10:05:59.9")),
 ])
-def test_latest_fire_at_or_before_without_a_fire(since: datetime, until: datetime) -> None:
-    with pytest.raises(ValueError, match="no fire instant in the given window"):
-        latest_fire_at_or_before(sched("* * * * *"), until, since)
+def test_recent_slots_without_a_later_fire(since: datetime, until: datetime) -> None:
+    assert recent_slots(sched("* * * * *"), since, until) == [since]
 
 
 # --- apply_overlap ----------------------------------------------------------------------------
