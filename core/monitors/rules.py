@@ -256,6 +256,35 @@ def timing(state: dict[str, Any], schedule: Schedule, now: datetime
     return expected, next_alert(state, expected)
 
 
+def ping_timing(state: dict[str, Any], before: dict[str, Any], period_seconds: float | None,
+                at: datetime) -> tuple[datetime | None, datetime | None]:
+    """``(next_expected_at, alert_at)`` as the ping statement writes them after a batch.
+
+    Args:
+        state: the state after the batch's last ping to the monitor (:func:`ping`).
+        before: the row as the statement locked it (``last_ping_at``, ``next_expected_at``,
+            ``alert_at``).
+        period_seconds: the period of a period schedule, ``None`` for cron.
+        at: the instant of the batch's last ping to the monitor (UTC).
+
+    A period schedule's expected instant is :func:`expected_after`. A cron monitor that an
+    up/late ping finished gets none, and ``alert_at = at``: the checker, claiming it at once,
+    computes it (SQL has no cron engine). ``alert_at`` only ever moves earlier: it is the
+    earlier of the stored one and :func:`next_alert` (so a HOT update when the deadline moves
+    out; the checker then sets the exact instant).
+    """
+    expected: datetime | None = None
+    if state["status"] in ACTIVE:
+        if period_seconds is not None:
+            expected = state["last_ping_at"] + timedelta(seconds=period_seconds)
+        elif state["last_ping_at"] == before["last_ping_at"]:
+            expected = before["next_expected_at"]
+    exact = at if state["status"] in ACTIVE and expected is None and period_seconds is None \
+        else next_alert(state, expected)
+    present = [a for a in (before["alert_at"], exact) if a is not None]
+    return expected, min(present) if present else None
+
+
 def time_transition(state: dict[str, Any], status: str, expected: datetime | None
                     ) -> tuple[str, dict[str, Any]]:
     """The event of a change to ``status`` (from :func:`status_at`) by the passing of time.
