@@ -20,9 +20,8 @@ milliseconds.
 **A ping** (``Check.ping``; see docs/heartbeats.md, *Pinging*):
 
 * effective action: the ping's kind (``success``, ``start``, ``fail``, ``log``), or
-  ``ignored`` for any ping to a ``paused`` monitor with ``manual_resume``, and for a non-POST
-  ping to a monitor with ``methods = post`` (healthchecks' ``Check.methods == "POST"`` check
-  in ``hc/api/views.py:ping``);
+  ``ignored`` (healthchecks' ``ign``) for any ping to a ``paused`` monitor with
+  ``manual_resume``, and for a non-POST ping to a monitor with ``methods = post``;
 * status: ``success`` makes it ``up``, ``fail`` makes it ``down``; other actions keep it;
 * pending start: ``start`` records ``last_start_at`` and its ``rid``; a success or failure
   whose ``rid`` matches the pending start (both ``None`` counts as a match) closes it and
