@@ -10,7 +10,9 @@ from litestar import Litestar
 from litestar.di import Provide
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.spec import Components, SecurityScheme
+from litestar.routes import HTTPRoute
 
+from api.bodies import strict_json_body
 from api.controllers.apikeys import ApiKeyController
 from api.controllers.channels import ChannelController, NotificationController
 from api.controllers.health import healthz, metrics, readyz
@@ -29,6 +31,7 @@ from api.deps import (
     provide_pool,
 )
 from api.errors import EXCEPTION_HANDLERS
+from api.openapi import complete_document
 from api.ping import ping_mount
 from core.clock import Clock, SystemClock
 from core.config import Settings, load_settings
@@ -41,6 +44,7 @@ from core.monitors.ping import open_ping_pool
 from core.notifications.delivery import Delivery
 from core.notifications.lookup import KeyRingSecrets, SecretLookup
 from core.notifications.sealing import AesGcmSealer, Sealer
+from core.outage import OutageLog, connect_dsn
 from core.version import VERSION
 
 log = logging.getLogger("cronledger.api")
@@ -62,10 +66,24 @@ def create_app(dsn: str, settings: Settings, clock: Clock | None = None, *,
             (:func:`core.heap.freeze_long_lived`); for server processes, not for tests.
     """
     clock = clock or SystemClock()
+    dsn = connect_dsn(dsn)  # a connect to a silent host gives up after 2 s
+    outage = OutageLog(log, clock)
+
+    async def connected(_: object) -> None:
+        outage.up()  # a new connection: the database is back if it was away
+
+    # While PostgreSQL is unreachable a request waits at most db_wait_seconds for a connection,
+    # then is answered 503 (api/errors.py). A failed reconnection is given up after a second
+    # instead of retried with the pool's growing backoff, so that the next request asks for a
+    # new connection at once: requests drive reconnecting, and the first one after PostgreSQL
+    # is back is served (docs/operations.md, "Database outages").
+    pool_options = {"timeout": settings.db_wait_seconds, "reconnect_timeout": 1.0,
+                    "configure": connected}
 
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
-        app.state.pool = await open_pool(dsn, min_size=2, max_size=settings.db_pool_size)
+        app.state.pool = await open_pool(dsn, min_size=2, max_size=settings.db_pool_size,
+                                         **pool_options)
         if not settings.metrics_token:
             log.info("/metrics is public: set CRONLEDGER_METRICS_TOKEN to require a token")
         client = make_client(20, block_private_targets=settings.block_private_targets)
@@ -75,7 +93,7 @@ def create_app(dsn: str, settings: Settings, clock: Clock | None = None, *,
         try:
             app.state.ping_pool = await open_ping_pool(
                 dsn, size=settings.ping_pool_size,
-                synchronous_commit=settings.ping_synchronous_commit)
+                synchronous_commit=settings.ping_synchronous_commit, **pool_options)
             app.state.ping_batcher = PingBatcher(
                 app.state.ping_pool, notify_max_attempts=settings.notify_max_attempts)
             if freeze_after_startup:
@@ -100,6 +118,7 @@ def create_app(dsn: str, settings: Settings, clock: Clock | None = None, *,
             "notify": Provide(provide_notify),
         },
         exception_handlers=EXCEPTION_HANDLERS,  # type: ignore[arg-type]
+        before_request=strict_json_body,
         lifespan=[lifespan],
         openapi_config=OpenAPIConfig(
             title="cronledger", version=VERSION, path="/schema",
@@ -109,10 +128,31 @@ def create_app(dsn: str, settings: Settings, clock: Clock | None = None, *,
         ),
         debug=False,
     )
+    _fix_options_allow(app)
+    complete_document(app.openapi_schema)  # error answers, ping and health routes
     app.state.clock = clock
+    app.state.outage = outage
     app.state.settings = settings
     app.state.keyring = KeyRing.from_sources(settings.secret_key, settings.secret_key_file)
     return app
+
+
+def _fix_options_allow(app: Litestar) -> None:
+    """Make the automatic ``OPTIONS`` answer list every method of its path.
+
+    Litestar 2 builds that answer from the route object of the first handler registered on a
+    path and keeps it when later handlers replace the route, so ``Allow`` misses their
+    methods (litestar-org/litestar#4169, fixed in Litestar 3). Each stale route object is given
+    the methods of the route that serves the path.
+    """
+    for route in app.routes:
+        if not isinstance(route, HTTPRoute) or "OPTIONS" not in route.route_handler_map:
+            continue
+        handler = route.route_handler_map["OPTIONS"][0]
+        for cell in getattr(handler.fn, "__closure__", None) or ():
+            stale = cell.cell_contents
+            if isinstance(stale, HTTPRoute) and stale is not route:
+                stale.methods = route.methods
 
 
 def app_from_env() -> Litestar:

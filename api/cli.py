@@ -38,8 +38,12 @@ def _terminate(signum: int, _frame: object) -> None:
 
 
 @contextlib.contextmanager
-def database(settings: Settings, *, migrate: bool = True) -> Iterator[str]:
+def database(settings: Settings, *, migrate: bool = True, wait: bool = False) -> Iterator[str]:
     """Yield the DSN: ``DATABASE_URL``, or an embedded server started (and stopped) here.
+
+    With ``wait`` (the servers), a ``DATABASE_URL`` that cannot be reached yet, or is full, is
+    waited for - one log line, retries with backoff up to 5 s apart
+    (:func:`core.outage.wait_for_database`) - and migrated once it answers.
 
     Raises:
         SystemExit: (code 1) the embedded server could not be started; one paragraph saying
@@ -47,7 +51,22 @@ def database(settings: Settings, *, migrate: bool = True) -> Iterator[str]:
     """
     embedded = None
     try:
-        if settings.database_url:
+        if settings.database_url and wait:
+            import psycopg
+
+            from core.migrate import upgrade
+            from core.outage import connect_dsn, describe, probe, wait_for_database
+
+            dsn = connect_dsn(settings.database_url)
+            try:
+                wait_for_database(lambda: upgrade(dsn) if migrate else probe(dsn), dsn, log)
+            except KeyboardInterrupt:  # Ctrl-C while waiting (SIGTERM exits via _terminate)
+                raise SystemExit(128 + signal.SIGINT) from None
+            except psycopg.OperationalError as exc:  # refused for good: password, database name
+                text = " ".join(str(exc).split())
+                raise SystemExit(f"cronledger: PostgreSQL at {describe(dsn)}: {text}") from None
+            migrate = False  # done
+        elif settings.database_url:
             dsn = settings.database_url
         else:
             from core.embedded import EmbeddedPostgres, EmbeddedPostgresError, start_failure_message
@@ -106,7 +125,7 @@ def with_key_source(settings: Settings) -> Settings:
 def _serve(settings: Settings, *, with_api: bool, with_services: bool, workers: int = 1) -> int:
     from api.runner import ServiceFailed, serve, serve_api_workers
 
-    with database(settings) as dsn:
+    with database(settings, wait=True) as dsn:
         if workers > 1:
             log.info("API on http://%s:%d with %d worker processes", settings.host,
                      settings.port, workers)
@@ -503,6 +522,9 @@ def main(argv: list[str] | None = None) -> int:
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     # One line per outbound request is noise (runs are recorded in the database).
     logging.getLogger("httpx").setLevel(logging.WARNING)
+    # The pools warn on every failed reconnection attempt; an outage is logged once, by
+    # core.outage (docs/operations.md, "Database outages").
+    logging.getLogger("psycopg.pool").setLevel(logging.ERROR)
     signal.signal(signal.SIGTERM, _terminate)  # until the event loop takes over
     try:
         settings = load_settings()

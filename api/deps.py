@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 from litestar import Request
 from litestar.di import NamedDependency
-from litestar.params import QueryParameter
+from litestar.params import PathParameter, QueryParameter
 from psycopg_pool import AsyncConnectionPool
 
 from core.actor import Actor
@@ -18,6 +18,7 @@ from core.errors import Forbidden, Unauthorized
 from core.notifications.delivery import Delivery
 from core.notifications.lookup import SecretLookup
 from core.notifications.sealing import Sealer
+from core.secrets import NAME_PATTERN
 
 READ_METHODS = ("GET", "HEAD", "OPTIONS")
 
@@ -76,3 +77,8 @@ ClockDep = NamedDependency[Clock]
 KeyRingDep = NamedDependency[KeyRing]
 NotifyDep = NamedDependency[NotifyKit]
 Limit = Annotated[int, QueryParameter(ge=1, le=200)]
+# ``?cursor=`` of the event and ping lists: a stream version (ASCII digits, checked here).
+VersionCursor = Annotated[str | None, QueryParameter(
+    pattern=r"^[0-9]{0,9}$", description="next_cursor of the previous page")]
+SecretPathName = Annotated[str, PathParameter(pattern=f"^{NAME_PATTERN}$",
+                                              description="the secret's name")]

@@ -14,7 +14,8 @@ from litestar import Request, Response
 from litestar.exceptions import HTTPException, ValidationException
 from litestar.status_codes import HTTP_500_INTERNAL_SERVER_ERROR
 
-from core.errors import DomainError
+from core.errors import DatabaseUnavailable, DomainError
+from core.outage import DriverError, unavailable_reason
 
 log = logging.getLogger("cronledger.api")
 PROBLEM = "application/problem+json"
@@ -23,6 +24,7 @@ TITLES = {400: "Bad request", 401: "Unauthorized", 403: "Forbidden", 404: "Not f
           405: "Method not allowed", 409: "Conflict", 413: "Payload too large",
           415: "Unsupported media type", 422: "Invalid input", 429: "Too many requests",
           500: "Internal server error", 503: "Service unavailable"}
+RETRY_AFTER_SECONDS = 1  # on a 503 for a database outage, API and pings alike
 
 
 def problem(status: int, detail: str, errors: list[dict[str, str]] | None = None,
@@ -38,7 +40,22 @@ def problem(status: int, detail: str, errors: list[dict[str, str]] | None = None
 def domain_error(_: Request, exc: DomainError) -> Response[dict[str, Any]]:
     errors = [{"field": e.field, "message": e.message} for e in exc.errors]
     headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
+    if isinstance(exc, DatabaseUnavailable):
+        headers = {"Retry-After": str(RETRY_AFTER_SECONDS)}
     return problem(exc.status, exc.detail, errors, headers)
+
+
+def database_error(request: Request, exc: DriverError) -> Response[dict[str, Any]]:
+    """A driver error: 503 + ``Retry-After`` when the database cannot be reached, is full or
+    restarting (:func:`core.outage.unavailable_reason`), logged once per outage by the app's
+    :class:`core.outage.OutageLog` (no traceback); any other driver error is a 500."""
+    reason = unavailable_reason(exc)
+    if reason is None:
+        return internal_error(request, exc)
+    outage = getattr(request.app.state, "outage", None)
+    if outage is not None:
+        outage.down(reason)
+    return domain_error(request, DatabaseUnavailable())
 
 
 _NAMED_FIELD = re.compile(r"(?:unknown|missing required) field `([^`]*)`")
@@ -91,5 +108,6 @@ EXCEPTION_HANDLERS = {
     ValidationException: validation_error,
     RecursionError: too_deep,
     HTTPException: http_error,
+    DriverError: database_error,
     Exception: internal_error,
 }

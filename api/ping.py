@@ -8,8 +8,10 @@ with the pings that arrive at the same time (:class:`core.monitors.batcher.PingB
 Answers are ``text/plain`` like healthchecks': ``200 OK`` (empty for HEAD) with a
 ``Ping-Body-Limit`` header; ``404 not found`` for an unknown, malformed or deleted token;
 ``400`` for an exit status above 255 or a malformed ``rid``; ``405`` for other methods; ``413``
-for a body over 10 MiB; ``503`` when the database is unavailable (``curl --retry`` retries it).
-No input produces a 500.
+for a body over 10 MiB; ``503`` with ``Retry-After`` when the database is unavailable, within
+``CRONLEDGER_DB_WAIT_SECONDS`` (``curl --retry`` retries it). A ping answered 503 because no
+connection could be had was not recorded and never will be (see
+:class:`core.monitors.batcher.PingBatcher`). No input produces a 500.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from litestar import asgi
 from litestar.types import Receive, Scope, Send
 from psycopg_pool import PoolTimeout
 
+from api.errors import RETRY_AFTER_SECONDS
 from core.monitors.ping import (
     MAX_BODY_BYTES,
     MAX_REMOTE_ADDR,
@@ -33,6 +36,7 @@ from core.monitors.ping import (
     parse_rid,
     parse_target,
 )
+from core.outage import unavailable_reason
 from core.proxies import trusted_proxies
 
 log = logging.getLogger("cronledger.api.ping")
@@ -40,6 +44,7 @@ log = logging.getLogger("cronledger.api.ping")
 METHODS = ("GET", "POST", "HEAD")
 _TEXT = (b"content-type", b"text/plain; charset=utf-8")
 _CORS = (b"access-control-allow-origin", b"*")
+_RETRY = ((b"retry-after", str(RETRY_AFTER_SECONDS).encode()),)
 
 
 class _Disconnected(Exception):
@@ -141,9 +146,13 @@ async def ping_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
                 body_size=size)
     try:
         status = await state.ping_batcher.record(ping, state.clock.now())
-    except (psycopg.Error, PoolTimeout, OSError):
-        log.exception("ping could not be recorded")
-        await reply(503, b"service unavailable, retry", extra=((b"retry-after", b"1"),))
+    except (psycopg.Error, PoolTimeout, OSError) as exc:
+        reason = unavailable_reason(exc)
+        if reason is None:
+            log.exception("ping could not be recorded")
+        else:
+            state.outage.down(reason)  # one warning per outage, no traceback
+        await reply(503, b"service unavailable, retry", extra=_RETRY)
         return
     if status is None:
         await reply(404, b"not found")

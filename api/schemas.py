@@ -1,65 +1,132 @@
-"""Request and response bodies of the REST API (msgspec Structs, snake_case, RFC 3339 UTC)."""
+"""Request and response bodies of the REST API (msgspec Structs, snake_case, RFC 3339 UTC).
+
+Request fields carry the core's limits as msgspec ``Meta`` constraints, so that they appear in
+the OpenAPI document (see :mod:`api.openapi`) and out-of-range input is a 422 before it reaches
+the core, which checks the same limits again (and what a schema cannot say: schedules, zones,
+URLs, NUL characters). A limit whose violation the core reports under a finer field path
+(``request.headers.<name>``, ``success_statuses``) is only described (``extra_json_schema``).
+"""
 
 from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import msgspec
-from msgspec import UNSET, Struct, UnsetType
+from msgspec import UNSET, Meta, Struct, UnsetType
+
+from core import apikeys, secrets
+from core.jobs import definition as jobdef
+from core.monitors import definition as mondef
+from core.notifications import channels as chandef
+
+Schedule = Annotated[str, Meta(
+    min_length=1, examples=["*/5 * * * *", "1h"],
+    description="cron (5 or 6 fields), a macro, an interval or @at: see docs/schedules.md")]
+Zone = Annotated[str, Meta(examples=["UTC", "Europe/Paris"], description="an IANA time zone")]
+JobName = Annotated[str, Meta(min_length=1, max_length=jobdef.MAX_NAME)]
+Url = Annotated[str, Meta(min_length=1, max_length=jobdef.MAX_URL,
+                          examples=["https://example.com/hook"])]
+HeaderValue = Annotated[str, Meta(extra_json_schema={"maxLength": jobdef.MAX_HEADER_VALUE})]
+Headers = Annotated[dict[str, HeaderValue], Meta(
+    max_length=jobdef.MAX_HEADERS,
+    description="header names to values (set by cronledger and refused: "
+                + ", ".join(jobdef.RESERVED_HEADERS) + ")",
+    extra_json_schema={"propertyNames": {"pattern": jobdef.HEADER_NAME_PATTERN,
+                                         "maxLength": jobdef.MAX_HEADER_NAME}})]
+Body = Annotated[str, Meta(max_length=jobdef.MAX_BODY,
+                           description=f"text, at most {jobdef.MAX_BODY} bytes as UTF-8")]
+Method = Annotated[str, Meta(description="one of " + ", ".join(jobdef.METHODS)
+                                         + " (any case)")]
+Timeout = Annotated[float, Meta(ge=jobdef.MIN_TIMEOUT_SECONDS, le=jobdef.MAX_TIMEOUT_SECONDS)]
+Attempts = Annotated[int, Meta(ge=1, le=jobdef.MAX_ATTEMPTS)]
+Delay = Annotated[float, Meta(ge=0, le=jobdef.MAX_DELAY_SECONDS)]
+Backoff = Annotated[str, Meta(description="one of " + ", ".join(jobdef.BACKOFFS)
+                                          + "; another name means fixed")]
+Overlap = Literal[jobdef.OVERLAP_POLICIES]  # type: ignore[valid-type]
+Catchup = Literal[jobdef.CATCHUP_POLICIES]  # type: ignore[valid-type]
+Channels = Annotated[list[uuid.UUID], Meta(max_length=jobdef.MAX_CHANNELS)]
+AlertAfter = Annotated[int, Meta(ge=1, le=jobdef.MAX_ALERT_AFTER)]
+RealertSeconds = Annotated[int, Meta(ge=jobdef.MIN_REALERT_SECONDS,
+                                     le=jobdef.MAX_REALERT_SECONDS)]
+Duration = Annotated[str, Meta(description="a duration such as 90s, 30m, 1h30m, 1d")]
+Status = Annotated[int, Meta(extra_json_schema={"minimum": jobdef.MIN_STATUS,
+                                                "maximum": jobdef.MAX_STATUS})]
+SuccessStatuses = Annotated[list[Status], Meta(min_length=1,
+                                               max_length=jobdef.MAX_SUCCESS_STATUSES)]
+SigningSecret = Annotated[str, Meta(min_length=secrets.MIN_SIGNING_SECRET,
+                                    max_length=secrets.MAX_SIGNING_SECRET)]
+MonitorName = Annotated[str, Meta(min_length=1, max_length=mondef.MAX_NAME)]
+Grace = Annotated[int, Meta(ge=1, le=mondef.MAX_GRACE_SECONDS)]
+PingMethods = Annotated[str, Meta(description="one of " + ", ".join(mondef.METHODS)
+                                              + " (any case)")]
+ChannelName = Annotated[str, Meta(min_length=1, max_length=chandef.MAX_NAME)]
+Kind = Literal[chandef.KINDS]  # type: ignore[valid-type]
+ChannelUrl = Annotated[str, Meta(min_length=1, max_length=chandef.MAX_URL,
+                                 examples=["https://example.com/hook"])]
+WebhookSecret = Annotated[str, Meta(min_length=chandef.MIN_WEBHOOK_SECRET,
+                                    max_length=chandef.MAX_WEBHOOK_SECRET)]
+ChatId = Annotated[str, Meta(pattern=f"^({chandef.CHAT_ID_PATTERN})$")]
+SecretName = Annotated[str, Meta(pattern=f"^{secrets.NAME_PATTERN}$",
+                                 description="the name of a team secret")]
+Recipients = Annotated[list[str], Meta(min_length=1, max_length=chandef.MAX_RECIPIENTS)]
+SecretValue = Annotated[str, Meta(min_length=1, max_length=secrets.MAX_VALUE_BYTES,
+                                  description=f"at most {secrets.MAX_VALUE_BYTES} bytes as UTF-8")]
+Scope = Literal[apikeys.SCOPES]  # type: ignore[valid-type]
+KeyName = Annotated[str, Meta(max_length=apikeys.MAX_KEY_NAME)]
 
 
 class RequestSpec(Struct, forbid_unknown_fields=True):
     """The HTTP request a job sends."""
 
-    url: str
-    method: str = "GET"
-    headers: dict[str, str] = {}
-    body: str | None = None
+    url: Url
+    method: Method = "GET"
+    headers: Headers = {}
+    body: Body | None = None
 
 
 class RetrySpec(Struct, forbid_unknown_fields=True):
     """Retry policy: ``attempts`` 1–10; delays in seconds; unknown backoff names mean fixed."""
 
-    attempts: int = 1
-    backoff: str = "exponential"
-    delay_seconds: float = 10.0
-    max_delay_seconds: float = 300.0
+    attempts: Attempts = 1
+    backoff: Backoff = "exponential"
+    delay_seconds: Delay = 10.0
+    max_delay_seconds: Delay = 300.0
 
 
 class JobCreate(Struct, forbid_unknown_fields=True):
     """Body of ``POST /v1/jobs``. ``signing_secret`` is write-only: stored encrypted, never
     returned (responses say ``signing: true``)."""
 
-    name: str
-    schedule: str
+    name: JobName
+    schedule: Schedule
     request: RequestSpec
-    timezone: str = "UTC"
-    timeout_seconds: float = 30.0
+    timezone: Zone = "UTC"
+    timeout_seconds: Timeout = 30.0
     retry: RetrySpec | None = None
-    overlap: str = "skip"
-    catchup: str = "latest"
-    channels: list[uuid.UUID] = []
-    alert_after_failures: int = 1
-    realert_every: int | str | None = None
+    overlap: Overlap = "skip"
+    catchup: Catchup = "latest"
+    channels: Channels = []
+    alert_after_failures: AlertAfter = 1
+    realert_every: RealertSeconds | Duration | None = None
     paused: bool = False
-    success_statuses: list[int] | None = None
-    signing_secret: str | None = None
+    success_statuses: SuccessStatuses | None = None
+    signing_secret: SigningSecret | None = None
 
 
 class RequestPatch(Struct, forbid_unknown_fields=True):
-    url: str | UnsetType = UNSET
-    method: str | UnsetType = UNSET
-    headers: dict[str, str] | UnsetType = UNSET
-    body: str | None | UnsetType = UNSET
+    url: Url | UnsetType = UNSET
+    method: Method | UnsetType = UNSET
+    headers: Headers | UnsetType = UNSET
+    body: Body | None | UnsetType = UNSET
 
 
 class RetryPatch(Struct, forbid_unknown_fields=True):
-    attempts: int | UnsetType = UNSET
-    backoff: str | UnsetType = UNSET
-    delay_seconds: float | UnsetType = UNSET
-    max_delay_seconds: float | UnsetType = UNSET
+    attempts: Attempts | UnsetType = UNSET
+    backoff: Backoff | UnsetType = UNSET
+    delay_seconds: Delay | UnsetType = UNSET
+    max_delay_seconds: Delay | UnsetType = UNSET
 
 
 class JobPatch(Struct, forbid_unknown_fields=True):
@@ -67,20 +134,20 @@ class JobPatch(Struct, forbid_unknown_fields=True):
     makes the update conditional on the job's current version (409 otherwise).
     ``success_statuses: null`` restores "any 2xx"; ``signing_secret: null`` stops signing."""
 
-    name: str | UnsetType = UNSET
-    schedule: str | UnsetType = UNSET
-    timezone: str | UnsetType = UNSET
+    name: JobName | UnsetType = UNSET
+    schedule: Schedule | UnsetType = UNSET
+    timezone: Zone | UnsetType = UNSET
     request: RequestPatch | UnsetType = UNSET
-    timeout_seconds: float | UnsetType = UNSET
+    timeout_seconds: Timeout | UnsetType = UNSET
     retry: RetryPatch | UnsetType = UNSET
-    overlap: str | UnsetType = UNSET
-    catchup: str | UnsetType = UNSET
-    channels: list[uuid.UUID] | UnsetType = UNSET
-    alert_after_failures: int | UnsetType = UNSET
-    realert_every: int | str | None | UnsetType = UNSET
+    overlap: Overlap | UnsetType = UNSET
+    catchup: Catchup | UnsetType = UNSET
+    channels: Channels | UnsetType = UNSET
+    alert_after_failures: AlertAfter | UnsetType = UNSET
+    realert_every: RealertSeconds | Duration | None | UnsetType = UNSET
     paused: bool | UnsetType = UNSET
-    success_statuses: list[int] | None | UnsetType = UNSET
-    signing_secret: str | None | UnsetType = UNSET
+    success_statuses: SuccessStatuses | None | UnsetType = UNSET
+    signing_secret: SigningSecret | None | UnsetType = UNSET
     version: int | UnsetType = UNSET
 
 
@@ -190,8 +257,8 @@ class EventPage(Struct):
 
 
 class ApiKeyCreate(Struct, forbid_unknown_fields=True):
-    scope: str = "write"
-    name: str = ""
+    scope: Scope = "write"
+    name: KeyName = ""
 
 
 class ApiKey(Struct):
@@ -211,7 +278,7 @@ class ApiKeyList(Struct):
 class SecretPut(Struct, forbid_unknown_fields=True):
     """Body of ``PUT /v1/secrets/{name}``: the value, write-only."""
 
-    value: str
+    value: SecretValue
 
 
 class Secret(Struct):
@@ -231,26 +298,26 @@ class ChannelCreate(Struct, forbid_unknown_fields=True):
     """Body of ``POST /v1/channels``: ``name``, ``kind`` and the kind's own fields
     (checked by :func:`core.notifications.channels.normalize_channel`)."""
 
-    name: str
-    kind: str
-    url: str | None = None
-    signing_secret: str | None = None
-    chat_id: int | str | None = None
-    token_secret: str | None = None
-    to: list[str] | str | None = None
+    name: ChannelName
+    kind: Kind
+    url: ChannelUrl | None = None
+    signing_secret: WebhookSecret | None = None
+    chat_id: int | ChatId | None = None
+    token_secret: SecretName | None = None
+    to: Recipients | str | None = None
     smtp: dict[str, Any] | None = None
 
 
 class ChannelPatch(Struct, forbid_unknown_fields=True):
     """Body of ``PATCH /v1/channels/{id}``: given fields replace the stored ones."""
 
-    name: str | UnsetType = UNSET
-    kind: str | UnsetType = UNSET
-    url: str | UnsetType = UNSET
-    signing_secret: str | UnsetType = UNSET
-    chat_id: int | str | UnsetType = UNSET
-    token_secret: str | UnsetType = UNSET
-    to: list[str] | str | UnsetType = UNSET
+    name: ChannelName | UnsetType = UNSET
+    kind: Kind | UnsetType = UNSET
+    url: ChannelUrl | UnsetType = UNSET
+    signing_secret: WebhookSecret | UnsetType = UNSET
+    chat_id: int | ChatId | UnsetType = UNSET
+    token_secret: SecretName | UnsetType = UNSET
+    to: Recipients | str | UnsetType = UNSET
     smtp: dict[str, Any] | None | UnsetType = UNSET
     version: int | UnsetType = UNSET
 
@@ -431,28 +498,28 @@ class MonitorCreate(Struct, forbid_unknown_fields=True):
     team's channels notified when it goes down and comes back up; ``realert_every``: seconds or
     ``"1h"``-style (60 s to 30 days) between re-alerts while down (``null``: none)."""
 
-    name: str
-    schedule: str
-    timezone: str = "UTC"
-    grace_seconds: int = 300
-    methods: str = "any"
+    name: MonitorName
+    schedule: Schedule
+    timezone: Zone = "UTC"
+    grace_seconds: Grace = 300
+    methods: PingMethods = "any"
     manual_resume: bool = False
-    channels: list[uuid.UUID] = []
-    realert_every: int | str | None = None
+    channels: Channels = []
+    realert_every: RealertSeconds | Duration | None = None
 
 
 class MonitorPatch(Struct, forbid_unknown_fields=True):
     """Body of ``PATCH /v1/monitors/{id}``: only the fields given change; ``version`` (optional)
     makes the update conditional on the monitor's current version (409 otherwise)."""
 
-    name: str | UnsetType = UNSET
-    schedule: str | UnsetType = UNSET
-    timezone: str | UnsetType = UNSET
-    grace_seconds: int | UnsetType = UNSET
-    methods: str | UnsetType = UNSET
+    name: MonitorName | UnsetType = UNSET
+    schedule: Schedule | UnsetType = UNSET
+    timezone: Zone | UnsetType = UNSET
+    grace_seconds: Grace | UnsetType = UNSET
+    methods: PingMethods | UnsetType = UNSET
     manual_resume: bool | UnsetType = UNSET
-    channels: list[uuid.UUID] | UnsetType = UNSET
-    realert_every: int | str | None | UnsetType = UNSET
+    channels: Channels | UnsetType = UNSET
+    realert_every: RealertSeconds | Duration | None | UnsetType = UNSET
     version: int | UnsetType = UNSET
 
 

@@ -63,3 +63,28 @@ def retry_delay(
         if asked is not None:
             return min(asked, float(retry.get("max_delay_seconds", asked)))
     return backoff_delay(retry, attempt, rng)
+
+
+# Service loops (worker, checker, notifier) after a database error: retried after
+# LOOP_RETRY_INITIAL seconds, doubling up to LOOP_RETRY_MAX, so that together with the pool's
+# reconnection (core.db.RECONNECT_MAX_DELAY) work resumes within a second of PostgreSQL
+# accepting connections again (docs/operations.md, "Database outages").
+LOOP_RETRY_INITIAL = 0.05
+LOOP_RETRY_MAX = 0.25
+
+
+class LoopRetry:
+    """Delays between retries of a service loop that hit a database error (no jitter: each
+    process retries against its own pool, and an attempt costs one connection attempt)."""
+
+    def __init__(self) -> None:
+        self.failures = 0
+
+    def next_delay(self) -> float:
+        """Seconds to wait after one more consecutive failure: 0.05, 0.1, 0.2, 0.25, 0.25, …"""
+        self.failures += 1
+        return min(LOOP_RETRY_MAX, LOOP_RETRY_INITIAL * 2 ** min(self.failures - 1, 16))
+
+    def reset(self) -> None:
+        """A round succeeded: the next failure starts again from the initial delay."""
+        self.failures = 0

@@ -31,7 +31,8 @@ from typing import Any
 import psycopg
 from psycopg_pool import AsyncConnectionPool
 
-from core.clock import Clock, rfc3339
+from core.backoff import LoopRetry
+from core.clock import Clock, Instant, read_now, rfc3339
 from core.db import transaction
 from core.events import NewEvent, append_events
 from core.listen import listening
@@ -119,10 +120,11 @@ def decide(monitor: dict[str, Any], now: datetime) -> Decision:
     return Decision(monitor, status, kept_expected, next_alert(after, kept_expected), event)
 
 
-async def check_due(pool: AsyncConnectionPool, now: datetime, *, limit: int,
+async def check_due(pool: AsyncConnectionPool, now: Instant, *, limit: int,
                     checker_id: str = "checker",
                     max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> CheckCounts:
-    """Claim up to ``limit`` monitors with a decision due at ``now`` and apply the decisions
+    """Claim up to ``limit`` monitors with a decision due at ``now`` (UTC, or the clock read
+    once the connection is obtained: see :func:`core.clock.read_now`) and apply the decisions
     (queueing a ``down`` alert, with ``max_attempts`` delivery attempts, for each monitor with
     channels that goes down).
 
@@ -131,6 +133,7 @@ async def check_due(pool: AsyncConnectionPool, now: datetime, *, limit: int,
     """
     counts = CheckCounts()
     async with transaction(pool) as conn:
+        now = read_now(now)  # after the connection: a wait for the pool must not age it
         cur = await conn.execute(Q["monitor_claim_due"], {"now": now, "limit": limit})
         rows = await cur.fetchall()
         counts.claimed = len(rows)
@@ -230,9 +233,10 @@ async def apply_decisions(conn: psycopg.AsyncConnection, decisions: list[Decisio
     return applied
 
 
-async def send_realerts(pool: AsyncConnectionPool, now: datetime, *, limit: int = BATCH,
+async def send_realerts(pool: AsyncConnectionPool, now: Instant, *, limit: int = BATCH,
                         max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> int:
-    """Queue the ``still_down`` re-alerts due at ``now``, one transaction.
+    """Queue the ``still_down`` re-alerts due at ``now`` (UTC, or the clock read once the
+    connection is obtained), one transaction.
 
     Each due alert state is claimed ``SKIP LOCKED``; its monitor is locked ``SKIP LOCKED`` too
     (pings and commands lock the monitor before its alert state, so waiting here could
@@ -244,6 +248,7 @@ async def send_realerts(pool: AsyncConnectionPool, now: datetime, *, limit: int 
         How many alert states were handled (claimed, minus those whose monitor was busy).
     """
     async with transaction(pool) as conn:
+        now = read_now(now)
         rows = await claim_monitor_realerts(conn, now, limit)
         handled = 0
         for row in rows:
@@ -297,7 +302,7 @@ class Checker:
         """
         total = CheckCounts()
         while not self.stopping.is_set():
-            counts = await check_due(self.pool, now or self.clock.now(), limit=self.batch,
+            counts = await check_due(self.pool, now or self.clock, limit=self.batch,
                                      checker_id=self.checker_id, max_attempts=self.max_attempts)
             total.claimed += counts.claimed
             for status, n in counts.transitions.items():
@@ -305,7 +310,7 @@ class Checker:
             if counts.claimed < self.batch:
                 break
         while not self.stopping.is_set():
-            if await send_realerts(self.pool, now or self.clock.now(), limit=self.batch,
+            if await send_realerts(self.pool, now or self.clock, limit=self.batch,
                                    max_attempts=self.max_attempts) < self.batch:
                 break
         return total
@@ -331,17 +336,20 @@ class Checker:
 
     async def run(self) -> None:
         """Run until :meth:`stop`."""
+        retry = LoopRetry()  # short, capped: checks resume within a second of an outage's end
         async with listening(self.dsn, CHANNEL, self.wake, "checker"):
             while not self.stopping.is_set():
                 try:
                     self.wake.clear()  # a NOTIFY from here on wakes the sleep below
                     counts = await self.run_once()
+                    retry.reset()
                     if counts.changed:
                         log.info("monitors changed status: %s", counts.transitions)
                     await self._sleep_until_work(counts.claimed)
                 except (psycopg.Error, OSError) as exc:
-                    log.warning("checker loop error, retrying in 1 s: %s", exc)
-                    await asyncio.sleep(1.0)
+                    delay = retry.next_delay()
+                    log.warning("checker loop error, retrying in %.2f s: %s", delay, exc)
+                    await asyncio.sleep(delay)
                 except Exception:  # noqa: BLE001 - a checker that dies silently alerts nobody
                     log.exception("checker failed, retrying in 5 s")
                     await asyncio.sleep(5.0)

@@ -41,6 +41,22 @@ class FrozenClock:
         return self._at
 
 
+Instant = datetime | Clock
+"""A fixed instant, or a clock to read when the decision is taken (see :func:`read_now`)."""
+
+
+def read_now(at: Instant) -> datetime:
+    """The decision instant: ``at`` itself when it is a datetime, else ``at.now()`` read now.
+
+    Services pass their clock (not ``clock.now()``) to functions that first wait for a pool
+    connection and then decide with the instant; those call this *after* the connection is
+    obtained, so a wait for the pool (a database outage) never makes them claim, lease or
+    measure lateness with an instant from before the wait (docs/operations.md, "Database
+    outages").
+    """
+    return at if isinstance(at, datetime) else at.now()
+
+
 def utc(dt: datetime) -> datetime:
     """Return ``dt`` converted to UTC.
 

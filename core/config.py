@@ -68,6 +68,9 @@ class Settings:
     lease_margin_seconds: float = 30.0
     shutdown_grace_seconds: float = 30.0
     db_pool_size: int = 10
+    # How long an API request (or a ping) waits for a database connection before it is
+    # answered 503 with Retry-After (docs/operations.md, "Database outages").
+    db_wait_seconds: float = 1.5
     # Base64 keys, current first; never printed (repr=False). See core/crypto.py.
     secret_key: str = field(default="", repr=False)
     secret_key_file: str = ""
@@ -127,6 +130,7 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         lease_margin_seconds=_float(env, "CRONLEDGER_LEASE_MARGIN", 30.0, 1.0, 3600.0),
         shutdown_grace_seconds=_float(env, "CRONLEDGER_SHUTDOWN_GRACE", 30.0, 0.0, 3600.0),
         db_pool_size=_int(env, "CRONLEDGER_DB_POOL_SIZE", 10, 2, 200),
+        db_wait_seconds=_float(env, "CRONLEDGER_DB_WAIT_SECONDS", 1.5, 0.1, 60.0),
         secret_key=_secret_keys(env),
         secret_key_file=env.get("CRONLEDGER_SECRET_KEY_FILE", ""),
         block_private_targets=_bool(env, "CRONLEDGER_BLOCK_PRIVATE_TARGETS", False),

@@ -15,8 +15,10 @@ from typing import Any
 import psycopg
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
+from psycopg_pool.base import AttemptWithBackoff
 
 from core.errors import ConcurrencyConflict, Conflict, DomainError, InvalidInput, NotFound
+from core.outage import connect_dsn
 
 # Constraint name -> the domain error it means. Constraints are named in migrations/.
 CONSTRAINT_ERRORS: dict[str, type[DomainError]] = {
@@ -56,24 +58,65 @@ def translate_errors() -> Iterator[None]:
         raise error_class(CONSTRAINT_DETAIL[name]) from exc
 
 
-async def open_pool(dsn: str, *, min_size: int = 1, max_size: int = 10) -> AsyncConnectionPool:
-    """Open an async pool whose connections return rows as dicts.
+# Reconnection after a database outage (docs/operations.md, "Database outages"): a failed
+# connection attempt is retried after RECONNECT_INITIAL_DELAY seconds, doubling up to
+# RECONNECT_MAX_DELAY, so a pool has connections again within that delay (plus the connection
+# itself) of PostgreSQL accepting them. psycopg_pool's own backoff starts at 1 s and doubles
+# without bound (8 s after a 20 s outage).
+RECONNECT_INITIAL_DELAY = 0.05
+RECONNECT_MAX_DELAY = 0.25
+
+class _CappedBackoff(AttemptWithBackoff):
+    """psycopg_pool's reconnection backoff, starting at and capped by our delays (seconds)."""
+
+    INITIAL_DELAY = RECONNECT_INITIAL_DELAY
+
+    def update_delay(self, now: float) -> None:
+        super().update_delay(now)
+        self.delay = min(self.delay, RECONNECT_MAX_DELAY)
+
+
+class QuickReconnectPool(AsyncConnectionPool):
+    """An :class:`AsyncConnectionPool` whose reconnection attempts after a failure are at most
+    :data:`RECONNECT_MAX_DELAY` seconds apart (``reconnect_timeout`` still bounds how long it
+    keeps trying before giving up on a connection slot).
+
+    psycopg_pool has no setting for its backoff: each connection slot's attempts share one
+    ``AttemptWithBackoff``, created when the first attempt fails; this pool hands in a capped
+    one instead (tests/test_outage.py checks the delay, so a psycopg_pool upgrade that changes
+    this hook fails there).
+    """
+
+    async def _add_connection(self, attempt: AttemptWithBackoff | None,
+                              growing: bool = False) -> None:
+        if attempt is None:
+            attempt = _CappedBackoff(timeout=self.reconnect_timeout)
+        await super()._add_connection(attempt, growing)
+
+
+async def open_pool(dsn: str, *, min_size: int = 1, max_size: int = 10,
+                    **options: Any) -> AsyncConnectionPool:
+    """Open an async pool whose connections return rows as dicts; after a database outage it
+    reconnects within :data:`RECONNECT_MAX_DELAY` seconds of PostgreSQL accepting connections.
 
     Args:
         dsn: a libpq connection string or URI.
         min_size: connections kept open.
         max_size: upper bound on connections.
+        options: more ``AsyncConnectionPool`` arguments (the API passes ``timeout``,
+            ``reconnect_timeout`` and ``configure``: see ``api/app.py``).
 
     Raises:
         psycopg_pool.PoolTimeout: when no connection can be made within 30 seconds.
     """
-    pool = AsyncConnectionPool(
-        dsn,
+    pool = QuickReconnectPool(
+        connect_dsn(dsn),  # a connect to a silent host gives up after a bounded time
         min_size=min_size,
         max_size=max_size,
         kwargs={"row_factory": dict_row, "autocommit": False},
         open=False,
         name="cronledger",
+        **options,
     )
     await pool.open(wait=True, timeout=30)
     return pool

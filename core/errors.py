@@ -68,6 +68,16 @@ class Unavailable(DomainError):
     title = "Service unavailable"
 
 
+class DatabaseUnavailable(Unavailable):
+    """PostgreSQL cannot be reached, is full or is restarting (HTTP 503 with ``Retry-After``):
+    the request was not carried out and can be sent again (docs/operations.md, "Database
+    outages")."""
+
+    def __init__(self, detail: str = "the database is unavailable; retry after the "
+                                     "Retry-After delay") -> None:
+        super().__init__(detail)
+
+
 class ConcurrencyConflict(Conflict):
     """An append found its stream at another version than expected."""
 

@@ -40,7 +40,7 @@ import hmac
 import ssl
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from http.cookiejar import CookieJar, DefaultCookiePolicy
@@ -49,6 +49,7 @@ from typing import Any
 import aiohttp
 import httpx
 import yarl
+from aiohttp.abc import AbstractResolver
 from aiohttp.http_exceptions import ContentEncodingError
 from httpx_aiohttp import AiohttpTransport
 
@@ -177,6 +178,25 @@ _PROGRESS: contextvars.ContextVar[_Progress | None] = contextvars.ContextVar(
     "cronledger_attempt_progress", default=None)
 
 
+@contextlib.contextmanager
+def tracking_progress() -> Iterator[_Progress]:
+    """Track how far the requests sent inside the block get (through the session's trace
+    hooks, :func:`make_session`), for :func:`classify_error`: job attempts and notification
+    deliveries classify the same fault the same way."""
+    progress = _Progress()
+    token = _PROGRESS.set(progress)
+    try:
+        yield progress
+    finally:
+        _PROGRESS.reset(token)
+
+
+def current_phase() -> str:
+    """The phase reached by the request being tracked (``request`` when none is)."""
+    progress = _PROGRESS.get()
+    return progress.phase if progress is not None else "request"
+
+
 def _phase_setter(phase: str) -> Any:
     async def on_event(_session: Any, _ctx: Any, _params: Any) -> None:
         progress = _PROGRESS.get()
@@ -202,8 +222,8 @@ def _trace_config(block_private_targets: bool) -> aiohttp.TraceConfig:
     return trace
 
 
-def make_session(max_connections: int, *,
-                 block_private_targets: bool = False) -> aiohttp.ClientSession:
+def make_session(max_connections: int, *, block_private_targets: bool = False,
+                 resolver: AbstractResolver | None = None) -> aiohttp.ClientSession:
     """An aiohttp session for outbound requests; call it inside the running event loop.
 
     No redirects are followed by the callers, no proxies or ``.netrc`` are taken from the
@@ -214,10 +234,13 @@ def make_session(max_connections: int, *,
         max_connections: connection pool size.
         block_private_targets: refuse private and special-purpose addresses (see
             :mod:`core.netguard`), checked on resolved addresses at connect time.
+        resolver: the host name resolver (aiohttp's default, the system's, when ``None``).
     """
+    if block_private_targets:
+        resolver = GuardedResolver(resolver)
     connector = aiohttp.TCPConnector(
         limit=max_connections, ssl=_ssl_context(), keepalive_timeout=KEEPALIVE_SECONDS,
-        resolver=GuardedResolver() if block_private_targets else None)
+        resolver=resolver)
     return aiohttp.ClientSession(
         connector=connector, cookie_jar=aiohttp.DummyCookieJar(), trust_env=False,
         trace_configs=[_trace_config(block_private_targets)])
@@ -227,13 +250,16 @@ def _ssl_context() -> ssl.SSLContext:
     return httpx.create_ssl_context(trust_env=False)  # certifi's CA bundle, as httpx uses
 
 
-def make_client(max_connections: int, *, block_private_targets: bool = False) -> httpx.AsyncClient:
+def make_client(max_connections: int, *, block_private_targets: bool = False,
+                resolver: AbstractResolver | None = None) -> httpx.AsyncClient:
     """An ``httpx.AsyncClient`` over an aiohttp session from :func:`make_session` (through the
     ``httpx-aiohttp`` transport), for notifications and other non-critical requests: no
-    redirects, no proxies from the environment, no cookie jar."""
+    redirects, no proxies from the environment, no cookie jar. ``resolver`` as for
+    :func:`make_session`."""
 
     def session() -> aiohttp.ClientSession:  # created lazily, inside the running loop
-        return make_session(max_connections, block_private_targets=block_private_targets)
+        return make_session(max_connections, block_private_targets=block_private_targets,
+                            resolver=resolver)
 
     no_cookies = CookieJar(policy=DefaultCookiePolicy(allowed_domains=[]))
     return httpx.AsyncClient(transport=AiohttpTransport(client=session), follow_redirects=False,
@@ -349,21 +375,30 @@ def _read_timeout(timeout_seconds: float, got_headers: bool) -> tuple[str, str]:
     return "timeout", f"read timeout after {timeout_seconds:g} s ({where})"
 
 
-def classify_error(exc: BaseException, timeout_seconds: float, phase: str = "request",
+_TIMEOUTS = (aiohttp.ServerTimeoutError, httpx.TimeoutException, TimeoutError)
+
+
+def classify_error(exc: BaseException, timeout_seconds: float, phase: str | None = None,
                    got_headers: bool = False) -> tuple[str, str]:
-    """Map a transport exception to ``(error_class, message)``.
+    """Map a transport exception to ``(error_class, message)``: the one classification of job
+    attempts and notification deliveries (docs/api.md, "Error classes").
 
     Classes: ``timeout`` (the message starts with ``connect timeout`` or ``read timeout``),
-    ``dns``, ``tls``, ``connect``, ``blocked``.
+    ``dns``, ``tls``, ``connect``, ``blocked``. A host name that does not resolve and a
+    resolver that does not answer within the bound are both ``dns``, whichever timer fired
+    (aiohttp's connect timeout, httpx's, or the overall deadline).
 
     Args:
         exc: what the send raised.
         timeout_seconds: the attempt's bound, quoted in messages.
-        phase: how far the request got (``dns`` | ``connect`` | ``request``), used when the
-            overall deadline fired before any of aiohttp's own timers.
+        phase: how far the request got (``dns`` | ``connect`` | ``request``); by default the
+            phase tracked by the enclosing :func:`tracking_progress` (``request`` outside one).
         got_headers: the response headers had arrived.
     """
     chain = _causes(exc)
+    phase = phase or current_phase()
+    if phase == "dns" and any(isinstance(err, _TIMEOUTS) for err in chain):
+        return "dns", f"DNS lookup unanswered after {timeout_seconds:g} s"
     # aiohttp's own exception (the transport's cause) is the most precise; httpx-aiohttp maps
     # every aiohttp connection error to httpx.ConnectTimeout, so it is looked at first.
     for err in chain:
@@ -395,8 +430,7 @@ def classify_error(exc: BaseException, timeout_seconds: float, phase: str = "req
             # The overall deadline: the phase reached says which timeout it was.
             if got_headers or phase == "request":
                 return _read_timeout(timeout_seconds, got_headers)
-            suffix = " (DNS lookup unfinished)" if phase == "dns" else ""
-            return "timeout", f"connect timeout after {timeout_seconds:g} s{suffix}"
+            return "timeout", f"connect timeout after {timeout_seconds:g} s"
     if isinstance(exc, httpx.UnsupportedProtocol | httpx.InvalidURL | aiohttp.InvalidURL):
         return "connect", f"invalid request URL: {exc}"
     return "connect", f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
@@ -440,15 +474,18 @@ class Executor:
             that use secrets fail with error class ``secret``.
         max_connections: connection pool size (``CRONLEDGER_MAX_CONCURRENCY``).
         block_private_targets: refuse private and special-purpose target addresses.
+        resolver: the host name resolver (the system's when ``None``).
     """
 
     def __init__(self, clock: Clock, body_limit: int, keyring: KeyRing | None = None, *,
-                 max_connections: int = 100, block_private_targets: bool = False) -> None:
+                 max_connections: int = 100, block_private_targets: bool = False,
+                 resolver: AbstractResolver | None = None) -> None:
         self.clock = clock
         self.body_limit = body_limit
         self.keyring = keyring or KeyRing([])
         self.max_connections = max_connections
         self.block_private_targets = block_private_targets
+        self.resolver = resolver
         self._session: aiohttp.ClientSession | None = None
 
     @property
@@ -456,7 +493,8 @@ class Executor:
         """The shared session (created on first use; needs the running event loop)."""
         if self._session is None or self._session.closed:
             self._session = make_session(self.max_connections,
-                                         block_private_targets=self.block_private_targets)
+                                         block_private_targets=self.block_private_targets,
+                                         resolver=self.resolver)
         return self._session
 
     async def aclose(self) -> None:
@@ -585,18 +623,15 @@ class Executor:
 
     async def _send(self, dispatch: Dispatch, url: str, headers: dict[str, str],
                     content: bytes | None, result: AttemptResult) -> None:
-        progress = _Progress()
-        token = _PROGRESS.set(progress)
         timeout = dispatch.timeout_seconds
-        try:
-            async with asyncio.timeout(timeout):
-                await self._exchange(dispatch.request["method"], url, headers, content, timeout,
-                                     result)
-        except Exception as exc:  # noqa: BLE001 - every failure becomes a recorded outcome
-            result.error_class, result.error = classify_error(
-                exc, timeout, progress.phase, result.response_status is not None)
-        finally:
-            _PROGRESS.reset(token)
+        with tracking_progress() as progress:
+            try:
+                async with asyncio.timeout(timeout):
+                    await self._exchange(dispatch.request["method"], url, headers, content,
+                                         timeout, result)
+            except Exception as exc:  # noqa: BLE001 - every failure becomes a recorded outcome
+                result.error_class, result.error = classify_error(
+                    exc, timeout, progress.phase, result.response_status is not None)
 
     async def _exchange(self, method: str, url: str, headers: dict[str, str],
                         content: bytes | None, timeout: float, result: AttemptResult) -> None:

@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator, Callable
 
 import psycopg
 
-RECONNECT_SECONDS = 1.0
+RECONNECT_SECONDS = 0.25  # short: NOTIFYs are lost while nobody listens (docs/operations.md)
 
 
 async def listen(dsn: str, channel: str, wake: asyncio.Event, name: str,
@@ -22,7 +22,7 @@ async def listen(dsn: str, channel: str, wake: asyncio.Event, name: str,
 
     The event is also set right after each (re)connection: notifications sent while no
     connection was listening are lost, so the service must look again. A lost connection is
-    retried every second.
+    retried every :data:`RECONNECT_SECONDS`.
 
     Args:
         dsn: libpq DSN (the connection is not taken from a pool: it stays open).
@@ -32,18 +32,23 @@ async def listen(dsn: str, channel: str, wake: asyncio.Event, name: str,
         on_listening: called after each successful LISTEN.
     """
     log = logging.getLogger(f"cronledger.{name}")
+    failures = 0
     while True:
         try:
             conn = await psycopg.AsyncConnection.connect(dsn, autocommit=True)
             async with conn:
                 await conn.execute(f"LISTEN {channel}")
+                failures = 0
                 if on_listening is not None:
                     on_listening()
                 wake.set()
                 async for _ in conn.notifies():
                     wake.set()
         except (psycopg.Error, OSError) as exc:
-            log.warning("%s LISTEN connection lost, reconnecting: %s", name, exc)
+            if failures % 40 == 0:  # once, then every ~10 s of an outage
+                log.warning("%s LISTEN connection lost, reconnecting every %.2f s: %s",
+                            name, RECONNECT_SECONDS, exc)
+            failures += 1
             await asyncio.sleep(RECONNECT_SECONDS)
 
 

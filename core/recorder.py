@@ -9,13 +9,16 @@ attempt cannot fix (error classes ``secret`` and ``blocked``) fail the run at on
 
 from __future__ import annotations
 
+import logging
 import random
 from datetime import datetime, timedelta
 from typing import Any
 
+import psycopg
 from psycopg_pool import AsyncConnectionPool
 
 from core.backoff import retry_delay
+from core.clock import Instant, read_now
 from core.db import transaction
 from core.events import append_events, notify_wakeup, to_json
 from core.executor import AttemptResult
@@ -24,6 +27,8 @@ from core.notifications.messages import snippet
 from core.notifications.outbox import DEFAULT_MAX_ATTEMPTS
 from core.queries import Q
 from core.runs import run_events
+
+log = logging.getLogger("cronledger.recorder")
 
 
 def _outcome(result: AttemptResult, now: datetime, rng: random.Random) -> dict[str, Any]:
@@ -66,7 +71,7 @@ def _final_runs(accepted: list[dict[str, Any]],
     for row in accepted:
         if not (row["status"] == "failed" or row["was_failing"]):
             continue
-        result, outcome = by_id[row["id"]]
+        result, outcome = by_id[(row["id"], row["result_lease_token"])]
         finals.append(FinalRun(
             job_id=row["job_id"], team_id=row["team_id"], run_id=row["id"],
             status=row["status"], was_failing=row["was_failing"],
@@ -76,6 +81,23 @@ def _final_runs(accepted: list[dict[str, Any]],
                            "body": snippet(result.response_body),
                            "error_class": result.error_class, "error": result.error}))
     return finals
+
+
+async def _discarded(conn: psycopg.AsyncConnection, results: list[AttemptResult],
+                     accepted: set[tuple[Any, Any]]) -> None:
+    """Results refused by the lease compare-and-set: logged (one warning each), and their send
+    start kept as the run's lateness while the run still waits for the re-dispatched attempt
+    (statement ``run_keep_first_lateness``)."""
+    lost = [r for r in results
+            if (r.dispatch.run_id, r.dispatch.lease_token) not in accepted]
+    for r in lost:
+        log.warning("discarded the result of run %s (job %s, attempt %d, started %s): its lease "
+                    "was lost, another worker owns the run", r.dispatch.run_id, r.dispatch.job_id,
+                    r.dispatch.attempt, r.started_at.isoformat())
+    await conn.execute(Q["run_keep_first_lateness"], {
+        "ids": [r.dispatch.run_id for r in lost],
+        "attempts": [r.dispatch.attempt for r in lost],
+        "lateness_ms": [r.lateness_ms for r in lost]})
 
 
 class Recorder:
@@ -96,13 +118,21 @@ class Recorder:
         self.worker_id = worker_id
         self.notify_max_attempts = notify_max_attempts
 
-    async def record(self, results: list[AttemptResult], now: datetime) -> int:
-        """Record ``results`` in one transaction; returns how many runs accepted them."""
+    async def record(self, results: list[AttemptResult], now: Instant) -> int:
+        """Record ``results`` in one transaction; returns how many runs accepted them.
+
+        ``now`` (UTC, or the clock, read once the connection is obtained) dates the events and
+        the retries' ``available_at``.
+        """
         if not results:
             return 0
-        outcomes = [_outcome(r, now, self.rng) for r in results]
-        by_id = {r.dispatch.run_id: (r, o) for r, o in zip(results, outcomes, strict=True)}
         async with transaction(self.pool) as conn:
+            now = read_now(now)
+            outcomes = [_outcome(r, now, self.rng) for r in results]
+            # Keyed by lease too: a batch may hold both the result of a re-dispatched attempt
+            # and the late one of the attempt it replaced (same run id); only the first matches.
+            by_id = {(r.dispatch.run_id, r.dispatch.lease_token): (r, o)
+                     for r, o in zip(results, outcomes, strict=True)}
             cur = await conn.execute(Q["run_finish_many"], {
                 "ids": [r.dispatch.run_id for r in results],
                 "lease_tokens": [r.dispatch.lease_token for r in results],
@@ -117,7 +147,10 @@ class Recorder:
                 "error": [r.error for r in results],
             })
             accepted = await cur.fetchall()
-            kept = [by_id[row["id"]][0] for row in accepted]
+            kept = [by_id[(row["id"], row["result_lease_token"])][0] for row in accepted]
+            if len(accepted) < len(results):
+                await _discarded(conn, results,
+                                 {(row["id"], row["result_lease_token"]) for row in accepted})
             await conn.execute(Q["run_attempt_insert_many"], {
                 "run_ids": [r.dispatch.run_id for r in kept],
                 "attempts": [r.dispatch.attempt for r in kept],
@@ -137,7 +170,7 @@ class Recorder:
             })
             events = []
             for row in accepted:
-                result, outcome = by_id[row["id"]]
+                result, outcome = by_id[(row["id"], row["result_lease_token"])]
                 events += run_events(row["id"], row["team_id"], row["version"] - 1, now,
                                      [_event(result, outcome, row["lateness_ms"])])
             await append_events(conn, events)

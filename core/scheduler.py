@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import logging
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
@@ -20,6 +21,7 @@ from typing import Any
 import psycopg
 from psycopg_pool import AsyncConnectionPool
 
+from core.clock import Instant, read_now
 from core.db import transaction
 from core.events import NewEvent, append_events, to_json
 from core.executor import Dispatch
@@ -223,8 +225,9 @@ async def _complete_jobs(conn: psycopg.AsyncConnection, batch: _Batch) -> list[N
 
 
 async def claim_due(
-    pool: AsyncConnectionPool, now: datetime, *, limit: int, lookahead: float,
-    worker_id: str, lease_margin: float, max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+    pool: AsyncConnectionPool, now: Instant, *, limit: int, lookahead: float,
+    worker_id: str, lease_margin: float, finished: Sequence[uuid.UUID] = (),
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS,
 ) -> tuple[int, list[Dispatch]]:
     """Claim up to ``limit`` jobs due by ``now + lookahead`` seconds and record their slots.
 
@@ -232,14 +235,24 @@ async def claim_due(
     transaction (:func:`mark_jobs_broken`, its alerts with ``max_attempts`` delivery attempts)
     and fires nothing; the other jobs of the batch are planned as usual.
 
+    Args:
+        now: the claim instant (UTC), or the clock to read it from once the connection is
+            obtained (what the worker passes: a wait for the pool must not age the instant
+            that catch-up, lateness and the lease are decided with).
+        finished: runs the caller knows have finished (exchange over, final outcome) although
+            their results are not recorded yet: the overlap policy does not count them as in
+            flight.
+
     Returns:
         ``(claimed, dispatches)``: how many due rows were claimed, and the attempts to send now
         (each with its lease). A slot already recorded by another worker yields nothing.
     """
-    batch = _Batch(now, worker_id, lease_margin)
     async with transaction(pool) as conn:
+        now = read_now(now)
+        batch = _Batch(now, worker_id, lease_margin)
         cur = await conn.execute(Q["job_claim_due"], {
-            "horizon": now + timedelta(seconds=lookahead), "limit": limit})
+            "horizon": now + timedelta(seconds=lookahead), "limit": limit,
+            "finished": list(finished)})
         jobs = await cur.fetchall()
         if not jobs:
             return 0, []
@@ -262,16 +275,23 @@ async def claim_due(
 
 
 async def claim_ready(
-    pool: AsyncConnectionPool, now: datetime, *, limit: int, worker_id: str, lease_margin: float,
+    pool: AsyncConnectionPool, now: Instant, *, limit: int, worker_id: str, lease_margin: float,
+    mine: Sequence[uuid.UUID] = (),
 ) -> list[Dispatch]:
     """Claim queued runs that are ready and running runs whose lease expired.
+
+    ``now`` is the claim instant (UTC) or the clock to read it from once the connection is
+    obtained (see :func:`claim_due`). ``mine``: runs whose exchange the caller has finished and
+    is still recording; they are not taken over even if their lease expired meanwhile.
 
     A run taken over after a lease expiry keeps its id and attempt number, so the receiver sees
     the same ``Idempotency-Key``; its ``run.started`` event says ``redispatch: true``.
     """
     async with transaction(pool) as conn:
+        now = read_now(now)
         cur = await conn.execute(Q["run_claim_ready"], {
-            "now": now, "limit": limit, "worker_id": worker_id, "lease_margin": lease_margin})
+            "now": now, "limit": limit, "worker_id": worker_id, "lease_margin": lease_margin,
+            "mine": list(mine)})
         rows = await cur.fetchall()
         events = [
             event

@@ -4,15 +4,18 @@ Pure decisions over instants (UTC): :func:`plan_slots` turns "the job was due at
 it is now ``now``" into slot decisions and the next ``due_at``; :func:`apply_overlap` decides, for
 the slots that should fire, which run now, which wait (``queue``) and which are skipped.
 
-Rules (documented in docs/schedules.md):
-- A slot late by at most :data:`MISFIRE_GRACE_SECONDS` is on time and fires normally.
-- ``catchup=latest``: the most recent due slot runs (trigger ``catchup`` when it is late beyond
-  the grace), every earlier one is recorded as missed.
-- ``catchup=skip``: slots late beyond the grace are all missed; an on-time slot still fires.
-- ``catchup=all``: every missed slot runs, the most recent :data:`MAX_CATCHUP_RUNS`; older ones
-  are missed. Catch-up runs are dispatched together, whatever the overlap policy.
-- At most :data:`MAX_RECORDED_SLOTS` slots of one outage are recorded; the next slot is always
-  computed from ``now``, so a long outage never makes the scheduler fire a backlog of old slots.
+Rules (documented in docs/schedules.md, "Catch-up"), ``now`` being the claim instant:
+- A slot late by at most :data:`MISFIRE_GRACE_SECONDS` is on time: it fires with trigger
+  ``schedule`` (the overlap policy still applies), whatever the catch-up policy.
+- Slots late beyond the grace are decided by the catch-up policy:
+  ``catchup=latest``: the most recent late slot runs (trigger ``catchup``), every earlier late
+  slot is recorded as missed; ``catchup=skip``: every late slot is missed;
+  ``catchup=all``: every late slot runs (trigger ``catchup``), the most recent
+  :data:`MAX_CATCHUP_RUNS`; older ones are missed. Catch-up runs under ``all`` are dispatched
+  together, whatever the overlap policy.
+- At most :data:`MAX_RECORDED_SLOTS` slots of one outage are recorded, the most recent ones; the
+  next slot is always computed from ``now``, so a long outage never makes the scheduler fire a
+  backlog of old slots.
 """
 
 from __future__ import annotations
@@ -44,25 +47,37 @@ class SlotPlan:
     next_due: datetime | None = None
 
 
-def latest_fire_at_or_before(schedule: Schedule, t: datetime, since: datetime) -> datetime:
-    """The last fire instant in ``(since, t]``, found by a doubling search back from ``t``.
-
-    ``since`` must be earlier than a known fire instant ``<= t``; the search takes at most about
-    ``log2((t - since) / 1 s)`` steps.
-    """
-    width = timedelta(seconds=1)
-    start = max(t - width, since)
-    while not (found := schedule.fires_between(start, t, MAX_RECORDED_SLOTS)):
-        if start == since:
-            raise ValueError("no fire instant in the given window")
-        width *= 2
-        start = max(t - width, since)
-    while len(found) == MAX_RECORDED_SLOTS:  # a dense schedule: walk on to the end
-        more = schedule.fires_between(found[-1], t, MAX_RECORDED_SLOTS)
-        if not more:
+def _walk(schedule: Schedule, since: datetime, until: datetime) -> list[datetime]:
+    """Every fire instant in ``(since, until]``, ascending (callers bound the window)."""
+    found: list[datetime] = []
+    while more := schedule.fires_between(since, until, MAX_RECORDED_SLOTS):
+        found += more
+        if len(more) < MAX_RECORDED_SLOTS:
             break
-        found = more
-    return found[-1]
+        since = more[-1]
+    return found
+
+
+def recent_slots(schedule: Schedule, due_at: datetime, now: datetime,
+                 limit: int = MAX_RECORDED_SLOTS) -> list[datetime]:
+    """The slots from ``due_at`` (included) to ``now`` (included), the most recent ``limit``.
+
+    When more than ``limit`` slots passed, the window is found by a doubling search back from
+    ``now`` (about ``log2((now - due_at) / 1 s)`` steps), so a long outage of a dense schedule
+    costs a few thousand fire computations, not one per slot of the outage.
+    """
+    first = [due_at, *schedule.fires_between(due_at, now, limit)]
+    if len(first) <= limit:
+        return first
+    width = timedelta(seconds=1)
+    while True:
+        start = now - width
+        if start <= due_at:
+            return [due_at, *_walk(schedule, due_at, now)][-limit:]
+        found = _walk(schedule, start, now)
+        if len(found) >= limit:
+            return found[-limit:]
+        width *= 2
 
 
 def plan_slots(
@@ -70,39 +85,36 @@ def plan_slots(
 ) -> SlotPlan:
     """Decide what to do with a job claimed at ``now`` whose pending slot is ``due_at``.
 
+    Every slot from ``due_at`` to ``now`` is either on time (late by at most
+    :data:`MISFIRE_GRACE_SECONDS`: fires with trigger ``schedule``) or late (beyond the grace:
+    the catch-up policy decides). See docs/schedules.md, "Catch-up".
+
     Args:
         schedule: the job's schedule.
         due_at: the slot stored in ``due_jobs`` (UTC); may be slightly after ``now`` when the
             scheduler claims ahead.
-        now: the claim instant (UTC).
+        now: the claim instant (UTC), read once the claim's connection was obtained.
         catchup: ``latest`` | ``skip`` | ``all``.
     """
-    if due_at >= now - timedelta(seconds=MISFIRE_GRACE_SECONDS):
+    cutoff = now - timedelta(seconds=MISFIRE_GRACE_SECONDS)
+    if due_at >= cutoff:
         following = schedule.fires_between(due_at, now, 1) if due_at < now else []
         if not following:  # the common case: exactly one slot, on time
             return SlotPlan(fire=[(due_at, "schedule")],
                             next_due=schedule.next_fire(max(now, due_at)))
-    slots = [due_at, *schedule.fires_between(due_at, now, MAX_RECORDED_SLOTS)]
-    latest = slots[-1]
-    if len(slots) > MAX_RECORDED_SLOTS:
-        latest = latest_fire_at_or_before(schedule, now, slots[-1])
-        slots = slots[:MAX_RECORDED_SLOTS - 1]
-    else:
-        slots = slots[:-1]
-    on_time = latest >= now - timedelta(seconds=MISFIRE_GRACE_SECONDS)
-    plan = SlotPlan(next_due=schedule.next_fire(now))
+    slots = recent_slots(schedule, due_at, now)
+    late = [slot for slot in slots if slot < cutoff]
+    plan = SlotPlan(next_due=schedule.next_fire(max(now, slots[-1])))
     if catchup == "all":
-        keep = slots[len(slots) - min(len(slots), MAX_CATCHUP_RUNS - 1):]
-        plan.missed.extend(slots[:len(slots) - len(keep)])
+        keep = late[len(late) - min(len(late), MAX_CATCHUP_RUNS):]
+        plan.missed.extend(late[:len(late) - len(keep)])
         plan.fire.extend((slot, "catchup") for slot in keep)
+    elif catchup == "latest" and late:
+        plan.missed.extend(late[:-1])
+        plan.fire.append((late[-1], "catchup"))
     else:
-        plan.missed.extend(slots)
-    if on_time:
-        plan.fire.append((latest, "schedule"))
-    elif catchup == "skip":
-        plan.missed.append(latest)
-    else:
-        plan.fire.append((latest, "catchup"))
+        plan.missed.extend(late)
+    plan.fire.extend((slot, "schedule") for slot in slots if slot >= cutoff)
     return plan
 
 

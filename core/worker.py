@@ -16,6 +16,7 @@ from datetime import datetime
 import psycopg
 from psycopg_pool import AsyncConnectionPool
 
+from core.backoff import LoopRetry
 from core.clock import Clock
 from core.config import Settings
 from core.db import transaction
@@ -32,6 +33,11 @@ log = logging.getLogger("cronledger.worker")
 WAKEUP_CHANNEL = "cronledger_wakeup"
 MAX_IDLE_SLEEP = 60.0  # re-check at least this often (seconds), in case a NOTIFY was lost
 RECORD_BATCH = 500
+# Seconds between attempts to record a batch while the database is unreachable (the last
+# repeats): short, so results are written within a fraction of a second of the database
+# coming back (docs/operations.md, "Database outages").
+RECORD_RETRY_DELAYS = (0.05, 0.1, 0.2, 0.5)
+RECORD_RETRY_MAX = RECORD_RETRY_DELAYS[-1]
 PRECONNECT_MARGIN = 0.005  # seconds before the slot at which opening connections stops
 
 
@@ -60,6 +66,9 @@ class Worker:
         self._gates: dict[datetime, asyncio.Event] = {}  # slot -> released at the slot
         self.quiet = QuietWindows()  # the bursts ahead, for the services sharing the loop
         self.results: asyncio.Queue[AttemptResult | None] = asyncio.Queue()  # None: stop
+        # Results produced and not recorded yet (run id -> result), recording retries included.
+        self.unrecorded: dict[uuid.UUID, AttemptResult] = {}
+        self._db_back = asyncio.Event()  # set by a successful claim: cut recording backoff short
         self.wake = asyncio.Event()
         self.stopping = asyncio.Event()
         self._announced = False
@@ -71,6 +80,7 @@ class Worker:
             await self._gate(prepared.dispatch.scheduled_for).wait()
         async with self.limit:
             result = await self.executor.transmit(prepared)
+        self.unrecorded[result.dispatch.run_id] = result
         await self.results.put(result)
 
     def _gate(self, slot: datetime) -> asyncio.Event:
@@ -175,17 +185,52 @@ class Worker:
                 await self._record(batch)
 
     async def _record(self, batch: list[AttemptResult]) -> None:
-        for delay in (0.1, 0.5, 2.0, 5.0, None):
-            try:
-                await self.recorder.record(batch, self.clock.now())
-                return
-            except (psycopg.Error, OSError) as exc:
-                if delay is None:
-                    log.error("could not record %d results; their leases will expire and "
-                              "they will be dispatched again: %s", len(batch), exc)
+        """Record ``batch``, retrying while the database is unreachable.
+
+        The results stay in :attr:`unrecorded` (so the overlap check of the next claims sees
+        their runs as finished, :meth:`finished_runs`) and are retried every
+        :data:`RECORD_RETRY_DELAYS` step, at most :data:`RECORD_RETRY_MAX` seconds apart, and at
+        once when a claim succeeds again. They are retried until recorded: a result whose lease
+        has expired meanwhile is refused by the lease compare-and-set and logged by the
+        recorder. Only a stopping worker gives up, after ``shutdown_grace_seconds``; those runs
+        are then dispatched again when their leases expire.
+        """
+        loop = asyncio.get_running_loop()
+        give_up_at: float | None = None
+        step = 0
+        try:
+            while True:
+                try:
+                    await self.recorder.record(batch, self.clock)
                     return
-                log.warning("recording failed, retrying in %.1f s: %s", delay, exc)
-                await asyncio.sleep(delay)
+                except (psycopg.Error, OSError) as exc:
+                    if self.stopping.is_set():
+                        give_up_at = give_up_at or (
+                            loop.time() + self.settings.shutdown_grace_seconds)
+                        if loop.time() >= give_up_at:
+                            log.error("could not record %d results; their leases will expire "
+                                      "and they will be dispatched again: %s", len(batch), exc)
+                            return
+                    delay = RECORD_RETRY_DELAYS[min(step, len(RECORD_RETRY_DELAYS) - 1)]
+                    step += 1
+                    if step == 1 or step % 20 == 0:
+                        log.warning("recording %d results failed, retrying every %.2f s or "
+                                    "as soon as a claim succeeds: %s", len(batch), delay, exc)
+                    self._db_back.clear()
+                    with contextlib.suppress(TimeoutError):
+                        async with asyncio.timeout(delay):
+                            await self._db_back.wait()
+        finally:
+            for result in batch:
+                if self.unrecorded.get(result.dispatch.run_id) is result:
+                    del self.unrecorded[result.dispatch.run_id]
+
+    def finished_runs(self) -> list[uuid.UUID]:
+        """Runs whose last attempt ended with a final outcome (success, or a failure that will
+        not be retried) but whose result is not recorded yet: no longer in flight for the
+        overlap policy (docs/schedules.md, "Overlap")."""
+        return [run_id for run_id, r in self.unrecorded.items()
+                if r.ok or r.final or r.dispatch.attempt >= r.dispatch.max_attempts]
 
     async def settle(self) -> None:
         """Wait for every in-flight attempt, then record the results (tests, one-shot runs)."""
@@ -209,14 +254,19 @@ class Worker:
         s = self.settings
         total = 0
         while not self.stopping.is_set():
-            now = now or self.clock.now()
+            # The clock, not an instant: claim_due reads it once it holds a connection, so a
+            # wait for the pool (an outage) does not age the claim instant (docs/operations.md).
+            at = now or self.clock
             claimed, dispatches = await claim_due(
-                self.pool, now, limit=s.claim_batch, lookahead=self.lookahead,
+                self.pool, at, limit=s.claim_batch, lookahead=self.lookahead,
                 worker_id=s.worker_id, lease_margin=s.lease_margin_seconds,
+                finished=self.finished_runs() if self.unrecorded else (),
                 max_attempts=s.notify_max_attempts)
             self._start(dispatches)
-            ready = await claim_ready(self.pool, now, limit=s.claim_batch,
-                                      worker_id=s.worker_id, lease_margin=s.lease_margin_seconds)
+            self._db_back.set()  # the database answers: recording retries go now
+            ready = await claim_ready(self.pool, at, limit=s.claim_batch,
+                                      worker_id=s.worker_id, lease_margin=s.lease_margin_seconds,
+                                      mine=list(self.unrecorded))
             self._start(ready)
             await self._mark_broken()
             total += claimed + len(ready)
@@ -251,16 +301,19 @@ class Worker:
     async def run(self) -> None:
         """Run until :meth:`stop`; then finish in-flight attempts and release the rest."""
         recorder = asyncio.create_task(self._record_loop(), name="cronledger-record")
+        retry = LoopRetry()  # short, capped: claims resume within a second of an outage's end
         try:
             async with listening(self.dsn, WAKEUP_CHANNEL, self.wake, "worker", self._started):
                 while not self.stopping.is_set():
                     try:
                         self.wake.clear()
                         await self.run_once()
+                        retry.reset()
                         await self._sleep_until_work()
                     except (psycopg.Error, OSError) as exc:
-                        log.warning("scheduler loop error, retrying in 1 s: %s", exc)
-                        await asyncio.sleep(1.0)
+                        delay = retry.next_delay()
+                        log.warning("scheduler loop error, retrying in %.2f s: %s", delay, exc)
+                        await asyncio.sleep(delay)
         finally:
             await self._shutdown(recorder)
 

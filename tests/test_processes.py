@@ -93,7 +93,9 @@ async def test_two_workers_fire_each_slot_once(
         rows = conn.execute(
             "SELECT j.name, r.scheduled_for, r.status, r.worker_id FROM runs r "
             "JOIN jobs j ON j.id = r.job_id").fetchall()
-    executed = [r for r in rows if r[2] != "missed"]  # slots before the workers were up
+    # Slots before the workers were up: missed (more than 10 s late), or on time but skipped
+    # behind the first of them by the overlap policy (docs/schedules.md, "Catch-up").
+    executed = [r for r in rows if r[2] not in ("missed", "skipped")]
     assert len(executed) == len(hits)
     assert {r[2] for r in executed} == {"succeeded"}
     assert {(f"/job/{r[0].split()[1]}", r[1]) for r in executed} == {

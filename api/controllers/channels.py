@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from typing import Annotated, Any
 
 from litestar import Controller, delete, get, patch, post
-from litestar.params import FromPath, FromQuery, JSONBody
+from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
 from litestar.status_codes import HTTP_200_OK, HTTP_204_NO_CONTENT
 from msgspec import structs
 
@@ -26,7 +26,7 @@ from api.schemas import (
 from core.errors import invalid
 from core.notifications import channels
 from core.notifications.probe import send_test
-from core.notifications.queries import get_notification, list_notifications
+from core.notifications.queries import STATUSES, get_notification, list_notifications
 
 
 def channel_view(row: dict[str, Any]) -> Channel:
@@ -92,7 +92,8 @@ class NotificationController(Controller):
 
     @get("/", summary="Notifications (outbox rows), newest first")
     async def list(self, actor: ActorDep, pool: PoolDep, limit: Limit = DEFAULT_LIMIT,
-                   cursor: FromQuery[str | None] = None, status: FromQuery[str | None] = None,
+                   cursor: FromQuery[str | None] = None,
+                   status: Annotated[str | None, QueryParameter(enum=STATUSES)] = None,
                    channel_id: FromQuery[uuid.UUID | None] = None) -> NotificationPage:
         rows = await list_notifications(pool, actor, limit=check_limit(limit),
                                         before=decode_cursor(cursor), status=status,

@@ -1,5 +1,6 @@
-"""``/healthz`` (the process answers), ``/readyz`` (database reachable, migrations at head),
-``/metrics`` (Prometheus)."""
+"""``/healthz`` (the process answers: 200 also while the database is away, since restarting the
+process would not bring it back), ``/readyz`` (database reachable, migrations at head; 503 with
+``Retry-After`` during an outage), ``/metrics`` (Prometheus)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from api.errors import problem
 from core.errors import Unauthorized
 from core.metrics import CONTENT_TYPE, render_metrics
 from core.migrate import current_revision, head_revision
+from core.outage import unavailable_reason
 
 
 @get("/healthz", summary="Liveness", tags=["health"], include_in_schema=True)
@@ -22,11 +24,13 @@ async def healthz() -> dict[str, str]:
 
 @get("/readyz", summary="Readiness: database and migrations", tags=["health"])
 async def readyz(request: Request[Any, Any, Any]) -> Response[dict[str, Any]]:
-    try:
-        async with request.app.state.pool.connection(timeout=2) as conn:
+    try:  # waits at most CRONLEDGER_DB_WAIT_SECONDS (the pool's timeout) for a connection
+        async with request.app.state.pool.connection() as conn:
             revision = await current_revision(conn)
     except Exception as exc:  # noqa: BLE001 - any failure means not ready
-        return problem(503, f"database unreachable: {type(exc).__name__}")
+        if unavailable_reason(exc) is not None:
+            raise  # 503 with Retry-After, the outage logged once (api/errors.py)
+        return problem(503, f"database check failed: {type(exc).__name__}")
     if revision != head_revision():
         return problem(503, f"migrations not at head (at {revision}, head {head_revision()})")
     return Response({"status": "ready", "migration": revision})

@@ -10,7 +10,7 @@ from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
 from litestar.status_codes import HTTP_202_ACCEPTED, HTTP_204_NO_CONTENT
 from psycopg_pool import AsyncConnectionPool
 
-from api.deps import ActorDep, ClockDep, KeyRingDep, Limit, PoolDep
+from api.deps import ActorDep, ClockDep, KeyRingDep, Limit, PoolDep, VersionCursor
 from api.pagination import (
     DEFAULT_LIMIT,
     check_limit,
@@ -125,7 +125,7 @@ class JobController(Controller):
     @get("/{job_id:uuid}/events", summary="The job's event stream (audit trail)")
     async def events(self, job_id: FromPath[uuid.UUID], actor: ActorDep, pool: PoolDep,
                      limit: Annotated[int, QueryParameter(ge=1, le=1000)] = 100,
-                     cursor: FromQuery[str | None] = None) -> EventPage:
+                     cursor: VersionCursor = None) -> EventPage:
         after = decode_position_cursor(cursor) or 0
         rows = await job_events(pool, actor, job_id, after_version=after, limit=limit)
         next_cursor = str(rows[-1]["stream_version"]) if len(rows) == limit else None

@@ -12,7 +12,7 @@ from litestar.status_codes import HTTP_204_NO_CONTENT
 from msgspec import structs
 from psycopg_pool import AsyncConnectionPool
 
-from api.deps import ActorDep, ClockDep, Limit, PoolDep
+from api.deps import ActorDep, ClockDep, Limit, PoolDep, VersionCursor
 from api.pagination import (
     DEFAULT_LIMIT,
     check_limit,
@@ -132,8 +132,7 @@ class MonitorController(Controller):
 
     @get("/{monitor_id:uuid}/pings", summary="Received pings, latest first, with their bodies")
     async def pings(self, monitor_id: FromPath[uuid.UUID], actor: ActorDep, pool: PoolDep,
-                    limit: Limit = DEFAULT_LIMIT,
-                    cursor: FromQuery[str | None] = None) -> PingPage:
+                    limit: Limit = DEFAULT_LIMIT, cursor: VersionCursor = None) -> PingPage:
         rows = await list_pings(pool, actor, monitor_id, limit=check_limit(limit),
                                 before_version=decode_position_cursor(cursor))
         next_cursor = str(rows[-1]["version"]) if len(rows) == limit else None
@@ -142,7 +141,7 @@ class MonitorController(Controller):
     @get("/{monitor_id:uuid}/events", summary="The monitor's event stream (audit trail)")
     async def events(self, monitor_id: FromPath[uuid.UUID], actor: ActorDep, pool: PoolDep,
                      limit: Annotated[int, QueryParameter(ge=1, le=1000)] = 100,
-                     cursor: FromQuery[str | None] = None) -> EventPage:
+                     cursor: VersionCursor = None) -> EventPage:
         after = decode_position_cursor(cursor) or 0
         rows = await monitor_events(pool, actor, monitor_id, after_version=after, limit=limit)
         next_cursor = str(rows[-1]["stream_version"]) if len(rows) == limit else None

@@ -16,7 +16,10 @@ from core.errors import invalid
 from core.projections import queries
 
 Instant = Annotated[str | None, QueryParameter(
-    description="RFC 3339 instant with an offset, e.g. 2026-11-30T00:00:00Z")]
+    description="RFC 3339 instant with an offset, e.g. 2026-11-30T00:00:00Z", format="date-time")]
+From = Annotated[str | None, QueryParameter(
+    name="from", description="RFC 3339 instant with an offset, e.g. 2026-11-30T00:00:00Z",
+    format="date-time")]
 
 
 def parse_instant(field: str, value: str | None) -> datetime | None:
@@ -47,9 +50,10 @@ class ReportController(Controller):
     @get("/jobs/{job_id:uuid}/stats", summary="Runs of a job per hour or day")
     async def job_stats(
         self, job_id: FromPath[uuid.UUID], actor: ActorDep, pool: PoolDep, clock: ClockDep,
-        from_: Annotated[str | None, QueryParameter(name="from")] = None,
+        from_: From = None,
         to: Instant = None,
-        bucket: Annotated[str, QueryParameter(description="hour | day")] = "hour",
+        bucket: Annotated[str, QueryParameter(description="hour | day",
+                                              enum=tuple(queries.MAX_BUCKETS))] = "hour",
     ) -> JobStats:
         stats = await queries.job_stats(
             pool, actor, job_id, start=parse_instant("from", from_), end=parse_instant("to", to),
@@ -59,7 +63,7 @@ class ReportController(Controller):
     @get("/monitors/{monitor_id:uuid}/uptime", summary="Downtime periods and uptime of a monitor")
     async def monitor_uptime(
         self, monitor_id: FromPath[uuid.UUID], actor: ActorDep, pool: PoolDep, clock: ClockDep,
-        from_: Annotated[str | None, QueryParameter(name="from")] = None,
+        from_: From = None,
         to: Instant = None,
     ) -> MonitorUptime:
         uptime = await queries.monitor_uptime(

@@ -45,7 +45,8 @@ async def preview(
     actor: ActorDep, clock: ClockDep,
     schedule: FromQuery[str],
     timezone: FromQuery[str] = "UTC",
-    after: FromQuery[str | None] = None,
+    after: Annotated[str | None, QueryParameter(
+        format="date-time", description="RFC 3339 instant to start after (default: now)")] = None,
     count: Annotated[int, QueryParameter(ge=1, le=100)] = 10,
 ) -> Preview:
     """Intervals are anchored at the current instant, as for a job created now."""

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from litestar import Controller, Response, delete, get, put
-from litestar.params import FromPath, FromQuery, JSONBody
+from litestar.openapi import ResponseSpec
+from litestar.params import FromQuery, JSONBody
 from litestar.status_codes import HTTP_200_OK, HTTP_201_CREATED, HTTP_204_NO_CONTENT
 
-from api.deps import ActorDep, ClockDep, KeyRingDep, Limit, PoolDep
+from api.deps import ActorDep, ClockDep, KeyRingDep, Limit, PoolDep, SecretPathName
 from api.pagination import (
     DEFAULT_LIMIT,
     check_limit,
@@ -25,8 +26,9 @@ class SecretController(Controller):
     path = "/v1/secrets"
     tags = ["secrets"]
 
-    @put("/{name:str}", summary="Create or replace a secret (201 when new, 200 when replaced)")
-    async def put(self, name: FromPath[str], data: JSONBody[SecretPut], actor: ActorDep,
+    @put("/{name:str}", summary="Create or replace a secret (201 when new, 200 when replaced)",
+         responses={HTTP_201_CREATED: ResponseSpec(Secret, description="Created")})
+    async def put(self, name: SecretPathName, data: JSONBody[SecretPut], actor: ActorDep,
                   pool: PoolDep, clock: ClockDep, keyring: KeyRingDep) -> Response[Secret]:
         row, created = await put_secret(pool, keyring, actor, name, data.value, clock.now())
         return Response(from_row(Secret, row),
@@ -41,6 +43,6 @@ class SecretController(Controller):
         return SecretPage(items=[from_row(Secret, r) for r in rows], next_cursor=next_cursor)
 
     @delete("/{name:str}", status_code=HTTP_204_NO_CONTENT, summary="Delete a secret")
-    async def remove(self, name: FromPath[str], actor: ActorDep, pool: PoolDep,
+    async def remove(self, name: SecretPathName, actor: ActorDep, pool: PoolDep,
                      clock: ClockDep) -> None:
         await delete_secret(pool, actor, name, clock.now())

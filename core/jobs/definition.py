@@ -29,7 +29,11 @@ MAX_HEADERS = 50
 MAX_HEADER_NAME = 256
 MAX_HEADER_VALUE = 8192
 MAX_BODY = 256 * 1024
+MIN_TIMEOUT_SECONDS = 0.001
 MAX_TIMEOUT_SECONDS = 900.0
+MAX_ATTEMPTS = 10
+MAX_DELAY_SECONDS = 86400
+MIN_STATUS, MAX_STATUS = 100, 599  # a success_statuses entry
 MAX_SUCCESS_STATUSES = 100
 DEFAULT_TIMEOUT_SECONDS = 30.0
 
@@ -54,7 +58,8 @@ MIN_REALERT_SECONDS = 60
 MAX_REALERT_SECONDS = 30 * 86400
 _DURATION = re.compile(r"^(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
 
-_TOKEN = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")  # RFC 9110 field-name token
+HEADER_NAME_PATTERN = r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$"  # RFC 9110 field-name token
+_TOKEN = re.compile(HEADER_NAME_PATTERN)
 # Set by the executor: these are always ours and may not be overridden by a job.
 RESERVED_HEADERS = ("idempotency-key", "x-cronledger-job-id", "x-cronledger-scheduled-for",
                     "x-cronledger-attempt", "x-cronledger-signature", "host", "content-length",
@@ -165,15 +170,17 @@ def _normalize_retry(retry: Any, errors: FieldErrors) -> dict[str, Any]:
     for key in sorted(set(retry) - set(DEFAULT_RETRY)):
         errors.add(f"retry.{key}", "is not a known field")
     attempts = merged["attempts"]
-    if isinstance(attempts, bool) or not isinstance(attempts, int) or not 1 <= attempts <= 10:
-        errors.add("retry.attempts", "must be an integer between 1 and 10")
+    if isinstance(attempts, bool) or not isinstance(attempts, int) \
+            or not 1 <= attempts <= MAX_ATTEMPTS:
+        errors.add("retry.attempts", f"must be an integer between 1 and {MAX_ATTEMPTS}")
     backoff = merged["backoff"]
     if not isinstance(backoff, str):
         errors.add("retry.backoff", "must be a string")
     elif backoff not in BACKOFFS:
         merged["backoff"] = "fixed"  # unknown names fall back to fixed, as in 0cron
-    delay = _number(merged["delay_seconds"], "retry.delay_seconds", 0, 86400, errors)
-    max_delay = _number(merged["max_delay_seconds"], "retry.max_delay_seconds", 0, 86400, errors)
+    delay = _number(merged["delay_seconds"], "retry.delay_seconds", 0, MAX_DELAY_SECONDS, errors)
+    max_delay = _number(merged["max_delay_seconds"], "retry.max_delay_seconds", 0,
+                        MAX_DELAY_SECONDS, errors)
     merged["delay_seconds"], merged["max_delay_seconds"] = delay, max_delay
     return merged
 
@@ -187,8 +194,10 @@ def _normalize_statuses(value: Any, errors: FieldErrors) -> list[int] | None:
         errors.add("success_statuses",
                    f"must be a list of 1 to {MAX_SUCCESS_STATUSES} HTTP status codes, or null")
         return None
-    if any(isinstance(v, bool) or not isinstance(v, int) or not 100 <= v <= 599 for v in value):
-        errors.add("success_statuses", "every status must be an integer from 100 to 599")
+    if any(isinstance(v, bool) or not isinstance(v, int) or not MIN_STATUS <= v <= MAX_STATUS
+           for v in value):
+        errors.add("success_statuses",
+                   f"every status must be an integer from {MIN_STATUS} to {MAX_STATUS}")
         return None
     return sorted(set(value))
 
@@ -287,8 +296,8 @@ def normalize_definition(
     if not isinstance(name, str) or not name.strip() or len(name) > MAX_NAME:
         errors.add("name", f"is required: 1 to {MAX_NAME} characters")
     out["request"] = _normalize_request(fields.get("request"), errors)
-    out["timeout_seconds"] = _number(out["timeout_seconds"], "timeout_seconds", 0.001,
-                                     MAX_TIMEOUT_SECONDS, errors)
+    out["timeout_seconds"] = _number(out["timeout_seconds"], "timeout_seconds",
+                                     MIN_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS, errors)
     out["retry"] = _normalize_retry(fields.get("retry"), errors)
     out["success_statuses"] = _normalize_statuses(fields.get("success_statuses"), errors)
     if fields.get("signing_secret") is not None:

@@ -8,6 +8,12 @@ are. Each ping still takes exactly one statement; it may wait for one in flight 
 
 A monitor appears in at most one in-flight statement of this process, so its pings are applied
 in arrival order; its later pings wait for the next statement, where they are folded in order.
+
+During a database outage a statement fails once its pool gives up waiting for a connection
+(``CRONLEDGER_DB_WAIT_SECONDS``); the pings queued behind it fail with it, unsent, so none waits
+longer than that and none answered with an error is recorded later. A connection that breaks
+after the statement was sent leaves its outcome unknown: those pings may have been recorded,
+and a client retrying the 503 records them twice (docs/heartbeats.md).
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from core.monitors.ping import Ping, record_pings
 from core.notifications.outbox import DEFAULT_MAX_ATTEMPTS
+from core.outage import unavailable_reason
 
 log = logging.getLogger("cronledger.pings")
 
@@ -98,6 +105,12 @@ class PingBatcher:
         try:
             statuses = await self._send(batch)
         except Exception as exc:  # noqa: BLE001 - every waiting request gets the error
+            if unavailable_reason(exc) is not None:
+                # The database is away: the pings waiting for a free slot would each wait
+                # for the pool's timeout again, one batch after the other. They fail now,
+                # with this batch, and are dropped: never sent, so a ping answered 503 is
+                # not recorded behind its client's back (curl --retry sends it again).
+                batch, self.pending = batch + self.pending, []
             for item in batch:
                 if not item.answer.done():
                     item.answer.set_exception(exc)

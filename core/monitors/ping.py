@@ -32,16 +32,19 @@ from psycopg.rows import dict_row, tuple_row
 from psycopg_pool import AsyncConnectionPool
 
 from core.clock import rfc3339
+from core.db import QuickReconnectPool
 from core.monitors.commands import token_hash
 from core.monitors.rules import alert_for
 from core.notifications.outbox import DEFAULT_MAX_ATTEMPTS, enqueue_monitor_alert
+from core.outage import connect_dsn
 from core.queries import Q
 
 MAX_BODY_BYTES = 10 * 1024 * 1024  # larger request bodies are refused (413)
 MAX_EXIT_STATUS = 255
 MAX_USER_AGENT = 300
 MAX_REMOTE_ADDR = 100
-_TOKEN = re.compile(r"[0-9a-f]{64}")
+TOKEN_PATTERN = "[0-9a-f]{64}"  # a ping token (the OpenAPI document uses it too)
+_TOKEN = re.compile(TOKEN_PATTERN)
 _EXIT_STATUS = re.compile(r"[0-9]{1,9}")
 
 
@@ -149,8 +152,8 @@ def clean_text(value: str | None, limit: int) -> str | None:
     return value.replace("\x00", "")[:limit] or None
 
 
-async def open_ping_pool(dsn: str, *, size: int, synchronous_commit: bool = True
-                         ) -> AsyncConnectionPool:
+async def open_ping_pool(dsn: str, *, size: int, synchronous_commit: bool = True,
+                         **options: Any) -> AsyncConnectionPool:
     """A pool for :func:`record_ping`: autocommit connections returning tuples.
 
     Args:
@@ -160,6 +163,8 @@ async def open_ping_pool(dsn: str, *, size: int, synchronous_commit: bool = True
             to disk (PostgreSQL's ``synchronous_commit = off``, for these connections only): a
             PostgreSQL crash - not an application crash - can lose the pings of the last few
             hundred milliseconds, never corrupt or reorder anything.
+        options: more ``AsyncConnectionPool`` arguments (the API passes ``timeout``,
+            ``reconnect_timeout`` and ``configure``: see ``api/app.py``).
 
     Raises:
         psycopg_pool.PoolTimeout: when no connection can be made within 30 seconds.
@@ -168,8 +173,9 @@ async def open_ping_pool(dsn: str, *, size: int, synchronous_commit: bool = True
                                  "cursor_factory": AsyncRawCursor}
     if not synchronous_commit:
         kwargs["options"] = "-c synchronous_commit=off"
-    pool = AsyncConnectionPool(dsn, min_size=size, max_size=size, kwargs=kwargs, open=False,
-                               name="cronledger-pings")
+    pool = QuickReconnectPool(connect_dsn(dsn), min_size=size, max_size=size,
+                              kwargs=kwargs, open=False,
+                              name="cronledger-pings", **options)
     await pool.open(wait=True, timeout=30)
     return pool
 

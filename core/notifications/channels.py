@@ -54,9 +54,11 @@ REDACTED = "[redacted]"
 MAX_NAME = 200
 MAX_URL = 2048
 MAX_RECIPIENTS = 20
+MIN_WEBHOOK_SECRET, MAX_WEBHOOK_SECRET = 16, 256
+CHAT_ID_PATTERN = r"-?[0-9]{1,20}|@[A-Za-z][A-Za-z0-9_]{4,31}"
 
 _SECRET_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}$")
-_CHAT_ID = re.compile(r"^(-?[0-9]{1,20}|@[A-Za-z][A-Za-z0-9_]{4,31})$")
+_CHAT_ID = re.compile(rf"^({CHAT_ID_PATTERN})$")
 # Deliberately loose (RFC 5321 allows far more); rejects what is clearly not an address.
 _EMAIL = re.compile(r"^[^@\s<>,;\"]{1,64}@[A-Za-z0-9.-]{1,253}\.[A-Za-z0-9-]{1,63}$")
 _HOST = re.compile(r"^[A-Za-z0-9.:\[\]-]{1,253}$")
@@ -162,8 +164,10 @@ def normalize_channel(fields: dict[str, Any]) -> tuple[dict[str, Any], dict[str,
     if kind == "webhook":
         signing = fields.get("signing_secret")
         if signing is not None and (not isinstance(signing, str)
-                                    or not 16 <= len(signing) <= 256):
-            errors.add("signing_secret", "must be a string of 16 to 256 characters")
+                                    or not MIN_WEBHOOK_SECRET <= len(signing)
+                                    <= MAX_WEBHOOK_SECRET):
+            errors.add("signing_secret", f"must be a string of {MIN_WEBHOOK_SECRET} to "
+                                         f"{MAX_WEBHOOK_SECRET} characters")
         elif signing is not None:
             sealed["signing_secret"] = signing
         public["signing_secret"] = REDACTED

@@ -26,7 +26,7 @@ import httpx
 
 from core.clock import Clock
 from core.config import Settings
-from core.executor import classify_error
+from core.executor import classify_error, tracking_progress
 from core.notifications import formatting
 from core.stored import reason_of
 from core.version import USER_AGENT
@@ -133,17 +133,22 @@ class Delivery:
                    notification_id: uuid.UUID) -> DeliveryResult:
         """Deliver ``message`` to ``target``; never raises for delivery failures."""
         t0 = time.perf_counter()
-        try:
-            result = await self._send(target, message, notification_id)
-        except Exception as exc:  # noqa: BLE001 - every failure becomes a recorded outcome
-            if _is_transport(exc):
-                error_class, error = classify_error(exc, self.settings.notify_timeout_seconds)
-                result = DeliveryResult(False, None, None, error_class, error)
-            else:  # a poison row (bad message or channel config): retrying cannot help
-                log.error("notification %s cannot be built or sent: %r", notification_id, exc)
-                result = DeliveryResult(
-                    False, error_class="internal", permanent=True,
-                    error=f"the notification cannot be built or sent: {reason_of(exc)}")
+        # Tracked like a job attempt, so classify_error sees the phase the request reached
+        # (a resolver that never answers is "dns" here too).
+        with tracking_progress():
+            try:
+                result = await self._send(target, message, notification_id)
+            except Exception as exc:  # noqa: BLE001 - every failure becomes a recorded outcome
+                if _is_transport(exc):
+                    error_class, error = classify_error(exc,
+                                                        self.settings.notify_timeout_seconds)
+                    result = DeliveryResult(False, None, None, error_class, error)
+                else:  # a poison row (bad message or channel config): retrying cannot help
+                    log.error("notification %s cannot be built or sent: %r", notification_id,
+                              exc)
+                    result = DeliveryResult(
+                        False, error_class="internal", permanent=True,
+                        error=f"the notification cannot be built or sent: {reason_of(exc)}")
         result.duration_ms = round((time.perf_counter() - t0) * 1000)
         return result
 

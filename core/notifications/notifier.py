@@ -30,8 +30,8 @@ from typing import Any
 import psycopg
 from psycopg_pool import AsyncConnectionPool
 
-from core.backoff import retry_delay
-from core.clock import Clock
+from core.backoff import LoopRetry, retry_delay
+from core.clock import Clock, Instant, read_now
 from core.config import Settings
 from core.db import transaction
 from core.events import append_events, stream_events
@@ -143,13 +143,17 @@ class Notifier:
                                 row["kind"], row["config"], sealed, team_secrets)
         return claimed
 
-    async def claim(self, now: datetime, limit: int) -> list[Claimed]:
+    async def claim(self, now: Instant, limit: int) -> list[Claimed]:
         """Claim up to ``limit`` deliverable rows under a lease (one short transaction).
+
+        ``now`` is the claim instant (UTC), or the clock to read it from once the connection is
+        obtained (:func:`core.clock.read_now`), so a wait for the pool never shortens the lease.
 
         The lease lasts the send timeout plus ``CRONLEDGER_LEASE_MARGIN`` (as for runs).
         """
         lease = self.settings.notify_timeout_seconds + self.settings.lease_margin_seconds
         async with transaction(self.pool) as conn:
+            now = read_now(now)
             cur = await conn.execute(Q["notification_claim"], {
                 "now": now, "limit": limit, "lease_seconds": lease,
                 "worker_id": self.settings.worker_id})
@@ -198,12 +202,16 @@ class Notifier:
             "final": status == "failed", "retry_at": available_at}
 
     async def record(self, done: list[tuple[Claimed, DeliveryResult | None]],
-                     now: datetime) -> int:
-        """Record delivery outcomes in one transaction; returns how many leases still held."""
+                     now: Instant) -> int:
+        """Record delivery outcomes in one transaction; returns how many leases still held.
+
+        ``now`` (UTC, or the clock, read once the connection is obtained) dates the events and
+        the retries."""
         if not done:
             return 0
-        outcomes = [self._outcome(c, r, now) for c, r in done]
         async with transaction(self.pool) as conn:
+            now = read_now(now)
+            outcomes = [self._outcome(c, r, now) for c, r in done]
             cur = await conn.execute(Q["notification_finish_many"], {
                 "now": now,
                 "ids": [c.id for c, _ in done],
@@ -233,9 +241,9 @@ class Notifier:
         total = 0
         batch = self.settings.claim_batch
         while not self.stopping.is_set():
-            claimed = await self.claim(now or self.clock.now(), batch)
+            claimed = await self.claim(now or self.clock, batch)
             results = await asyncio.gather(*(self._deliver(c) for c in claimed))
-            await self.record(list(zip(claimed, results, strict=True)), self.clock.now())
+            await self.record(list(zip(claimed, results, strict=True)), self.clock)
             total += len(claimed)
             if len(claimed) < batch:
                 return total
@@ -266,14 +274,17 @@ class Notifier:
     async def run(self) -> None:
         """Deliver until :meth:`stop`. A batch in flight at stop is finished, not abandoned
         (sends are bounded by ``CRONLEDGER_NOTIFY_TIMEOUT``)."""
+        retry = LoopRetry()  # short, capped: deliveries resume soon after an outage's end
         async with listening(self.dsn, NOTIFY_CHANNEL, self.wake, "notifier"):
             while not self.stopping.is_set():
                 try:
                     await self.run_once()
+                    retry.reset()
                     await self._sleep_until_work()
                 except (psycopg.Error, OSError) as exc:
-                    log.warning("notifier loop error, retrying in 1 s: %s", exc)
-                    await asyncio.sleep(1.0)
+                    delay = retry.next_delay()
+                    log.warning("notifier loop error, retrying in %.2f s: %s", delay, exc)
+                    await asyncio.sleep(delay)
                 except Exception:  # noqa: BLE001 - keep delivering; leases make this safe
                     log.exception("notifier loop failed, retrying in 5 s")
                     await asyncio.sleep(5.0)

@@ -19,12 +19,15 @@ RETURNING id;
 -- name: run_claim_ready
 -- Queued runs whose time has come (manual triggers, retries, buffered overlaps) and running
 -- runs whose lease expired (their worker died): the same run id is dispatched again.
+-- `mine`: runs whose exchange this worker has finished and is still recording (an outage
+-- outlasted their lease): not sent again by this worker.
 WITH ready AS (
     SELECT r.id, r.status AS previous_status,
            CASE WHEN r.status = 'queued' THEN r.available_at ELSE r.lease_expires_at END AS due_at
     FROM runs r
     WHERE (r.status = 'queued' AND r.available_at <= %(now)s::timestamptz)
-       OR (r.status = 'running' AND r.lease_expires_at <= %(now)s::timestamptz)
+       OR (r.status = 'running' AND r.lease_expires_at <= %(now)s::timestamptz
+           AND r.id <> ALL(%(mine)s::uuid[]))
     ORDER BY coalesce(r.available_at, r.lease_expires_at)
     LIMIT %(limit)s::int
     FOR UPDATE OF r SKIP LOCKED
@@ -76,11 +79,25 @@ FROM unnest(%(ids)s::uuid[], %(lease_tokens)s::uuid[], %(statuses)s::text[],
 WHERE r.id = o.id AND r.status = 'running' AND r.lease_token = o.lease_token
 -- was_failing: a success ends a failure streak (a primary-key probe, successes only), so the
 -- recorder needs no extra query for the runs of healthy jobs.
-RETURNING r.id, r.job_id, r.team_id, r.version, r.lateness_ms, r.status, r.scheduled_for,
+RETURNING r.id, o.lease_token AS result_lease_token, r.job_id, r.team_id, r.version,
+          r.lateness_ms, r.status, r.scheduled_for,
           CASE WHEN o.status = 'succeeded' THEN EXISTS (
               SELECT 1 FROM alert_states a
               WHERE a.subject_type = 'job' AND a.subject_id = r.job_id)
           ELSE false END AS was_failing;
+
+-- name: run_keep_first_lateness
+-- Results whose lease was taken over are not recorded, but when the run is still waiting for
+-- the re-dispatched attempt's result (same attempt number, nothing recorded yet) the discarded
+-- attempt was the first send: its lateness is kept, and run_finish_many's coalesce carries it
+-- into the run's final event (docs/operations.md, "Database outages"). No event of its own:
+-- the value reaches the log with the next result event of the run.
+UPDATE runs r SET lateness_ms = o.lateness_ms
+FROM unnest(%(ids)s::uuid[], %(attempts)s::int[], %(lateness_ms)s::int[])
+     AS o(id, attempt, lateness_ms)
+WHERE r.id = o.id AND r.attempt = o.attempt AND r.status = 'running'
+  AND r.started_at IS NULL AND (r.lateness_ms IS NULL OR r.lateness_ms > o.lateness_ms)
+RETURNING r.id;
 
 -- name: run_attempt_insert_many
 INSERT INTO run_attempts (run_id, attempt, started_at, finished_at, duration_ms, request,

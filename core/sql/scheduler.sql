@@ -1,10 +1,14 @@
 -- name: job_claim_due
 -- The claim of DESIGN 3.2: due rows, oldest first, skipping rows another worker holds.
+-- `finished`: runs this worker has finished (HTTP exchange over, final outcome) whose results
+-- are not recorded yet (recording retried during an outage); for the overlap policy they are
+-- no longer in flight (docs/operations.md, "Database outages").
 SELECT d.job_id, d.due_at, j.team_id, j.schedule, j.timezone, j.request, j.timeout_seconds,
        j.retry, j.overlap, j.catchup, j.anchor_at, j.version, j.success_statuses,
        j.secret_names, j.signing,
        (SELECT count(*) FROM runs r
-         WHERE r.job_id = d.job_id AND r.status = 'running')::int AS running,
+         WHERE r.job_id = d.job_id AND r.status = 'running'
+           AND r.id <> ALL(%(finished)s::uuid[]))::int AS running,
        (SELECT count(*) FROM runs r
          WHERE r.job_id = d.job_id AND r.status = 'queued')::int AS queued
 FROM due_jobs d

@@ -1,0 +1,226 @@
+"""The OpenAPI document's error answers and unauthenticated routes, added in one place.
+
+Litestar generates each operation and its success response from the handler;
+:func:`complete_document` then, once per application:
+
+- replaces the schemas of the request and response bodies by msgspec's own JSON Schema of
+  the same Structs, which carries every constraint (lengths, ranges, patterns, enums, nested
+  items, ``additionalProperties: false`` for bodies that refuse unknown fields), where
+  Litestar's generator keeps only some;
+- registers the ``Problem`` schema (the body :func:`api.errors.problem` builds) and gives every
+  authenticated operation the ``application/problem+json`` answers it can give
+  (:func:`error_statuses`), replacing Litestar's own ``400`` description;
+- marks ``/healthz``, ``/readyz`` and ``/metrics`` as needing no API key (``security: []``);
+- adds the ping routes, which are a raw ASGI mount (:mod:`api.ping`) Litestar does not describe.
+
+See docs/api.md ("The OpenAPI document").
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+from typing import Any
+
+import msgspec
+from litestar.openapi.spec import (
+    OpenAPI,
+    OpenAPIHeader,
+    OpenAPIMediaType,
+    OpenAPIResponse,
+    OpenAPIType,
+    Operation,
+    Parameter,
+    PathItem,
+    Reference,
+    RequestBody,
+    Schema,
+)
+
+from api import schemas
+from api.controllers import schedules
+from api.deps import READ_METHODS
+from api.errors import PROBLEM, TITLES
+from api.ping import METHODS as PING_METHODS
+from core.monitors.ping import MAX_BODY_BYTES, MAX_EXIT_STATUS, TOKEN_PATTERN
+
+PROBLEM_REF = "#/components/schemas/Problem"
+PROBLEM_SCHEMA = Schema(
+    type=OpenAPIType.OBJECT,
+    description="RFC 9457 problem details; ``errors`` lists field problems (422).",
+    required=["type", "title", "status", "detail"],
+    properties={
+        "type": Schema(type=OpenAPIType.STRING, description="always about:blank"),
+        "title": Schema(type=OpenAPIType.STRING, description="the status' title"),
+        "status": Schema(type=OpenAPIType.INTEGER, minimum=400, maximum=599),
+        "detail": Schema(type=OpenAPIType.STRING),
+        "errors": Schema(
+            type=OpenAPIType.ARRAY,
+            items=Schema(type=OpenAPIType.OBJECT, required=["field", "message"], properties={
+                "field": Schema(type=OpenAPIType.STRING,
+                                description="dotted path, e.g. request.url"),
+                "message": Schema(type=OpenAPIType.STRING)})),
+    },
+)
+
+WHEN = {
+    400: "the request body is not valid JSON, or is missing",
+    401: "no API key, or an unknown or revoked one (with WWW-Authenticate: Bearer)",
+    403: "a read-only API key on a write route",
+    404: "no such object in the caller's team (another team's objects are reported the same)",
+    409: "a version mismatch, a state that forbids the command, or a concurrent change: "
+         "read again and retry",
+    422: "the input breaks a rule; `errors` names every field and its problem",
+    503: "the database is unavailable, or the server is not configured for this request "
+         "(e.g. no secret key for secrets); retry later",
+}
+HEALTH_PATHS = ("/healthz", "/readyz", "/metrics")
+PING_PREFIXES = ("/ping", "/v1/ping")
+_OPERATIONS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
+
+
+def problem_response(status: int, description: str | None = None) -> OpenAPIResponse:
+    """An ``application/problem+json`` answer referencing the ``Problem`` component."""
+    return OpenAPIResponse(
+        description=description or f"{TITLES[status]}: {WHEN[status]}",
+        content={PROBLEM: OpenAPIMediaType(schema=Reference(ref=PROBLEM_REF))})
+
+
+def error_statuses(method: str, operation: Operation) -> list[int]:
+    """The error statuses an authenticated operation can answer with.
+
+    Every one: 401 and 503. With a body: 400 (malformed JSON). Writes (not GET, HEAD,
+    OPTIONS): 403 (read key) and 409 (every write runs in a transaction that may conflict). With
+    a path parameter: 404, except ``PUT`` (create-or-replace). With a body, a query parameter
+    or a path parameter that the route itself does not check (not a UUID): 422.
+    """
+    params = [p for p in operation.parameters or [] if isinstance(p, Parameter)]
+    path = [p for p in params if p.param_in == "path"]
+    checked_in_handler = [p for p in path if not (isinstance(p.schema, Schema)
+                                                  and p.schema.format == "uuid")]
+    has_body = operation.request_body is not None
+    write = method.upper() not in READ_METHODS
+    statuses = [401, 503]
+    if has_body:
+        statuses.append(400)
+    if write:
+        statuses += [403, 409]
+    if path and method.upper() != "PUT":
+        statuses.append(404)
+    if has_body or checked_in_handler or any(p.param_in == "query" for p in params):
+        statuses.append(422)
+    return sorted(statuses)
+
+
+def _text(description: str, example: str) -> OpenAPIResponse:
+    return OpenAPIResponse(description=description, content={
+        "text/plain; charset=utf-8": OpenAPIMediaType(
+            schema=Schema(type=OpenAPIType.STRING, examples=[example]))})
+
+
+def _ping_operation(method: str, action: str | None, exit_status: bool) -> Operation:
+    """One ping operation: the answers of :func:`api.ping.ping_endpoint`."""
+    limit = OpenAPIHeader(description="bytes of the body that are kept",
+                          schema=Schema(type=OpenAPIType.INTEGER))
+    ok = _text("OK: the ping was recorded (empty body for HEAD)", "OK")
+    ok.headers = {"Ping-Body-Limit": limit}
+    params = [Parameter(name="token", param_in="path", required=True,
+                        schema=Schema(type=OpenAPIType.STRING, pattern=f"^{TOKEN_PATTERN}$"),
+                        description="the monitor's ping token")]
+    if exit_status:
+        params.append(Parameter(
+            name="exit_status", param_in="path", required=True,
+            schema=Schema(type=OpenAPIType.INTEGER, minimum=0, maximum=MAX_EXIT_STATUS),
+            description="the job's exit status: 0 is a success, 1-255 a failure"))
+    params.append(Parameter(name="rid", param_in="query", required=False,
+                            schema=Schema(type=OpenAPIType.STRING, format="uuid"),
+                            description="run id pairing a /start with its end"))
+    kind = "exit status" if exit_status else action or "success"
+    body = None
+    if method == "POST":
+        body = RequestBody(required=False, description="kept as the ping's body", content={
+            "text/plain": OpenAPIMediaType(schema=Schema(type=OpenAPIType.STRING))})
+    return Operation(
+        tags=["ping"], summary=f"Ping a monitor ({kind}); no API key, the token is the credential",
+        operation_id=f"Ping{method.title()}{kind.title().replace(' ', '')}",
+        parameters=params, request_body=body, security=[],
+        responses={
+            "200": ok,
+            "400": _text("an exit status above 255 or a malformed rid", "invalid rid"),
+            "404": _text("unknown, malformed or deleted token", "not found"),
+            "413": _text(f"a body over {MAX_BODY_BYTES} bytes", "payload too large"),
+            "503": _text("the database is unavailable (Retry-After: 1)",
+                         "service unavailable, retry"),
+        })
+
+
+def _ping_paths(prefix: str) -> dict[str, PathItem]:
+    routes = {"{token}": (None, False), "{token}/start": ("start", False),
+              "{token}/fail": ("fail", False), "{token}/log": ("log", False),
+              "{token}/{exit_status}": (None, True)}
+    items = {}
+    for suffix, (action, exit_status) in routes.items():
+        item = PathItem()
+        for method in PING_METHODS:
+            operation = _ping_operation(method, action, exit_status)
+            if prefix != "/ping":
+                operation.operation_id = f"V1{operation.operation_id}"
+            setattr(item, method.lower(), operation)
+        items[f"{prefix}/{suffix}"] = item
+    return items
+
+
+def _needs_a_change(openapi: OpenAPI, operation: Operation) -> None:
+    """A PATCH body must name at least one field to change besides ``version`` (the handlers
+    answer 422 "give at least one field to change" otherwise)."""
+    body = operation.request_body
+    if not isinstance(body, RequestBody):
+        return
+    for media in body.content.values():
+        ref = getattr(media.schema, "ref", "")
+        schema = (openapi.components.schemas or {}).get(ref.rsplit("/", 1)[-1]) \
+            if openapi.components and ref else None
+        if isinstance(schema, dict):
+            schema["minProperties"] = 1
+            if "version" in schema.get("properties", {}):
+                schema["not"] = {"required": ["version"], "maxProperties": 1}
+
+
+def struct_schemas(modules: tuple[ModuleType, ...] = (schemas, schedules)) -> dict[str, Any]:
+    """msgspec's JSON Schema of every Struct defined in ``modules``, by class name, with
+    references into ``#/components/schemas``."""
+    structs = [obj for module in modules for obj in vars(module).values()
+               if isinstance(obj, type) and issubclass(obj, msgspec.Struct)
+               and obj.__module__ == module.__name__]
+    _, components = msgspec.json.schema_components(
+        structs, ref_template="#/components/schemas/{name}")
+    return components
+
+
+def complete_document(openapi: OpenAPI) -> OpenAPI:
+    """Add the error answers, the unauthenticated routes and the ``Problem`` component to the
+    document Litestar generated (in place; returned for convenience)."""
+    assert openapi.components is not None and openapi.paths is not None
+    openapi.components.schemas = {**(openapi.components.schemas or {}), **struct_schemas(),
+                                  "Problem": PROBLEM_SCHEMA}
+    for path, item in openapi.paths.items():
+        for method in _OPERATIONS:
+            operation = getattr(item, method, None)
+            if operation is None:
+                continue
+            responses = operation.responses or {}
+            responses.pop("400", None)  # Litestar's own; ours is the Problem below
+            if path in HEALTH_PATHS:
+                operation.security = []
+                if path != "/healthz":
+                    responses["503"] = problem_response(
+                        503, "Service unavailable: the database is unreachable, or (readyz) "
+                             "its migrations are not at head")
+            else:
+                for status in error_statuses(method, operation):
+                    responses[str(status)] = problem_response(status)
+            operation.responses = responses
+            if method == "patch":
+                _needs_a_change(openapi, operation)
+    for prefix in PING_PREFIXES:
+        openapi.paths.update(_ping_paths(prefix))
+    return openapi
