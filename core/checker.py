@@ -2,7 +2,7 @@
 
 Shape of River's maintenance services, like :class:`core.worker.Worker`: :meth:`Checker.run_once`
 claims monitors whose ``alert_at`` has come, ``FOR UPDATE SKIP LOCKED``, decides their status at
-``now`` (:mod:`core.monitors.timing`) and writes the transitions with a compare-and-set on the
+``now`` (:mod:`core.monitors.rules`) and writes the transitions with a compare-and-set on the
 stream version, appending ``monitor.late`` / ``monitor.down`` / ``monitor.up`` in the same
 transaction; :meth:`Checker.run` repeats it until a batch comes back short, then sleeps until the
 earliest ``alert_at``, woken early by ``NOTIFY cronledger_monitors``.
@@ -25,7 +25,7 @@ import asyncio
 import contextlib
 import logging
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 import psycopg
@@ -37,7 +37,14 @@ from core.db import transaction
 from core.events import NewEvent, append_events
 from core.listen import listening
 from core.monitors.definition import cached_schedule
-from core.monitors.timing import ACTIVE, expected_after, next_alert, status_at
+from core.monitors.rules import (
+    ACTIVE,
+    alert_for,
+    expected_after,
+    next_alert,
+    status_at,
+    time_transition,
+)
 from core.notifications.outbox import (
     DEFAULT_MAX_ATTEMPTS,
     claim_monitor_realerts,
@@ -109,25 +116,8 @@ def decide(monitor: dict[str, Any], now: datetime) -> Decision:
     kept_expected = expected if status in ACTIVE else None
     event = None
     if status != monitor["status"]:
-        event = _transition(monitor, status, expected)
+        event = time_transition(monitor, status, expected)
     return Decision(monitor, status, kept_expected, next_alert(after, kept_expected), event)
-
-
-def _transition(monitor: dict[str, Any], status: str, expected: datetime | None
-                ) -> tuple[str, dict[str, Any]]:
-    grace = timedelta(seconds=monitor["grace_seconds"])
-    data: dict[str, Any] = {"previous_status": monitor["status"]}
-    if status == "up":
-        return "monitor.up", {**data, "reason": "on_time", "expected_at": expected}
-    deadline = None if expected is None else expected + grace
-    if status == "late":
-        return "monitor.late", {**data, "expected_at": expected, "deadline": deadline}
-    start = monitor["last_start_at"]
-    if start is not None and (deadline is None or start + grace <= deadline):
-        return "monitor.down", {**data, "reason": "start_timeout", "started_at": start,
-                                "deadline": start + grace}
-    return "monitor.down", {**data, "reason": "overdue", "expected_at": expected,
-                            "deadline": deadline}
 
 
 async def check_due(pool: AsyncConnectionPool, now: Instant, *, limit: int,
@@ -233,10 +223,12 @@ async def apply_decisions(conn: psycopg.AsyncConnection, decisions: list[Decisio
     ])
     for d in decisions:
         m = d.monitor
-        if d.status == "down" and d.event and m["id"] in applied and m.get("channels"):
+        # time only ever takes a monitor down, never back up from down (status_at): "down"
+        alert = alert_for(m["status"], d.status)
+        if alert and m["id"] in applied and m.get("channels"):
             await enqueue_monitor_alert(
                 conn, team_id=m["team_id"], monitor_id=m["id"], monitor_name=m["name"],
-                channel_ids=m["channels"], event="down", since=now, last_ping=_last_ping(m),
+                channel_ids=m["channels"], event=alert, since=now, last_ping=_last_ping(m),
                 now=now, realert_every=m["realert_every"], max_attempts=max_attempts)
     return applied
 

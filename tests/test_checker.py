@@ -18,8 +18,8 @@ from core.monitors import commands
 from core.monitors.commands import token_hash
 from core.monitors.definition import cached_schedule
 from core.monitors.ping import Ping, open_ping_pool, ping_batch_params
+from core.monitors.rules import timing
 from core.monitors.state import fold
-from core.monitors.timing import timing
 from core.queries import Q
 from tests.helpers import new_actor
 from tests.monitor_helpers import add_monitor, advance, monitor_row, ping, stream

@@ -16,7 +16,7 @@ from core.monitors import commands
 from core.monitors.batcher import PingBatcher
 from core.monitors.definition import cached_schedule
 from core.monitors.ping import Ping, open_ping_pool, record_ping, record_pings
-from core.monitors.timing import timing
+from core.monitors.rules import timing
 from tests.helpers import new_actor
 from tests.monitor_helpers import add_monitor, monitor_row, stream
 

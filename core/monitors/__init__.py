@@ -1,1 +1,1 @@
-"""Heartbeat monitors (DESIGN 3.3): definition, state, timing rules, commands, pings, reads."""
+"""Heartbeat monitors (DESIGN 3.3): definition, state, rules, commands, pings, reads."""

@@ -24,8 +24,8 @@ from core.db import team_row, transaction
 from core.errors import ConcurrencyConflict, Conflict
 from core.events import append_events, stream_events
 from core.monitors.definition import DEFINITION_FIELDS, cached_schedule, normalize_definition
+from core.monitors.rules import timing
 from core.monitors.state import evolve
-from core.monitors.timing import timing
 from core.notifications.outbox import forget_monitor_alert, reschedule_monitor_realert
 from core.queries import Q
 from core.stored import schedule_problem

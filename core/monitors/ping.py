@@ -34,6 +34,7 @@ from psycopg_pool import AsyncConnectionPool
 from core.clock import rfc3339
 from core.db import QuickReconnectPool
 from core.monitors.commands import token_hash
+from core.monitors.rules import alert_for
 from core.notifications.outbox import DEFAULT_MAX_ATTEMPTS, enqueue_monitor_alert
 from core.outage import connect_dsn
 from core.queries import Q
@@ -199,8 +200,8 @@ async def _record_alerting(conn: psycopg.AsyncConnection, pings: Sequence[tuple[
     """Record pings of monitors that notify, and queue the alerts of the transitions they
     cause, in one transaction (``conn`` is a dict-row connection, not in a transaction).
 
-    healthchecks' rule: notify when a monitor goes down and when it comes back up after being
-    down; a ping that leaves the status as it is says nothing.
+    Which transitions alert is :func:`core.monitors.rules.alert_for` (healthchecks' rule:
+    down, and up after down); a ping that leaves the status as it is says nothing.
     """
     hashes = sorted({token_hash(ping.token) for ping, _ in pings})
     async with conn.transaction():
@@ -215,12 +216,12 @@ async def _record_alerting(conn: psycopg.AsyncConnection, pings: Sequence[tuple[
             if status is None or key not in monitors:
                 continue
             before, status_of[key] = status_of[key], status
-            if (before == "down") == (status == "down"):
+            event = alert_for(before, status)
+            if event is None:
                 continue
             row = monitors[key]
-            if status == "down":
+            if event == "down":
                 down_since[key] = at
-            event = "down" if status == "down" else "up"
             await enqueue_monitor_alert(
                 conn, team_id=row["team_id"], monitor_id=row["id"], monitor_name=row["name"],
                 channel_ids=row["channels"], event=event, since=down_since[key] or at,

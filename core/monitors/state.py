@@ -1,9 +1,10 @@
 """The monitor aggregate's state, folded from its event stream.
 
 The ``monitors`` projection row is :func:`fold` over the monitor's stream, plus the derived
-``next_expected_at`` and ``alert_at`` (:func:`core.monitors.timing.timing`). Commands write the
-folded state; the ping statement and the checker write the same fields in SQL, and a test replays
-the stream and compares it with the row.
+``next_expected_at`` and ``alert_at`` (:func:`core.monitors.rules.timing`). The rules themselves
+(what a ping does, what time does) are in :mod:`core.monitors.rules`; this module only folds the
+events they produced. Commands write the folded state; the ping statement and the checker write
+the same fields in SQL, and a test replays the stream and compares it with the row.
 
 Event types and payloads:
     ``monitor.created``        ``{definition fields… (channels, realert_every since 0005),
@@ -35,6 +36,7 @@ from datetime import datetime
 from typing import Any
 
 from core.monitors.definition import DEFINITION_FIELDS
+from core.monitors.rules import apply_ping
 
 STATUS_AFTER = {
     "monitor.up": "up",
@@ -53,24 +55,6 @@ def _instant(value: Any) -> datetime:
 
 def _uuid(value: Any) -> uuid.UUID | None:
     return None if value is None else uuid.UUID(str(value))
-
-
-def apply_ping(state: dict[str, Any], kind: str, rid: uuid.UUID | None, at: datetime,
-               duration_ms: int | None) -> dict[str, Any]:
-    """The state after a ping of effective ``kind`` (healthchecks' ``Check.ping``).
-
-    A success or failure closes the pending start when its ``rid`` matches (both absent counts
-    as a match), and a failure or a success without ``rid`` closes it in any case.
-    """
-    new = dict(state)
-    if kind == "start":
-        new.update(last_start_at=at, last_start_rid=rid)
-    elif kind in ("success", "fail"):
-        new.update(last_ping_at=at, last_duration_ms=duration_ms)
-        if state["last_start_at"] is not None and (
-                state["last_start_rid"] == rid or kind == "fail" or rid is None):
-            new.update(last_start_at=None, last_start_rid=None)
-    return new
 
 
 def evolve(state: dict[str, Any] | None, event: dict[str, Any]) -> dict[str, Any]:

@@ -2,7 +2,7 @@
 
 A ``monitors`` row is :func:`core.monitors.state.evolve` folded over the monitor's stream, with
 ``next_expected_at`` and ``alert_at`` computed from that state as of the rebuild instant
-(:func:`core.monitors.timing.timing`), exactly as the commands and the checker compute them.
+(:func:`core.monitors.rules.timing`), exactly as the commands and the checker compute them.
 Ping bodies are not in the log; :mod:`core.projections.rebuild` carries them over.
 """
 
@@ -14,8 +14,8 @@ from typing import Any
 
 import psycopg
 
+from core.monitors.rules import timing
 from core.monitors.state import evolve
-from core.monitors.timing import timing
 from core.projections.common import Skipped
 from core.queries import Q
 from core.scheduler import cached_schedule

@@ -85,15 +85,16 @@ SELECT pg_notify('cronledger_monitors', %(reason)s::text);
 -- arrival order, of {"i": position, "h": token SHA-256 (base64), "k": kind, "m": method,
 -- "r": rid, "t": arrival, "x": exit status, "a": address, "u": user agent, "b": body (base64),
 -- "s": body size} (one JSON text costs the driver far less to send than ten arrays).
+-- Its specification is core/monitors/rules.py (ping, ping_timing: healthchecks' Check.ping);
+-- tests/test_monitor_rules_property.py checks that the two agree, so change both together.
 -- Per monitor it locks the row (in id order, so concurrent batches cannot deadlock), folds the
--- monitor's pings in order with a recursive CTE (the rules of core/monitors/state.py apply_ping,
--- healthchecks' Check.ping: effective action, status, pending start and rid pairing, duration,
--- stream version), writes the final state, stores the bodies of the pings that have one (at the
--- stream version of their monitor.pinged), appends monitor.pinged and each status transition,
--- and wakes the checker when the next alert moved earlier. alert_at only ever moves earlier
--- here, so a ping that pushes the deadline out is a HOT update; the checker corrects it when it
--- comes. Cron monitors get their expected instant from the checker (alert_at = the ping time):
--- SQL has no cron engine. Returns one row per input position: the monitor's status after that
+-- monitor's pings in order with a recursive CTE (effective action, status, pending start and
+-- rid pairing, duration, stream version), writes the final state, stores the bodies of the
+-- pings that have one (at the stream version of their monitor.pinged), appends monitor.pinged
+-- and each status transition, and wakes the checker when the next alert moved earlier.
+-- alert_at only ever moves earlier here, so a ping that pushes the deadline out is a HOT update;
+-- the checker corrects it when it comes. Cron monitors get their expected instant from the
+-- checker (alert_at = the ping time): SQL has no cron engine. Returns one row per input position: the monitor's status after that
 -- ping, or NULL when no live monitor has the token (nothing is written for it).
 -- With %(defer)s, a monitor that notifies (non-empty channels) and is down, or gets a fail ping
 -- in this batch, is left alone (not locked, nothing written) and its pings come back with

@@ -1,4 +1,4 @@
-"""Heartbeat timing of ``core/monitors/timing.py``: expected instant, status, next alert.
+"""Heartbeat timing of ``core/monitors/rules.py``: expected instant, status, next alert.
 
 Rules checked (docs/heartbeats.md, "States"; healthchecks.io's ``get_grace_start``,
 ``going_down_after`` and ``get_status``):
@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from core.monitors.timing import expected_after, next_alert, status_at, timing
+from core.monitors.rules import expected_after, next_alert, status_at, timing
 from core.schedule import Schedule, parse_schedule
 from tests.unit.instants import utc
 

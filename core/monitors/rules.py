@@ -1,0 +1,326 @@
+"""The monitor rules, in one place: what a ping does, what the passing of time does, what alerts.
+
+This module is the specification. Everything else applies it:
+
+* the fold of a monitor's stream (:mod:`core.monitors.state`) calls :func:`apply_ping`;
+* the commands, the rebuild and the checker compute ``next_expected_at`` / ``alert_at`` and
+  the time transitions with :func:`timing`, :func:`status_at`, :func:`next_alert` and
+  :func:`time_transition`;
+* the ping path (``monitor_ping_batch`` in ``core/sql/monitors.sql``) applies :func:`ping` in
+  SQL, one statement per batch for speed; ``tests/test_monitor_rules_property.py`` checks on
+  generated ping sequences that the statement and :func:`ping` agree (docs/architecture.md,
+  *Invariants*);
+* both the ping path and the checker queue alerts where :func:`alert_for` says so.
+
+The rules are healthchecks.io's (``hc/api/models.py``), with its ``grace`` state named
+``late`` and stored. States are plain dicts (the ``monitors`` row's fields); instants are
+timezone-aware UTC ``datetime``; ``grace_seconds`` and periods are in seconds, durations in
+milliseconds.
+
+**A ping** (``Check.ping``; see docs/heartbeats.md, *Pinging*):
+
+* effective action: the ping's kind (``success``, ``start``, ``fail``, ``log``), or
+  ``ignored`` (healthchecks' ``ign``) for any ping to a ``paused`` monitor with
+  ``manual_resume``, and for a non-POST ping to a monitor with ``methods = post``;
+* status: ``success`` makes it ``up``, ``fail`` makes it ``down``; other actions keep it;
+* pending start: ``start`` records ``last_start_at`` and its ``rid``; a success or failure
+  whose ``rid`` matches the pending start (both ``None`` counts as a match) closes it and
+  records the duration (``last_duration_ms``, floored to the millisecond); a failure, or a
+  success without ``rid``, closes it in any case (without a duration); a success with another
+  ``rid`` leaves it alone. A success or failure sets ``last_ping_at`` and
+  ``last_duration_ms`` (``None`` without a matching start);
+* events: ``monitor.pinged`` at the next stream version, then, when the status changed,
+  ``monitor.up`` (``reason: ping``) or ``monitor.down`` (``reason: fail``) at the one after.
+
+**Time** (``get_grace_start``, ``going_down_after``, ``get_status``):
+
+* expected instant: ``last_ping_at + period`` for a period schedule; for cron, the first fire
+  of the schedule strictly after ``last_ping_at``, evaluated in the monitor's zone with the
+  same engine and DST rules as jobs. The ping statement has no cron engine: for a cron monitor
+  it stores no expected instant and sets ``alert_at`` to the ping's instant, so the checker
+  computes it at once;
+* ``late`` from the expected instant (inclusive), ``down`` from ``expected + grace``
+  (inclusive): a ping at 11:04:59 with a 1 h period and 5 min grace is expected at 12:04:59,
+  late then, down at 12:09:59;
+* a ``/start`` must be followed by a success or a failure within the grace period, whatever the
+  status (``new`` and ``paused`` included), or the monitor is ``down`` at ``start + grace``;
+* ``new``, ``paused`` and ``down`` never change with time, except through a pending start.
+
+``alert_at`` is the next instant at which the stored status may change by the passing of time;
+the checker claims a monitor when it is reached. The ping statement only ever moves it earlier:
+a ping that pushes the deadline out leaves the indexed column alone (a HOT update), and the
+checker, claiming the monitor at the old instant, finds it on time and sets the exact instant.
+So ``alert_at`` is never later than the next change, possibly earlier.
+
+**Alerts** (``Flip.select_channels``): a monitor alerts when it goes down and when it comes
+back up after being down (:func:`alert_for`); ``late`` never alerts, nor ``new``/``paused`` →
+``up``. Re-alerts while down (``still_down``) are the checker's, every ``realert_every``.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any, Literal
+
+from core.schedule import Schedule
+
+ACTIVE = ("up", "late")
+FINISHES = ("success", "fail")  # the actions that end a run (healthchecks: not start/log/ign)
+
+
+# -- a ping ---------------------------------------------------------------------------------------
+def effective_action(kind: str, method: str, *, status: str, methods: str,
+                     manual_resume: bool) -> str:
+    """The action a ping takes: its ``kind``, or ``ignored`` (healthchecks' ``ign``).
+
+    Args:
+        kind: ``success``, ``start``, ``fail`` or ``log`` (an exit status already mapped).
+        method: the HTTP method, upper case.
+        status: the monitor's status when the ping arrives.
+        methods: the monitor's ``methods`` (``any`` | ``post``).
+        manual_resume: the monitor's ``manual_resume``.
+    """
+    if (status == "paused" and manual_resume) or (methods == "post" and method != "POST"):
+        return "ignored"
+    return kind
+
+
+def status_after_ping(status: str, action: str) -> str:
+    """The status after a ping of effective ``action`` (``Check.ping``'s ``new_status``)."""
+    if action == "success":
+        return "up"
+    if action == "fail":
+        return "down"
+    return status
+
+
+def _pairs(state: dict[str, Any], action: str, rid: uuid.UUID | None) -> bool:
+    return action in FINISHES and state["last_start_at"] is not None \
+        and state["last_start_rid"] == rid
+
+
+def ping_duration_ms(state: dict[str, Any], action: str, rid: uuid.UUID | None,
+                     at: datetime) -> int | None:
+    """Milliseconds (floored) from the pending start to this success or failure at ``at``,
+    when its ``rid`` matches the start's (both ``None`` counts); else ``None``."""
+    if not _pairs(state, action, rid):
+        return None
+    return (at - state["last_start_at"]) // timedelta(milliseconds=1)
+
+
+def apply_ping(state: dict[str, Any], action: str, rid: uuid.UUID | None, at: datetime,
+               duration_ms: int | None) -> dict[str, Any]:
+    """``state`` with the ping fields (``last_ping_at``, ``last_start_at``,
+    ``last_start_rid``, ``last_duration_ms``) after a ping of effective ``action`` at ``at``.
+
+    ``duration_ms`` is the ping's recorded duration (:func:`ping_duration_ms` when it was
+    recorded). The status and version are not touched: they follow the events.
+    """
+    new = dict(state)
+    if action == "start":
+        new.update(last_start_at=at, last_start_rid=rid)
+    elif action in FINISHES:
+        new.update(last_ping_at=at, last_duration_ms=duration_ms)
+        if state["last_start_at"] is not None and (
+                state["last_start_rid"] == rid or action == "fail" or rid is None):
+            new.update(last_start_at=None, last_start_rid=None)
+    return new
+
+
+@dataclass(frozen=True)
+class PingOutcome:
+    """What one ping does to a monitor (see :func:`ping`).
+
+    Attributes:
+        action: the effective action (:func:`effective_action`).
+        state: the state after the ping: ``status``, the ping fields and ``version`` updated.
+        events: ``(event_type, data)`` to append, in order, at ``version + 1``, ``+ 2``.
+    """
+
+    action: str
+    state: dict[str, Any]
+    events: tuple[tuple[str, dict[str, Any]], ...]
+
+
+def ping(state: dict[str, Any], *, kind: str, method: str, rid: uuid.UUID | None,
+         at: datetime, exit_status: int | None = None) -> PingOutcome:
+    """The rule of one ping (healthchecks' ``Check.ping``), as the ping statement applies it.
+
+    Args:
+        state: needs ``status``, ``methods``, ``manual_resume``, ``last_ping_at``,
+            ``last_start_at``, ``last_start_rid``, ``last_duration_ms`` and ``version``.
+        kind, method, rid, exit_status: the ping (:class:`core.monitors.ping.Ping`).
+        at: its arrival instant (UTC).
+
+    Returns:
+        The effective action, the state after it and its events: ``monitor.pinged``
+        ``{"kind": action, "method", "rid", "exit_status", "duration_ms"}`` (the caller adds
+        ``body_size``, ``remote_addr``, ``user_agent``), then on a status change
+        ``monitor.up`` ``{"previous_status", "reason": "ping"}`` or ``monitor.down``
+        ``{"previous_status", "reason": "fail", "exit_status"}``.
+    """
+    before = state["status"]
+    action = effective_action(kind, method, status=before, methods=state["methods"],
+                              manual_resume=state["manual_resume"])
+    duration = ping_duration_ms(state, action, rid, at)
+    status = status_after_ping(before, action)
+    new = apply_ping(state, action, rid, at, duration)
+    events: list[tuple[str, dict[str, Any]]] = [("monitor.pinged", {
+        "kind": action, "method": method, "rid": rid, "exit_status": exit_status,
+        "duration_ms": duration})]
+    if status == "up" != before:
+        events.append(("monitor.up", {"previous_status": before, "reason": "ping"}))
+    elif status == "down" != before:
+        events.append(("monitor.down", {"previous_status": before, "reason": "fail",
+                                        "exit_status": exit_status}))
+    new.update(status=status, version=state["version"] + len(events))
+    return PingOutcome(action, new, tuple(events))
+
+
+# -- time -----------------------------------------------------------------------------------------
+def expected_after(schedule: Schedule, last_ping_at: datetime | None) -> datetime | None:
+    """The instant the next ping is due after a success or failure at ``last_ping_at`` (UTC).
+
+    Returns:
+        ``None`` before the first ping, or for a cron schedule without a further fire.
+    """
+    if last_ping_at is None:
+        return None
+    if schedule.interval_seconds is not None:
+        return last_ping_at + timedelta(seconds=schedule.interval_seconds)
+    return schedule.next_fire(last_ping_at)
+
+
+def _grace(state: dict[str, Any]) -> timedelta:
+    return timedelta(seconds=state["grace_seconds"])
+
+
+def _start_deadline(state: dict[str, Any]) -> datetime | None:
+    start = state.get("last_start_at")
+    return None if start is None else start + _grace(state)
+
+
+def status_at(state: dict[str, Any], expected: datetime | None, now: datetime) -> str:
+    """The status the monitor has at ``now`` given its stored status (healthchecks' get_status).
+
+    Args:
+        state: needs ``status``, ``grace_seconds`` and ``last_start_at``.
+        expected: the expected instant (see :func:`expected_after`), ``None`` if unknown.
+        now: the instant to evaluate (UTC).
+    """
+    status = state["status"]
+    if status in ("down", "deleted"):
+        return status
+    start_deadline = _start_deadline(state)
+    if start_deadline is not None and now >= start_deadline:
+        return "down"
+    if status not in ACTIVE or expected is None:
+        return status
+    if now >= expected + _grace(state):
+        return "down"
+    return "late" if now >= expected else "up"
+
+
+def next_alert(state: dict[str, Any], expected: datetime | None) -> datetime | None:
+    """The next instant at which the stored status may change by time alone, if any.
+
+    A result at or before the current instant means the checker has a decision to make now.
+    """
+    status = state["status"]
+    if status in ("down", "deleted"):
+        return None
+    candidates = [_start_deadline(state)]
+    if status == "up" and expected is not None:
+        candidates.append(expected)
+    elif status == "late" and expected is not None:
+        candidates.append(expected + _grace(state))
+    present = [c for c in candidates if c is not None]
+    return min(present) if present else None
+
+
+def timing(state: dict[str, Any], schedule: Schedule, now: datetime
+           ) -> tuple[datetime | None, datetime | None]:
+    """``(next_expected_at, alert_at)`` for the projection row of ``state`` at ``now``.
+
+    When the stored status no longer matches the time (a schedule or grace change made the
+    monitor late, down or on time again), ``alert_at`` is ``now`` so the checker decides the
+    transition and appends its event at once.
+    """
+    expected = expected_after(schedule, state.get("last_ping_at")) \
+        if state["status"] in ACTIVE else None
+    if status_at(state, expected, now) != state["status"]:
+        return expected, now
+    return expected, next_alert(state, expected)
+
+
+def ping_timing(state: dict[str, Any], before: dict[str, Any], period_seconds: float | None,
+                at: datetime) -> tuple[datetime | None, datetime | None]:
+    """``(next_expected_at, alert_at)`` as the ping statement writes them after a batch.
+
+    Args:
+        state: the state after the batch's last ping to the monitor (:func:`ping`).
+        before: the row as the statement locked it (``last_ping_at``, ``next_expected_at``,
+            ``alert_at``).
+        period_seconds: the period of a period schedule, ``None`` for cron.
+        at: the instant of the batch's last ping to the monitor (UTC).
+
+    A period schedule's expected instant is :func:`expected_after`. A cron monitor that an
+    up/late ping finished gets none, and ``alert_at = at``: the checker, claiming it at once,
+    computes it (SQL has no cron engine). ``alert_at`` only ever moves earlier: it is the
+    earlier of the stored one and :func:`next_alert` (so a HOT update when the deadline moves
+    out; the checker then sets the exact instant).
+    """
+    expected: datetime | None = None
+    if state["status"] in ACTIVE:
+        if period_seconds is not None:
+            expected = state["last_ping_at"] + timedelta(seconds=period_seconds)
+        elif state["last_ping_at"] == before["last_ping_at"]:
+            expected = before["next_expected_at"]
+    exact = at if state["status"] in ACTIVE and expected is None and period_seconds is None \
+        else next_alert(state, expected)
+    present = [a for a in (before["alert_at"], exact) if a is not None]
+    return expected, min(present) if present else None
+
+
+def time_transition(state: dict[str, Any], status: str, expected: datetime | None
+                    ) -> tuple[str, dict[str, Any]]:
+    """The event of a change to ``status`` (from :func:`status_at`) by the passing of time.
+
+    Returns:
+        ``monitor.up`` ``{"previous_status", "reason": "on_time", "expected_at"}`` (a schedule
+        change made it on time again), ``monitor.late`` ``{"previous_status", "expected_at",
+        "deadline"}``, or ``monitor.down`` with ``reason`` ``start_timeout``
+        (``started_at``, ``deadline``) when the pending start's deadline comes first, else
+        ``overdue`` (``expected_at``, ``deadline``).
+    """
+    grace = _grace(state)
+    data: dict[str, Any] = {"previous_status": state["status"]}
+    if status == "up":
+        return "monitor.up", {**data, "reason": "on_time", "expected_at": expected}
+    deadline = None if expected is None else expected + grace
+    if status == "late":
+        return "monitor.late", {**data, "expected_at": expected, "deadline": deadline}
+    start = state["last_start_at"]
+    if start is not None and (deadline is None or start + grace <= deadline):
+        return "monitor.down", {**data, "reason": "start_timeout", "started_at": start,
+                                "deadline": start + grace}
+    return "monitor.down", {**data, "reason": "overdue", "expected_at": expected,
+                            "deadline": deadline}
+
+
+# -- alerts ---------------------------------------------------------------------------------------
+def alert_for(before: str, after: str) -> Literal["down", "up"] | None:
+    """The alert a status change from ``before`` to ``after`` queues, if any.
+
+    healthchecks' rule (``Flip.select_channels``): ``down`` when the monitor goes down (from
+    any other status), ``up`` when it comes back up after being down; nothing otherwise (no
+    change, ``late``, ``new``/``paused``/``late`` → ``up``). Used by the ping path
+    (:mod:`core.monitors.ping`) and the checker (:mod:`core.checker`).
+    """
+    if after == "down" and before != "down":
+        return "down"
+    if after == "up" and before == "down":
+        return "up"
+    return None

@@ -1,0 +1,205 @@
+"""The monitor rules (core/monitors/rules.py) on their own, no database: the examples of
+docs/heartbeats.md and the alert edge table."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from core.monitors import rules
+from core.monitors.definition import monitor_schedule
+
+T = datetime(2026, 11, 30, 10, 0, 0, tzinfo=UTC)
+HOUR = monitor_schedule("1h", "UTC", T)
+R1, R2 = uuid.UUID(int=1), uuid.UUID(int=2)
+STATUSES = ("new", "up", "late", "down", "paused")
+
+
+def at(hh: int, mm: int, ss: int = 0, ms: int = 0) -> datetime:
+    return T.replace(hour=hh, minute=mm, second=ss) + timedelta(milliseconds=ms)
+
+
+def monitor(**fields: Any) -> dict[str, Any]:
+    state = {"status": "new", "methods": "any", "manual_resume": False, "grace_seconds": 300,
+             "last_ping_at": None, "last_start_at": None, "last_start_rid": None,
+             "last_duration_ms": None, "version": 1}
+    return {**state, **fields}
+
+
+def pings(state: dict[str, Any], *sent: tuple[Any, ...]) -> tuple[dict[str, Any], list[str]]:
+    """Apply ``(kind, at[, rid[, method]])`` pings; the state after and the event types."""
+    types = []
+    for kind, instant, *rest in sent:
+        rid = rest[0] if rest else None
+        method = rest[1] if len(rest) > 1 else "GET"
+        outcome = rules.ping(state, kind=kind, method=method, rid=rid, at=instant)
+        state = outcome.state
+        types += [event_type for event_type, _ in outcome.events]
+    return state, types
+
+
+# -- time (docs/heartbeats.md, States: the boundary to the second, shared case M01) --------------
+def test_m01_expected_late_and_down_to_the_second() -> None:
+    state, _ = pings(monitor(), ("success", at(10, 0)))
+    assert state["status"] == "up"
+    expected = rules.expected_after(HOUR, state["last_ping_at"])
+    assert expected == at(11, 0)
+    assert rules.next_alert(state, expected) == at(11, 0)
+    assert rules.status_at(state, expected, at(10, 59, 59)) == "up"
+    assert rules.status_at(state, expected, at(11, 0)) == "late"
+    late = {**state, "status": "late"}
+    assert rules.status_at(late, expected, at(11, 4, 58)) == "late"
+    assert rules.next_alert(late, expected) == at(11, 5)
+    # the ping at 11:04:59 makes it up, expected again at 12:04:59, down at 12:09:59
+    state, types = pings(late, ("success", at(11, 4, 59)))
+    assert types == ["monitor.pinged", "monitor.up"] and state["status"] == "up"
+    expected = rules.expected_after(HOUR, state["last_ping_at"])
+    assert expected == at(12, 4, 59)
+    assert rules.status_at(state, expected, at(12, 4, 58)) == "up"
+    assert rules.status_at(state, expected, at(12, 4, 59)) == "late"
+    assert rules.status_at({**state, "status": "late"}, expected, at(12, 9, 58)) == "late"
+    assert rules.status_at({**state, "status": "late"}, expected, at(12, 9, 59)) == "down"
+    event, data = rules.time_transition({**state, "status": "late"}, "down", expected)
+    assert (event, data["reason"], data["deadline"]) == ("monitor.down", "overdue", at(12, 9, 59))
+    event, data = rules.time_transition(state, "late", expected)
+    assert (event, data["expected_at"], data["deadline"]) == (
+        "monitor.late", at(12, 4, 59), at(12, 9, 59))
+
+
+def test_m01_ping_after_the_deadline_is_down_then_up() -> None:
+    state, _ = pings(monitor(), ("success", at(10, 0)))
+    expected = rules.expected_after(HOUR, state["last_ping_at"])
+    assert rules.status_at({**state, "status": "late"}, expected, at(11, 5)) == "down"
+    state, types = pings({**state, "status": "down"}, ("success", at(11, 5, 1)))
+    assert types == ["monitor.pinged", "monitor.up"] and state["status"] == "up"
+
+
+@pytest.mark.parametrize("status", ["new", "up", "late", "paused"])
+def test_a_start_must_be_followed_within_grace_whatever_the_status(status: str) -> None:
+    state, types = pings(monitor(status=status), ("start", at(10, 0)))
+    assert types == ["monitor.pinged"] and state["status"] == status
+    assert state["last_start_at"] == at(10, 0)
+    # up: not due for a long while; late: since 10:01, so down at 10:06 but for the start
+    expected = {"up": at(23, 0), "late": at(10, 1)}.get(status)
+    assert rules.next_alert(state, expected) == at(10, 5)
+    assert rules.status_at(state, expected, at(10, 4, 59)) == status
+    assert rules.status_at(state, expected, at(10, 5)) == "down"
+    event, data = rules.time_transition(state, "down", expected)
+    assert (event, data["reason"], data["started_at"], data["deadline"]) == (
+        "monitor.down", "start_timeout", at(10, 0), at(10, 5))
+
+
+@pytest.mark.parametrize("status", ["new", "paused", "down"])
+def test_new_paused_and_down_never_change_with_time_alone(status: str) -> None:
+    state = monitor(status=status, last_ping_at=at(0, 0))
+    assert rules.next_alert(state, None) is None
+    assert rules.status_at(state, None, at(23, 59)) == status
+    assert rules.timing(state, HOUR, at(23, 59)) == (None, None)
+
+
+def test_timing_asks_the_checker_at_once_when_the_stored_status_is_stale() -> None:
+    state = monitor(status="up", last_ping_at=at(8, 0))  # e.g. after a PATCH of the schedule
+    assert rules.timing(state, HOUR, at(10, 0)) == (at(9, 0), at(10, 0))
+    assert rules.timing(state, HOUR, at(8, 30)) == (at(9, 0), at(9, 0))
+
+
+# -- a ping (docs/heartbeats.md, Pinging) --------------------------------------------------------
+@pytest.mark.parametrize("kind", ["success", "start", "fail", "log"])
+def test_a_paused_monitor_with_manual_resume_ignores_every_ping(kind: str) -> None:
+    state = monitor(status="paused", manual_resume=True)
+    outcome = rules.ping(state, kind=kind, method="POST", rid=None, at=at(10, 0))
+    assert outcome.action == "ignored"
+    assert [e for e, _ in outcome.events] == ["monitor.pinged"]
+    assert outcome.events[0][1]["kind"] == "ignored"
+    assert outcome.state == {**state, "version": 2}
+
+
+@pytest.mark.parametrize(("method", "action"), [("GET", "ignored"), ("HEAD", "ignored"),
+                                                ("POST", "success")])
+def test_methods_post_ignores_get_and_head(method: str, action: str) -> None:
+    outcome = rules.ping(monitor(methods="post"), kind="success", method=method, rid=None,
+                         at=at(10, 0))
+    assert outcome.action == action
+    assert outcome.state["status"] == ("up" if action == "success" else "new")
+
+
+def test_a_ping_resumes_a_paused_monitor_without_manual_resume() -> None:
+    state, types = pings(monitor(status="paused"), ("success", at(10, 0)))
+    assert (state["status"], types) == ("up", ["monitor.pinged", "monitor.up"])
+    state, types = pings(monitor(status="paused"), ("fail", at(10, 0)))
+    assert (state["status"], types) == ("down", ["monitor.pinged", "monitor.down"])
+
+
+def test_events_and_versions_of_a_ping() -> None:
+    outcome = rules.ping(monitor(status="up", version=7), kind="fail", method="GET", rid=R1,
+                         at=at(10, 0), exit_status=3)
+    assert outcome.events == (
+        ("monitor.pinged", {"kind": "fail", "method": "GET", "rid": R1, "exit_status": 3,
+                            "duration_ms": None}),
+        ("monitor.down", {"previous_status": "up", "reason": "fail", "exit_status": 3}))
+    assert outcome.state["version"] == 9
+    # no change of status: only monitor.pinged, one version
+    for kind in ("fail", "log", "start"):
+        again = rules.ping(outcome.state, kind=kind, method="GET", rid=None, at=at(10, 1))
+        assert [e for e, _ in again.events] == ["monitor.pinged"]
+        assert again.state["version"] == 10 and again.state["status"] == "down"
+    up = rules.ping(outcome.state, kind="success", method="GET", rid=None, at=at(10, 2))
+    assert up.events[1] == ("monitor.up", {"previous_status": "down", "reason": "ping"})
+
+
+@pytest.mark.parametrize(("start_rid", "kind", "rid", "closes", "duration"), [
+    (None, "success", None, True, 42_500),  # no rid on both sides: a match
+    (R1, "success", R1, True, 42_500),
+    (R1, "success", R2, False, None),  # another run's end leaves the start alone
+    (R1, "success", None, True, None),  # a success without rid closes any start
+    (None, "success", R1, False, None),
+    (R1, "fail", R2, True, None),  # a failure closes any start
+    (R1, "fail", R1, True, 42_500),
+    (None, "fail", R1, True, None),
+    (R1, "log", R1, False, None),  # a log changes nothing
+])
+def test_rid_pairing_and_duration(start_rid: uuid.UUID | None, kind: str,
+                                  rid: uuid.UUID | None, closes: bool,
+                                  duration: int | None) -> None:
+    started, _ = pings(monitor(status="up"), ("start", at(10, 0), start_rid))
+    state, _ = pings(started, (kind, at(10, 0, 42, 500), rid))
+    assert (state["last_start_at"] is None) == closes
+    assert state["last_start_rid"] == (None if closes else start_rid)
+    if kind != "log":
+        assert state["last_ping_at"] == at(10, 0, 42, 500)
+        assert state["last_duration_ms"] == duration
+
+
+def test_duration_is_floored_to_the_millisecond() -> None:
+    started, _ = pings(monitor(), ("start", at(10, 0)))
+    end = at(10, 0, 1) + timedelta(microseconds=999)
+    assert rules.ping_duration_ms(started, "success", None, end) == 1000
+    assert rules.ping_duration_ms(started, "log", None, end) is None
+
+
+def test_what_the_ping_statement_writes_for_the_time() -> None:
+    before = {"last_ping_at": None, "next_expected_at": None, "alert_at": at(12, 0)}
+    state, _ = pings(monitor(), ("success", at(10, 0)))
+    # a period: the expected instant, alert_at only ever earlier
+    assert rules.ping_timing(state, before, 3600.0, at(10, 0)) == (at(11, 0), at(11, 0))
+    assert rules.ping_timing(state, {**before, "alert_at": at(10, 30)}, 3600.0, at(10, 0)) == (
+        at(11, 0), at(10, 30))
+    # cron: left to the checker, at once
+    assert rules.ping_timing(state, before, None, at(10, 0)) == (None, at(10, 0))
+    # down: nothing to wait for, the stored alert_at stays (the checker clears it)
+    down, _ = pings(state, ("fail", at(10, 1)))
+    assert rules.ping_timing(down, before, 3600.0, at(10, 1)) == (None, at(12, 0))
+
+
+# -- alerts ---------------------------------------------------------------------------------------
+ALERTS = {("up", "down"): "down", ("late", "down"): "down", ("new", "down"): "down",
+          ("paused", "down"): "down", ("down", "up"): "up"}
+
+
+@pytest.mark.parametrize("before", STATUSES)
+@pytest.mark.parametrize("after", STATUSES)
+def test_the_alert_edge(before: str, after: str) -> None:
+    assert rules.alert_for(before, after) == ALERTS.get((before, after))

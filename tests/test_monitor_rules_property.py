@@ -1,0 +1,153 @@
+"""The ping statement (``monitor_ping_batch``) agrees with its specification,
+:mod:`core.monitors.rules`, on generated monitors and ping sequences (docs/architecture.md,
+*Invariants*).
+
+Each example creates two monitors of one generated definition (period or cron schedule, grace,
+methods, manual_resume, paused or not) and sends both the same generated pings (kind or exit
+status, method, rid from a small pool, non-decreasing arrival instants) through the real ping
+path against PostgreSQL: monitor A's all in one statement, monitor B's split into generated
+batches, the first of which also carries A's pings (interleaved, so the statement partitions
+by monitor). After every statement, both rows, the statuses returned and the appended events
+must be what :func:`core.monitors.rules.ping` and :func:`core.monitors.rules.ping_timing` say,
+and the fold of the stream (:mod:`core.monitors.state`) must give the row back.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from hypothesis import HealthCheck, given, note, settings
+from hypothesis import strategies as st
+from psycopg_pool import AsyncConnectionPool
+
+from core.monitors import commands, rules
+from core.monitors.ping import Ping, record_pings
+from core.monitors.state import fold
+from tests.helpers import new_actor
+from tests.monitor_helpers import add_monitor, monitor_row, stream
+
+T0 = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
+RIDS = [None, uuid.UUID(int=1), uuid.UUID(int=2)]
+ROW_FIELDS = ("status", "last_ping_at", "last_start_at", "last_start_rid", "last_duration_ms",
+              "next_expected_at", "alert_at", "version")
+FOLDED_FIELDS = ("status", "last_ping_at", "last_start_at", "last_start_rid",
+                 "last_duration_ms", "version")
+KINDS = {"success": ("success", None), "start": ("start", None), "fail": ("fail", None),
+         "log": ("log", None), "exit 0": ("success", 0), "exit 1": ("fail", 1),
+         "exit 255": ("fail", 255)}
+
+definitions = st.fixed_dictionaries({
+    # periods (the statement computes their expected instant) and cron (left to the checker)
+    "schedule": st.sampled_from(["30s", "60s", "3600s", "5400s", "86400s", "*/5 * * * *",
+                                 "0 3 * * *"]),
+    "grace_seconds": st.integers(1, 7200),
+    "methods": st.sampled_from(["any", "post"]),
+    "manual_resume": st.booleans(),
+    "paused": st.booleans(),
+})
+pings = st.lists(st.tuples(
+    st.sampled_from(sorted(KINDS)),
+    st.sampled_from(["GET", "POST", "HEAD"]),
+    st.sampled_from(range(len(RIDS))),
+    st.integers(0, 3 * 3600 * 10**6),  # microseconds since the previous ping (0: same instant)
+    st.booleans(),  # monitor B's batch ends after this ping
+), min_size=1, max_size=20)
+
+
+class Model:
+    """One monitor as the rules see it: the row as created, then :func:`rules.ping` per ping."""
+
+    def __init__(self, row: dict[str, Any]) -> None:
+        self.state = {**row}
+        self.period = row["period_seconds"]
+        self.events: list[tuple[int, str, dict[str, Any], datetime]] = []
+
+    def batch(self, sent: list[tuple[Ping, datetime]]) -> list[str]:
+        before, statuses = dict(self.state), []
+        for p, at in sent:
+            outcome = rules.ping(self.state, kind=p.kind, method=p.method, rid=p.rid, at=at,
+                                 exit_status=p.exit_status)
+            for n, (event_type, data) in enumerate(outcome.events, start=1):
+                if event_type == "monitor.pinged":
+                    data = {**data, "rid": None if p.rid is None else str(p.rid),
+                            "body_size": 0, "remote_addr": None, "user_agent": None}
+                self.events.append((self.state["version"] + n, event_type, data, at))
+            self.state = outcome.state
+            statuses.append(self.state["status"])
+        expected, alert = rules.ping_timing(self.state, before, self.period, sent[-1][1])
+        self.state.update(next_expected_at=expected, alert_at=alert)
+        return statuses
+
+
+async def _check(pool: AsyncConnectionPool, monitor: uuid.UUID, model: Model,
+                 version0: int) -> None:
+    row = await monitor_row(pool, monitor)
+    assert {k: row[k] for k in ROW_FIELDS} == {k: model.state[k] for k in ROW_FIELDS}
+    events = await stream(pool, monitor)
+    assert [(e["stream_version"], e["event_type"], e["data"], e["occurred_at"])
+            for e in events if e["stream_version"] > version0] == model.events
+    folded = fold(events)
+    assert folded is not None
+    assert {k: folded[k] for k in FOLDED_FIELDS} == {k: row[k] for k in FOLDED_FIELDS}
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(definition=definitions, script=pings)
+async def test_the_ping_statement_follows_the_rules(
+    fresh_pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool,
+    definition: dict[str, Any], script: list[tuple[str, str, int, int, bool]]
+) -> None:
+    actor = await new_actor(fresh_pool)
+    fields = dict(definition)
+    paused = fields.pop("paused")
+    monitors, tokens = [], []
+    for name in ("a", "b"):
+        monitor, token = await add_monitor(fresh_pool, actor, T0, name=name, **fields)
+        if paused:
+            await commands.set_paused(fresh_pool, actor, monitor, True, T0)
+        monitors.append(monitor)
+        tokens.append(token)
+    rows = [await monitor_row(fresh_pool, m) for m in monitors]
+    models = [Model(row) for row in rows]
+
+    at, timeline, cuts = T0, [], []
+    for label, method, rid, gap, cut in script:
+        at += timedelta(microseconds=gap)
+        kind, exit_status = KINDS[label]
+        timeline.append((kind, method, RIDS[rid], exit_status, at))
+        cuts.append(cut)
+    note(f"pings: {timeline}")
+
+    def sent(token: str, part: list[Any]) -> list[tuple[Ping, datetime]]:
+        return [(Ping(token=token, kind=k, method=m, rid=r, exit_status=x), t)
+                for k, m, r, x, t in part]
+
+    batches_b: list[list[Any]] = [[]]
+    for item, cut in zip(timeline, cuts, strict=True):
+        batches_b[-1].append(item)
+        if cut:
+            batches_b.append([])
+    batches_b = [b for b in batches_b if b]
+    note(f"monitor B's batches: {[len(b) for b in batches_b]}")
+
+    # statement 1: all of A's pings and B's first batch, interleaved in arrival order
+    a_pings, b_first = sent(tokens[0], timeline), sent(tokens[1], batches_b[0])
+    first = sorted([(p, t, 0, n) for n, (p, t) in enumerate(a_pings)]
+                   + [(p, t, 1, n) for n, (p, t) in enumerate(b_first)],
+                   key=lambda x: (x[1], x[3], x[2]))
+    statuses = await record_pings(ping_pool, [(p, t) for p, t, _, _ in first])
+    expected_a, expected_b = models[0].batch(a_pings), models[1].batch(b_first)
+    assert [s for s, item in zip(statuses, first, strict=True) if item[2] == 0] == expected_a
+    assert [s for s, item in zip(statuses, first, strict=True) if item[2] == 1] == expected_b
+    await _check(fresh_pool, monitors[0], models[0], rows[0]["version"])
+    await _check(fresh_pool, monitors[1], models[1], rows[1]["version"])
+    for part in batches_b[1:]:
+        batch = sent(tokens[1], part)
+        assert await record_pings(ping_pool, batch) == models[1].batch(batch)
+        await _check(fresh_pool, monitors[1], models[1], rows[1]["version"])
+    # one batch or many: the same end state
+    assert {k: models[0].state[k] for k in ROW_FIELDS if k != "alert_at"} == {
+        k: models[1].state[k] for k in ROW_FIELDS if k != "alert_at"}
