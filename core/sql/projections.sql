@@ -58,16 +58,21 @@ RETURNING name;
 -- Read models are written from one JSON array of rows per statement (json_to_recordset):
 -- much cheaper to send than one PostgreSQL array per column.
 
--- name: job_stats_hourly_load
+-- name: job_stats_load
+-- A template for the three job stats tables (same columns, migration 0006): {table} is
+-- job_stats_hourly, job_stats_daily or job_stats_weekly, filled with psycopg.sql.Identifier by
+-- core/projections/job_stats.py (an identifier cannot be a bound parameter). The bucket itself
+-- (hour, UTC day, ISO week) is computed there and comes as data.
 SELECT s.job_id AS key_id, s.bucket_start, s.succeeded, s.failed, s.skipped, s.missed, s.retries,
        s.duration_histogram, s.lateness_histogram
-FROM job_stats_hourly s
+FROM {table} s
 JOIN json_to_recordset(%(keys)s::json) AS k(id uuid, bucket_start timestamptz)
   ON s.job_id = k.id AND s.bucket_start = k.bucket_start;
 
--- name: job_stats_hourly_upsert
+-- name: job_stats_upsert
+-- A template like job_stats_load ({table}, and {pkey}: that table's primary key constraint).
 -- The row's new totals (the batch added to what _load returned; histograms merged in Python).
-INSERT INTO job_stats_hourly AS t (job_id, bucket_start, team_id, succeeded, failed, skipped,
+INSERT INTO {table} AS t (job_id, bucket_start, team_id, succeeded, failed, skipped,
                      missed, retries, duration_histogram, lateness_histogram, p50_duration_ms,
                      p95_duration_ms, p50_lateness_ms, p95_lateness_ms)
 SELECT r.id, r.bucket_start, r.team_id, r.succeeded, r.failed, r.skipped, r.missed, r.retries,
@@ -77,61 +82,7 @@ FROM json_to_recordset(%(rows)s::json) AS r(
     id uuid, bucket_start timestamptz, team_id uuid, succeeded int, failed int, skipped int,
     missed int, retries int, duration_histogram jsonb, lateness_histogram jsonb,
     p50_duration_ms int, p95_duration_ms int, p50_lateness_ms int, p95_lateness_ms int)
-ON CONFLICT ON CONSTRAINT job_stats_hourly_pkey DO UPDATE SET
-    succeeded = excluded.succeeded, failed = excluded.failed, skipped = excluded.skipped,
-    missed = excluded.missed, retries = excluded.retries,
-    duration_histogram = excluded.duration_histogram,
-    lateness_histogram = excluded.lateness_histogram,
-    p50_duration_ms = excluded.p50_duration_ms, p95_duration_ms = excluded.p95_duration_ms,
-    p50_lateness_ms = excluded.p50_lateness_ms, p95_lateness_ms = excluded.p95_lateness_ms;
-
--- name: job_stats_daily_load
-SELECT s.job_id AS key_id, s.bucket_start, s.succeeded, s.failed, s.skipped, s.missed, s.retries,
-       s.duration_histogram, s.lateness_histogram
-FROM job_stats_daily s
-JOIN json_to_recordset(%(keys)s::json) AS k(id uuid, bucket_start timestamptz)
-  ON s.job_id = k.id AND s.bucket_start = k.bucket_start;
-
--- name: job_stats_daily_upsert
--- The row's new totals (the batch added to what _load returned; histograms merged in Python).
-INSERT INTO job_stats_daily AS t (job_id, bucket_start, team_id, succeeded, failed, skipped,
-                     missed, retries, duration_histogram, lateness_histogram, p50_duration_ms,
-                     p95_duration_ms, p50_lateness_ms, p95_lateness_ms)
-SELECT r.id, r.bucket_start, r.team_id, r.succeeded, r.failed, r.skipped, r.missed, r.retries,
-       r.duration_histogram, r.lateness_histogram, r.p50_duration_ms, r.p95_duration_ms,
-       r.p50_lateness_ms, r.p95_lateness_ms
-FROM json_to_recordset(%(rows)s::json) AS r(
-    id uuid, bucket_start timestamptz, team_id uuid, succeeded int, failed int, skipped int,
-    missed int, retries int, duration_histogram jsonb, lateness_histogram jsonb,
-    p50_duration_ms int, p95_duration_ms int, p50_lateness_ms int, p95_lateness_ms int)
-ON CONFLICT ON CONSTRAINT job_stats_daily_pkey DO UPDATE SET
-    succeeded = excluded.succeeded, failed = excluded.failed, skipped = excluded.skipped,
-    missed = excluded.missed, retries = excluded.retries,
-    duration_histogram = excluded.duration_histogram,
-    lateness_histogram = excluded.lateness_histogram,
-    p50_duration_ms = excluded.p50_duration_ms, p95_duration_ms = excluded.p95_duration_ms,
-    p50_lateness_ms = excluded.p50_lateness_ms, p95_lateness_ms = excluded.p95_lateness_ms;
-
--- name: job_stats_weekly_load
-SELECT s.job_id AS key_id, s.bucket_start, s.succeeded, s.failed, s.skipped, s.missed, s.retries,
-       s.duration_histogram, s.lateness_histogram
-FROM job_stats_weekly s
-JOIN json_to_recordset(%(keys)s::json) AS k(id uuid, bucket_start timestamptz)
-  ON s.job_id = k.id AND s.bucket_start = k.bucket_start;
-
--- name: job_stats_weekly_upsert
--- The row's new totals (the batch added to what _load returned; histograms merged in Python).
-INSERT INTO job_stats_weekly AS t (job_id, bucket_start, team_id, succeeded, failed, skipped,
-                     missed, retries, duration_histogram, lateness_histogram, p50_duration_ms,
-                     p95_duration_ms, p50_lateness_ms, p95_lateness_ms)
-SELECT r.id, r.bucket_start, r.team_id, r.succeeded, r.failed, r.skipped, r.missed, r.retries,
-       r.duration_histogram, r.lateness_histogram, r.p50_duration_ms, r.p95_duration_ms,
-       r.p50_lateness_ms, r.p95_lateness_ms
-FROM json_to_recordset(%(rows)s::json) AS r(
-    id uuid, bucket_start timestamptz, team_id uuid, succeeded int, failed int, skipped int,
-    missed int, retries int, duration_histogram jsonb, lateness_histogram jsonb,
-    p50_duration_ms int, p95_duration_ms int, p50_lateness_ms int, p95_lateness_ms int)
-ON CONFLICT ON CONSTRAINT job_stats_weekly_pkey DO UPDATE SET
+ON CONFLICT ON CONSTRAINT {pkey} DO UPDATE SET
     succeeded = excluded.succeeded, failed = excluded.failed, skipped = excluded.skipped,
     missed = excluded.missed, retries = excluded.retries,
     duration_histogram = excluded.duration_histogram,
