@@ -1,3 +1,7 @@
+-- Jobs: the `jobs` inline projection (written with each command of core/jobs/ and by the
+-- rebuild's fold), its team-scoped reads, and the `due_jobs` row a job command sets or deletes.
+-- Claiming due rows and advancing `due_at` is scheduling: runs.sql.
+
 -- name: job_upsert
 -- Writes the job projection row from the state folded over the job's stream.
 INSERT INTO jobs (id, team_id, name, schedule, timezone, request, timeout_seconds, retry, overlap,
