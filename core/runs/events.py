@@ -22,7 +22,9 @@ def new_run_id() -> uuid.UUID:
 
 
 def _event(kind: str, run_id: uuid.UUID, team_id: uuid.UUID, version: int, now: datetime,
-           data: dict[str, Any], metadata: dict[str, Any] | None) -> NewEvent:
+           job_id: uuid.UUID, scheduled_for: datetime, trigger: str, fields: dict[str, Any],
+           metadata: dict[str, Any] | None) -> NewEvent:
+    data = {"job_id": job_id, "scheduled_for": scheduled_for, "trigger": trigger, **fields}
     return NewEvent("run", run_id, version, kind, team_id, now, data, metadata or {})
 
 
@@ -35,12 +37,12 @@ def started(run_id: uuid.UUID, team_id: uuid.UUID, version: int, now: datetime, 
     ``redispatch`` is included when given (a claim of a ready run says whether it takes over an
     expired lease); a run started by the due-job claim carries none.
     """
-    data: dict[str, Any] = {"job_id": job_id, "scheduled_for": scheduled_for,
-                            "trigger": trigger, "max_attempts": max_attempts,
-                            "attempt": attempt, "worker_id": worker_id}
+    fields: dict[str, Any] = {"max_attempts": max_attempts, "attempt": attempt,
+                              "worker_id": worker_id}
     if redispatch is not None:
-        data["redispatch"] = redispatch
-    return _event("run.started", run_id, team_id, version, now, data, metadata)
+        fields["redispatch"] = redispatch
+    return _event("run.started", run_id, team_id, version, now, job_id, scheduled_for, trigger,
+                  fields, metadata)
 
 
 def queued(run_id: uuid.UUID, team_id: uuid.UUID, version: int, now: datetime, *,
@@ -50,36 +52,38 @@ def queued(run_id: uuid.UUID, team_id: uuid.UUID, version: int, now: datetime, *
     """``run.queued``: a manual trigger (``available_at`` = now) or a run buffered behind a
     running one (``available_at`` ``None``, ``reason`` says why; ``reason`` omitted when
     ``None``)."""
-    data: dict[str, Any] = {"job_id": job_id, "scheduled_for": scheduled_for,
-                            "trigger": trigger, "max_attempts": max_attempts,
-                            "available_at": available_at}
+    fields: dict[str, Any] = {"max_attempts": max_attempts, "available_at": available_at}
     if reason is not None:
-        data["reason"] = reason
-    return _event("run.queued", run_id, team_id, version, now, data, metadata)
+        fields["reason"] = reason
+    return _event("run.queued", run_id, team_id, version, now, job_id, scheduled_for, trigger,
+                  fields, metadata)
 
 
 def released(run_id: uuid.UUID, team_id: uuid.UUID, version: int, now: datetime, *,
              job_id: uuid.UUID, scheduled_for: datetime, trigger: str,
              available_at: datetime, metadata: dict[str, Any] | None = None) -> NewEvent:
     """``run.released``: a buffered run became ready at ``available_at``."""
-    return _event("run.released", run_id, team_id, version, now,
-                  {"job_id": job_id, "scheduled_for": scheduled_for, "trigger": trigger,
-                   "available_at": available_at}, metadata)
+    return _event("run.released", run_id, team_id, version, now, job_id, scheduled_for, trigger,
+                  {"available_at": available_at}, metadata)
 
 
-def not_run(status: str, run_id: uuid.UUID, team_id: uuid.UUID,
-            version: int, now: datetime, *, job_id: uuid.UUID, scheduled_for: datetime,
-            trigger: str, reason: str | None, finished_at: datetime,
-            max_attempts: int | None = None, metadata: dict[str, Any] | None = None) -> NewEvent:
+def not_run(status: str, run_id: uuid.UUID, team_id: uuid.UUID, version: int, now: datetime, *,
+            job_id: uuid.UUID, scheduled_for: datetime, trigger: str, reason: str | None,
+            finished_at: datetime, max_attempts: int | None = None,
+            metadata: dict[str, Any] | None = None) -> NewEvent:
     """``run.<status>``, ``status`` being ``skipped`` or ``missed``: a slot that did not run
     (``reason``), or a queued run cancelled. ``max_attempts`` is included when given (the
-    first event of a stream)."""
-    data: dict[str, Any] = {"job_id": job_id, "scheduled_for": scheduled_for,
-                            "trigger": trigger}
-    if max_attempts is not None:
-        data["max_attempts"] = max_attempts
-    data.update(reason=reason, finished_at=finished_at)
-    return _event(f"run.{status}", run_id, team_id, version, now, data, metadata)
+    first event of a stream).
+
+    Raises:
+        ValueError: ``status`` is neither ``skipped`` nor ``missed``.
+    """
+    if status not in ("skipped", "missed"):
+        raise ValueError(f"a run that did not run is skipped or missed, not {status!r}")
+    fields: dict[str, Any] = {} if max_attempts is None else {"max_attempts": max_attempts}
+    fields.update(reason=reason, finished_at=finished_at)
+    return _event(f"run.{status}", run_id, team_id, version, now, job_id, scheduled_for,
+                  trigger, fields, metadata)
 
 
 def attempt_recorded(status: Literal["succeeded", "failed", "queued"], run_id: uuid.UUID,
@@ -93,14 +97,14 @@ def attempt_recorded(status: Literal["succeeded", "failed", "queued"], run_id: u
     """The outcome of attempt ``attempt``: ``run.succeeded`` / ``run.failed`` (with
     ``finished_at``) or, for ``status="queued"``, ``run.retry_scheduled`` (with
     ``available_at``, when the retry is due)."""
-    data: dict[str, Any] = {
-        "job_id": job_id, "scheduled_for": scheduled_for, "trigger": trigger,
+    fields: dict[str, Any] = {
         "attempt": attempt, "started_at": started_at, "duration_ms": duration_ms,
         "lateness_ms": lateness_ms, "response_status": response_status,
         "error_class": error_class, "error": error,
     }
     if status == "queued":
-        data["available_at"] = available_at
-        return _event("run.retry_scheduled", run_id, team_id, version, now, data, metadata)
-    data["finished_at"] = finished_at
-    return _event(f"run.{status}", run_id, team_id, version, now, data, metadata)
+        kind, fields["available_at"] = "run.retry_scheduled", available_at
+    else:
+        kind, fields["finished_at"] = f"run.{status}", finished_at
+    return _event(kind, run_id, team_id, version, now, job_id, scheduled_for, trigger, fields,
+                  metadata)
