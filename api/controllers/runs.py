@@ -9,7 +9,7 @@ from litestar.params import FromPath
 
 from api.deps import ActorDep, PoolDep
 from api.schemas import RunDetail, from_row
-from core.runs import get_run
+from core.runs.queries import get_run
 
 
 class RunController(Controller):
