@@ -94,12 +94,15 @@ class Service(abc.ABC):
 
     async def on_start(self) -> None:
         """Called once by :meth:`run` before the first pass (start inner tasks)."""
+        return  # a hook: nothing by default
 
     async def on_stop(self) -> None:
         """Called once by :meth:`run` on the way out, even after a cancellation (drain)."""
+        return  # a hook: nothing by default
 
     def on_listening(self) -> None:
         """Called after each successful LISTEN (a start-up log line)."""
+        return  # a hook: nothing by default
 
     # -- the loop ---------------------------------------------------------------------------
     async def run(self) -> None:
