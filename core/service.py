@@ -141,6 +141,9 @@ class Service(abc.ABC):
             timeout = min(timeout, (deadline - self.clock.now()).total_seconds())
         if timeout > 0 and not self.stopping.is_set():
             await self._wait(self.wake, timeout)
+        else:
+            await asyncio.sleep(0)  # one turn of the event loop: a pass that never awaits
+            # (nothing due, all in memory) must not starve the other tasks
 
     def stop(self) -> None:
         """Stop after the current pass; :meth:`run` then calls :meth:`on_stop` and returns."""
