@@ -37,6 +37,7 @@ from core.notifications.delivery import Delivery
 from core.notifications.lookup import KeyRingSecrets
 from core.notifications.notifier import Notifier
 from core.projections.projector import Projector
+from core.service import Service as BackgroundService
 from core.worker import Worker
 
 log = logging.getLogger("cronledger")
@@ -63,11 +64,17 @@ class ServiceFailed(RuntimeError):
 
 @dataclass(frozen=True)
 class Service:
-    """A background service: ``run()`` until ``stop()`` is called."""
+    """A supervised background task: ``run()`` until ``stop()`` is called. The four built-in
+    services are :class:`core.service.Service` subclasses; tests add plain ones."""
 
     name: str
     run: Callable[[], Awaitable[None]]
     stop: Callable[[], None]
+
+    @classmethod
+    def of(cls, service: BackgroundService) -> Service:
+        """The supervised entry of a :class:`core.service.Service` (its name, run and stop)."""
+        return cls(service.name, service.run, service.stop)
 
 
 async def _run_services(dsn: str, settings: Settings, stop: asyncio.Event, *,
@@ -101,10 +108,7 @@ async def _run_services(dsn: str, settings: Settings, stop: asyncio.Event, *,
                       notify_max_attempts=settings.notify_max_attempts)
     projector = Projector(pool, dsn, clock, batch_size=settings.projector_batch,
                           interval=settings.projector_interval_seconds, quiet=worker.quiet)
-    services = [Service("worker", worker.run, worker.stop),
-                Service("notifier", notifier.run, notifier.stop),
-                Service("checker", checker.run, checker.stop),
-                Service("projector", projector.run, projector.stop), *extra]
+    services = [*(Service.of(s) for s in (worker, notifier, checker, projector)), *extra]
     freeze_long_lived()  # a full collection in a slot's burst stalled it 25-35 ms
     tasks = {asyncio.create_task(s.run(), name=f"cronledger-{s.name}"): s for s in services}
     beat = asyncio.create_task(Heartbeat(heartbeat_path(), pool, clock).run(list(tasks)),

@@ -4,8 +4,9 @@ Shape of River's maintenance services, like :class:`core.worker.Worker`: :meth:`
 claims monitors whose ``alert_at`` has come, ``FOR UPDATE SKIP LOCKED``, decides their status at
 ``now`` (:mod:`core.monitors.rules`) and writes the transitions with a compare-and-set on the
 stream version, appending ``monitor.late`` / ``monitor.down`` / ``monitor.up`` in the same
-transaction; :meth:`Checker.run` repeats it until a batch comes back short, then sleeps until the
-earliest ``alert_at``, woken early by ``NOTIFY cronledger_monitors``.
+transaction, until a batch comes back short; the base's ``run`` (:mod:`core.service`) repeats it
+and sleeps until :meth:`Checker.next_deadline` (the earliest ``alert_at``), woken early by
+``NOTIFY cronledger_monitors``.
 
 Alerts: a ``monitor.down`` of a monitor with channels queues a ``down`` alert in the same
 transaction (:func:`core.notifications.outbox.enqueue_monitor_alert`); each run also sends the
@@ -21,21 +22,17 @@ checker, a ping) changes nothing.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import psycopg
 from psycopg_pool import AsyncConnectionPool
 
-from core.backoff import LoopRetry
 from core.clock import Clock, Instant, read_now, rfc3339
 from core.db import transaction
 from core.events import NewEvent, append_events
-from core.listen import listening
 from core.monitors.definition import cached_schedule
 from core.monitors.rules import (
     ACTIVE,
@@ -54,12 +51,12 @@ from core.notifications.outbox import (
     reschedule_monitor_realert,
 )
 from core.queries import Q
+from core.service import Service
 from core.stored import MAX_REASON, reason_of, schedule_problem
 
 log = logging.getLogger("cronledger.checker")
 
 CHANNEL = "cronledger_monitors"
-MAX_IDLE_SLEEP = 60.0  # re-check at least this often (seconds), in case a NOTIFY was lost
 LOCKED_RETRY = 0.1  # seconds: a due monitor was skipped because a ping or checker holds it
 BATCH = 100
 
@@ -270,8 +267,9 @@ async def send_realerts(pool: AsyncConnectionPool, now: Instant, *, limit: int =
         return handled
 
 
-class Checker:
-    """Runs the monitor checker for one process (part of ``serve`` and ``worker``).
+class Checker(Service):
+    """Runs the monitor checker for one process (part of ``serve`` and ``worker``); a
+    :class:`core.service.Service` (loop, wake-up, stop and error policy in the base).
 
     Args:
         pool: database pool (one connection at a time).
@@ -282,14 +280,17 @@ class Checker:
         notify_max_attempts: delivery attempts of the alerts it queues.
     """
 
+    name = "checker"
+    channel = CHANNEL
+
     def __init__(self, pool: AsyncConnectionPool, dsn: str, clock: Clock, *,
                  checker_id: str = "checker", batch: int = BATCH,
                  notify_max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> None:
-        self.pool, self.dsn, self.clock = pool, dsn, clock
+        super().__init__(clock, dsn)
+        self.pool = pool
         self.checker_id, self.batch = checker_id, batch
         self.max_attempts = notify_max_attempts
-        self.wake = asyncio.Event()
-        self.stopping = asyncio.Event()
+        self._claimed = 0  # monitors claimed by the last pass (see next_deadline)
 
     async def run_once(self, now: datetime | None = None) -> CheckCounts:
         """Claim and decide until a batch comes back short.
@@ -313,48 +314,24 @@ class Checker:
             if await send_realerts(self.pool, now or self.clock, limit=self.batch,
                                    max_attempts=self.max_attempts) < self.batch:
                 break
+        self._claimed = total.claimed
+        if total.changed:
+            log.info("monitors changed status: %s", total.transitions)
         return total
 
-    async def _sleep_until_work(self, claimed: int) -> None:
+    async def next_deadline(self) -> datetime | None:
+        """The earliest ``alert_at`` or due re-alert; when one is due yet the last pass could
+        claim nothing (the rows are locked by pings or another checker), :data:`LOCKED_RETRY`
+        seconds from now rather than a spin."""
         async with self.pool.connection() as conn:
             cur = await conn.execute(Q["monitor_next_alert"])
             row = await cur.fetchone()
             realert_at = await next_monitor_realert_at(conn)
-        timeout = MAX_IDLE_SLEEP
-        for at in (row["alert_at"] if row else None, realert_at):
-            if at is not None:
-                timeout = min(timeout, (at - self.clock.now()).total_seconds())
-        if timeout <= 0 and claimed == 0:
-            # Due, yet nothing could be claimed: the rows are locked by pings or another
-            # checker. Retry shortly rather than spin.
-            timeout = LOCKED_RETRY
-        if timeout <= 0:
-            return
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(timeout):
-                await self.wake.wait()
-
-    async def run(self) -> None:
-        """Run until :meth:`stop`."""
-        retry = LoopRetry()  # short, capped: checks resume within a second of an outage's end
-        async with listening(self.dsn, CHANNEL, self.wake, "checker"):
-            while not self.stopping.is_set():
-                try:
-                    self.wake.clear()  # a NOTIFY from here on wakes the sleep below
-                    counts = await self.run_once()
-                    retry.reset()
-                    if counts.changed:
-                        log.info("monitors changed status: %s", counts.transitions)
-                    await self._sleep_until_work(counts.claimed)
-                except (psycopg.Error, OSError) as exc:
-                    delay = retry.next_delay()
-                    log.warning("checker loop error, retrying in %.2f s: %s", delay, exc)
-                    await asyncio.sleep(delay)
-                except Exception:  # noqa: BLE001 - a checker that dies silently alerts nobody
-                    log.exception("checker failed, retrying in 5 s")
-                    await asyncio.sleep(5.0)
-
-    def stop(self) -> None:
-        """Stop; :meth:`run` returns after the current batch."""
-        self.stopping.set()
-        self.wake.set()
+        deadlines = [at for at in (row["alert_at"] if row else None, realert_at) if at is not None]
+        if not deadlines:
+            return None
+        now = self.clock.now()
+        deadline = min(deadlines)
+        if deadline <= now and self._claimed == 0:
+            return now + timedelta(seconds=LOCKED_RETRY)
+        return deadline

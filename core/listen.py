@@ -12,8 +12,17 @@ import logging
 from collections.abc import AsyncIterator, Callable
 
 import psycopg
+from psycopg import sql
+
+from core.queries import Q
 
 RECONNECT_SECONDS = 0.25  # short: NOTIFYs are lost while nobody listens (docs/operations.md)
+
+
+def listen_statement(channel: str) -> sql.Composed:
+    """``LISTEN "<channel>"``: the ``service_listen`` template of ``core/sql/services.sql`` with
+    the channel quoted as an identifier (LISTEN takes no bind parameter)."""
+    return sql.SQL(Q["service_listen"]).format(channel=sql.Identifier(channel))  # type: ignore[arg-type]
 
 
 async def listen(dsn: str, channel: str, wake: asyncio.Event, name: str,
@@ -37,7 +46,7 @@ async def listen(dsn: str, channel: str, wake: asyncio.Event, name: str,
         try:
             conn = await psycopg.AsyncConnection.connect(dsn, autocommit=True)
             async with conn:
-                await conn.execute(f"LISTEN {channel}")
+                await conn.execute(listen_statement(channel))
                 failures = 0
                 if on_listening is not None:
                     on_listening()
@@ -53,15 +62,15 @@ async def listen(dsn: str, channel: str, wake: asyncio.Event, name: str,
 
 
 @contextlib.asynccontextmanager
-async def listening(dsn: str | None, channel: str, wake: asyncio.Event, name: str,
+async def listening(dsn: str | None, channel: str | None, wake: asyncio.Event, name: str,
                     on_listening: Callable[[], None] | None = None) -> AsyncIterator[None]:
     """Run :func:`listen` in a task for the duration of the block (a service's ``run``).
 
     On exit the task is cancelled and waited for at most a second: a LISTEN connection never
-    holds up a shutdown. With ``dsn`` ``None`` (tests driving a service by hand) nothing
-    listens.
+    holds up a shutdown. With ``dsn`` ``None`` (tests driving a service by hand) or ``channel``
+    ``None`` (a polling service) nothing listens.
     """
-    if dsn is None:
+    if dsn is None or channel is None:
         yield
         return
     task = asyncio.create_task(listen(dsn, channel, wake, name, on_listening),

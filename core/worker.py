@@ -1,8 +1,10 @@
 """The worker: claim loop, bounded-concurrency dispatch, batched recording, graceful shutdown.
 
-Shape of River's maintenance services: :meth:`Worker.run_once` claims until a batch comes back
-short; :meth:`Worker.run` repeats it and otherwise sleeps until the earliest instant with work
-(``due_at``, ``available_at``, lease expiry), woken early by ``NOTIFY cronledger_wakeup``.
+A :class:`core.service.Service`: :meth:`Worker.run_once` claims until a batch comes back short;
+the base's ``run`` repeats it and otherwise sleeps until :meth:`Worker.next_deadline` (the
+earliest ``due_at``, ``available_at`` or lease expiry, less the lookahead), woken early by
+``NOTIFY cronledger_wakeup``. The worker's own parts hang on the base's hooks: ``on_start``
+starts the record loop, ``on_stop`` waits for in-flight attempts and releases the rest.
 """
 
 from __future__ import annotations
@@ -11,28 +13,26 @@ import asyncio
 import contextlib
 import logging
 import uuid
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import psycopg
 from psycopg_pool import AsyncConnectionPool
 
-from core.backoff import LoopRetry
 from core.clock import Clock
 from core.config import Settings
 from core.db import transaction
 from core.executor import Executor
-from core.listen import listening
 from core.queries import Q
 from core.quiet import QuietWindows
 from core.runs.claim import claim_due, claim_ready, mark_jobs_broken, next_wakeup
 from core.runs.dispatch import AttemptResult, Dispatch, Prepared, Refused
 from core.runs.recorder import Recorder
+from core.service import Service
 from core.stored import reason_of
 
 log = logging.getLogger("cronledger.worker")
 
 WAKEUP_CHANNEL = "cronledger_wakeup"
-MAX_IDLE_SLEEP = 60.0  # re-check at least this often (seconds), in case a NOTIFY was lost
 RECORD_BATCH = 500
 # Seconds between attempts to record a batch while the database is unreachable (the last
 # repeats): short, so results are written within a fraction of a second of the database
@@ -42,8 +42,10 @@ RECORD_RETRY_MAX = RECORD_RETRY_DELAYS[-1]
 PRECONNECT_MARGIN = 0.005  # seconds before the slot at which opening connections stops
 
 
-class Worker:
-    """Runs the scheduler for one process.
+class Worker(Service):
+    """Runs the scheduler for one process (a :class:`core.service.Service`: the base owns the
+    loop, the wake-up, the stop and the error policy; the hooks below start and wind down the
+    record loop).
 
     Args:
         pool: database pool (needs at least 3 connections: claims, recording, reads).
@@ -55,10 +57,14 @@ class Worker:
             at the slot, never before.
     """
 
+    name = "worker"
+    channel = WAKEUP_CHANNEL
+
     def __init__(self, pool: AsyncConnectionPool, dsn: str, settings: Settings,
                  executor: Executor, clock: Clock, lookahead: float = 0.0) -> None:
-        self.pool, self.dsn, self.settings = pool, dsn, settings
-        self.executor, self.clock, self.lookahead = executor, clock, lookahead
+        super().__init__(clock, dsn)
+        self.pool, self.settings = pool, settings
+        self.executor, self.lookahead = executor, lookahead
         self.recorder = Recorder(pool, worker_id=settings.worker_id,
                                  notify_max_attempts=settings.notify_max_attempts)
         self.limit = asyncio.Semaphore(settings.max_concurrency)
@@ -70,8 +76,7 @@ class Worker:
         # Results produced and not recorded yet (run id -> result), recording retries included.
         self.unrecorded: dict[uuid.UUID, AttemptResult] = {}
         self._db_back = asyncio.Event()  # set by a successful claim: cut recording backoff short
-        self.wake = asyncio.Event()
-        self.stopping = asyncio.Event()
+        self._recorder: asyncio.Task[None] | None = None  # the record loop, while run() runs
         self._announced = False
         self._broken: list[tuple[uuid.UUID, str]] = []  # (job_id, reason) found by _prepare
 
@@ -171,7 +176,13 @@ class Worker:
 
     # -- recording --------------------------------------------------------------------------
     async def _record_loop(self) -> None:
-        """Record results in batches until the ``None`` sentinel; never cancelled mid-batch."""
+        """Record results in batches until the ``None`` sentinel; never cancelled mid-batch.
+
+        The one error policy of :mod:`core.service` for this inner task: database errors are
+        retried by :meth:`_record`; any other exception is logged with its traceback and fails
+        that batch only (its runs stay leased and are dispatched again when the leases
+        expire, as after a crash); the loop goes on recording the next results.
+        """
         done = False
         while not done:
             batch: list[AttemptResult] = []
@@ -183,7 +194,11 @@ class Worker:
                 item = self.results.get_nowait()
             done = item is None
             if batch:
-                await self._record(batch)
+                try:
+                    await self._record(batch)
+                except Exception:  # noqa: BLE001 - results must keep being recorded
+                    log.exception("recording %d results failed; their runs are dispatched "
+                                  "again when their leases expire", len(batch))
 
     async def _record(self, batch: list[AttemptResult]) -> None:
         """Record ``batch``, retrying while the database is unreachable.
@@ -276,52 +291,25 @@ class Worker:
             now = None
         return total
 
-    async def _sleep_until_work(self) -> None:
-        """Sleep until the next instant with work, or until woken.
-
-        The wake event is cleared by :meth:`run` *before* each claim round, never here: a
-        NOTIFY or a :meth:`stop` that arrives while claiming or computing the next wake-up must
-        cut this sleep short, not be forgotten (it used to be cleared here, so a stop requested
-        during a claim round waited out the whole idle sleep).
-        """
+    async def next_deadline(self) -> datetime | None:
+        """The earliest instant with work (``due_at``, ``available_at``, lease expiry), less the
+        lookahead (seconds): claims of a slot start that long before it."""
         wake_at = await next_wakeup(self.pool)
-        timeout = MAX_IDLE_SLEEP
-        if wake_at is not None:
-            timeout = min(timeout, (wake_at - self.clock.now()).total_seconds() - self.lookahead)
-        if timeout <= 0 or self.stopping.is_set():
-            return
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(timeout):
-                await self.wake.wait()
+        return None if wake_at is None else wake_at - timedelta(seconds=self.lookahead)
 
-    def _started(self) -> None:
+    def on_listening(self) -> None:
         if not self._announced:
             log.info("worker %s started", self.settings.worker_id)
             self._announced = True
 
-    async def run(self) -> None:
-        """Run until :meth:`stop`; then finish in-flight attempts and release the rest."""
-        recorder = asyncio.create_task(self._record_loop(), name="cronledger-record")
-        retry = LoopRetry()  # short, capped: claims resume within a second of an outage's end
-        try:
-            async with listening(self.dsn, WAKEUP_CHANNEL, self.wake, "worker", self._started):
-                while not self.stopping.is_set():
-                    try:
-                        self.wake.clear()
-                        await self.run_once()
-                        retry.reset()
-                        await self._sleep_until_work()
-                    except (psycopg.Error, OSError) as exc:
-                        delay = retry.next_delay()
-                        log.warning("scheduler loop error, retrying in %.2f s: %s", delay, exc)
-                        await asyncio.sleep(delay)
-        finally:
-            await self._shutdown(recorder)
+    async def on_start(self) -> None:
+        self._recorder = asyncio.create_task(self._record_loop(), name="cronledger-record")
 
-    def stop(self) -> None:
-        """Stop claiming; :meth:`run` then winds down."""
-        self.stopping.set()
-        self.wake.set()
+    async def on_stop(self) -> None:
+        """Finish in-flight attempts (up to ``shutdown_grace_seconds``) and release the rest."""
+        if self._recorder is not None:
+            await self._shutdown(self._recorder)
+            self._recorder = None
 
     async def _shutdown(self, recorder: asyncio.Task[None]) -> None:
         for task in list(self._preconnects):

@@ -2,9 +2,9 @@
 
 Shape of the worker (River's maintenance services): :meth:`Notifier.run_once` claims batches
 with ``FOR UPDATE SKIP LOCKED`` under a lease, sends outside any transaction, and records the
-results in one transaction with a compare-and-set on the lease token; :meth:`Notifier.run`
-repeats it and otherwise sleeps until the next pending row or lease expiry, woken early by
-``NOTIFY cronledger_notifications``.
+results in one transaction with a compare-and-set on the lease token; the base's ``run``
+(:mod:`core.service`) repeats it and otherwise sleeps until :meth:`Notifier.next_deadline` (the
+next pending row or lease expiry), woken early by ``NOTIFY cronledger_notifications``.
 
 Delivery is at least once: a notifier killed between claim and record leaves the row
 ``sending`` with a lease; when the lease expires another notifier claims it again (same
@@ -19,7 +19,6 @@ visible in ``GET /v1/notifications?status=failed``. Permanent errors (see
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import random
 import uuid
@@ -30,22 +29,20 @@ from typing import Any
 import psycopg
 from psycopg_pool import AsyncConnectionPool
 
-from core.backoff import LoopRetry, retry_delay
+from core.backoff import retry_delay
 from core.channels.sealing import Sealer, SealError, unseal_channel
 from core.clock import Clock, Instant, read_now
 from core.config import Settings
 from core.db import transaction
 from core.events import append_events, stream_events
-from core.listen import listening
 from core.notifications.delivery import Delivery, DeliveryResult, Target
 from core.notifications.lookup import SecretLookup
 from core.notifications.outbox import NOTIFY_CHANNEL
 from core.queries import Q
+from core.service import Service
 from core.stored import reason_of
 
 log = logging.getLogger("cronledger.notifier")
-
-MAX_IDLE_SLEEP = 60.0  # seconds; re-check at least this often in case a NOTIFY was lost
 
 
 @dataclass
@@ -71,8 +68,10 @@ def team_secret_names(kind: str, config: dict[str, Any]) -> list[str]:
     return [smtp["password_secret"]] if kind == "email" and smtp.get("password_secret") else []
 
 
-class Notifier:
-    """Delivers the outbox for one process.
+class Notifier(Service):
+    """Delivers the outbox for one process; a :class:`core.service.Service` (loop, wake-up,
+    stop and error policy in the base). A batch in flight at stop is finished, not abandoned
+    (sends are bounded by ``CRONLEDGER_NOTIFY_TIMEOUT``).
 
     Args:
         pool: database pool.
@@ -85,15 +84,17 @@ class Notifier:
         rng: jitter source for retry delays.
     """
 
+    name = "notifier"
+    channel = NOTIFY_CHANNEL
+
     def __init__(self, pool: AsyncConnectionPool, dsn: str | None, settings: Settings,
                  delivery: Delivery, sealer: Sealer, secrets: SecretLookup, clock: Clock,
                  rng: random.Random | None = None) -> None:
-        self.pool, self.dsn, self.settings = pool, dsn, settings
-        self.delivery, self.sealer, self.secrets, self.clock = delivery, sealer, secrets, clock
+        super().__init__(clock, dsn)
+        self.pool, self.settings = pool, settings
+        self.delivery, self.sealer, self.secrets = delivery, sealer, secrets
         self.rng = rng or random.Random()
         self.limit = asyncio.Semaphore(min(settings.max_concurrency, 50))
-        self.wake = asyncio.Event()
-        self.stopping = asyncio.Event()
 
     @property
     def retry_policy(self) -> dict[str, Any]:
@@ -249,46 +250,9 @@ class Notifier:
             now = None
         return total
 
-    async def next_wakeup(self) -> datetime | None:
-        """The earliest pending row or lease expiry, if any."""
+    async def next_deadline(self) -> datetime | None:
+        """The earliest pending row or lease expiry (UTC), if any."""
         async with self.pool.connection() as conn:
             cur = await conn.execute(Q["notification_next_wakeup"])
             row = await cur.fetchone()
         return row["wake_at"] if row else None
-
-    async def _sleep_until_work(self) -> None:
-        self.wake.clear()  # before reading: a NOTIFY that lands after the read still wakes us
-        if self.stopping.is_set():
-            return
-        wake_at = await self.next_wakeup()
-        timeout = MAX_IDLE_SLEEP
-        if wake_at is not None:
-            timeout = min(timeout, (wake_at - self.clock.now()).total_seconds())
-        if timeout <= 0:
-            return
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(timeout):
-                await self.wake.wait()
-
-    async def run(self) -> None:
-        """Deliver until :meth:`stop`. A batch in flight at stop is finished, not abandoned
-        (sends are bounded by ``CRONLEDGER_NOTIFY_TIMEOUT``)."""
-        retry = LoopRetry()  # short, capped: deliveries resume soon after an outage's end
-        async with listening(self.dsn, NOTIFY_CHANNEL, self.wake, "notifier"):
-            while not self.stopping.is_set():
-                try:
-                    await self.run_once()
-                    retry.reset()
-                    await self._sleep_until_work()
-                except (psycopg.Error, OSError) as exc:
-                    delay = retry.next_delay()
-                    log.warning("notifier loop error, retrying in %.2f s: %s", delay, exc)
-                    await asyncio.sleep(delay)
-                except Exception:  # noqa: BLE001 - keep delivering; leases make this safe
-                    log.exception("notifier loop failed, retrying in 5 s")
-                    await asyncio.sleep(5.0)
-
-    def stop(self) -> None:
-        """Stop claiming; :meth:`run` returns after the batch in flight is recorded."""
-        self.stopping.set()
-        self.wake.set()

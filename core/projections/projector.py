@@ -28,11 +28,9 @@ the poll interval is the better trade.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import psycopg
@@ -40,11 +38,11 @@ from psycopg_pool import AsyncConnectionPool
 
 from core.clock import Clock
 from core.db import transaction
-from core.listen import listening
 from core.projections import job_health, job_stats, monitors
 from core.projections.common import fetch_all, record_skipped
 from core.queries import Q
 from core.quiet import QuietWindows
+from core.service import Service
 from core.stored import reason_of
 
 log = logging.getLogger("cronledger.projector")
@@ -133,8 +131,10 @@ async def _apply_isolated(conn: psycopg.AsyncConnection, events: Sequence[dict[s
     return skipped
 
 
-class Projector:
-    """Keeps the asynchronous read models up to date (a background service of serve/worker).
+class Projector(Service):
+    """Keeps the asynchronous read models up to date (a background service of serve/worker); a
+    :class:`core.service.Service` (loop, wake-up, stop and error policy in the base). A batch in
+    progress at stop finishes (it is one transaction).
 
     Args:
         pool: database pool.
@@ -145,17 +145,23 @@ class Projector:
         quiet: the worker's send bursts in this process; no batch starts close to one.
     """
 
+    name = "projector"
+    channel = WAKEUP_CHANNEL
+
     def __init__(self, pool: AsyncConnectionPool, dsn: str, clock: Clock, *,
                  batch_size: int = 20_000, interval: float = 1.0,
                  quiet: QuietWindows | None = None) -> None:
-        self.pool, self.dsn, self.clock = pool, dsn, clock
+        super().__init__(clock, dsn)
+        self.pool = pool
         self.batch_size, self.interval = batch_size, interval
+        self.unexpected_retry_seconds = interval  # a failed batch is retried at the next poll
         self.quiet = quiet or QuietWindows()
-        self.wake = asyncio.Event()
-        self.stopping = asyncio.Event()
 
-    async def run_once(self) -> int:
+    async def run_once(self, now: datetime | None = None) -> int:
         """Apply batches until one comes back short (or another process holds the checkpoint).
+
+        Args:
+            now: the checkpoint's ``updated_at`` (UTC; default the clock's, read per batch).
 
         Returns:
             The number of events applied.
@@ -164,28 +170,12 @@ class Projector:
         while not self.stopping.is_set():
             await self.quiet.wait()
             async with transaction(self.pool) as conn:
-                applied = await project_batch(conn, self.clock.now(), self.batch_size)
+                applied = await project_batch(conn, now or self.clock.now(), self.batch_size)
             total += applied or 0
             if applied is None or applied < self.batch_size:
                 break
         return total
 
-    async def run(self) -> None:
-        """Project until :meth:`stop`; a batch in progress finishes (it is one transaction)."""
-        async with listening(self.dsn, WAKEUP_CHANNEL, self.wake, "projector"):
-            while not self.stopping.is_set():
-                self.wake.clear()
-                try:
-                    await self.run_once()
-                except (psycopg.Error, OSError) as exc:
-                    log.warning("projector error, retrying in %.1f s: %s", self.interval, exc)
-                except Exception:  # a bug or an unexpected event: retried, never skipped
-                    log.exception("projector batch failed; it will be retried")
-                with contextlib.suppress(TimeoutError):
-                    async with asyncio.timeout(self.interval):
-                        await self.wake.wait()
-
-    def stop(self) -> None:
-        """Stop after the current batch."""
-        self.stopping.set()
-        self.wake.set()
+    async def next_deadline(self) -> datetime | None:
+        """The next poll, ``interval`` seconds from now (events send no NOTIFY, see above)."""
+        return self.clock.now() + timedelta(seconds=self.interval)
