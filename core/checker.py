@@ -1,4 +1,4 @@
-"""The monitor checker: notices monitors that stopped pinging (DESIGN 3.3).
+"""The monitor checker: notices monitors that stopped pinging (docs/heartbeats.md).
 
 Shape of River's maintenance services, like :class:`core.worker.Worker`: :meth:`Checker.run_once`
 claims monitors whose ``alert_at`` has come, ``FOR UPDATE SKIP LOCKED``, decides their status at

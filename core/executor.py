@@ -1,4 +1,4 @@
-"""The HTTP executor: sends one attempt of a run and classifies its outcome (DESIGN 5).
+"""The HTTP executor: sends one attempt of a run and classifies its outcome (docs/architecture.md).
 
 The attempt and its result are :mod:`core.runs.dispatch`; the session, the error
 classification and the signature are :mod:`core.http`, shared with notification delivery.

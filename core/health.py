@@ -1,4 +1,5 @@
-"""The heartbeat of a process's background services (``serve``, ``worker``; issue #11).
+"""The heartbeat of a process's background services (``serve``, ``worker``; docs/operations.md,
+"Supervision and health checks").
 
 A ``worker`` container serves no HTTP, so its health check reads a file instead: while the
 services run, :class:`Heartbeat` rewrites the file every ``interval`` seconds, but only when

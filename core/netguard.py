@@ -1,4 +1,5 @@
-"""Refusing private network targets (``CRONLEDGER_BLOCK_PRIVATE_TARGETS``, DESIGN 5).
+"""Refusing private network targets (``CRONLEDGER_BLOCK_PRIVATE_TARGETS``, docs/operations.md,
+"Outbound requests").
 
 For multi-tenant hosting a job must not reach the host's own network: loopback, private,
 link-local (which holds the cloud metadata endpoints, ``169.254.169.254``), unique-local, CGNAT,

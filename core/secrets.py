@@ -1,4 +1,4 @@
-"""Team secrets: write-only encrypted values referenced as ``${secrets.NAME}`` (DESIGN 5).
+"""Team secrets: write-only encrypted values referenced as ``${secrets.NAME}`` (docs/api.md).
 
 - Values are sealed with the key ring (:mod:`core.crypto`, AES-256-GCM, team id and name bound
   as associated data) and only ever decrypted by the executor just before sending.

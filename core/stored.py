@@ -1,4 +1,5 @@
-"""Stored definitions that no longer evaluate (issue #11: no single item may stop a loop).
+"""Stored definitions that no longer evaluate (docs/operations.md, "Poison items": no single item
+may stop a loop).
 
 Schedules and requests are validated when they are written, but a stored one can still stop
 evaluating later: a time zone removed from the tz database by an upgrade, a schedule engine that

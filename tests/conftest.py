@@ -1,6 +1,6 @@
 """Fixtures: a real PostgreSQL (``DATABASE_URL``, else the embedded one), migrated once.
 
-Isolation (STYLE.md): API tests share one migrated database and isolate by team (every query is
+Isolation: API tests share one migrated database and isolate by team (every query is
 team-scoped); scheduler tests, which claim across teams, get their own database cloned from a
 migrated template.
 """

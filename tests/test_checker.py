@@ -362,7 +362,8 @@ async def test_a_schedule_that_no_longer_parses_does_not_stop_the_checker(
     fresh_pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool, checker: Checker
 ) -> None:
     """Stored schedules were validated, but a tzdata or engine upgrade may break one: that
-    monitor is marked broken (issue #11) and no longer claimed, the others are still checked."""
+    monitor is marked broken (docs/operations.md, "Poison items") and no longer claimed, the others
+    are still checked."""
     actor = await new_actor(fresh_pool)
     broken, broken_token = await add_monitor(fresh_pool, actor, T0, "0 * * * *", name="broken")
     fine, fine_token = await add_monitor(fresh_pool, actor, T0, "1m", name="fine",

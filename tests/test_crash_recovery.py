@@ -1,5 +1,5 @@
 """Leases with real processes: a worker killed with SIGKILL mid-flight, and a worker stopped with
-SIGTERM, against a slow local HTTP server (DESIGN 3.2, issue #3)."""
+SIGTERM, against a slow local HTTP server (docs/operations.md, "Leases, crashes and shutdown")."""
 
 from __future__ import annotations
 

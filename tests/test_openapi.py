@@ -1,4 +1,4 @@
-"""The OpenAPI document at /schema/openapi.json describes what the API answers (issue #11):
+"""The OpenAPI document at /schema/openapi.json describes what the API answers (docs/api.md):
 the error answers of every route, the unauthenticated routes, the core's limits."""
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Database outages seen by the worker (issue #11), driven by the frozen clock and by a TCP
+"""Database outages seen by the worker (docs/operations.md, "Database outages"), driven by the
+frozen clock and by a TCP
 proxy between the pool and PostgreSQL that the test cuts (tests/proxy.py); never by sleeping.
 
 - the claim instant is read after the pool hands out a connection (a stale clock fired a slot

@@ -1,4 +1,5 @@
-"""Poison jobs (issue #11): a stored definition that no longer evaluates is isolated.
+"""Poison jobs (docs/api.md, "Broken jobs"): a stored definition that no longer evaluates is
+isolated.
 
 The poison is injected with SQL into the real database, as a tzdata upgrade or a hand edit
 would leave it; the worker marks the job broken (event, row, alert), skips it, and every other

@@ -1,4 +1,5 @@
-"""Poison items in the projector, notifier and checker (issue #11): each one is isolated and
+"""Poison items in the projector, notifier and checker (docs/operations.md, "Poison items"): each
+one is isolated and
 recorded with a reason, and the loop keeps working for the other items. Poisons are injected
 with SQL into the real database."""
 

@@ -1,4 +1,5 @@
-"""Overlap and catch-up policies (DESIGN 4), driven by the frozen clock, never by sleeping."""
+"""Overlap and catch-up policies (docs/schedules.md), driven by the frozen clock, never by
+sleeping."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Supervision and health (issue #11): a background task that dies stops its process with an
+"""Supervision and health (docs/operations.md, "Supervision and health checks"): a background task
+that dies stops its process with an
 error and a non-zero exit; the heartbeat behind ``cronledger health`` is written only while
 every loop runs and the database answers."""
 

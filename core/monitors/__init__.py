@@ -1,1 +1,1 @@
-"""Heartbeat monitors (DESIGN 3.3): definition, state, rules, commands, pings, reads."""
+"""Heartbeat monitors (docs/heartbeats.md): definition, state, rules, commands, pings, reads."""

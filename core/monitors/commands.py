@@ -30,7 +30,7 @@ from core.notifications.outbox import forget_monitor_alert, reschedule_monitor_r
 from core.queries import Q
 from core.stored import schedule_problem
 
-TOKEN_BYTES = 32  # DESIGN 3.3: 32 random bytes, 64 hex characters
+TOKEN_BYTES = 32  # docs/heartbeats.md: 32 random bytes, 64 hex characters
 
 
 def new_token() -> tuple[str, bytes]:

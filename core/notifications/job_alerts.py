@@ -49,7 +49,7 @@ class FinalRun:
     last_response: dict[str, Any]
 
 
-def _streaks(finals: Sequence[FinalRun]) -> tuple[dict[uuid.UUID, FinalRun],
+def split_streaks(finals: Sequence[FinalRun]) -> tuple[dict[uuid.UUID, FinalRun],
                                                   dict[uuid.UUID, list[FinalRun]]]:
     """Per job: the last success that ends a streak, and the failures after it."""
     recoveries: dict[uuid.UUID, FinalRun] = {}
@@ -82,7 +82,7 @@ async def _recover(conn: psycopg.AsyncConnection, recoveries: dict[uuid.UUID, Fi
     return alerts
 
 
-def _decide(row: dict[str, Any], now: datetime) -> str | None:
+def decide_alert(row: dict[str, Any], now: datetime) -> str | None:
     if row["status"] == "deleted":
         return None
     if row["last_alert_at"] is None:
@@ -103,7 +103,7 @@ async def _fail(conn: psycopg.AsyncConnection, failures: dict[uuid.UUID, list[Fi
         "counts": [len(failures[j]) for j in jobs]})
     alerts = []
     for row in await cur.fetchall():
-        event = _decide(row, now)
+        event = decide_alert(row, now)
         if event is None:
             continue
         run = failures[row["job_id"]][-1]
@@ -134,7 +134,7 @@ async def record_job_outcomes(
     Returns:
         The outbox row ids written.
     """
-    recoveries, failures = _streaks(finals)
+    recoveries, failures = split_streaks(finals)
     alerts: list[Alert] = []
     if recoveries:
         alerts += await _recover(conn, recoveries, now)

@@ -1,6 +1,7 @@
 """Projections of the event log: inline ones rebuilt from it, asynchronous ones fed by it.
 
-DESIGN 3.1. The inline projections (``jobs``, ``due_jobs``, ``runs``) are written by the
+docs/architecture.md, "The life of an event into a read model". The inline projections (``jobs``,
+``due_jobs``, ``runs``) are written by the
 commands in the transaction that appends their events; :mod:`core.projections.jobs` and
 :mod:`core.projections.runs` derive the same rows from the log for ``cronledger projections
 rebuild`` (:mod:`core.projections.rebuild`). The asynchronous read models behind the dashboard

@@ -1,6 +1,6 @@
 """The asynchronous projector: applies the event log to the read models, batch by batch.
 
-DESIGN 3.1. A batch, in one transaction:
+docs/architecture.md, "The life of an event into a read model". A batch, in one transaction:
 
 1. locks the checkpoint row ``FOR UPDATE SKIP LOCKED`` (another process projecting: skip);
 2. reads the next events in ``(tx_id, global_position)`` order, only those whose ``tx_id`` is
@@ -11,7 +11,8 @@ DESIGN 3.1. A batch, in one transaction:
 3. applies them to every read model of :data:`MODELS`;
 4. advances the checkpoint, forward only.
 
-Poison events (issue #11): when applying a batch raises anything but a lost connection, the
+Poison events (docs/operations.md, "Poison items"): when applying a batch raises anything but a
+lost connection, the
 batch is applied again one event at a time, each in a savepoint; an event that still raises is
 skipped, recorded in ``projection_skipped`` (checkpoint name, position, ``tx_id``, type,
 stream, reason) and logged once, and the batch goes on. A rebuild replays the log through the

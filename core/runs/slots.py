@@ -1,4 +1,5 @@
-"""Which slots to fire, miss or skip when a due job is claimed (DESIGN 4: catch-up and overlap).
+"""Which slots to fire, miss or skip when a due job is claimed (docs/schedules.md: catch-up and
+overlap).
 
 Pure decisions over instants (UTC): :func:`plan_slots` turns "the job was due at ``due_at`` and
 it is now ``now``" into slot decisions and the next ``due_at``; :func:`apply_overlap` decides, for

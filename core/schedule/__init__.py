@@ -5,7 +5,7 @@ Public API: :func:`parse_schedule` (and its cache :func:`cached_schedule`), :cla
 All instants in and out are tz-aware UTC; naive datetimes raise ``ValueError``. Every operation
 is bounded by construction: input is capped at 200 characters, validation scans a fixed 28-year
 window, a search stops after 50 years and lists stop at 1000 fires. Grammar and DST rules are
-documented in docs/schedules.md (DESIGN section 4).
+documented in docs/schedules.md.
 
 croniter 7.0.0 is wrapped, not patched. It only searches naive local wall-clock slots of a
 canonical expression we generate (:mod:`core.schedule.cron`). What the wrapper corrects:

@@ -1,6 +1,6 @@
 """Top-level schedule grammar: which form a string is, plus the interval and ``@at`` forms.
 
-Forms (DESIGN section 4):
+Forms (docs/schedules.md):
 
 * cron, 5 fields or 6 with seconds first - see :mod:`core.schedule.fields`;
 * macros ``@yearly @annually @monthly @weekly @daily @midnight @hourly`` (Vixie cron);

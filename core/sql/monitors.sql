@@ -256,7 +256,7 @@ LEFT JOIN f ON f.monitor_id = q.monitor_id AND f.seq = q.seq
 ORDER BY b.pos;
 
 -- name: monitor_claim_due
--- The checker's claim (DESIGN 3.3): monitors with a decision due, oldest first, skipping rows
+-- The checker's claim (docs/heartbeats.md): monitors with a decision due, oldest first, skipping rows
 -- another checker - or an in-flight ping - holds.
 SELECT id, team_id, name, schedule, timezone, period_seconds, grace_seconds, status,
        last_ping_at, last_start_at, next_expected_at, alert_at, channels, realert_every,

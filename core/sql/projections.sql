@@ -18,7 +18,7 @@ WHERE name = %(name)s;
 -- name: projection_events_after
 -- Events after the checkpoint in (tx_id, global_position) order, only from transactions older
 -- than every transaction still running: no later commit can ever land before this point, so an
--- event committed late by a slow transaction is never skipped (DESIGN 3.1).
+-- event committed late by a slow transaction is never skipped (docs/architecture.md).
 -- (ORDER BY names the table's columns: the output column tx_id is text.)
 SELECT e.global_position, e.tx_id::text AS tx_id, e.stream_type, e.stream_id, e.stream_version,
        e.event_type, e.team_id, e.data, e.occurred_at

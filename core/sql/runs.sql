@@ -4,7 +4,8 @@
 -- API's reads of runs and attempts.
 
 -- name: job_claim_due
--- The claim of DESIGN 3.2: due rows, oldest first, skipping rows another worker holds.
+-- The claim (docs/architecture.md, "The life of a run"): due rows, oldest first, skipping
+-- rows another worker holds.
 -- `finished`: runs this worker has finished (HTTP exchange over, final outcome) whose results
 -- are not recorded yet (recording retried during an outage); for the overlap policy they are
 -- no longer in flight (docs/operations.md, "Database outages").

@@ -15,7 +15,8 @@ depends_on = None
 
 def upgrade() -> None:
     op.execute("""
-    -- Inline projection of the monitor streams (DESIGN 3.3). The ping token is a credential:
+    -- Inline projection of the monitor streams (docs/heartbeats.md). The ping token is a
+    -- credential:
     -- only its SHA-256 is stored (like api_keys.key_hash), in the projection and in the events.
     CREATE TABLE monitors (
         id                uuid        NOT NULL,

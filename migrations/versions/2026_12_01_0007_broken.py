@@ -1,4 +1,5 @@
-"""Poison isolation (issue #11): broken jobs and monitors, events the projector skipped.
+"""Poison isolation (docs/operations.md, "Poison items"): broken jobs and monitors, events the
+projector skipped.
 
     jobs.broken_at / broken_reason       set by ``job.broken`` (the worker could not turn the
                                          stored definition into a schedule or a request),

@@ -10,11 +10,10 @@ Rules checked (docs/notifications.md, "What notifies" / "Jobs"):
   reached the threshold ends without any message";
 - nothing for a deleted job.
 
-``_streaks`` groups one batch of final runs per job: the last success that ends a streak (a
-recovery candidate) and the failures after it. ``_decide`` turns one ``alert_states`` row (the
+``split_streaks`` groups one batch of final runs per job: the last success that ends a streak (a
+recovery candidate) and the failures after it. ``decide_alert`` turns one ``alert_states`` row (the
 streak after this batch's failures were added) into ``failed`` / ``still_failing`` / nothing.
-Both are private today: issue #12 (Architecture) should make them public so that the rules
-have a named, documented home. Whether a recovery candidate really sends **recovered** (the
+Whether a recovery candidate really sends **recovered** (the
 streak had alerted) is decided in SQL (``_recover``) and is covered by tests/test_notifications.py.
 """
 
@@ -26,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from core.notifications.job_alerts import FinalRun, _decide, _streaks
+from core.notifications.job_alerts import FinalRun, decide_alert, split_streaks
 from tests.unit.instants import utc
 
 JOB_A = uuid.UUID("00000000-0000-0000-0000-00000000000a")
@@ -56,7 +55,7 @@ def ok(job: uuid.UUID, minute: int, was_failing: bool = False) -> FinalRun:
 
 
 def names(streaks: tuple[dict, dict]) -> tuple[dict, dict]:
-    """``_streaks``' answer with runs shown as their finish minutes, for readable rows."""
+    """``split_streaks``' answer with runs shown as their finish minutes, for readable rows."""
     recoveries, failures = streaks
 
     def minute(r: FinalRun) -> int:
@@ -104,16 +103,16 @@ STREAK_ROWS = [
 @pytest.mark.parametrize(("name", "batch", "recoveries", "failures"), STREAK_ROWS,
                          ids=[row[0] for row in STREAK_ROWS])
 def test_streaks(name: str, batch: list[FinalRun], recoveries: dict, failures: dict) -> None:
-    assert names(_streaks(batch)) == (recoveries, failures)
+    assert names(split_streaks(batch)) == (recoveries, failures)
 
 
 def test_streaks_keep_the_runs_themselves() -> None:
     first, second = fail(JOB_A, 1), fail(JOB_A, 2)
-    recoveries, failures = _streaks([second, first])
+    recoveries, failures = split_streaks([second, first])
     assert recoveries == {} and failures[JOB_A][0] is first and failures[JOB_A][1] is second
 
 
-# --- _decide: one alert_states row after the batch's failures were counted --------------
+# --- decide_alert: one alert_states row after the batch's failures were counted --------------
 HOUR = 3600
 
 
@@ -158,4 +157,4 @@ DECIDE_ROWS = [
 @pytest.mark.parametrize(("name", "state", "answer"), DECIDE_ROWS,
                          ids=[row[0] for row in DECIDE_ROWS])
 def test_decide(name: str, state: dict[str, Any], answer: str | None) -> None:
-    assert _decide(state, NOW) == answer
+    assert decide_alert(state, NOW) == answer

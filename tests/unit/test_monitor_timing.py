@@ -14,8 +14,6 @@ Rules checked (docs/heartbeats.md, "States"; healthchecks.io's ``get_grace_start
   at ``start + grace``, whatever the status (new and paused included);
 - ``new``, ``paused`` and ``down`` never change with time, except through a pending start.
 
-These functions may move to ``core/monitors/rules.py`` (issue #12); they are imported from
-where they are today.
 """
 
 from __future__ import annotations
