@@ -38,8 +38,8 @@ from core.clock import Clock, SystemClock
 from core.config import Settings, load_settings
 from core.crypto import KeyRing
 from core.db import open_pool
-from core.executor import make_client
 from core.heap import freeze_long_lived
+from core.http import make_client
 from core.monitors.batcher import PingBatcher
 from core.monitors.ping import open_ping_pool
 from core.notifications.delivery import Delivery

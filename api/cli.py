@@ -337,6 +337,16 @@ def _positive(text: str) -> int:
     return value
 
 
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text!r}")
+    return value
+
+
 _D = Settings()  # the defaults shown in --help come from the settings themselves
 # Every environment variable a command's --help names: one line each (docs/operations.md has
 # the full list with units and ranges).
@@ -451,11 +461,11 @@ def _parser() -> argparse.ArgumentParser:
                      "file is fresh), else 1; with --url, when that URL answers 2xx instead. "
                      "For container health checks (docs/operations.md, \"Supervision and "
                      "health checks\").", ("CRONLEDGER_HEARTBEAT_FILE",))
-    health.add_argument("--max-age", type=float, default=60.0,
+    health.add_argument("--max-age", type=_positive_seconds, default=60.0,
                         help="seconds after which the heartbeat file is stale (default 60)")
     health.add_argument("--url", help="check this URL answers 2xx instead (the api container: "
                                       "http://127.0.0.1:8000/readyz)")
-    health.add_argument("--timeout", type=float, default=3.0,
+    health.add_argument("--timeout", type=_positive_seconds, default=3.0,
                         help="seconds, with --url (default 3)")
     command(sub, "migrate", "apply database migrations",
             "Apply pending database migrations and exit (serve, api and worker also do).", _DB)
@@ -525,6 +535,8 @@ def main(argv: list[str] | None = None) -> int:
     # The pools warn on every failed reconnection attempt; an outage is logged once, by
     # core.outage (docs/operations.md, "Database outages").
     logging.getLogger("psycopg.pool").setLevel(logging.ERROR)
+    # alembic announces its plugins and context on every start; its warnings still show.
+    logging.getLogger("alembic").setLevel(logging.WARNING)
     signal.signal(signal.SIGTERM, _terminate)  # until the event loop takes over
     try:
         settings = load_settings()

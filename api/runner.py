@@ -29,9 +29,10 @@ from core.clock import SystemClock
 from core.config import Settings
 from core.crypto import KeyRing
 from core.db import open_pool
-from core.executor import Executor, make_client
+from core.executor import Executor
 from core.health import Heartbeat, heartbeat_path
 from core.heap import freeze_long_lived
+from core.http import make_client
 from core.notifications.delivery import Delivery
 from core.notifications.lookup import KeyRingSecrets
 from core.notifications.notifier import Notifier

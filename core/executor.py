@@ -1,8 +1,11 @@
 """The HTTP executor: sends one attempt of a run and classifies its outcome (DESIGN 5).
 
+The attempt and its result are :mod:`core.runs.dispatch`; the session, the error
+classification and the signature are :mod:`core.http`, shared with notification delivery.
 Attempts go out on one shared ``aiohttp.ClientSession`` per worker. httpx's own pool spends most
 of its CPU on connection assignment once about a hundred requests are in flight, and even over
-the aiohttp transport (``httpx-aiohttp``, still used for notifications by :func:`make_client`)
+the aiohttp transport (``httpx-aiohttp``, still used for notifications by
+:func:`core.http.make_client`)
 httpx's layers doubled the CPU per request, which at the slot is what decides fire lateness when
 hundreds of jobs share a second; see docs/benchmarks.md. The request is sent outside any
 database transaction; the caller records the :class:`AttemptResult`.
@@ -24,7 +27,7 @@ What is sent and what is recorded differ on purpose:
   ``[redacted]``; a secret value that comes back (an error message naming the URL, a response
   echoing a header) is replaced by its placeholder before anything is recorded.
 - With a signing secret, ``X-Cronledger-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of
-  "<t>.<body>">`` is computed over the exact body bytes sent (Stripe's webhook scheme).
+  "<t>.<body>">`` is computed over the exact body bytes sent (:func:`core.http.sign`).
 - Connect and read timeouts are told apart: aiohttp's own timers say which one fired, and when
   the overall per-attempt deadline fires first, the phase the request had reached (tracked
   with aiohttp tracing) decides.
@@ -34,236 +37,29 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import contextvars
-import hashlib
-import hmac
-import ssl
 import time
-import uuid
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
-from datetime import datetime, timedelta
-from http.cookiejar import CookieJar, DefaultCookiePolicy
-from typing import Any
+from collections.abc import Mapping
+from datetime import timedelta
 
 import aiohttp
-import httpx
 import yarl
 from aiohttp.abc import AbstractResolver
-from aiohttp.http_exceptions import ContentEncodingError
-from httpx_aiohttp import AiohttpTransport
 
 from core.clock import Clock, rfc3339
-from core.crypto import KeyRing, Sealed, SecretUnavailable, secret_aad, signing_aad
-from core.netguard import BlockedTarget, GuardedResolver, check_literal
+from core.crypto import KeyRing, SecretUnavailable, secret_aad, signing_aad
+from core.http import SIGNATURE_HEADER, classify_error, make_session, sign, tracking_progress
+from core.netguard import BlockedTarget, check_literal
+from core.runs.dispatch import AttemptResult, Dispatch, Prepared, Refused
 from core.secrets import MARKER, substitute
 from core.version import USER_AGENT
 
-# Failures that another attempt cannot fix without a configuration change: not retried.
-# ``invalid_request``: the stored request could not be built (core/worker.py, Worker._prepare).
-FINAL_ERROR_CLASSES = ("secret", "blocked", "invalid_request")
 # Recorded as [redacted] unless the value is a ${secrets.NAME} template.
 CREDENTIAL_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "x-api-key",
                                 "api-key", "x-auth-token", "x-access-token"})
 REDACTED = "[redacted]"
-SIGNATURE_HEADER = "X-Cronledger-Signature"
-KEEPALIVE_SECONDS = 5.0
 RESPONSE_CHUNK = 16384
 # httpx sent no Content-Type unless the job set one; aiohttp would add application/octet-stream.
 _NO_CONTENT_TYPE = frozenset({"Content-Type"})
-
-
-@dataclass(frozen=True)
-class Dispatch:
-    """One claimed attempt of a run, ready to send.
-
-    Attributes:
-        run_id: the run; also the ``Idempotency-Key``.
-        scheduled_for: the slot (UTC); the run's lateness is measured from it.
-        attempt: 1-based attempt number.
-        lease_token: proves this worker still owns the run when recording.
-        request: ``{"method", "url", "headers", "body"}`` as defined on the job (placeholders
-            unresolved).
-        timeout_seconds: bound on the whole attempt.
-        retry: the job's retry policy.
-        success_statuses: accepted statuses, or ``None`` for any 2xx.
-        secret_names: the ``${secrets.NAME}`` names the request uses.
-        signing: the job has a signing secret.
-        secrets: sealed values of ``secret_names`` found at claim time (missing names absent).
-        signing_key: the sealed signing secret, when ``signing``.
-        due_at: when this attempt became due (slot, retry time or lease expiry; UTC); the
-            attempt's own lateness is measured from it. ``None`` means ``scheduled_for``.
-    """
-
-    run_id: uuid.UUID
-    job_id: uuid.UUID
-    team_id: uuid.UUID
-    scheduled_for: datetime
-    trigger: str
-    attempt: int
-    max_attempts: int
-    lease_token: uuid.UUID
-    version: int
-    request: dict[str, Any]
-    timeout_seconds: float
-    retry: dict[str, Any]
-    success_statuses: tuple[int, ...] | None = None
-    secret_names: tuple[str, ...] = ()
-    signing: bool = False
-    secrets: Mapping[str, Sealed] = field(default_factory=dict, repr=False)
-    signing_key: Sealed | None = field(default=None, repr=False)
-    due_at: datetime | None = None
-
-
-@dataclass
-class AttemptResult:
-    """What happened to one attempt. Times are UTC; ``duration_ms`` is wall time of the attempt.
-
-    ``request`` is the request as recorded (placeholders kept, credentials redacted).
-    """
-
-    dispatch: Dispatch
-    started_at: datetime
-    finished_at: datetime
-    duration_ms: int
-    request: dict[str, Any]
-    response_status: int | None = None
-    response_headers: dict[str, str] | None = None
-    response_body: bytes | None = None
-    truncated: bool = False
-    error_class: str | None = None
-    error: str | None = None
-    retry_after: str | None = field(default=None, repr=False)
-
-    @property
-    def ok(self) -> bool:
-        return self.error_class is None
-
-    @property
-    def final(self) -> bool:
-        """A failure that retrying cannot fix (see :data:`FINAL_ERROR_CLASSES`)."""
-        return self.error_class in FINAL_ERROR_CLASSES
-
-    @property
-    def lateness_ms(self) -> int:
-        """Start of this attempt minus the slot, in milliseconds (never negative): the run's
-        lateness when this is its first recorded attempt."""
-        late = (self.started_at - self.dispatch.scheduled_for) / timedelta(milliseconds=1)
-        return max(0, round(late))
-
-    @property
-    def attempt_lateness_ms(self) -> int:
-        """Start of this attempt minus the instant it became due, in milliseconds (>= 0)."""
-        due = self.dispatch.due_at or self.dispatch.scheduled_for
-        return max(0, round((self.started_at - due) / timedelta(milliseconds=1)))
-
-
-class Refused(Exception):
-    """The attempt was not sent; ``error_class`` says why (``secret``, ``blocked``)."""
-
-    def __init__(self, error_class: str, message: str) -> None:
-        super().__init__(message)
-        self.error_class = error_class
-
-
-# -- the shared client --------------------------------------------------------------------------
-@dataclass
-class _Progress:
-    """How far the current attempt got: ``dns`` | ``connect`` | ``request`` (connected)."""
-
-    phase: str = "connect"
-
-
-_PROGRESS: contextvars.ContextVar[_Progress | None] = contextvars.ContextVar(
-    "cronledger_attempt_progress", default=None)
-
-
-@contextlib.contextmanager
-def tracking_progress() -> Iterator[_Progress]:
-    """Track how far the requests sent inside the block get (through the session's trace
-    hooks, :func:`make_session`), for :func:`classify_error`: job attempts and notification
-    deliveries classify the same fault the same way."""
-    progress = _Progress()
-    token = _PROGRESS.set(progress)
-    try:
-        yield progress
-    finally:
-        _PROGRESS.reset(token)
-
-
-def current_phase() -> str:
-    """The phase reached by the request being tracked (``request`` when none is)."""
-    progress = _PROGRESS.get()
-    return progress.phase if progress is not None else "request"
-
-
-def _phase_setter(phase: str) -> Any:
-    async def on_event(_session: Any, _ctx: Any, _params: Any) -> None:
-        progress = _PROGRESS.get()
-        if progress is not None:
-            progress.phase = phase
-    return on_event
-
-
-async def _refuse_blocked_literal(_session: Any, _ctx: Any,
-                                  params: aiohttp.TraceRequestStartParams) -> None:
-    check_literal(params.url.raw_host or "")
-
-
-def _trace_config(block_private_targets: bool) -> aiohttp.TraceConfig:
-    trace = aiohttp.TraceConfig()
-    trace.on_dns_resolvehost_start.append(_phase_setter("dns"))
-    trace.on_dns_resolvehost_end.append(_phase_setter("connect"))
-    trace.on_connection_create_end.append(_phase_setter("request"))
-    trace.on_connection_reuseconn.append(_phase_setter("request"))
-    if block_private_targets:
-        trace.on_request_start.append(_refuse_blocked_literal)
-    trace.freeze()
-    return trace
-
-
-def make_session(max_connections: int, *, block_private_targets: bool = False,
-                 resolver: AbstractResolver | None = None) -> aiohttp.ClientSession:
-    """An aiohttp session for outbound requests; call it inside the running event loop.
-
-    No redirects are followed by the callers, no proxies or ``.netrc`` are taken from the
-    environment, and there is **no cookie jar** (a cookie set by one job's target must never be
-    sent with another job's request, possibly another team's).
-
-    Args:
-        max_connections: connection pool size.
-        block_private_targets: refuse private and special-purpose addresses (see
-            :mod:`core.netguard`), checked on resolved addresses at connect time.
-        resolver: the host name resolver (aiohttp's default, the system's, when ``None``).
-    """
-    if block_private_targets:
-        resolver = GuardedResolver(resolver)
-    connector = aiohttp.TCPConnector(
-        limit=max_connections, ssl=_ssl_context(), keepalive_timeout=KEEPALIVE_SECONDS,
-        resolver=resolver)
-    return aiohttp.ClientSession(
-        connector=connector, cookie_jar=aiohttp.DummyCookieJar(), trust_env=False,
-        trace_configs=[_trace_config(block_private_targets)])
-
-
-def _ssl_context() -> ssl.SSLContext:
-    return httpx.create_ssl_context(trust_env=False)  # certifi's CA bundle, as httpx uses
-
-
-def make_client(max_connections: int, *, block_private_targets: bool = False,
-                resolver: AbstractResolver | None = None) -> httpx.AsyncClient:
-    """An ``httpx.AsyncClient`` over an aiohttp session from :func:`make_session` (through the
-    ``httpx-aiohttp`` transport), for notifications and other non-critical requests: no
-    redirects, no proxies from the environment, no cookie jar. ``resolver`` as for
-    :func:`make_session`."""
-
-    def session() -> aiohttp.ClientSession:  # created lazily, inside the running loop
-        return make_session(max_connections, block_private_targets=block_private_targets,
-                            resolver=resolver)
-
-    no_cookies = CookieJar(policy=DefaultCookiePolicy(allowed_domains=[]))
-    return httpx.AsyncClient(transport=AiohttpTransport(client=session), follow_redirects=False,
-                             trust_env=False, cookies=no_cookies)
 
 
 # -- request building ---------------------------------------------------------------------------
@@ -285,12 +81,6 @@ def redact_credentials(headers: Mapping[str, str]) -> dict[str, str]:
     ``[redacted]`` (a template is kept: it shows which secret was used, not its value)."""
     return {name: REDACTED if name.lower() in CREDENTIAL_HEADERS and MARKER not in value
             else value for name, value in headers.items()}
-
-
-def signature(secret: bytes, timestamp: int, body: bytes) -> str:
-    """``t=<timestamp>,v1=<hex HMAC-SHA256(secret, "<timestamp>." + body)>``."""
-    mac = hmac.new(secret, str(timestamp).encode() + b"." + body, hashlib.sha256).hexdigest()
-    return f"t={timestamp},v1={mac}"
 
 
 def _open_secrets(keyring: KeyRing, dispatch: Dispatch) -> dict[str, str]:
@@ -361,108 +151,7 @@ def _scrub(result: AttemptResult, values: Mapping[str, str]) -> None:
         result.response_body = body
 
 
-# -- error classes ------------------------------------------------------------------------------
-def _causes(exc: BaseException) -> list[BaseException]:
-    chain: list[BaseException] = []
-    while exc is not None and exc not in chain:
-        chain.append(exc)
-        exc = exc.__cause__ or exc.__context__  # type: ignore[assignment]
-    return chain
-
-
-def _read_timeout(timeout_seconds: float, got_headers: bool) -> tuple[str, str]:
-    where = "while reading the response body" if got_headers else "waiting for the response"
-    return "timeout", f"read timeout after {timeout_seconds:g} s ({where})"
-
-
-_TIMEOUTS = (aiohttp.ServerTimeoutError, httpx.TimeoutException, TimeoutError)
-
-
-def classify_error(exc: BaseException, timeout_seconds: float, phase: str | None = None,
-                   got_headers: bool = False) -> tuple[str, str]:
-    """Map a transport exception to ``(error_class, message)``: the one classification of job
-    attempts and notification deliveries (docs/api.md, "Error classes").
-
-    Classes: ``timeout`` (the message starts with ``connect timeout`` or ``read timeout``),
-    ``dns``, ``tls``, ``connect``, ``blocked``. A host name that does not resolve and a
-    resolver that does not answer within the bound are both ``dns``, whichever timer fired
-    (aiohttp's connect timeout, httpx's, or the overall deadline).
-
-    Args:
-        exc: what the send raised.
-        timeout_seconds: the attempt's bound, quoted in messages.
-        phase: how far the request got (``dns`` | ``connect`` | ``request``); by default the
-            phase tracked by the enclosing :func:`tracking_progress` (``request`` outside one).
-        got_headers: the response headers had arrived.
-    """
-    chain = _causes(exc)
-    phase = phase or current_phase()
-    if phase == "dns" and any(isinstance(err, _TIMEOUTS) for err in chain):
-        return "dns", f"DNS lookup unanswered after {timeout_seconds:g} s"
-    # aiohttp's own exception (the transport's cause) is the most precise; httpx-aiohttp maps
-    # every aiohttp connection error to httpx.ConnectTimeout, so it is looked at first.
-    for err in chain:
-        if isinstance(err, BlockedTarget):
-            return "blocked", str(err)
-        if isinstance(err, aiohttp.ConnectionTimeoutError):
-            return "timeout", f"connect timeout after {timeout_seconds:g} s"
-        if isinstance(err, aiohttp.SocketTimeoutError):
-            return _read_timeout(timeout_seconds, got_headers)
-        if isinstance(err, aiohttp.ClientConnectorDNSError):
-            return "dns", f"DNS lookup of {err.host} failed: {err.os_error.strerror or err}"
-        if isinstance(err, aiohttp.ClientSSLError | ssl.SSLError):
-            return "tls", f"TLS error: {err}"
-        if isinstance(err, aiohttp.ServerDisconnectedError):
-            return "connect", "the server closed the connection without a response"
-        if isinstance(err, aiohttp.ClientPayloadError):
-            if any(isinstance(cause, ContentEncodingError) for cause in chain):
-                return "connect", ("the response body could not be decoded: it does not match "
-                                   "its Content-Encoding header")
-            return "connect", "the connection broke while reading the response body"
-        if isinstance(err, aiohttp.ClientConnectorError):
-            return "connect", f"cannot connect to {err.host}:{err.port}: {err.os_error.strerror}"
-        if isinstance(err, aiohttp.ClientOSError):
-            return "connect", f"connection error: {err.strerror or err}"
-    for err in chain:
-        if isinstance(err, httpx.ConnectTimeout):
-            return "timeout", f"connect timeout after {timeout_seconds:g} s"
-        if isinstance(err, httpx.TimeoutException | TimeoutError):
-            # The overall deadline: the phase reached says which timeout it was.
-            if got_headers or phase == "request":
-                return _read_timeout(timeout_seconds, got_headers)
-            return "timeout", f"connect timeout after {timeout_seconds:g} s"
-    if isinstance(exc, httpx.UnsupportedProtocol | httpx.InvalidURL | aiohttp.InvalidURL):
-        return "connect", f"invalid request URL: {exc}"
-    return "connect", f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-
-
 # -- the executor -------------------------------------------------------------------------------
-@dataclass
-class Prepared:
-    """An attempt built ahead of its slot by :meth:`Executor.prepare`.
-
-    Attributes:
-        dispatch: the attempt.
-        recorded: the request as it will be recorded (placeholders kept, credentials redacted).
-        url: the URL to send, secrets resolved.
-        headers: the headers to send, secrets resolved (the signature is added at send time).
-        content: the body bytes, or ``None``.
-        refused: set when the attempt must not be sent (a secret is missing or undecryptable);
-            :meth:`Executor.transmit` records it as a failure without sending anything.
-        secret_values: the opened ``${secrets.NAME}`` values, scrubbed from what is recorded.
-        signing_key: the opened signing secret (the signature needs the send time).
-    """
-
-    dispatch: Dispatch
-    recorded: dict[str, Any]
-    url: str = ""
-    headers: dict[str, str] = field(default_factory=dict, repr=False)
-    content: bytes | None = field(default=None, repr=False)
-    refused: Refused | None = None
-    secret_values: dict[str, str] = field(default_factory=dict, repr=False)
-    signing_key: bytes | None = field(default=None, repr=False)
-
-
 class Executor:
     """Sends attempts on one shared aiohttp session (created on first use, inside the loop).
 
@@ -543,7 +232,7 @@ class Executor:
         else:
             wire = prepared.headers
             if prepared.signing_key is not None:
-                signed = signature(prepared.signing_key, int(started_at.timestamp()),
+                signed = sign(prepared.signing_key, int(started_at.timestamp()),
                                    prepared.content or b"")
                 wire = {**wire, SIGNATURE_HEADER: signed}
                 recorded["headers"] = {**recorded["headers"], SIGNATURE_HEADER: signed}

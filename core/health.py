@@ -101,7 +101,7 @@ class Heartbeat:
                     async with self.pool.connection(timeout=self.db_timeout) as conn:
                         await conn.execute("SELECT 1")
             except Exception as exc:  # noqa: BLE001 - any failure means "not reached"
-                problem = f"the database did not answer: {exc or type(exc).__name__}"
+                problem = f"the database did not answer: {str(exc) or type(exc).__name__}"
         if problem is not None:
             if not self._warned:
                 log.warning("heartbeat not written: %s", problem)

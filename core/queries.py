@@ -2,7 +2,9 @@
 
 Each file holds blocks introduced by ``-- name: <entity>_<verb>``; parameters use psycopg's
 ``%(name)s`` style (procrastinate's ``queries.sql`` layout). ``Q["job_claim_due"]`` returns the
-statement text.
+statement text. One file per entity, opened by a comment paragraph (docs/architecture.md,
+"Layers"); a block whose table varies is a template (``{table}``) that its module fills with
+``psycopg.sql.Identifier``.
 """
 
 from __future__ import annotations

@@ -20,12 +20,13 @@ from core.backoff import LoopRetry
 from core.clock import Clock
 from core.config import Settings
 from core.db import transaction
-from core.executor import AttemptResult, Dispatch, Executor, Prepared, Refused
+from core.executor import Executor
 from core.listen import listening
 from core.queries import Q
 from core.quiet import QuietWindows
-from core.recorder import Recorder
-from core.scheduler import claim_due, claim_ready, mark_jobs_broken, next_wakeup
+from core.runs.claim import claim_due, claim_ready, mark_jobs_broken, next_wakeup
+from core.runs.dispatch import AttemptResult, Dispatch, Prepared, Refused
+from core.runs.recorder import Recorder
 from core.stored import reason_of
 
 log = logging.getLogger("cronledger.worker")

@@ -147,3 +147,11 @@ def test_apikey_usage_errors(on_database: str, capsys: pytest.CaptureFixture[str
         assert exc.value.code == 2, args
     status, out, err = _run(capsys, "apikey", "list", "--team", f"none-{uuid.uuid4().hex}")
     assert status == 0 and out == "" and "no API keys" in err
+
+
+@pytest.mark.parametrize("args", [["--max-age", "-5"], ["--max-age", "0"], ["--max-age", "nan"],
+                                  ["--max-age", "x"], ["--timeout", "-1"]])
+def test_health_refuses_a_non_positive_duration(args: list[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["health", *args])
+    assert exc.value.code == 2

@@ -168,6 +168,9 @@ async def test_rid_pairs_start_and_success(api: AsyncTestClient, team: Team) -> 
 @pytest.mark.parametrize(("suffix", "status", "text"), [
     ("/256", 400, "invalid exit status 256"),
     ("/999999999", 400, "invalid exit status"),
+    ("/999999999999999999999", 400, "invalid exit status 99999999999999999999…"),
+    ("/" + "9" * 5000, 400, "invalid exit status"),
+    ("/+1", 404, "not found"),
     ("?rid=not-a-uuid", 400, "invalid rid"),
     ("?rid=%00", 400, "invalid rid"),
     ("/starts", 404, "not found"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from core.queries import Q, load_queries
+from core.queries import SQL_DIR, Q, load_queries
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -26,3 +26,16 @@ def test_duplicate_names_are_rejected(tmp_path: Path) -> None:
         assert "duplicate" in str(exc)
     else:
         raise AssertionError("duplicate query names were accepted")
+
+
+def test_every_file_starts_with_a_header() -> None:
+    """Each file serves one entity and says which in a comment paragraph before its first block
+    (docs/architecture.md, "Layers")."""
+    for path in sorted(SQL_DIR.glob("*.sql")):
+        head, _, _ = path.read_text().partition("-- name:")
+        lines = head.rstrip("\n").splitlines()
+        assert lines, f"{path.name}: no header comment before the first block"
+        assert all(line.startswith("-- ") for line in lines), (
+            f"{path.name}: the header must be one comment paragraph")
+        assert head.endswith("\n\n"), f"{path.name}: a blank line must follow the header"
+

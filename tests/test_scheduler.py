@@ -140,7 +140,7 @@ async def test_expired_lease_is_redispatched_with_same_run(
     actor = await new_actor(fresh_pool)
     job = await add_job(fresh_pool, actor, T0, sink.url("/l"), "0 * * * *", timeout_seconds=10)
     clock.set(T0 + timedelta(hours=1))
-    from core.scheduler import claim_due
+    from core.runs.claim import claim_due
 
     _, [lost] = await claim_due(fresh_pool, clock.now(), limit=10, lookahead=0,
                                 worker_id="dead", lease_margin=5)  # claimed, never sent

@@ -28,7 +28,7 @@ from core.actor import Actor
 from core.errors import invalid
 from core.jobs import commands
 from core.jobs.queries import broken_reason, describe, get_job, job_events, list_jobs
-from core.runs import get_run, list_runs
+from core.runs.queries import get_run, list_runs
 
 
 def job_view(row: dict[str, Any]) -> Job:

@@ -10,7 +10,7 @@ from litestar.params import FromPath
 from api.deps import ActorDep, PoolDep
 from api.schemas.common import from_row
 from api.schemas.runs import RunDetail
-from core.runs import get_run
+from core.runs.queries import get_run
 
 
 class RunController(Controller):

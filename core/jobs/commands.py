@@ -23,9 +23,9 @@ from core.events import append_events, notify_wakeup, stream_events, to_json
 from core.jobs.definition import DEFINITION_FIELDS, normalize_definition
 from core.jobs.state import evolve
 from core.queries import Q
-from core.runs import new_run_id, run_events
-from core.schedule import parse_schedule
-from core.scheduler import cached_schedule
+from core.runs import events as run_events
+from core.runs.events import new_run_id
+from core.schedule import cached_schedule, parse_schedule
 from core.secrets import set_signing_secret
 from core.stored import job_problem
 
@@ -253,15 +253,10 @@ async def delete_job(
         )
         cancelled = await cur.fetchall()
         await append_events(conn, [
-            event
-            for row in cancelled
-            for event in run_events(row["id"], row["team_id"], row["version"] - 1, now,
-                                    [("run.skipped", {
-                                        "job_id": row["job_id"],
-                                        "scheduled_for": row["scheduled_for"],
-                                        "trigger": row["trigger"],
-                                        "reason": "job deleted", "finished_at": now})])
-        ])
+            run_events.not_run("skipped", row["id"], row["team_id"], row["version"], now,
+                               job_id=row["job_id"], scheduled_for=row["scheduled_for"],
+                               trigger=row["trigger"], reason="job deleted", finished_at=now)
+            for row in cancelled])
 
 
 async def trigger_job(
@@ -287,11 +282,10 @@ async def trigger_job(
             "lease_expires_at": None, "lease_token": None, "worker_id": None, "reason": None,
             "version": 1, "created_at": now, "finished_at": None,
         }])})
-        await append_events(conn, run_events(run_id, actor.team_id, 0, now, [(
-            "run.queued",
-            {"job_id": job_id, "scheduled_for": now, "trigger": "manual",
-             "max_attempts": job["retry"]["attempts"], "available_at": now},
-        )], actor.metadata()))
+        await append_events(conn, [run_events.queued(
+            run_id, actor.team_id, 1, now, job_id=job_id, scheduled_for=now, trigger="manual",
+            max_attempts=job["retry"]["attempts"], available_at=now,
+            metadata=actor.metadata())])
         await notify_wakeup(conn, "runs")
     return run_id
 

@@ -13,7 +13,7 @@ from core.db import fetch_team_page, fetch_team_row
 from core.errors import NotFound
 from core.events import read_stream
 from core.queries import Q
-from core.scheduler import cached_schedule
+from core.schedule import cached_schedule
 from core.stored import describe_stored, job_problem
 
 

@@ -9,8 +9,6 @@ a configuration error).
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import hmac
 import json
 import logging
 import smtplib
@@ -26,14 +24,13 @@ import httpx
 
 from core.clock import Clock
 from core.config import Settings
-from core.executor import classify_error, tracking_progress
+from core.http import SIGNATURE_HEADER, classify_error, sign, tracking_progress
 from core.notifications import formatting
 from core.stored import reason_of
 from core.version import USER_AGENT
 
 log = logging.getLogger("cronledger.delivery")
 
-SIGNATURE_HEADER = "X-Cronledger-Signature"
 ANSWER_LIMIT = 2048  # characters of a provider's answer kept in the outbox row
 TRANSIENT_STATUSES = (408, 425, 429)
 
@@ -101,13 +98,6 @@ class DeliveryResult:
     permanent: bool = False
     retry_after: str | None = None
     duration_ms: int = 0
-
-
-def sign(secret: str, timestamp: int, body: bytes) -> str:
-    """``t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">`` (Stripe's webhook scheme,
-    the same header jobs send), so receivers verify one way for both."""
-    mac = hmac.new(secret.encode(), f"{timestamp}.".encode() + body, hashlib.sha256)
-    return f"t={timestamp},v1={mac.hexdigest()}"
 
 
 def _status_result(status: int, answer: str) -> DeliveryResult:

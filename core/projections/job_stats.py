@@ -9,7 +9,8 @@ minus the slot) to the bucket's histograms (:mod:`core.projections.histogram`).
 Each row also stores the p50/p95 of its histograms, computed here when the row is written, so
 reports read them without merging anything (merging a week of daily histograms for every job
 costs far more in SQL than keeping the weekly rows). Tables: ``job_stats_hourly``,
-``job_stats_daily``, ``job_stats_weekly`` (same columns), ``team_runs_hourly``.
+``job_stats_daily``, ``job_stats_weekly`` (same columns: one ``job_stats_load`` and one
+``job_stats_upsert`` template serve the three), ``team_runs_hourly``.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import psycopg
+from psycopg import sql
 
 from core.events import to_json
 from core.projections import histogram
@@ -74,13 +76,17 @@ async def _write(conn: psycopg.AsyncConnection, table: str,
     await conn.execute(_UPSERT[table], {"rows": to_json(rows)})
 
 
-_LOAD = {"job_stats_hourly": Q["job_stats_hourly_load"],
-         "job_stats_daily": Q["job_stats_daily_load"],
-         "job_stats_weekly": Q["job_stats_weekly_load"],
+def _job_stats(template: str, table: str) -> str:
+    """``template`` (``{table}``, ``{pkey}``) rendered for one job stats table, once at import:
+    a batch pays no composition and each table keeps one fixed statement text."""
+    return sql.SQL(template).format(table=sql.Identifier(table),
+                                    pkey=sql.Identifier(f"{table}_pkey")).as_string()
+
+
+_JOB_TABLES = ("job_stats_hourly", "job_stats_daily", "job_stats_weekly")
+_LOAD = {**{t: _job_stats(Q["job_stats_load"], t) for t in _JOB_TABLES},
          "team_runs_hourly": Q["team_runs_hourly_load"]}
-_UPSERT = {"job_stats_hourly": Q["job_stats_hourly_upsert"],
-           "job_stats_daily": Q["job_stats_daily_upsert"],
-           "job_stats_weekly": Q["job_stats_weekly_upsert"],
+_UPSERT = {**{t: _job_stats(Q["job_stats_upsert"], t) for t in _JOB_TABLES},
            "team_runs_hourly": Q["team_runs_hourly_upsert"]}
 
 

@@ -8,7 +8,7 @@ replaying what the live system did to it, in log order:
   event's ``occurred_at`` (``core.jobs.commands._sync_due``);
 - the first event of a slot run (trigger ``schedule`` or ``catchup``): the next fire strictly
   after ``max(occurred_at, scheduled_for)``, which is how the claim advanced ``due_at``
-  (:func:`core.slots.plan_slots`);
+  (:func:`core.runs.slots.plan_slots`);
 - ``job.paused``, ``job.deleted``, ``job.completed``, ``job.broken``: no row (``job.repaired``
   of an active job: the next fire after it, as ``_sync_due`` does).
 
@@ -33,7 +33,7 @@ from core.events import to_json
 from core.jobs.state import evolve
 from core.projections.common import Skipped
 from core.queries import Q
-from core.scheduler import cached_schedule
+from core.schedule import cached_schedule
 from core.stored import reason_of
 
 TABLES = ("jobs", "due_jobs")

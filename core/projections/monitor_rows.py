@@ -18,7 +18,7 @@ from core.monitors.rules import timing
 from core.monitors.state import evolve
 from core.projections.common import Skipped
 from core.queries import Q
-from core.scheduler import cached_schedule
+from core.schedule import cached_schedule
 from core.stored import reason_of, schedule_problem
 
 TABLES = ("monitors",)

@@ -1,6 +1,7 @@
 """Schedule engine: parse a schedule string once, then answer "when does it fire next?".
 
-Public API: :func:`parse_schedule`, :class:`Schedule`, :class:`Fire`, :class:`InvalidSchedule`.
+Public API: :func:`parse_schedule` (and its cache :func:`cached_schedule`), :class:`Schedule`,
+:class:`Fire`, :class:`InvalidSchedule`.
 All instants in and out are tz-aware UTC; naive datetimes raise ``ValueError``. Every operation
 is bounded by construction: input is capped at 200 characters, validation scans a fixed 28-year
 window, a search stops after 50 years and lists stop at 1000 fires. Grammar and DST rules are
@@ -42,6 +43,7 @@ canonical expression we generate (:mod:`core.schedule.cron`). What the wrapper c
 
 from __future__ import annotations
 
+import functools
 import itertools
 import zoneinfo
 from collections.abc import Iterator
@@ -56,7 +58,7 @@ from core.schedule.grammar import format_utc, parse_at, parse_interval, split_fo
 from core.schedule.model import MAX_FIRES, SEARCH_YEARS, Fire, InvalidSchedule, require_utc
 from core.schedule.zones import load_zone, make_fire
 
-__all__ = ["Fire", "InvalidSchedule", "Schedule", "parse_schedule"]
+__all__ = ["Fire", "InvalidSchedule", "Schedule", "cached_schedule", "parse_schedule"]
 
 _DESCRIBE_OPTIONS = Options(locale_code="en_US", use_24hour_time_format=False)
 
@@ -211,6 +213,12 @@ def parse_schedule(
     )
     _check_fires(schedule, spec, start)
     return schedule
+
+
+@functools.lru_cache(maxsize=65536)
+def cached_schedule(expression: str, timezone: str, anchor: datetime) -> Schedule:
+    """Parse a stored (already validated) schedule once per (expression, zone, anchor)."""
+    return parse_schedule(expression, timezone, anchor=anchor)
 
 
 def _check_fires(schedule: Schedule, spec: CronSpec, start: datetime) -> None:

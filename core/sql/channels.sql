@@ -1,3 +1,6 @@
+-- Notification channels (core/channels/): the `channels` rows, their reads, soft delete and
+-- the re-sealing of their secrets under the current key (key rotation).
+
 -- name: channel_upsert
 INSERT INTO channels (id, team_id, name, kind, config, key_id, sealed, version, created_at,
                       updated_at)

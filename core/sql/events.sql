@@ -1,3 +1,6 @@
+-- The event log (core/events.py): append a batch, read one stream, and the
+-- `cronledger_wakeup` notification that commits with the events.
+
 -- name: event_append
 -- Appends a batch of events, given as one JSON array in order. The unique
 -- (stream_id, stream_version) constraint rejects a stale expected version: the caller maps it to

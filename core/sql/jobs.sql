@@ -1,3 +1,7 @@
+-- Jobs: the `jobs` inline projection (written with each command of core/jobs/ and by the
+-- rebuild's fold), its team-scoped reads, and the `due_jobs` row a job command sets or deletes.
+-- Claiming due rows and advancing `due_at` is scheduling: runs.sql.
+
 -- name: job_upsert
 -- Writes the job projection row from the state folded over the job's stream.
 INSERT INTO jobs (id, team_id, name, schedule, timezone, request, timeout_seconds, retry, overlap,
@@ -72,7 +76,7 @@ WHERE id = ANY(%(job_ids)s::uuid[]) AND status = 'active'
 RETURNING id, team_id, version;
 
 -- name: job_mark_broken_many
--- Jobs whose stored definition no longer evaluates (core/scheduler.py): the projection takes
+-- Jobs whose stored definition no longer evaluates (core/runs/claim.py): the projection takes
 -- the `job.broken` event at the next version; already broken or no longer active rows are left.
 UPDATE jobs j SET broken_at = %(now)s::timestamptz, broken_reason = b.reason,
                   version = j.version + 1, updated_at = %(now)s::timestamptz

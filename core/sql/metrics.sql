@@ -1,3 +1,5 @@
+-- Gauges for /metrics (core/metrics.py): cheap aggregates, read on every scrape.
+
 -- name: metrics_snapshot
 -- Cheap aggregate gauges for /metrics: every count uses an index or a small table.
 SELECT

@@ -1,4 +1,5 @@
--- Statements of the schema migrations (core/migrate.py); alembic itself writes alembic_version.
+-- Statements of the schema migrations (core/migrate.py): the advisory lock and the current
+-- revision; alembic itself writes alembic_version.
 
 -- name: migration_lock
 -- Session-level advisory lock: concurrent starts migrate one at a time.

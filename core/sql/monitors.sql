@@ -1,3 +1,7 @@
+-- Monitors: the `monitors` inline projection and its team-scoped reads, the ping statement
+-- (core/monitors/ping.py) and the checker's claim, decisions and locks. Their alert state is in
+-- notifications.sql, their uptime read models in projections.sql (writes) and reports.sql (reads).
+
 -- name: monitor_upsert
 -- Writes the monitor projection row from the state folded over the monitor's stream (commands).
 INSERT INTO monitors (id, team_id, name, schedule, timezone, period_seconds, grace_seconds,

@@ -1,3 +1,7 @@
+-- Notifications: the outbox (`notifications`: enqueue, claim with a lease, finish, list) and
+-- the alert state of jobs and monitors (`alert_state_*`: failure streaks, when a monitor alert
+-- went out and when to re-alert) that decides what is queued.
+
 -- name: notification_enqueue
 -- One outbox row per (alert, channel); channels of another team or deleted ones are skipped.
 INSERT INTO notifications (id, team_id, channel_id, subject_type, subject_id, event, message,

@@ -1,5 +1,7 @@
--- Asynchronous projector: checkpoint, event batches, and the read models it maintains
--- (migration 0004).
+-- The asynchronous projector (core/projections/projector.py): its checkpoint, the batches of
+-- events after it, the events it skipped, and the writes of the read models it maintains
+-- (migration 0004): job stats, team runs, job health, monitor state, pings and downtime.
+-- Their reads are in reports.sql, the rebuild from the log in rebuild.sql.
 
 -- name: projection_checkpoint_lock
 -- One projector at a time per checkpoint: the others skip it instead of queueing.
@@ -56,16 +58,21 @@ RETURNING name;
 -- Read models are written from one JSON array of rows per statement (json_to_recordset):
 -- much cheaper to send than one PostgreSQL array per column.
 
--- name: job_stats_hourly_load
+-- name: job_stats_load
+-- A template for the three job stats tables (same columns, migration 0006): {table} is
+-- job_stats_hourly, job_stats_daily or job_stats_weekly, filled with psycopg.sql.Identifier by
+-- core/projections/job_stats.py (an identifier cannot be a bound parameter). The bucket itself
+-- (hour, UTC day, ISO week) is computed there and comes as data.
 SELECT s.job_id AS key_id, s.bucket_start, s.succeeded, s.failed, s.skipped, s.missed, s.retries,
        s.duration_histogram, s.lateness_histogram
-FROM job_stats_hourly s
+FROM {table} s
 JOIN json_to_recordset(%(keys)s::json) AS k(id uuid, bucket_start timestamptz)
   ON s.job_id = k.id AND s.bucket_start = k.bucket_start;
 
--- name: job_stats_hourly_upsert
+-- name: job_stats_upsert
+-- A template like job_stats_load ({table}, and {pkey}: that table's primary key constraint).
 -- The row's new totals (the batch added to what _load returned; histograms merged in Python).
-INSERT INTO job_stats_hourly AS t (job_id, bucket_start, team_id, succeeded, failed, skipped,
+INSERT INTO {table} AS t (job_id, bucket_start, team_id, succeeded, failed, skipped,
                      missed, retries, duration_histogram, lateness_histogram, p50_duration_ms,
                      p95_duration_ms, p50_lateness_ms, p95_lateness_ms)
 SELECT r.id, r.bucket_start, r.team_id, r.succeeded, r.failed, r.skipped, r.missed, r.retries,
@@ -75,61 +82,7 @@ FROM json_to_recordset(%(rows)s::json) AS r(
     id uuid, bucket_start timestamptz, team_id uuid, succeeded int, failed int, skipped int,
     missed int, retries int, duration_histogram jsonb, lateness_histogram jsonb,
     p50_duration_ms int, p95_duration_ms int, p50_lateness_ms int, p95_lateness_ms int)
-ON CONFLICT ON CONSTRAINT job_stats_hourly_pkey DO UPDATE SET
-    succeeded = excluded.succeeded, failed = excluded.failed, skipped = excluded.skipped,
-    missed = excluded.missed, retries = excluded.retries,
-    duration_histogram = excluded.duration_histogram,
-    lateness_histogram = excluded.lateness_histogram,
-    p50_duration_ms = excluded.p50_duration_ms, p95_duration_ms = excluded.p95_duration_ms,
-    p50_lateness_ms = excluded.p50_lateness_ms, p95_lateness_ms = excluded.p95_lateness_ms;
-
--- name: job_stats_daily_load
-SELECT s.job_id AS key_id, s.bucket_start, s.succeeded, s.failed, s.skipped, s.missed, s.retries,
-       s.duration_histogram, s.lateness_histogram
-FROM job_stats_daily s
-JOIN json_to_recordset(%(keys)s::json) AS k(id uuid, bucket_start timestamptz)
-  ON s.job_id = k.id AND s.bucket_start = k.bucket_start;
-
--- name: job_stats_daily_upsert
--- The row's new totals (the batch added to what _load returned; histograms merged in Python).
-INSERT INTO job_stats_daily AS t (job_id, bucket_start, team_id, succeeded, failed, skipped,
-                     missed, retries, duration_histogram, lateness_histogram, p50_duration_ms,
-                     p95_duration_ms, p50_lateness_ms, p95_lateness_ms)
-SELECT r.id, r.bucket_start, r.team_id, r.succeeded, r.failed, r.skipped, r.missed, r.retries,
-       r.duration_histogram, r.lateness_histogram, r.p50_duration_ms, r.p95_duration_ms,
-       r.p50_lateness_ms, r.p95_lateness_ms
-FROM json_to_recordset(%(rows)s::json) AS r(
-    id uuid, bucket_start timestamptz, team_id uuid, succeeded int, failed int, skipped int,
-    missed int, retries int, duration_histogram jsonb, lateness_histogram jsonb,
-    p50_duration_ms int, p95_duration_ms int, p50_lateness_ms int, p95_lateness_ms int)
-ON CONFLICT ON CONSTRAINT job_stats_daily_pkey DO UPDATE SET
-    succeeded = excluded.succeeded, failed = excluded.failed, skipped = excluded.skipped,
-    missed = excluded.missed, retries = excluded.retries,
-    duration_histogram = excluded.duration_histogram,
-    lateness_histogram = excluded.lateness_histogram,
-    p50_duration_ms = excluded.p50_duration_ms, p95_duration_ms = excluded.p95_duration_ms,
-    p50_lateness_ms = excluded.p50_lateness_ms, p95_lateness_ms = excluded.p95_lateness_ms;
-
--- name: job_stats_weekly_load
-SELECT s.job_id AS key_id, s.bucket_start, s.succeeded, s.failed, s.skipped, s.missed, s.retries,
-       s.duration_histogram, s.lateness_histogram
-FROM job_stats_weekly s
-JOIN json_to_recordset(%(keys)s::json) AS k(id uuid, bucket_start timestamptz)
-  ON s.job_id = k.id AND s.bucket_start = k.bucket_start;
-
--- name: job_stats_weekly_upsert
--- The row's new totals (the batch added to what _load returned; histograms merged in Python).
-INSERT INTO job_stats_weekly AS t (job_id, bucket_start, team_id, succeeded, failed, skipped,
-                     missed, retries, duration_histogram, lateness_histogram, p50_duration_ms,
-                     p95_duration_ms, p50_lateness_ms, p95_lateness_ms)
-SELECT r.id, r.bucket_start, r.team_id, r.succeeded, r.failed, r.skipped, r.missed, r.retries,
-       r.duration_histogram, r.lateness_histogram, r.p50_duration_ms, r.p95_duration_ms,
-       r.p50_lateness_ms, r.p95_lateness_ms
-FROM json_to_recordset(%(rows)s::json) AS r(
-    id uuid, bucket_start timestamptz, team_id uuid, succeeded int, failed int, skipped int,
-    missed int, retries int, duration_histogram jsonb, lateness_histogram jsonb,
-    p50_duration_ms int, p95_duration_ms int, p50_lateness_ms int, p95_lateness_ms int)
-ON CONFLICT ON CONSTRAINT job_stats_weekly_pkey DO UPDATE SET
+ON CONFLICT ON CONSTRAINT {pkey} DO UPDATE SET
     succeeded = excluded.succeeded, failed = excluded.failed, skipped = excluded.skipped,
     missed = excluded.missed, retries = excluded.retries,
     duration_histogram = excluded.duration_histogram,
@@ -212,132 +165,3 @@ FROM json_to_recordset(%(rows)s::json) AS r(
     end_reason text)
 ON CONFLICT ON CONSTRAINT monitor_downtime_pkey DO UPDATE SET
     ended_at = excluded.ended_at, end_reason = excluded.end_reason;
-
--- name: rebuild_lock_inline
--- Rebuild: writers of jobs, runs and monitors wait until the replayed tables are committed.
-LOCK TABLE jobs, due_jobs, runs, run_attempts, monitors, monitor_ping_bodies
-    IN ACCESS EXCLUSIVE MODE;
-
--- name: rebuild_save_carried
--- What the log does not hold is carried over the rebuild: every attempt's request and
--- response, and the lease of running runs (dropped at commit).
-CREATE TEMPORARY TABLE rebuild_carried_attempts ON COMMIT DROP AS SELECT * FROM run_attempts;
-CREATE TEMPORARY TABLE rebuild_carried_leases ON COMMIT DROP AS
-    SELECT id, lease_token, lease_expires_at FROM runs WHERE lease_token IS NOT NULL;
-CREATE TEMPORARY TABLE rebuild_carried_ping_bodies ON COMMIT DROP AS
-    SELECT * FROM monitor_ping_bodies;
-
--- name: rebuild_truncate_inline
-TRUNCATE jobs, due_jobs, runs, run_attempts, monitors, monitor_ping_bodies;
-
--- name: rebuild_restore_carried
-UPDATE runs r SET lease_token = l.lease_token, lease_expires_at = l.lease_expires_at
-FROM rebuild_carried_leases l
-WHERE r.id = l.id AND r.status = 'running';
-INSERT INTO run_attempts SELECT a.* FROM rebuild_carried_attempts a JOIN runs r ON r.id = a.run_id;
-INSERT INTO monitor_ping_bodies
-    SELECT b.* FROM rebuild_carried_ping_bodies b JOIN monitors m ON m.id = b.monitor_id;
-
--- name: rebuild_truncate_read_models
-TRUNCATE job_stats_hourly, job_stats_daily, job_stats_weekly, team_runs_hourly, job_health,
-         monitor_state, monitor_pings_daily, monitor_downtime;
-
--- name: rebuild_job_events
--- Job streams and the first event of every slot run (they advanced due_jobs), in log order.
-SELECT global_position, stream_type, stream_id, stream_version, event_type, team_id, data,
-       occurred_at
-FROM events
-WHERE stream_type = 'job'
-   OR (stream_type = 'run' AND stream_version = 1
-       AND data->>'trigger' IN ('schedule', 'catchup'))
-ORDER BY global_position;
-
--- name: rebuild_run_events
-SELECT global_position, stream_type, stream_id, stream_version, event_type, team_id, data,
-       occurred_at
-FROM events
-WHERE stream_type = 'run'
-ORDER BY global_position;
-
--- name: rebuild_runs_copy
-COPY runs (id, job_id, team_id, scheduled_for, trigger, status, attempt, max_attempts,
-           available_at, worker_id, started_at, finished_at, lateness_ms, duration_ms,
-           response_status, error_class, error, reason, version, created_at)
-FROM STDIN;
-
--- name: dashboard_job_counts
--- A job is failing when its last final outcome failed and it is active or paused.
-SELECT status, count(*)::int AS jobs,
-       count(*) FILTER (WHERE last_outcome = 'failed')::int AS failing
-FROM job_health
-WHERE team_id = %(team_id)s::uuid
-GROUP BY status;
-
--- name: dashboard_monitor_counts
-SELECT status, count(*)::int AS monitors
-FROM monitor_state
-WHERE team_id = %(team_id)s::uuid AND status <> 'deleted'
-GROUP BY status;
-
--- name: dashboard_runs_since
-SELECT coalesce(sum(succeeded), 0)::int AS succeeded, coalesce(sum(failed), 0)::int AS failed,
-       coalesce(sum(skipped), 0)::int AS skipped, coalesce(sum(missed), 0)::int AS missed
-FROM team_runs_hourly
-WHERE team_id = %(team_id)s::uuid AND bucket_start >= %(since)s::timestamptz;
-
--- name: dashboard_failing_jobs
-SELECT job_id AS id, name, status, last_failure_at, last_error_class, last_error,
-       consecutive_failures
-FROM job_health
-WHERE team_id = %(team_id)s::uuid AND last_outcome = 'failed'
-  AND status IN ('active', 'paused')
-ORDER BY last_failure_at DESC, job_id
-LIMIT %(limit)s::int;
-
--- name: dashboard_down_monitors
-SELECT monitor_id AS id, name, down_since, last_ping_at
-FROM monitor_state
-WHERE team_id = %(team_id)s::uuid AND status = 'down'
-ORDER BY down_since, monitor_id
-LIMIT %(limit)s::int;
-
--- name: job_stats_hourly_range
-SELECT bucket_start, succeeded, failed, skipped, missed, retries, duration_histogram,
-       lateness_histogram
-FROM job_stats_hourly
-WHERE job_id = %(job_id)s::uuid AND team_id = %(team_id)s::uuid
-  AND bucket_start >= %(start)s::timestamptz AND bucket_start < %(end)s::timestamptz
-ORDER BY bucket_start;
-
--- name: job_stats_daily_range
-SELECT bucket_start, succeeded, failed, skipped, missed, retries, duration_histogram,
-       lateness_histogram
-FROM job_stats_daily
-WHERE job_id = %(job_id)s::uuid AND team_id = %(team_id)s::uuid
-  AND bucket_start >= %(start)s::timestamptz AND bucket_start < %(end)s::timestamptz
-ORDER BY bucket_start;
-
--- name: monitor_has_events
--- The monitor exists for this team when its stream does (the uptime read models may lag).
-SELECT 1 AS found FROM events
-WHERE stream_id = %(id)s::uuid AND team_id = %(team_id)s::uuid AND stream_type = 'monitor'
-LIMIT 1;
-
--- name: monitor_state_get
-SELECT status, created_at, deleted_at FROM monitor_state WHERE monitor_id = %(id)s::uuid;
-
--- name: monitor_downtime_between
-SELECT started_at, ended_at, end_reason
-FROM monitor_downtime
-WHERE monitor_id = %(id)s::uuid
-  AND started_at < %(end)s::timestamptz
-  AND (ended_at IS NULL OR ended_at > %(start)s::timestamptz)
-ORDER BY started_at;
-
--- name: rebuild_monitor_events
--- Monitor streams in log order (the monitors row is the fold of its stream).
-SELECT global_position, stream_type, stream_id, stream_version, event_type, team_id, data,
-       occurred_at
-FROM events
-WHERE stream_type = 'monitor'
-ORDER BY global_position;

@@ -1,3 +1,6 @@
+-- Sealed secrets: team secrets (`${secrets.NAME}`) and job signing secrets: write, list,
+-- delete, fetch at claim time, and re-seal under the current key (key rotation, key usage).
+
 -- name: secret_upsert
 -- Create or replace a team secret; version 1 means the name was new.
 INSERT INTO secrets (id, team_id, name, key_id, nonce, ciphertext, version, created_at,

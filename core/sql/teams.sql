@@ -1,3 +1,6 @@
+-- Teams and their API keys: ensure a team, issue, authenticate, list (the team's and the
+-- CLI's) and revoke keys.
+
 -- name: team_ensure
 INSERT INTO teams (name) VALUES (%(name)s)
 ON CONFLICT ON CONSTRAINT teams_name_key DO UPDATE SET name = excluded.name

@@ -1,4 +1,4 @@
-"""Catch-up and overlap decisions of ``core/slots.py``, row by row against docs/schedules.md.
+"""Catch-up and overlap decisions of ``core/runs/slots.py``, row by row against docs/schedules.md.
 
 Rules checked ("Overlap and catch-up" in docs/schedules.md):
 
@@ -23,8 +23,8 @@ from datetime import datetime, timedelta
 
 import pytest
 
+from core.runs.slots import MAX_RECORDED_SLOTS, apply_overlap, plan_slots, recent_slots
 from core.schedule import Schedule, parse_schedule
-from core.slots import MAX_RECORDED_SLOTS, apply_overlap, plan_slots, recent_slots
 from tests.unit.instants import utc
 
 ANCHOR = utc("2026-12-01T10:00:00Z")  # the job's creation instant (anchors intervals)

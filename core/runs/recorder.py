@@ -20,13 +20,13 @@ from psycopg_pool import AsyncConnectionPool
 from core.backoff import retry_delay
 from core.clock import Instant, read_now
 from core.db import transaction
-from core.events import append_events, notify_wakeup, to_json
-from core.executor import AttemptResult
+from core.events import NewEvent, append_events, notify_wakeup, to_json
 from core.notifications.job_alerts import FinalRun, record_job_outcomes
 from core.notifications.messages import snippet
 from core.notifications.outbox import DEFAULT_MAX_ATTEMPTS
 from core.queries import Q
-from core.runs import run_events
+from core.runs import events as run_events
+from core.runs.dispatch import AttemptResult
 
 log = logging.getLogger("cronledger.recorder")
 
@@ -44,24 +44,16 @@ def _outcome(result: AttemptResult, now: datetime, rng: random.Random) -> dict[s
     return {"status": "failed", "finished_at": result.finished_at, "available_at": None}
 
 
-def _event(result: AttemptResult, outcome: dict[str, Any],
-           lateness_ms: int) -> tuple[str, dict[str, Any]]:
+def _event(result: AttemptResult, outcome: dict[str, Any], row: dict[str, Any],
+           now: datetime) -> NewEvent:
     d = result.dispatch
-    data: dict[str, Any] = {
-        "job_id": d.job_id,
-        "scheduled_for": d.scheduled_for,
-        "trigger": d.trigger,
-        "attempt": d.attempt,
-        "started_at": result.started_at,
-        "duration_ms": result.duration_ms,
-        "lateness_ms": lateness_ms,
-        "response_status": result.response_status,
-        "error_class": result.error_class,
-        "error": result.error,
-    }
-    if outcome["status"] == "queued":
-        return "run.retry_scheduled", {**data, "available_at": outcome["available_at"]}
-    return f"run.{outcome['status']}", {**data, "finished_at": outcome["finished_at"]}
+    return run_events.attempt_recorded(
+        outcome["status"], row["id"], row["team_id"], row["version"], now, job_id=d.job_id,
+        scheduled_for=d.scheduled_for, trigger=d.trigger, attempt=d.attempt,
+        started_at=result.started_at, duration_ms=result.duration_ms,
+        lateness_ms=row["lateness_ms"], response_status=result.response_status,
+        error_class=result.error_class, error=result.error,
+        finished_at=outcome["finished_at"], available_at=outcome["available_at"])
 
 
 def _final_runs(accepted: list[dict[str, Any]],
@@ -168,26 +160,19 @@ class Recorder:
                 "lateness_ms": [r.attempt_lateness_ms for r in kept],
                 "worker_ids": [self.worker_id] * len(kept),
             })
-            events = []
-            for row in accepted:
-                result, outcome = by_id[(row["id"], row["result_lease_token"])]
-                events += run_events(row["id"], row["team_id"], row["version"] - 1, now,
-                                     [_event(result, outcome, row["lateness_ms"])])
-            await append_events(conn, events)
+            await append_events(conn, [
+                _event(*by_id[(row["id"], row["result_lease_token"])], row, now)
+                for row in accepted])
             finals = _final_runs(accepted, by_id)
             if finals:  # the alert rules cost queries only on final failures and recoveries
                 await record_job_outcomes(conn, finals, now, self.notify_max_attempts)
             cur = await conn.execute(Q["run_release_buffered"], {"now": now})
             released = await cur.fetchall()
             await append_events(conn, [
-                event
-                for row in released
-                for event in run_events(row["id"], row["team_id"], row["version"] - 1, now, [(
-                    "run.released",
-                    {"job_id": row["job_id"], "scheduled_for": row["scheduled_for"],
-                     "trigger": row["trigger"], "available_at": now},
-                )])
-            ])
+                run_events.released(row["id"], row["team_id"], row["version"], now,
+                                    job_id=row["job_id"], scheduled_for=row["scheduled_for"],
+                                    trigger=row["trigger"], available_at=now)
+                for row in released])
             if released or any(o["status"] == "queued" for o in outcomes):
                 await notify_wakeup(conn, "runs")
         return len(accepted)

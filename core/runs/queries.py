@@ -1,29 +1,9 @@
-"""Runs: one execution of a job for one slot (or a manual trigger), on its own ``run`` stream.
-
-Run stream events. ``data`` always carries what the ``runs`` row needs to be rebuilt (see
-:mod:`core.projections.runs`), and every event names its run's ``job_id``, ``scheduled_for`` and
-``trigger`` so read models need no lookup:
-    ``run.queued``           manual trigger or buffered overlap (``max_attempts``,
-                             ``available_at``: ``null`` while buffered, ``reason``)
-    ``run.released``         a buffered run became ready (``available_at``)
-    ``run.started``          an attempt was dispatched (``attempt``, ``max_attempts``,
-                             ``worker_id``; on a lease take-over ``redispatch: true``)
-    ``run.retry_scheduled``  a failed attempt will be retried at ``available_at`` (attempt,
-                             ``started_at``, ``duration_ms``, ``lateness_ms``, response status,
-                             ``error_class``, ``error``)
-    ``run.succeeded`` / ``run.failed``   final outcome: the same fields and ``finished_at``
-    ``run.skipped`` / ``run.missed``     a slot that did not run: ``reason``, ``finished_at``
-                                         (the first event of its stream, or a queued run
-                                         cancelled because its job was deleted)
-The lease (``lease_token``, ``lease_expires_at``) is deliberately not in the log: it is a
-transient claim, not history.
-"""
+"""Team-scoped reads of runs and their attempts (payloads: :mod:`core.runs`)."""
 
 from __future__ import annotations
 
 import base64
 import uuid
-from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -31,25 +11,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from core.actor import Actor
 from core.errors import NotFound
-from core.events import NewEvent, stream_events
 from core.queries import Q
-
-
-def new_run_id() -> uuid.UUID:
-    """A fresh run id; it is also the ``Idempotency-Key`` of every attempt of the run."""
-    return uuid.uuid4()
-
-
-def run_events(
-    run_id: uuid.UUID,
-    team_id: uuid.UUID,
-    expected_version: int,
-    now: datetime,
-    changes: Sequence[tuple[str, dict[str, Any]]],
-    metadata: dict[str, Any] | None = None,
-) -> list[NewEvent]:
-    """Events for one run stream, numbered after ``expected_version``."""
-    return stream_events("run", run_id, team_id, expected_version, now, changes, metadata)
 
 
 def _body_view(body: bytes | None) -> dict[str, Any]:

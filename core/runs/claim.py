@@ -1,16 +1,15 @@
 """The claim side of the scheduler (DESIGN 3.2).
 
 :func:`claim_due` takes a batch of due jobs with ``FOR UPDATE SKIP LOCKED`` and, in the same
-short transaction, decides their slots (catch-up and overlap, :mod:`core.slots`), inserts the
+short transaction, decides their slots (catch-up and overlap, :mod:`core.runs.slots`), inserts the
 runs, appends their events and advances ``due_at``. The unique ``(job_id, scheduled_for)`` index
 makes each slot fire at most once however many workers race. :func:`claim_ready` takes queued
 runs (manual triggers, retries, buffered overlaps) and runs whose lease expired. Both return
-:class:`core.executor.Dispatch` objects; the HTTP requests happen after commit.
+:class:`core.runs.dispatch.Dispatch` objects; the HTTP requests happen after commit.
 """
 
 from __future__ import annotations
 
-import functools
 import logging
 import uuid
 from collections.abc import Sequence
@@ -24,14 +23,15 @@ from psycopg_pool import AsyncConnectionPool
 from core.clock import Instant, read_now
 from core.db import transaction
 from core.events import NewEvent, append_events, to_json
-from core.executor import Dispatch
 from core.notifications.messages import job_broken_message
 from core.notifications.outbox import DEFAULT_MAX_ATTEMPTS, Alert, enqueue
 from core.queries import Q
-from core.runs import new_run_id, run_events
-from core.schedule import Schedule, parse_schedule
+from core.runs import events as run_events
+from core.runs.dispatch import Dispatch
+from core.runs.events import new_run_id
+from core.runs.slots import apply_overlap, plan_slots
+from core.schedule import Schedule, cached_schedule
 from core.secrets import fetch_sealed
-from core.slots import apply_overlap, plan_slots
 from core.stored import job_problem, reason_of
 
 log = logging.getLogger("cronledger.scheduler")
@@ -39,12 +39,6 @@ log = logging.getLogger("cronledger.scheduler")
 SKIP_REASON = "the previous run was still in flight (overlap policy skip)"
 BUFFER_REASON = "buffered until the running run finishes (overlap policy queue)"
 MISSED_REASON = "the scheduler was not running at the slot (catch-up policy {policy})"
-
-
-@functools.lru_cache(maxsize=65536)
-def cached_schedule(expression: str, timezone: str, anchor: datetime) -> Schedule:
-    """Parse a stored (already validated) schedule once per (expression, zone, anchor)."""
-    return parse_schedule(expression, timezone, anchor=anchor)
 
 
 @dataclass
@@ -73,19 +67,18 @@ class _Batch:
                   1 if running else 0, attempts, None, lease_expires, lease_token,
                   self.worker_id if running else None, reason, 1, self.now, finished)
         self.runs.append(dict(zip(_RUN_COLUMNS, values, strict=True)))
-        data: dict[str, Any] = {"job_id": job["job_id"], "scheduled_for": slot,
-                                "trigger": trigger, "max_attempts": attempts}
+        common = {"job_id": job["job_id"], "scheduled_for": slot, "trigger": trigger,
+                  "max_attempts": attempts, "metadata": {"actor": f"worker:{self.worker_id}"}}
+        team_id = job["team_id"]
         if running:
-            kind = "run.started"
-            data.update(attempt=1, worker_id=self.worker_id)
+            event = run_events.started(run_id, team_id, 1, self.now, attempt=1,
+                                       worker_id=self.worker_id, **common)
         elif status == "queued":
-            kind = "run.queued"
-            data.update(available_at=None, reason=reason)
+            event = run_events.queued(run_id, team_id, 1, self.now, available_at=None,
+                                      reason=reason, **common)
         else:
-            kind = f"run.{status}"
-            data.update(reason=reason, finished_at=self.now)
-        [event] = run_events(run_id, job["team_id"], 0, self.now, [(kind, data)],
-                             {"actor": f"worker:{self.worker_id}"})
+            event = run_events.not_run(status, run_id, team_id, 1, self.now, reason=reason,
+                                       finished_at=self.now, **common)
         dispatch = Dispatch(
             run_id=run_id, job_id=job["job_id"], team_id=job["team_id"], scheduled_for=slot,
             trigger=trigger, attempt=1, max_attempts=attempts, lease_token=lease_token,
@@ -294,15 +287,13 @@ async def claim_ready(
             "mine": list(mine)})
         rows = await cur.fetchall()
         events = [
-            event
+            run_events.started(
+                row["id"], row["team_id"], row["version"], now, job_id=row["job_id"],
+                scheduled_for=row["scheduled_for"], trigger=row["trigger"],
+                attempt=row["attempt"], max_attempts=row["max_attempts"], worker_id=worker_id,
+                redispatch=row["previous_status"] == "running",
+                metadata={"actor": f"worker:{worker_id}"})
             for row in rows
-            for event in run_events(row["id"], row["team_id"], row["version"] - 1, now, [(
-                "run.started",
-                {"job_id": row["job_id"], "scheduled_for": row["scheduled_for"],
-                 "trigger": row["trigger"], "attempt": row["attempt"],
-                 "max_attempts": row["max_attempts"], "worker_id": worker_id,
-                 "redispatch": row["previous_status"] == "running"},
-            )], {"actor": f"worker:{worker_id}"})
         ]
         await append_events(conn, events)
         return await _attach_sealed(conn, [

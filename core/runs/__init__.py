@@ -1,0 +1,32 @@
+"""Runs: one execution of a job for one slot (or a manual trigger), on its own ``run`` stream.
+
+Statuses (``runs.status``): ``queued`` (waiting for ``available_at``; ``null`` while buffered
+behind a running run), ``running`` (an attempt is in flight under a lease), and the final
+``succeeded``, ``failed``, ``skipped``, ``missed``. Triggers: ``schedule`` (a slot on time),
+``catchup`` (a late slot fired by the catch-up policy), ``manual`` (``POST /v1/jobs/{id}/trigger``).
+
+Modules: :mod:`core.runs.events` (the only place ``run.*`` events are built),
+:mod:`core.runs.state` (the fold of a run stream into its ``runs`` row), :mod:`core.runs.slots`
+(catch-up and overlap decisions), :mod:`core.runs.claim` (claiming due jobs and ready runs),
+:mod:`core.runs.dispatch` (an attempt to send and its result), :mod:`core.runs.recorder`
+(recording results), :mod:`core.runs.queries` (team-scoped reads). The HTTP side is
+:mod:`core.executor` and :mod:`core.http`.
+
+Run stream events. ``data`` always carries what the ``runs`` row needs to be rebuilt (see
+:mod:`core.runs.state`), and every event names its run's ``job_id``, ``scheduled_for`` and
+``trigger`` so read models need no lookup:
+    ``run.queued``           manual trigger or buffered overlap (``max_attempts``,
+                             ``available_at``: ``null`` while buffered, ``reason``)
+    ``run.released``         a buffered run became ready (``available_at``)
+    ``run.started``          an attempt was dispatched (``attempt``, ``max_attempts``,
+                             ``worker_id``; on a lease take-over ``redispatch: true``)
+    ``run.retry_scheduled``  a failed attempt will be retried at ``available_at`` (attempt,
+                             ``started_at``, ``duration_ms``, ``lateness_ms``, response status,
+                             ``error_class``, ``error``)
+    ``run.succeeded`` / ``run.failed``   final outcome: the same fields and ``finished_at``
+    ``run.skipped`` / ``run.missed``     a slot that did not run: ``reason``, ``finished_at``
+                                         (the first event of its stream, or a queued run
+                                         cancelled because its job was deleted)
+The lease (``lease_token``, ``lease_expires_at``) is deliberately not in the log: it is a
+transient claim, not history.
+"""

@@ -1,0 +1,141 @@
+"""What the claim hands the executor and the executor hands the recorder (DESIGN 5).
+
+:class:`Dispatch` is one claimed attempt of a run (built by :mod:`core.runs.claim`),
+:class:`Prepared` the same attempt built ahead of its slot
+(:meth:`core.executor.Executor.prepare`), :class:`AttemptResult` what happened when it was sent
+(recorded by :mod:`core.runs.recorder`), :class:`Refused` why an attempt was not sent. Times
+are tz-aware UTC.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from core.crypto import Sealed
+
+# Failures that another attempt cannot fix without a configuration change: not retried.
+# ``invalid_request``: the stored request could not be built (core/worker.py, Worker._prepare).
+FINAL_ERROR_CLASSES = ("secret", "blocked", "invalid_request")
+
+
+@dataclass(frozen=True)
+class Dispatch:
+    """One claimed attempt of a run, ready to send.
+
+    Attributes:
+        run_id: the run; also the ``Idempotency-Key``.
+        scheduled_for: the slot (UTC); the run's lateness is measured from it.
+        attempt: 1-based attempt number.
+        lease_token: proves this worker still owns the run when recording.
+        request: ``{"method", "url", "headers", "body"}`` as defined on the job (placeholders
+            unresolved).
+        timeout_seconds: bound on the whole attempt.
+        retry: the job's retry policy.
+        success_statuses: accepted statuses, or ``None`` for any 2xx.
+        secret_names: the ``${secrets.NAME}`` names the request uses.
+        signing: the job has a signing secret.
+        secrets: sealed values of ``secret_names`` found at claim time (missing names absent).
+        signing_key: the sealed signing secret, when ``signing``.
+        due_at: when this attempt became due (slot, retry time or lease expiry; UTC); the
+            attempt's own lateness is measured from it. ``None`` means ``scheduled_for``.
+    """
+
+    run_id: uuid.UUID
+    job_id: uuid.UUID
+    team_id: uuid.UUID
+    scheduled_for: datetime
+    trigger: str
+    attempt: int
+    max_attempts: int
+    lease_token: uuid.UUID
+    version: int
+    request: dict[str, Any]
+    timeout_seconds: float
+    retry: dict[str, Any]
+    success_statuses: tuple[int, ...] | None = None
+    secret_names: tuple[str, ...] = ()
+    signing: bool = False
+    secrets: Mapping[str, Sealed] = field(default_factory=dict, repr=False)
+    signing_key: Sealed | None = field(default=None, repr=False)
+    due_at: datetime | None = None
+
+
+@dataclass
+class AttemptResult:
+    """What happened to one attempt. Times are UTC; ``duration_ms`` is wall time of the attempt.
+
+    ``request`` is the request as recorded (placeholders kept, credentials redacted).
+    """
+
+    dispatch: Dispatch
+    started_at: datetime
+    finished_at: datetime
+    duration_ms: int
+    request: dict[str, Any]
+    response_status: int | None = None
+    response_headers: dict[str, str] | None = None
+    response_body: bytes | None = None
+    truncated: bool = False
+    error_class: str | None = None
+    error: str | None = None
+    retry_after: str | None = field(default=None, repr=False)
+
+    @property
+    def ok(self) -> bool:
+        return self.error_class is None
+
+    @property
+    def final(self) -> bool:
+        """A failure that retrying cannot fix (see :data:`FINAL_ERROR_CLASSES`)."""
+        return self.error_class in FINAL_ERROR_CLASSES
+
+    @property
+    def lateness_ms(self) -> int:
+        """Start of this attempt minus the slot, in milliseconds (never negative): the run's
+        lateness when this is its first recorded attempt."""
+        late = (self.started_at - self.dispatch.scheduled_for) / timedelta(milliseconds=1)
+        return max(0, round(late))
+
+    @property
+    def attempt_lateness_ms(self) -> int:
+        """Start of this attempt minus the instant it became due, in milliseconds (>= 0)."""
+        due = self.dispatch.due_at or self.dispatch.scheduled_for
+        return max(0, round((self.started_at - due) / timedelta(milliseconds=1)))
+
+
+class Refused(Exception):
+    """The attempt was not sent; ``error_class`` says why (``secret``, ``blocked``)."""
+
+    def __init__(self, error_class: str, message: str) -> None:
+        super().__init__(message)
+        self.error_class = error_class
+
+
+@dataclass
+class Prepared:
+    """An attempt built ahead of its slot by :meth:`Executor.prepare`.
+
+    Attributes:
+        dispatch: the attempt.
+        recorded: the request as it will be recorded (placeholders kept, credentials redacted).
+        url: the URL to send, secrets resolved.
+        headers: the headers to send, secrets resolved (the signature is added at send time).
+        content: the body bytes, or ``None``.
+        refused: set when the attempt must not be sent (a secret is missing or undecryptable);
+            :meth:`Executor.transmit` records it as a failure without sending anything.
+        secret_values: the opened ``${secrets.NAME}`` values, scrubbed from what is recorded.
+        signing_key: the opened signing secret (the signature needs the send time).
+    """
+
+    dispatch: Dispatch
+    recorded: dict[str, Any]
+    url: str = ""
+    headers: dict[str, str] = field(default_factory=dict, repr=False)
+    content: bytes | None = field(default=None, repr=False)
+    refused: Refused | None = None
+    secret_values: dict[str, str] = field(default_factory=dict, repr=False)
+    signing_key: bytes | None = field(default=None, repr=False)

@@ -1,0 +1,110 @@
+"""Every ``run.*`` event is built here (payload shapes: :mod:`core.runs`).
+
+Each constructor returns one :class:`~core.events.NewEvent` on the run's stream at ``version``
+(the version the event takes: 1 for the first event of a run, the row's new ``version``
+otherwise). Every payload names ``job_id``, ``scheduled_for`` (UTC) and ``trigger`` so read
+models need no lookup. ``metadata`` is the event's metadata (``{"actor": "worker:<id>"}`` …),
+``{}`` when ``None``. Instants are tz-aware UTC; durations and lateness are milliseconds.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any, Literal
+
+from core.events import NewEvent
+
+
+def new_run_id() -> uuid.UUID:
+    """A fresh run id; it is also the ``Idempotency-Key`` of every attempt of the run."""
+    return uuid.uuid4()
+
+
+def _event(kind: str, run_id: uuid.UUID, team_id: uuid.UUID, version: int, now: datetime,
+           job_id: uuid.UUID, scheduled_for: datetime, trigger: str, fields: dict[str, Any],
+           metadata: dict[str, Any] | None) -> NewEvent:
+    data = {"job_id": job_id, "scheduled_for": scheduled_for, "trigger": trigger, **fields}
+    return NewEvent("run", run_id, version, kind, team_id, now, data, metadata or {})
+
+
+def started(run_id: uuid.UUID, team_id: uuid.UUID, version: int, now: datetime, *,
+            job_id: uuid.UUID, scheduled_for: datetime, trigger: str, attempt: int,
+            max_attempts: int, worker_id: str, redispatch: bool | None = None,
+            metadata: dict[str, Any] | None = None) -> NewEvent:
+    """``run.started``: attempt ``attempt`` (1-based) dispatched by ``worker_id``.
+
+    ``redispatch`` is included when given (a claim of a ready run says whether it takes over an
+    expired lease); a run started by the due-job claim carries none.
+    """
+    fields: dict[str, Any] = {"max_attempts": max_attempts, "attempt": attempt,
+                              "worker_id": worker_id}
+    if redispatch is not None:
+        fields["redispatch"] = redispatch
+    return _event("run.started", run_id, team_id, version, now, job_id, scheduled_for, trigger,
+                  fields, metadata)
+
+
+def queued(run_id: uuid.UUID, team_id: uuid.UUID, version: int, now: datetime, *,
+           job_id: uuid.UUID, scheduled_for: datetime, trigger: str, max_attempts: int,
+           available_at: datetime | None, reason: str | None = None,
+           metadata: dict[str, Any] | None = None) -> NewEvent:
+    """``run.queued``: a manual trigger (``available_at`` = now) or a run buffered behind a
+    running one (``available_at`` ``None``, ``reason`` says why; ``reason`` omitted when
+    ``None``)."""
+    fields: dict[str, Any] = {"max_attempts": max_attempts, "available_at": available_at}
+    if reason is not None:
+        fields["reason"] = reason
+    return _event("run.queued", run_id, team_id, version, now, job_id, scheduled_for, trigger,
+                  fields, metadata)
+
+
+def released(run_id: uuid.UUID, team_id: uuid.UUID, version: int, now: datetime, *,
+             job_id: uuid.UUID, scheduled_for: datetime, trigger: str,
+             available_at: datetime, metadata: dict[str, Any] | None = None) -> NewEvent:
+    """``run.released``: a buffered run became ready at ``available_at``."""
+    return _event("run.released", run_id, team_id, version, now, job_id, scheduled_for, trigger,
+                  {"available_at": available_at}, metadata)
+
+
+def not_run(status: str, run_id: uuid.UUID, team_id: uuid.UUID, version: int, now: datetime, *,
+            job_id: uuid.UUID, scheduled_for: datetime, trigger: str, reason: str | None,
+            finished_at: datetime, max_attempts: int | None = None,
+            metadata: dict[str, Any] | None = None) -> NewEvent:
+    """``run.<status>``, ``status`` being ``skipped`` or ``missed``: a slot that did not run
+    (``reason``), or a queued run cancelled. ``max_attempts`` is included when given (the
+    first event of a stream).
+
+    Raises:
+        ValueError: ``status`` is neither ``skipped`` nor ``missed``.
+    """
+    if status not in ("skipped", "missed"):
+        raise ValueError(f"a run that did not run is skipped or missed, not {status!r}")
+    fields: dict[str, Any] = {} if max_attempts is None else {"max_attempts": max_attempts}
+    fields.update(reason=reason, finished_at=finished_at)
+    return _event(f"run.{status}", run_id, team_id, version, now, job_id, scheduled_for,
+                  trigger, fields, metadata)
+
+
+def attempt_recorded(status: Literal["succeeded", "failed", "queued"], run_id: uuid.UUID,
+                     team_id: uuid.UUID, version: int, now: datetime, *, job_id: uuid.UUID,
+                     scheduled_for: datetime, trigger: str, attempt: int,
+                     started_at: datetime, duration_ms: int, lateness_ms: int | None,
+                     response_status: int | None, error_class: str | None,
+                     error: str | None, finished_at: datetime | None = None,
+                     available_at: datetime | None = None,
+                     metadata: dict[str, Any] | None = None) -> NewEvent:
+    """The outcome of attempt ``attempt``: ``run.succeeded`` / ``run.failed`` (with
+    ``finished_at``) or, for ``status="queued"``, ``run.retry_scheduled`` (with
+    ``available_at``, when the retry is due)."""
+    fields: dict[str, Any] = {
+        "attempt": attempt, "started_at": started_at, "duration_ms": duration_ms,
+        "lateness_ms": lateness_ms, "response_status": response_status,
+        "error_class": error_class, "error": error,
+    }
+    if status == "queued":
+        kind, fields["available_at"] = "run.retry_scheduled", available_at
+    else:
+        kind, fields["finished_at"] = f"run.{status}", finished_at
+    return _event(kind, run_id, team_id, version, now, job_id, scheduled_for, trigger, fields,
+                  metadata)

@@ -1,0 +1,63 @@
+-- The rebuild of the inline projections and the read models from the log
+-- (core/projections/rebuild.py, core/projections/monitor_rows.py): the lock that holds the
+-- writers, what is carried over, the truncations and the event streams replayed.
+
+-- name: rebuild_lock_inline
+-- Rebuild: writers of jobs, runs and monitors wait until the replayed tables are committed.
+LOCK TABLE jobs, due_jobs, runs, run_attempts, monitors, monitor_ping_bodies
+    IN ACCESS EXCLUSIVE MODE;
+
+-- name: rebuild_save_carried
+-- What the log does not hold is carried over the rebuild: every attempt's request and
+-- response, and the lease of running runs (dropped at commit).
+CREATE TEMPORARY TABLE rebuild_carried_attempts ON COMMIT DROP AS SELECT * FROM run_attempts;
+CREATE TEMPORARY TABLE rebuild_carried_leases ON COMMIT DROP AS
+    SELECT id, lease_token, lease_expires_at FROM runs WHERE lease_token IS NOT NULL;
+CREATE TEMPORARY TABLE rebuild_carried_ping_bodies ON COMMIT DROP AS
+    SELECT * FROM monitor_ping_bodies;
+
+-- name: rebuild_truncate_inline
+TRUNCATE jobs, due_jobs, runs, run_attempts, monitors, monitor_ping_bodies;
+
+-- name: rebuild_restore_carried
+UPDATE runs r SET lease_token = l.lease_token, lease_expires_at = l.lease_expires_at
+FROM rebuild_carried_leases l
+WHERE r.id = l.id AND r.status = 'running';
+INSERT INTO run_attempts SELECT a.* FROM rebuild_carried_attempts a JOIN runs r ON r.id = a.run_id;
+INSERT INTO monitor_ping_bodies
+    SELECT b.* FROM rebuild_carried_ping_bodies b JOIN monitors m ON m.id = b.monitor_id;
+
+-- name: rebuild_truncate_read_models
+TRUNCATE job_stats_hourly, job_stats_daily, job_stats_weekly, team_runs_hourly, job_health,
+         monitor_state, monitor_pings_daily, monitor_downtime;
+
+-- name: rebuild_job_events
+-- Job streams and the first event of every slot run (they advanced due_jobs), in log order.
+SELECT global_position, stream_type, stream_id, stream_version, event_type, team_id, data,
+       occurred_at
+FROM events
+WHERE stream_type = 'job'
+   OR (stream_type = 'run' AND stream_version = 1
+       AND data->>'trigger' IN ('schedule', 'catchup'))
+ORDER BY global_position;
+
+-- name: rebuild_run_events
+SELECT global_position, stream_type, stream_id, stream_version, event_type, team_id, data,
+       occurred_at
+FROM events
+WHERE stream_type = 'run'
+ORDER BY global_position;
+
+-- name: rebuild_runs_copy
+COPY runs (id, job_id, team_id, scheduled_for, trigger, status, attempt, max_attempts,
+           available_at, worker_id, started_at, finished_at, lateness_ms, duration_ms,
+           response_status, error_class, error, reason, version, created_at)
+FROM STDIN;
+
+-- name: rebuild_monitor_events
+-- Monitor streams in log order (the monitors row is the fold of its stream).
+SELECT global_position, stream_type, stream_id, stream_version, event_type, team_id, data,
+       occurred_at
+FROM events
+WHERE stream_type = 'monitor'
+ORDER BY global_position;
