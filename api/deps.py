@@ -1,8 +1,11 @@
-"""Request-scoped dependencies: the pool, the clock, the authenticated actor."""
+"""Request-scoped dependencies (the pool, the clock, the authenticated actor) and the shared
+handler parameter types: page limits, cursors, instants (:func:`parse_instant`)."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Annotated, Any
 
 from litestar import Request
@@ -10,12 +13,13 @@ from litestar.di import NamedDependency
 from litestar.params import PathParameter, QueryParameter
 from psycopg_pool import AsyncConnectionPool
 
+from api.pagination import MAX_EVENT_LIMIT, MAX_LIMIT
 from core.actor import Actor
 from core.apikeys import authenticate
 from core.channels.sealing import Sealer
-from core.clock import Clock
+from core.clock import Clock, utc
 from core.crypto import KeyRing
-from core.errors import Forbidden, Unauthorized
+from core.errors import Forbidden, Unauthorized, invalid
 from core.notifications.delivery import Delivery
 from core.notifications.lookup import SecretLookup
 from core.secrets import NAME_PATTERN
@@ -76,9 +80,40 @@ ActorDep = NamedDependency[Actor]
 ClockDep = NamedDependency[Clock]
 KeyRingDep = NamedDependency[KeyRing]
 NotifyDep = NamedDependency[NotifyKit]
-Limit = Annotated[int, QueryParameter(ge=1, le=200)]
+Limit = Annotated[int, QueryParameter(ge=1, le=MAX_LIMIT)]
+EventLimit = Annotated[int, QueryParameter(ge=1, le=MAX_EVENT_LIMIT)]
 # ``?cursor=`` of the event and ping lists: a stream version (ASCII digits, checked here).
 VersionCursor = Annotated[str | None, QueryParameter(
     pattern=r"^[0-9]{0,9}$", description="next_cursor of the previous page")]
 SecretPathName = Annotated[str, PathParameter(pattern=f"^{NAME_PATTERN}$",
                                               description="the secret's name")]
+
+INSTANT_EXAMPLE = "2026-11-30T00:00:00Z"
+INSTANT_MESSAGE = ("must be an RFC 3339 instant with an offset (Z or +hh:mm), "
+                   f"e.g. {INSTANT_EXAMPLE}")
+_SPACED_OFFSET = re.compile(r" ([0-9]{2}:[0-9]{2})$")
+
+
+def instant_parameter(description: str, name: str | None = None) -> Any:
+    """The ``QueryParameter`` of an instant (``format: date-time``) for :func:`parse_instant`."""
+    return QueryParameter(name=name, description=f"{description}, e.g. {INSTANT_EXAMPLE}",
+                          format="date-time")
+
+
+def parse_instant(field: str, value: str | None) -> datetime | None:
+    """The instant in UTC of an RFC 3339 query parameter; ``None`` when the parameter is absent.
+
+    A space before a final ``hh:mm`` offset is read as ``+`` (an unencoded ``+`` in a query
+    string decodes to a space). The only parser of instants in the API (cursors have their own
+    encoding, :mod:`api.pagination`).
+
+    Raises:
+        InvalidInput: on ``field``: not an RFC 3339 date-time, no UTC offset, or an instant
+            outside the years 1 to 9999 in UTC (message :data:`INSTANT_MESSAGE`).
+    """
+    if value is None:
+        return None
+    try:
+        return utc(datetime.fromisoformat(_SPACED_OFFSET.sub(r"+\1", value)))
+    except (ValueError, OverflowError):
+        raise invalid(field, INSTANT_MESSAGE) from None

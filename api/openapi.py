@@ -36,11 +36,10 @@ from litestar.openapi.spec import (
     Schema,
 )
 
-from api import schemas
-from api.controllers import schedules
 from api.deps import READ_METHODS
 from api.errors import PROBLEM, TITLES
 from api.ping import METHODS as PING_METHODS
+from api.schemas import MODULES as SCHEMA_MODULES
 from core.monitors.ping import MAX_BODY_BYTES, MAX_EXIT_STATUS, TOKEN_PATTERN
 
 PROBLEM_REF = "#/components/schemas/Problem"
@@ -185,8 +184,9 @@ def _needs_a_change(openapi: OpenAPI, operation: Operation) -> None:
                 schema["not"] = {"required": ["version"], "maxProperties": 1}
 
 
-def struct_schemas(modules: tuple[ModuleType, ...] = (schemas, schedules)) -> dict[str, Any]:
-    """msgspec's JSON Schema of every Struct defined in ``modules``, by class name, with
+def struct_schemas(modules: tuple[ModuleType, ...] = SCHEMA_MODULES) -> dict[str, Any]:
+    """msgspec's JSON Schema of every Struct defined in ``modules`` (the :mod:`api.schemas`
+    modules, pages made by :func:`api.schemas.common.page_of` included), by class name, with
     references into ``#/components/schemas``."""
     structs = [obj for module in modules for obj in vars(module).values()
                if isinstance(obj, type) and issubclass(obj, msgspec.Struct)

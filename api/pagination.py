@@ -6,7 +6,11 @@ Three encodings, each decoded strictly (docs/api.md, "Pagination"):
   API keys): :func:`encode_cursor` / :func:`decode_cursor`;
 - name ``base64url(name)`` (secrets): :func:`encode_name_cursor` / :func:`decode_name_cursor`;
 - stream position, decimal ASCII digits (job and monitor events, pings):
-  :func:`decode_position_cursor`.
+  :func:`encode_position_cursor` / :func:`decode_position_cursor`.
+
+Every list route answers with :func:`paginate`: a page Struct (:func:`api.schemas.common.page_of`)
+whose ``next_cursor`` is encoded from the last row, by the route's :data:`CursorKey`
+(:func:`keyset`, :func:`by_name`, :func:`by_position`), when the page is full.
 
 Anything else (not base64url, not UTF-8, not JSON of the exact shape and types, NUL or other
 text PostgreSQL cannot store, an instant out of range, longer than :data:`MAX_CURSOR`) raises
@@ -20,14 +24,16 @@ import binascii
 import json
 import re
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from core.errors import InvalidInput, invalid
 
 MAX_LIMIT = 200
 DEFAULT_LIMIT = 50
+MAX_EVENT_LIMIT = 1000  # ?limit= of the event streams (core.events.read_stream reads as many)
+DEFAULT_EVENT_LIMIT = 100
 MAX_CURSOR = 512  # characters; the longest cursor we produce is about 110
 _BASE64URL = re.compile(r"[A-Za-z0-9_-]+")
 _DIGITS = re.compile(r"[0-9]+")
@@ -120,6 +126,41 @@ def decode_position_cursor(cursor: str | None, digits: int = 9) -> int | None:
     if len(cursor) > digits or not _DIGITS.fullmatch(cursor):
         raise _bad_cursor()
     return int(cursor)
+
+
+def encode_position_cursor(position: int) -> str:
+    """The cursor that resumes after stream position (version) ``position``."""
+    return str(position)
+
+
+Row = Mapping[str, Any]
+CursorKey = Callable[[Row], str]
+"""The cursor that resumes after a row (the route's last row of a full page)."""
+P = TypeVar("P")
+
+
+def keyset(column: str) -> CursorKey:
+    """Keyset cursors on ``(row[column], row["id"])`` (``column`` an aware instant)."""
+    return lambda row: encode_cursor(row[column], row["id"])
+
+
+def by_name(row: Row) -> str:
+    """Name cursors on ``row["name"]``."""
+    return encode_name_cursor(row["name"])
+
+
+def by_position(column: str) -> CursorKey:
+    """Stream-position cursors on the integer ``row[column]``."""
+    return lambda row: encode_position_cursor(row[column])
+
+
+def paginate(page: Callable[..., P], rows: Sequence[Row], limit: int, key: CursorKey,
+             view: Callable[[Row], Any]) -> P:
+    """The page of ``rows`` (fetched with ``limit``): ``items`` the rows through ``view``,
+    ``next_cursor`` the ``key`` of the last row when there are ``limit`` rows (there may be
+    more), else ``None``."""
+    next_cursor = key(rows[-1]) if rows and len(rows) == limit else None
+    return page(items=[view(r) for r in rows], next_cursor=next_cursor)
 
 
 def check_limit(limit: int) -> int:

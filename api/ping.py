@@ -12,6 +12,10 @@ for a body over 10 MiB; ``503`` with ``Retry-After`` when the database is unavai
 ``CRONLEDGER_DB_WAIT_SECONDS`` (``curl --retry`` retries it). A ping answered 503 because no
 connection could be had was not recorded and never will be (see
 :class:`core.monitors.batcher.PingBatcher`). No input produces a 500.
+
+These statuses and texts are the ping protocol's own answers, so they are set here; every
+``application/problem+json`` answer (all other routes) is built by :mod:`api.errors`, whose
+``Retry-After`` delay this route shares.
 """
 
 from __future__ import annotations

@@ -21,6 +21,7 @@ from core.queries import Q
 
 KEY_PREFIX = "clk_"
 SCOPES = ("read", "write")
+DEFAULT_SCOPE = "write"  # of a new key
 MAX_KEY_NAME = 200
 
 
@@ -30,7 +31,7 @@ def hash_key(key: str) -> bytes:
 
 
 async def create_api_key(
-    pool: AsyncConnectionPool, team: str | uuid.UUID, scope: str = "write", name: str = ""
+    pool: AsyncConnectionPool, team: str | uuid.UUID, scope: str = DEFAULT_SCOPE, name: str = ""
 ) -> tuple[str, dict[str, Any]]:
     """Create a key for ``team`` (a team name, created if missing, or a team id).
 

@@ -9,8 +9,9 @@ from litestar.params import FromPath, FromQuery, JSONBody
 from litestar.status_codes import HTTP_204_NO_CONTENT
 
 from api.deps import ActorDep, ClockDep, Limit, PoolDep
-from api.pagination import DEFAULT_LIMIT, check_limit, decode_cursor, encode_cursor
-from api.schemas import ApiKey, ApiKeyCreate, ApiKeyList, from_row
+from api.pagination import DEFAULT_LIMIT, check_limit, decode_cursor, keyset, paginate
+from api.schemas.apikeys import ApiKey, ApiKeyCreate, ApiKeyList
+from api.schemas.common import from_row
 from core.apikeys import create_api_key, list_api_keys, revoke_api_key
 
 
@@ -28,9 +29,8 @@ class ApiKeyController(Controller):
                    cursor: FromQuery[str | None] = None) -> ApiKeyList:
         rows = await list_api_keys(pool, actor, limit=check_limit(limit),
                                    after=decode_cursor(cursor))
-        next_cursor = (encode_cursor(rows[-1]["created_at"], rows[-1]["id"])
-                       if len(rows) == limit else None)
-        return ApiKeyList(items=[from_row(ApiKey, r) for r in rows], next_cursor=next_cursor)
+        return paginate(ApiKeyList, rows, limit, keyset("created_at"),
+                        lambda r: from_row(ApiKey, r))
 
     @delete("/{key_id:uuid}", status_code=HTTP_204_NO_CONTENT, summary="Revoke an API key")
     async def revoke(self, key_id: FromPath[uuid.UUID], actor: ActorDep, pool: PoolDep,

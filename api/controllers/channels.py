@@ -11,8 +11,8 @@ from litestar.status_codes import HTTP_200_OK, HTTP_204_NO_CONTENT
 from msgspec import structs
 
 from api.deps import ActorDep, ClockDep, Limit, NotifyDep, PoolDep
-from api.pagination import DEFAULT_LIMIT, check_limit, decode_cursor, encode_cursor
-from api.schemas import (
+from api.pagination import DEFAULT_LIMIT, check_limit, decode_cursor, keyset, paginate
+from api.schemas.channels import (
     Channel,
     ChannelCreate,
     ChannelPage,
@@ -20,9 +20,8 @@ from api.schemas import (
     ChannelTestResult,
     Notification,
     NotificationPage,
-    from_row,
-    given_fields,
 )
+from api.schemas.common import from_row, given_fields
 from core import channels
 from core.errors import invalid
 from core.notifications.probe import send_test
@@ -50,9 +49,7 @@ class ChannelController(Controller):
                    cursor: FromQuery[str | None] = None) -> ChannelPage:
         rows = await channels.list_channels(pool, actor, limit=check_limit(limit),
                                             after=decode_cursor(cursor))
-        next_cursor = (encode_cursor(rows[-1]["created_at"], rows[-1]["id"])
-                       if len(rows) == limit else None)
-        return ChannelPage(items=[channel_view(r) for r in rows], next_cursor=next_cursor)
+        return paginate(ChannelPage, rows, limit, keyset("created_at"), channel_view)
 
     @get("/{channel_id:uuid}", summary="Read a channel")
     async def read(self, channel_id: FromPath[uuid.UUID], actor: ActorDep,
@@ -98,10 +95,8 @@ class NotificationController(Controller):
         rows = await list_notifications(pool, actor, limit=check_limit(limit),
                                         before=decode_cursor(cursor), status=status,
                                         channel_id=channel_id)
-        next_cursor = (encode_cursor(rows[-1]["created_at"], rows[-1]["id"])
-                       if len(rows) == limit else None)
-        return NotificationPage(items=[from_row(Notification, r) for r in rows],
-                                next_cursor=next_cursor)
+        return paginate(NotificationPage, rows, limit, keyset("created_at"),
+                        lambda r: from_row(Notification, r))
 
     @get("/{notification_id:uuid}", summary="Read a notification")
     async def read(self, notification_id: FromPath[uuid.UUID], actor: ActorDep,

@@ -1,6 +1,7 @@
 """``/healthz`` (the process answers: 200 also while the database is away, since restarting the
 process would not bring it back), ``/readyz`` (database reachable, migrations at head; 503 with
-``Retry-After`` during an outage), ``/metrics`` (Prometheus)."""
+``Retry-After`` during an outage; a plain 503 problem when the check fails otherwise or the
+migrations are not at head, mapped by :mod:`api.errors`), ``/metrics`` (Prometheus)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,7 @@ from typing import Any
 from litestar import Request, get
 from litestar.response import Response
 
-from api.errors import problem
-from core.errors import Unauthorized
+from core.errors import Unauthorized, Unavailable
 from core.metrics import CONTENT_TYPE, render_metrics
 from core.migrate import current_revision, head_revision
 from core.outage import unavailable_reason
@@ -30,9 +30,9 @@ async def readyz(request: Request[Any, Any, Any]) -> Response[dict[str, Any]]:
     except Exception as exc:  # noqa: BLE001 - any failure means not ready
         if unavailable_reason(exc) is not None:
             raise  # 503 with Retry-After, the outage logged once (api/errors.py)
-        return problem(503, f"database check failed: {type(exc).__name__}")
+        raise Unavailable(f"database check failed: {type(exc).__name__}") from None
     if revision != head_revision():
-        return problem(503, f"migrations not at head (at {revision}, head {head_revision()})")
+        raise Unavailable(f"migrations not at head (at {revision}, head {head_revision()})")
     return Response({"status": "ready", "migration": revision})
 
 

@@ -3,33 +3,27 @@
 from __future__ import annotations
 
 import uuid
-from typing import Annotated, Any
+from typing import Any
 
 from litestar import Controller, delete, get, patch, post
-from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
+from litestar.params import FromPath, FromQuery, JSONBody
 from litestar.status_codes import HTTP_202_ACCEPTED, HTTP_204_NO_CONTENT
 from psycopg_pool import AsyncConnectionPool
 
-from api.deps import ActorDep, ClockDep, KeyRingDep, Limit, PoolDep, VersionCursor
+from api.deps import ActorDep, ClockDep, EventLimit, KeyRingDep, Limit, PoolDep, VersionCursor
 from api.pagination import (
+    DEFAULT_EVENT_LIMIT,
     DEFAULT_LIMIT,
+    by_position,
     check_limit,
     decode_cursor,
     decode_position_cursor,
-    encode_cursor,
+    keyset,
+    paginate,
 )
-from api.schemas import (
-    Event,
-    EventPage,
-    Job,
-    JobCreate,
-    JobPage,
-    JobPatch,
-    Run,
-    RunPage,
-    from_row,
-    given_fields,
-)
+from api.schemas.common import Event, EventPage, from_row, given_fields
+from api.schemas.jobs import Job, JobCreate, JobPage, JobPatch
+from api.schemas.runs import Run, RunPage
 from core.actor import Actor
 from core.errors import invalid
 from core.jobs import commands
@@ -71,9 +65,7 @@ class JobController(Controller):
                    cursor: FromQuery[str | None] = None) -> JobPage:
         rows = await list_jobs(pool, actor, limit=check_limit(limit),
                                after=decode_cursor(cursor))
-        next_cursor = (encode_cursor(rows[-1]["created_at"], rows[-1]["id"])
-                       if len(rows) == limit else None)
-        return JobPage(items=[job_view(r) for r in rows], next_cursor=next_cursor)
+        return paginate(JobPage, rows, limit, keyset("created_at"), job_view)
 
     @get("/{job_id:uuid}", summary="Read a job")
     async def read(self, job_id: FromPath[uuid.UUID], actor: ActorDep, pool: PoolDep) -> Job:
@@ -118,15 +110,13 @@ class JobController(Controller):
                    limit: Limit = DEFAULT_LIMIT, cursor: FromQuery[str | None] = None) -> RunPage:
         rows = await list_runs(pool, actor, job_id, limit=check_limit(limit),
                                before=decode_cursor(cursor))
-        next_cursor = (encode_cursor(rows[-1]["scheduled_for"], rows[-1]["id"])
-                       if len(rows) == limit else None)
-        return RunPage(items=[from_row(Run, r) for r in rows], next_cursor=next_cursor)
+        return paginate(RunPage, rows, limit, keyset("scheduled_for"), lambda r: from_row(Run, r))
 
     @get("/{job_id:uuid}/events", summary="The job's event stream (audit trail)")
     async def events(self, job_id: FromPath[uuid.UUID], actor: ActorDep, pool: PoolDep,
-                     limit: Annotated[int, QueryParameter(ge=1, le=1000)] = 100,
+                     limit: EventLimit = DEFAULT_EVENT_LIMIT,
                      cursor: VersionCursor = None) -> EventPage:
         after = decode_position_cursor(cursor) or 0
         rows = await job_events(pool, actor, job_id, after_version=after, limit=limit)
-        next_cursor = str(rows[-1]["stream_version"]) if len(rows) == limit else None
-        return EventPage(items=[from_row(Event, r) for r in rows], next_cursor=next_cursor)
+        return paginate(EventPage, rows, limit, by_position("stream_version"),
+                        lambda r: from_row(Event, r))

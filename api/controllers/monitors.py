@@ -4,33 +4,33 @@ events. The unauthenticated ping routes are in :mod:`api.ping`."""
 from __future__ import annotations
 
 import uuid
-from typing import Annotated, Any
+from typing import Any
 
 from litestar import Controller, Request, delete, get, patch, post
-from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
+from litestar.params import FromPath, FromQuery, JSONBody
 from litestar.status_codes import HTTP_204_NO_CONTENT
 from msgspec import structs
 from psycopg_pool import AsyncConnectionPool
 
-from api.deps import ActorDep, ClockDep, Limit, PoolDep, VersionCursor
+from api.deps import ActorDep, ClockDep, EventLimit, Limit, PoolDep, VersionCursor
 from api.pagination import (
+    DEFAULT_EVENT_LIMIT,
     DEFAULT_LIMIT,
+    by_position,
     check_limit,
     decode_cursor,
     decode_position_cursor,
-    encode_cursor,
+    keyset,
+    paginate,
 )
-from api.schemas import Event as EventView
-from api.schemas import (
-    EventPage,
+from api.schemas.common import Event, EventPage, from_row, given_fields
+from api.schemas.monitors import (
     Monitor,
     MonitorCreate,
     MonitorPage,
     MonitorPatch,
     PingPage,
     PingRecord,
-    from_row,
-    given_fields,
 )
 from core.actor import Actor
 from core.errors import invalid
@@ -85,9 +85,7 @@ class MonitorController(Controller):
                    cursor: FromQuery[str | None] = None) -> MonitorPage:
         rows = await list_monitors(pool, actor, limit=check_limit(limit),
                                    after=decode_cursor(cursor))
-        next_cursor = (encode_cursor(rows[-1]["created_at"], rows[-1]["id"])
-                       if len(rows) == limit else None)
-        return MonitorPage(items=[monitor_view(r) for r in rows], next_cursor=next_cursor)
+        return paginate(MonitorPage, rows, limit, keyset("created_at"), monitor_view)
 
     @get("/{monitor_id:uuid}", summary="Read a monitor")
     async def read(self, monitor_id: FromPath[uuid.UUID], actor: ActorDep,
@@ -135,14 +133,14 @@ class MonitorController(Controller):
                     limit: Limit = DEFAULT_LIMIT, cursor: VersionCursor = None) -> PingPage:
         rows = await list_pings(pool, actor, monitor_id, limit=check_limit(limit),
                                 before_version=decode_position_cursor(cursor))
-        next_cursor = str(rows[-1]["version"]) if len(rows) == limit else None
-        return PingPage(items=[from_row(PingRecord, r) for r in rows], next_cursor=next_cursor)
+        return paginate(PingPage, rows, limit, by_position("version"),
+                        lambda r: from_row(PingRecord, r))
 
     @get("/{monitor_id:uuid}/events", summary="The monitor's event stream (audit trail)")
     async def events(self, monitor_id: FromPath[uuid.UUID], actor: ActorDep, pool: PoolDep,
-                     limit: Annotated[int, QueryParameter(ge=1, le=1000)] = 100,
+                     limit: EventLimit = DEFAULT_EVENT_LIMIT,
                      cursor: VersionCursor = None) -> EventPage:
         after = decode_position_cursor(cursor) or 0
         rows = await monitor_events(pool, actor, monitor_id, after_version=after, limit=limit)
-        next_cursor = str(rows[-1]["stream_version"]) if len(rows) == limit else None
-        return EventPage(items=[from_row(EventView, r) for r in rows], next_cursor=next_cursor)
+        return paginate(EventPage, rows, limit, by_position("stream_version"),
+                        lambda r: from_row(Event, r))

@@ -3,40 +3,18 @@
 from __future__ import annotations
 
 import uuid
-from datetime import datetime
 from typing import Annotated
 
 import msgspec
 from litestar import Controller, get
 from litestar.params import FromPath, QueryParameter
 
-from api.deps import ActorDep, ClockDep, PoolDep
-from api.schemas import Dashboard, JobStats, MonitorUptime
-from core.errors import invalid
+from api.deps import ActorDep, ClockDep, PoolDep, instant_parameter, parse_instant
+from api.schemas.reports import Dashboard, JobStats, MonitorUptime
 from core.projections import queries
 
-Instant = Annotated[str | None, QueryParameter(
-    description="RFC 3339 instant with an offset, e.g. 2026-11-30T00:00:00Z", format="date-time")]
-From = Annotated[str | None, QueryParameter(
-    name="from", description="RFC 3339 instant with an offset, e.g. 2026-11-30T00:00:00Z",
-    format="date-time")]
-
-
-def parse_instant(field: str, value: str | None) -> datetime | None:
-    """An aware datetime from a query parameter.
-
-    Raises:
-        InvalidInput: not an RFC 3339 instant with a UTC offset.
-    """
-    if value is None:
-        return None
-    try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError:
-        raise invalid(field, "must be an RFC 3339 instant, e.g. 2026-11-30T00:00:00Z") from None
-    if parsed.tzinfo is None:
-        raise invalid(field, "must include a UTC offset (Z or +hh:mm)")
-    return parsed
+Instant = Annotated[str | None, instant_parameter("RFC 3339 instant with an offset")]
+From = Annotated[str | None, instant_parameter("RFC 3339 instant with an offset", name="from")]
 
 
 class ReportController(Controller):

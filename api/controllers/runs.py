@@ -8,7 +8,8 @@ from litestar import Controller, get
 from litestar.params import FromPath
 
 from api.deps import ActorDep, PoolDep
-from api.schemas import RunDetail, from_row
+from api.schemas.common import from_row
+from api.schemas.runs import RunDetail
 from core.runs.queries import get_run
 
 

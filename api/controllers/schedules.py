@@ -2,41 +2,16 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated
 
 from litestar import get
 from litestar.params import FromQuery, QueryParameter
-from msgspec import Struct
 
-from api.deps import ActorDep, ClockDep
-from core.clock import utc
+from api.deps import ActorDep, ClockDep, instant_parameter, parse_instant
+from api.schemas.schedules import Preview, PreviewFire
 from core.errors import invalid
-from core.jobs.definition import valid_zone
+from core.jobs.definition import DEFAULTS, valid_zone
 from core.schedule import InvalidSchedule, parse_schedule
-
-
-class PreviewFire(Struct):
-    at: datetime
-    local: str
-    dst: str | None
-
-
-class Preview(Struct):
-    schedule: str
-    timezone: str
-    description: str
-    fires: list[PreviewFire]
-
-
-def _instant(text: str | None, now: datetime) -> datetime:
-    if not text:
-        return now
-    try:
-        return utc(datetime.fromisoformat(text.replace("Z", "+00:00").replace(" ", "+")))
-    except ValueError:
-        raise invalid("after", "must be an RFC 3339 instant with an offset, "
-                               "e.g. 2026-12-01T09:00:00Z") from None
 
 
 @get("/v1/schedules/preview", tags=["schedules"],
@@ -44,14 +19,14 @@ def _instant(text: str | None, now: datetime) -> datetime:
 async def preview(
     actor: ActorDep, clock: ClockDep,
     schedule: FromQuery[str],
-    timezone: FromQuery[str] = "UTC",
-    after: Annotated[str | None, QueryParameter(
-        format="date-time", description="RFC 3339 instant to start after (default: now)")] = None,
+    timezone: FromQuery[str] = DEFAULTS["timezone"],
+    after: Annotated[str | None, instant_parameter(
+        "RFC 3339 instant to start after (default: now)")] = None,
     count: Annotated[int, QueryParameter(ge=1, le=100)] = 10,
 ) -> Preview:
     """Intervals are anchored at the current instant, as for a job created now."""
     now = clock.now()
-    start = _instant(after, now)
+    start = parse_instant("after", after) or now
     if not valid_zone(timezone):
         raise invalid("timezone", f"unknown time zone {timezone[:64]!r}: use an IANA name")
     try:

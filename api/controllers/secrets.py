@@ -8,13 +8,9 @@ from litestar.params import FromQuery, JSONBody
 from litestar.status_codes import HTTP_200_OK, HTTP_201_CREATED, HTTP_204_NO_CONTENT
 
 from api.deps import ActorDep, ClockDep, KeyRingDep, Limit, PoolDep, SecretPathName
-from api.pagination import (
-    DEFAULT_LIMIT,
-    check_limit,
-    decode_name_cursor,
-    encode_name_cursor,
-)
-from api.schemas import Secret, SecretPage, SecretPut, from_row
+from api.pagination import DEFAULT_LIMIT, by_name, check_limit, decode_name_cursor, paginate
+from api.schemas.common import from_row
+from api.schemas.secrets import Secret, SecretPage, SecretPut
 from core.secrets import NAME, delete_secret, list_secrets, put_secret
 
 
@@ -39,8 +35,7 @@ class SecretController(Controller):
                    cursor: FromQuery[str | None] = None) -> SecretPage:
         rows = await list_secrets(pool, actor, limit=check_limit(limit),
                                  after=decode_name_cursor(cursor, _valid_name))
-        next_cursor = encode_name_cursor(rows[-1]["name"]) if len(rows) == limit else None
-        return SecretPage(items=[from_row(Secret, r) for r in rows], next_cursor=next_cursor)
+        return paginate(SecretPage, rows, limit, by_name, lambda r: from_row(Secret, r))
 
     @delete("/{name:str}", status_code=HTTP_204_NO_CONTENT, summary="Delete a secret")
     async def remove(self, name: SecretPathName, actor: ActorDep, pool: PoolDep,

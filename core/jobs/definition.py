@@ -36,6 +36,7 @@ MAX_DELAY_SECONDS = 86400
 MIN_STATUS, MAX_STATUS = 100, 599  # a success_statuses entry
 MAX_SUCCESS_STATUSES = 100
 DEFAULT_TIMEOUT_SECONDS = 30.0
+DEFAULT_METHOD = "GET"  # of a job's request
 
 DEFAULT_RETRY = {"attempts": 1, "backoff": "exponential", "delay_seconds": 10.0,
                  "max_delay_seconds": 300.0}
@@ -134,10 +135,10 @@ def _normalize_request(request: Any, errors: FieldErrors) -> dict[str, Any]:
     unknown = set(request) - {"method", "url", "headers", "body"}
     for key in sorted(unknown):
         errors.add(f"request.{key}", "is not a known field")
-    method = request.get("method") or "GET"
+    method = request.get("method") or DEFAULT_METHOD
     if not isinstance(method, str) or method.upper() not in METHODS:
         errors.add("request.method", f"must be one of {', '.join(METHODS)}")
-        method = "GET"
+        method = DEFAULT_METHOD
     _check_url(request.get("url"), errors)
     headers = _check_headers(request.get("headers"), errors)
     body = request.get("body")

@@ -1,0 +1,107 @@
+"""Bodies of ``/v1/channels`` and ``/v1/notifications``."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from msgspec import UNSET, Meta, Struct, UnsetType
+
+from api.schemas.common import page_of
+from core import secrets
+from core.channels import definition as chandef
+
+ChannelName = Annotated[str, Meta(min_length=1, max_length=chandef.MAX_NAME)]
+Kind = Literal[chandef.KINDS]  # type: ignore[valid-type]
+ChannelUrl = Annotated[str, Meta(min_length=1, max_length=chandef.MAX_URL,
+                                 examples=["https://example.com/hook"])]
+WebhookSecret = Annotated[str, Meta(min_length=chandef.MIN_WEBHOOK_SECRET,
+                                    max_length=chandef.MAX_WEBHOOK_SECRET)]
+ChatId = Annotated[str, Meta(pattern=f"^({chandef.CHAT_ID_PATTERN})$")]
+SecretName = Annotated[str, Meta(pattern=f"^{secrets.NAME_PATTERN}$",
+                                 description="the name of a team secret")]
+Recipients = Annotated[list[str], Meta(min_length=1, max_length=chandef.MAX_RECIPIENTS)]
+
+
+class ChannelCreate(Struct, forbid_unknown_fields=True):
+    """Body of ``POST /v1/channels``: ``name``, ``kind`` and the kind's own fields
+    (checked by :func:`core.channels.definition.normalize_channel`)."""
+
+    name: ChannelName
+    kind: Kind
+    url: ChannelUrl | None = None
+    signing_secret: WebhookSecret | None = None
+    chat_id: int | ChatId | None = None
+    token_secret: SecretName | None = None
+    to: Recipients | str | None = None
+    smtp: dict[str, Any] | None = None
+
+
+class ChannelPatch(Struct, forbid_unknown_fields=True):
+    """Body of ``PATCH /v1/channels/{id}``: given fields replace the stored ones."""
+
+    name: ChannelName | UnsetType = UNSET
+    kind: Kind | UnsetType = UNSET
+    url: ChannelUrl | UnsetType = UNSET
+    signing_secret: WebhookSecret | UnsetType = UNSET
+    chat_id: int | ChatId | UnsetType = UNSET
+    token_secret: SecretName | UnsetType = UNSET
+    to: Recipients | str | UnsetType = UNSET
+    smtp: dict[str, Any] | None | UnsetType = UNSET
+    version: int | UnsetType = UNSET
+
+
+class Channel(Struct, omit_defaults=True):
+    """A channel as shown: URLs redacted to scheme and host, secrets never shown (except a
+    generated webhook ``signing_secret``, once, in the create response)."""
+
+    id: uuid.UUID
+    name: str
+    kind: str
+    version: int
+    created_at: datetime
+    updated_at: datetime
+    url: str | None = None
+    signing_secret: str | None = None
+    chat_id: str | None = None
+    token_secret: str | None = None
+    to: list[str] | None = None
+    smtp: dict[str, Any] | None = None
+
+
+class ChannelTestResult(Struct):
+    """What the provider answered to the test message."""
+
+    ok: bool
+    status: int | None
+    answer: str | None
+    error_class: str | None
+    error: str | None
+    duration_ms: int
+
+
+class Notification(Struct):
+    """One outbox row: an alert for one channel and its delivery state."""
+
+    id: uuid.UUID
+    channel_id: uuid.UUID
+    subject_type: str
+    subject_id: uuid.UUID
+    event: str
+    status: str
+    attempt: int
+    max_attempts: int
+    available_at: datetime | None
+    last_error_class: str | None
+    last_error: str | None
+    last_response_status: int | None
+    last_response_body: str | None
+    created_at: datetime
+    sent_at: datetime | None
+    finished_at: datetime | None
+    message: dict[str, Any]
+
+
+ChannelPage = page_of(Channel)
+NotificationPage = page_of(Notification)

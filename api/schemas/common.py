@@ -1,0 +1,69 @@
+"""What several resources share: field types, the page of a list, the event view, and the
+helpers that build response Structs from rows and read patch bodies."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Annotated, Any
+
+import msgspec
+from msgspec import UNSET, Meta, Struct
+
+from core.jobs import definition as jobdef
+
+Schedule = Annotated[str, Meta(
+    min_length=1, examples=["*/5 * * * *", "1h"],
+    description="cron (5 or 6 fields), a macro, an interval or @at: see docs/schedules.md")]
+Zone = Annotated[str, Meta(examples=["UTC", "Europe/Paris"], description="an IANA time zone")]
+Channels = Annotated[list[uuid.UUID], Meta(max_length=jobdef.MAX_CHANNELS)]
+RealertSeconds = Annotated[int, Meta(ge=jobdef.MIN_REALERT_SECONDS,
+                                     le=jobdef.MAX_REALERT_SECONDS)]
+Duration = Annotated[str, Meta(description="a duration such as 90s, 30m, 1h30m, 1d")]
+
+PAGE_DOC = ("One page of a list in the route's order: ``items``, and ``next_cursor`` to pass as "
+            "``?cursor=`` for the next page (``null`` when this page is shorter than ``limit``).")
+
+
+def page_of(item: type[Struct], name: str | None = None) -> type[Struct]:
+    """The page Struct of a list route: ``items: list[item]``, ``next_cursor: str | None``.
+
+    Named ``<Item>Page`` unless ``name`` is given (the class name is the OpenAPI component
+    name). Built with :func:`msgspec.defstruct` in ``item``'s module, so that
+    :func:`api.openapi.struct_schemas` finds it there; fill it with
+    :func:`api.pagination.paginate`. (One named class per item type rather than a generic
+    ``Page[T]``: Litestar 2 and msgspec name the components of a generic Struct differently.)
+    """
+    return msgspec.defstruct(name or f"{item.__name__}Page",
+                             [("items", list[item]), ("next_cursor", str | None)],  # type: ignore[valid-type]
+                             module=item.__module__, namespace={"__doc__": PAGE_DOC})
+
+
+class Event(Struct):
+    global_position: int
+    event_id: uuid.UUID
+    event_type: str
+    stream_type: str
+    stream_id: uuid.UUID
+    stream_version: int
+    occurred_at: datetime
+    recorded_at: datetime
+    data: dict[str, Any]
+    metadata: dict[str, Any]
+
+def from_row(cls: type[Struct], row: dict[str, Any]) -> Any:
+    """Build a response Struct from a database row, ignoring extra columns."""
+    return msgspec.convert({k: row[k] for k in cls.__struct_fields__ if k in row}, cls,
+                           from_attributes=False)
+
+def given_fields(struct: Struct) -> dict[str, Any]:
+    """The fields of a patch Struct that were present in the body, nested Structs as dicts."""
+    out: dict[str, Any] = {}
+    for name in struct.__struct_fields__:
+        value = getattr(struct, name)
+        if value is UNSET:
+            continue
+        out[name] = given_fields(value) if isinstance(value, Struct) else value
+    return out
+
+EventPage = page_of(Event)

@@ -1,0 +1,100 @@
+"""Bodies of ``/v1/monitors``: the monitor to create or patch, the monitor as shown, its pings."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Annotated
+
+from msgspec import UNSET, Meta, Struct, UnsetType
+
+from api.schemas.common import Channels, Duration, RealertSeconds, Schedule, Zone, page_of
+from core.monitors import definition as mondef
+
+MonitorName = Annotated[str, Meta(min_length=1, max_length=mondef.MAX_NAME)]
+Grace = Annotated[int, Meta(ge=1, le=mondef.MAX_GRACE_SECONDS)]
+PingMethods = Annotated[str, Meta(description="one of " + ", ".join(mondef.METHODS)
+                                              + " (any case)")]
+
+
+class MonitorCreate(Struct, forbid_unknown_fields=True):
+    """Body of ``POST /v1/monitors``: ``schedule`` is a period (``1h``, ``@every 90s``) or cron;
+    ``grace_seconds`` 1 s to 366 days; ``methods`` ``any`` | ``post``; ``channels``: ids of the
+    team's channels notified when it goes down and comes back up; ``realert_every``: seconds or
+    ``"1h"``-style (60 s to 30 days) between re-alerts while down (``null``: none)."""
+
+    name: MonitorName
+    schedule: Schedule
+    timezone: Zone = mondef.DEFAULTS["timezone"]
+    grace_seconds: Grace = mondef.DEFAULT_GRACE_SECONDS
+    methods: PingMethods = mondef.DEFAULTS["methods"]
+    manual_resume: bool = mondef.DEFAULTS["manual_resume"]
+    channels: Channels = []
+    realert_every: RealertSeconds | Duration | None = None
+
+
+class MonitorPatch(Struct, forbid_unknown_fields=True):
+    """Body of ``PATCH /v1/monitors/{id}``: only the fields given change; ``version`` (optional)
+    makes the update conditional on the monitor's current version (409 otherwise)."""
+
+    name: MonitorName | UnsetType = UNSET
+    schedule: Schedule | UnsetType = UNSET
+    timezone: Zone | UnsetType = UNSET
+    grace_seconds: Grace | UnsetType = UNSET
+    methods: PingMethods | UnsetType = UNSET
+    manual_resume: bool | UnsetType = UNSET
+    channels: Channels | UnsetType = UNSET
+    realert_every: RealertSeconds | Duration | None | UnsetType = UNSET
+    version: int | UnsetType = UNSET
+
+
+class Monitor(Struct):
+    """A monitor. ``ping_token`` and ``ping_url`` are present only in the response that minted
+    the token (create, rotate-token): only the token's hash is stored."""
+
+    id: uuid.UUID
+    name: str
+    schedule: str
+    schedule_description: str
+    timezone: str
+    grace_seconds: int
+    methods: str
+    manual_resume: bool
+    channels: list[uuid.UUID]
+    realert_every: int | None
+    status: str
+    ping_url: str | None
+    ping_token: str | None
+    last_ping_at: datetime | None
+    last_start_at: datetime | None
+    last_duration_ms: int | None
+    next_expected_at: datetime | None
+    alert_at: datetime | None
+    broken_at: datetime | None
+    broken_reason: str | None
+    version: int
+    created_at: datetime
+    updated_at: datetime
+
+
+class PingRecord(Struct):
+    """One received ping (``version``: the stream version of its ``monitor.pinged`` event);
+    ``body`` is UTF-8 text, or base64 when it is not text."""
+
+    version: int
+    received_at: datetime
+    kind: str
+    method: str
+    exit_status: int | None
+    rid: uuid.UUID | None
+    remote_addr: str | None
+    user_agent: str | None
+    body: str | None
+    body_encoding: str | None
+    body_size: int
+    body_truncated: bool
+    duration_ms: int | None
+
+
+MonitorPage = page_of(Monitor)
+PingPage = page_of(PingRecord, "PingPage")
