@@ -5,8 +5,12 @@ Litestar converts handler arguments with msgspec's lax rules (``0`` for ``false`
 (an application ``before_request`` hook) first decodes the body strictly into the handler's
 ``data`` type; a mismatch is the usual 422 problem (:func:`api.errors.validation_error`, field
 path and message as for every other body error). Malformed or missing JSON is left to Litestar
-(400, after authentication, as before). A type error is reported before authentication: the
-schema is public, nothing about the caller's data is revealed.
+(400).
+
+Order, as a client expects it: an authenticated route authenticates first (401 / 403 before
+anything about the body; :func:`api.deps.provide_actor` remembers the actor for the handler),
+then a body sent with a media type other than JSON is a 415, then the types are checked. A
+body without ``Content-Type`` is read as JSON (curl's ``-d`` without ``-H`` still works).
 """
 
 from __future__ import annotations
@@ -15,22 +19,42 @@ from typing import Any
 
 import msgspec
 from litestar import Request
-from litestar.exceptions import ValidationException
+from litestar.exceptions import HTTPException, ValidationException
+
+from api.deps import provide_actor
 
 _AT = " - at `"
 
 
+def is_json_media_type(value: str | None) -> bool:
+    """``True`` for no ``Content-Type`` or a JSON one (``application/json``, ``…+json``)."""
+    if not value:
+        return True
+    media = value.split(";", 1)[0].strip().lower()
+    return media == "application/json" or (media.startswith("application/")
+                                            and media.endswith("+json"))
+
+
 async def strict_json_body(request: Request[Any, Any, Any]) -> None:
     """Raises:
+        Unauthorized, Forbidden: an authenticated route without a valid key (as its handler
+            would).
+        HTTPException: (415) a body whose ``Content-Type`` is not JSON.
         ValidationException: the body does not have the types of the handler's ``data``
             (``extra``: one ``{"message", "key"}``, the key a msgspec path such as ``$.a.b``).
     """
-    field = request.route_handler.parsed_fn_signature.parameters.get("data")
+    parameters = request.route_handler.parsed_fn_signature.parameters
+    field = parameters.get("data")
     if field is None:
         return
+    if "actor" in parameters:
+        await provide_actor(request)
     raw = await request.body()
     if not raw.strip():
         return
+    if not is_json_media_type(request.headers.get("content-type")):
+        raise HTTPException(status_code=415, detail="send the body as JSON, with Content-Type: "
+                                                    "application/json")
     try:
         msgspec.json.decode(raw, type=field.annotation)
     except msgspec.ValidationError as exc:

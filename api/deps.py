@@ -59,6 +59,9 @@ async def provide_actor(request: Request[Any, Any, Any]) -> Actor:
         Unauthorized: no key, or an unknown or revoked key.
         Forbidden: a read key on a write route.
     """
+    known = request.scope.get("cronledger_actor")  # authenticated once per request
+    if known is not None:
+        return known  # type: ignore[no-any-return]
     header = request.headers.get("authorization", "")
     scheme, _, key = header.partition(" ")
     if scheme.lower() != "bearer" or not key.strip():
@@ -71,6 +74,7 @@ async def provide_actor(request: Request[Any, Any, Any]) -> Actor:
     request_id = request.headers.get("x-request-id")
     if request_id:
         actor = Actor(actor.team_id, actor.key_id, actor.scope, request_id[:100])
+    request.scope["cronledger_actor"] = actor  # type: ignore[typeddict-unknown-key]
     return actor
 
 

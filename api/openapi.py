@@ -63,6 +63,7 @@ PROBLEM_SCHEMA = Schema(
 
 WHEN = {
     400: "the request body is not valid JSON, or is missing",
+    415: "a body sent with a Content-Type other than JSON (application/json or …+json)",
     401: "no API key, or an unknown or revoked one (with WWW-Authenticate: Bearer)",
     403: "a read-only API key on a write route",
     404: "no such object in the caller's team (another team's objects are reported the same)",
@@ -87,10 +88,10 @@ def problem_response(status: int, description: str | None = None) -> OpenAPIResp
 def error_statuses(method: str, operation: Operation) -> list[int]:
     """The error statuses an authenticated operation can answer with.
 
-    Every one: 401 and 503. With a body: 400 (malformed JSON). Writes (not GET, HEAD,
-    OPTIONS): 403 (read key) and 409 (every write runs in a transaction that may conflict). With
-    a path parameter: 404, except ``PUT`` (create-or-replace). With a body, a query parameter
-    or a path parameter that the route itself does not check (not a UUID): 422.
+    Every one: 401 and 503. With a body: 400 (malformed JSON) and 415 (not JSON). Writes (not
+    GET, HEAD, OPTIONS): 403 (read key) and 409 (every write runs in a transaction that may
+    conflict). With a path parameter: 404, except ``PUT`` (create-or-replace). With a body, a
+    query parameter or a path parameter that the route itself does not check (not a UUID): 422.
     """
     params = [p for p in operation.parameters or [] if isinstance(p, Parameter)]
     path = [p for p in params if p.param_in == "path"]
@@ -100,7 +101,7 @@ def error_statuses(method: str, operation: Operation) -> list[int]:
     write = method.upper() not in READ_METHODS
     statuses = [401, 503]
     if has_body:
-        statuses.append(400)
+        statuses += [400, 415]
     if write:
         statuses += [403, 409]
     if path and method.upper() != "PUT":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import uuid
 from typing import Any
 
@@ -254,3 +255,42 @@ async def test_health_and_schema(api: AsyncTestClient) -> None:
     assert metrics.headers["content-type"].startswith("text/plain")
     assert "cronledger_due_jobs " in metrics.text
     assert 'cronledger_jobs{status="active"}' in metrics.text
+
+
+@pytest.mark.parametrize(("headers", "body", "status"), [
+    ({}, {}, 401),                                          # no key: 401 before the body
+    ({}, {"paused": 0}, 401),
+    ({"Authorization": "Bearer bogus"}, {"name": 5}, 401),
+    ({"Authorization": "Bearer bogus"}, '{"name":', 401),  # truncated JSON
+])
+async def test_authentication_comes_before_the_body(
+    api: AsyncTestClient, pool: AsyncConnectionPool, team: dict[str, Any],
+    headers: dict[str, str], body: Any, status: int
+) -> None:
+    before = await _counts(pool, team)
+    content = body if isinstance(body, str) else json.dumps(body)
+    r = await api.post("/v1/jobs", content=content,
+                       headers={**headers, "Content-Type": "application/json"})
+    assert r.status_code == status, r.text
+    assert r.headers["www-authenticate"] == "Bearer"
+    r = await api.post("/v1/jobs", json={"name": 5}, headers=team["read_auth"])
+    assert r.status_code == 403, r.text  # a read key, whatever the body
+    assert await _counts(pool, team) == before
+
+
+async def test_a_body_that_is_not_json_is_refused_with_415(
+    api: AsyncTestClient, pool: AsyncConnectionPool, team: dict[str, Any]
+) -> None:
+    before = await _counts(pool, team)
+    body = json.dumps(JOB)
+    for media in ("text/plain", "application/x-www-form-urlencoded", "application/xml"):
+        r = await api.post("/v1/jobs", content=body,
+                           headers={**team["auth"], "Content-Type": media})
+        assert r.status_code == 415, (media, r.text)
+        assert r.headers["content-type"].startswith("application/problem+json")
+        assert "application/json" in r.json()["detail"]
+    assert await _counts(pool, team) == before
+    for media in ("application/json; charset=utf-8", "application/merge-patch+json"):
+        r = await api.post("/v1/jobs", content=body,
+                           headers={**team["auth"], "Content-Type": media})
+        assert r.status_code == 201, (media, r.text)

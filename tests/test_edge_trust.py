@@ -133,6 +133,7 @@ async def test_metrics_open_without_token(shared_dsn: str, settings: Settings) -
     async with serving(shared_dsn, settings) as client:
         r = await client("203.0.113.7").get("/metrics")
         assert r.status_code == 200 and "cronledger_jobs" in r.text
+        assert r.headers["content-type"] == "text/plain; version=0.0.4; charset=utf-8"
 
 
 def test_metrics_token_setting() -> None:

@@ -16,6 +16,9 @@ from core.metrics import CONTENT_TYPE, render_metrics
 from core.migrate import current_revision, head_revision
 from core.outage import unavailable_reason
 
+# Prometheus' text format; Litestar appends the charset of text/* itself (once).
+MEDIA_TYPE = CONTENT_TYPE.replace("; charset=utf-8", "")
+
 
 @get("/healthz", summary="Liveness", tags=["health"], include_in_schema=True)
 async def healthz() -> dict[str, str]:
@@ -53,8 +56,8 @@ def check_metrics_token(request: Request[Any, Any, Any]) -> None:
 
 
 @get("/metrics", summary="Prometheus metrics (Bearer CRONLEDGER_METRICS_TOKEN when it is set)",
-     tags=["health"], media_type=CONTENT_TYPE)
+     tags=["health"], media_type=MEDIA_TYPE)
 async def metrics(request: Request[Any, Any, Any]) -> Response[bytes]:
     check_metrics_token(request)
     body = await render_metrics(request.app.state.pool, request.app.state.clock.now())
-    return Response(body, media_type=CONTENT_TYPE)
+    return Response(body, media_type=MEDIA_TYPE)
