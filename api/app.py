@@ -38,13 +38,13 @@ from core.clock import Clock, SystemClock
 from core.config import Settings, load_settings
 from core.crypto import KeyRing
 from core.db import open_pool
-from core.heap import freeze_long_lived
-from core.http import make_client
+from core.http.clients import make_client
 from core.monitors.batcher import PingBatcher
 from core.monitors.ping import open_ping_pool
 from core.notifications.delivery import Delivery
 from core.notifications.lookup import KeyRingSecrets, SecretLookup
-from core.outage import OutageLog, connect_dsn
+from core.services.heap import freeze_long_lived
+from core.services.outage import OutageLog, connect_dsn
 from core.version import VERSION
 
 log = logging.getLogger("cronledger.api")

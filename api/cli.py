@@ -55,7 +55,7 @@ def database(settings: Settings, *, migrate: bool = True, wait: bool = False) ->
             import psycopg
 
             from core.migrate import upgrade
-            from core.outage import connect_dsn, describe, probe, wait_for_database
+            from core.services.outage import connect_dsn, describe, probe, wait_for_database
 
             dsn = connect_dsn(settings.database_url)
             try:
@@ -156,7 +156,7 @@ def _health(args: argparse.Namespace) -> int:
             print(f"cronledger health: {args.url}: HTTP {response.status}", file=sys.stderr)
         return 0 if ok else 1
     from core.clock import SystemClock
-    from core.health import check_heartbeat, heartbeat_path
+    from core.services.health import check_heartbeat, heartbeat_path
 
     path = heartbeat_path()
     problem = check_heartbeat(path, SystemClock().now(), args.max_age)

@@ -15,7 +15,7 @@ from litestar.exceptions import HTTPException, ValidationException
 from litestar.status_codes import HTTP_500_INTERNAL_SERVER_ERROR
 
 from core.errors import DatabaseUnavailable, DomainError
-from core.outage import DriverError, unavailable_reason
+from core.services.outage import DriverError, unavailable_reason
 
 log = logging.getLogger("cronledger.api")
 PROBLEM = "application/problem+json"

@@ -26,6 +26,7 @@ from litestar.types import Receive, Scope, Send
 from psycopg_pool import PoolTimeout
 
 from api.errors import RETRY_AFTER_SECONDS
+from core.http.proxies import trusted_proxies
 from core.monitors.ping import (
     MAX_BODY_BYTES,
     MAX_REMOTE_ADDR,
@@ -36,8 +37,7 @@ from core.monitors.ping import (
     parse_rid,
     parse_target,
 )
-from core.outage import unavailable_reason
-from core.proxies import trusted_proxies
+from core.services.outage import unavailable_reason
 
 log = logging.getLogger("cronledger.api.ping")
 

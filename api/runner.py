@@ -24,21 +24,21 @@ from dataclasses import dataclass
 import uvicorn
 
 from core.channels.sealing import AesGcmSealer
-from core.checker import Checker
 from core.clock import SystemClock
 from core.config import Settings
 from core.crypto import KeyRing
 from core.db import open_pool
-from core.executor import Executor
-from core.health import Heartbeat, heartbeat_path
-from core.heap import freeze_long_lived
-from core.http import make_client
+from core.http.clients import make_client
+from core.monitors.checker import Checker
 from core.notifications.delivery import Delivery
 from core.notifications.lookup import KeyRingSecrets
 from core.notifications.notifier import Notifier
 from core.projections.projector import Projector
-from core.service import Service as BackgroundService
-from core.worker import Worker
+from core.runs.executor import Executor
+from core.runs.worker import Worker
+from core.services.base import Service as BackgroundService
+from core.services.health import Heartbeat, heartbeat_path
+from core.services.heap import freeze_long_lived
 
 log = logging.getLogger("cronledger")
 

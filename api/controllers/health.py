@@ -14,7 +14,7 @@ from api.errors import problem
 from core.errors import Unauthorized
 from core.metrics import CONTENT_TYPE, render_metrics
 from core.migrate import current_revision, head_revision
-from core.outage import unavailable_reason
+from core.services.outage import unavailable_reason
 
 
 @get("/healthz", summary="Liveness", tags=["health"], include_in_schema=True)

@@ -10,7 +10,7 @@ Modules: :mod:`core.runs.events` (the only place ``run.*`` events are built),
 (catch-up and overlap decisions), :mod:`core.runs.claim` (claiming due jobs and ready runs),
 :mod:`core.runs.dispatch` (an attempt to send and its result), :mod:`core.runs.recorder`
 (recording results), :mod:`core.runs.queries` (team-scoped reads). The HTTP side is
-:mod:`core.executor` and :mod:`core.http`.
+:mod:`core.runs.executor` and :mod:`core.http.clients`.
 
 Run stream events. ``data`` always carries what the ``runs`` row needs to be rebuilt (see
 :mod:`core.runs.state`), and every event names its run's ``job_id``, ``scheduled_for`` and
