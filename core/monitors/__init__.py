@@ -1,1 +1,2 @@
-"""Heartbeat monitors (DESIGN 3.3): definition, state, rules, commands, pings, reads."""
+"""Heartbeat monitors (DESIGN 3.3): definition, state, rules, commands, pings, reads, and the
+checker service that notices monitors that stopped pinging (:mod:`core.monitors.checker`)."""
