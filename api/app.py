@@ -38,13 +38,13 @@ from core.clock import Clock, SystemClock
 from core.config import Settings, load_settings
 from core.crypto import KeyRing
 from core.db import open_pool
-from core.heap import freeze_long_lived
-from core.http import make_client
+from core.http.clients import make_client
 from core.monitors.batcher import PingBatcher
 from core.monitors.ping import open_ping_pool
 from core.notifications.delivery import Delivery
 from core.notifications.lookup import KeyRingSecrets, SecretLookup
-from core.outage import OutageLog, connect_dsn
+from core.services.heap import freeze_long_lived
+from core.services.outage import OutageLog, connect_dsn
 from core.version import VERSION
 
 log = logging.getLogger("cronledger.api")
@@ -63,7 +63,7 @@ def create_app(dsn: str, settings: Settings, clock: Clock | None = None, *,
         sealer: encrypts channel secrets (default: the server's key ring).
         secrets: team-secret lookup for channel tests (default: the secrets store).
         freeze_after_startup: exempt what start-up allocated from garbage collection
-            (:func:`core.heap.freeze_long_lived`); for server processes, not for tests.
+            (:func:`core.services.heap.freeze_long_lived`); for server processes, not for tests.
     """
     clock = clock or SystemClock()
     dsn = connect_dsn(dsn)  # a connect to a silent host gives up after 2 s

@@ -43,7 +43,7 @@ def database(settings: Settings, *, migrate: bool = True, wait: bool = False) ->
 
     With ``wait`` (the servers), a ``DATABASE_URL`` that cannot be reached yet, or is full, is
     waited for - one log line, retries with backoff up to 5 s apart
-    (:func:`core.outage.wait_for_database`) - and migrated once it answers.
+    (:func:`core.services.outage.wait_for_database`) - and migrated once it answers.
 
     Raises:
         SystemExit: (code 1) the embedded server could not be started; one paragraph saying
@@ -55,7 +55,7 @@ def database(settings: Settings, *, migrate: bool = True, wait: bool = False) ->
             import psycopg
 
             from core.migrate import upgrade
-            from core.outage import connect_dsn, describe, probe, wait_for_database
+            from core.services.outage import connect_dsn, describe, probe, wait_for_database
 
             dsn = connect_dsn(settings.database_url)
             try:
@@ -156,7 +156,7 @@ def _health(args: argparse.Namespace) -> int:
             print(f"cronledger health: {args.url}: HTTP {response.status}", file=sys.stderr)
         return 0 if ok else 1
     from core.clock import SystemClock
-    from core.health import check_heartbeat, heartbeat_path
+    from core.services.health import check_heartbeat, heartbeat_path
 
     path = heartbeat_path()
     problem = check_heartbeat(path, SystemClock().now(), args.max_age)
@@ -533,7 +533,7 @@ def main(argv: list[str] | None = None) -> int:
     # One line per outbound request is noise (runs are recorded in the database).
     logging.getLogger("httpx").setLevel(logging.WARNING)
     # The pools warn on every failed reconnection attempt; an outage is logged once, by
-    # core.outage (docs/operations.md, "Database outages").
+    # core.services.outage (docs/operations.md, "Database outages").
     logging.getLogger("psycopg.pool").setLevel(logging.ERROR)
     # alembic announces its plugins and context on every start; its warnings still show.
     logging.getLogger("alembic").setLevel(logging.WARNING)

@@ -15,7 +15,7 @@ from litestar.exceptions import HTTPException, ValidationException
 from litestar.status_codes import HTTP_500_INTERNAL_SERVER_ERROR
 
 from core.errors import DatabaseUnavailable, DomainError
-from core.outage import DriverError, unavailable_reason
+from core.services.outage import DriverError, unavailable_reason
 
 log = logging.getLogger("cronledger.api")
 PROBLEM = "application/problem+json"
@@ -47,8 +47,9 @@ def domain_error(_: Request, exc: DomainError) -> Response[dict[str, Any]]:
 
 def database_error(request: Request, exc: DriverError) -> Response[dict[str, Any]]:
     """A driver error: 503 + ``Retry-After`` when the database cannot be reached, is full or
-    restarting (:func:`core.outage.unavailable_reason`), logged once per outage by the app's
-    :class:`core.outage.OutageLog` (no traceback); any other driver error is a 500."""
+    restarting (:func:`core.services.outage.unavailable_reason`), logged once per outage by the
+    app's :class:`core.services.outage.OutageLog` (no traceback); any other driver error is a
+    500."""
     reason = unavailable_reason(exc)
     if reason is None:
         return internal_error(request, exc)

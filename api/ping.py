@@ -30,6 +30,7 @@ from litestar.types import Receive, Scope, Send
 from psycopg_pool import PoolTimeout
 
 from api.errors import RETRY_AFTER_SECONDS
+from core.http.proxies import trusted_proxies
 from core.monitors.ping import (
     MAX_BODY_BYTES,
     MAX_REMOTE_ADDR,
@@ -40,8 +41,7 @@ from core.monitors.ping import (
     parse_rid,
     parse_target,
 )
-from core.outage import unavailable_reason
-from core.proxies import trusted_proxies
+from core.services.outage import unavailable_reason
 
 log = logging.getLogger("cronledger.api.ping")
 
@@ -85,7 +85,7 @@ def _headers(scope: Scope) -> tuple[int | None, str | None, str | None]:
 def _remote_addr(scope: Scope, forwarded: str | None, trusted: str) -> str | None:
     """The client address: from ``X-Forwarded-For`` only when the peer is one of the trusted
     proxies ``trusted`` (``CRONLEDGER_TRUSTED_PROXIES``, uvicorn's rules:
-    :class:`core.proxies.TrustedProxies`), else the peer address."""
+    :class:`core.http.proxies.TrustedProxies`), else the peer address."""
     client = scope.get("client")
     peer = client[0] if client else None
     address = trusted_proxies(trusted).client(peer, forwarded) if forwarded else peer

@@ -7,7 +7,7 @@ the process before the embedded PostgreSQL is stopped).
 
 uvicorn's proxy-header rewriting is off: the one place that reads ``X-Forwarded-For`` is the
 ping route (``api/ping.py``), which applies uvicorn's rules itself with
-``CRONLEDGER_TRUSTED_PROXIES`` (``core/proxies.py``) and needs the real peer address to decide
+``CRONLEDGER_TRUSTED_PROXIES`` (``core/http/proxies.py``) and needs the real peer address to decide
 and as its fallback, not whatever text a client put in the header.
 """
 
@@ -24,21 +24,21 @@ from dataclasses import dataclass
 import uvicorn
 
 from core.channels.sealing import AesGcmSealer
-from core.checker import Checker
 from core.clock import SystemClock
 from core.config import Settings
 from core.crypto import KeyRing
 from core.db import open_pool
-from core.executor import Executor
-from core.health import Heartbeat, heartbeat_path
-from core.heap import freeze_long_lived
-from core.http import make_client
+from core.http.clients import make_client
+from core.monitors.checker import Checker
 from core.notifications.delivery import Delivery
 from core.notifications.lookup import KeyRingSecrets
 from core.notifications.notifier import Notifier
 from core.projections.projector import Projector
-from core.service import Service as BackgroundService
-from core.worker import Worker
+from core.runs.executor import Executor
+from core.runs.worker import Worker
+from core.services.base import Service as BackgroundService
+from core.services.health import Heartbeat, heartbeat_path
+from core.services.heap import freeze_long_lived
 
 log = logging.getLogger("cronledger")
 
@@ -65,7 +65,7 @@ class ServiceFailed(RuntimeError):
 @dataclass(frozen=True)
 class Service:
     """A supervised background task: ``run()`` until ``stop()`` is called. The four built-in
-    services are :class:`core.service.Service` subclasses; tests add plain ones."""
+    services are :class:`core.services.base.Service` subclasses; tests add plain ones."""
 
     name: str
     run: Callable[[], Awaitable[None]]
@@ -73,7 +73,7 @@ class Service:
 
     @classmethod
     def of(cls, service: BackgroundService) -> Service:
-        """The supervised entry of a :class:`core.service.Service` (its name, run and stop)."""
+        """The supervised entry of a :class:`core.services.base.Service` (name, run and stop)."""
         return cls(service.name, service.run, service.stop)
 
 
@@ -83,7 +83,7 @@ async def _run_services(dsn: str, settings: Settings, stop: asyncio.Event, *,
 
     Supervision: if any service task ends (returns or raises) while ``stop`` is not set, one
     error line names it with its exception, the other services are stopped as usual, and
-    :class:`ServiceFailed` is raised. Meanwhile a :class:`core.health.Heartbeat` keeps the
+    :class:`ServiceFailed` is raised. Meanwhile a :class:`core.services.health.Heartbeat` keeps the
     heartbeat file fresh while every task runs and the database answers.
 
     Args:

@@ -96,7 +96,7 @@ class Settings:
     # Bearer token /metrics requires; empty: /metrics is public (docs/operations.md).
     metrics_token: str = field(default="", repr=False)
     # Peers whose X-Forwarded-For is believed, as uvicorn's --forwarded-allow-ips
-    # (core/proxies.py; docs/heartbeats.md).
+    # (core/http/proxies.py; docs/heartbeats.md).
     trusted_proxies: str = "127.0.0.1,::1"
     worker_id: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}")
 
@@ -179,7 +179,7 @@ def _metrics_token(env: Mapping[str, str]) -> str:
 
 def _trusted_proxies(env: Mapping[str, str]) -> str:
     """``CRONLEDGER_TRUSTED_PROXIES``, checked now so a typo stops the process at start."""
-    from core.proxies import TrustedProxies
+    from core.http.proxies import TrustedProxies
 
     raw = env.get("CRONLEDGER_TRUSTED_PROXIES", "").strip() or "127.0.0.1,::1"
     try:

@@ -18,7 +18,7 @@ from psycopg_pool import AsyncConnectionPool
 from psycopg_pool.base import AttemptWithBackoff
 
 from core.errors import ConcurrencyConflict, Conflict, DomainError, InvalidInput, NotFound
-from core.outage import connect_dsn
+from core.services.outage import connect_dsn
 
 # Constraint name -> the domain error it means. Constraints are named in migrations/.
 CONSTRAINT_ERRORS: dict[str, type[DomainError]] = {

@@ -23,14 +23,14 @@ from api.app import create_app
 from core.actor import Actor
 from core.apikeys import create_api_key
 from core.channels.sealing import AesGcmSealer
-from core.checker import Checker
 from core.clock import FrozenClock, SystemClock
 from core.config import Settings
 from core.db import open_pool
 from core.embedded import EmbeddedPostgresError, start_failure_message
 from core.migrate import upgrade
+from core.monitors.checker import Checker
 from core.monitors.ping import open_ping_pool
-from core.worker import Worker
+from core.runs.worker import Worker
 from tests.embedded_server import server_dsn as embedded_server_dsn
 from tests.helpers import make_worker
 from tests.sink import Sink

@@ -14,9 +14,9 @@ from core.apikeys import create_api_key
 from core.clock import Clock
 from core.config import Settings
 from core.crypto import KeyRing
-from core.executor import Executor
 from core.jobs.commands import create_job
-from core.worker import Worker
+from core.runs.executor import Executor
+from core.runs.worker import Worker
 
 
 async def new_actor(pool: AsyncConnectionPool) -> Actor:

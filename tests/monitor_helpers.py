@@ -9,7 +9,7 @@ from typing import Any
 from psycopg_pool import AsyncConnectionPool
 
 from core.actor import Actor
-from core.checker import Checker
+from core.monitors.checker import Checker
 from core.monitors.commands import create_monitor
 from core.monitors.ping import Ping, record_ping
 

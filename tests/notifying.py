@@ -32,7 +32,7 @@ from psycopg_pool import AsyncConnectionPool
 from core.channels.sealing import Sealer
 from core.clock import Clock
 from core.config import Settings
-from core.http import make_client
+from core.http.clients import make_client
 from core.notifications.delivery import Delivery
 from core.notifications.notifier import Notifier
 from tests.sink import Sink

@@ -11,10 +11,10 @@ from datetime import UTC, datetime, timedelta
 import psycopg
 from psycopg_pool import AsyncConnectionPool
 
-from core.checker import Checker, apply_decisions, decide
 from core.clock import FrozenClock, SystemClock
 from core.db import transaction
 from core.monitors import commands
+from core.monitors.checker import Checker, apply_decisions, decide
 from core.monitors.commands import token_hash
 from core.monitors.definition import cached_schedule
 from core.monitors.ping import Ping, open_ping_pool, ping_batch_params

@@ -19,7 +19,7 @@ from core.backoff import backoff_delay, parse_retry_after, retry_delay
 from core.clock import FrozenClock
 from core.config import Settings
 from core.jobs.definition import normalize_definition
-from core.worker import Worker
+from core.runs.worker import Worker
 from tests.helpers import make_worker, runs_of
 from tests.sink import Reply, Sink
 

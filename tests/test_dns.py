@@ -13,10 +13,10 @@ import pytest
 
 from core.clock import FrozenClock
 from core.config import Settings
-from core.executor import Executor
-from core.http import classify_error, make_client
+from core.http.clients import classify_error, make_client
 from core.notifications.delivery import Delivery, Target
 from core.runs.dispatch import Dispatch
+from core.runs.executor import Executor
 from tests.dns import SilentDNS
 
 T0 = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)

@@ -15,7 +15,7 @@ from litestar.testing import AsyncTestClient
 from api.app import create_app
 from core.clock import SystemClock
 from core.config import ConfigError, Settings, load_settings
-from core.proxies import TrustedProxies
+from core.http.proxies import TrustedProxies
 
 Team = dict[str, Any]
 

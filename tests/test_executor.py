@@ -25,10 +25,10 @@ from cryptography.x509.oid import NameOID
 
 from core.clock import FrozenClock, SystemClock
 from core.crypto import KeyRing, secret_aad, signing_aad
-from core.executor import Executor
-from core.http import classify_error
-from core.netguard import BlockedTarget, GuardedResolver, blocked_reason
+from core.http.clients import classify_error
+from core.http.netguard import BlockedTarget, GuardedResolver, blocked_reason
 from core.runs.dispatch import Dispatch
+from core.runs.executor import Executor
 from tests.conftest import TEST_SECRET_KEY
 from tests.sink import Reply, Sink, counting_server
 

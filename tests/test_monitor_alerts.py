@@ -22,10 +22,10 @@ from core.actor import Actor
 from core.apikeys import create_api_key
 from core.channels.commands import create_channel
 from core.channels.sealing import AesGcmSealer
-from core.checker import Checker
 from core.clock import FrozenClock
 from core.config import Settings
 from core.monitors import commands
+from core.monitors.checker import Checker
 from core.notifications.notifier import Notifier
 from tests.helpers import new_actor
 from tests.monitor_helpers import add_monitor, advance, monitor_row, ping

@@ -12,8 +12,8 @@ import pytest
 from litestar.testing import AsyncTestClient
 from psycopg_pool import AsyncConnectionPool
 
-from core.checker import Checker
 from core.clock import FrozenClock
+from core.monitors.checker import Checker
 from core.monitors.ping import open_ping_pool
 from tests.helpers import new_actor
 from tests.monitor_helpers import add_monitor, advance, monitor_row, ping, stream

@@ -34,7 +34,7 @@ from core.notifications.outbox import (
     next_monitor_realert_at,
 )
 from core.notifications.queries import list_notifications
-from core.worker import Worker
+from core.runs.worker import Worker
 from tests.helpers import add_job, make_worker, new_actor
 from tests.notifying import DictSecrets, SmtpSink, make_notifier
 from tests.sink import Reply, Sink

@@ -22,7 +22,7 @@ from psycopg_pool import AsyncConnectionPool
 from core.clock import FrozenClock
 from core.config import Settings
 from core.db import open_pool
-from core.worker import Worker
+from core.runs.worker import Worker
 from tests.helpers import add_job, make_worker, new_actor, runs_of
 from tests.sink import Sink
 
@@ -296,7 +296,7 @@ async def test_checker_decides_with_the_instant_after_waiting_for_the_pool(
     fresh_dsn: str, fresh_pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool,
     clock: FrozenClock,
 ) -> None:
-    from core.checker import Checker
+    from core.monitors.checker import Checker
     from tests.monitor_helpers import add_monitor, monitor_row, ping
 
     actor = await new_actor(fresh_pool)

@@ -13,7 +13,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from core.monitors.batcher import PingBatcher
 from core.monitors.ping import Ping, open_ping_pool
-from core.outage import unavailable_reason
+from core.services.outage import unavailable_reason
 from tests.dbproxy import DbProxy
 from tests.helpers import new_actor
 from tests.monitor_helpers import add_monitor

@@ -1,5 +1,5 @@
-"""core.outage: which failures mean "the database is away" (real driver errors), the start-up
-wait's backoff and log lines, the connect timeout, and the edge-triggered outage log."""
+"""core.services.outage: which failures mean "the database is away" (real driver errors), the
+start-up wait's backoff and log lines, the connect timeout, and the edge-triggered outage log."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from psycopg_pool import PoolTimeout
 
 from core.clock import FrozenClock
 from core.config import ConfigError, load_settings
-from core.outage import (
+from core.services.outage import (
     OutageLog,
     connect_dsn,
     describe,

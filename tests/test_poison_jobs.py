@@ -20,7 +20,7 @@ from core.channels.commands import create_channel
 from core.channels.sealing import AesGcmSealer
 from core.clock import FrozenClock
 from core.jobs.commands import set_paused, trigger_job, update_job
-from core.worker import Worker
+from core.runs.worker import Worker
 from tests.helpers import add_job, due_at, new_actor, runs_of
 from tests.sink import Sink
 

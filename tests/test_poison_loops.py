@@ -14,11 +14,11 @@ from psycopg_pool import AsyncConnectionPool
 
 from core.channels.commands import create_channel
 from core.channels.sealing import AesGcmSealer
-from core.checker import Checker
 from core.clock import FrozenClock
 from core.config import Settings
 from core.db import transaction
 from core.events import append_events
+from core.monitors.checker import Checker
 from core.monitors.commands import update_monitor
 from core.notifications import messages
 from core.notifications.outbox import Alert, enqueue

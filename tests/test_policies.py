@@ -10,7 +10,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from core.clock import FrozenClock, rfc3339
 from core.jobs.queries import get_job
-from core.worker import Worker
+from core.runs.worker import Worker
 from tests.helpers import add_job, due_at, new_actor, run_events, runs_of
 from tests.sink import Reply, Sink
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from core.quiet import AFTER, BEFORE, PER_REQUEST, QuietWindows
+from core.services.quiet import AFTER, BEFORE, PER_REQUEST, QuietWindows
 
 
 async def test_wait_returns_at_once_without_a_burst_close() -> None:

@@ -9,13 +9,13 @@ from typing import Any
 
 from psycopg_pool import AsyncConnectionPool
 
-from core.checker import Checker
 from core.clock import FrozenClock
 from core.jobs.commands import delete_job, set_paused, trigger_job, update_job
 from core.monitors import commands
+from core.monitors.checker import Checker
 from core.monitors.ping import open_ping_pool
 from core.runs.claim import claim_due
-from core.worker import Worker
+from core.runs.worker import Worker
 from tests.helpers import add_job, new_actor, project_all
 from tests.monitor_helpers import add_monitor, advance, ping
 from tests.processes import run_cli

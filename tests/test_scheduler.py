@@ -9,7 +9,7 @@ from psycopg_pool import AsyncConnectionPool
 from core.clock import FrozenClock
 from core.config import Settings
 from core.jobs.commands import set_paused, trigger_job, update_job
-from core.worker import Worker
+from core.runs.worker import Worker
 from tests.helpers import add_job, due_at, make_worker, new_actor, run_events, runs_of
 from tests.sink import Reply, Sink
 

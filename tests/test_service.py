@@ -1,4 +1,4 @@
-"""The service base (core/service.py): passes, the deadline sleep, wake-ups, a prompt stop and
+"""The service base (core/services/base.py): passes, the deadline sleep, wake-ups, a prompt stop and
 the one error policy; and the worker's record loop under that policy. Every wait is on a
 condition with a generous bound, never a sleep used as synchronisation."""
 
@@ -16,9 +16,9 @@ import pytest
 from psycopg_pool import AsyncConnectionPool
 
 from core.clock import SystemClock
-from core.listen import listen_statement
-from core.service import Service
-from core.worker import Worker
+from core.runs.worker import Worker
+from core.services.base import Service
+from core.services.listen import listen_statement
 
 BOUND = 10  # seconds: far above any expected timing, only there to fail instead of hanging
 

@@ -19,7 +19,7 @@ from psycopg_pool import AsyncConnectionPool
 from api.runner import Service, ServiceFailed, _run_services, serve
 from core.clock import FrozenClock, SystemClock
 from core.config import Settings
-from core.health import Heartbeat, check_heartbeat, write_heartbeat
+from core.services.health import Heartbeat, check_heartbeat, write_heartbeat
 from tests.processes import ROOT, cronledger, stop
 
 

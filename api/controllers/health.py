@@ -14,7 +14,7 @@ from litestar.response import Response
 from core.errors import Unauthorized, Unavailable
 from core.metrics import CONTENT_TYPE, render_metrics
 from core.migrate import current_revision, head_revision
-from core.outage import unavailable_reason
+from core.services.outage import unavailable_reason
 
 # Prometheus' text format; Litestar appends the charset of text/* itself (once).
 MEDIA_TYPE = CONTENT_TYPE.replace("; charset=utf-8", "")

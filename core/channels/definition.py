@@ -26,7 +26,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from core.errors import FieldErrors
-from core.urls import url_problem
+from core.http.urls import url_problem
 
 KINDS = ("webhook", "slack", "discord", "telegram", "email")
 KIND_FIELDS: dict[str, tuple[str, ...]] = {

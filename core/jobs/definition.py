@@ -13,10 +13,10 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from core.errors import FieldErrors, nul_errors
+from core.http.urls import url_problem
 from core.schedule import InvalidSchedule, parse_schedule
 from core.schedule.zones import load_zone
 from core.secrets import PLACEHOLDER, check_signing_secret, has_malformed_placeholder
-from core.urls import url_problem
 
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
 OVERLAP_POLICIES = ("skip", "allow", "queue")

@@ -28,7 +28,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from core.monitors.ping import Ping, record_pings
 from core.notifications.outbox import DEFAULT_MAX_ATTEMPTS
-from core.outage import unavailable_reason
+from core.services.outage import unavailable_reason
 
 log = logging.getLogger("cronledger.pings")
 

@@ -36,8 +36,8 @@ from core.db import QuickReconnectPool
 from core.monitors.commands import token_hash
 from core.monitors.rules import alert_for
 from core.notifications.outbox import DEFAULT_MAX_ATTEMPTS, enqueue_monitor_alert
-from core.outage import connect_dsn
 from core.queries import Q
+from core.services.outage import connect_dsn
 
 MAX_BODY_BYTES = 10 * 1024 * 1024  # larger request bodies are refused (413)
 MAX_EXIT_STATUS = 255

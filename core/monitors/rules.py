@@ -317,7 +317,7 @@ def alert_for(before: str, after: str) -> Literal["down", "up"] | None:
     healthchecks' rule (``Flip.select_channels``): ``down`` when the monitor goes down (from
     any other status), ``up`` when it comes back up after being down; nothing otherwise (no
     change, ``late``, ``new``/``paused``/``late`` → ``up``). Used by the ping path
-    (:mod:`core.monitors.ping`) and the checker (:mod:`core.checker`).
+    (:mod:`core.monitors.ping`) and the checker (:mod:`core.monitors.checker`).
     """
     if after == "down" and before != "down":
         return "down"

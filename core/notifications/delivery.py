@@ -24,7 +24,7 @@ import httpx
 
 from core.clock import Clock
 from core.config import Settings
-from core.http import SIGNATURE_HEADER, classify_error, sign, tracking_progress
+from core.http.clients import SIGNATURE_HEADER, classify_error, sign, tracking_progress
 from core.notifications import formatting
 from core.stored import reason_of
 from core.version import USER_AGENT

@@ -1,10 +1,10 @@
 """The notifier: claims outbox rows, delivers them, records ``notification.sent``/``.failed``.
 
-Shape of the worker (River's maintenance services): :meth:`Notifier.run_once` claims batches
-with ``FOR UPDATE SKIP LOCKED`` under a lease, sends outside any transaction, and records the
-results in one transaction with a compare-and-set on the lease token; the base's ``run``
-(:mod:`core.service`) repeats it and otherwise sleeps until :meth:`Notifier.next_deadline` (the
-next pending row or lease expiry), woken early by ``NOTIFY cronledger_notifications``.
+Shape of the worker (River's maintenance services): :meth:`Notifier.run_once` claims batches with
+``FOR UPDATE SKIP LOCKED`` under a lease, sends outside any transaction, and records the results in
+one transaction with a compare-and-set on the lease token; the base's ``run``
+(:mod:`core.services.base`) repeats it and otherwise sleeps until :meth:`Notifier.next_deadline`
+(the next pending row or lease expiry), woken early by ``NOTIFY cronledger_notifications``.
 
 Delivery is at least once: a notifier killed between claim and record leaves the row
 ``sending`` with a lease; when the lease expires another notifier claims it again (same
@@ -39,7 +39,7 @@ from core.notifications.delivery import Delivery, DeliveryResult, Target
 from core.notifications.lookup import SecretLookup
 from core.notifications.outbox import NOTIFY_CHANNEL
 from core.queries import Q
-from core.service import Service
+from core.services.base import Service
 from core.stored import reason_of
 
 log = logging.getLogger("cronledger.notifier")
@@ -69,7 +69,7 @@ def team_secret_names(kind: str, config: dict[str, Any]) -> list[str]:
 
 
 class Notifier(Service):
-    """Delivers the outbox for one process; a :class:`core.service.Service` (loop, wake-up,
+    """Delivers the outbox for one process; a :class:`core.services.base.Service` (loop, wake-up,
     stop and error policy in the base). A batch in flight at stop is finished, not abandoned
     (sends are bounded by ``CRONLEDGER_NOTIFY_TIMEOUT``).
 

@@ -42,8 +42,8 @@ from core.db import transaction
 from core.projections import job_health, job_stats, monitors
 from core.projections.common import fetch_all, record_skipped
 from core.queries import Q
-from core.quiet import QuietWindows
-from core.service import Service
+from core.services.base import Service
+from core.services.quiet import QuietWindows
 from core.stored import reason_of
 
 log = logging.getLogger("cronledger.projector")
@@ -134,8 +134,8 @@ async def _apply_isolated(conn: psycopg.AsyncConnection, events: Sequence[dict[s
 
 class Projector(Service):
     """Keeps the asynchronous read models up to date (a background service of serve/worker); a
-    :class:`core.service.Service` (loop, wake-up, stop and error policy in the base). A batch in
-    progress at stop finishes (it is one transaction).
+    :class:`core.services.base.Service` (loop, wake-up, stop and error policy in the base). A
+    batch in progress at stop finishes (it is one transaction).
 
     Args:
         pool: database pool.

@@ -9,8 +9,9 @@ Modules: :mod:`core.runs.events` (the only place ``run.*`` events are built),
 :mod:`core.runs.state` (the fold of a run stream into its ``runs`` row), :mod:`core.runs.slots`
 (catch-up and overlap decisions), :mod:`core.runs.claim` (claiming due jobs and ready runs),
 :mod:`core.runs.dispatch` (an attempt to send and its result), :mod:`core.runs.recorder`
-(recording results), :mod:`core.runs.queries` (team-scoped reads). The HTTP side is
-:mod:`core.executor` and :mod:`core.http`.
+(recording results), :mod:`core.runs.queries` (team-scoped reads), :mod:`core.runs.worker` (the
+worker service: claim loop, dispatch, batched recording) and :mod:`core.runs.executor` (the
+sender of one attempt, over the clients of :mod:`core.http.clients`).
 
 Run stream events. ``data`` always carries what the ``runs`` row needs to be rebuilt (see
 :mod:`core.runs.state`), and every event names its run's ``job_id``, ``scheduled_for`` and

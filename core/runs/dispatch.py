@@ -3,7 +3,7 @@
 
 :class:`Dispatch` is one claimed attempt of a run (built by :mod:`core.runs.claim`),
 :class:`Prepared` the same attempt built ahead of its slot
-(:meth:`core.executor.Executor.prepare`), :class:`AttemptResult` what happened when it was sent
+(:meth:`core.runs.executor.Executor.prepare`), :class:`AttemptResult` what happened when it was sent
 (recorded by :mod:`core.runs.recorder`), :class:`Refused` why an attempt was not sent. Times
 are tz-aware UTC.
 """
@@ -19,7 +19,7 @@ from typing import Any
 from core.crypto import Sealed
 
 # Failures that another attempt cannot fix without a configuration change: not retried.
-# ``invalid_request``: the stored request could not be built (core/worker.py, Worker._prepare).
+# ``invalid_request``: the stored request could not be built (core/runs/worker.py, Worker._prepare).
 FINAL_ERROR_CLASSES = ("secret", "blocked", "invalid_request")
 
 

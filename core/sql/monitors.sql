@@ -309,7 +309,7 @@ WHERE id = %(id)s::uuid
 FOR UPDATE SKIP LOCKED;
 
 -- name: monitor_mark_broken_many
--- Monitors whose stored schedule no longer evaluates (core/checker.py): the projection takes the
+-- Monitors whose stored schedule no longer evaluates (core/monitors/checker.py): the projection takes the
 -- `monitor.broken` event at the next version and is no longer claimed (alert_at NULL). The
 -- version read is compared, as for decisions: a monitor pinged since is left to the next claim.
 UPDATE monitors m SET broken_at = %(now)s::timestamptz, broken_reason = b.reason,

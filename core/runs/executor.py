@@ -1,11 +1,11 @@
 """The HTTP executor: sends one attempt of a run and classifies its outcome (docs/architecture.md).
 
 The attempt and its result are :mod:`core.runs.dispatch`; the session, the error
-classification and the signature are :mod:`core.http`, shared with notification delivery.
+classification and the signature are :mod:`core.http.clients`, shared with notification delivery.
 Attempts go out on one shared ``aiohttp.ClientSession`` per worker. httpx's own pool spends most
 of its CPU on connection assignment once about a hundred requests are in flight, and even over
 the aiohttp transport (``httpx-aiohttp``, still used for notifications by
-:func:`core.http.make_client`)
+:func:`core.http.clients.make_client`)
 httpx's layers doubled the CPU per request, which at the slot is what decides fire lateness when
 hundreds of jobs share a second; see docs/benchmarks.md. The request is sent outside any
 database transaction; the caller records the :class:`AttemptResult`.
@@ -27,7 +27,7 @@ What is sent and what is recorded differ on purpose:
   ``[redacted]``; a secret value that comes back (an error message naming the URL, a response
   echoing a header) is replaced by its placeholder before anything is recorded.
 - With a signing secret, ``X-Cronledger-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of
-  "<t>.<body>">`` is computed over the exact body bytes sent (:func:`core.http.sign`).
+  "<t>.<body>">`` is computed over the exact body bytes sent (:func:`core.http.clients.sign`).
 - Connect and read timeouts are told apart: aiohttp's own timers say which one fired, and when
   the overall per-attempt deadline fires first, the phase the request had reached (tracked
   with aiohttp tracing) decides.
@@ -47,8 +47,14 @@ from aiohttp.abc import AbstractResolver
 
 from core.clock import Clock, rfc3339
 from core.crypto import KeyRing, SecretUnavailable, secret_aad, signing_aad
-from core.http import SIGNATURE_HEADER, classify_error, make_session, sign, tracking_progress
-from core.netguard import BlockedTarget, check_literal
+from core.http.clients import (
+    SIGNATURE_HEADER,
+    classify_error,
+    make_session,
+    sign,
+    tracking_progress,
+)
+from core.http.netguard import BlockedTarget, check_literal
 from core.runs.dispatch import AttemptResult, Dispatch, Prepared, Refused
 from core.secrets import MARKER, substitute
 from core.version import USER_AGENT

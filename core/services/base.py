@@ -3,7 +3,7 @@
 In the spirit of River's start-stop and ``run_once`` maintenance services: a subclass says what
 one pass does (:meth:`Service.run_once`) and when the next pass is due
 (:meth:`Service.next_deadline`); the base owns the loop, the LISTEN wake-up
-(:mod:`core.listen`), the sleep until the deadline, graceful stop and the one error policy
+(:mod:`core.services.listen`), the sleep until the deadline, graceful stop and the one error policy
 (docs/architecture.md, "Processes"):
 
 * A failure of one item (a job, monitor, notification or event) is isolated inside the
@@ -33,8 +33,8 @@ import psycopg
 
 from core.backoff import LOOP_RETRY_INITIAL, LOOP_RETRY_MAX, LoopRetry
 from core.clock import Clock
-from core.listen import listening
-from core.outage import unavailable_reason
+from core.services.listen import listening
+from core.services.outage import unavailable_reason
 
 MAX_IDLE_SLEEP = 60.0  # seconds: re-check at least this often, in case a NOTIFY was lost
 UNEXPECTED_RETRY_SECONDS = 5.0  # seconds before a pass that raised a non-database error reruns
@@ -44,8 +44,8 @@ def database_error(exc: BaseException) -> str | None:
     """A one-line reason when ``exc`` is a database error the loop retries shortly, else ``None``.
 
     Database errors are ``psycopg.Error`` (the pool's ``PoolTimeout`` included) and ``OSError``;
-    the reason is :func:`core.outage.unavailable_reason`'s when it classifies ``exc`` as "the
-    database cannot serve now", else the exception's text.
+    the reason is :func:`core.services.outage.unavailable_reason`'s when it classifies ``exc`` as
+    "the database cannot serve now", else the exception's text.
     """
     if not isinstance(exc, psycopg.Error | OSError):
         return None

@@ -1,7 +1,7 @@
 """The worker: claim loop, bounded-concurrency dispatch, batched recording, graceful shutdown.
 
-A :class:`core.service.Service`: :meth:`Worker.run_once` claims until a batch comes back short;
-the base's ``run`` repeats it and otherwise sleeps until :meth:`Worker.next_deadline` (the
+A :class:`core.services.base.Service`: :meth:`Worker.run_once` claims until a batch comes back
+short; the base's ``run`` repeats it and otherwise sleeps until :meth:`Worker.next_deadline` (the
 earliest ``due_at``, ``available_at`` or lease expiry, less the lookahead), woken early by
 ``NOTIFY cronledger_wakeup``. The worker's own parts hang on the base's hooks: ``on_start``
 starts the record loop, ``on_stop`` waits for in-flight attempts and releases the rest.
@@ -21,13 +21,13 @@ from psycopg_pool import AsyncConnectionPool
 from core.clock import Clock
 from core.config import Settings
 from core.db import transaction
-from core.executor import Executor
 from core.queries import Q
-from core.quiet import QuietWindows
 from core.runs.claim import claim_due, claim_ready, mark_jobs_broken, next_wakeup
 from core.runs.dispatch import AttemptResult, Dispatch, Prepared, Refused
+from core.runs.executor import Executor
 from core.runs.recorder import Recorder
-from core.service import Service
+from core.services.base import Service
+from core.services.quiet import QuietWindows
 from core.stored import reason_of
 
 log = logging.getLogger("cronledger.worker")
@@ -43,7 +43,7 @@ PRECONNECT_MARGIN = 0.005  # seconds before the slot at which opening connection
 
 
 class Worker(Service):
-    """Runs the scheduler for one process (a :class:`core.service.Service`: the base owns the
+    """Runs the scheduler for one process (a :class:`core.services.base.Service`: the base owns the
     loop, the wake-up, the stop and the error policy; the hooks below start and wind down the
     record loop).
 
@@ -178,7 +178,7 @@ class Worker(Service):
     async def _record_loop(self) -> None:
         """Record results in batches until the ``None`` sentinel; never cancelled mid-batch.
 
-        The one error policy of :mod:`core.service` for this inner task: database errors are
+        The one error policy of :mod:`core.services.base` for this inner task: database errors are
         retried by :meth:`_record`; any other exception is logged with its traceback and fails
         that batch only (its runs stay leased and are dispatched again when the leases
         expire, as after a crash); the loop goes on recording the next results.

@@ -1,4 +1,4 @@
-"""Outbound HTTP, shared by job attempts (:mod:`core.executor`) and notification delivery
+"""Outbound HTTP, shared by job attempts (:mod:`core.runs.executor`) and notification delivery
 (:mod:`core.notifications.delivery`): the clients, the one error classification, and signing.
 
 - :func:`make_session` (aiohttp, what job attempts go out on) and :func:`make_client` (an
@@ -30,7 +30,7 @@ from aiohttp.abc import AbstractResolver
 from aiohttp.http_exceptions import ContentEncodingError
 from httpx_aiohttp import AiohttpTransport
 
-from core.netguard import BlockedTarget, GuardedResolver, check_literal
+from core.http.netguard import BlockedTarget, GuardedResolver, check_literal
 
 SIGNATURE_HEADER = "X-Cronledger-Signature"
 KEEPALIVE_SECONDS = 5.0
@@ -103,7 +103,7 @@ def make_session(max_connections: int, *, block_private_targets: bool = False,
     Args:
         max_connections: connection pool size.
         block_private_targets: refuse private and special-purpose addresses (see
-            :mod:`core.netguard`), checked on resolved addresses at connect time.
+            :mod:`core.http.netguard`), checked on resolved addresses at connect time.
         resolver: the host name resolver (aiohttp's default, the system's, when ``None``).
     """
     if block_private_targets:

@@ -1,12 +1,12 @@
 """The monitor checker: notices monitors that stopped pinging (docs/heartbeats.md).
 
-Shape of River's maintenance services, like :class:`core.worker.Worker`: :meth:`Checker.run_once`
-claims monitors whose ``alert_at`` has come, ``FOR UPDATE SKIP LOCKED``, decides their status at
-``now`` (:mod:`core.monitors.rules`) and writes the transitions with a compare-and-set on the
-stream version, appending ``monitor.late`` / ``monitor.down`` / ``monitor.up`` in the same
-transaction, until a batch comes back short; the base's ``run`` (:mod:`core.service`) repeats it
-and sleeps until :meth:`Checker.next_deadline` (the earliest ``alert_at``), woken early by
-``NOTIFY cronledger_monitors``.
+Shape of River's maintenance services, like :class:`core.runs.worker.Worker`:
+:meth:`Checker.run_once` claims monitors whose ``alert_at`` has come, ``FOR UPDATE SKIP LOCKED``,
+decides their status at ``now`` (:mod:`core.monitors.rules`) and writes the transitions with a
+compare-and-set on the stream version, appending ``monitor.late`` / ``monitor.down`` /
+``monitor.up`` in the same transaction, until a batch comes back short; the base's ``run``
+(:mod:`core.services.base`) repeats it and sleeps until :meth:`Checker.next_deadline` (the earliest
+``alert_at``), woken early by ``NOTIFY cronledger_monitors``.
 
 Alerts: a ``monitor.down`` of a monitor with channels queues a ``down`` alert in the same
 transaction (:func:`core.notifications.outbox.enqueue_monitor_alert`); each run also sends the
@@ -51,7 +51,7 @@ from core.notifications.outbox import (
     reschedule_monitor_realert,
 )
 from core.queries import Q
-from core.service import Service
+from core.services.base import Service
 from core.stored import MAX_REASON, reason_of, schedule_problem
 
 log = logging.getLogger("cronledger.checker")
@@ -269,7 +269,7 @@ async def send_realerts(pool: AsyncConnectionPool, now: Instant, *, limit: int =
 
 class Checker(Service):
     """Runs the monitor checker for one process (part of ``serve`` and ``worker``); a
-    :class:`core.service.Service` (loop, wake-up, stop and error policy in the base).
+    :class:`core.services.base.Service` (loop, wake-up, stop and error policy in the base).
 
     Args:
         pool: database pool (one connection at a time).
