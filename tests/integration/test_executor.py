@@ -32,7 +32,7 @@ from core.runs.dispatch import Dispatch
 from tests.conftest import TEST_SECRET_KEY
 from tests.sink import Reply, Sink, counting_server
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 T0 = dt.datetime(2026, 11, 30, 12, 0, 0, tzinfo=dt.UTC)
 KEYRING = KeyRing.from_sources(TEST_SECRET_KEY, "")
 

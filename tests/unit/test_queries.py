@@ -7,7 +7,7 @@ from pathlib import Path
 
 from core.queries import SQL_DIR, Q, load_queries
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_every_query_is_used() -> None:
