@@ -21,7 +21,7 @@ from core.monitors.ping import Ping, open_ping_pool, ping_batch_params
 from core.monitors.rules import timing
 from core.monitors.state import fold
 from core.queries import Q
-from tests.helpers import new_actor
+from tests.helpers import eventually, new_actor, signal_on
 from tests.monitor_helpers import add_monitor, advance, monitor_row, ping, stream
 
 T0 = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
@@ -296,6 +296,10 @@ async def test_two_checkers_never_double_a_transition(
     assert len(rows["monitor.late"]["actors"] + rows["monitor.down"]["actors"]) >= 2
 
 
+async def _status_is(pool: AsyncConnectionPool, monitor: object, status: str) -> bool:
+    return (await monitor_row(pool, monitor))["status"] == status
+
+
 async def test_checker_sleeps_until_the_next_alert_and_wakes_on_notify(
     fresh_pool: AsyncConnectionPool, fresh_dsn: str, ping_pool: AsyncConnectionPool
 ) -> None:
@@ -304,13 +308,14 @@ async def test_checker_sleeps_until_the_next_alert_and_wakes_on_notify(
     actor = await new_actor(fresh_pool)
     monitor, token = await add_monitor(fresh_pool, actor, T0, "1h", grace_seconds=1)
     checker = Checker(fresh_pool, fresh_dsn, SystemClock())
+    listened = signal_on(checker, "on_listening")
+    asleep = signal_on(checker, "sleep_until", after=listened)  # idle, and a NOTIFY would wake it
     task = asyncio.create_task(checker.run())
     try:
-        await asyncio.sleep(0.5)  # idle, listening
+        await eventually(asleep.is_set, what="the checker idle after a pass")
         await ping(ping_pool, token, datetime.now(UTC), "start")
-        async with asyncio.timeout(20):
-            while (await monitor_row(fresh_pool, monitor))["status"] != "down":
-                await asyncio.sleep(0.1)
+        await eventually(
+            lambda: _status_is(fresh_pool, monitor, "down"), what="the monitor down")
     finally:
         checker.stop()
         await task
