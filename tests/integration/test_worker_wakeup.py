@@ -27,9 +27,10 @@ async def test_stop_during_a_claim_round_ends_the_worker_promptly(
 
     worker.run_once = claim_then_signal  # type: ignore[method-assign]
     try:
-        await asyncio.wait_for(worker.run(), BOUND)
+        await asyncio.wait_for(worker.run(), BOUND)  # a TimeoutError if the stop was lost
     finally:
         await worker.executor.aclose()
+    assert worker.stopping.is_set()
 
 
 async def test_notify_during_a_claim_round_triggers_another_round(
