@@ -78,9 +78,10 @@ async def test_two_workers_fire_each_slot_once(
                               log=tmp_path / f"worker{i}.log") for i in range(2)]
         try:
             # Under load, process start-up can take seconds: wait for both to be working.
-            async with asyncio.timeout(120):
-                while len(sink.hits) < 400 or await _workers_seen(fresh_pool) < 2:
-                    await asyncio.sleep(0.2)
+            async def both_working() -> bool:
+                return len(sink.hits) >= 400 and await _workers_seen(fresh_pool) >= 2
+
+            await eventually(both_working, 120, 0.2, "400 hits from both workers")
             async with fresh_pool.connection() as conn:
                 await conn.execute("DELETE FROM due_jobs")  # stop scheduling new slots
         finally:

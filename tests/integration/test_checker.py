@@ -205,7 +205,8 @@ async def test_twenty_concurrent_pings_to_a_down_monitor(
             await conn.execute("SELECT 1 FROM monitors WHERE id = $1 FOR UPDATE", (monitor,))
             racing = [asyncio.create_task(ping(pool, token, T0 + timedelta(seconds=1)))
                       for _ in range(19)]
-            await asyncio.sleep(0.3)
+            await eventually(lambda: _lock_waiters(fresh_pool, 19), 10,
+                             what="19 pings waiting on the monitor's row lock")
             await conn.rollback()
         racing.append(asyncio.create_task(ping(pool, token, T0 + timedelta(seconds=1))))
         assert await asyncio.gather(*racing) == ["up"] * 20
@@ -294,6 +295,13 @@ async def test_two_checkers_never_double_a_transition(
     for kind in ("monitor.late", "monitor.down"):
         assert rows[kind]["n"] == rows[kind]["monitors"] == 120
     assert len(rows["monitor.late"]["actors"] + rows["monitor.down"]["actors"]) >= 2
+
+
+async def _lock_waiters(pool: AsyncConnectionPool, n: int) -> bool:
+    async with pool.connection() as conn:
+        cur = await conn.execute("SELECT count(*) AS n FROM pg_stat_activity "
+                                 "WHERE datname = current_database() AND wait_event_type = 'Lock'")
+        return (await cur.fetchone())["n"] >= n
 
 
 async def _status_is(pool: AsyncConnectionPool, monitor: object, status: str) -> bool:
