@@ -15,7 +15,8 @@ recovery candidate) and the failures after it. ``_decide`` turns one ``alert_sta
 streak after this batch's failures were added) into ``failed`` / ``still_failing`` / nothing.
 Both are private today: issue #12 (Architecture) should make them public so that the rules
 have a named, documented home. Whether a recovery candidate really sends **recovered** (the
-streak had alerted) is decided in SQL (``_recover``) and is covered by tests/integration/test_notifications.py.
+streak had alerted) is decided in SQL (``_recover``) and is covered by
+tests/integration/test_notifications.py.
 """
 
 from __future__ import annotations
