@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import collections
 import subprocess
-import time
 import uuid
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -23,13 +22,13 @@ from tests.sink import Reply, Sink
 
 async def _wait_for_log(path: Path, text: str, process: subprocess.Popen,
                         timeout: float = 90) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    def logged() -> bool:
         if path.exists() and text in path.read_text():
-            return
+            return True
         assert process.poll() is None, path.read_text()[-3000:]
-        await asyncio.sleep(0.1)
-    raise AssertionError(f"{text!r} not in {path} after {timeout} s")
+        return False
+
+    await eventually(logged, timeout, 0.1, f"{text!r} in {path}")
 
 
 async def _rows(pool: AsyncConnectionPool, sql: str, *params: Any) -> list[dict[str, Any]]:
