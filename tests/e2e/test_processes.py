@@ -88,8 +88,7 @@ async def test_two_workers_fire_each_slot_once(
             # The sink runs on this event loop: wait for the exits off the loop.
             codes = await asyncio.gather(*(asyncio.to_thread(stop, w, signal.SIGTERM)
                                            for w in workers))
-        await asyncio.sleep(0.2)
-    assert codes == [0, 0]
+    assert codes == [0, 0]  # exited cleanly: every request sent was answered, so recorded
     hits = collections.Counter(
         (h.path, h.headers["X-Cronledger-Scheduled-For"]) for h in sink.hits)
     assert len(hits) >= 400, len(hits)  # 200 jobs x at least 2 slots

@@ -165,15 +165,14 @@ async def test_notify_wakes_the_projector(fresh_pool: AsyncConnectionPool, fresh
     asleep = signal_on(projector, "sleep_until", after=listened)  # idle, and a NOTIFY would wake it
     task = asyncio.create_task(projector.run())
     try:
-        async with asyncio.timeout(20):
-            await eventually(asleep.is_set, what="the projector asleep (up to an hour)")
-            monitor = MonitorStream(team)
-            async with transaction(fresh_pool) as conn:
-                [position] = await append_events(conn, monitor.events(
-                    T0, ("monitor.created", {"name": "woken"})))
-                await notify_wakeup(conn, "test")
-            await eventually(lambda: _checkpoint_reached(fresh_pool, position),
-                             what="the projector's checkpoint past the new event")
+        await eventually(asleep.is_set, what="the projector asleep (up to an hour)")
+        monitor = MonitorStream(team)
+        async with transaction(fresh_pool) as conn:
+            [position] = await append_events(conn, monitor.events(
+                T0, ("monitor.created", {"name": "woken"})))
+            await notify_wakeup(conn, "test")
+        await eventually(lambda: _checkpoint_reached(fresh_pool, position),
+                         what="the projector's checkpoint past the new event")
     finally:
         projector.stop()
         await task
