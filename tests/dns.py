@@ -1,5 +1,5 @@
 """A real local DNS server over UDP that never answers (or answers SERVFAIL), and an aiohttp
-resolver that asks it: the DNS faults of tests/test_dns.py, without leaving the machine.
+resolver that asks it: the DNS faults of tests/integration/test_dns.py, without leaving the machine.
 
 ``async with SilentDNS() as dns``: ``dns.resolver()`` is an ``aiohttp.abc.AbstractResolver``
 that sends each lookup as a DNS query (RFC 1035 wire format, type A) to the server and waits

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+import inspect
+import time
 import uuid
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
@@ -67,7 +71,6 @@ async def project_all(pool: AsyncConnectionPool, *, positions: list[int] | None 
     """Run the asynchronous projector until every committed event (or those at ``positions``)
     is applied. Transactions of other databases in the cluster hold the projector's horizon
     back too, so this waits for them instead of assuming one pass is enough."""
-    import asyncio
 
     from core.clock import SystemClock
     from core.db import transaction
@@ -113,3 +116,47 @@ class MonitorStream:
 
         async with transaction(pool) as conn:
             await append_events(conn, self.events(at, *changes))
+
+
+async def eventually(predicate: Callable[[], Any | Awaitable[Any]], timeout: float = 20.0,
+                     interval: float = 0.05, what: str | None = None) -> Any:
+    """Poll ``predicate`` (plain or async) every ``interval`` s until it returns a truthy value,
+    and return that value; fail the test, naming ``what``, if ``timeout`` s pass first.
+
+    The one way the suite waits for something to happen (instead of a bare sleep)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if inspect.isawaitable(value):
+            value = await value
+        if value:
+            return value
+        if time.monotonic() >= deadline:
+            name = what or getattr(predicate, "__qualname__", repr(predicate))
+            raise AssertionError(f"not true after {timeout:g} s: {name}")
+        await asyncio.sleep(interval)
+
+
+def signal_on(obj: object, method: str, after: asyncio.Event | None = None) -> asyncio.Event:
+    """An event set when ``obj.method`` is called (the original still runs), counting only
+    calls made once ``after`` is set: a service's own signals, e.g. ``signal_on(service,
+    "on_listening")`` (its LISTEN is up, core/listen.py) and ``signal_on(service, "sleep_until",
+    after=listened)`` (a pass begun after that is done and it is going to sleep)."""
+    event = asyncio.Event()
+    original = getattr(obj, method)
+
+    def mark() -> None:
+        if after is None or after.is_set():
+            event.set()
+
+    if inspect.iscoroutinefunction(original):
+        async def wrapped(*args: Any, **kwargs: Any) -> Any:
+            mark()
+            return await original(*args, **kwargs)
+    else:
+        def wrapped(*args: Any, **kwargs: Any) -> Any:  # type: ignore[misc]
+            result = original(*args, **kwargs)
+            mark()
+            return result
+    setattr(obj, method, wrapped)
+    return event

@@ -1,5 +1,5 @@
 """A real local TCP proxy between a pool and PostgreSQL that a test can cut: the fault injector
-of the outage tests (tests/test_outage.py).
+of the outage tests (tests/integration/test_outage.py).
 
 ``async with Proxy("127.0.0.1", 5432) as proxy``: ``proxy.dsn(dsn)`` points a DSN at it;
 ``proxy.cut()`` drops every open connection and from then on accepts and at once closes new

@@ -14,7 +14,8 @@ Rules checked (docs/notifications.md, "What notifies" / "Jobs"):
 recovery candidate) and the failures after it. ``decide_alert`` turns one ``alert_states`` row (the
 streak after this batch's failures were added) into ``failed`` / ``still_failing`` / nothing.
 Whether a recovery candidate really sends **recovered** (the
-streak had alerted) is decided in SQL (``_recover``) and is covered by tests/test_notifications.py.
+streak had alerted) is decided in SQL (``_recover``) and is covered by
+tests/integration/test_notifications.py.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ from core.events import NewEvent, append_events, notify_wakeup
 from core.projections import histogram
 from core.projections.projector import CheckpointMoved, Projector, project_batch
 from core.queries import Q
-from tests.helpers import MonitorStream, new_actor, project_all
+from tests.helpers import MonitorStream, eventually, new_actor, project_all, signal_on
 
 T0 = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
 
@@ -154,28 +154,25 @@ async def test_concurrent_projectors_apply_each_event_once(fresh_pool: AsyncConn
     assert sum(row["duration_histogram"].values()) == 3000
 
 
+async def _checkpoint_reached(pool: AsyncConnectionPool, position: int) -> bool:
+    return (await _checkpoint(pool))["global_position"] >= position
+
+
 async def test_notify_wakes_the_projector(fresh_pool: AsyncConnectionPool, fresh_dsn: str) -> None:
     team = (await new_actor(fresh_pool)).team_id
     projector = Projector(fresh_pool, fresh_dsn, SystemClock(), interval=3600)
+    listened = signal_on(projector, "on_listening")
+    asleep = signal_on(projector, "sleep_until", after=listened)  # idle, and a NOTIFY would wake it
     task = asyncio.create_task(projector.run())
     try:
-        async with asyncio.timeout(20):
-            while True:  # until its LISTEN connection is up
-                async with fresh_pool.connection() as conn:
-                    cur = await conn.execute(
-                        "SELECT count(*) AS n FROM pg_stat_activity WHERE query LIKE 'LISTEN%%' "
-                        "AND datname = current_database()")
-                    if (await cur.fetchone())["n"]:
-                        break
-                await asyncio.sleep(0.05)
-            await asyncio.sleep(0.2)  # its first pass is done: it now waits up to an hour
-            monitor = MonitorStream(team)
-            async with transaction(fresh_pool) as conn:
-                [position] = await append_events(conn, monitor.events(
-                    T0, ("monitor.created", {"name": "woken"})))
-                await notify_wakeup(conn, "test")
-            while (await _checkpoint(fresh_pool))["global_position"] < position:
-                await asyncio.sleep(0.05)
+        await eventually(asleep.is_set, what="the projector asleep (up to an hour)")
+        monitor = MonitorStream(team)
+        async with transaction(fresh_pool) as conn:
+            [position] = await append_events(conn, monitor.events(
+                T0, ("monitor.created", {"name": "woken"})))
+            await notify_wakeup(conn, "test")
+        await eventually(lambda: _checkpoint_reached(fresh_pool, position),
+                         what="the projector's checkpoint past the new event")
     finally:
         projector.stop()
         await task

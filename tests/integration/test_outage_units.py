@@ -29,12 +29,10 @@ log = logging.getLogger("cronledger.test")
 
 
 def _error(dsn: str, query: str = "SELECT 1") -> psycopg.Error:
-    try:
-        with psycopg.connect(dsn, connect_timeout=2, autocommit=True) as conn:
-            conn.execute(query)
-    except psycopg.Error as exc:
-        return exc
-    raise AssertionError(f"{query} on {dsn} did not fail")
+    with (pytest.raises(psycopg.Error) as caught,  # connecting may fail already
+          psycopg.connect(dsn, connect_timeout=2, autocommit=True) as conn):
+        conn.execute(query)
+    return caught.value
 
 
 def _refused() -> psycopg.Error:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import collections
 import subprocess
-import time
 import uuid
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -16,20 +15,20 @@ import psycopg
 from psycopg_pool import AsyncConnectionPool
 
 from core.jobs.commands import trigger_job
-from tests.helpers import add_job, new_actor
+from tests.helpers import add_job, eventually, new_actor
 from tests.processes import cronledger, stop
 from tests.sink import Reply, Sink
 
 
 async def _wait_for_log(path: Path, text: str, process: subprocess.Popen,
                         timeout: float = 90) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    def logged() -> bool:
         if path.exists() and text in path.read_text():
-            return
+            return True
         assert process.poll() is None, path.read_text()[-3000:]
-        await asyncio.sleep(0.1)
-    raise AssertionError(f"{text!r} not in {path} after {timeout} s")
+        return False
+
+    await eventually(logged, timeout, 0.1, f"{text!r} in {path}")
 
 
 async def _rows(pool: AsyncConnectionPool, sql: str, *params: Any) -> list[dict[str, Any]]:
@@ -39,13 +38,7 @@ async def _rows(pool: AsyncConnectionPool, sql: str, *params: Any) -> list[dict[
 
 
 async def _until(check: Any, timeout: float, what: str) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = await check()
-        if value:
-            return value
-        await asyncio.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}")
+    return await eventually(check, timeout, 0.2, what)
 
 
 def _start(role: str, env: dict[str, str], tmp_path: Path) -> tuple[subprocess.Popen, Path]:
@@ -184,7 +177,13 @@ async def test_sigterm_finishes_in_flight_and_releases_the_rest(
 
             await _until(slow_redone, 90, "the released runs to be sent again")
             w0_code = await stopping
-            await asyncio.sleep(0.5)  # let w1 record the last results
+
+            async def all_recorded() -> bool:
+                rows = await _rows(fresh_pool, "SELECT count(*) AS n FROM runs "
+                                               "WHERE status <> 'succeeded'")
+                return rows[0]["n"] == 0
+
+            await _until(all_recorded, 30, "w1 to record the last results")
         finally:
             codes = await asyncio.gather(*(asyncio.to_thread(stop, w) for w in workers.values()))
     w0_text = w0_log.read_text()

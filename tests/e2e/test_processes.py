@@ -13,7 +13,7 @@ import httpx
 import psycopg
 from psycopg_pool import AsyncConnectionPool
 
-from tests.helpers import add_job, new_actor
+from tests.helpers import add_job, eventually, new_actor
 from tests.processes import cronledger, free_port, run_cli, stop, wait_http
 from tests.sink import Sink
 
@@ -37,10 +37,14 @@ async def test_serve_fires_a_job_created_over_http(fresh_dsn: str, tmp_path: Pat
             await sink.wait_for(3, timeout=15)
             r = await api.post(f"/v1/jobs/{job['id']}/pause")
             assert r.json()["status"] == "paused"
-            await asyncio.sleep(0.5)  # let the last in-flight run be recorded
-            runs = (await api.get(f"/v1/jobs/{job['id']}/runs")).json()["items"]
+
+            async def recorded() -> list[dict] | None:  # the last in-flight run is recorded
+                items = (await api.get(f"/v1/jobs/{job['id']}/runs")).json()["items"]
+                return items if all(r["status"] != "running" for r in items) else None
+
+            runs = await eventually(recorded, 15, what="no run of the paused job in flight")
             seen = len(sink.hits)
-            await asyncio.sleep(2.0)
+            await asyncio.sleep(2.0)  # the window in which a paused job must not fire
             assert len(sink.hits) == seen, "a paused job kept firing"
         succeeded = [r for r in runs if r["status"] == "succeeded"]
         assert len(succeeded) >= 3
@@ -74,17 +78,17 @@ async def test_two_workers_fire_each_slot_once(
                               log=tmp_path / f"worker{i}.log") for i in range(2)]
         try:
             # Under load, process start-up can take seconds: wait for both to be working.
-            async with asyncio.timeout(120):
-                while len(sink.hits) < 400 or await _workers_seen(fresh_pool) < 2:
-                    await asyncio.sleep(0.2)
+            async def both_working() -> bool:
+                return len(sink.hits) >= 400 and await _workers_seen(fresh_pool) >= 2
+
+            await eventually(both_working, 120, 0.2, "400 hits from both workers")
             async with fresh_pool.connection() as conn:
                 await conn.execute("DELETE FROM due_jobs")  # stop scheduling new slots
         finally:
             # The sink runs on this event loop: wait for the exits off the loop.
             codes = await asyncio.gather(*(asyncio.to_thread(stop, w, signal.SIGTERM)
                                            for w in workers))
-        await asyncio.sleep(0.2)
-    assert codes == [0, 0]
+    assert codes == [0, 0]  # exited cleanly: every request sent was answered, so recorded
     hits = collections.Counter(
         (h.path, h.headers["X-Cronledger-Scheduled-For"]) for h in sink.hits)
     assert len(hits) >= 400, len(hits)  # 200 jobs x at least 2 slots

@@ -24,7 +24,7 @@ from core.projections import histogram
 from tests.helpers import MonitorStream, add_job, make_worker, new_actor, project_all
 from tests.sink import Reply, Sink
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 ROLE = "cronledger_reporting"
 
 

@@ -15,7 +15,7 @@ import pytest
 from core.schedule import parse_schedule
 from tests.reference_cron import reference_fires
 
-CASES_FILE = Path(__file__).parent / "data" / "time_cases.json"
+CASES_FILE = Path(__file__).parents[1] / "data" / "time_cases.json"
 
 
 def _load() -> list[tuple[str, dict, dict]]:

@@ -9,6 +9,7 @@ from pathlib import Path
 import httpx
 import psycopg
 
+from tests.helpers import eventually
 from tests.processes import cronledger, free_port, run_cli, stop, wait_http
 
 
@@ -29,10 +30,12 @@ async def test_serve_notices_a_monitor_that_stops_pinging(fresh_dsn: str,
             monitor = r.json()
             r = await api.post(monitor["ping_url"], content=b"backup ok")
             assert r.status_code == 200 and r.text == "OK"
-            async with asyncio.timeout(30):
-                while (await api.get(f"/v1/monitors/{monitor['id']}")).json()["status"] != \
-                        "down":
-                    await asyncio.sleep(0.2)
+
+            async def down() -> bool:
+                r = await api.get(f"/v1/monitors/{monitor['id']}")
+                return r.json()["status"] == "down"
+
+            await eventually(down, 30, 0.2, "the monitor down")
             events = (await api.get(f"/v1/monitors/{monitor['id']}/events")).json()["items"]
     finally:
         code = await asyncio.to_thread(stop, server)

@@ -16,7 +16,7 @@ from core.db import transaction
 from core.events import append_events
 from core.projections import histogram
 from tests.helpers import MonitorStream, project_all
-from tests.test_projector import outcome_events
+from tests.integration.test_projector import outcome_events
 
 NOW = datetime(2026, 11, 30, 12, 30, tzinfo=UTC)
 JOB = {"name": "report me", "schedule": "0 * * * *", "request": {"url": "http://127.0.0.1:9/x"}}

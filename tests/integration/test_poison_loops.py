@@ -24,10 +24,10 @@ from core.notifications import messages
 from core.notifications.outbox import Alert, enqueue
 from core.projections.rebuild import rebuild
 from tests.helpers import add_job, new_actor, project_all
+from tests.integration.test_projector import outcome_events
 from tests.monitor_helpers import add_monitor, advance, monitor_row, ping, stream
 from tests.notifying import DictSecrets, make_notifier
 from tests.sink import Sink
-from tests.test_projector import outcome_events
 
 T0 = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
 

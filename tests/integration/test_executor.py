@@ -30,9 +30,10 @@ from core.http.netguard import BlockedTarget, GuardedResolver, blocked_reason
 from core.runs.dispatch import Dispatch
 from core.runs.executor import Executor
 from tests.conftest import TEST_SECRET_KEY
+from tests.helpers import eventually
 from tests.sink import Reply, Sink, counting_server
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 T0 = dt.datetime(2026, 11, 30, 12, 0, 0, tzinfo=dt.UTC)
 KEYRING = KeyRing.from_sources(TEST_SECRET_KEY, "")
 
@@ -427,8 +428,8 @@ async def test_preconnect_opens_connections_and_sends_nothing(executor: Executor
     async with counting_server() as (base, connections):
         prepared = [executor.prepare(dispatch(f"{base}/job/{i}")) for i in range(5)]
         assert await executor.preconnect(prepared) == 5
-        await asyncio.sleep(0.05)
-        assert len(connections) == 5 and sum(c.requests for c in connections) == 0
+        await eventually(lambda: len(connections) == 5, 5, 0.01, "5 connections at the server")
+        assert sum(c.requests for c in connections) == 0
         results = await asyncio.gather(*(executor.transmit(p) for p in prepared))
         assert all(r.ok for r in results)
         # The requests used the connections opened ahead: none was opened at send time.

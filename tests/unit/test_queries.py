@@ -5,9 +5,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from core.queries import SQL_DIR, Q, load_queries
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_every_query_is_used() -> None:
@@ -20,12 +22,8 @@ def test_every_query_is_used() -> None:
 def test_duplicate_names_are_rejected(tmp_path: Path) -> None:
     (tmp_path / "a.sql").write_text("-- name: thing_get\nSELECT 1;\n")
     (tmp_path / "b.sql").write_text("-- name: thing_get\nSELECT 2;\n")
-    try:
+    with pytest.raises(ValueError, match="duplicate"):
         load_queries(tmp_path)
-    except ValueError as exc:
-        assert "duplicate" in str(exc)
-    else:
-        raise AssertionError("duplicate query names were accepted")
 
 
 def test_every_file_starts_with_a_header() -> None:

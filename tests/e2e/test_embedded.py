@@ -37,7 +37,7 @@ from core.embedded import (
     read_dsn,
 )
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 IS_ROOT = os.geteuid() == 0
 root_only = pytest.mark.skipif(not IS_ROOT, reason="needs root")
 PYTHONPATH = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
@@ -595,6 +595,7 @@ COPIER = r"""
 import logging, sys
 logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(message)s")
 from core.embedded import binaries_copy
+print("ready", flush=True)  # imported
 sys.stdin.readline()  # start together
 print(binaries_copy(sys.argv[1], sys.argv[3:], sys.argv[2], label="pginstall18"), flush=True)
 """
@@ -614,7 +615,8 @@ def test_binaries_copy_concurrent_callers_copy_once(scratch: Path) -> None:
         )
         for _ in range(4)
     ]
-    time.sleep(0.5)  # let them import
+    for proc in procs:  # every one imported, so the "go"s below start them together
+        assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
     for proc in procs:
         assert proc.stdin is not None
         proc.stdin.write("go\n")

@@ -11,7 +11,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from core.clock import SystemClock
 from core.config import Settings
-from tests.helpers import add_job, make_worker, new_actor, runs_of
+from tests.helpers import add_job, eventually, make_worker, new_actor, runs_of
 from tests.sink import counting_server
 
 JOBS = 5
@@ -42,9 +42,10 @@ async def test_slots_claimed_ahead_are_sent_at_the_slot_on_connections_opened_ah
                                           - datetime.now(UTC)).total_seconds()))
             claimed = await worker.run_once()
             assert claimed == JOBS and datetime.now(UTC) < slot  # claimed ahead of the slot
-            await asyncio.sleep(0.15)  # before the slot: connections open, nothing sent
-            assert time.time() < slot.timestamp()
-            assert len(connections) == JOBS and sum(c.requests for c in connections) == 0
+            await eventually(lambda: len(connections) == JOBS, 5, 0.01,
+                             what="the connections opened ahead of the slot")
+            assert time.time() < slot.timestamp()  # before the slot: connections open...
+            assert sum(c.requests for c in connections) == 0  # ...nothing sent
             await worker.settle()
         arrivals = [at for c in connections for at in c.arrivals]
         assert len(arrivals) == JOBS and min(arrivals) >= slot.timestamp()

@@ -19,7 +19,7 @@ from tests.helpers import new_actor
 from tests.monitor_helpers import add_monitor, advance, monitor_row, ping, stream
 
 CASES = {c["id"]: c for c in json.loads(
-    (Path(__file__).parent / "data" / "time_cases.json").read_text())["cases"]}
+    (Path(__file__).parents[1] / "data" / "time_cases.json").read_text())["cases"]}
 STATUS_OF = {"monitor.up": "up", "monitor.late": "late", "monitor.down": "down"}
 
 

@@ -21,7 +21,7 @@ from core.monitors.ping import Ping, open_ping_pool, ping_batch_params
 from core.monitors.rules import timing
 from core.monitors.state import fold
 from core.queries import Q
-from tests.helpers import new_actor
+from tests.helpers import eventually, new_actor, signal_on
 from tests.monitor_helpers import add_monitor, advance, monitor_row, ping, stream
 
 T0 = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
@@ -205,7 +205,8 @@ async def test_twenty_concurrent_pings_to_a_down_monitor(
             await conn.execute("SELECT 1 FROM monitors WHERE id = $1 FOR UPDATE", (monitor,))
             racing = [asyncio.create_task(ping(pool, token, T0 + timedelta(seconds=1)))
                       for _ in range(19)]
-            await asyncio.sleep(0.3)
+            await eventually(lambda: _lock_waiters(fresh_pool, 19), 10,
+                             what="19 pings waiting on the monitor's row lock")
             await conn.rollback()
         racing.append(asyncio.create_task(ping(pool, token, T0 + timedelta(seconds=1))))
         assert await asyncio.gather(*racing) == ["up"] * 20
@@ -296,6 +297,17 @@ async def test_two_checkers_never_double_a_transition(
     assert len(rows["monitor.late"]["actors"] + rows["monitor.down"]["actors"]) >= 2
 
 
+async def _lock_waiters(pool: AsyncConnectionPool, n: int) -> bool:
+    async with pool.connection() as conn:
+        cur = await conn.execute("SELECT count(*) AS n FROM pg_stat_activity "
+                                 "WHERE datname = current_database() AND wait_event_type = 'Lock'")
+        return (await cur.fetchone())["n"] >= n
+
+
+async def _status_is(pool: AsyncConnectionPool, monitor: object, status: str) -> bool:
+    return (await monitor_row(pool, monitor))["status"] == status
+
+
 async def test_checker_sleeps_until_the_next_alert_and_wakes_on_notify(
     fresh_pool: AsyncConnectionPool, fresh_dsn: str, ping_pool: AsyncConnectionPool
 ) -> None:
@@ -304,13 +316,14 @@ async def test_checker_sleeps_until_the_next_alert_and_wakes_on_notify(
     actor = await new_actor(fresh_pool)
     monitor, token = await add_monitor(fresh_pool, actor, T0, "1h", grace_seconds=1)
     checker = Checker(fresh_pool, fresh_dsn, SystemClock())
+    listened = signal_on(checker, "on_listening")
+    asleep = signal_on(checker, "sleep_until", after=listened)  # idle, and a NOTIFY would wake it
     task = asyncio.create_task(checker.run())
     try:
-        await asyncio.sleep(0.5)  # idle, listening
+        await eventually(asleep.is_set, what="the checker idle after a pass")
         await ping(ping_pool, token, datetime.now(UTC), "start")
-        async with asyncio.timeout(20):
-            while (await monitor_row(fresh_pool, monitor))["status"] != "down":
-                await asyncio.sleep(0.1)
+        await eventually(
+            lambda: _status_is(fresh_pool, monitor, "down"), what="the monitor down")
     finally:
         checker.stop()
         await task

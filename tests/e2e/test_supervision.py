@@ -20,6 +20,7 @@ from api.runner import Service, ServiceFailed, _run_services, serve
 from core.clock import FrozenClock, SystemClock
 from core.config import Settings
 from core.services.health import Heartbeat, check_heartbeat, write_heartbeat
+from tests.helpers import eventually
 from tests.processes import ROOT, cronledger, stop
 
 
@@ -78,11 +79,9 @@ async def test_serve_raises_when_a_service_dies_and_not_on_a_requested_stop(
     # A stop that was requested is a clean return.
     requested = asyncio.Event()
     task = asyncio.create_task(_run_services(fresh_dsn, settings, requested))
-    async with asyncio.timeout(60):
-        while not (tmp_path / "hb").exists():  # the services are up and beating
-            await asyncio.sleep(0.01)
-        requested.set()
-        assert await task is None
+    await eventually((tmp_path / "hb").exists, 60, 0.01, "the services up and beating")
+    requested.set()
+    assert await asyncio.wait_for(task, 60) is None
 
 
 async def test_heartbeat_only_while_every_loop_runs_and_the_database_answers(
@@ -132,10 +131,12 @@ async def test_a_real_worker_process_is_healthy_until_it_stops(
     env = {"DATABASE_URL": fresh_dsn, "CRONLEDGER_HEARTBEAT_FILE": str(tmp_path / "hb")}
     process = cronledger("worker", env=env, log=tmp_path / "worker.log")
     try:
-        async with asyncio.timeout(60):
-            while (await asyncio.to_thread(_health, env)).returncode != 0:
-                assert process.poll() is None, (tmp_path / "worker.log").read_text()
-                await asyncio.sleep(0.2)
+
+        async def healthy() -> bool:
+            assert process.poll() is None, (tmp_path / "worker.log").read_text()
+            return (await asyncio.to_thread(_health, env)).returncode == 0
+
+        await eventually(healthy, 60, 0.2, "the worker healthy")
     finally:
         assert await asyncio.to_thread(stop, process) == 0
     assert _health(env).returncode == 1

@@ -13,9 +13,9 @@ from pathlib import Path
 import httpx
 import psycopg
 
+from tests.integration.test_notifications import verify_signature
 from tests.processes import cronledger, free_port, run_cli, stop, wait_http
 from tests.sink import Reply, Sink
-from tests.test_notifications import verify_signature
 
 
 async def test_serve_alert_survives_kill_between_claim_and_send(

@@ -23,18 +23,11 @@ from core.clock import FrozenClock
 from core.config import Settings
 from core.db import open_pool
 from core.runs.worker import Worker
-from tests.helpers import add_job, make_worker, new_actor, runs_of
+from tests.helpers import add_job, eventually, make_worker, new_actor, runs_of
 from tests.sink import Sink
 
 T0 = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
 S = timedelta(seconds=1)
-
-
-async def until(check, what: str, timeout: float = 10.0) -> None:  # noqa: ANN001
-    """Wait for ``check()`` to be true: a bounded loop on a condition, not a sleep."""
-    async with asyncio.timeout(timeout):
-        while not check():
-            await asyncio.sleep(0.01)
 
 
 def summary(runs: list[dict]) -> list[tuple[float, str, str]]:
@@ -122,9 +115,8 @@ async def test_claim_uses_the_instant_after_waiting_for_the_pool(
         clock.set(T0 + timedelta(hours=1, seconds=1))  # on time when the claim starts...
         held = [await pool.getconn() for _ in range(2)]  # ...but the pool has nothing to give
         claiming = asyncio.create_task(worker.run_once())
-        async with asyncio.timeout(10):
-            while pool.get_stats().get("requests_waiting", 0) == 0:
-                await asyncio.sleep(0.01)
+        await eventually(lambda: pool.get_stats().get("requests_waiting", 0) > 0, 10, 0.01,
+                         "the claim waiting for a pool connection")
         clock.advance(20)  # the wait lasted 20 s (an outage)
         for conn in held:
             await pool.putconn(conn)
@@ -169,7 +161,7 @@ async def test_next_slot_fires_while_the_previous_result_is_still_being_recorded
     await worker.run_once()
     await asyncio.gather(*worker.inflight)  # slot 1: the exchange is over
     recording = asyncio.create_task(worker.drain())
-    await until(lambda: failures >= 2, "the recording of slot 1 to fail twice")
+    await eventually(lambda: failures >= 2, 10, 0.01, "the recording of slot 1 to fail twice")
     clock.set(T0 + timedelta(minutes=2))
     await worker.run_once()  # slot 2 is claimed while slot 1's result is not recorded yet
     runs = await runs_of(fresh_pool, job)
@@ -269,9 +261,7 @@ async def test_pool_serves_within_a_second_of_postgresql_coming_back(fresh_dsn: 
                 async with pool.connection(timeout=2) as conn:
                     await conn.execute("SELECT 1")
             # psycopg_pool alone waits 1, 2, 4, 8 s between attempts: 4 refusals take 7 s.
-            async with asyncio.timeout(5):
-                while proxy.refused < 4:
-                    await asyncio.sleep(0.01)
+            await eventually(lambda: proxy.refused >= 4, 5, 0.01, "4 refused connections")
             proxy.restore()
             loop = asyncio.get_running_loop()
             back = loop.time()
@@ -309,8 +299,8 @@ async def test_checker_decides_with_the_instant_after_waiting_for_the_pool(
         clock.set(alert_at - S)  # nothing is due when the check starts...
         held = await pool.getconn()
         checking = asyncio.create_task(checker.run_once())
-        await until(lambda: pool.get_stats().get("requests_waiting", 0) > 0,
-                    "the checker to wait for a connection")
+        await eventually(lambda: pool.get_stats().get("requests_waiting", 0) > 0, 10, 0.01,
+                         "the checker to wait for a connection")
         clock.advance(10)  # ...but it gets its connection 10 s later, after the deadline
         await pool.putconn(held)
         counts = await checking

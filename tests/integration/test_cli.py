@@ -17,7 +17,7 @@ import pytest
 from api import cli
 from core.apikeys import hash_key
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DATABASE = ("DATABASE_URL", "CRONLEDGER_DATA_DIR")
 KEYS = ("CRONLEDGER_SECRET_KEY", "CRONLEDGER_SECRET_KEY_FILE")
 # command path -> variables its --help must name

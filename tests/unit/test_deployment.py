@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-COMPOSE = Path(__file__).resolve().parent.parent / "compose.yaml"
+COMPOSE = Path(__file__).resolve().parents[2] / "compose.yaml"
 # Compose's interpolation forms used in compose.yaml: ${NAME}, ${NAME:-default}, ${NAME:?error}.
 _VAR = re.compile(r"\$\{(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?:(?P<op>:-|:\?)(?P<arg>[^}]*))?\}")
 

@@ -71,6 +71,7 @@ async def test_a_pass_then_a_sleep_until_the_deadline() -> None:
     task = asyncio.create_task(toy.run())
     await toy.reach(3)
     await _stopped(toy, task)
+    assert toy.passes >= 3
 
 
 async def test_wake_cuts_the_idle_sleep_short_and_stop_is_prompt() -> None:
@@ -129,6 +130,7 @@ async def test_a_notify_on_the_channel_wakes_the_service(
         await conn.commit()
     await toy.reach(seen + 1)
     await _stopped(toy, task)
+    assert toy.passes > seen
 
 
 def test_the_listen_statement_quotes_the_channel() -> None:

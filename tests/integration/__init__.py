@@ -1,0 +1,1 @@
+"""Integration tests: the code against a real PostgreSQL and real local servers, in-process."""

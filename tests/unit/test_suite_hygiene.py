@@ -1,0 +1,56 @@
+"""The suite's own rules, read from its source: every test asserts something."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+TESTS = Path(__file__).resolve().parents[1]
+
+# Helpers that assert (or fail the test) themselves, so a test that only calls one of them still
+# checks something. Keep this short: a test should rather say what it expects.
+ASSERTING_HELPERS = {
+    "raises",  # pytest.raises
+    "eventually",  # tests/helpers.py: fails when the condition never holds
+    "_compare_with_reference",  # tests/unit/test_schedule_engine.py
+    "_check_days_against_reference",  # tests/unit/test_schedule_engine.py
+}
+
+
+def _called(node: ast.AST) -> set[str]:
+    names = set()
+    for call in ast.walk(node):
+        if isinstance(call, ast.Call):
+            func = call.func
+            names.add(func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", ""))
+    return names
+
+
+def _silent_tests(path: Path, root: Path = TESTS.parent) -> list[str]:
+    """``file:line name`` of each ``test_*`` function in ``path`` that checks nothing."""
+    silent = []
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if (isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+                and node.name.startswith("test_")
+                and not any(isinstance(n, ast.Assert) for n in ast.walk(node))
+                and not _called(node) & ASSERTING_HELPERS):
+            silent.append(f"{path.relative_to(root)}:{node.lineno} {node.name}")
+    return silent
+
+
+def test_every_test_asserts_something() -> None:
+    files = sorted(TESTS.rglob("test_*.py"))
+    assert len(files) > 40, files  # the scan found the suite
+    silent = [name for path in files for name in _silent_tests(path)]
+    assert silent == [], "tests with no assert, no pytest.raises and no asserting helper"
+
+
+def test_the_scan_catches_a_silent_test(tmp_path: Path) -> None:
+    sample = tmp_path / "test_sample.py"
+    sample.write_text("import pytest\n\n"
+                      "def test_silent():\n    print('hi')\n\n"
+                      "def test_asserts():\n    assert 1\n\n"
+                      "async def test_raises():\n    with pytest.raises(ValueError):\n"
+                      "        int('x')\n")
+    assert _silent_tests(sample, tmp_path) == ["test_sample.py:3 test_silent"]
+
