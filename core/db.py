@@ -83,8 +83,8 @@ class QuickReconnectPool(AsyncConnectionPool):
 
     psycopg_pool has no setting for its backoff: each connection slot's attempts share one
     ``AttemptWithBackoff``, created when the first attempt fails; this pool hands in a capped
-    one instead (tests/integration/test_outage.py checks the delay, so a psycopg_pool upgrade that changes
-    this hook fails there).
+    one instead (tests/integration/test_outage.py checks the delay, so a psycopg_pool upgrade
+    that changes this hook fails there).
     """
 
     async def _add_connection(self, attempt: AttemptWithBackoff | None,
