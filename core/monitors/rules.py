@@ -8,8 +8,8 @@ This module is the specification. Everything else applies it:
   :func:`time_transition`;
 * the ping path (``monitor_ping_batch`` in ``core/sql/monitors.sql``) applies :func:`ping` in
   SQL, one statement per batch for speed;
-  ``tests/integration/test_monitor_rules_property.py`` checks on generated ping sequences that the statement and :func:`ping` agree (docs/architecture.md,
-  *Invariants*);
+  ``tests/integration/test_monitor_rules_property.py`` checks on generated ping sequences
+  that the statement and :func:`ping` agree (docs/architecture.md, *Invariants*);
 * both the ping path and the checker queue alerts where :func:`alert_for` says so.
 
 The rules are healthchecks.io's (``hc/api/models.py``), with its ``grace`` state named
