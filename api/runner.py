@@ -109,7 +109,7 @@ async def _run_services(dsn: str, settings: Settings, stop: asyncio.Event, *,
     projector = Projector(pool, dsn, clock, batch_size=settings.projector_batch,
                           interval=settings.projector_interval_seconds, quiet=worker.quiet)
     services = [*(Service.of(s) for s in (worker, notifier, checker, projector)), *extra]
-    freeze_long_lived()  # a full collection in a slot's burst stalled it 25-35 ms
+    freeze_long_lived()  # a full collection in a slot's burst delays it (docs/benchmarks.md)
     tasks = {asyncio.create_task(s.run(), name=f"cronledger-{s.name}"): s for s in services}
     beat = asyncio.create_task(Heartbeat(heartbeat_path(), pool, clock).run(list(tasks)),
                                name="cronledger-heartbeat")

@@ -27,6 +27,7 @@ from pathlib import Path
 from psycopg_pool import AsyncConnectionPool
 
 from core.clock import Clock, rfc3339
+from core.queries import Q
 
 log = logging.getLogger("cronledger.health")
 
@@ -100,7 +101,7 @@ class Heartbeat:
             try:
                 async with asyncio.timeout(self.db_timeout):
                     async with self.pool.connection(timeout=self.db_timeout) as conn:
-                        await conn.execute("SELECT 1")
+                        await conn.execute(Q["database_probe"])
             except Exception as exc:  # noqa: BLE001 - any failure means "not reached"
                 problem = f"the database did not answer: {str(exc) or type(exc).__name__}"
         if problem is not None:

@@ -18,6 +18,7 @@ import psycopg
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from core.clock import Clock
+from core.queries import Q
 
 T = TypeVar("T")
 DriverError = psycopg.Error  # what the API's error mapper hands to unavailable_reason
@@ -168,7 +169,7 @@ def probe(dsn: str) -> None:
         psycopg.OperationalError: the database cannot be reached (or refuses the connection).
     """
     with psycopg.connect(connect_dsn(dsn), autocommit=True) as conn:
-        conn.execute("SELECT 1")
+        conn.execute(Q["database_probe"])
 
 
 class OutageLog:

@@ -5,8 +5,7 @@ Python work queued at that moment (a projector batch being decoded, say) delays 
 The worker announces each burst it holds (:meth:`QuietWindows.hold`), and services whose work
 can wait a fraction of a second call :meth:`QuietWindows.wait` before each piece of it.
 
-Measured with 100 jobs due in the same second (bench/dispatch.py): slots that coincided with a
-projector batch were sent 20-28 ms late instead of 13-15 ms.
+Why it exists, and what it was worth, is in docs/benchmarks.md ("Slots that came late").
 """
 
 from __future__ import annotations
@@ -14,7 +13,7 @@ from __future__ import annotations
 import asyncio
 
 BEFORE = 0.1  # seconds before a burst at which deferrable work stops starting
-PER_REQUEST = 0.0002  # seconds of the burst per request (measured: about 0.13 ms each)
+PER_REQUEST = 0.0002  # seconds of the burst per request (docs/benchmarks.md)
 AFTER = 0.02  # seconds of margin after a burst's expected end
 
 
