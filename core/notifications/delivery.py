@@ -61,6 +61,17 @@ _TRANSPORT_ERRORS: tuple[type[BaseException], ...] = (
     smtplib.SMTPException, ssl.SSLError)
 
 
+def without_secrets(text: str, target: Target) -> str:
+    """``text`` with every unsealed value of ``target`` (its URL, signing secret, team secrets)
+    replaced by ``[redacted]``: an error message may quote the URL it failed on, and it is
+    logged and recorded (``last_error``, the ``notification.failed`` event)."""
+    values = [v for v in (*target.secrets.values(), *target.team_secrets.values())
+              if isinstance(v, str) and v]
+    for value in sorted(values, key=len, reverse=True):
+        text = text.replace(value, "[redacted]")
+    return text
+
+
 def _is_transport(exc: BaseException) -> bool:
     """Whether ``exc`` (or one of its causes) is a network, TLS, SMTP or timeout failure; any
     other exception while sending is a bug or a poison row (``internal``, never retried)."""
@@ -134,11 +145,12 @@ class Delivery:
                                                         self.settings.notify_timeout_seconds)
                     result = DeliveryResult(False, None, None, error_class, error)
                 else:  # a poison row (bad message or channel config): retrying cannot help
-                    log.error("notification %s cannot be built or sent: %r", notification_id,
-                              exc)
+                    reason = without_secrets(reason_of(exc), target)
+                    log.error("notification %s cannot be built or sent: %s", notification_id,
+                              reason)
                     result = DeliveryResult(
                         False, error_class="internal", permanent=True,
-                        error=f"the notification cannot be built or sent: {reason_of(exc)}")
+                        error=f"the notification cannot be built or sent: {reason}")
         result.duration_ms = round((time.perf_counter() - t0) * 1000)
         return result
 
