@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import logging
 import os
 import signal
@@ -41,6 +42,9 @@ from core.services.health import Heartbeat, heartbeat_path
 from core.services.heap import freeze_long_lived
 
 log = logging.getLogger("cronledger")
+
+STOP_MARGIN_SECONDS = 10.0  # beyond the drain time (CRONLEDGER_SHUTDOWN_GRACE) before a cancel
+CANCEL_WAIT_SECONDS = 5.0  # for a cancelled service's task to end
 
 
 
@@ -75,6 +79,25 @@ class Service:
     def of(cls, service: BackgroundService) -> Service:
         """The supervised entry of a :class:`core.services.base.Service` (name, run and stop)."""
         return cls(service.name, service.run, service.stop)
+
+
+async def _stopped_within(tasks: dict[asyncio.Task[None], Service], seconds: float) -> None:
+    """Wait up to ``seconds`` for the stopped services' tasks to end; cancel any still running.
+
+    A stop is bounded (docs/operations.md, "Leases, crashes and shutdown"): a service that has
+    not ended after its drain time is logged with where it is waiting (its task's stack),
+    cancelled, and waited for :data:`CANCEL_WAIT_SECONDS` more, so a stuck connection never
+    keeps the process alive.
+    """
+    _, pending = await asyncio.wait(tasks, timeout=seconds)
+    for task in pending:
+        where = io.StringIO()
+        task.print_stack(file=where)
+        log.error("background service %s did not stop within %.0f s; cancelling it. %s",
+                  tasks[task].name, seconds, where.getvalue().rstrip())
+        task.cancel()
+    if pending:
+        await asyncio.wait(pending, timeout=CANCEL_WAIT_SECONDS)
 
 
 async def _run_services(dsn: str, settings: Settings, stop: asyncio.Event, *,
@@ -135,9 +158,10 @@ async def _run_services(dsn: str, settings: Settings, stop: asyncio.Event, *,
             await beat
         for service in services:
             service.stop()
-        results = await asyncio.gather(*tasks, return_exceptions=True)
-        for (task, service), result in zip(tasks.items(), results, strict=True):
-            if isinstance(result, Exception) and task is not reported:
+        await _stopped_within(tasks, settings.shutdown_grace_seconds + STOP_MARGIN_SECONDS)
+        for task, service in tasks.items():
+            result = None if task.cancelled() else task.exception()
+            if result is not None and task is not reported:
                 log.error("background service %s failed while stopping: %r", service.name,
                           result, exc_info=result)
         await executor.aclose()

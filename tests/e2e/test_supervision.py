@@ -84,6 +84,44 @@ async def test_serve_raises_when_a_service_dies_and_not_on_a_requested_stop(
     assert await asyncio.wait_for(task, 60) is None
 
 
+class Deaf:
+    """A service that does not hear its stop: it runs until it is cancelled."""
+
+    def __init__(self) -> None:
+        self.running, self.cancelled = asyncio.Event(), False
+
+    async def run(self) -> None:
+        self.running.set()
+        try:
+            await asyncio.Event().wait()  # never set: only a cancel ends this
+        except asyncio.CancelledError:
+            self.cancelled = True
+            raise
+
+    def stop(self) -> None:
+        return  # deliberately ignored
+
+
+async def test_a_service_that_ignores_its_stop_is_cancelled_after_the_grace(
+    fresh_dsn: str, settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    monkeypatch.setenv("CRONLEDGER_HEARTBEAT_FILE", str(tmp_path / "hb"))
+    monkeypatch.setattr("api.runner.STOP_MARGIN_SECONDS", 0.2)
+    deaf, requested = Deaf(), asyncio.Event()
+    caplog.set_level(logging.ERROR, "cronledger")
+    task = asyncio.create_task(_run_services(
+        fresh_dsn, replace(settings, shutdown_grace_seconds=0.0), requested,
+        extra=[Service("deaf", deaf.run, deaf.stop)]))
+    await asyncio.wait_for(deaf.running.wait(), 60)
+    requested.set()
+    assert await asyncio.wait_for(task, 30) is None  # ended although "deaf" never stopped
+    assert deaf.cancelled
+    [line] = [r.getMessage() for r in caplog.records if "did not stop" in r.getMessage()]
+    assert "background service deaf did not stop within 0 s" in line
+    assert "in run" in line  # where it was waiting: its task's stack
+
+
 async def test_heartbeat_only_while_every_loop_runs_and_the_database_answers(
     fresh_pool: AsyncConnectionPool, clock: FrozenClock, tmp_path: Path,
 ) -> None:
