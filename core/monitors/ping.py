@@ -9,7 +9,8 @@ statement resolves the pair to the monitor's token hash, and everything else is 
 ``monitor_ping_batch`` statement on an autocommit connection: one round trip and one commit
 for any number of pings, applied per monitor in the given order under the monitor's row lock
 (so concurrent batches serialise on a monitor and each sees the state the previous one left).
-:class:`core.monitors.batcher.PingBatcher` gathers the pings arriving while a statement is in flight into the next one.
+:class:`core.monitors.batcher.PingBatcher` gathers the pings arriving while a statement is in
+flight into the next one.
 
 Alerts: a ping that takes a monitor with channels down (``/fail``) or back up must queue its
 alert in the transaction of its ``monitor.down`` / ``monitor.up`` event (the outbox rule of
