@@ -15,6 +15,7 @@ from litestar.routes import HTTPRoute
 from api.bodies import strict_json_body
 from api.controllers.apikeys import ApiKeyController
 from api.controllers.channels import ChannelController, NotificationController
+from api.controllers.checks import badge, own_team_metrics, team_metrics
 from api.controllers.health import healthz, metrics, readyz
 from api.controllers.jobs import JobController
 from api.controllers.monitors import MonitorController
@@ -111,7 +112,7 @@ def create_app(dsn: str, settings: Settings, clock: Clock | None = None, *,
         route_handlers=[JobController, RunController, SecretController, ApiKeyController,
                         ChannelController, NotificationController, MonitorController,
                         ReportController, ping_mount, preview, healthz, readyz, metrics,
-                        TeamController],
+                        TeamController, badge, team_metrics, own_team_metrics],
         dependencies={
             "pool": Provide(provide_pool),
             "clock": Provide(provide_clock),

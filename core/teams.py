@@ -106,3 +106,11 @@ async def team_by_badge_key(pool: AsyncConnectionPool, key: str) -> uuid.UUID | 
         cur = await conn.execute(Q["team_by_badge_key"], {"badge_key": key})
         row = await cur.fetchone()
     return None if row is None else row["id"]
+
+
+async def get_team_name(pool: AsyncConnectionPool, team_id: uuid.UUID) -> str:
+    """The team's name (the label of its ``*`` badge)."""
+    async with pool.connection() as conn:
+        cur = await conn.execute(Q["team_get"], {"team_id": team_id})
+        row = await cur.fetchone()
+    return "" if row is None else row["name"]
