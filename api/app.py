@@ -33,6 +33,7 @@ from api.deps import (
     provide_pool,
 )
 from api.errors import EXCEPTION_HANDLERS
+from api.hc.routes import v3_router
 from api.openapi import complete_document
 from api.ping import ping_mount
 from core.channels.sealing import AesGcmSealer, Sealer
@@ -112,7 +113,7 @@ def create_app(dsn: str, settings: Settings, clock: Clock | None = None, *,
         route_handlers=[JobController, RunController, SecretController, ApiKeyController,
                         ChannelController, NotificationController, MonitorController,
                         ReportController, ping_mount, preview, healthz, readyz, metrics,
-                        TeamController, badge, team_metrics, own_team_metrics],
+                        TeamController, badge, team_metrics, own_team_metrics, v3_router],
         dependencies={
             "pool": Provide(provide_pool),
             "clock": Provide(provide_clock),

@@ -343,3 +343,11 @@ SELECT EXISTS (SELECT 1 FROM monitors
 -- The team's live monitors, for the monitor limit of ?create=1 pings.
 SELECT count(*)::int AS monitors FROM monitors
 WHERE team_id = %(team_id)s::uuid AND status <> 'deleted';
+
+-- name: monitor_ping_counts
+-- How many pings each of the monitors received (healthchecks' n_pings, api/hc/).
+SELECT e.stream_id AS id, count(*)::int AS n_pings
+FROM events e
+WHERE e.stream_id = ANY (%(ids)s::uuid[]) AND e.team_id = %(team_id)s::uuid
+  AND e.event_type = 'monitor.pinged'
+GROUP BY e.stream_id;
