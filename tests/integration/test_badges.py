@@ -95,3 +95,24 @@ async def test_promtool_accepts_both_metrics_endpoints(api: AsyncTestClient,
     own = await api.get("/metrics/team", headers=team["read_auth"])
     assert own.status_code == 200 and own.text == per_team.text
     assert (await api.get("/metrics/team/" + "y" * 22)).status_code == 404
+
+
+async def test_jobs_carry_tags_into_badges(api: AsyncTestClient, team: Team) -> None:
+    r = await api.post("/v1/jobs", json={
+        "name": "report", "schedule": "0 3 * * *", "tags": ["reports"],
+        "request": {"method": "GET", "url": "http://127.0.0.1:9/"}}, headers=team["auth"])
+    assert r.status_code == 201, r.text
+    assert r.json()["tags"] == ["reports"]
+    job = r.json()
+    r = await api.patch(f"/v1/jobs/{job['id']}", json={"tags": ["reports", "daily"]},
+                        headers=team["auth"])
+    assert r.status_code == 200 and r.json()["tags"] == ["reports", "daily"]
+    events = (await api.get(f"/v1/jobs/{job['id']}/events", headers=team["auth"])).json()
+    assert events["items"][-1]["data"]["changes"]["tags"] == ["reports", "daily"]
+    key = await _badge_key(api, team)
+    assert (await api.get(f"/badge/{key}/daily.json")).json() == {
+        "status": "up", "total": 1, "grace": 0, "down": 0}
+    r = await api.post("/v1/jobs", json={
+        "name": "bad", "schedule": "0 3 * * *", "tags": ["has space"],
+        "request": {"method": "GET", "url": "http://127.0.0.1:9/"}}, headers=team["auth"])
+    assert r.status_code == 422
