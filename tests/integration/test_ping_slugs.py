@@ -44,12 +44,20 @@ def test_slugify_follows_django() -> None:
     assert slugify("!!!") is None
 
 
-async def test_team_shows_whether_a_ping_key_exists(api: AsyncTestClient, team: Team) -> None:
+async def test_team_shows_whether_a_ping_key_exists(api: AsyncTestClient, team: Team,
+                                                     pool: AsyncConnectionPool) -> None:
     r = await api.get("/v1/team", headers=team["read_auth"])
     assert r.status_code == 200 and r.json()["has_ping_key"] is False
     assert r.json()["badge_url"].endswith(f"/badge/{r.json()['badge_key']}/*.svg")
-    await _ping_key(api, team)
+    key = await _ping_key(api, team)
     assert (await api.get("/v1/team", headers=team["auth"])).json()["has_ping_key"] is True
+    async with pool.connection() as conn:
+        cur = await conn.execute(
+            "SELECT event_type, data, metadata FROM events WHERE stream_type = 'team' "
+            "AND stream_id = %s", (team["actor"].team_id,))
+        [event] = await cur.fetchall()
+    assert event["event_type"] == "team.ping_key_rotated" and key not in str(event)
+    assert event["metadata"]["actor"].startswith("api_key:")
     r = await api.post("/v1/team/ping-key", headers=team["read_auth"])
     assert r.status_code == 403
 
