@@ -15,6 +15,7 @@ from litestar.routes import HTTPRoute
 from api.bodies import strict_json_body
 from api.controllers.apikeys import ApiKeyController
 from api.controllers.channels import ChannelController, NotificationController
+from api.controllers.checks import badge, own_team_metrics, team_metrics
 from api.controllers.health import healthz, metrics, readyz
 from api.controllers.jobs import JobController
 from api.controllers.monitors import MonitorController
@@ -22,6 +23,7 @@ from api.controllers.reports import ReportController
 from api.controllers.runs import RunController
 from api.controllers.schedules import preview
 from api.controllers.secrets import SecretController
+from api.controllers.teams import TeamController
 from api.deps import (
     NotifyKit,
     provide_actor,
@@ -31,6 +33,7 @@ from api.deps import (
     provide_pool,
 )
 from api.errors import EXCEPTION_HANDLERS
+from api.hc.routes import v3_router
 from api.openapi import complete_document
 from api.ping import ping_mount
 from core.channels.sealing import AesGcmSealer, Sealer
@@ -109,7 +112,8 @@ def create_app(dsn: str, settings: Settings, clock: Clock | None = None, *,
     app = Litestar(
         route_handlers=[JobController, RunController, SecretController, ApiKeyController,
                         ChannelController, NotificationController, MonitorController,
-                        ReportController, ping_mount, preview, healthz, readyz, metrics],
+                        ReportController, ping_mount, preview, healthz, readyz, metrics,
+                        TeamController, badge, team_metrics, own_team_metrics, v3_router],
         dependencies={
             "pool": Provide(provide_pool),
             "clock": Provide(provide_clock),

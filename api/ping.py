@@ -6,7 +6,10 @@ path, reads at most 10 MiB of body, and records the ping with one database state
 with the pings that arrive at the same time (:class:`core.monitors.batcher.PingBatcher`).
 
 Answers are ``text/plain`` like healthchecks': ``200 OK`` (empty for HEAD) with a
-``Ping-Body-Limit`` header; ``404 not found`` for an unknown, malformed or deleted token;
+``Ping-Body-Limit`` header and ``Cache-Control: no-cache``; ``404 not found`` for an unknown,
+malformed or deleted token (or ping key and slug); ``201 Created`` when ``?create=1`` created
+the monitor of a slug URL (:mod:`core.monitors.provision`), ``403`` with the reason when the
+team is at its monitor limit;
 ``400`` for an exit status above 255 or a malformed ``rid``; ``405`` for other methods; ``413``
 for a body over 10 MiB; ``503`` with ``Retry-After`` when the database is unavailable, within
 ``CRONLEDGER_DB_WAIT_SECONDS`` (``curl --retry`` retries it). A ping answered 503 because no
@@ -22,6 +25,8 @@ from __future__ import annotations
 
 import functools
 import logging
+from datetime import datetime
+from typing import Any
 from urllib.parse import parse_qsl
 
 import psycopg
@@ -30,6 +35,7 @@ from litestar.types import Receive, Scope, Send
 from psycopg_pool import PoolTimeout
 
 from api.errors import RETRY_AFTER_SECONDS
+from core.errors import DomainError
 from core.http.proxies import trusted_proxies
 from core.monitors.ping import (
     MAX_BODY_BYTES,
@@ -41,6 +47,7 @@ from core.monitors.ping import (
     parse_rid,
     parse_target,
 )
+from core.monitors.provision import provision
 from core.services.outage import unavailable_reason
 
 log = logging.getLogger("cronledger.api.ping")
@@ -48,6 +55,7 @@ log = logging.getLogger("cronledger.api.ping")
 METHODS = ("GET", "POST", "HEAD")
 _TEXT = (b"content-type", b"text/plain; charset=utf-8")
 _CORS = (b"access-control-allow-origin", b"*")
+_NO_CACHE = (b"cache-control", b"no-cache")
 _RETRY = ((b"retry-after", str(RETRY_AFTER_SECONDS).encode()),)
 
 
@@ -62,7 +70,7 @@ class _TooLarge(Exception):
 async def _reply(send: Send, status: int, text: bytes, *, head: bool, limit: bytes,
                  extra: tuple[tuple[bytes, bytes], ...] = ()) -> None:
     headers = [_TEXT, (b"content-length", str(len(text)).encode()),
-               (b"ping-body-limit", limit), _CORS, *extra]
+               (b"ping-body-limit", limit), _CORS, _NO_CACHE, *extra]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": b"" if head else text})
 
@@ -127,7 +135,8 @@ async def ping_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
     try:
         target = parse_target(scope["path"])
         query = scope.get("query_string", b"").decode("latin-1")
-        rid = parse_rid(dict(parse_qsl(query)).get("rid")) if query else None
+        params = dict(parse_qsl(query)) if query else {}
+        rid = parse_rid(params.get("rid"))
     except BadPing as exc:
         await reply(400, str(exc).encode())
         return
@@ -143,13 +152,21 @@ async def ping_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
         await reply(413, b"payload too large: the limit is 10 MiB",
                     extra=((b"connection", b"close"),))
         return
-    token, kind, exit_status = target
-    ping = Ping(token=token, kind=kind, method=method, exit_status=exit_status, rid=rid,
+    ping = Ping(token=target.token, kind=target.kind, method=method,
+                exit_status=target.exit_status, rid=rid,
                 remote_addr=_remote_addr(scope, forwarded, state.settings.trusted_proxies),
                 user_agent=clean_text(agent, MAX_USER_AGENT), body=body or None,
-                body_size=size)
+                body_size=size, ping_key=target.ping_key, slug=target.slug)
+    created = False
     try:
-        status = await state.ping_batcher.record(ping, state.clock.now())
+        now = state.clock.now()
+        status = await state.ping_batcher.record(ping, now)
+        if status is None and ping.slug and params.get("create") == "1":
+            created = await _provision(state, ping, now)
+            status = await state.ping_batcher.record(ping, now)
+    except DomainError as exc:  # MonitorLimit: 403; a bad CRONLEDGER_PING_CREATE_* value: 422
+        await reply(exc.status, exc.detail.encode())
+        return
     except (psycopg.Error, PoolTimeout, OSError) as exc:
         reason = unavailable_reason(exc)
         if reason is None:
@@ -161,7 +178,18 @@ async def ping_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
     if status is None:
         await reply(404, b"not found")
     else:
-        await reply(200, b"OK")
+        await reply(201 if created else 200, b"Created" if created else b"OK")
+
+
+async def _provision(state: Any, ping: Ping, now: datetime) -> bool:
+    """Create the monitor of a ``?create=1`` slug ping; whether this ping created it."""
+    settings = state.settings
+    assert ping.ping_key is not None and ping.slug is not None
+    monitor_id = await provision(state.pool, ping.ping_key, ping.slug,
+                                 schedule=settings.ping_create_schedule,
+                                 grace_seconds=settings.ping_create_grace_seconds,
+                                 limit=settings.team_monitor_limit, now=now)
+    return monitor_id is not None
 
 
 ping_mount = asgi(["/ping", "/v1/ping"], is_mount=True, name="ping",

@@ -6,9 +6,11 @@ For each ``synchronous_commit`` setting of the ping connections (``--commit both
 it starts ``cronledger api --workers N`` on a free port against ``DATABASE_URL`` (migrating it)
 and creates a team and a key. Then, for each scenario of ``--monitors`` (default: one monitor,
 then 100 monitors pinged in turn - every ping of one monitor is serialised on its row, so one
-monitor is the worst case), it creates the monitors (``1h``) and:
+monitor is the worst case) and each URL form of ``--urls`` (default both: the token URL
+``/ping/<token>`` and the slug URL ``/ping/<ping-key>/<slug>``, docs/healthchecks.md), it
+creates the monitors (``1h``) and:
 
-1. drives ``GET /ping/<token>`` with ``wrk`` (Debian package; ``apt-get install -y wrk``) for
+1. drives ``GET`` on their ping URLs with ``wrk`` (Debian package; ``apt-get install -y wrk``) for
    ``--duration`` seconds after a short warm-up, or with an aiohttp load loop when wrk is
    missing, and reads pings/s and p50/p99 latency;
 2. checks that every answered ping was recorded: ``monitor.pinged`` events counted in the
@@ -51,6 +53,7 @@ ROOT = Path(__file__).resolve().parent.parent
 @dataclass
 class Result:
     commit: str
+    url: str
     monitors: int
     tool: str
     pings_per_s: float
@@ -210,11 +213,15 @@ def _lua(paths: list[str]) -> str:
             "  return wrk.format(\"GET\", paths[(i % #paths) + 1])\nend\n")
 
 
-def run_scenario(dsn: str, base: str, key: str, commit: str, monitors: int,
+def run_scenario(dsn: str, base: str, key: str, commit: str, monitors: int, form: str,
                  args: argparse.Namespace, server_pid: int) -> Result:
     created = [asyncio.run(_create_monitor(base, key)) for _ in range(monitors)]
     ids = [m["id"] for m in created]
-    urls = [f"{base}/ping/{m['ping_token']}" for m in created]
+    if form == "slug":
+        ping_key = asyncio.run(_ping_key(base, key))
+        urls = [f"{base}/ping/{ping_key}/{m['slug']}" for m in created]
+    else:
+        urls = [f"{base}/ping/{m['ping_token']}" for m in created]
     use_wrk = shutil.which("wrk") is not None and not args.no_wrk
     script = Path(tempfile.mkstemp(suffix=".lua")[1])
     script.write_text(_lua([u.removeprefix(base) for u in urls]))
@@ -239,7 +246,7 @@ def run_scenario(dsn: str, base: str, key: str, commit: str, monitors: int,
         script.unlink()
     per_ping = [(after - before) * 1000 / max(answered, 1)
                 for before, after in zip(cpu_before, cpu_after, strict=True)]
-    return Result(commit, monitors, "wrk" if use_wrk else "aiohttp", rate, p50, p99, answered,
+    return Result(commit, form, monitors, "wrk" if use_wrk else "aiohttp", rate, p50, p99, answered,
                   errors + exact_errors, recorded, args.connections, args.exact, exact_recorded,
                   per_ping[0], per_ping[1], (load_before, load_after))
 
@@ -256,7 +263,8 @@ def bench(dsn: str, commit: str, args: argparse.Namespace) -> list[Result]:
                               stderr=subprocess.STDOUT)
     try:
         wait_ready(f"{base}/readyz", server)
-        return [run_scenario(dsn, base, key, commit, n, args, server.pid) for n in args.monitors]
+        return [run_scenario(dsn, base, key, commit, n, form, args, server.pid)
+                for form in args.urls for n in args.monitors]
     finally:
         server.send_signal(signal.SIGTERM)
         try:
@@ -269,9 +277,18 @@ def bench(dsn: str, commit: str, args: argparse.Namespace) -> list[Result]:
 async def _create_monitor(base: str, key: str) -> dict:
     headers = {"Authorization": f"Bearer {key}"}
     async with aiohttp.ClientSession(headers=headers) as session, session.post(
-            f"{base}/v1/monitors", json={"name": "bench", "schedule": "1h"}) as response:
+            f"{base}/v1/monitors", json={"name": "bench", "schedule": "1h",
+                                         "slug": f"bench-{uuid.uuid4().hex}"}) as response:
         assert response.status == 201, await response.text()
         return await response.json()
+
+
+async def _ping_key(base: str, key: str) -> str:
+    headers = {"Authorization": f"Bearer {key}"}
+    async with aiohttp.ClientSession(headers=headers) as session, session.post(
+            f"{base}/v1/team/ping-key") as response:
+        assert response.status == 200, await response.text()
+        return (await response.json())["ping_key"]
 
 
 def main() -> int:
@@ -285,6 +302,8 @@ def main() -> int:
                         help="synchronous_commit of the ping connections")
     parser.add_argument("--monitors", type=lambda t: [int(n) for n in t.split(",")],
                         default=[1, 100], help="monitors pinged in turn, per scenario (1,100)")
+    parser.add_argument("--urls", type=lambda t: t.split(","), default=["token", "slug"],
+                        help="ping URL forms, per scenario (token,slug)")
     parser.add_argument("--no-wrk", action="store_true", help="use the aiohttp load loop")
     args = parser.parse_args()
     dsn = os.environ.get("DATABASE_URL")
@@ -295,12 +314,12 @@ def main() -> int:
     results = [r for commit in commits for r in bench(dsn, commit, args)]
     print(f"\n{os.cpu_count()} CPUs, cronledger api --workers {args.workers}, "
           f"{args.connections} connections, {args.duration} s per run\n")
-    print("| ping commit | monitors | load | pings/s | p50 ms | p99 ms | answered | errors | "
+    print("| ping commit | URL | monitors | load | pings/s | p50 ms | p99 ms | answered | errors | "
           "pinged events | exact check | CPU ms/ping api + pg | load avg |")
-    print("|---|---:|---|---:|---:|---:|---:|---:|---:|---|---|---|")
+    print("|---|---|---:|---|---:|---:|---:|---:|---:|---:|---|---|---|")
     for r in results:
         exact = f"{r.exact_recorded}/{r.exact_sent}"
-        print(f"| synchronous_commit={r.commit} | {r.monitors} | {r.tool} | "
+        print(f"| synchronous_commit={r.commit} | {r.url} | {r.monitors} | {r.tool} | "
               f"{r.pings_per_s:,.0f} | {r.p50_ms:.1f} | {r.p99_ms:.1f} | {r.answered:,} | "
               f"{r.errors} | {r.recorded:,} | {exact} {'ok' if r.matches else 'MISMATCH'} | "
               f"{r.api_cpu_ms:.2f} + {r.pg_cpu_ms:.2f} | {r.load[0]:.1f} / {r.load[1]:.1f} |")

@@ -99,6 +99,11 @@ class Settings:
     # (core/http/proxies.py; docs/heartbeats.md).
     trusted_proxies: str = "127.0.0.1,::1"
     worker_id: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}")
+    # A monitor created by a ``?create=1`` ping (docs/healthchecks.md): its schedule and grace,
+    # and the most live monitors a team may have when a ping creates one.
+    ping_create_schedule: str = "1d"
+    ping_create_grace_seconds: int = 3600
+    team_monitor_limit: int = 1000
 
     @property
     def base_url(self) -> str:
@@ -158,6 +163,10 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         projector_batch=_int(env, "CRONLEDGER_PROJECTOR_BATCH", 20_000, 1, 100_000),
         metrics_token=_metrics_token(env),
         trusted_proxies=_trusted_proxies(env),
+        ping_create_schedule=env.get("CRONLEDGER_PING_CREATE_SCHEDULE") or "1d",
+        ping_create_grace_seconds=_int(env, "CRONLEDGER_PING_CREATE_GRACE", 3600, 1,
+                                       366 * 86400),
+        team_monitor_limit=_int(env, "CRONLEDGER_TEAM_MONITOR_LIMIT", 1000, 1, 1_000_000),
     )
 
 

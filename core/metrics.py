@@ -1,28 +1,92 @@
-"""Prometheus gauges computed from the database at scrape time.
+"""Prometheus metrics computed from the database at scrape time (docs/operations.md, *Metrics*).
 
 Every process is stateless and any of them may answer a scrape, so the figures come from
-PostgreSQL (cheap indexed aggregates), not from in-process counters.
+PostgreSQL (cheap indexed aggregates and the read models), not from in-process counters.
+
+Two endpoints, two cardinalities:
+
+- ``/metrics`` (:func:`render_metrics`): the service. Labels are bounded by the code, never by
+  the data: job status, run outcome, ping kind, monitor status, channel kind and notification
+  outcome. Run counters and the duration / lateness histograms come from the read models
+  (``team_runs_hourly``, ``job_stats_weekly``), so they lag the log by the projector's lag,
+  which is itself exported.
+- ``/metrics/team/<badge-key>`` (:func:`render_team_metrics`): one team's checks, one series
+  per monitor or job, as healthchecks' Prometheus endpoint has them (``hc/metrics/views.py``:
+  ``hc_check_up``, ``hc_check_started``, ``hc_tag_up``, with ``name``, ``tags``
+  space-separated and ``unique_key``; not its ``hc_checks_total`` and ``hc_checks_down_total``:
+  gauges named ``_total``, which ``promtool check metrics`` refuses, and ``count(hc_check_up)``
+  gives them), plus
+  cronledger's own per-job series (``cronledger_job_last_run_ok``, ``cronledger_job_runs_total``
+  by outcome, ``cronledger_job_is_running``).
 """
 
 from __future__ import annotations
 
+import hashlib
+import uuid
+from collections.abc import Iterable
 from datetime import datetime
+from typing import Any
 
 from prometheus_client import CollectorRegistry, Gauge, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
+from prometheus_client.registry import Collector
 from psycopg_pool import AsyncConnectionPool
 
+from core.checks import Check, tagged, worst
+from core.projections.histogram import RATIO
 from core.queries import Q
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+# Histogram bucket edges in seconds (Prometheus' defaults, stretched to an hour).
+BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0,
+           3600.0)
+RUN_OUTCOMES = ("succeeded", "failed", "skipped", "missed")
+PING_KINDS = ("success", "start", "fail", "log")
+
+
+def unique_key(check_id: uuid.UUID) -> str:
+    """healthchecks' ``unique_key`` of a check: the SHA-1 of its id's text (a stable name that
+    does not reveal the id)."""
+    return hashlib.sha1(str(check_id).encode()).hexdigest()  # noqa: S324 - a name, not a MAC
+
+
+class _Static(Collector):
+    """Yields metric families built once for one scrape."""
+
+    def __init__(self, families: list[Any]) -> None:
+        self.families = families
+
+    def collect(self) -> Iterable[Any]:
+        return self.families
+
+
+def _histogram(name: str, text: str, counts: dict[int, int]) -> HistogramMetricFamily:
+    """A Prometheus histogram from the read models' buckets (index ``i`` holds values below
+    ``RATIO**i`` ms; each is counted under the first edge at or above its upper bound, so a
+    value may be counted one edge high, never low). The sum is estimated from bucket middles."""
+    cumulative, total, estimate = [], 0, 0.0
+    ordered = sorted(counts.items())
+    for edge in BUCKETS:
+        total = sum(n for i, n in ordered if RATIO ** i / 1000 <= edge or i == 0)
+        cumulative.append((repr(edge), total))
+    count = sum(counts.values())
+    estimate = sum(n * (0.0 if i == 0 else RATIO ** (i - 0.5) / 1000) for i, n in ordered)
+    cumulative.append(("+Inf", count))
+    return HistogramMetricFamily(name, text, buckets=cumulative, sum_value=estimate)
 
 
 async def render_metrics(pool: AsyncConnectionPool, now: datetime) -> bytes:
     """The Prometheus text exposition of the scheduler's state at ``now``."""
     async with pool.connection() as conn:
-        cur = await conn.execute(Q["metrics_snapshot"], {"now": now})
-        snap = await cur.fetchone()
-        cur = await conn.execute(Q["metrics_jobs_by_status"])
-        jobs = await cur.fetchall()
+        snap = await (await conn.execute(Q["metrics_snapshot"], {"now": now})).fetchone()
+        jobs = await (await conn.execute(Q["metrics_jobs_by_status"])).fetchall()
+        runs = await (await conn.execute(Q["metrics_runs_by_outcome"])).fetchone()
+        hist = await (await conn.execute(Q["metrics_run_histograms"])).fetchall()
+        pings = await (await conn.execute(Q["metrics_pings_by_kind"])).fetchone()
+        monitors = await (await conn.execute(Q["metrics_monitors_by_status"])).fetchall()
+        sent = await (await conn.execute(Q["metrics_notifications"])).fetchall()
+        lag = await (await conn.execute(Q["metrics_projector_lag"], {"now": now})).fetchone()
     registry = CollectorRegistry()
     by_status = Gauge("cronledger_jobs", "Jobs by status", ["status"], registry=registry)
     for row in jobs:
@@ -37,4 +101,70 @@ async def render_metrics(pool: AsyncConnectionPool, now: datetime) -> bytes:
     }
     for name, text in gauges.items():
         Gauge(f"cronledger_{name}", text, registry=registry).set(snap[name] or 0)
+    outcomes = CounterMetricFamily("cronledger_runs", "Finished runs by outcome (read model)",
+                                   labels=["outcome"])
+    for outcome in RUN_OUTCOMES:
+        outcomes.add_metric([outcome], runs[outcome])
+    kinds = CounterMetricFamily("cronledger_pings", "Pings received by kind (read model)",
+                                labels=["kind"])
+    for kind in PING_KINDS:
+        kinds.add_metric([kind], pings[kind])
+    statuses = GaugeMetricFamily("cronledger_monitors", "Live monitors by status",
+                                 labels=["status"])
+    for row in monitors:
+        statuses.add_metric([row["status"]], row["monitors"])
+    notes = GaugeMetricFamily("cronledger_notifications",
+                              "Notifications by channel kind and outcome",
+                              labels=["channel_kind", "outcome"])
+    for row in sent:
+        notes.add_metric([row["kind"], row["status"]], row["notifications"])
+    buckets: dict[str, dict[int, int]] = {"duration": {}, "lateness": {}}
+    for row in hist:
+        buckets[row["which"]][row["bucket"]] = row["n"]
+    families = [
+        outcomes, kinds, statuses, notes,
+        _histogram("cronledger_run_duration_seconds", "Run duration (read model)",
+                   buckets["duration"]),
+        _histogram("cronledger_fire_lateness_seconds",
+                   "How late runs fired after their slot (read model)", buckets["lateness"]),
+        GaugeMetricFamily("cronledger_projector_lag_events",
+                          "Events the read models have not applied yet",
+                          value=lag["events"] if lag else 0),
+        GaugeMetricFamily("cronledger_projector_checkpoint_age_seconds",
+                          "Seconds since the read models' checkpoint last moved",
+                          value=lag["seconds"] if lag else 0),
+    ]
+    registry.register(_Static(families))
+    return generate_latest(registry)
+
+
+def render_team_metrics(checks: list[Check]) -> bytes:
+    """One team's checks in healthchecks' Prometheus format plus cronledger's per-job series."""
+    labels = ["name", "tags", "unique_key"]
+    up = GaugeMetricFamily("hc_check_up", "Whether the check is currently up (1 for yes, "
+                           "0 for no)", labels=labels)
+    started = GaugeMetricFamily("hc_check_started", "Whether the check is currently started "
+                                "(1 for yes, 0 for no)", labels=labels)
+    last_ok = GaugeMetricFamily("cronledger_job_last_run_ok", "Whether the job's last finished "
+                                "run succeeded (1 for yes, 0 for no)", labels=labels)
+    runs = CounterMetricFamily("cronledger_job_runs", "The job's runs by outcome",
+                               labels=[*labels, "outcome"])
+    running = GaugeMetricFamily("cronledger_job_is_running", "Whether a run of the job is in "
+                                "flight (1 for yes, 0 for no)", labels=labels)
+    for check in checks:
+        values = [check.name, " ".join(check.tags), unique_key(check.id)]
+        up.add_metric(values, int(check.status != "down"))
+        started.add_metric(values, int(check.started or check.running))
+        if check.kind == "job":
+            if check.last_run_ok is not None:
+                last_ok.add_metric(values, int(check.last_run_ok))
+            for outcome in RUN_OUTCOMES:
+                runs.add_metric([*values, outcome], check.runs.get(outcome, 0))
+            running.add_metric(values, int(check.running))
+    tag_up = GaugeMetricFamily("hc_tag_up", "Whether all checks with this tag are up "
+                               "(1 for yes, 0 for no)", labels=["tag"])
+    for tag in sorted({t for c in checks for t in c.tags}):
+        tag_up.add_metric([tag], int(worst(c.status for c in tagged(checks, tag)) != "down"))
+    registry = CollectorRegistry()
+    registry.register(_Static([up, started, tag_up, last_ok, runs, running]))
     return generate_latest(registry)

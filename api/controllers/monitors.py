@@ -54,7 +54,7 @@ def monitor_view(row: dict[str, Any], base_url: str | None = None,
                               "ping_token": token, "ping_url": ping_url})
 
 
-def _base_url(request: Request[Any, Any, Any]) -> str:
+def base_url(request: Request[Any, Any, Any]) -> str:
     """``CRONLEDGER_PUBLIC_URL`` when set, else the URL the client used to reach us."""
     settings = request.app.state.settings
     if settings.public_url:
@@ -66,7 +66,7 @@ async def _monitor(pool: AsyncConnectionPool, actor: Actor, monitor_id: uuid.UUI
                    request: Request[Any, Any, Any] | None = None,
                    token: str | None = None) -> Monitor:
     row = await get_monitor(pool, actor, monitor_id)
-    return monitor_view(row, _base_url(request) if request else None, token)
+    return monitor_view(row, base_url(request) if request else None, token)
 
 
 class MonitorController(Controller):

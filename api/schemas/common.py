@@ -10,7 +10,9 @@ from typing import Annotated, Any
 import msgspec
 from msgspec import UNSET, Meta, Struct
 
+from core import tags as tagdef
 from core.jobs import definition as jobdef
+from core.monitors import slugs
 
 Schedule = Annotated[str, Meta(
     min_length=1, examples=["*/5 * * * *", "1h"],
@@ -20,6 +22,12 @@ Channels = Annotated[list[uuid.UUID], Meta(max_length=jobdef.MAX_CHANNELS)]
 RealertSeconds = Annotated[int, Meta(ge=jobdef.MIN_REALERT_SECONDS,
                                      le=jobdef.MAX_REALERT_SECONDS)]
 Duration = Annotated[str, Meta(description="a duration such as 90s, 30m, 1h30m, 1d")]
+Tags = Annotated[list[Annotated[str, Meta(pattern=f"^{tagdef.TAG_PATTERN}$")]],
+                 Meta(max_length=tagdef.MAX_TAGS,
+                      description="short words (no spaces, / or *) for badges and metrics")]
+Slug = Annotated[str, Meta(pattern=f"^{slugs.SLUG_PATTERN}$",
+                           description="the monitor's name in /ping/<ping-key>/<slug> "
+                                       "(docs/healthchecks.md)")]
 
 PAGE_DOC = ("One page of a list in the route's order: ``items``, and ``next_cursor`` to pass as "
             "``?cursor=`` for the next page (``null`` when this page is shorter than ``limit``).")

@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 
 from msgspec import UNSET, Meta, Struct, UnsetType
 
-from api.schemas.common import Channels, Duration, RealertSeconds, Schedule, Zone, page_of
+from api.schemas.common import Channels, Duration, RealertSeconds, Schedule, Tags, Zone, page_of
 from core import secrets
 from core.jobs import definition as jobdef
 
@@ -75,6 +75,7 @@ class JobCreate(Struct, forbid_unknown_fields=True):
     channels: Channels = []
     alert_after_failures: AlertAfter = jobdef.DEFAULTS["alert_after_failures"]
     realert_every: RealertSeconds | Duration | None = None
+    tags: Tags = []
     paused: bool = False
     success_statuses: SuccessStatuses | None = None
     signing_secret: SigningSecret | None = None
@@ -110,6 +111,7 @@ class JobPatch(Struct, forbid_unknown_fields=True):
     channels: Channels | UnsetType = UNSET
     alert_after_failures: AlertAfter | UnsetType = UNSET
     realert_every: RealertSeconds | Duration | None | UnsetType = UNSET
+    tags: Tags | UnsetType = UNSET
     paused: bool | UnsetType = UNSET
     success_statuses: SuccessStatuses | None | UnsetType = UNSET
     signing_secret: SigningSecret | None | UnsetType = UNSET
@@ -139,6 +141,7 @@ class Job(Struct):
     version: int
     created_at: datetime
     updated_at: datetime
+    tags: list[str] = []
 
 
 JobPage = page_of(Job)

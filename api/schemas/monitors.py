@@ -8,7 +8,16 @@ from typing import Annotated
 
 from msgspec import UNSET, Meta, Struct, UnsetType
 
-from api.schemas.common import Channels, Duration, RealertSeconds, Schedule, Zone, page_of
+from api.schemas.common import (
+    Channels,
+    Duration,
+    RealertSeconds,
+    Schedule,
+    Slug,
+    Tags,
+    Zone,
+    page_of,
+)
 from core.monitors import definition as mondef
 
 MonitorName = Annotated[str, Meta(min_length=1, max_length=mondef.MAX_NAME)]
@@ -21,7 +30,9 @@ class MonitorCreate(Struct, forbid_unknown_fields=True):
     """Body of ``POST /v1/monitors``: ``schedule`` is a period (``1h``, ``@every 90s``) or cron;
     ``grace_seconds`` 1 s to 366 days; ``methods`` ``any`` | ``post``; ``channels``: ids of the
     team's channels notified when it goes down and comes back up; ``realert_every``: seconds or
-    ``"1h"``-style (60 s to 30 days) between re-alerts while down (``null``: none)."""
+    ``"1h"``-style (60 s to 30 days) between re-alerts while down (``null``: none); ``slug``: its
+    name in ``/ping/<ping-key>/<slug>`` (default: derived from ``name``, docs/healthchecks.md);
+    ``tags``: short words for badges and metrics."""
 
     name: MonitorName
     schedule: Schedule
@@ -31,6 +42,8 @@ class MonitorCreate(Struct, forbid_unknown_fields=True):
     manual_resume: bool = mondef.DEFAULTS["manual_resume"]
     channels: Channels = []
     realert_every: RealertSeconds | Duration | None = None
+    slug: Slug | None = None
+    tags: Tags = []
 
 
 class MonitorPatch(Struct, forbid_unknown_fields=True):
@@ -46,6 +59,8 @@ class MonitorPatch(Struct, forbid_unknown_fields=True):
     channels: Channels | UnsetType = UNSET
     realert_every: RealertSeconds | Duration | None | UnsetType = UNSET
     version: int | UnsetType = UNSET
+    slug: Slug | None | UnsetType = UNSET
+    tags: Tags | UnsetType = UNSET
 
 
 class Monitor(Struct):
@@ -75,6 +90,8 @@ class Monitor(Struct):
     version: int
     created_at: datetime
     updated_at: datetime
+    slug: str | None = None
+    tags: list[str] = []
 
 
 class PingRecord(Struct):

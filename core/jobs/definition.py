@@ -17,6 +17,7 @@ from core.http.urls import url_problem
 from core.schedule import InvalidSchedule, parse_schedule
 from core.schedule.zones import load_zone
 from core.secrets import PLACEHOLDER, check_signing_secret, has_malformed_placeholder
+from core.tags import normalize_tags
 
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
 OVERLAP_POLICIES = ("skip", "allow", "queue")
@@ -49,10 +50,11 @@ DEFAULTS: dict[str, Any] = {
     "channels": (),
     "alert_after_failures": 1,
     "realert_every": None,
+    "tags": (),
 }
 DEFINITION_FIELDS = ("name", "schedule", "timezone", "request", "timeout_seconds", "retry",
                      "overlap", "catchup", "success_statuses", "channels",
-                     "alert_after_failures", "realert_every")
+                     "alert_after_failures", "realert_every", "tags")
 MAX_CHANNELS = 20
 MAX_ALERT_AFTER = 1000
 MIN_REALERT_SECONDS = 60
@@ -310,6 +312,7 @@ def normalize_definition(
     if out["catchup"] not in CATCHUP_POLICIES:
         errors.add("catchup", f"must be one of {', '.join(CATCHUP_POLICIES)}")
     _normalize_alerting(out, errors)
+    out["tags"] = normalize_tags(out["tags"], errors)  # core/tags.py
     schedule = out.get("schedule")
     if not isinstance(schedule, str) or not schedule.strip():
         errors.add("schedule", "is required")

@@ -82,6 +82,7 @@ def evolve(state: dict[str, Any] | None, event: dict[str, Any]) -> dict[str, Any
         raise ValueError(f"unknown job event {kind!r}")
     new.setdefault("broken_at", None)
     new.setdefault("broken_reason", None)
+    new["tags"] = list(new.get("tags") or ())  # tags came with migration 0009
     new["secret_names"] = placeholder_names(new["request"])
     new["channels"] = [c if isinstance(c, uuid.UUID) else uuid.UUID(c)
                        for c in new["channels"] or ()]

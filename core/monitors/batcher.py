@@ -8,6 +8,8 @@ are. Each ping still takes exactly one statement; it may wait for one in flight 
 
 A monitor appears in at most one in-flight statement of this process, so its pings are applied
 in arrival order; its later pings wait for the next statement, where they are folded in order.
+(A monitor pinged both by token and by slug URL at the same instant is two keys here: both
+statements still lock its row, so each ping is applied once, in the order the locks give.)
 
 During a database outage a statement fails once its pool gives up waiting for a connection
 (``CRONLEDGER_DB_WAIT_SECONDS``); the pings queued behind it fail with it, unsent, so none waits
@@ -59,7 +61,7 @@ class PingBatcher:
         self.max_in_flight = max_in_flight or pool.max_size
         self.max_batch = max_batch
         self.pending: list[_Pending] = []
-        self.busy: set[str] = set()  # tokens with a statement in flight
+        self.busy: set[str] = set()  # Ping.key of the monitors with a statement in flight
         self.in_flight = 0
         self.tasks: set[asyncio.Task[None]] = set()
         self.scheduled = False
@@ -87,11 +89,11 @@ class PingBatcher:
             waiting: list[_Pending] = []
             tokens: set[str] = set()
             for item in self.pending:
-                if item.ping.token in self.busy or len(batch) >= self.max_batch:
+                if item.ping.key in self.busy or len(batch) >= self.max_batch:
                     waiting.append(item)
                 else:
                     batch.append(item)
-                    tokens.add(item.ping.token)
+                    tokens.add(item.ping.key)
             if not batch:
                 return
             self.pending = waiting

@@ -25,6 +25,7 @@ from core.errors import ConcurrencyConflict, Conflict
 from core.events import append_events, stream_events
 from core.monitors.definition import DEFINITION_FIELDS, cached_schedule, normalize_definition
 from core.monitors.rules import timing
+from core.monitors.slugs import slugify
 from core.monitors.state import evolve
 from core.notifications.outbox import forget_monitor_alert, reschedule_monitor_realert
 from core.queries import Q
@@ -95,13 +96,29 @@ async def create_monitor(
     Raises:
         InvalidInput: when the definition is not acceptable.
     """
+    async with transaction(pool) as conn:
+        return await create_in(conn, actor, fields, now)
+
+
+async def create_in(conn: psycopg.AsyncConnection, actor: Actor, fields: dict[str, Any],
+                    now: datetime) -> tuple[uuid.UUID, str]:
+    """:func:`create_monitor` inside the caller's transaction.
+
+    Without a ``slug`` the monitor gets :func:`core.monitors.slugs.slugify` of its name, unless
+    another live monitor of the team has that slug already (then none: a derived slug never
+    makes a create fail); a ``slug`` given and taken is a ``Conflict``.
+    """
     definition = normalize_definition(fields, now=now)
     monitor_id = uuid.uuid4()
+    if definition["slug"] is None and (derived := slugify(definition["name"])):
+        cur = await conn.execute(Q["monitor_slug_taken"], {
+            "team_id": actor.team_id, "slug": derived, "id": monitor_id})
+        if not (await cur.fetchone())["taken"]:
+            definition["slug"] = derived
     token, digest = new_token()
     data = {**definition, "status": "new", "ping_token_hash": digest.hex()}
-    async with transaction(pool) as conn:
-        await check_new_channels(conn, actor.team_id, definition["channels"], [])
-        await _apply(conn, actor, None, monitor_id, [("monitor.created", data)], now)
+    await check_new_channels(conn, actor.team_id, definition["channels"], [])
+    await _apply(conn, actor, None, monitor_id, [("monitor.created", data)], now)
     return monitor_id, token
 
 

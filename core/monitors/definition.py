@@ -12,8 +12,10 @@ from typing import Any
 
 from core.errors import FieldErrors, nul_errors
 from core.jobs.definition import normalize_channels, normalize_realert
+from core.monitors.slugs import slug_problem
 from core.schedule import InvalidSchedule, Schedule, parse_schedule
 from core.schedule.zones import load_zone
+from core.tags import normalize_tags
 
 METHODS = ("any", "post")
 MAX_NAME = 200
@@ -26,9 +28,11 @@ DEFAULTS: dict[str, Any] = {
     "manual_resume": False,
     "channels": (),
     "realert_every": None,
+    "slug": None,
+    "tags": (),
 }
 DEFINITION_FIELDS = ("name", "schedule", "timezone", "grace_seconds", "methods", "manual_resume",
-                     "channels", "realert_every")
+                     "channels", "realert_every", "slug", "tags")
 ONE_SHOT = "a monitor needs a repeating schedule: a period such as 1h or @every 10m, or cron"
 
 
@@ -70,7 +74,9 @@ def normalize_definition(fields: dict[str, Any], *, now: datetime) -> dict[str, 
             default ``any``), ``manual_resume`` (default false), ``channels`` (channel ids to
             notify, at most 20; their team is checked by the command) and ``realert_every``
             (seconds or ``"1h"``-style, 60 s to 30 days, ``None``: no re-alerts; the rules of
-            jobs' fields of the same names).
+            jobs' fields of the same names), ``slug`` (``[a-z0-9_-]``, 1 to 100 characters,
+            ``None``: none; the command derives one from the name at creation,
+            :mod:`core.monitors.slugs`) and ``tags`` (:mod:`core.tags`).
         now: the current instant (UTC).
 
     Returns:
@@ -102,6 +108,9 @@ def normalize_definition(fields: dict[str, Any], *, now: datetime) -> dict[str, 
         errors.add("manual_resume", "must be true or false")
     out["channels"] = normalize_channels(out["channels"], errors)
     out["realert_every"] = normalize_realert(out["realert_every"], errors)
+    if out["slug"] is not None and (problem := slug_problem(out["slug"])):
+        errors.add("slug", problem)
+    out["tags"] = normalize_tags(out["tags"], errors)
     period = None
     schedule = out.get("schedule")
     zone_error = _check_zone(out["timezone"])

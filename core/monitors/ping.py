@@ -2,11 +2,15 @@
 
 ``/ping/<token>`` (success), ``/start``, ``/fail``, ``/log`` and ``/<exit status>`` (0 is a
 success, 1-255 a failure). The token is the credential: 64 lowercase hex characters, looked up
-by its SHA-256. :func:`record_pings` runs the single ``monitor_ping_batch`` statement on an
-autocommit connection: one round trip and one commit for any number of pings, applied per
-monitor in the given order under the monitor's row lock (so concurrent batches serialise on a
-monitor and each sees the state the previous one left). :class:`core.monitors.batcher.
-PingBatcher` gathers the pings arriving while a statement is in flight into the next one.
+by its SHA-256. ``/ping/<ping-key>/<slug>`` and the same suffixes name the monitor by the team's
+ping key (looked up by its SHA-256, :mod:`core.teams`) and the monitor's slug instead: the
+statement resolves the pair to the monitor's token hash, and everything else is the same
+(healthchecks' ``hc/api/tests/test_ping_by_slug.py``). :func:`record_pings` runs the single
+``monitor_ping_batch`` statement on an autocommit connection: one round trip and one commit
+for any number of pings, applied per monitor in the given order under the monitor's row lock
+(so concurrent batches serialise on a monitor and each sees the state the previous one left).
+:class:`core.monitors.batcher.PingBatcher` gathers the pings arriving while a statement is in
+flight into the next one.
 
 Alerts: a ping that takes a monitor with channels down (``/fail``) or back up must queue its
 alert in the transaction of its ``monitor.down`` / ``monitor.up`` event (the outbox rule of
@@ -23,7 +27,7 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 import psycopg
@@ -35,9 +39,11 @@ from core.clock import rfc3339
 from core.db import QuickReconnectPool
 from core.monitors.commands import token_hash
 from core.monitors.rules import alert_for
+from core.monitors.slugs import SLUG_PATTERN
 from core.notifications.outbox import DEFAULT_MAX_ATTEMPTS, enqueue_monitor_alert
 from core.queries import Q
 from core.services.outage import connect_dsn
+from core.teams import PING_KEY_PATTERN, ping_key_hash
 
 MAX_BODY_BYTES = 10 * 1024 * 1024  # larger request bodies are refused (413)
 MAX_EXIT_STATUS = 255
@@ -46,6 +52,8 @@ MAX_REMOTE_ADDR = 100
 TOKEN_PATTERN = "[0-9a-f]{64}"  # a ping token (the OpenAPI document uses it too)
 _TOKEN = re.compile(TOKEN_PATTERN)
 _EXIT_STATUS = re.compile(r"[0-9]+")  # any length: too large is a 400, as in healthchecks
+_PING_KEY = re.compile(PING_KEY_PATTERN)
+_SLUG = re.compile(SLUG_PATTERN)
 
 
 def native_placeholders(statement: str) -> tuple[str, tuple[str, ...]]:
@@ -78,7 +86,7 @@ class Ping:
     """One received ping, already validated.
 
     Attributes:
-        token: the 64-hex token from the URL.
+        token: the 64-hex token from the URL (``""`` for a slug ping).
         kind: ``success``, ``start``, ``fail`` or ``log`` (the monitor may turn it into
             ``ignored``).
         method: HTTP method (``GET``, ``POST``, ``HEAD``).
@@ -88,6 +96,8 @@ class Ping:
         user_agent: ``User-Agent``, at most 300 characters.
         body: the body, truncated to the configured limit (``None`` when there was none).
         body_size: the body's full size in bytes.
+        ping_key: the team's ping key of a slug ping (``None`` for a token ping).
+        slug: the monitor's slug of a slug ping.
     """
 
     token: str
@@ -99,37 +109,65 @@ class Ping:
     user_agent: str | None = None
     body: bytes | None = None
     body_size: int = 0
+    ping_key: str | None = None
+    slug: str | None = None
+
+    @property
+    def key(self) -> str:
+        """What names the monitor in this process: the token, or ``<ping key>/<slug>``."""
+        return self.token or f"{self.ping_key}/{self.slug}"
 
 
-def parse_target(path: str) -> tuple[str, str, int | None] | None:
-    """``(token, kind, exit_status)`` from the part of the path after ``/ping/``.
+class Target(NamedTuple):
+    """The monitor and action a ping URL names: ``token`` (``""`` for a slug URL) or
+    ``ping_key`` and ``slug``; ``kind`` ``success`` | ``start`` | ``fail`` | ``log``."""
 
-    Args:
-        path: e.g. ``"<token>"``, ``"<token>/start"``, ``"<token>/3"`` (slashes around it are
-            ignored).
+    token: str
+    kind: str
+    exit_status: int | None
+    ping_key: str | None = None
+    slug: str | None = None
 
-    Returns:
-        ``None`` when the path names no ping route or the token is malformed (a 404, like an
-        unknown token).
 
-    Raises:
-        BadPing: an exit status above 255.
-    """
-    parts = path.strip("/").split("/")
-    if len(parts) > 2 or not _TOKEN.fullmatch(parts[0]):
-        return None
-    if len(parts) == 1:
-        return parts[0], "success", None
-    action = parts[1]
+def _action(action: str) -> tuple[str, int | None] | None:
     if action in ("start", "fail", "log"):
-        return parts[0], action, None
+        return action, None
     if not _EXIT_STATUS.fullmatch(action):
         return None
     status = int(action) if len(action) <= 9 else MAX_EXIT_STATUS + 1
     if status > MAX_EXIT_STATUS:
         shown = action if len(action) <= 20 else f"{action[:20]}…"
         raise BadPing(f"invalid exit status {shown}: use 0 to {MAX_EXIT_STATUS}")
-    return parts[0], "success" if status == 0 else "fail", status
+    return ("success" if status == 0 else "fail"), status
+
+
+def parse_target(path: str) -> Target | None:
+    """The :class:`Target` of the part of the path after ``/ping/``.
+
+    Args:
+        path: ``"<token>"``, ``"<token>/start"``, ``"<token>/3"``, or ``"<ping key>/<slug>"``
+            with the same suffixes (``"<ping key>/<slug>/fail"``); slashes around it are
+            ignored, so a trailing slash is accepted. A ping key is never 64 hex characters
+            (:func:`core.teams.new_ping_key`), so the two forms cannot be confused.
+
+    Returns:
+        ``None`` when the path names no ping route or the token, key or slug is malformed (a
+        404, like an unknown token).
+
+    Raises:
+        BadPing: an exit status above 255.
+    """
+    parts = path.strip("/").split("/")
+    if _TOKEN.fullmatch(parts[0]):
+        if len(parts) == 1:
+            return Target(parts[0], "success", None)
+        action = _action(parts[1]) if len(parts) == 2 else None
+        return None if action is None else Target(parts[0], *action)
+    if not 2 <= len(parts) <= 3 or not _PING_KEY.fullmatch(parts[0]) \
+            or not _SLUG.fullmatch(parts[1]):
+        return None
+    action = ("success", None) if len(parts) == 2 else _action(parts[2])
+    return None if action is None else Target("", *action, ping_key=parts[0], slug=parts[1])
 
 
 def parse_rid(value: str | None) -> uuid.UUID | None:
@@ -185,7 +223,9 @@ def ping_batch_params(pings: Sequence[tuple[Ping, datetime]], defer: bool = True
                       ) -> dict[str, Any]:
     """The parameters of ``monitor_ping_batch`` for ``pings`` (in arrival order)."""
     return {"defer": defer, "pings": _encode([
-        {"i": n, "h": token_hash(ping.token), "k": ping.kind, "m": ping.method, "r": ping.rid,
+        {"i": n, "h": token_hash(ping.token) if ping.token else None,
+         "pk": ping_key_hash(ping.ping_key) if ping.ping_key else None, "sl": ping.slug,
+         "k": ping.kind, "m": ping.method, "r": ping.rid,
          "t": at, "x": ping.exit_status, "a": ping.remote_addr, "u": ping.user_agent,
          "b": ping.body, "s": ping.body_size}
         for n, (ping, at) in enumerate(pings, start=1)]).decode()}
@@ -197,14 +237,15 @@ def _last_ping(ping: Ping, at: datetime) -> dict[str, Any]:
 
 
 async def _record_alerting(conn: psycopg.AsyncConnection, pings: Sequence[tuple[Ping, datetime]],
-                           max_attempts: int) -> list[str | None]:
+                           keys: Sequence[bytes], max_attempts: int) -> list[str | None]:
     """Record pings of monitors that notify, and queue the alerts of the transitions they
-    cause, in one transaction (``conn`` is a dict-row connection, not in a transaction).
+    cause, in one transaction (``conn`` is a dict-row connection, not in a transaction;
+    ``keys``: each ping's monitor token hash, as the first statement resolved it).
 
     Which transitions alert is :func:`core.monitors.rules.alert_for` (healthchecks' rule:
     down, and up after down); a ping that leaves the status as it is says nothing.
     """
-    hashes = sorted({token_hash(ping.token) for ping, _ in pings})
+    hashes = sorted(set(keys))
     async with conn.transaction():
         cur = await conn.execute(Q["monitor_lock_for_ping_alerts"], {"hashes": hashes})
         monitors = {row["ping_token_hash"]: row for row in await cur.fetchall()}
@@ -212,8 +253,7 @@ async def _record_alerting(conn: psycopg.AsyncConnection, pings: Sequence[tuple[
         statuses = [row["status"] for row in await cur.fetchall()]
         status_of = {key: row["status"] for key, row in monitors.items()}
         down_since = {key: row["down_since"] for key, row in monitors.items()}
-        for (ping, at), status in zip(pings, statuses, strict=True):
-            key = token_hash(ping.token)
+        for (ping, at), key, status in zip(pings, keys, statuses, strict=True):
             if status is None or key not in monitors:
                 continue
             before, status_of[key] = status_of[key], status
@@ -260,7 +300,7 @@ async def record_pings(pool: AsyncConnectionPool, pings: Sequence[tuple[Ping, da
             conn.cursor_factory, conn.row_factory = psycopg.AsyncCursor, dict_row
             try:
                 again = await _record_alerting(conn, [pings[n] for n in deferred],
-                                               max_attempts)
+                                               [rows[n][4] for n in deferred], max_attempts)
             finally:
                 conn.cursor_factory, conn.row_factory = AsyncRawCursor, tuple_row
             for n, status in zip(deferred, again, strict=True):

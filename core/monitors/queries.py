@@ -118,3 +118,12 @@ async def monitor_events(
         await _exists(conn, actor, monitor_id)
         return await read_stream(conn, monitor_id, actor.team_id, after_version=after_version,
                                  limit=limit)
+
+
+async def ping_counts(pool: AsyncConnectionPool, actor: Actor,
+                      monitor_ids: list[uuid.UUID]) -> dict[uuid.UUID, int]:
+    """The number of pings each monitor received (absent: none)."""
+    async with pool.connection() as conn:
+        cur = await conn.execute(Q["monitor_ping_counts"], {"ids": monitor_ids,
+                                                            "team_id": actor.team_id})
+        return {row["id"]: row["n_pings"] for row in await cur.fetchall()}

@@ -105,6 +105,8 @@ def evolve(state: dict[str, Any] | None, event: dict[str, Any]) -> dict[str, Any
     new.setdefault("broken_reason", None)
     new["channels"] = [c if isinstance(c, uuid.UUID) else uuid.UUID(c)
                        for c in new.get("channels") or ()]
+    new["tags"] = list(new.get("tags") or ())  # slug and tags came with migration 0009
+    new.setdefault("slug", None)
     new["version"] = event["stream_version"]
     new["updated_at"] = at
     return new

@@ -14,3 +14,42 @@ SELECT
 
 -- name: metrics_jobs_by_status
 SELECT status, count(*)::bigint AS jobs FROM jobs GROUP BY status;
+
+-- name: metrics_runs_by_outcome
+-- Finished runs by outcome, from the team_runs_hourly read model (no per-job labels).
+SELECT coalesce(sum(succeeded), 0)::bigint AS succeeded, coalesce(sum(failed), 0)::bigint AS failed,
+       coalesce(sum(skipped), 0)::bigint AS skipped, coalesce(sum(missed), 0)::bigint AS missed
+FROM team_runs_hourly;
+
+-- name: metrics_run_histograms
+-- Run duration and fire lateness, the weekly read model's histograms merged: one row per
+-- (which, bucket index) with its count (core/projections/histogram.py explains the buckets).
+SELECT 'duration' AS which, h.key::int AS bucket, sum(h.value::bigint)::bigint AS n
+FROM job_stats_weekly, jsonb_each_text(duration_histogram) h GROUP BY h.key
+UNION ALL
+SELECT 'lateness', h.key::int, sum(h.value::bigint)::bigint
+FROM job_stats_weekly, jsonb_each_text(lateness_histogram) h GROUP BY h.key;
+
+-- name: metrics_pings_by_kind
+SELECT coalesce(sum(success), 0)::bigint AS success, coalesce(sum(start), 0)::bigint AS start,
+       coalesce(sum(fail), 0)::bigint AS fail, coalesce(sum(log), 0)::bigint AS log
+FROM monitor_pings_daily;
+
+-- name: metrics_monitors_by_status
+SELECT status, count(*)::bigint AS monitors FROM monitors WHERE status <> 'deleted'
+GROUP BY status;
+
+-- name: metrics_notifications
+-- Notifications by channel kind and outcome (status).
+SELECT c.kind, n.status, count(*)::bigint AS notifications
+FROM notifications n JOIN channels c ON c.id = n.channel_id
+GROUP BY c.kind, n.status;
+
+-- name: metrics_projector_lag
+-- How far the read models are behind the log: events not yet applied, and seconds since the
+-- checkpoint last moved while events wait.
+SELECT greatest((SELECT coalesce(max(global_position), 0) FROM events) - p.global_position,
+                0)::bigint AS events,
+       extract(epoch FROM greatest(%(now)s::timestamptz - p.updated_at, '0'::interval))::float8
+           AS seconds
+FROM projection_checkpoints p WHERE p.name = 'reporting';

@@ -8,7 +8,7 @@ INSERT INTO monitors (id, team_id, name, schedule, timezone, period_seconds, gra
                       methods, manual_resume, ping_token_hash, status, last_ping_at,
                       last_start_at, last_start_rid, last_duration_ms, next_expected_at,
                       alert_at, channels, realert_every, version, created_at, updated_at,
-                      broken_at, broken_reason)
+                      broken_at, broken_reason, slug, tags)
 VALUES (%(id)s::uuid, %(team_id)s::uuid, %(name)s::text, %(schedule)s::text, %(timezone)s::text,
         %(period_seconds)s::float8, %(grace_seconds)s::int, %(methods)s::text,
         %(manual_resume)s::bool, %(ping_token_hash)s::bytea, %(status)s::text,
@@ -17,7 +17,8 @@ VALUES (%(id)s::uuid, %(team_id)s::uuid, %(name)s::text, %(schedule)s::text, %(t
         %(next_expected_at)s::timestamptz, %(alert_at)s::timestamptz, %(channels)s::uuid[],
         %(realert_every)s::int, %(version)s::int,
         %(created_at)s::timestamptz, %(updated_at)s::timestamptz,
-        %(broken_at)s::timestamptz, %(broken_reason)s::text)
+        %(broken_at)s::timestamptz, %(broken_reason)s::text, %(slug)s::text,
+        %(tags)s::text[])
 ON CONFLICT ON CONSTRAINT monitors_pkey DO UPDATE SET
     name = excluded.name, schedule = excluded.schedule, timezone = excluded.timezone,
     period_seconds = excluded.period_seconds, grace_seconds = excluded.grace_seconds,
@@ -28,14 +29,15 @@ ON CONFLICT ON CONSTRAINT monitors_pkey DO UPDATE SET
     next_expected_at = excluded.next_expected_at, alert_at = excluded.alert_at,
     channels = excluded.channels, realert_every = excluded.realert_every,
     version = excluded.version, updated_at = excluded.updated_at,
-    broken_at = excluded.broken_at, broken_reason = excluded.broken_reason;
+    broken_at = excluded.broken_at, broken_reason = excluded.broken_reason,
+    slug = excluded.slug, tags = excluded.tags;
 
 -- name: monitor_lock
 -- The current state of one monitor, locked for a command (deleted monitors are not found).
 SELECT id, team_id, name, schedule, timezone, period_seconds, grace_seconds, methods,
        manual_resume, ping_token_hash, status, last_ping_at, last_start_at, last_start_rid,
        last_duration_ms, next_expected_at, alert_at, channels, realert_every, version,
-       created_at, updated_at, broken_at, broken_reason
+       created_at, updated_at, broken_at, broken_reason, slug, tags
 FROM monitors
 WHERE id = %(id)s::uuid AND team_id = %(team_id)s::uuid AND status <> 'deleted'
 FOR UPDATE;
@@ -43,7 +45,7 @@ FOR UPDATE;
 -- name: monitor_get
 SELECT id, team_id, name, schedule, timezone, grace_seconds, methods, manual_resume, status,
        last_ping_at, last_start_at, last_duration_ms, next_expected_at, alert_at, channels,
-       realert_every, version, created_at, updated_at, broken_at, broken_reason
+       realert_every, version, created_at, updated_at, broken_at, broken_reason, slug, tags
 FROM monitors
 WHERE id = %(id)s::uuid AND team_id = %(team_id)s::uuid AND status <> 'deleted';
 
@@ -51,7 +53,7 @@ WHERE id = %(id)s::uuid AND team_id = %(team_id)s::uuid AND status <> 'deleted';
 -- Keyset pagination on (created_at, id).
 SELECT id, team_id, name, schedule, timezone, grace_seconds, methods, manual_resume, status,
        last_ping_at, last_start_at, last_duration_ms, next_expected_at, alert_at, channels,
-       realert_every, version, created_at, updated_at, broken_at, broken_reason
+       realert_every, version, created_at, updated_at, broken_at, broken_reason, slug, tags
 FROM monitors
 WHERE team_id = %(team_id)s::uuid
   AND status <> 'deleted'
@@ -88,7 +90,10 @@ SELECT pg_notify('cronledger_monitors', %(reason)s::text);
 -- Records a batch of pings in one statement and one commit. The batch is one JSON array, in
 -- arrival order, of {"i": position, "h": token SHA-256 (base64), "k": kind, "m": method,
 -- "r": rid, "t": arrival, "x": exit status, "a": address, "u": user agent, "b": body (base64),
--- "s": body size} (one JSON text costs the driver far less to send than ten arrays).
+-- "s": body size} (one JSON text costs the driver far less to send than ten arrays). A slug
+-- ping (docs/healthchecks.md) has no "h" but "pk": the team's ping key SHA-256 (base64) and
+-- "sl": the slug, resolved here to the monitor's token hash (teams_ping_key_hash_key and
+-- monitors_team_slug_key make it two index probes); the rest is the same.
 -- Its specification is core/monitors/rules.py (ping, ping_timing: healthchecks' Check.ping);
 -- tests/test_monitor_rules_property.py checks that the two agree, so change both together.
 -- Per monitor it locks the row (in id order, so concurrent batches cannot deadlock), folds the
@@ -99,19 +104,26 @@ SELECT pg_notify('cronledger_monitors', %(reason)s::text);
 -- alert_at only ever moves earlier here, so a ping that pushes the deadline out is a HOT update;
 -- the checker corrects it when it comes. Cron monitors get their expected instant from the
 -- checker (alert_at = the ping time): SQL has no cron engine. Returns one row per input position: the monitor's status after that
--- ping, or NULL when no live monitor has the token (nothing is written for it).
+-- ping, or NULL when no live monitor has the token (nothing is written for it), and the token
+-- hash the ping resolved to.
 -- With %(defer)s, a monitor that notifies (non-empty channels) and is down, or gets a fail ping
 -- in this batch, is left alone (not locked, nothing written) and its pings come back with
 -- `deferred`: their status change queues an alert, which must commit with it, so the caller
 -- records them again in an explicit transaction (core/monitors/ping.py). Ordinary pings never
 -- take that path.
 WITH RECURSIVE b AS (
-    SELECT r.i AS pos, decode(r.h, 'base64') AS token_hash, r.k AS kind, r.m AS method,
+    SELECT r.i AS pos,
+           coalesce(decode(r.h, 'base64'), (
+               SELECT mo.ping_token_hash FROM teams t
+               JOIN monitors mo ON mo.team_id = t.id AND mo.slug = r.sl
+                               AND mo.status <> 'deleted' AND mo.slug IS NOT NULL
+               WHERE t.ping_key_hash = decode(r.pk, 'base64'))) AS token_hash,
+           r.k AS kind, r.m AS method,
            r.r AS rid, r.t AS at, r.x AS exit_status, r.a AS remote_addr, r.u AS user_agent,
            decode(r.b, 'base64') AS body, r.s AS body_size
     FROM json_to_recordset(%(pings)s::json)
          AS r(i bigint, h text, k text, m text, r uuid, t timestamptz, x smallint, a text,
-              u text, b text, s int)
+              u text, b text, s int, pk text, sl text)
 ),
 m AS (
     SELECT id, team_id, status, methods, manual_resume, period_seconds, ping_token_hash,
@@ -249,7 +261,8 @@ d AS (
                                  WHERE NOT EXISTS (SELECT 1 FROM q WHERE q.pos = b.pos))
 )
 SELECT b.pos, f.status, (SELECT count(*) FROM w) AS woke,
-       q.pos IS NULL AND b.token_hash IN (SELECT ping_token_hash FROM d) AS deferred
+       q.pos IS NULL AND b.token_hash IN (SELECT ping_token_hash FROM d) AS deferred,
+       b.token_hash
 FROM b
 LEFT JOIN q ON q.pos = b.pos
 LEFT JOIN f ON f.monitor_id = q.monitor_id AND f.seq = q.seq
@@ -319,3 +332,22 @@ FROM unnest(%(ids)s::uuid[], %(read_versions)s::int[], %(reasons)s::text[])
      AS b(id, read_version, reason)
 WHERE m.id = b.id AND m.version = b.read_version
 RETURNING m.id, m.team_id, m.version, m.broken_reason;
+
+-- name: monitor_slug_taken
+-- Whether a live monitor of the team other than %(id)s has the slug (core/monitors/commands.py).
+SELECT EXISTS (SELECT 1 FROM monitors
+               WHERE team_id = %(team_id)s::uuid AND slug = %(slug)s::text
+                 AND status <> 'deleted' AND id <> %(id)s::uuid) AS taken;
+
+-- name: monitor_count_live
+-- The team's live monitors, for the monitor limit of ?create=1 pings.
+SELECT count(*)::int AS monitors FROM monitors
+WHERE team_id = %(team_id)s::uuid AND status <> 'deleted';
+
+-- name: monitor_ping_counts
+-- How many pings each of the monitors received (healthchecks' n_pings, api/hc/).
+SELECT e.stream_id AS id, count(*)::int AS n_pings
+FROM events e
+WHERE e.stream_id = ANY (%(ids)s::uuid[]) AND e.team_id = %(team_id)s::uuid
+  AND e.event_type = 'monitor.pinged'
+GROUP BY e.stream_id;

@@ -41,3 +41,28 @@ SELECT id, team_id, revoked_at FROM api_keys WHERE id = %(id)s::uuid;
 UPDATE api_keys SET revoked_at = %(now)s::timestamptz
 WHERE id = %(id)s::uuid AND team_id = %(team_id)s::uuid AND revoked_at IS NULL
 RETURNING id;
+
+-- name: team_get
+-- A team as GET /v1/team shows it (core/teams.py).
+SELECT id, name, created_at, ping_key_hash IS NOT NULL AS has_ping_key, badge_key
+FROM teams WHERE id = %(team_id)s::uuid;
+
+-- name: team_lock
+-- The team, locked for a change of its keys, with the version of its `team` event stream.
+SELECT t.id, t.badge_key,
+       (SELECT coalesce(max(e.stream_version), 0) FROM events e
+        WHERE e.stream_id = t.id AND e.stream_type = 'team')::int AS version
+FROM teams t WHERE t.id = %(team_id)s::uuid
+FOR UPDATE;
+
+-- name: team_ping_key_set
+UPDATE teams SET ping_key_hash = %(ping_key_hash)s::bytea WHERE id = %(team_id)s::uuid;
+
+-- name: team_badge_key_set
+UPDATE teams SET badge_key = %(badge_key)s::text WHERE id = %(team_id)s::uuid;
+
+-- name: team_by_ping_key
+SELECT id FROM teams WHERE ping_key_hash = %(ping_key_hash)s::bytea;
+
+-- name: team_by_badge_key
+SELECT id FROM teams WHERE badge_key = %(badge_key)s::text;

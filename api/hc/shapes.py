@@ -1,0 +1,197 @@
+"""healthchecks' v3 shapes of checks (monitors), pings, flips and channels, and the
+translation of a create/update body to a monitor definition (healthchecks' docs,
+*Management API*, and ``hc/api/views.py``: the field names, defaults and limits).
+
+A check is a monitor. ``timeout`` (seconds) is a period schedule ``@every <n>s``; ``schedule``
+and ``tz`` a cron one. ``tags`` is one space-separated string, ``methods`` ``""`` (any) or
+``"POST"``, ``channels`` ``"*"`` (all of the team's channels), ``""`` (none) or ids joined by
+commas. ``desc``, ``subject``, ``*_kw`` and ``filter_*`` have no cronledger counterpart: they
+are accepted, ignored and answered empty. Status: ``new``, ``up``, ``grace`` (cronledger's
+``late``), ``down``, ``paused``, and ``started`` for an up monitor with a pending start.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+from core.errors import FieldErrors, invalid
+from core.metrics import unique_key
+from core.monitors.definition import cached_schedule
+from core.tags import split_tags
+
+MIN_SECONDS, MAX_SECONDS = 60, 31_536_000  # timeout and grace, healthchecks' limits
+DEFAULT_TIMEOUT, DEFAULT_GRACE = 86_400, 3_600
+UNIQUE_FIELDS = ("name", "slug", "tags", "timeout", "grace")
+_STATUS = {"late": "grace"}
+
+
+def _iso(value: datetime | None) -> str | None:
+    return None if value is None else value.isoformat(timespec="seconds")
+
+
+def timeout_of(monitor: dict[str, Any]) -> int | None:
+    """The period of a period monitor in whole seconds (``None`` for cron)."""
+    try:
+        schedule = cached_schedule(monitor["schedule"], monitor["timezone"],
+                                   monitor["created_at"])
+    except Exception:  # noqa: BLE001 - a stored schedule that no longer evaluates
+        return None
+    period = schedule.interval_seconds
+    return None if period is None else int(period)
+
+
+def check_view(monitor: dict[str, Any], n_pings: int, base: str, *, read_only: bool,
+               token: str | None = None) -> dict[str, Any]:
+    """The v3 check of ``monitor`` (a row of ``monitor_get`` / ``monitor_list``).
+
+    ``ping_url`` is the token URL only in the answer that created the monitor (``token``):
+    only the token's hash is stored (docs/heartbeats.md), so later answers carry ``""`` (the
+    one difference from healthchecks, whose check UUID is its ping credential).
+    """
+    status = _STATUS.get(monitor["status"], monitor["status"])
+    started = monitor["last_start_at"] is not None
+    if status == "up" and started:
+        status = "started"
+    check: dict[str, Any] = {
+        "name": monitor["name"], "slug": monitor.get("slug") or "",
+        "tags": " ".join(monitor.get("tags") or ()), "desc": "",
+        "grace": monitor["grace_seconds"], "n_pings": n_pings, "status": status,
+        "started": started, "last_ping": _iso(monitor["last_ping_at"]),
+        "next_ping": _iso(monitor["next_expected_at"]),
+        "manual_resume": monitor["manual_resume"],
+        "methods": "POST" if monitor["methods"] == "post" else "", "subject": "",
+        "subject_fail": "", "start_kw": "", "success_kw": "", "failure_kw": "",
+        "filter_subject": False, "filter_body": False,
+        "last_duration": (monitor["last_duration_ms"] or 0) // 1000,
+    }
+    timeout = timeout_of(monitor)
+    if timeout is not None:
+        check["timeout"] = timeout
+    else:
+        check["schedule"], check["tz"] = monitor["schedule"], monitor["timezone"]
+    if read_only:
+        check["unique_key"] = unique_key(monitor["id"])
+        return check
+    update = f"{base}/api/v3/checks/{monitor['id']}"
+    check.update(uuid=str(monitor["id"]), ping_url=f"{base}/ping/{token}" if token else "",
+                 update_url=update, pause_url=f"{update}/pause", resume_url=f"{update}/resume",
+                 channels=",".join(str(c) for c in monitor["channels"]))
+    return check
+
+
+def _seconds(body: dict[str, Any], name: str, errors: FieldErrors) -> int | None:
+    value = body.get(name)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) \
+            or not MIN_SECONDS <= value <= MAX_SECONDS:
+        errors.add(name, f"must be a whole number of seconds from {MIN_SECONDS} to "
+                         f"{MAX_SECONDS}")
+        return None
+    return value
+
+
+def _text(body: dict[str, Any], name: str, errors: FieldErrors) -> str | None:
+    value = body.get(name)
+    if value is not None and not isinstance(value, str):
+        errors.add(name, "must be a string")
+        return None
+    return value
+
+
+def definition_fields(body: Any, all_channels: list[uuid.UUID], *,
+                      creating: bool) -> dict[str, Any]:
+    """Monitor definition fields from a v3 create (``creating``: defaults filled in) or
+    update body (only what it gives).
+
+    Raises:
+        InvalidInput: the body is not an object, or a field has the wrong type or range.
+    """
+    if not isinstance(body, dict):
+        raise invalid("body", "must be a JSON object")
+    errors = FieldErrors()
+    fields: dict[str, Any] = {}
+    name = _text(body, "name", errors)
+    if name is not None:
+        fields["name"] = name
+    slug = _text(body, "slug", errors)
+    if slug is not None:
+        fields["slug"] = slug or None
+    if name is None and creating:  # healthchecks names it ""; a monitor needs a name
+        fields["name"] = slug or "unnamed"
+    tags = _text(body, "tags", errors)
+    if tags is not None:
+        fields["tags"] = split_tags(tags)
+    timeout = _seconds(body, "timeout", errors)
+    grace = _seconds(body, "grace", errors)
+    schedule, tz = _text(body, "schedule", errors), _text(body, "tz", errors)
+    if schedule is not None:
+        fields["schedule"], fields["timezone"] = schedule, tz or "UTC"
+    elif timeout is not None or creating:
+        fields["schedule"] = f"@every {timeout or DEFAULT_TIMEOUT}s"
+        fields["timezone"] = "UTC"
+    if grace is not None or creating:
+        fields["grace_seconds"] = grace or DEFAULT_GRACE
+    methods = _text(body, "methods", errors)
+    if methods is not None:
+        if methods.upper() not in ("", "POST"):
+            errors.add("methods", 'must be "" or "POST"')
+        fields["methods"] = "post" if methods.upper() == "POST" else "any"
+    if "manual_resume" in body:
+        if not isinstance(body["manual_resume"], bool):
+            errors.add("manual_resume", "must be true or false")
+        fields["manual_resume"] = body["manual_resume"]
+    channels = _text(body, "channels", errors)
+    if channels is not None:
+        fields["channels"] = _channels(channels, all_channels, errors)
+    unique = body.get("unique", [])
+    if not isinstance(unique, list) or any(u not in UNIQUE_FIELDS for u in unique):
+        errors.add("unique", f"must be a list of {', '.join(UNIQUE_FIELDS)}")
+    errors.raise_if_any()
+    return fields
+
+
+def _channels(text: str, all_channels: list[uuid.UUID], errors: FieldErrors) -> list[Any]:
+    if text == "*":
+        return list(all_channels)
+    ids = []
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        try:
+            ids.append(uuid.UUID(part))
+        except ValueError:
+            errors.add("channels", f"{part[:40]!r} is not a channel id")
+    return ids
+
+
+def matches(monitor: dict[str, Any], fields: dict[str, Any], unique: list[str]) -> bool:
+    """Whether an existing monitor is the one a create with ``unique`` names (healthchecks:
+    the first check whose every listed field equals the request's)."""
+    for name in unique:
+        if name == "name" and monitor["name"] != fields.get("name"):
+            return False
+        if name == "slug" and (monitor.get("slug") or None) != fields.get("slug"):
+            return False
+        if name == "tags" and sorted(monitor.get("tags") or ()) != sorted(fields.get("tags", [])):
+            return False
+        if name == "timeout" and f"@every {timeout_of(monitor)}s" != fields.get("schedule"):
+            return False
+        if name == "grace" and monitor["grace_seconds"] != fields.get("grace_seconds"):
+            return False
+    return True
+
+
+PING_TYPES = {"ignored": "ign"}
+
+
+def ping_view(row: dict[str, Any], n: int) -> dict[str, Any]:
+    """One v3 ping (``n``: its number, 1 for the first)."""
+    view: dict[str, Any] = {
+        "type": PING_TYPES.get(row["kind"], row["kind"]), "date": _iso(row["received_at"]),
+        "n": n, "scheme": "http", "remote_addr": row["remote_addr"] or "",
+        "method": row["method"], "ua": row["user_agent"] or "",
+    }
+    if row["duration_ms"] is not None:
+        view["duration"] = row["duration_ms"] / 1000
+    return view

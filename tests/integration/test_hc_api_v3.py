@@ -1,0 +1,94 @@
+"""healthchecks' Management API v3 at /api/v3/ (docs/healthchecks.md), driven with the request
+shapes of its Terraform provider's Go client (go-healthchecksio: ``X-Api-Key``, JSON bodies with
+``name``, ``tags`` space-separated, ``timeout``/``grace`` in seconds or ``schedule``/``tz``,
+``channels``, ``unique``, ``manual_resume``, ``methods``; create is ``POST /checks/``, update
+``POST /checks/<uuid>``, delete ``DELETE /checks/<uuid>``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar.testing import AsyncTestClient
+
+Team = dict[str, Any]
+UA = {"User-Agent": "terraform-provider-healthchecksio", "Content-Type": "application/json"}
+
+
+def _key(team: Team, scope: str = "write") -> dict[str, str]:
+    return {**UA, "X-Api-Key": team["write" if scope == "write" else "read"]}
+
+
+async def _events(api: AsyncTestClient, team: Team, check_id: str) -> list[str]:
+    r = await api.get(f"/v1/monitors/{check_id}/events", headers=team["auth"])
+    assert r.status_code == 200, r.text
+    return [e["event_type"] for e in r.json()["items"]]
+
+
+async def test_terraform_lifecycle(api: AsyncTestClient, team: Team) -> None:
+    body = {"name": "nightly-backup", "tags": "prod db", "timeout": 3600, "grace": 300,
+            "channels": "", "unique": ["name"], "manual_resume": False, "methods": ""}
+    r = await api.post("/api/v3/checks/", json=body, headers=_key(team))
+    assert r.status_code == 201, r.text
+    check = r.json()
+    assert check["name"] == "nightly-backup" and check["tags"] == "prod db"
+    assert check["timeout"] == 3600 and check["grace"] == 300 and check["status"] == "new"
+    assert check["n_pings"] == 0 and check["last_ping"] is None
+    assert check["slug"] == "nightly-backup"
+    assert check["update_url"].endswith(f"/api/v3/checks/{check['uuid']}")
+    assert "/ping/" in check["ping_url"]
+    uuid = check["uuid"]
+    # the upsert: the same unique name answers the existing check (200), updated
+    r = await api.post("/api/v3/checks/", json={**body, "grace": 600}, headers=_key(team))
+    assert r.status_code == 200 and r.json()["uuid"] == uuid and r.json()["grace"] == 600
+    r = await api.post(f"/api/v3/checks/{uuid}",
+                       json={"schedule": "0 3 * * *", "tz": "Europe/Paris"}, headers=_key(team))
+    assert r.status_code == 200, r.text
+    assert r.json()["schedule"] == "0 3 * * *" and r.json()["tz"] == "Europe/Paris"
+    assert "timeout" not in r.json()
+    assert (await api.post(f"/api/v3/checks/{uuid}/pause", headers=_key(team))).json()[
+        "status"] == "paused"
+    assert (await api.post(f"/api/v3/checks/{uuid}/resume", headers=_key(team))).json()[
+        "status"] == "new"
+    listed = (await api.get("/api/v3/checks/?tag=prod", headers=_key(team))).json()["checks"]
+    assert [c["uuid"] for c in listed] == [uuid]
+    assert (await api.get("/api/v3/checks/?tag=nope", headers=_key(team))).json() == {
+        "checks": []}
+    assert (await _events(api, team, uuid)) == ["monitor.created", "monitor.updated",
+                                                "monitor.updated", "monitor.paused",
+                                                "monitor.resumed"]
+    r = await api.delete(f"/api/v3/checks/{uuid}", headers=_key(team))
+    assert r.status_code == 200 and r.json()["name"] == "nightly-backup"
+    r = await api.get(f"/api/v3/checks/{uuid}", headers=_key(team))
+    assert r.status_code == 404 and "error" in r.json()
+
+
+async def test_pings_flips_and_read_keys(api: AsyncTestClient, team: Team) -> None:
+    r = await api.post("/api/v3/checks/", json={"name": "web", "timeout": 60},
+                       headers=_key(team))
+    uuid = r.json()["uuid"]
+    ping = "/" + r.json()["ping_url"].split("/", 3)[3]
+    assert (await api.get(ping)).status_code == 200
+    check = (await api.get(f"/api/v3/checks/{uuid}", headers=_key(team))).json()
+    assert check["status"] == "up" and check["n_pings"] == 1 and check["ping_url"] == ""
+    read = await api.get(f"/api/v3/checks/{uuid}", headers=_key(team, "read"))
+    assert read.status_code == 200
+    assert "unique_key" in read.json() and "update_url" not in read.json()
+    assert "ping_url" not in read.json()
+    r = await api.post("/api/v3/checks/", json={"name": "x"}, headers=_key(team, "read"))
+    assert r.status_code == 401 and r.json() == {"error": "wrong api key"}
+    assert (await api.get("/api/v3/checks/")).json() == {"error": "missing api key"}
+    r = await api.post("/api/v3/checks/", json={"name": "x", "timeout": 5}, headers=_key(team))
+    assert r.status_code == 400 and "timeout" in r.json()["error"]
+    r = await api.post("/api/v3/checks/", content=b"{nope", headers=_key(team))
+    assert r.status_code == 400
+    await api.get(f"{ping}/fail")
+    pings = await api.get(f"/api/v3/checks/{uuid}/pings/", headers=_key(team))
+    assert pings.status_code == 200
+    assert [(p["type"], p["n"], p["method"]) for p in pings.json()["pings"]] == [
+        ("fail", 2, "GET"), ("success", 1, "GET")]
+    flips = (await api.get(f"/api/v3/checks/{uuid}/flips/", headers=_key(team))).json()
+    assert [f["up"] for f in flips["flips"]] == [1, 0]
+    channels = await api.get("/api/v3/channels/", headers=_key(team, "read"))
+    assert channels.status_code == 200 and channels.json() == {"channels": []}
+    badges = (await api.get("/api/v3/badges/", headers=_key(team, "read"))).json()["badges"]
+    assert badges["*"]["svg3"].endswith("/*.svg") and badges["*"]["svg"].endswith("/*-2.svg")
