@@ -139,6 +139,7 @@ class Job(Struct):
     version: int
     created_at: datetime
     updated_at: datetime
+    in_maintenance_until: datetime | None = None  # docs/ledger-maintenance.md
 
 
 JobPage = page_of(Job)

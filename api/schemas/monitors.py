@@ -75,6 +75,7 @@ class Monitor(Struct):
     version: int
     created_at: datetime
     updated_at: datetime
+    in_maintenance_until: datetime | None = None  # docs/ledger-maintenance.md
 
 
 class PingRecord(Struct):
