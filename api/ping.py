@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import functools
 import logging
+import re
+from typing import Any
 from urllib.parse import parse_qsl
 
 import psycopg
@@ -30,6 +32,7 @@ from litestar.types import Receive, Scope, Send
 from psycopg_pool import PoolTimeout
 
 from api.errors import RETRY_AFTER_SECONDS
+from core.errors import DomainError
 from core.http.proxies import trusted_proxies
 from core.monitors.ping import (
     MAX_BODY_BYTES,
@@ -38,9 +41,12 @@ from core.monitors.ping import (
     BadPing,
     Ping,
     clean_text,
+    parse_action,
     parse_rid,
     parse_target,
 )
+from core.runs.confirm import TOKEN_PATTERN as CONFIRM_TOKEN_PATTERN
+from core.runs.confirm import confirm as confirm_run
 from core.services.outage import unavailable_reason
 
 log = logging.getLogger("cronledger.api.ping")
@@ -114,6 +120,45 @@ async def _read_body(receive: Receive, declared: int | None, keep: int) -> tuple
             return b"".join(kept), size
 
 
+CONFIRM_PREFIX = "run/"
+_CONFIRM_TOKEN = re.compile(CONFIRM_TOKEN_PATTERN)
+
+
+async def _confirm(scope: Scope, reply: Any) -> None:
+    """``/ping/run/<token>[/fail|/<exit status>]``: a run's confirmation URL
+    (:func:`core.runs.confirm.confirm`). ``200 OK`` once; ``404`` for an unknown, used or
+    expired token; ``400`` for ``/start``, ``/log`` or an exit status above 255; ``503`` when
+    the database is unavailable. The body is not read."""
+    state = scope["app"].state
+    parts = scope["path"].strip("/").split("/")[1:]
+    try:
+        action = parse_action(parts[1]) if len(parts) == 2 else \
+            parse_action(None) if len(parts) == 1 else None
+    except BadPing as exc:
+        await reply(400, str(exc).encode())
+        return
+    if action is None or not _CONFIRM_TOKEN.fullmatch(parts[0]):
+        await reply(404, b"not found")
+        return
+    kind, exit_status = action
+    if kind not in ("success", "fail"):
+        await reply(400, b"a confirmation is a success, /fail or an exit status")
+        return
+    try:
+        status = await confirm_run(state.pool, parts[0], failed=kind == "fail",
+                                   exit_status=exit_status, now=state.clock.now(),
+                                   max_attempts=state.settings.notify_max_attempts)
+    except (psycopg.Error, PoolTimeout, OSError, DomainError) as exc:
+        reason = None if isinstance(exc, DomainError) else unavailable_reason(exc)
+        if reason is None:
+            log.warning("confirmation could not be recorded: %s", exc)
+        else:
+            state.outage.down(reason)
+        await reply(503, b"service unavailable, retry", extra=_RETRY)
+        return
+    await reply(404 if status is None else 200, b"not found" if status is None else b"OK")
+
+
 async def ping_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
     """The ASGI app behind ``/ping`` and ``/v1/ping`` (scope ``path`` is the part after it)."""
     state = scope["app"].state
@@ -123,6 +168,9 @@ async def ping_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
     method = scope["method"]
     if method not in METHODS:
         await reply(405, b"method not allowed", extra=((b"allow", b"GET, POST, HEAD"),))
+        return
+    if scope["path"].lstrip("/").startswith(CONFIRM_PREFIX):
+        await _confirm(scope, reply)
         return
     try:
         target = parse_target(scope["path"])

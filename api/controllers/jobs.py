@@ -62,6 +62,7 @@ class JobController(Controller):
         fields = structs.asdict(data)
         fields["request"] = structs.asdict(data.request)
         fields["retry"] = structs.asdict(data.retry) if data.retry else None
+        fields["confirm"] = structs.asdict(data.confirm) if data.confirm else None
         job_id = await commands.create_job(pool, actor, fields, clock.now(), keyring)
         return await _job(pool, actor, job_id, clock.now())
 

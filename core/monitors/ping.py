@@ -118,18 +118,28 @@ def parse_target(path: str) -> tuple[str, str, int | None] | None:
     parts = path.strip("/").split("/")
     if len(parts) > 2 or not _TOKEN.fullmatch(parts[0]):
         return None
-    if len(parts) == 1:
-        return parts[0], "success", None
-    action = parts[1]
+    action = parse_action(parts[1] if len(parts) == 2 else None)
+    return None if action is None else (parts[0], *action)
+
+
+def parse_action(action: str | None) -> tuple[str, int | None] | None:
+    """``(kind, exit_status)`` of the path segment after a token (``None``: none, a success);
+    ``None`` when it names no ping route.
+
+    Raises:
+        BadPing: an exit status above 255.
+    """
+    if action is None:
+        return "success", None
     if action in ("start", "fail", "log"):
-        return parts[0], action, None
+        return action, None
     if not _EXIT_STATUS.fullmatch(action):
         return None
     status = int(action) if len(action) <= 9 else MAX_EXIT_STATUS + 1
     if status > MAX_EXIT_STATUS:
         shown = action if len(action) <= 20 else f"{action[:20]}…"
         raise BadPing(f"invalid exit status {shown}: use 0 to {MAX_EXIT_STATUS}")
-    return parts[0], "success" if status == 0 else "fail", status
+    return "success" if status == 0 else "fail", status
 
 
 def parse_rid(value: str | None) -> uuid.UUID | None:

@@ -29,6 +29,7 @@ from core.notifications.messages import job_broken_message
 from core.notifications.outbox import DEFAULT_MAX_ATTEMPTS, Alert, enqueue
 from core.queries import Q
 from core.runs import events as run_events
+from core.runs.confirm import issue_tokens
 from core.runs.dispatch import Dispatch
 from core.runs.events import new_run_id
 from core.runs.slots import apply_overlap, plan_slots
@@ -99,7 +100,8 @@ def _job_sending(job: dict[str, Any]) -> dict[str, Any]:
             "retry": job["retry"],
             "success_statuses": tuple(job["success_statuses"]) if job["success_statuses"]
             else None,
-            "secret_names": tuple(job["secret_names"]), "signing": job["signing"]}
+            "secret_names": tuple(job["secret_names"]), "signing": job["signing"],
+            "confirm_timeout_seconds": job["confirm_timeout_seconds"]}
 
 
 async def _attach_sealed(conn: psycopg.AsyncConnection,
@@ -284,6 +286,7 @@ async def claim_due(
                 "due_at": [due for _, due in batch.advance]})
         dispatches = await _attach_sealed(conn, [
             d for run_id, (_, d) in batch.starts.items() if d and run_id in inserted])
+        dispatches = await issue_tokens(conn, dispatches)
     return len(jobs), dispatches
 
 
@@ -316,14 +319,14 @@ async def claim_ready(
             for row in rows
         ]
         await append_events(conn, events)
-        return await _attach_sealed(conn, [
+        return await issue_tokens(conn, await _attach_sealed(conn, [
             Dispatch(run_id=r["id"], job_id=r["job_id"], team_id=r["team_id"],
                      scheduled_for=r["scheduled_for"], trigger=r["trigger"],
                      attempt=r["attempt"], max_attempts=r["max_attempts"],
                      lease_token=r["lease_token"], version=r["version"], due_at=r["due_at"],
                      **_job_sending(r))
             for r in rows
-        ])
+        ]))
 
 
 async def next_wakeup(pool: AsyncConnectionPool) -> datetime | None:
