@@ -66,7 +66,7 @@ class ServiceFailed(RuntimeError):
 
 @dataclass(frozen=True)
 class Service:
-    """A supervised background task: ``run()`` until ``stop()`` is called. The four built-in
+    """A supervised background task: ``run()`` until ``stop()`` is called. The six built-in
     services are :class:`core.services.base.Service` subclasses; tests add plain ones."""
 
     name: str

@@ -25,6 +25,7 @@ MAX_SNOOZE_SECONDS = 30 * 86400
 MAX_TARGETS = 100  # ids per list, tags
 MAX_TAG = 100
 MAX_COMMENT = 500
+MIN_YEAR, MAX_YEAR = 1970, 2399  # the schedule engine's range (core/schedule/model.py)
 FIELDS = ("from", "to", "schedule", "timezone", "duration_seconds", "jobs", "monitors", "tags",
           "suppress", "comment")
 
@@ -38,6 +39,9 @@ def _instant(value: Any, field: str, errors: FieldErrors) -> datetime | None:
             return None
     if not isinstance(value, datetime) or value.tzinfo is None:
         errors.add(field, "must be an RFC 3339 instant with an offset")
+        return None
+    if not MIN_YEAR < value.year < MAX_YEAR:
+        errors.add(field, f"must be between the years {MIN_YEAR} and {MAX_YEAR}")
         return None
     return value.astimezone(UTC)
 
