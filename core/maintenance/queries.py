@@ -69,6 +69,8 @@ async def maintenance_until(conn: psycopg.AsyncConnection, team_id: uuid.UUID,
 async def fetch_maintenance_until(pool: AsyncConnectionPool, team_id: uuid.UUID,
                                   subject_type: str, ids: Sequence[uuid.UUID],
                                   now: datetime) -> dict[uuid.UUID, datetime | None]:
-    """:func:`maintenance_until` (any suppression) on a connection of ``pool``."""
+    """:func:`maintenance_until` on a connection of ``pool``: for jobs any window, for monitors
+    the ``alerts`` ones (a ``runs`` window does nothing to a monitor)."""
     async with pool.connection() as conn:
-        return await maintenance_until(conn, team_id, subject_type, ids, now)
+        return await maintenance_until(conn, team_id, subject_type, ids, now,
+                                       None if subject_type == "job" else "alerts")
