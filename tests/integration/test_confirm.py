@@ -193,3 +193,20 @@ async def test_confirm_input_is_checked(
     assert r.status_code == 200 and r.json()["confirm"] is None
     for path in ("/ping/run/short", "/ping/run/" + "a" * 43, "/ping/run/"):
         assert (await frozen_api.get(path)).status_code == 404
+
+
+async def test_confirmation_urls_and_maintenance_routes_are_documented(
+    frozen_api: AsyncTestClient,
+) -> None:
+    paths = (await frozen_api.get("/schema/openapi.json")).json()["paths"]
+    for prefix in ("/ping", "/v1/ping"):
+        for suffix in ("", "/fail", "/{exit_status}"):
+            item = paths[f"{prefix}/run/{{token}}{suffix}"]
+            assert set(item) == {"get", "post", "head"}
+            for op in item.values():
+                assert op["security"] == [] and {"200", "400", "404", "503"} <= set(
+                    op["responses"])
+    create = paths["/v1/maintenance"]["post"]["responses"]
+    assert {"201", "401", "403", "422", "503"} <= set(create)
+    assert "404" in paths["/v1/monitors/{monitor_id}/snooze"]["post"]["responses"]
+    assert "409" in paths["/v1/maintenance/{window_id}/end"]["post"]["responses"]
