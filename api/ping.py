@@ -13,6 +13,9 @@ for a body over 10 MiB; ``503`` with ``Retry-After`` when the database is unavai
 connection could be had was not recorded and never will be (see
 :class:`core.monitors.batcher.PingBatcher`). No input produces a 500.
 
+``/ping/run/<token>[/fail|/<exit status>]`` is a run's confirmation URL (fire-and-confirm,
+docs/ledger-maintenance.md), answered the same way by :func:`_confirm`.
+
 These statuses and texts are the ping protocol's own answers, so they are set here; every
 ``application/problem+json`` answer (all other routes) is built by :mod:`api.errors`, whose
 ``Retry-After`` delay this route shares.
