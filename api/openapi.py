@@ -11,7 +11,8 @@ Litestar generates each operation and its success response from the handler;
   authenticated operation the ``application/problem+json`` answers it can give
   (:func:`error_statuses`), replacing Litestar's own ``400`` description;
 - marks ``/healthz``, ``/readyz`` and ``/metrics`` as needing no API key (``security: []``);
-- adds the ping routes, which are a raw ASGI mount (:mod:`api.ping`) Litestar does not describe.
+- adds the ping routes and the runs' confirmation URLs (``/ping/run/{token}``), which are a
+  raw ASGI mount (:mod:`api.ping`) Litestar does not describe.
 
 See docs/api.md ("The OpenAPI document").
 """
@@ -41,6 +42,7 @@ from api.errors import PROBLEM, TITLES
 from api.ping import METHODS as PING_METHODS
 from api.schemas import MODULES as SCHEMA_MODULES
 from core.monitors.ping import MAX_BODY_BYTES, MAX_EXIT_STATUS, TOKEN_PATTERN
+from core.runs.confirm import TOKEN_PATTERN as CONFIRM_TOKEN_PATTERN
 
 PROBLEM_REF = "#/components/schemas/Problem"
 PROBLEM_SCHEMA = Schema(
@@ -169,6 +171,42 @@ def _ping_paths(prefix: str) -> dict[str, PathItem]:
     return items
 
 
+def _confirm_operation(method: str, prefix: str, suffix: str) -> Operation:
+    """One operation of a run's confirmation URL: the answers of :func:`api.ping._confirm`."""
+    params = [Parameter(name="token", param_in="path", required=True,
+                        schema=Schema(type=OpenAPIType.STRING,
+                                      pattern=f"^{CONFIRM_TOKEN_PATTERN}$"),
+                        description="the attempt's one-time confirmation token")]
+    kind = {"": "Success", "/fail": "Fail", "/{exit_status}": "ExitStatus"}[suffix]
+    if suffix == "/{exit_status}":
+        params.append(Parameter(
+            name="exit_status", param_in="path", required=True,
+            schema=Schema(type=OpenAPIType.INTEGER, minimum=0, maximum=MAX_EXIT_STATUS),
+            description="0 confirms a success, 1-255 a failure"))
+    v1 = "V1" if prefix != "/ping" else ""
+    return Operation(
+        tags=["ping"], summary="Confirm a run (fire-and-confirm); no API key, the token is "
+                               "the credential and works once",
+        operation_id=f"{v1}ConfirmRun{method.title()}{kind}", parameters=params, security=[],
+        responses={
+            "200": _text("OK: the run's confirmation was recorded", "OK"),
+            "400": _text("/start, /log, or an exit status above 255", "invalid exit status"),
+            "404": _text("unknown, used or expired token", "not found"),
+            "503": _text("the database is unavailable (Retry-After: 1)",
+                         "service unavailable, retry"),
+        })
+
+
+def _confirm_paths(prefix: str) -> dict[str, PathItem]:
+    items = {}
+    for suffix in ("", "/fail", "/{exit_status}"):
+        item = PathItem()
+        for method in PING_METHODS:
+            setattr(item, method.lower(), _confirm_operation(method, prefix, suffix))
+        items[f"{prefix}/run/{{token}}{suffix}"] = item
+    return items
+
+
 def _needs_a_change(openapi: OpenAPI, operation: Operation) -> None:
     """A PATCH body must name at least one field to change besides ``version`` (the handlers
     answer 422 "give at least one field to change" otherwise)."""
@@ -224,4 +262,5 @@ def complete_document(openapi: OpenAPI) -> OpenAPI:
                 _needs_a_change(openapi, operation)
     for prefix in PING_PREFIXES:
         openapi.paths.update(_ping_paths(prefix))
+        openapi.paths.update(_confirm_paths(prefix))
     return openapi

@@ -16,6 +16,9 @@ for a body over 10 MiB; ``503`` with ``Retry-After`` when the database is unavai
 connection could be had was not recorded and never will be (see
 :class:`core.monitors.batcher.PingBatcher`). No input produces a 500.
 
+``/ping/run/<token>[/fail|/<exit status>]`` is a run's confirmation URL (fire-and-confirm,
+docs/ledger-maintenance.md), answered the same way by :func:`_confirm`.
+
 These statuses and texts are the ping protocol's own answers, so they are set here; every
 ``application/problem+json`` answer (all other routes) is built by :mod:`api.errors`, whose
 ``Retry-After`` delay this route shares.
@@ -25,6 +28,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import re
 from datetime import datetime
 from typing import Any
 from urllib.parse import parse_qsl
@@ -44,10 +48,13 @@ from core.monitors.ping import (
     BadPing,
     Ping,
     clean_text,
+    parse_action,
     parse_rid,
     parse_target,
 )
 from core.monitors.provision import provision
+from core.runs.confirm import TOKEN_PATTERN as CONFIRM_TOKEN_PATTERN
+from core.runs.confirm import confirm as confirm_run
 from core.services.outage import unavailable_reason
 
 log = logging.getLogger("cronledger.api.ping")
@@ -122,6 +129,45 @@ async def _read_body(receive: Receive, declared: int | None, keep: int) -> tuple
             return b"".join(kept), size
 
 
+CONFIRM_PREFIX = "run/"
+_CONFIRM_TOKEN = re.compile(CONFIRM_TOKEN_PATTERN)
+
+
+async def _confirm(scope: Scope, reply: Any) -> None:
+    """``/ping/run/<token>[/fail|/<exit status>]``: a run's confirmation URL
+    (:func:`core.runs.confirm.confirm`). ``200 OK`` once; ``404`` for an unknown, used or
+    expired token; ``400`` for ``/start``, ``/log`` or an exit status above 255; ``503`` when
+    the database is unavailable. The body is not read."""
+    state = scope["app"].state
+    parts = scope["path"].strip("/").split("/")[1:]
+    try:
+        action = parse_action(parts[1]) if len(parts) == 2 else \
+            parse_action(None) if len(parts) == 1 else None
+    except BadPing as exc:
+        await reply(400, str(exc).encode())
+        return
+    if action is None or not _CONFIRM_TOKEN.fullmatch(parts[0]):
+        await reply(404, b"not found")
+        return
+    kind, exit_status = action
+    if kind not in ("success", "fail"):
+        await reply(400, b"a confirmation is a success, /fail or an exit status")
+        return
+    try:
+        status = await confirm_run(state.pool, parts[0], failed=kind == "fail",
+                                   exit_status=exit_status, now=state.clock.now(),
+                                   max_attempts=state.settings.notify_max_attempts)
+    except (psycopg.Error, PoolTimeout, OSError, DomainError) as exc:
+        reason = None if isinstance(exc, DomainError) else unavailable_reason(exc)
+        if reason is None:
+            log.warning("confirmation could not be recorded: %s", exc)
+        else:
+            state.outage.down(reason)
+        await reply(503, b"service unavailable, retry", extra=_RETRY)
+        return
+    await reply(404 if status is None else 200, b"not found" if status is None else b"OK")
+
+
 async def ping_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
     """The ASGI app behind ``/ping`` and ``/v1/ping`` (scope ``path`` is the part after it)."""
     state = scope["app"].state
@@ -131,6 +177,9 @@ async def ping_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
     method = scope["method"]
     if method not in METHODS:
         await reply(405, b"method not allowed", extra=((b"allow", b"GET, POST, HEAD"),))
+        return
+    if scope["path"].lstrip("/").startswith(CONFIRM_PREFIX):
+        await _confirm(scope, reply)
         return
     try:
         target = parse_target(scope["path"])

@@ -30,11 +30,13 @@ from core.config import Settings
 from core.crypto import KeyRing
 from core.db import open_pool
 from core.http.clients import make_client
+from core.maintenance.release import MaintenanceRelease
 from core.monitors.checker import Checker
 from core.notifications.delivery import Delivery
 from core.notifications.lookup import KeyRingSecrets
 from core.notifications.notifier import Notifier
 from core.projections.projector import Projector
+from core.runs.confirm import ConfirmTimeouts
 from core.runs.executor import Executor
 from core.runs.worker import Worker
 from core.services.base import Service as BackgroundService
@@ -68,7 +70,7 @@ class ServiceFailed(RuntimeError):
 
 @dataclass(frozen=True)
 class Service:
-    """A supervised background task: ``run()`` until ``stop()`` is called. The four built-in
+    """A supervised background task: ``run()`` until ``stop()`` is called. The six built-in
     services are :class:`core.services.base.Service` subclasses; tests add plain ones."""
 
     name: str
@@ -122,7 +124,8 @@ async def _run_services(dsn: str, settings: Settings, stop: asyncio.Event, *,
     keyring = KeyRing.from_sources(settings.secret_key, settings.secret_key_file)
     executor = Executor(clock, settings.response_body_limit, keyring,
                         max_connections=settings.max_concurrency,
-                        block_private_targets=settings.block_private_targets)
+                        block_private_targets=settings.block_private_targets,
+                        base_url=settings.base_url)
     worker = Worker(pool, dsn, settings, executor, clock,
                     lookahead=settings.claim_lookahead_seconds)
     notifier = Notifier(pool, dsn, settings, Delivery(client, settings, clock),
@@ -131,7 +134,12 @@ async def _run_services(dsn: str, settings: Settings, stop: asyncio.Event, *,
                       notify_max_attempts=settings.notify_max_attempts)
     projector = Projector(pool, dsn, clock, batch_size=settings.projector_batch,
                           interval=settings.projector_interval_seconds, quiet=worker.quiet)
-    services = [*(Service.of(s) for s in (worker, notifier, checker, projector)), *extra]
+    confirm = ConfirmTimeouts(pool, dsn, clock,
+                              notify_max_attempts=settings.notify_max_attempts)
+    release = MaintenanceRelease(pool, dsn, clock,
+                                 notify_max_attempts=settings.notify_max_attempts)
+    services = [*(Service.of(s) for s in (worker, notifier, checker, projector, confirm,
+                                          release)), *extra]
     freeze_long_lived()  # a full collection in a slot's burst delays it (docs/benchmarks.md)
     tasks = {asyncio.create_task(s.run(), name=f"cronledger-{s.name}"): s for s in services}
     beat = asyncio.create_task(Heartbeat(heartbeat_path(), pool, clock).run(list(tasks)),

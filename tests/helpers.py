@@ -34,7 +34,8 @@ def make_worker(pool: AsyncConnectionPool, dsn: str, settings: Settings, clock: 
     settings = replace(settings, worker_id=worker_id)
     keyring = KeyRing.from_sources(settings.secret_key, settings.secret_key_file)
     executor = Executor(clock, settings.response_body_limit, keyring, max_connections=50,
-                        block_private_targets=settings.block_private_targets)
+                        block_private_targets=settings.block_private_targets,
+                        base_url=settings.base_url)
     return Worker(pool, dsn, settings, executor, clock)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from datetime import datetime
 from typing import Any
 
 from litestar import Controller, delete, get, patch, post
@@ -10,6 +11,7 @@ from litestar.params import FromPath, FromQuery, JSONBody
 from litestar.status_codes import HTTP_202_ACCEPTED, HTTP_204_NO_CONTENT
 from psycopg_pool import AsyncConnectionPool
 
+from api.controllers.maintenance import with_maintenance
 from api.deps import ActorDep, ClockDep, EventLimit, KeyRingDep, Limit, PoolDep, VersionCursor
 from api.pagination import (
     DEFAULT_EVENT_LIMIT,
@@ -41,8 +43,11 @@ def job_view(row: dict[str, Any]) -> Job:
                           "broken_reason": broken_reason(row)})
 
 
-async def _job(pool: AsyncConnectionPool, actor: Actor, job_id: uuid.UUID) -> Job:
-    return job_view(await get_job(pool, actor, job_id))
+async def _job(pool: AsyncConnectionPool, actor: Actor, job_id: uuid.UUID,
+               now: datetime) -> Job:
+    [view] = await with_maintenance(pool, actor, "job", [job_view(await get_job(pool, actor,
+                                                                                job_id))], now)
+    return view
 
 
 class JobController(Controller):
@@ -57,19 +62,23 @@ class JobController(Controller):
         fields = structs.asdict(data)
         fields["request"] = structs.asdict(data.request)
         fields["retry"] = structs.asdict(data.retry) if data.retry else None
+        fields["confirm"] = structs.asdict(data.confirm) if data.confirm else None
         job_id = await commands.create_job(pool, actor, fields, clock.now(), keyring)
-        return await _job(pool, actor, job_id)
+        return await _job(pool, actor, job_id, clock.now())
 
     @get("/", summary="List jobs")
-    async def list(self, actor: ActorDep, pool: PoolDep, limit: Limit = DEFAULT_LIMIT,
-                   cursor: FromQuery[str | None] = None) -> JobPage:
+    async def list(self, actor: ActorDep, pool: PoolDep, clock: ClockDep,
+                   limit: Limit = DEFAULT_LIMIT, cursor: FromQuery[str | None] = None) -> JobPage:
         rows = await list_jobs(pool, actor, limit=check_limit(limit),
                                after=decode_cursor(cursor))
-        return paginate(JobPage, rows, limit, keyset("created_at"), job_view)
+        page = paginate(JobPage, rows, limit, keyset("created_at"), job_view)
+        page.items = await with_maintenance(pool, actor, "job", page.items, clock.now())
+        return page
 
     @get("/{job_id:uuid}", summary="Read a job")
-    async def read(self, job_id: FromPath[uuid.UUID], actor: ActorDep, pool: PoolDep) -> Job:
-        return await _job(pool, actor, job_id)
+    async def read(self, job_id: FromPath[uuid.UUID], actor: ActorDep, pool: PoolDep,
+                   clock: ClockDep) -> Job:
+        return await _job(pool, actor, job_id, clock.now())
 
     @patch("/{job_id:uuid}", summary="Update a job (partial)")
     async def update(self, job_id: FromPath[uuid.UUID], data: JSONBody[JobPatch], actor: ActorDep,
@@ -79,7 +88,7 @@ class JobController(Controller):
         if not fields:
             raise invalid("body", "give at least one field to change")
         await commands.update_job(pool, actor, job_id, fields, clock.now(), version, keyring)
-        return await _job(pool, actor, job_id)
+        return await _job(pool, actor, job_id, clock.now())
 
     @delete("/{job_id:uuid}", status_code=HTTP_204_NO_CONTENT, summary="Delete a job")
     async def remove(self, job_id: FromPath[uuid.UUID], actor: ActorDep, pool: PoolDep,
@@ -90,13 +99,13 @@ class JobController(Controller):
     async def pause(self, job_id: FromPath[uuid.UUID], actor: ActorDep, pool: PoolDep,
                     clock: ClockDep) -> Job:
         await commands.set_paused(pool, actor, job_id, True, clock.now())
-        return await _job(pool, actor, job_id)
+        return await _job(pool, actor, job_id, clock.now())
 
     @post("/{job_id:uuid}/resume", status_code=200, summary="Resume a job")
     async def resume(self, job_id: FromPath[uuid.UUID], actor: ActorDep, pool: PoolDep,
                      clock: ClockDep) -> Job:
         await commands.set_paused(pool, actor, job_id, False, clock.now())
-        return await _job(pool, actor, job_id)
+        return await _job(pool, actor, job_id, clock.now())
 
     @post("/{job_id:uuid}/trigger", status_code=HTTP_202_ACCEPTED,
           summary="Run a job now (202 with the queued run)")

@@ -4,6 +4,7 @@ events. The unauthenticated ping routes are in :mod:`api.ping`."""
 from __future__ import annotations
 
 import uuid
+from datetime import datetime
 from typing import Any
 
 from litestar import Controller, Request, delete, get, patch, post
@@ -12,6 +13,7 @@ from litestar.status_codes import HTTP_204_NO_CONTENT
 from msgspec import structs
 from psycopg_pool import AsyncConnectionPool
 
+from api.controllers.maintenance import with_maintenance
 from api.deps import ActorDep, ClockDep, EventLimit, Limit, PoolDep, VersionCursor
 from api.pagination import (
     DEFAULT_EVENT_LIMIT,
@@ -63,10 +65,12 @@ def base_url(request: Request[Any, Any, Any]) -> str:
 
 
 async def _monitor(pool: AsyncConnectionPool, actor: Actor, monitor_id: uuid.UUID,
-                   request: Request[Any, Any, Any] | None = None,
+                   now: datetime, request: Request[Any, Any, Any] | None = None,
                    token: str | None = None) -> Monitor:
     row = await get_monitor(pool, actor, monitor_id)
-    return monitor_view(row, base_url(request) if request else None, token)
+    [view] = await with_maintenance(pool, actor, "monitor", [
+        monitor_view(row, base_url(request) if request else None, token)], now)
+    return view
 
 
 class MonitorController(Controller):
@@ -78,19 +82,22 @@ class MonitorController(Controller):
                      actor: ActorDep, pool: PoolDep, clock: ClockDep) -> Monitor:
         monitor_id, token = await commands.create_monitor(pool, actor, structs.asdict(data),
                                                           clock.now())
-        return await _monitor(pool, actor, monitor_id, request, token)
+        return await _monitor(pool, actor, monitor_id, clock.now(), request, token)
 
     @get("/", summary="List monitors")
-    async def list(self, actor: ActorDep, pool: PoolDep, limit: Limit = DEFAULT_LIMIT,
+    async def list(self, actor: ActorDep, pool: PoolDep, clock: ClockDep,
+                   limit: Limit = DEFAULT_LIMIT,
                    cursor: FromQuery[str | None] = None) -> MonitorPage:
         rows = await list_monitors(pool, actor, limit=check_limit(limit),
                                    after=decode_cursor(cursor))
-        return paginate(MonitorPage, rows, limit, keyset("created_at"), monitor_view)
+        page = paginate(MonitorPage, rows, limit, keyset("created_at"), monitor_view)
+        page.items = await with_maintenance(pool, actor, "monitor", page.items, clock.now())
+        return page
 
     @get("/{monitor_id:uuid}", summary="Read a monitor")
     async def read(self, monitor_id: FromPath[uuid.UUID], actor: ActorDep,
-                   pool: PoolDep) -> Monitor:
-        return await _monitor(pool, actor, monitor_id)
+                   pool: PoolDep, clock: ClockDep) -> Monitor:
+        return await _monitor(pool, actor, monitor_id, clock.now())
 
     @patch("/{monitor_id:uuid}", summary="Update a monitor (partial)")
     async def update(self, monitor_id: FromPath[uuid.UUID], data: JSONBody[MonitorPatch],
@@ -100,7 +107,7 @@ class MonitorController(Controller):
         if not fields:
             raise invalid("body", "give at least one field to change")
         await commands.update_monitor(pool, actor, monitor_id, fields, clock.now(), version)
-        return await _monitor(pool, actor, monitor_id)
+        return await _monitor(pool, actor, monitor_id, clock.now())
 
     @delete("/{monitor_id:uuid}", status_code=HTTP_204_NO_CONTENT, summary="Delete a monitor")
     async def remove(self, monitor_id: FromPath[uuid.UUID], actor: ActorDep, pool: PoolDep,
@@ -111,14 +118,14 @@ class MonitorController(Controller):
     async def pause(self, monitor_id: FromPath[uuid.UUID], actor: ActorDep, pool: PoolDep,
                     clock: ClockDep) -> Monitor:
         await commands.set_paused(pool, actor, monitor_id, True, clock.now())
-        return await _monitor(pool, actor, monitor_id)
+        return await _monitor(pool, actor, monitor_id, clock.now())
 
     @post("/{monitor_id:uuid}/resume", status_code=200,
           summary="Resume a monitor (it is new again until its next ping)")
     async def resume(self, monitor_id: FromPath[uuid.UUID], actor: ActorDep, pool: PoolDep,
                      clock: ClockDep) -> Monitor:
         await commands.set_paused(pool, actor, monitor_id, False, clock.now())
-        return await _monitor(pool, actor, monitor_id)
+        return await _monitor(pool, actor, monitor_id, clock.now())
 
     @post("/{monitor_id:uuid}/rotate-token", status_code=200,
           summary="Replace the ping token (the new one is shown once)")
@@ -126,7 +133,7 @@ class MonitorController(Controller):
                            monitor_id: FromPath[uuid.UUID], actor: ActorDep, pool: PoolDep,
                            clock: ClockDep) -> Monitor:
         token = await commands.rotate_token(pool, actor, monitor_id, clock.now())
-        return await _monitor(pool, actor, monitor_id, request, token)
+        return await _monitor(pool, actor, monitor_id, clock.now(), request, token)
 
     @get("/{monitor_id:uuid}/pings", summary="Received pings, latest first, with their bodies")
     async def pings(self, monitor_id: FromPath[uuid.UUID], actor: ActorDep, pool: PoolDep,

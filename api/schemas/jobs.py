@@ -60,6 +60,17 @@ class RetrySpec(Struct, forbid_unknown_fields=True):
     max_delay_seconds: Delay = jobdef.DEFAULT_RETRY["max_delay_seconds"]
 
 
+ConfirmSeconds = Annotated[int, Meta(ge=jobdef.MIN_CONFIRM_SECONDS,
+                                     le=jobdef.MAX_CONFIRM_SECONDS)]
+
+
+class ConfirmSpec(Struct, forbid_unknown_fields=True):
+    """Fire-and-confirm (docs/ledger-maintenance.md): after a 2xx the run waits up to
+    ``timeout_seconds`` for its confirmation URL to be pinged, else it fails ``unconfirmed``."""
+
+    timeout_seconds: ConfirmSeconds
+
+
 class JobCreate(Struct, forbid_unknown_fields=True):
     """Body of ``POST /v1/jobs``. ``signing_secret`` is write-only: stored encrypted, never
     returned (responses say ``signing: true``)."""
@@ -79,6 +90,7 @@ class JobCreate(Struct, forbid_unknown_fields=True):
     paused: bool = False
     success_statuses: SuccessStatuses | None = None
     signing_secret: SigningSecret | None = None
+    confirm: ConfirmSpec | None = None
 
 
 class RequestPatch(Struct, forbid_unknown_fields=True):
@@ -115,6 +127,7 @@ class JobPatch(Struct, forbid_unknown_fields=True):
     paused: bool | UnsetType = UNSET
     success_statuses: SuccessStatuses | None | UnsetType = UNSET
     signing_secret: SigningSecret | None | UnsetType = UNSET
+    confirm: ConfirmSpec | None | UnsetType = UNSET
     version: int | UnsetType = UNSET
 
 
@@ -142,6 +155,8 @@ class Job(Struct):
     created_at: datetime
     updated_at: datetime
     tags: list[str] = []
+    in_maintenance_until: datetime | None = None  # docs/ledger-maintenance.md
+    confirm: dict[str, int] | None = None
 
 
 JobPage = page_of(Job)

@@ -92,6 +92,7 @@ class Monitor(Struct):
     updated_at: datetime
     slug: str | None = None
     tags: list[str] = []
+    in_maintenance_until: datetime | None = None  # docs/ledger-maintenance.md
 
 
 class PingRecord(Struct):

@@ -29,6 +29,12 @@ class Run(Struct):
     error: str | None
     reason: str | None
     created_at: datetime
+    # Fire-and-confirm (docs/ledger-maintenance.md); null for jobs without ``confirm``.
+    # ``confirmation``: succeeded | failed | unconfirmed once decided.
+    confirm_deadline_at: datetime | None = None
+    confirmed_at: datetime | None = None
+    confirmation: str | None = None
+    confirm_exit_status: int | None = None
 
 
 class Attempt(Struct):

@@ -51,10 +51,13 @@ DEFAULTS: dict[str, Any] = {
     "alert_after_failures": 1,
     "realert_every": None,
     "tags": (),
+    "confirm": None,  # None: a 2xx is the outcome (docs/ledger-maintenance.md, fire-and-confirm)
 }
 DEFINITION_FIELDS = ("name", "schedule", "timezone", "request", "timeout_seconds", "retry",
                      "overlap", "catchup", "success_statuses", "channels",
-                     "alert_after_failures", "realert_every", "tags")
+                     "alert_after_failures", "realert_every", "tags", "confirm")
+MIN_CONFIRM_SECONDS = 1
+MAX_CONFIRM_SECONDS = 7 * 86400
 MAX_CHANNELS = 20
 MAX_ALERT_AFTER = 1000
 MIN_REALERT_SECONDS = 60
@@ -65,7 +68,8 @@ HEADER_NAME_PATTERN = r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$"  # RFC 9110 field-name t
 _TOKEN = re.compile(HEADER_NAME_PATTERN)
 # Set by the executor: these are always ours and may not be overridden by a job.
 RESERVED_HEADERS = ("idempotency-key", "x-cronledger-job-id", "x-cronledger-scheduled-for",
-                    "x-cronledger-attempt", "x-cronledger-signature", "host", "content-length",
+                    "x-cronledger-attempt", "x-cronledger-signature",
+                    "x-cronledger-confirm-url", "host", "content-length",
                     "transfer-encoding")
 
 
@@ -258,6 +262,22 @@ def _normalize_alerting(out: dict[str, Any], errors: FieldErrors) -> None:
     out["realert_every"] = normalize_realert(out["realert_every"], errors)
 
 
+def normalize_confirm(value: Any, errors: FieldErrors) -> dict[str, int] | None:
+    """``confirm``: ``None`` (no confirmation) or ``{"timeout_seconds": N}``, N whole seconds
+    from :data:`MIN_CONFIRM_SECONDS` to :data:`MAX_CONFIRM_SECONDS`."""
+    if value is None:
+        return None
+    seconds = value.get("timeout_seconds") if isinstance(value, dict) else None
+    if (not isinstance(value, dict) or set(value) != {"timeout_seconds"}
+            or isinstance(seconds, bool) or not isinstance(seconds, int | float)
+            or seconds != int(seconds)
+            or not MIN_CONFIRM_SECONDS <= seconds <= MAX_CONFIRM_SECONDS):
+        errors.add("confirm.timeout_seconds", f"is required: whole seconds from "
+                   f"{MIN_CONFIRM_SECONDS} to {MAX_CONFIRM_SECONDS}")
+        return None
+    return {"timeout_seconds": int(seconds)}
+
+
 def valid_zone(name: Any) -> bool:
     """Whether ``name`` is an IANA time zone the schedule engine accepts."""
     try:
@@ -313,6 +333,7 @@ def normalize_definition(
         errors.add("catchup", f"must be one of {', '.join(CATCHUP_POLICIES)}")
     _normalize_alerting(out, errors)
     out["tags"] = normalize_tags(out["tags"], errors)  # core/tags.py
+    out["confirm"] = normalize_confirm(fields.get("confirm"), errors)
     schedule = out.get("schedule")
     if not isinstance(schedule, str) or not schedule.strip():
         errors.add("schedule", "is required")

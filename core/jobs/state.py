@@ -84,6 +84,10 @@ def evolve(state: dict[str, Any] | None, event: dict[str, Any]) -> dict[str, Any
     new.setdefault("broken_reason", None)
     new["tags"] = list(new.get("tags") or ())  # tags came with migration 0009
     new["secret_names"] = placeholder_names(new["request"])
+    # The row keeps confirm.timeout_seconds as a column (reads rebuild the object).
+    if "confirm" in new:
+        new["confirm_timeout_seconds"] = (new.pop("confirm") or {}).get("timeout_seconds")
+    new.setdefault("confirm_timeout_seconds", None)
     new["channels"] = [c if isinstance(c, uuid.UUID) else uuid.UUID(c)
                        for c in new["channels"] or ()]
     new["version"] = event["stream_version"]

@@ -129,6 +129,16 @@ class Target(NamedTuple):
     slug: str | None = None
 
 
+def parse_action(action: str | None) -> tuple[str, int | None] | None:
+    """``(kind, exit_status)`` of the path segment after a token (``None``: none, a success);
+    ``None`` when it names no ping route.
+
+    Raises:
+        BadPing: an exit status above 255.
+    """
+    return ("success", None) if action is None else _action(action)
+
+
 def _action(action: str) -> tuple[str, int | None] | None:
     if action in ("start", "fail", "log"):
         return action, None

@@ -7,7 +7,9 @@ when the event does: a crash can lose neither one without the other. The notifie
 
 Each row is its own ``notification`` stream: ``notification.queued`` here, then one
 ``notification.sent`` or ``notification.failed`` per delivery attempt, or
-``notification.cancelled`` when its channel is deleted first.
+``notification.cancelled`` when its channel is deleted first. An alert a maintenance window
+holds is written ``suppressed`` instead (``notification.suppressed``, never delivered; see
+:func:`_held_by_maintenance`).
 
 Monitors (see :func:`enqueue_monitor_alert` and the re-alert helpers below) keep their alert
 state in ``alert_states`` (``subject_type = 'monitor'``), like jobs do.
@@ -24,6 +26,8 @@ from typing import Any
 import psycopg
 
 from core.events import append_events, stream_events, to_json
+from core.maintenance.queries import live_windows, subject_tags
+from core.maintenance.windows import in_maintenance_until
 from core.notifications.messages import MONITOR_EVENTS, monitor_message
 from core.queries import Q
 
@@ -81,20 +85,52 @@ async def enqueue(
     cur = await conn.execute(Q["notification_enqueue"], {
         **rows, "now": now, "max_attempts": max_attempts})
     written = await cur.fetchall()
+    held = await _held_by_maintenance(conn, alerts, now)
+    suppressed = [row["id"] for row in written if row["subject_id"] in held]
+    if suppressed:
+        await conn.execute(Q["notification_suppress"], {"ids": suppressed, "now": now})
     titles = {a.subject_id: a.message.get("title") for a in alerts}
     await append_events(conn, [
         event
         for row in written
         for event in stream_events("notification", row["id"], row["team_id"], 0, now, [(
-            "notification.queued",
+            "notification.suppressed" if row["subject_id"] in held else "notification.queued",
             {"channel_id": row["channel_id"], "subject_type": row["subject_type"],
              "subject_id": row["subject_id"], "event": row["event"],
-             "title": titles.get(row["subject_id"])},
+             "title": titles.get(row["subject_id"]),
+             **({"until": held[row["subject_id"]]} if row["subject_id"] in held else {})},
         )], {"actor": "system"})
     ])
-    if written:
+    if len(written) > len(suppressed):
         await conn.execute(Q["notification_notify"])
     return [row["id"] for row in written]
+
+
+async def _held_by_maintenance(conn: psycopg.AsyncConnection, alerts: Sequence[Alert],
+                               now: datetime) -> dict[uuid.UUID, datetime]:
+    """The job and monitor subjects of ``alerts`` that a ``suppress: "alerts"`` maintenance
+    window holds at ``now``, with the end of their maintenance (docs/ledger-maintenance.md):
+    the one place where an alert is held. Their rows are written ``suppressed`` (never sent,
+    event ``notification.suppressed``); :mod:`core.maintenance.release` sends the one alert a
+    closing window owes a monitor still down."""
+    subjects = [a for a in alerts if a.subject_type in ("job", "monitor")]
+    if not subjects:
+        return {}
+    windows = await live_windows(conn, [a.team_id for a in subjects], now, "alerts")
+    if not windows:
+        return {}
+    held: dict[uuid.UUID, datetime] = {}
+    for kind in ("job", "monitor"):
+        ids = [a.subject_id for a in subjects if a.subject_type == kind]
+        tags = await subject_tags(conn, kind, ids) if ids else {}
+        for a in subjects:
+            if a.subject_type != kind:
+                continue
+            until = in_maintenance_until([w for w in windows if w.team_id == a.team_id], kind,
+                                         a.subject_id, now, tags=tags.get(a.subject_id, ()))
+            if until is not None:
+                held[a.subject_id] = until
+    return held
 
 
 async def cancel_for_channel(

@@ -12,7 +12,7 @@ from core.actor import Actor
 from core.errors import NotFound, invalid
 from core.queries import Q
 
-STATUSES = ("pending", "sending", "sent", "failed", "cancelled")
+STATUSES = ("pending", "sending", "sent", "failed", "cancelled", "suppressed")
 
 
 async def list_notifications(

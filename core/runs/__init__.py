@@ -1,7 +1,8 @@
 """Runs: one execution of a job for one slot (or a manual trigger), on its own ``run`` stream.
 
 Statuses (``runs.status``): ``queued`` (waiting for ``available_at``; ``null`` while buffered
-behind a running run), ``running`` (an attempt is in flight under a lease), and the final
+behind a running run), ``running`` (an attempt is in flight under a lease),
+``awaiting_confirmation`` (a 2xx was received, the confirmation URL not pinged yet), and the final
 ``succeeded``, ``failed``, ``skipped``, ``missed``. Triggers: ``schedule`` (a slot on time),
 ``catchup`` (a late slot fired by the catch-up policy), ``manual`` (``POST /v1/jobs/{id}/trigger``).
 
@@ -24,7 +25,11 @@ Run stream events. ``data`` always carries what the ``runs`` row needs to be reb
     ``run.retry_scheduled``  a failed attempt will be retried at ``available_at`` (attempt,
                              ``started_at``, ``duration_ms``, ``lateness_ms``, response status,
                              ``error_class``, ``error``)
+    ``run.awaiting_confirmation``  a 2xx of a job asking for confirmation: the same fields
+                             and ``confirm_deadline_at`` (:mod:`core.runs.confirm`)
     ``run.succeeded`` / ``run.failed``   final outcome: the same fields and ``finished_at``
+                                         (after a confirmation or its timeout also
+                                         ``confirmation``: ``{"at", "outcome", "exit_status"}``)
     ``run.skipped`` / ``run.missed``     a slot that did not run: ``reason``, ``finished_at``
                                          (the first event of its stream, or a queued run
                                          cancelled because its job was deleted)

@@ -23,10 +23,13 @@ from psycopg_pool import AsyncConnectionPool
 from core.clock import Instant, read_now
 from core.db import transaction
 from core.events import NewEvent, append_events, to_json
+from core.maintenance.queries import live_windows, subject_tags
+from core.maintenance.windows import Window, in_maintenance_until
 from core.notifications.messages import job_broken_message
 from core.notifications.outbox import DEFAULT_MAX_ATTEMPTS, Alert, enqueue
 from core.queries import Q
 from core.runs import events as run_events
+from core.runs.confirm import issue_tokens
 from core.runs.dispatch import Dispatch
 from core.runs.events import new_run_id
 from core.runs.slots import apply_overlap, plan_slots
@@ -39,6 +42,8 @@ log = logging.getLogger("cronledger.scheduler")
 SKIP_REASON = "the previous run was still in flight (overlap policy skip)"
 BUFFER_REASON = "buffered until the running run finishes (overlap policy queue)"
 MISSED_REASON = "the scheduler was not running at the slot (catch-up policy {policy})"
+# A slot inside a `suppress: runs` window (docs/ledger-maintenance.md).
+MAINTENANCE_REASON = "maintenance"
 
 
 @dataclass
@@ -53,6 +58,8 @@ class _Batch:
     advance: list[tuple[uuid.UUID, datetime]] = field(default_factory=list)
     finished_jobs: list[dict[str, Any]] = field(default_factory=list)
     broken: list[tuple[dict[str, Any], str]] = field(default_factory=list)
+    maintenance: list[Window] = field(default_factory=list)  # suppress: runs windows
+    tags: dict[uuid.UUID, tuple[str, ...]] = field(default_factory=dict)  # of the jobs
 
     def add_run(self, job: dict[str, Any], slot: datetime, trigger: str, status: str,
                 reason: str | None = None) -> None:
@@ -93,7 +100,8 @@ def _job_sending(job: dict[str, Any]) -> dict[str, Any]:
             "retry": job["retry"],
             "success_statuses": tuple(job["success_statuses"]) if job["success_statuses"]
             else None,
-            "secret_names": tuple(job["secret_names"]), "signing": job["signing"]}
+            "secret_names": tuple(job["secret_names"]), "signing": job["signing"],
+            "confirm_timeout_seconds": job["confirm_timeout_seconds"]}
 
 
 async def _attach_sealed(conn: psycopg.AsyncConnection,
@@ -152,7 +160,17 @@ def _plan_slots(batch: _Batch, job: dict[str, Any], schedule: Schedule) -> None:
     reason = MISSED_REASON.format(policy=job["catchup"])
     for slot in plan.missed:
         batch.add_run(job, slot, "schedule", "missed", reason)
-    decision = apply_overlap(plan.fire, job["overlap"], job["running"], job["queued"])
+    fire = plan.fire
+    if batch.maintenance:
+        windows = [w for w in batch.maintenance if w.team_id == job["team_id"]]
+        held = {slot for slot, _ in fire
+                if in_maintenance_until(windows, "job", job["job_id"], slot,
+                                        tags=batch.tags.get(job["job_id"], ())) is not None}
+        for slot, trigger in fire:
+            if slot in held:
+                batch.add_run(job, slot, trigger, "skipped", MAINTENANCE_REASON)
+        fire = [(slot, trigger) for slot, trigger in fire if slot not in held]
+    decision = apply_overlap(fire, job["overlap"], job["running"], job["queued"])
     for slot, trigger in decision.run:
         batch.add_run(job, slot, trigger, "running")
     for slot, trigger in decision.queue:
@@ -249,6 +267,10 @@ async def claim_due(
         jobs = await cur.fetchall()
         if not jobs:
             return 0, []
+        batch.maintenance = await live_windows(conn, [job["team_id"] for job in jobs], now,
+                                               "runs")
+        if batch.maintenance:
+            batch.tags = await subject_tags(conn, "job", [job["job_id"] for job in jobs])
         for job in jobs:
             _plan_job(batch, job)
         cur = await conn.execute(Q["run_insert_many"], {"rows": to_json(batch.runs)})
@@ -264,6 +286,7 @@ async def claim_due(
                 "due_at": [due for _, due in batch.advance]})
         dispatches = await _attach_sealed(conn, [
             d for run_id, (_, d) in batch.starts.items() if d and run_id in inserted])
+        dispatches = await issue_tokens(conn, dispatches)
     return len(jobs), dispatches
 
 
@@ -296,14 +319,14 @@ async def claim_ready(
             for row in rows
         ]
         await append_events(conn, events)
-        return await _attach_sealed(conn, [
+        return await issue_tokens(conn, await _attach_sealed(conn, [
             Dispatch(run_id=r["id"], job_id=r["job_id"], team_id=r["team_id"],
                      scheduled_for=r["scheduled_for"], trigger=r["trigger"],
                      attempt=r["attempt"], max_attempts=r["max_attempts"],
                      lease_token=r["lease_token"], version=r["version"], due_at=r["due_at"],
                      **_job_sending(r))
             for r in rows
-        ])
+        ]))
 
 
 async def next_wakeup(pool: AsyncConnectionPool) -> datetime | None:

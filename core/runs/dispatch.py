@@ -43,6 +43,10 @@ class Dispatch:
         signing_key: the sealed signing secret, when ``signing``.
         due_at: when this attempt became due (slot, retry time or lease expiry; UTC); the
             attempt's own lateness is measured from it. ``None`` means ``scheduled_for``.
+        confirm_timeout_seconds: the job's ``confirm.timeout_seconds`` (``None``: a 2xx is the
+            outcome; docs/ledger-maintenance.md).
+        confirm_token: the attempt's one-time confirmation token (in memory only; its hash is
+            in ``run_confirmations``), set by :func:`core.runs.confirm.issue_tokens`.
     """
 
     run_id: uuid.UUID
@@ -63,6 +67,8 @@ class Dispatch:
     secrets: Mapping[str, Sealed] = field(default_factory=dict, repr=False)
     signing_key: Sealed | None = field(default=None, repr=False)
     due_at: datetime | None = None
+    confirm_timeout_seconds: int | None = None
+    confirm_token: str | None = field(default=None, repr=False)
 
 
 @dataclass

@@ -86,17 +86,21 @@ def not_run(status: str, run_id: uuid.UUID, team_id: uuid.UUID, version: int, no
                   trigger, fields, metadata)
 
 
-def attempt_recorded(status: Literal["succeeded", "failed", "queued"], run_id: uuid.UUID,
+def attempt_recorded(status: Literal["succeeded", "failed", "queued", "awaiting_confirmation"],
+                     run_id: uuid.UUID,
                      team_id: uuid.UUID, version: int, now: datetime, *, job_id: uuid.UUID,
                      scheduled_for: datetime, trigger: str, attempt: int,
                      started_at: datetime, duration_ms: int, lateness_ms: int | None,
                      response_status: int | None, error_class: str | None,
                      error: str | None, finished_at: datetime | None = None,
                      available_at: datetime | None = None,
+                     confirm_deadline_at: datetime | None = None,
                      metadata: dict[str, Any] | None = None) -> NewEvent:
     """The outcome of attempt ``attempt``: ``run.succeeded`` / ``run.failed`` (with
-    ``finished_at``) or, for ``status="queued"``, ``run.retry_scheduled`` (with
-    ``available_at``, when the retry is due)."""
+    ``finished_at``), for ``status="queued"`` ``run.retry_scheduled`` (with ``available_at``,
+    when the retry is due), or for ``status="awaiting_confirmation"``
+    ``run.awaiting_confirmation`` (with ``confirm_deadline_at``: a 2xx of a job asking for
+    confirmation, :mod:`core.runs.confirm`)."""
     fields: dict[str, Any] = {
         "attempt": attempt, "started_at": started_at, "duration_ms": duration_ms,
         "lateness_ms": lateness_ms, "response_status": response_status,
@@ -104,6 +108,8 @@ def attempt_recorded(status: Literal["succeeded", "failed", "queued"], run_id: u
     }
     if status == "queued":
         kind, fields["available_at"] = "run.retry_scheduled", available_at
+    elif status == "awaiting_confirmation":
+        kind, fields["confirm_deadline_at"] = "run.awaiting_confirmation", confirm_deadline_at
     else:
         kind, fields["finished_at"] = f"run.{status}", finished_at
     return _event(kind, run_id, team_id, version, now, job_id, scheduled_for, trigger, fields,

@@ -55,6 +55,8 @@ from core.http.clients import (
     tracking_progress,
 )
 from core.http.netguard import BlockedTarget, check_literal
+from core.runs.confirm import HEADER as CONFIRM_HEADER
+from core.runs.confirm import confirm_url
 from core.runs.dispatch import AttemptResult, Dispatch, Prepared, Refused
 from core.secrets import MARKER, substitute
 from core.version import USER_AGENT
@@ -170,12 +172,14 @@ class Executor:
         max_connections: connection pool size (``CRONLEDGER_MAX_CONCURRENCY``).
         block_private_targets: refuse private and special-purpose target addresses.
         resolver: the host name resolver (the system's when ``None``).
+        base_url: the public base URL confirmation URLs start with (``Settings.base_url``).
     """
 
     def __init__(self, clock: Clock, body_limit: int, keyring: KeyRing | None = None, *,
                  max_connections: int = 100, block_private_targets: bool = False,
-                 resolver: AbstractResolver | None = None) -> None:
+                 resolver: AbstractResolver | None = None, base_url: str = "") -> None:
         self.clock = clock
+        self.base_url = base_url
         self.body_limit = body_limit
         self.keyring = keyring or KeyRing([])
         self.max_connections = max_connections
@@ -205,6 +209,9 @@ class Executor:
         headers = outbound_headers(dispatch)
         recorded = {"method": spec["method"], "url": spec["url"],
                     "headers": redact_credentials(headers), "body": spec.get("body")}
+        if dispatch.confirm_token:  # the one-time token is a credential: recorded redacted
+            headers[CONFIRM_HEADER] = confirm_url(self.base_url, dispatch.confirm_token)
+            recorded["headers"][CONFIRM_HEADER] = confirm_url(self.base_url, REDACTED)
         prepared = Prepared(dispatch, recorded)
         try:
             values = _open_secrets(self.keyring, dispatch) if dispatch.secret_names else {}

@@ -26,6 +26,8 @@ from core.notifications.messages import snippet
 from core.notifications.outbox import DEFAULT_MAX_ATTEMPTS
 from core.queries import Q
 from core.runs import events as run_events
+from core.runs.confirm import arm as arm_confirmations
+from core.runs.confirm import deadline as confirm_deadline
 from core.runs.dispatch import AttemptResult
 
 log = logging.getLogger("cronledger.recorder")
@@ -34,6 +36,9 @@ log = logging.getLogger("cronledger.recorder")
 def _outcome(result: AttemptResult, now: datetime, rng: random.Random) -> dict[str, Any]:
     """The run's next state after ``result``: succeeded, failed, or queued for a retry."""
     d = result.dispatch
+    if result.ok and d.confirm_token and d.confirm_timeout_seconds:
+        return {"status": "awaiting_confirmation", "finished_at": None, "available_at": None,
+                "confirm_deadline_at": confirm_deadline(now, d.confirm_timeout_seconds)}
     if result.ok:
         return {"status": "succeeded", "finished_at": result.finished_at, "available_at": None}
     if d.attempt < d.max_attempts and not result.final:
@@ -53,7 +58,8 @@ def _event(result: AttemptResult, outcome: dict[str, Any], row: dict[str, Any],
         started_at=result.started_at, duration_ms=result.duration_ms,
         lateness_ms=row["lateness_ms"], response_status=result.response_status,
         error_class=result.error_class, error=result.error,
-        finished_at=outcome["finished_at"], available_at=outcome["available_at"])
+        finished_at=outcome["finished_at"], available_at=outcome["available_at"],
+        confirm_deadline_at=outcome.get("confirm_deadline_at"))
 
 
 def _final_runs(accepted: list[dict[str, Any]],
@@ -166,6 +172,9 @@ class Recorder:
             finals = _final_runs(accepted, by_id)
             if finals:  # the alert rules cost queries only on final failures and recoveries
                 await record_job_outcomes(conn, finals, now, self.notify_max_attempts)
+            awaiting = [row["id"] for row in accepted if row["status"] == "awaiting_confirmation"]
+            if awaiting:
+                await arm_confirmations(conn, awaiting, now, self.notify_max_attempts)
             cur = await conn.execute(Q["run_release_buffered"], {"now": now})
             released = await cur.fetchall()
             await append_events(conn, [

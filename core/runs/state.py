@@ -53,13 +53,16 @@ def evolve(row: dict[str, Any] | None, event: dict[str, Any]) -> dict[str, Any]:
                    reason=data.get("reason"))
     elif kind == "run.released":
         row["available_at"] = instant(data["available_at"])
-    elif kind in ("run.retry_scheduled", "run.succeeded", "run.failed"):
+    elif kind in ("run.retry_scheduled", "run.succeeded", "run.failed",
+                  "run.awaiting_confirmation"):
         row.update({key: data.get(key) for key in _RESULT})
         row.update(started_at=row["started_at"] or instant(data.get("started_at")),
                    lateness_ms=data.get("lateness_ms"))
         if kind == "run.retry_scheduled":
             row.update(status="queued", available_at=instant(data["available_at"]),
                        finished_at=None)
+        elif kind == "run.awaiting_confirmation":
+            row.update(status="awaiting_confirmation", available_at=None, finished_at=None)
         else:
             row.update(status=kind.removeprefix("run."), available_at=None,
                        finished_at=instant(data.get("finished_at")))

@@ -4,26 +4,31 @@
 
 -- name: rebuild_lock_inline
 -- Rebuild: writers of jobs, runs and monitors wait until the replayed tables are committed.
-LOCK TABLE jobs, due_jobs, runs, run_attempts, monitors, monitor_ping_bodies
+LOCK TABLE jobs, due_jobs, runs, run_attempts, monitors, monitor_ping_bodies, run_confirmations
     IN ACCESS EXCLUSIVE MODE;
 
 -- name: rebuild_save_carried
 -- What the log does not hold is carried over the rebuild: every attempt's request and
--- response, and the lease of running runs (dropped at commit).
+-- response, the lease of running runs and the confirmation tokens and deadlines of runs
+-- (core/runs/confirm.py) (dropped at commit).
 CREATE TEMPORARY TABLE rebuild_carried_attempts ON COMMIT DROP AS SELECT * FROM run_attempts;
+CREATE TEMPORARY TABLE rebuild_carried_confirmations ON COMMIT DROP AS
+    SELECT * FROM run_confirmations;
 CREATE TEMPORARY TABLE rebuild_carried_leases ON COMMIT DROP AS
     SELECT id, lease_token, lease_expires_at FROM runs WHERE lease_token IS NOT NULL;
 CREATE TEMPORARY TABLE rebuild_carried_ping_bodies ON COMMIT DROP AS
     SELECT * FROM monitor_ping_bodies;
 
 -- name: rebuild_truncate_inline
-TRUNCATE jobs, due_jobs, runs, run_attempts, monitors, monitor_ping_bodies;
+TRUNCATE jobs, due_jobs, runs, run_attempts, monitors, monitor_ping_bodies, run_confirmations;
 
 -- name: rebuild_restore_carried
 UPDATE runs r SET lease_token = l.lease_token, lease_expires_at = l.lease_expires_at
 FROM rebuild_carried_leases l
 WHERE r.id = l.id AND r.status = 'running';
 INSERT INTO run_attempts SELECT a.* FROM rebuild_carried_attempts a JOIN runs r ON r.id = a.run_id;
+INSERT INTO run_confirmations
+    SELECT c.* FROM rebuild_carried_confirmations c JOIN runs r ON r.id = c.run_id;
 INSERT INTO monitor_ping_bodies
     SELECT b.* FROM rebuild_carried_ping_bodies b JOIN monitors m ON m.id = b.monitor_id;
 

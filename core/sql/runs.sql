@@ -11,7 +11,7 @@
 -- no longer in flight (docs/operations.md, "Database outages").
 SELECT d.job_id, d.due_at, j.team_id, j.schedule, j.timezone, j.request, j.timeout_seconds,
        j.retry, j.overlap, j.catchup, j.anchor_at, j.version, j.success_statuses,
-       j.secret_names, j.signing,
+       j.secret_names, j.signing, j.confirm_timeout_seconds,
        (SELECT count(*) FROM runs r
          WHERE r.job_id = d.job_id AND r.status = 'running'
            AND r.id <> ALL(%(finished)s::uuid[]))::int AS running,
@@ -87,7 +87,8 @@ FROM ready, jobs j
 WHERE r.id = ready.id AND j.id = r.job_id
 RETURNING r.id, r.job_id, r.team_id, r.scheduled_for, r.trigger, r.attempt, r.max_attempts,
           r.lease_token, r.lease_expires_at, r.version, ready.previous_status, ready.due_at,
-          j.request, j.timeout_seconds, j.retry, j.success_statuses, j.secret_names, j.signing;
+          j.request, j.timeout_seconds, j.retry, j.success_statuses, j.secret_names, j.signing,
+          j.confirm_timeout_seconds;
 
 -- name: run_release_buffered
 -- A run buffered by the `queue` overlap policy becomes ready once its job has nothing running.
@@ -162,22 +163,28 @@ RETURNING id, team_id, job_id, scheduled_for, trigger, version;
 
 -- name: run_list_for_job
 -- Keyset pagination on (scheduled_for, id), newest first.
-SELECT id, job_id, scheduled_for, trigger, status, attempt, max_attempts, available_at,
-       started_at, finished_at, lateness_ms, duration_ms, response_status, error_class, error,
-       reason, created_at
-FROM runs
-WHERE job_id = %(job_id)s::uuid AND team_id = %(team_id)s::uuid
+SELECT r.id, r.job_id, r.scheduled_for, r.trigger, r.status, r.attempt, r.max_attempts,
+       r.available_at, r.started_at, r.finished_at, r.lateness_ms, r.duration_ms,
+       r.response_status, r.error_class, r.error, r.reason, r.created_at,
+       c.deadline_at AS confirm_deadline_at, c.confirmed_at, c.outcome AS confirmation,
+       c.exit_status AS confirm_exit_status
+FROM runs r
+LEFT JOIN run_confirmations c ON c.run_id = r.id
+WHERE r.job_id = %(job_id)s::uuid AND r.team_id = %(team_id)s::uuid
   AND (%(before_scheduled)s::timestamptz IS NULL
-       OR (scheduled_for, id) < (%(before_scheduled)s::timestamptz, %(before_id)s::uuid))
-ORDER BY scheduled_for DESC, id DESC
+       OR (r.scheduled_for, r.id) < (%(before_scheduled)s::timestamptz, %(before_id)s::uuid))
+ORDER BY r.scheduled_for DESC, r.id DESC
 LIMIT %(limit)s::int;
 
 -- name: run_get
-SELECT id, job_id, scheduled_for, trigger, status, attempt, max_attempts, available_at,
-       started_at, finished_at, lateness_ms, duration_ms, response_status, error_class, error,
-       reason, created_at
-FROM runs
-WHERE id = %(id)s::uuid AND team_id = %(team_id)s::uuid;
+SELECT r.id, r.job_id, r.scheduled_for, r.trigger, r.status, r.attempt, r.max_attempts,
+       r.available_at, r.started_at, r.finished_at, r.lateness_ms, r.duration_ms,
+       r.response_status, r.error_class, r.error, r.reason, r.created_at,
+       c.deadline_at AS confirm_deadline_at, c.confirmed_at, c.outcome AS confirmation,
+       c.exit_status AS confirm_exit_status
+FROM runs r
+LEFT JOIN run_confirmations c ON c.run_id = r.id
+WHERE r.id = %(id)s::uuid AND r.team_id = %(team_id)s::uuid;
 
 -- name: run_attempt_list
 SELECT attempt, started_at, finished_at, duration_ms, lateness_ms, worker_id, request,

@@ -41,6 +41,7 @@ ROUTES = [
     ("keyset", "/v1/notifications"),
     ("name", "/v1/secrets"),
     ("keyset", "/v1/api-keys"),
+    ("keyset", "/v1/maintenance"),
 ]
 
 # (cursor, the route kinds for which it is a valid cursor)

@@ -1,0 +1,78 @@
+"""Team-scoped reads of maintenance windows, and the questions the rest of the code asks them:
+which windows may be in effect for some teams (:func:`live_windows`), until when subjects are
+in maintenance (:func:`maintenance_until`), and the tags of subjects (:func:`subject_tags`).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Any
+
+import psycopg
+from psycopg_pool import AsyncConnectionPool
+
+from core.db import fetch_team_page, fetch_team_row
+from core.maintenance.windows import Window, in_maintenance_until
+from core.queries import Q
+
+
+async def get_window(pool: AsyncConnectionPool, team_id: uuid.UUID,
+                     window_id: uuid.UUID) -> dict[str, Any]:
+    """The ``maintenance_windows`` row. Raises: NotFound."""
+    return await fetch_team_row(pool, Q["maintenance_get"], "maintenance window", window_id,
+                                team_id)
+
+
+async def list_windows(pool: AsyncConnectionPool, team_id: uuid.UUID, *, limit: int,
+                       after: tuple[datetime, uuid.UUID] | None) -> list[dict[str, Any]]:
+    """A keyset page of the team's windows, oldest first (ended ones included)."""
+    return await fetch_team_page(pool, Q["maintenance_list"], team_id, limit=limit, after=after)
+
+
+async def live_windows(conn: psycopg.AsyncConnection, team_ids: Iterable[uuid.UUID],
+                       now: datetime, suppress: str | None = None) -> list[Window]:
+    """The windows of ``team_ids`` that may be in effect at or after ``now`` (suppressing
+    ``suppress`` only, when given)."""
+    ids = list(dict.fromkeys(team_ids))
+    if not ids:
+        return []
+    cur = await conn.execute(Q["maintenance_live_for_teams"], {
+        "team_ids": ids, "now": now, "suppress": suppress})
+    return [Window.from_row(row) for row in await cur.fetchall()]
+
+
+async def subject_tags(conn: psycopg.AsyncConnection, subject_type: str,
+                       ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, tuple[str, ...]]:
+    """The tags of the given jobs or monitors (``subject_type`` ``job`` | ``monitor``): the one
+    place windows read them (docs/ledger-maintenance.md)."""
+    if not ids:
+        return {}
+    statement = Q["maintenance_job_tags"] if subject_type == "job" else \
+        Q["maintenance_monitor_tags"]
+    cur = await conn.execute(statement, {"ids": list(ids)})
+    return {row["id"]: tuple(row["tags"]) for row in await cur.fetchall()}
+
+
+async def maintenance_until(conn: psycopg.AsyncConnection, team_id: uuid.UUID,
+                            subject_type: str, ids: Sequence[uuid.UUID], now: datetime,
+                            suppress: str | None = None) -> dict[uuid.UUID, datetime | None]:
+    """For each of ``ids`` (jobs or monitors of ``team_id``): the instant its maintenance ends
+    (UTC), or ``None`` when no window is in effect for it at ``now``."""
+    windows = await live_windows(conn, [team_id], now, suppress)
+    if not windows:
+        return dict.fromkeys(ids)
+    tags = await subject_tags(conn, subject_type, ids)
+    return {i: in_maintenance_until(windows, subject_type, i, now, tags=tags.get(i, ()))
+            for i in ids}
+
+
+async def fetch_maintenance_until(pool: AsyncConnectionPool, team_id: uuid.UUID,
+                                  subject_type: str, ids: Sequence[uuid.UUID],
+                                  now: datetime) -> dict[uuid.UUID, datetime | None]:
+    """:func:`maintenance_until` on a connection of ``pool``: for jobs any window, for monitors
+    the ``alerts`` ones (a ``runs`` window does nothing to a monitor)."""
+    async with pool.connection() as conn:
+        return await maintenance_until(conn, team_id, subject_type, ids, now,
+                                       None if subject_type == "job" else "alerts")
