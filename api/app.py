@@ -20,6 +20,7 @@ from api.controllers.jobs import JobController
 from api.controllers.monitors import MonitorController
 from api.controllers.reports import ReportController
 from api.controllers.runs import RunController
+from api.controllers.schedules import parse as parse_schedule_route
 from api.controllers.schedules import preview
 from api.controllers.secrets import SecretController
 from api.deps import (
@@ -109,7 +110,8 @@ def create_app(dsn: str, settings: Settings, clock: Clock | None = None, *,
     app = Litestar(
         route_handlers=[JobController, RunController, SecretController, ApiKeyController,
                         ChannelController, NotificationController, MonitorController,
-                        ReportController, ping_mount, preview, healthz, readyz, metrics],
+                        ReportController, ping_mount, preview, healthz, readyz, metrics,
+                        parse_schedule_route],
         dependencies={
             "pool": Provide(provide_pool),
             "clock": Provide(provide_clock),

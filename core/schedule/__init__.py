@@ -61,7 +61,8 @@ from core.schedule.model import MAX_FIRES, SEARCH_YEARS, Fire, InvalidSchedule, 
 from core.schedule.words import looks_like_words, parse_phrase
 from core.schedule.zones import load_zone, make_fire
 
-__all__ = ["Fire", "InvalidSchedule", "Schedule", "cached_schedule", "parse_schedule"]
+__all__ = ["Fire", "InvalidSchedule", "Schedule", "cached_schedule", "parse_schedule",
+           "schedule_text"]
 
 _DESCRIBE_OPTIONS = Options(locale_code="en_US", use_24hour_time_format=False)
 
@@ -234,6 +235,31 @@ def parse_schedule(
     )
     _check_fires(schedule, spec, start)
     return schedule
+
+
+def schedule_text(parsed: Schedule, carried: object = None) -> str | None:
+    """The words to keep beside a parsed schedule (the ``schedule_text`` of jobs and monitors).
+
+    Args:
+        parsed: the schedule just parsed from a definition.
+        carried: the ``schedule_text`` of the stored definition, when the definition being
+            normalised was merged from it (a PATCH).
+
+    Returns:
+        The phrase ``parsed`` was written in; else ``carried`` when it still reads as
+        ``parsed``'s canonical form (a PATCH that left the schedule alone keeps its words,
+        one that set a canonical schedule drops them); else None.
+    """
+    if parsed.text is not None:
+        return parsed.text
+    if not looks_like_words(carried):
+        return None
+    assert isinstance(carried, str)
+    try:
+        same = parse_phrase(carried.strip()).canonical == parsed.expression
+    except InvalidSchedule:
+        return None
+    return carried.strip() if same else None
 
 
 @functools.lru_cache(maxsize=65536)

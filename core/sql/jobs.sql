@@ -7,13 +7,14 @@
 INSERT INTO jobs (id, team_id, name, schedule, timezone, request, timeout_seconds, retry, overlap,
                   catchup, status, version, anchor_at, created_at, updated_at, success_statuses,
                   secret_names, signing, channels, alert_after_failures, realert_every,
-                  broken_at, broken_reason)
+                  broken_at, broken_reason, schedule_text)
 VALUES (%(id)s::uuid, %(team_id)s::uuid, %(name)s, %(schedule)s, %(timezone)s, %(request)s::jsonb,
         %(timeout_seconds)s, %(retry)s::jsonb, %(overlap)s, %(catchup)s, %(status)s,
         %(version)s::int, %(anchor_at)s::timestamptz, %(created_at)s::timestamptz,
         %(updated_at)s::timestamptz, %(success_statuses)s::int[], %(secret_names)s::text[],
         %(signing)s::bool, %(channels)s::uuid[], %(alert_after_failures)s::int,
-        %(realert_every)s::int, %(broken_at)s::timestamptz, %(broken_reason)s)
+        %(realert_every)s::int, %(broken_at)s::timestamptz, %(broken_reason)s,
+        %(schedule_text)s::text)
 ON CONFLICT ON CONSTRAINT jobs_pkey DO UPDATE SET
     name = excluded.name, schedule = excluded.schedule, timezone = excluded.timezone,
     request = excluded.request, timeout_seconds = excluded.timeout_seconds,
@@ -23,13 +24,14 @@ ON CONFLICT ON CONSTRAINT jobs_pkey DO UPDATE SET
     secret_names = excluded.secret_names, signing = excluded.signing,
     channels = excluded.channels, alert_after_failures = excluded.alert_after_failures,
     realert_every = excluded.realert_every, broken_at = excluded.broken_at,
-    broken_reason = excluded.broken_reason;
+    broken_reason = excluded.broken_reason, schedule_text = excluded.schedule_text;
 
 -- name: job_lock
 -- The current state of one job, locked for a command (deleted jobs are not found).
 SELECT id, team_id, name, schedule, timezone, request, timeout_seconds, retry, overlap, catchup,
        status, version, anchor_at, created_at, updated_at, success_statuses, secret_names,
-       signing, channels, alert_after_failures, realert_every, broken_at, broken_reason
+       signing, channels, alert_after_failures, realert_every, broken_at, broken_reason,
+       schedule_text
 FROM jobs
 WHERE id = %(id)s::uuid AND team_id = %(team_id)s::uuid AND status <> 'deleted'
 FOR UPDATE;
@@ -38,7 +40,7 @@ FOR UPDATE;
 SELECT j.id, j.team_id, j.name, j.schedule, j.timezone, j.request, j.timeout_seconds, j.retry,
        j.overlap, j.catchup, j.status, j.version, j.anchor_at, j.created_at, j.updated_at,
        j.success_statuses, j.signing, j.channels, j.alert_after_failures, j.realert_every,
-       j.broken_at, j.broken_reason, d.due_at AS next_run_at
+       j.broken_at, j.broken_reason, j.schedule_text, d.due_at AS next_run_at
 FROM jobs j
 LEFT JOIN due_jobs d ON d.job_id = j.id
 WHERE j.id = %(id)s::uuid AND j.team_id = %(team_id)s::uuid AND j.status <> 'deleted';
@@ -48,7 +50,7 @@ WHERE j.id = %(id)s::uuid AND j.team_id = %(team_id)s::uuid AND j.status <> 'del
 SELECT j.id, j.team_id, j.name, j.schedule, j.timezone, j.request, j.timeout_seconds, j.retry,
        j.overlap, j.catchup, j.status, j.version, j.anchor_at, j.created_at, j.updated_at,
        j.success_statuses, j.signing, j.channels, j.alert_after_failures, j.realert_every,
-       j.broken_at, j.broken_reason, d.due_at AS next_run_at
+       j.broken_at, j.broken_reason, j.schedule_text, d.due_at AS next_run_at
 FROM jobs j
 LEFT JOIN due_jobs d ON d.job_id = j.id
 WHERE j.team_id = %(team_id)s::uuid
