@@ -103,6 +103,7 @@ ENGLISH = Vocabulary(
     terms={("business", "days"): "business_days", ("business", "day"): "business_days",
            ("working", "days"): "working_days", ("work", "days"): "working_days",
            ("week", "end"): "weekend", ("week", "ends"): "weekends", ("o", "clock"): "oclock",
+           ("week", "-", "end"): "weekend", ("week", "-", "ends"): "weekends",
            ("every", "day"): "everyday"},
 )
 
@@ -159,6 +160,7 @@ FRENCH = Vocabulary(
     terms={("jours", "ouvres"): "jours_ouvres", ("jour", "ouvre"): "jours_ouvres",
            ("jours", "ouvrables"): "jours_ouvrables", ("jour", "ouvrable"): "jours_ouvrables",
            ("en", "semaine"): "en_semaine", ("week", "end"): "weekend",
+           ("week", "-", "end"): "weekend", ("week", "-", "ends"): "weekends",
            ("week", "ends"): "weekends", ("fin", "de", "semaine"): "fin_de_semaine",
            ("fins", "de", "semaine"): "fin_de_semaine"},
 )

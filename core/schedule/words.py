@@ -148,6 +148,16 @@ def parse_phrase(text: str) -> Phrase:
     return Phrase(_build(reading, stripped), vocab.language)
 
 
+def _reads(text: str) -> bool:
+    """Whether ``text`` reads (without looking for suggestions of its own)."""
+    try:
+        vocab, tokens = _tokenise(text)
+        _build(_Reader(vocab, tokens, text, suggest=False).read(), text)
+    except InvalidSchedule:
+        return False
+    return True
+
+
 def _in_term(word: str, vocab: Vocabulary) -> bool:
     return any(word in term for term in vocab.terms)
 
@@ -191,8 +201,10 @@ def _join_terms(tokens: list[_Token], vocab: Vocabulary) -> list[_Token]:
 class _Reader:
     """Reads tokens left to right into a :class:`_Reading`; every token must be consumed."""
 
-    def __init__(self, vocab: Vocabulary, tokens: list[_Token], text: str) -> None:
+    def __init__(self, vocab: Vocabulary, tokens: list[_Token], text: str,
+                 suggest: bool = True) -> None:
         self.text = text
+        self.suggest = suggest
         self.vocab = vocab
         self.tokens = tokens
         self.i = 0
@@ -278,12 +290,17 @@ class _Reader:
             raise self.fail("this word needs a number or a time in front of it")
         vocabulary = [w for w in self.vocab.words if len(w) > 1 and "_" not in w]
         vocabulary += [" ".join(term) for term in self.vocab.terms]
-        close = difflib.get_close_matches(text, vocabulary, n=1, cutoff=0.6)
-        raise self.fail("this word is not understood",
-                        suggestion=self.corrected(close[0]) if close else None)
+        suggestion = None
+        if self.suggest:  # the nearest reading: the closest word whose phrase reads
+            for close in difflib.get_close_matches(text, vocabulary, n=3, cutoff=0.6):
+                candidate = self.corrected(close)
+                if _reads(candidate):
+                    suggestion = candidate
+                    break
+        raise self.fail("this word is not understood", suggestion=suggestion)
 
     def corrected(self, replacement: str) -> str:
-        """The whole phrase with the word not understood replaced: the nearest reading."""
+        """The whole phrase with the word not understood replaced."""
         word = re.escape(self.word())
         return re.sub(rf"(?<!\S){word}(?!\S)", lambda _: replacement, self.text, count=1)
 
@@ -391,7 +408,7 @@ class _Reader:
 
     def clock_time(self) -> None:
         """``9am``, ``9:30 pm``, ``17:30``, ``9h``, ``9h30``, ``17 h 30``, ``at 9``."""
-        word = self.word()
+        begin = self.i
         text = self.tokens[self.i].text
         second = 0
         if ":" in text:
@@ -409,18 +426,23 @@ class _Reader:
                     self.i += 1
                     if self.kind() == "unit" and self.value() == "minute":
                         self.i += 1
-        if self.kind() == "ampm":
-            meridiem = self.value()
+        meridiem = self.value() if self.kind() == "ampm" else None
+        self.i += meridiem is not None
+        word = " ".join(dict.fromkeys(t.word for t in self.tokens[begin:self.i]))
+
+        def impossible(message: str) -> PhraseError:
+            return PhraseError(f"could not read the schedule at {word!r}: {message}", word)
+
+        if meridiem is not None:
             if not 1 <= hour <= 12:
-                raise self.fail(f"hour {hour} does not exist on a 12-hour clock (1-12)", -1)
+                raise impossible(f"hour {hour} does not exist on a 12-hour clock (1-12)")
             hour = hour % 12 + (12 if meridiem == "pm" else 0)
-            self.i += 1
         if hour > 23:
-            raise self.fail(f"hour {hour} does not exist (0-23)", -1)
+            raise impossible(f"hour {hour} does not exist (0-23)")
         if minute > 59:
-            raise self.fail(f"minute {minute} does not exist (0-59)", -1)
+            raise impossible(f"minute {minute} does not exist (0-59)")
         if second > 59:
-            raise self.fail(f"second {second} does not exist (0-59)", -1)
+            raise impossible(f"second {second} does not exist (0-59)")
         self.r.times.append((hour, minute, second, word))
 
     def day_of_month(self, n: int, offset: int = 0) -> None:
