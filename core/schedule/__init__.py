@@ -62,7 +62,7 @@ from core.schedule.words import looks_like_words, parse_phrase
 from core.schedule.zones import load_zone, make_fire
 
 __all__ = ["Fire", "InvalidSchedule", "Schedule", "cached_schedule", "parse_schedule",
-           "schedule_text"]
+           "canonical_form", "schedule_text"]
 
 _DESCRIBE_OPTIONS = Options(locale_code="en_US", use_24hour_time_format=False)
 
@@ -237,6 +237,19 @@ def parse_schedule(
     return schedule
 
 
+def canonical_form(expression: object) -> object:
+    """What ``expression`` reads as when it is a readable phrase (``"every day at noon"`` ->
+    ``"0 12 * * *"``), else ``expression`` itself: lets a caller compare a schedule given in
+    words with a stored canonical one (the same schedule in words is no change of timing)."""
+    if not looks_like_words(expression):
+        return expression
+    assert isinstance(expression, str)
+    try:
+        return parse_phrase(expression.strip()).canonical
+    except InvalidSchedule:
+        return expression
+
+
 def schedule_text(parsed: Schedule, carried: object = None) -> str | None:
     """The words to keep beside a parsed schedule (the ``schedule_text`` of jobs and monitors).
 
@@ -248,7 +261,8 @@ def schedule_text(parsed: Schedule, carried: object = None) -> str | None:
     Returns:
         The phrase ``parsed`` was written in; else ``carried`` when it still reads as
         ``parsed``'s canonical form (a PATCH that left the schedule alone keeps its words,
-        one that set a canonical schedule drops them); else None.
+        one that set another schedule drops them; the update commands carry nothing when
+        the PATCH gives a schedule); else None.
     """
     if parsed.text is not None:
         return parsed.text
