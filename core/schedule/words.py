@@ -561,7 +561,8 @@ def _build(r: _Reading, text: str) -> str:  # noqa: C901 - one rule per slot, in
         n, unit = sub_day[0]
         word = words[sub_day[0]]
         if r.times:
-            raise ambiguous(f"'every {n} {unit}' and a time of day ({r.times[0][3]!r}) cannot "
+            raise ambiguous(f"'every {n} {unit}{'s' if n > 1 else ''}' and a time of day "
+                            f"({r.times[0][3]!r}) cannot "
                             "both hold; use 'between ... and ...' for a window", r.times[0][3])
         cycle = 24 if unit == "hour" else 60
         if n > 1 and cycle % n:
@@ -644,8 +645,8 @@ def _day_fields(r: _Reading, periods: set[tuple[int, str]], words: dict, ambiguo
         dom_items = [f"*/{n}"]
     elif unit == "week":
         if n > 1:
-            raise ambiguous(f"every {n} weeks cannot be written in cron; use '@every "
-                            f"{7 * n}d' for a period", words[(n, "week")],
+            raise ambiguous(f"every {n} weeks cannot be written in cron; an interval can",
+                            words[(n, "week")],
                             f"@every {7 * n}d")
         if not dow_items and not dom_items:
             dow_items = ["0"]
