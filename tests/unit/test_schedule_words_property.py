@@ -28,7 +28,8 @@ from datetime import UTC, datetime
 from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
-from core.schedule import parse_schedule
+from core.schedule import InvalidSchedule, parse_schedule
+from core.schedule.vocab import ENGLISH, FRENCH
 from core.schedule.words import looks_like_words
 
 ANCHOR = datetime(2026, 3, 1, tzinfo=UTC)
@@ -92,3 +93,22 @@ def test_the_description_read_back_fires_the_same(time: str, days: tuple[str, st
     note(f"read back as {read.expression!r}")
     for zone in ZONES:
         assert _fires(read.expression, zone) == _fires(expression, zone), zone
+
+
+_WORDS = sorted({*ENGLISH.words, *FRENCH.words, "9am", "17:30", "9h30", "25h", "0", "32nd",
+                 "1st", "15", "2", "7", "90", "à", "L", "*", "@every"} - {"_"})
+_PHRASE = st.lists(st.sampled_from(_WORDS), min_size=1, max_size=12).map(" ".join)
+
+
+@settings(max_examples=2000, deadline=None, derandomize=True)
+@given(text=st.one_of(_PHRASE, st.text(max_size=60)))
+def test_any_text_is_read_or_refused_with_a_message(text: str) -> None:
+    """No input makes the reader fail otherwise than with InvalidSchedule (a 422), and
+    whatever it reads is a valid canonical schedule."""
+    try:
+        schedule = parse_schedule(text, "Europe/Paris", anchor=ANCHOR, now=ANCHOR)
+    except InvalidSchedule as exc:
+        assert str(exc)
+        return
+    assert not looks_like_words(schedule.expression)
+    parse_schedule(schedule.expression, "Europe/Paris", anchor=ANCHOR, now=ANCHOR)
