@@ -323,6 +323,8 @@ class _Reader:
             self.minutes_after()
         elif nxt == "unit" or nxt == "every_unit":
             self.period(n)
+        elif nxt == "hour_mark":  # "every 2h", "toutes les 2h": a period of hours
+            self.period(n, unit="hour")
         elif nxt == "and" and self.number_list_then_past():
             self.minutes_after()
         elif nxt == "month":
@@ -396,9 +398,9 @@ class _Reader:
         self.r.periods.append((1, value, self.word()))
         self.i += 1
 
-    def period(self, n: int) -> None:
+    def period(self, n: int, unit: str | None = None) -> None:
         word = self.word()
-        unit = self.value(1)
+        unit = unit or self.value(1)
         if n < 1:
             singular = {"second": "second", "minute": "minute", "hour": "hour"}.get(unit, unit)
             raise self.fail(f"a period of {n} is impossible: it must be at least 1",

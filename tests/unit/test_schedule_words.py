@@ -47,6 +47,7 @@ PHRASES = [
     ("every 5 hours", "@every 5h"),
     ("every 1 hour 30 minutes", "@every 1h30m"),
     ("every two hours", "0 */2 * * *"),
+    ("every 2h", "0 */2 * * *"),
     # -- English: times of day
     ("every day at 9am", "0 9 * * *"),
     ("every day at 9 am", "0 9 * * *"),
@@ -119,6 +120,7 @@ PHRASES = [
     ("toutes les heures", "0 * * * *"),
     ("toutes les 2 heures", "0 */2 * * *"),
     ("toutes les 3 heures", "0 */3 * * *"),
+    ("toutes les 4h", "0 */4 * * *"),
     ("tous les jours à 9 h", "0 9 * * *"),
     ("tous les jours a 9h", "0 9 * * *"),
     ("Tous les jours à 9H", "0 9 * * *"),
