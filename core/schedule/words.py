@@ -342,12 +342,13 @@ class _Reader:
                             "or a period (every 5 minutes)")
 
     def after_day_word(self) -> bool:
+        """Whether this number continues ``day 1, 15 and 20 (of the month)``."""
         j = self.i - 1
-        while j >= 0 and self.tokens[j].text[0].isdigit() or j >= 0 and \
-                self.vocab.words.get(self.tokens[j].text, ("",))[0] == "and":
+        while j >= 0 and (self.tokens[j].text[0].isdigit()
+                          or self.vocab.words.get(self.tokens[j].text, ("",))[0] == "and"):
             j -= 1
         return j >= 0 and self.vocab.words.get(self.tokens[j].text) == ("unit", "day") \
-            and bool(self.r.doms or self.tokens[j + 1].text[0].isdigit())
+            and self.tokens[j + 1].text[0].isdigit()
 
     def is_past_after(self) -> bool:
         return self.value(1) == "minute" and self.kind(2) == "past"
