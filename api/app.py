@@ -22,6 +22,7 @@ from api.controllers.maintenance import MaintenanceController
 from api.controllers.monitors import MonitorController
 from api.controllers.reports import ReportController
 from api.controllers.runs import RunController
+from api.controllers.schedules import parse as parse_schedule_route
 from api.controllers.schedules import preview
 from api.controllers.secrets import SecretController
 from api.controllers.teams import TeamController
@@ -115,7 +116,7 @@ def create_app(dsn: str, settings: Settings, clock: Clock | None = None, *,
                         ChannelController, NotificationController, MonitorController,
                         ReportController, ping_mount, preview, healthz, readyz, metrics,
                         TeamController, badge, team_metrics, own_team_metrics, v3_router,
-                        MaintenanceController],
+                        MaintenanceController, parse_schedule_route],
         dependencies={
             "pool": Provide(provide_pool),
             "clock": Provide(provide_clock),

@@ -15,8 +15,10 @@ from core.jobs import definition as jobdef
 from core.monitors import slugs
 
 Schedule = Annotated[str, Meta(
-    min_length=1, examples=["*/5 * * * *", "1h"],
-    description="cron (5 or 6 fields), a macro, an interval or @at: see docs/schedules.md")]
+    min_length=1, examples=["*/5 * * * *", "1h", "every weekday at 9am"],
+    description="cron (5 or 6 fields), a macro, an interval or @at, or a phrase in English or "
+                "French words (stored in its canonical form, the words as schedule_text): see "
+                "docs/schedules.md")]
 Zone = Annotated[str, Meta(examples=["UTC", "Europe/Paris"], description="an IANA time zone")]
 Channels = Annotated[list[uuid.UUID], Meta(max_length=jobdef.MAX_CHANNELS)]
 RealertSeconds = Annotated[int, Meta(ge=jobdef.MIN_REALERT_SECONDS,

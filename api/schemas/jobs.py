@@ -136,6 +136,7 @@ class Job(Struct):
     name: str
     schedule: str
     schedule_description: str
+    schedule_text: str | None
     timezone: str
     request: dict[str, Any]
     timeout_seconds: float

@@ -71,6 +71,7 @@ class Monitor(Struct):
     name: str
     schedule: str
     schedule_description: str
+    schedule_text: str | None
     timezone: str
     grace_seconds: int
     methods: str

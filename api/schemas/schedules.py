@@ -1,10 +1,14 @@
-"""Body of ``GET /v1/schedules/preview``."""
+"""Bodies of ``GET /v1/schedules/preview`` and ``POST /v1/schedules/parse``."""
 
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Annotated
 
-from msgspec import Struct
+from msgspec import Meta, Struct
+
+from api.schemas.common import Schedule, Zone
+from core.jobs import definition as jobdef
 
 
 class PreviewFire(Struct):
@@ -14,7 +18,34 @@ class PreviewFire(Struct):
 
 
 class Preview(Struct):
+    """``schedule`` is the canonical form; ``schedule_text`` the words when the schedule was
+    given as a phrase, else null."""
+
     schedule: str
+    timezone: str
+    description: str
+    fires: list[PreviewFire]
+    schedule_text: str | None = None
+
+
+class ParseRequest(Struct, forbid_unknown_fields=True):
+    """A schedule to read: a phrase in English or French words, or any canonical form."""
+
+    text: Schedule
+    timezone: Zone = jobdef.DEFAULTS["timezone"]
+    count: Annotated[int, Meta(ge=1, le=100)] = 5
+
+
+class Parsed(Struct):
+    """What a schedule was read as: ``schedule`` (canonical, what a job or monitor would
+    store), ``schedule_text`` (the words, null for a canonical input), ``kind`` (``cron``,
+    ``interval`` or ``at``), ``language`` (``en``, ``fr``, null for a canonical input), the
+    English ``description`` and the next ``fires`` from now."""
+
+    schedule: str
+    schedule_text: str | None
+    kind: str
+    language: str | None
     timezone: str
     description: str
     fires: list[PreviewFire]

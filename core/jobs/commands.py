@@ -25,7 +25,7 @@ from core.jobs.state import evolve
 from core.queries import Q
 from core.runs import events as run_events
 from core.runs.events import new_run_id
-from core.schedule import cached_schedule, parse_schedule
+from core.schedule import cached_schedule, canonical_form, parse_schedule
 from core.secrets import set_signing_secret
 from core.stored import job_problem
 
@@ -156,8 +156,11 @@ async def update_job(
                 merged[key] = {**merged[key], **value}
             elif key in DEFINITION_FIELDS:
                 merged[key] = value
+        if "schedule" in fields:  # a schedule given anew brings its own words, or none
+            merged["schedule_text"] = None
         timing_changed = any(
-            merged[k] != before[k] for k in ("schedule", "timezone") if k in fields
+            canonical_form(merged[k]) != before[k] if k == "schedule" else merged[k] != before[k]
+            for k in ("schedule", "timezone") if k in fields
         )
         anchor = now if timing_changed else before["anchor_at"]
         signing_given = "signing_secret" in fields

@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 
 from core.errors import FieldErrors, nul_errors
 from core.http.urls import url_problem
-from core.schedule import InvalidSchedule, parse_schedule
+from core.schedule import InvalidSchedule, parse_schedule, schedule_text
 from core.schedule.zones import load_zone
 from core.secrets import PLACEHOLDER, check_signing_secret, has_malformed_placeholder
 from core.tags import normalize_tags
@@ -52,10 +52,11 @@ DEFAULTS: dict[str, Any] = {
     "realert_every": None,
     "tags": (),
     "confirm": None,  # None: a 2xx is the outcome (docs/ledger-maintenance.md, fire-and-confirm)
+    "schedule_text": None,  # the words the schedule was written in (core/schedule/words.py)
 }
 DEFINITION_FIELDS = ("name", "schedule", "timezone", "request", "timeout_seconds", "retry",
                      "overlap", "catchup", "success_statuses", "channels",
-                     "alert_after_failures", "realert_every", "tags", "confirm")
+                     "alert_after_failures", "realert_every", "tags", "confirm", "schedule_text")
 MIN_CONFIRM_SECONDS = 1
 MAX_CONFIRM_SECONDS = 7 * 86400
 MAX_CHANNELS = 20
@@ -298,7 +299,10 @@ def normalize_definition(
             ``channels`` (ids),
             ``alert_after_failures``, ``realert_every`` (seconds or ``"1h"``-style, ``None``
             for off));
-            missing optional fields take their defaults. A ``signing_secret`` in ``fields`` is
+            missing optional fields take their defaults. ``schedule`` may be a phrase in
+            words: the definition holds its canonical form and ``schedule_text`` the words
+            (:func:`core.schedule.schedule_text`, which also keeps a stored definition's words
+            across a merge). A ``signing_secret`` in ``fields`` is
             validated too, but never part of the returned definition (it is write-only and
             stored encrypted apart from the events).
         anchor: the instant intervals are anchored to (UTC).
@@ -340,10 +344,12 @@ def normalize_definition(
     elif not valid_zone(out["timezone"]):
         errors.add("timezone", f"unknown time zone {out['timezone']!r}: use an IANA name")
     else:
+        out["schedule"] = schedule.strip()
         try:
-            parse_schedule(schedule, out["timezone"], anchor=anchor, now=now)
+            parsed = parse_schedule(schedule, out["timezone"], anchor=anchor, now=now)
+            out["schedule"] = parsed.expression
+            out["schedule_text"] = schedule_text(parsed, fields.get("schedule_text"))
         except InvalidSchedule as exc:
             errors.add("schedule", str(exc))
-        out["schedule"] = schedule.strip()
     errors.raise_if_any()
     return {key: out[key] for key in DEFINITION_FIELDS}

@@ -147,6 +147,8 @@ async def update_monitor(
                 f"monitor {monitor_id} is at version {before['version']}, not {expected_version}")
         merged = {key: before[key] for key in DEFINITION_FIELDS}
         merged.update({k: v for k, v in fields.items() if k in DEFINITION_FIELDS})
+        if "schedule" in fields:  # a schedule given anew brings its own words, or none
+            merged["schedule_text"] = None
         definition = normalize_definition(merged, now=now)
         changes = {k: v for k, v in definition.items() if v != before[k]}
         await check_new_channels(conn, actor.team_id, definition["channels"], before["channels"])

@@ -13,7 +13,7 @@ from typing import Any
 from core.errors import FieldErrors, nul_errors
 from core.jobs.definition import normalize_channels, normalize_realert
 from core.monitors.slugs import slug_problem
-from core.schedule import InvalidSchedule, Schedule, parse_schedule
+from core.schedule import InvalidSchedule, Schedule, parse_schedule, schedule_text
 from core.schedule.zones import load_zone
 from core.tags import normalize_tags
 
@@ -30,9 +30,10 @@ DEFAULTS: dict[str, Any] = {
     "realert_every": None,
     "slug": None,
     "tags": (),
+    "schedule_text": None,  # the words the schedule was written in (core/schedule/words.py)
 }
 DEFINITION_FIELDS = ("name", "schedule", "timezone", "grace_seconds", "methods", "manual_resume",
-                     "channels", "realert_every", "slug", "tags")
+                     "channels", "realert_every", "slug", "tags", "schedule_text")
 ONE_SHOT = "a monitor needs a repeating schedule: a period such as 1h or @every 10m, or cron"
 
 
@@ -81,8 +82,9 @@ def normalize_definition(fields: dict[str, Any], *, now: datetime) -> dict[str, 
 
     Returns:
         Every definition field (``channels`` as UUIDs, ``realert_every`` in seconds or
-        ``None``), plus ``period_seconds`` (the period of an interval schedule,
-        else ``None``).
+        ``None``, ``schedule`` canonical and ``schedule_text`` the words it was written in,
+        or ``None``: :func:`core.schedule.schedule_text`), plus ``period_seconds`` (the
+        period of an interval schedule, else ``None``).
 
     Raises:
         InvalidInput: listing every problem with its field path.
@@ -119,11 +121,13 @@ def normalize_definition(fields: dict[str, Any], *, now: datetime) -> dict[str, 
     elif zone_error:
         errors.add("timezone", zone_error)
     else:
+        out["schedule"] = schedule.strip()
         try:
             parsed = monitor_schedule(schedule, out["timezone"], now, now)
             period = parsed.interval_seconds
+            out["schedule"] = parsed.expression
+            out["schedule_text"] = schedule_text(parsed, fields.get("schedule_text"))
         except InvalidSchedule as exc:
             errors.add("schedule", str(exc))
-        out["schedule"] = schedule.strip()
     errors.raise_if_any()
     return {**{key: out[key] for key in DEFINITION_FIELDS}, "period_seconds": period}

@@ -1,7 +1,8 @@
 """Schedule engine: parse a schedule string once, then answer "when does it fire next?".
 
 Public API: :func:`parse_schedule` (and its cache :func:`cached_schedule`), :class:`Schedule`,
-:class:`Fire`, :class:`InvalidSchedule`.
+:class:`Fire`, :class:`InvalidSchedule`. :func:`parse_schedule` also reads schedules written in
+English or French words (:mod:`core.schedule.words`), once, into the canonical grammar.
 All instants in and out are tz-aware UTC; naive datetimes raise ``ValueError``. Every operation
 is bounded by construction: input is capped at 200 characters, validation scans a fixed 28-year
 window, a search stops after 50 years and lists stop at 1000 fires. Grammar and DST rules are
@@ -43,6 +44,7 @@ canonical expression we generate (:mod:`core.schedule.cron`). What the wrapper c
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
 import zoneinfo
@@ -56,9 +58,11 @@ from core.schedule.cron import Slots, cron_fires
 from core.schedule.fields import CronSpec, check_occurs, parse_cron
 from core.schedule.grammar import format_utc, parse_at, parse_interval, split_form
 from core.schedule.model import MAX_FIRES, SEARCH_YEARS, Fire, InvalidSchedule, require_utc
+from core.schedule.words import looks_like_words, parse_phrase
 from core.schedule.zones import load_zone, make_fire
 
-__all__ = ["Fire", "InvalidSchedule", "Schedule", "cached_schedule", "parse_schedule"]
+__all__ = ["Fire", "InvalidSchedule", "Schedule", "cached_schedule", "parse_schedule",
+           "canonical_form", "schedule_text"]
 
 _DESCRIBE_OPTIONS = Options(locale_code="en_US", use_24hour_time_format=False)
 
@@ -68,7 +72,10 @@ class Schedule:
     """A validated, immutable schedule. Build it with :func:`parse_schedule`.
 
     Attributes:
-        expression: The schedule string as given, stripped.
+        expression: The canonical schedule string: as given, stripped, or what the words of
+            ``text`` read as (``"0 9 * * 1-5"``).
+        text: The phrase as given, stripped, when the schedule was written in words
+            (``"every weekday at 9am"``), else None.
         timezone: IANA zone name the schedule is evaluated in.
         kind: ``"cron"`` (macros included), ``"interval"`` or ``"at"``.
         interval_seconds: The period in seconds for intervals, else None.
@@ -84,6 +91,7 @@ class Schedule:
     _anchor: datetime | None = field(default=None, repr=False)
     _at: datetime | None = field(default=None, repr=False)
     _label: str = field(default="", repr=False, compare=False)
+    text: str | None = None
 
     def next_fire(self, after: datetime) -> datetime | None:
         """The smallest fire instant strictly after ``after``.
@@ -172,20 +180,34 @@ def parse_schedule(
 
     Args:
         expression: Cron (5 fields, or 6 with seconds first), a macro (``@daily``), an interval
-            (``@every 1h30m``, ``30s``) or a one-shot (``@at 2026-12-01T09:00:00Z``). At most 200
-            characters. Grammar: docs/schedules.md.
+            (``@every 1h30m``, ``30s``) or a one-shot (``@at 2026-12-01T09:00:00Z``); or a
+            phrase in English or French words (``"every weekday at 9am"``, ``"tous les jours à
+            9 h"``), read into one of those forms first (:mod:`core.schedule.words`). At most
+            200 characters. Grammar: docs/schedules.md.
         timezone: IANA zone the cron fields (and a one-shot without offset) are read in.
         anchor: The job's creation instant (tz-aware): intervals fire at anchor + k*period,
             k >= 1, so they never drift.
         now: When given, a one-shot must be after it.
 
     Returns:
-        The immutable :class:`Schedule`.
+        The immutable :class:`Schedule`; for a phrase its ``expression`` is the canonical
+        form and ``text`` the phrase.
 
     Raises:
-        InvalidSchedule: the expression or zone is invalid; the message says what is wrong.
+        InvalidSchedule: the expression or zone is invalid; the message says what is wrong
+            (for a phrase, :class:`core.schedule.words.PhraseError` names the word).
         ValueError: ``anchor`` or ``now`` is naive or out of range (a programming error).
     """
+    if looks_like_words(expression):
+        text = expression.strip()
+        load_zone(timezone)  # a bad zone is reported as such, not as a reading
+        canonical = parse_phrase(text).canonical
+        try:
+            parsed = parse_schedule(canonical, timezone, anchor=anchor, now=now)
+        except InvalidSchedule as exc:
+            raise InvalidSchedule(f"{text!r} reads as {canonical!r}, which is rejected: {exc}"
+                                  ) from None
+        return dataclasses.replace(parsed, text=text)
     anchor = require_utc(anchor, "anchor")
     now = None if now is None else require_utc(now, "now")
     zone = load_zone(timezone)
@@ -213,6 +235,45 @@ def parse_schedule(
     )
     _check_fires(schedule, spec, start)
     return schedule
+
+
+def canonical_form(expression: object) -> object:
+    """What ``expression`` reads as when it is a readable phrase (``"every day at noon"`` ->
+    ``"0 12 * * *"``), else ``expression`` itself: lets a caller compare a schedule given in
+    words with a stored canonical one (the same schedule in words is no change of timing)."""
+    if not looks_like_words(expression):
+        return expression
+    assert isinstance(expression, str)
+    try:
+        return parse_phrase(expression.strip()).canonical
+    except InvalidSchedule:
+        return expression
+
+
+def schedule_text(parsed: Schedule, carried: object = None) -> str | None:
+    """The words to keep beside a parsed schedule (the ``schedule_text`` of jobs and monitors).
+
+    Args:
+        parsed: the schedule just parsed from a definition.
+        carried: the ``schedule_text`` of the stored definition, when the definition being
+            normalised was merged from it (a PATCH).
+
+    Returns:
+        The phrase ``parsed`` was written in; else ``carried`` when it still reads as
+        ``parsed``'s canonical form (a PATCH that left the schedule alone keeps its words,
+        one that set another schedule drops them; the update commands carry nothing when
+        the PATCH gives a schedule); else None.
+    """
+    if parsed.text is not None:
+        return parsed.text
+    if not looks_like_words(carried):
+        return None
+    assert isinstance(carried, str)
+    try:
+        same = parse_phrase(carried.strip()).canonical == parsed.expression
+    except InvalidSchedule:
+        return None
+    return carried.strip() if same else None
 
 
 @functools.lru_cache(maxsize=65536)

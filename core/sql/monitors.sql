@@ -8,7 +8,7 @@ INSERT INTO monitors (id, team_id, name, schedule, timezone, period_seconds, gra
                       methods, manual_resume, ping_token_hash, status, last_ping_at,
                       last_start_at, last_start_rid, last_duration_ms, next_expected_at,
                       alert_at, channels, realert_every, version, created_at, updated_at,
-                      broken_at, broken_reason, slug, tags)
+                      broken_at, broken_reason, slug, tags, schedule_text)
 VALUES (%(id)s::uuid, %(team_id)s::uuid, %(name)s::text, %(schedule)s::text, %(timezone)s::text,
         %(period_seconds)s::float8, %(grace_seconds)s::int, %(methods)s::text,
         %(manual_resume)s::bool, %(ping_token_hash)s::bytea, %(status)s::text,
@@ -18,7 +18,7 @@ VALUES (%(id)s::uuid, %(team_id)s::uuid, %(name)s::text, %(schedule)s::text, %(t
         %(realert_every)s::int, %(version)s::int,
         %(created_at)s::timestamptz, %(updated_at)s::timestamptz,
         %(broken_at)s::timestamptz, %(broken_reason)s::text, %(slug)s::text,
-        %(tags)s::text[])
+        %(tags)s::text[], %(schedule_text)s::text)
 ON CONFLICT ON CONSTRAINT monitors_pkey DO UPDATE SET
     name = excluded.name, schedule = excluded.schedule, timezone = excluded.timezone,
     period_seconds = excluded.period_seconds, grace_seconds = excluded.grace_seconds,
@@ -30,14 +30,14 @@ ON CONFLICT ON CONSTRAINT monitors_pkey DO UPDATE SET
     channels = excluded.channels, realert_every = excluded.realert_every,
     version = excluded.version, updated_at = excluded.updated_at,
     broken_at = excluded.broken_at, broken_reason = excluded.broken_reason,
-    slug = excluded.slug, tags = excluded.tags;
+    slug = excluded.slug, tags = excluded.tags, schedule_text = excluded.schedule_text;
 
 -- name: monitor_lock
 -- The current state of one monitor, locked for a command (deleted monitors are not found).
 SELECT id, team_id, name, schedule, timezone, period_seconds, grace_seconds, methods,
        manual_resume, ping_token_hash, status, last_ping_at, last_start_at, last_start_rid,
        last_duration_ms, next_expected_at, alert_at, channels, realert_every, version,
-       created_at, updated_at, broken_at, broken_reason, slug, tags
+       created_at, updated_at, broken_at, broken_reason, slug, tags, schedule_text
 FROM monitors
 WHERE id = %(id)s::uuid AND team_id = %(team_id)s::uuid AND status <> 'deleted'
 FOR UPDATE;
@@ -45,7 +45,8 @@ FOR UPDATE;
 -- name: monitor_get
 SELECT id, team_id, name, schedule, timezone, grace_seconds, methods, manual_resume, status,
        last_ping_at, last_start_at, last_duration_ms, next_expected_at, alert_at, channels,
-       realert_every, version, created_at, updated_at, broken_at, broken_reason, slug, tags
+       realert_every, version, created_at, updated_at, broken_at, broken_reason, slug, tags,
+       schedule_text
 FROM monitors
 WHERE id = %(id)s::uuid AND team_id = %(team_id)s::uuid AND status <> 'deleted';
 
@@ -53,7 +54,8 @@ WHERE id = %(id)s::uuid AND team_id = %(team_id)s::uuid AND status <> 'deleted';
 -- Keyset pagination on (created_at, id).
 SELECT id, team_id, name, schedule, timezone, grace_seconds, methods, manual_resume, status,
        last_ping_at, last_start_at, last_duration_ms, next_expected_at, alert_at, channels,
-       realert_every, version, created_at, updated_at, broken_at, broken_reason, slug, tags
+       realert_every, version, created_at, updated_at, broken_at, broken_reason, slug, tags,
+       schedule_text
 FROM monitors
 WHERE team_id = %(team_id)s::uuid
   AND status <> 'deleted'

@@ -1,0 +1,707 @@
+"""Schedules in words: read an English or French phrase into the canonical grammar.
+
+``"every weekday at 9:30 am"`` becomes ``"30 9 * * 1-5"``, ``"toutes les 5 minutes"`` becomes
+``"*/5 * * * *"``, ``"every 90 minutes"`` becomes ``"@every 1h30m"``. The result is an ordinary
+schedule string of docs/schedules.md (*Grammar*), which :func:`core.schedule.parse_schedule`
+then validates and evaluates as if the user had typed it: the words add no rule of their own
+to evaluation, DST included. The rules of the reading (which periods become cron and which
+intervals, what "between 9am and 5pm" covers, the default time of day) are in
+docs/schedules.md, *Schedules in words*.
+
+Public API: :func:`looks_like_words` (whether a string is a phrase rather than canonical
+grammar; canonical strings are never read as words), :func:`parse_phrase` (phrase -> canonical
+string) and :class:`PhraseError` (an :class:`~core.schedule.model.InvalidSchedule` naming the
+word that was not understood, with the nearest reading when there is one, from difflib).
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from typing import Any
+
+from core.schedule.model import MAX_EXPRESSION_LENGTH, InvalidSchedule
+from core.schedule.vocab import LANGUAGES, Vocabulary
+
+__all__ = ["Phrase", "PhraseError", "looks_like_words", "parse_phrase"]
+
+_UNIT_SECONDS = {"second": 1, "minute": 60, "hour": 3600, "day": 86400, "week": 7 * 86400}
+_SUB_DAY = ("second", "minute", "hour")
+#: cron's names and letters, which a canonical expression may contain (docs/schedules.md).
+_CRON_WORDS = frozenset(("JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT",
+                         "NOV", "DEC", "SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT", "L",
+                         "W", "LW"))
+_CRON_FIELD = re.compile(r"[\d*?/,-]+")
+_INTERVAL = re.compile(r"(?:\d+d)?(?:\d+h)?(?:\d+m)?(?:\d+s)?|[\d.,+-]+", re.IGNORECASE)
+_TIME_LIKE = re.compile(r"\d{1,2}\s*(?:h\d{0,2}|[ap]\.?m\.?|:\d{2})(?![a-z])", re.IGNORECASE)
+_TOKEN = re.compile(r"\d{1,9}:\d{1,2}(?::\d{1,2})?|\d{1,9}|[a-z]+|[,&@-]")
+_IGNORED = re.compile(r"[.!;/()\"?]|:(?!\d)")
+
+
+class PhraseError(InvalidSchedule):
+    """A phrase could not be read.
+
+    Attributes:
+        word: the word (as written, accents kept) that was not understood or is impossible.
+        suggestion: the nearest reading, or None.
+    """
+
+    def __init__(self, message: str, word: str, suggestion: str | None = None) -> None:
+        super().__init__(message)
+        self.word = word
+        self.suggestion = suggestion
+
+
+@dataclass(frozen=True)
+class Phrase:
+    """A phrase read: the canonical schedule string and the language that read it."""
+
+    canonical: str
+    language: str
+
+
+@dataclass
+class _Token:
+    text: str  # normalised
+    word: str  # the whitespace-separated word of the input it comes from
+
+
+@dataclass
+class _Reading:
+    periods: list[tuple[int, str, str]] = field(default_factory=list)  # (n, unit, word)
+    times: list[tuple[int, int, int, str]] = field(default_factory=list)  # (h, m, s, word)
+    minutes_past: list[int] = field(default_factory=list)
+    dows: set[int] = field(default_factory=set)
+    nth: set[tuple[int, int]] = field(default_factory=set)  # (dow, k), k = -1: last
+    doms: set[int] = field(default_factory=set)
+    last_dom: bool = False
+    months: set[int] = field(default_factory=set)
+    hours: tuple[int, int] | None = None
+    said_or: bool = False
+    said_past: bool = False
+    dow_word: str = ""
+
+
+def normalise(text: str) -> str:
+    """Lower case, accents removed (NFKD, combining marks dropped), ``a.m.`` as ``am``."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    plain = "".join(ch for ch in decomposed if not unicodedata.combining(ch)).lower()
+    plain = plain.replace("\u2019", "'").replace("'", " ")
+    return re.sub(r"\b([ap])\.\s?m\b\.?", r"\1m", plain)
+
+
+def looks_like_words(expression: object) -> bool:
+    """Whether ``expression`` is a phrase to read with :func:`parse_phrase`.
+
+    Canonical strings are never phrases: anything starting with ``@``, a single token shaped
+    like an interval (``90s``, ``1h30m``, ``9h``), anything with a ``*``, five or more fields
+    whose first two are numeric cron fields, and any string whose words are all cron's
+    (``0 9 * * MON-FRI``, ``0 0 L * *``). A phrase has a word of at least two letters that a
+    vocabulary knows (other than cron's names) or a time of day such as ``9h30``, ``9am`` or
+    ``17:30``; anything else stays with the canonical grammar and its messages.
+    """
+    if not isinstance(expression, str):
+        return False
+    text = expression.strip()
+    if not text or text.startswith("@"):
+        return False
+    fields = text.split()
+    if len(fields) == 1 and _INTERVAL.fullmatch(text):
+        return False
+    if "*" in text or len(fields) >= 5 and all(_CRON_FIELD.fullmatch(f) for f in fields[:2]):
+        return False  # cron fields, even misspelt ones ("0 0 * * MONDAY"): cron's messages
+    if _TIME_LIKE.search(text):
+        return True
+    for run in re.findall(r"[^\W\d_]+", text):
+        if run.upper() in _CRON_WORDS or (run.upper().endswith("L") and run.upper()[:-1]
+                                          in _CRON_WORDS):
+            continue
+        word = normalise(run)
+        if len(word) >= 2 and any(word in v.words or _in_term(word, v) for v in LANGUAGES):
+            return True
+    return False
+
+
+def parse_phrase(text: str) -> Phrase:
+    """Read an English or French phrase into a canonical schedule string.
+
+    Args:
+        text: the phrase; case, accents and surrounding spaces do not matter. At most 200
+            characters, like every schedule.
+
+    Returns:
+        The :class:`Phrase`: cron (5 fields, or 6 with seconds first), ``@every <duration>``.
+
+    Raises:
+        PhraseError: a word is not understood, a value is impossible (``25h``, ``every 0
+            minutes``, ``the 32nd``) or the phrase is ambiguous (a day of the month and a
+            weekday without "or"; times that one cron expression cannot hold).
+    """
+    stripped = text.strip()
+    if len(stripped) > MAX_EXPRESSION_LENGTH:
+        raise InvalidSchedule(
+            f"schedule is {len(stripped)} characters long; the limit is {MAX_EXPRESSION_LENGTH}")
+    vocab, tokens = _tokenise(stripped)
+    reading = _Reader(vocab, tokens, stripped).read()
+    return Phrase(_build(reading, stripped), vocab.language)
+
+
+def _reads(text: str) -> bool:
+    """Whether ``text`` reads (without looking for suggestions of its own)."""
+    try:
+        vocab, tokens = _tokenise(text)
+        _build(_Reader(vocab, tokens, text, suggest=False).read(), text)
+    except InvalidSchedule:
+        return False
+    return True
+
+
+def _in_term(word: str, vocab: Vocabulary) -> bool:
+    return any(word in term for term in vocab.terms)
+
+
+def _tokenise(text: str) -> tuple[Vocabulary, list[_Token]]:
+    raw: list[_Token] = []
+    for word in text.split():
+        norm = _IGNORED.sub(" ", normalise(word))  # "9:30" survives: _IGNORED spares "9:30"
+        pieces = _TOKEN.findall(norm)
+        leftover = _TOKEN.sub("", norm).strip()
+        if leftover:
+            raise PhraseError(f"could not read the schedule at {word!r}: the character "
+                              f"{leftover[0]!r} is not understood", word)
+        raw += [_Token(piece, word) for piece in pieces]
+    if not raw:
+        raise PhraseError("schedule is empty", text)
+    best = max(LANGUAGES, key=lambda v: sum(_known(t.text, v) for t in raw))
+    return best, _join_terms(raw, best)
+
+
+def _known(word: str, vocab: Vocabulary) -> bool:
+    return word in vocab.words or _in_term(word, vocab) or word[0].isdigit()
+
+
+def _join_terms(tokens: list[_Token], vocab: Vocabulary) -> list[_Token]:
+    out: list[_Token] = []
+    i = 0
+    while i < len(tokens):
+        for term, joined in sorted(vocab.terms.items(), key=lambda item: -len(item[0])):
+            n = len(term)
+            if tuple(t.text for t in tokens[i:i + n]) == term:
+                out.append(_Token(joined, " ".join(dict.fromkeys(t.word for t in tokens[i:i + n]))))
+                i += n
+                break
+        else:
+            out.append(tokens[i])
+            i += 1
+    return out
+
+
+class _Reader:
+    """Reads tokens left to right into a :class:`_Reading`; every token must be consumed."""
+
+    def __init__(self, vocab: Vocabulary, tokens: list[_Token], text: str,
+                 suggest: bool = True) -> None:
+        self.text = text
+        self.suggest = suggest
+        self.vocab = vocab
+        self.tokens = tokens
+        self.i = 0
+        self.r = _Reading()
+
+    # -- token helpers --------------------------------------------------------------------
+    def kind(self, offset: int = 0) -> str | None:
+        j = self.i + offset
+        if not 0 <= j < len(self.tokens):
+            return None
+        text = self.tokens[j].text
+        if text[0].isdigit():
+            return "clocktime" if ":" in text else "digits"
+        entry = self.vocab.words.get(text)
+        return entry[0] if entry else "unknown"
+
+    def value(self, offset: int = 0) -> Any:
+        text = self.tokens[self.i + offset].text
+        if text[0].isdigit():
+            return int(text) if ":" not in text else text
+        return self.vocab.words[text][1]
+
+    def word(self, offset: int = 0) -> str:
+        j = min(self.i + offset, len(self.tokens) - 1)
+        return self.tokens[j].word
+
+    def is_number(self, offset: int = 0) -> bool:
+        return self.kind(offset) in ("digits", "number")
+
+    def previous(self) -> str | None:
+        return self.kind(-1) if self.i > 0 else None
+
+    def fail(self, message: str, offset: int = 0, suggestion: str | None = None) -> PhraseError:
+        word = self.word(offset)
+        hint = f"; did you mean {suggestion!r}?" if suggestion else ""
+        return PhraseError(f"could not read the schedule at {word!r}: {message}{hint}", word,
+                           suggestion)
+
+    # -- the reading ----------------------------------------------------------------------
+    def read(self) -> _Reading:
+        while self.i < len(self.tokens):
+            self.step()
+        return self.r
+
+    def step(self) -> None:  # noqa: C901 - one branch per kind of word, kept side by side
+        kind = self.kind()
+        if kind in ("digits", "number", "clocktime"):
+            self.number()
+        elif kind == "clock":
+            h, m = self.value()
+            self.r.times.append((h, m, 0, self.word()))
+            self.i += 1
+        elif kind == "unit":
+            self.unit()
+        elif kind == "every_unit":
+            self.r.periods.append((1, self.value(), self.word()))
+            self.i += 1
+        elif kind == "dow":
+            self.weekdays()
+        elif kind == "days":
+            self.r.dows |= self.value()
+            self.r.dow_word = self.word()
+            self.i += 1
+        elif kind == "month":
+            self.months()
+        elif kind == "ordinal":
+            self.ordinal(self.value())
+        elif kind == "between":
+            self.between()
+        elif kind == "or":
+            self.r.said_or = True
+            self.i += 1
+        elif kind in ("and", "at", "the", "every", "filler") \
+                or kind == "past" and self.r.minutes_past:
+            self.i += 1
+        else:
+            self.unknown()
+
+    def unknown(self) -> None:
+        text = self.tokens[self.i].text
+        kind = self.kind()
+        if kind in ("ampm", "hour_mark", "suffix", "past", "range"):
+            raise self.fail("this word needs a number or a time in front of it")
+        vocabulary = [w for w in self.vocab.words if len(w) > 1 and "_" not in w]
+        vocabulary += [" ".join(term) for term in self.vocab.terms]
+        suggestion = None
+        if self.suggest:  # the nearest reading: the closest word whose phrase reads
+            for close in difflib.get_close_matches(text, vocabulary, n=3, cutoff=0.6):
+                candidate = self.corrected(close)
+                if _reads(candidate):
+                    suggestion = candidate
+                    break
+        raise self.fail("this word is not understood", suggestion=suggestion)
+
+    def corrected(self, replacement: str) -> str:
+        """The whole phrase with the word not understood replaced."""
+        word = re.escape(self.word())
+        return re.sub(rf"(?<!\S){word}(?!\S)", lambda _: replacement, self.text, count=1)
+
+    def number(self) -> None:
+        """A number: a time, an ordinal day, a period, minutes past the hour, a date."""
+        kind, nxt, prev = self.kind(), self.kind(1), self.previous()
+        if kind == "clocktime":
+            self.clock_time()
+            return
+        n = self.value()
+        if nxt == "ampm" or nxt == "hour_mark" and prev not in ("every", "the"):
+            self.clock_time()
+        elif nxt == "suffix":
+            self.i += 2
+            if self.kind() == "dow":
+                self.nth_weekday(n, offset=-2)
+            else:
+                self.day_of_month(n, offset=-2)
+        elif nxt == "unit" and self.is_past_after():
+            self.minutes_after()
+        elif nxt == "unit" or nxt == "every_unit":
+            self.period(n)
+        elif nxt == "hour_mark":  # "every 2h", "toutes les 2h": a period of hours
+            self.period(n, unit="hour")
+        elif nxt == "and" and self.number_list_then_past():
+            self.minutes_after()
+        elif nxt == "month":
+            self.day_of_month(n)
+            self.i += 1
+            self.months()
+        elif prev == "month" or (prev in ("the", "and") and not self.r.times) \
+                or self.after_day_word():
+            self.day_of_month(n)
+            self.i += 1
+        elif prev in ("at", "and", "between", "range"):
+            self.clock_time()
+        else:
+            raise self.fail("a number here should be a time (9am, 17:30), a day (the 15th) "
+                            "or a period (every 5 minutes)")
+
+    def after_day_word(self) -> bool:
+        """Whether this number continues ``day 1, 15 and 20 (of the month)``."""
+        j = self.i - 1
+        while j >= 0 and (self.tokens[j].text[0].isdigit()
+                          or self.vocab.words.get(self.tokens[j].text, ("",))[0] == "and"):
+            j -= 1
+        return j >= 0 and self.vocab.words.get(self.tokens[j].text) == ("unit", "day") \
+            and self.tokens[j + 1].text[0].isdigit()
+
+    def is_past_after(self) -> bool:
+        return self.value(1) == "minute" and self.kind(2) == "past"
+
+    def number_list_then_past(self) -> bool:
+        j = self.i
+        while self.kind(j - self.i) in ("digits", "number", "and"):
+            j += 1
+        offset = j - self.i
+        return self.kind(offset) == "unit" and self.value(offset) == "minute" \
+            and self.kind(offset + 1) == "past"
+
+    def minutes_after(self) -> None:
+        """``15 minutes past``, ``0 and 30 minutes past the hour``, ``15 minutes apres``."""
+        while True:
+            n = self.value()
+            if not 0 <= n <= 59:
+                raise self.fail(f"minute {n} does not exist (0-59)")
+            self.r.minutes_past.append(n)
+            self.i += 1
+            while self.kind() == "and":
+                self.i += 1
+            if not self.is_number():
+                break
+        self.i += 2  # "minutes past"
+        self.r.said_past = True
+        if self.kind() in ("the", "every") and self.kind(1) == "unit" and self.value(1) == "hour":
+            self.i += 2
+
+    def unit(self) -> None:
+        value, nxt = self.value(), self.kind(1)
+        if value == "second" and self.tokens[self.i].text == "second" and nxt in ("dow",) \
+                or value == "second" and self.tokens[self.i].text == "second" \
+                and nxt == "unit" and self.value(1) == "day":
+            self.ordinal(2)
+            return
+        if value == "minute" and self.is_number(1):  # "at minute 15", "a la minute 15"
+            self.i += 1
+            n = self.value()
+            if not 0 <= n <= 59:
+                raise self.fail(f"minute {n} does not exist (0-59)")
+            self.r.minutes_past.append(n)
+            self.i += 1
+            return
+        if value == "day" and self.is_number(1):  # "day 1 and 15 of the month"
+            self.i += 1
+            return
+        self.r.periods.append((1, value, self.word()))
+        self.i += 1
+
+    def period(self, n: int, unit: str | None = None) -> None:
+        word = self.word()
+        unit = unit or self.value(1)
+        if n < 1:
+            singular = {"second": "second", "minute": "minute", "hour": "hour"}.get(unit, unit)
+            raise self.fail(f"a period of {n} is impossible: it must be at least 1",
+                            suggestion=f"every {singular}")
+        self.r.periods.append((n, unit, word))
+        self.i += 2
+
+    def clock_time(self) -> None:
+        """``9am``, ``9:30 pm``, ``17:30``, ``9h``, ``9h30``, ``17 h 30``, ``at 9``."""
+        begin = self.i
+        text = self.tokens[self.i].text
+        second = 0
+        if ":" in text:
+            parts = [int(p) for p in text.split(":")]
+            hour, minute = parts[0], parts[1]
+            second = parts[2] if len(parts) > 2 else 0
+            self.i += 1
+        else:
+            hour, minute = self.value(), 0
+            self.i += 1
+            if self.kind() == "hour_mark":
+                self.i += 1
+                if self.is_number() and self.kind(1) not in ("unit", "suffix"):
+                    minute = self.value()
+                    self.i += 1
+                    if self.kind() == "unit" and self.value() == "minute":
+                        self.i += 1
+        meridiem = self.value() if self.kind() == "ampm" else None
+        self.i += meridiem is not None
+        word = " ".join(dict.fromkeys(t.word for t in self.tokens[begin:self.i]))
+
+        def impossible(message: str) -> PhraseError:
+            return PhraseError(f"could not read the schedule at {word!r}: {message}", word)
+
+        if meridiem is not None:
+            if not 1 <= hour <= 12:
+                raise impossible(f"hour {hour} does not exist on a 12-hour clock (1-12)")
+            hour = hour % 12 + (12 if meridiem == "pm" else 0)
+        if hour > 23:
+            raise impossible(f"hour {hour} does not exist (0-23)")
+        if minute > 59:
+            raise impossible(f"minute {minute} does not exist (0-59)")
+        if second > 59:
+            raise impossible(f"second {second} does not exist (0-59)")
+        self.r.times.append((hour, minute, second, word))
+
+    def day_of_month(self, n: int, offset: int = 0) -> None:
+        if not 1 <= n <= 31:
+            raise self.fail(f"day {n} of the month does not exist (1-31)", offset)
+        self.r.doms.add(n)
+
+    def nth_weekday(self, k: int, offset: int = 0) -> None:
+        if k != -1 and not 1 <= k <= 5:
+            raise self.fail(f"a month has no weekday number {k} (1-5, or last)", offset)
+        self.r.nth |= {(day, k) for day in self.weekday_set()}
+
+    def ordinal(self, k: int) -> None:
+        self.i += 1
+        kind = self.kind()
+        if kind == "dow":
+            self.nth_weekday(k, offset=-1)
+        elif kind == "unit" and self.value() == "day":
+            self.i += 1
+            if k == -1:
+                self.r.last_dom = True
+            else:
+                self.day_of_month(k, -1)
+        elif k == -1:
+            raise self.fail("'last' needs a weekday or 'day' after it", -1)
+        else:  # "the first of the month", "le premier de chaque mois"
+            self.day_of_month(k, -1)
+
+    def weekdays(self) -> None:
+        self.r.dows |= self.weekday_set()
+
+    def weekday_set(self) -> set[int]:
+        """One weekday or a range of them (``monday through friday``, ``du lundi au
+        vendredi``, ``mon-fri``; ranges may wrap: ``friday to monday``)."""
+        start = self.value()
+        self.r.dow_word = self.word()
+        self.i += 1
+        if not (self.kind() in ("range", "at", "between") and self.kind(1) == "dow"):
+            return {start}
+        end = self.value(1)
+        self.i += 2
+        read, day = {start}, start
+        while day != end:
+            day = (day + 1) % 7
+            read.add(day)
+        return read
+
+    def months(self) -> None:
+        start = self.value()
+        self.i += 1
+        if self.kind() in ("range", "at") and self.kind(1) == "month":
+            end = self.value(1)
+            self.i += 2
+            if end < start:
+                raise self.fail("a range of months may not wrap past December", -1)
+            self.r.months |= set(range(start, end + 1))
+        else:
+            self.r.months.add(start)
+        if self.is_number() and self.kind(1) not in ("ampm", "hour_mark", "unit"):
+            n = self.value()  # "March 3", "March 3rd"
+            self.day_of_month(n)
+            self.i += 2 if self.kind(1) == "suffix" else 1
+
+    def between(self) -> None:
+        """``between 9am and 5pm``, ``from 9:00 to 17:00``, ``entre 9h et 17h``: an hour
+        window, read as cron's ``9-17`` (docs/schedules.md)."""
+        if not (self.is_number(1) or self.kind(1) in ("clocktime", "clock")):
+            self.i += 1  # French "de", "des": a filler when no time follows
+            return
+        self.i += 1
+        before = len(self.r.times)
+        self.time_or_clock()
+        if self.kind() not in ("and", "range", "at"):
+            raise self.fail("expected 'and' or 'to' and the end of the time window")
+        self.i += 1
+        self.time_or_clock()
+        (h1, m1, _, w1), (h2, m2, _, _) = self.r.times[before:]
+        del self.r.times[before:]
+        if m1 != 0:
+            raise PhraseError(f"could not read the schedule at {w1!r}: a time window starts on "
+                              "the hour", w1)
+        if h2 < h1:
+            raise self.fail("the time window ends before it starts", -1)
+        if m2 not in (0, 59):
+            raise self.fail("a time window ends on the hour (5pm) or at minute 59 (5:59pm)", -1)
+        self.r.hours = (h1, h2)
+
+    def time_or_clock(self) -> None:
+        if self.kind() == "clock":
+            h, m = self.value()
+            self.r.times.append((h, m, 0, self.word()))
+            self.i += 1
+        elif self.is_number() or self.kind() == "clocktime":
+            self.clock_time()
+        else:
+            raise self.fail("expected a time such as 9am, 17:30 or 9h")
+
+
+def _build(r: _Reading, text: str) -> str:  # noqa: C901 - one rule per slot, in order
+    def ambiguous(message: str, word: str, suggestion: str | None = None) -> PhraseError:
+        hint = f"; did you mean {suggestion!r}?" if suggestion else ""
+        return PhraseError(f"could not read the schedule at {word!r}: {message}{hint}", word,
+                           suggestion)
+
+    periods = {(n, unit) for n, unit, _ in r.periods}
+    words = {(n, unit): w for n, unit, w in r.periods}
+    days_given = bool(r.dows or r.nth or r.doms or r.last_dom or r.months)
+    sub_day = sorted((p for p in periods if p[1] in _SUB_DAY), key=lambda p: -_UNIT_SECONDS[p[1]])
+    if len(sub_day) > 1:
+        if days_given or r.times or r.hours or r.minutes_past:
+            raise ambiguous("a period of several units cannot be combined with days or times",
+                            words[sub_day[0]])
+        return "@every " + _duration(sum(n * _UNIT_SECONDS[u] for n, u in sub_day))
+    hour_field = "*" if r.hours is None else _list(list(range(r.hours[0], r.hours[1] + 1)))
+    if sub_day:
+        n, unit = sub_day[0]
+        word = words[sub_day[0]]
+        if r.times:
+            raise ambiguous(f"'every {n} {unit}{'s' if n > 1 else ''}' and a time of day "
+                            f"({r.times[0][3]!r}) cannot "
+                            "both hold; use 'between ... and ...' for a window", r.times[0][3])
+        cycle = 24 if unit == "hour" else 60
+        if n > 1 and cycle % n:
+            if days_given or r.hours or r.minutes_past:
+                raise ambiguous(f"every {n} {unit}s does not divide the {_cycle_name(unit)}, "
+                                "so it can only be an interval, which cannot be limited to days "
+                                "or hours", word)
+            return "@every " + _duration(n * _UNIT_SECONDS[unit])
+        step = "*" if n == 1 else f"*/{n}"
+        if unit == "second":
+            if r.minutes_past:
+                raise ambiguous("seconds and minutes past the hour cannot both hold", word)
+            fields = [step, "*", hour_field]
+        elif unit == "minute":
+            if r.minutes_past:
+                raise ambiguous("'every N minutes' and 'minutes past the hour' cannot both hold",
+                                word)
+            fields = [step, hour_field]
+        else:
+            minutes = _list(sorted(set(r.minutes_past or [0])))
+            hours = step if r.hours is None else (
+                hour_field if n == 1 else f"{r.hours[0]}-{r.hours[1]}/{n}")
+            fields = [minutes, hours]
+        return " ".join([*fields, *_day_fields(r, periods, words, ambiguous)])
+    if r.minutes_past:
+        if r.times:
+            raise ambiguous("minutes past the hour and a time of day cannot both hold",
+                            r.times[0][3])
+        return " ".join([_list(sorted(set(r.minutes_past))), hour_field,
+                         *_day_fields(r, periods, words, ambiguous)])
+    if r.hours is not None:
+        raise ambiguous("a time window needs a period inside it, such as 'every 15 minutes'",
+                        text)
+    times = sorted({(h, m, s) for h, m, s, _ in r.times}) or [(0, 0, 0)]
+    seconds = {s for _, _, s in times}
+    minutes = {m for _, m, _ in times}
+    hours = {h for h, _, _ in times}
+    if len(seconds) > 1 or (len(minutes) > 1 and len(hours) > 1):
+        shown = ", ".join(f"{h:02d}:{m:02d}" for h, m, _ in times)
+        raise ambiguous(f"one cron expression cannot hold the times {shown}: they must share "
+                        "their minutes (7:00 and 19:00) or their hour (9:00 and 9:30)",
+                        r.times[-1][3])
+    fields = [_list(sorted(minutes)), _list(sorted(hours))]
+    if seconds != {0}:
+        fields.insert(0, str(next(iter(seconds))))
+    return " ".join([*fields, *_day_fields(r, periods, words, ambiguous)])
+
+
+def _day_fields(r: _Reading, periods: set[tuple[int, str]], words: dict, ambiguous: Any
+                ) -> list[str]:
+    long: dict[str, int] = {}
+    for n, unit in sorted(periods):  # "day 1 of the month, every 2 months": the larger n wins
+        if unit not in _SUB_DAY:
+            long[unit] = n
+    if len(long) > 1:
+        units = sorted(long, key=lambda u: list(_UNIT_SECONDS).index(u)
+                       if u in _UNIT_SECONDS else 9)
+        # "every day of the month", "last day of every month": the longer unit is the frame
+        if set(long) == {"day", "month"} and long["day"] == 1 and long["month"] == 1:
+            long = {"month": 1} if (r.doms or r.last_dom or r.nth) else {"day": 1}
+        elif set(long) in ({"week", "day"}, {"day", "year"}, {"week", "month"},
+                           {"month", "year"}) and all(v == 1 for v in long.values()):
+            long = {units[-1]: 1} if (r.doms or r.last_dom or r.nth or r.months) \
+                else {units[0]: 1}
+        else:
+            first = next(iter(long))
+            raise ambiguous("two different periods cannot both hold", words[(long[first], first)])
+    dom = sorted(r.doms)
+    dom_items = ([_list(dom)] if dom else []) + (["L"] if r.last_dom else [])
+    dow_items = [_list(sorted(r.dows))] if r.dows else []
+    dow_items += [f"{d}L" if k == -1 else f"{d}#{k}" for d, k in sorted(r.nth)]
+    month_items = [_list(sorted(r.months))] if r.months else []
+    (unit, n), = long.items() if long else [("", 1)]
+    if unit == "day" and n > 1:
+        if dom_items or dow_items:
+            raise ambiguous(f"every {n} days cannot be combined with days of the month or "
+                            "weekdays", words[(n, "day")])
+        if n > 31:
+            raise ambiguous(f"every {n} days is longer than a month", words[(n, "day")])
+        dom_items = [f"*/{n}"]
+    elif unit == "week":
+        if n > 1:
+            raise ambiguous(f"every {n} weeks cannot be written in cron; an interval can",
+                            words[(n, "week")],
+                            f"@every {7 * n}d")
+        if not dow_items and not dom_items:
+            dow_items = ["0"]
+    elif unit == "month":
+        if n > 1:
+            if month_items:
+                raise ambiguous(f"every {n} months cannot be combined with named months",
+                                words[(n, "month")])
+            if n > 12:
+                raise ambiguous(f"every {n} months is longer than a year", words[(n, "month")])
+            month_items = [f"*/{n}"]
+        if not dom_items and not dow_items:
+            dom_items = ["1"]
+    elif unit == "year":
+        if n > 1:
+            raise ambiguous(f"every {n} years cannot be written in cron", words[(n, "year")])
+        if not month_items:
+            month_items = ["1"]
+        if not dom_items and not dow_items:
+            dom_items = ["1"]
+    elif month_items and not dom_items and not dow_items and not unit:
+        pass  # "in March": every day of March
+    if dom_items and dow_items and not r.said_or:
+        raise ambiguous("a day of the month and a weekday together fire on either (cron's OR "
+                        "rule); say 'or' if that is what you mean", r.dow_word)
+    return [",".join(dom_items) or "*", ",".join(month_items) or "*",
+            ",".join(dow_items) or "*"]
+
+
+def _list(values: list[int]) -> str:
+    """``[1, 2, 3, 4, 5]`` as ``1-5``: runs of three or more become ranges, as people write."""
+    items: list[str] = []
+    run: list[int] = []
+    for v in [*values, None]:
+        if v is not None and run and v == run[-1] + 1:
+            run.append(v)
+            continue
+        if run:
+            items += [f"{run[0]}-{run[-1]}"] if len(run) >= 3 else [str(x) for x in run]
+        run = [] if v is None else [v]
+    return ",".join(items)
+
+
+def _cycle_name(unit: str) -> str:
+    return "day" if unit == "hour" else ("hour" if unit == "minute" else "minute")
+
+
+def _duration(seconds: int) -> str:
+    parts = []
+    for suffix, size in (("d", 86400), ("h", 3600), ("m", 60), ("s", 1)):
+        if seconds >= size:
+            parts.append(f"{seconds // size}{suffix}")
+            seconds %= size
+    return "".join(parts)
+
