@@ -17,6 +17,7 @@ from api.controllers.apikeys import ApiKeyController
 from api.controllers.channels import ChannelController, NotificationController
 from api.controllers.health import healthz, metrics, readyz
 from api.controllers.jobs import JobController
+from api.controllers.ledger import LedgerController
 from api.controllers.monitors import MonitorController
 from api.controllers.reports import ReportController
 from api.controllers.runs import RunController
@@ -109,7 +110,8 @@ def create_app(dsn: str, settings: Settings, clock: Clock | None = None, *,
     app = Litestar(
         route_handlers=[JobController, RunController, SecretController, ApiKeyController,
                         ChannelController, NotificationController, MonitorController,
-                        ReportController, ping_mount, preview, healthz, readyz, metrics],
+                        ReportController, ping_mount, preview, healthz, readyz, metrics,
+                        LedgerController],
         dependencies={
             "pool": Provide(provide_pool),
             "clock": Provide(provide_clock),

@@ -10,7 +10,17 @@ from litestar.params import FromPath, FromQuery, JSONBody
 from litestar.status_codes import HTTP_202_ACCEPTED, HTTP_204_NO_CONTENT
 from psycopg_pool import AsyncConnectionPool
 
-from api.deps import ActorDep, ClockDep, EventLimit, KeyRingDep, Limit, PoolDep, VersionCursor
+from api.deps import (
+    ActorDep,
+    AsOf,
+    ClockDep,
+    EventLimit,
+    KeyRingDep,
+    Limit,
+    PoolDep,
+    VersionCursor,
+    parse_instant,
+)
 from api.pagination import (
     DEFAULT_EVENT_LIMIT,
     DEFAULT_LIMIT,
@@ -26,6 +36,7 @@ from api.schemas.jobs import Job, JobCreate, JobPage, JobPatch
 from api.schemas.runs import Run, RunPage
 from core.actor import Actor
 from core.errors import invalid
+from core.history.as_of import job_as_of
 from core.jobs import commands
 from core.jobs.queries import broken_reason, describe, get_job, job_events, list_jobs
 from core.runs.queries import get_run, list_runs
@@ -67,8 +78,12 @@ class JobController(Controller):
                                after=decode_cursor(cursor))
         return paginate(JobPage, rows, limit, keyset("created_at"), job_view)
 
-    @get("/{job_id:uuid}", summary="Read a job")
-    async def read(self, job_id: FromPath[uuid.UUID], actor: ActorDep, pool: PoolDep) -> Job:
+    @get("/{job_id:uuid}", summary="Read a job (as it was at ?as_of=, from its event stream)")
+    async def read(self, job_id: FromPath[uuid.UUID], actor: ActorDep, pool: PoolDep,
+                   as_of: AsOf = None) -> Job:
+        instant = parse_instant("as_of", as_of)
+        if instant is not None:
+            return job_view(await job_as_of(pool, actor, job_id, instant))
         return await _job(pool, actor, job_id)
 
     @patch("/{job_id:uuid}", summary="Update a job (partial)")

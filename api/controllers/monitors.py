@@ -12,7 +12,16 @@ from litestar.status_codes import HTTP_204_NO_CONTENT
 from msgspec import structs
 from psycopg_pool import AsyncConnectionPool
 
-from api.deps import ActorDep, ClockDep, EventLimit, Limit, PoolDep, VersionCursor
+from api.deps import (
+    ActorDep,
+    AsOf,
+    ClockDep,
+    EventLimit,
+    Limit,
+    PoolDep,
+    VersionCursor,
+    parse_instant,
+)
 from api.pagination import (
     DEFAULT_EVENT_LIMIT,
     DEFAULT_LIMIT,
@@ -34,6 +43,7 @@ from api.schemas.monitors import (
 )
 from core.actor import Actor
 from core.errors import invalid
+from core.history.as_of import monitor_as_of
 from core.monitors import commands
 from core.monitors.queries import (
     broken_reason,
@@ -87,9 +97,13 @@ class MonitorController(Controller):
                                    after=decode_cursor(cursor))
         return paginate(MonitorPage, rows, limit, keyset("created_at"), monitor_view)
 
-    @get("/{monitor_id:uuid}", summary="Read a monitor")
+    @get("/{monitor_id:uuid}",
+         summary="Read a monitor (as it was at ?as_of=, from its event stream)")
     async def read(self, monitor_id: FromPath[uuid.UUID], actor: ActorDep,
-                   pool: PoolDep) -> Monitor:
+                   pool: PoolDep, as_of: AsOf = None) -> Monitor:
+        instant = parse_instant("as_of", as_of)
+        if instant is not None:
+            return monitor_view(await monitor_as_of(pool, actor, monitor_id, instant))
         return await _monitor(pool, actor, monitor_id)
 
     @patch("/{monitor_id:uuid}", summary="Update a monitor (partial)")

@@ -12,6 +12,17 @@ under a finer field path (``request.headers.<name>``, ``success_statuses``) is o
 
 from __future__ import annotations
 
-from api.schemas import apikeys, channels, common, jobs, monitors, reports, runs, schedules, secrets
+from api.schemas import (
+    apikeys,
+    channels,
+    common,
+    jobs,
+    ledger,
+    monitors,
+    reports,
+    runs,
+    schedules,
+    secrets,
+)
 
-MODULES = (common, jobs, runs, monitors, channels, secrets, apikeys, reports, schedules)
+MODULES = (common, jobs, runs, monitors, channels, secrets, apikeys, reports, schedules, ledger)
