@@ -17,11 +17,8 @@ from psycopg_pool import AsyncConnectionPool
 
 from core.actor import Actor
 from core.errors import NotFound
-from core.history.streams import Kind
-from core.queries import Q
+from core.history.streams import Kind, definition_events
 
-# What pings and the checker append: no definition field changes with them.
-NOT_DEFINITION = ("monitor.pinged", "monitor.up", "monitor.late", "monitor.down")
 EXTRA_FIELDS = {"job": ("signing", "status"), "monitor": ("status",)}
 
 
@@ -45,11 +42,7 @@ async def definition_history(pool: AsyncConnectionPool, actor: Actor, kind: Kind
         NotFound: no such job or monitor for this team (deleted ones included: their history
             stays readable).
     """
-    async with pool.connection() as conn:
-        cur = await conn.execute(Q["ledger_definition_events"], {
-            "stream_id": stream_id, "team_id": actor.team_id, "stream_type": kind.name,
-            "skip": list(NOT_DEFINITION)})
-        events = await cur.fetchall()
+    events = await definition_events(pool, actor, kind, stream_id)
     if not events:
         raise NotFound(f"{kind.name} {stream_id} not found")
     fields = (*kind.definition_fields, *EXTRA_FIELDS[kind.name])

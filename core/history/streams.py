@@ -7,18 +7,23 @@ The folds are the inline projections' own (:func:`core.jobs.state.evolve`,
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 import psycopg
+from psycopg_pool import AsyncConnectionPool
 
+from core.actor import Actor
 from core.jobs import definition as job_definition
 from core.jobs import state as job_state
 from core.monitors import definition as monitor_definition
 from core.monitors import state as monitor_state
 from core.queries import Q
+
+# What pings and the checker append: no definition field changes with them.
+NOT_DEFINITION = ("monitor.pinged", "monitor.up", "monitor.late", "monitor.down")
 
 
 @dataclass(frozen=True)
@@ -42,3 +47,25 @@ async def events_until(conn: psycopg.AsyncConnection, kind: Kind, stream_id: uui
     cur = await conn.execute(Q["ledger_stream_until"], {
         "stream_id": stream_id, "team_id": team_id, "stream_type": kind.name, "until": until})
     return await cur.fetchall()
+
+
+async def stream_until(conn: psycopg.AsyncConnection, kind: Kind, stream_id: uuid.UUID,
+                       team_id: uuid.UUID, until: datetime) -> AsyncIterator[dict[str, Any]]:
+    """:func:`events_until`, streamed row by row (a monitor's stream holds every ping)."""
+    cursor = conn.cursor()
+    async for row in cursor.stream(Q["ledger_stream_until"], {
+            "stream_id": stream_id, "team_id": team_id, "stream_type": kind.name,
+            "until": until}):
+        yield row
+
+
+async def definition_events(pool: AsyncConnectionPool, actor: Actor, kind: Kind,
+                            stream_id: uuid.UUID) -> list[dict[str, Any]]:
+    """The stream's events but those of pings and status flips (:data:`NOT_DEFINITION`), in
+    version order: folded, they give every definition field (pings and flips change none);
+    ``[]`` for an unknown id or another team's."""
+    async with pool.connection() as conn:
+        cur = await conn.execute(Q["ledger_definition_events"], {
+            "stream_id": stream_id, "team_id": actor.team_id, "stream_type": kind.name,
+            "skip": list(NOT_DEFINITION)})
+        return await cur.fetchall()

@@ -25,6 +25,7 @@ Re-alerts (``still_down``) are not replayed. Nothing is written.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
@@ -32,7 +33,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from core.actor import Actor
 from core.errors import NotFound
-from core.history.streams import MONITOR, events_until
+from core.history.streams import MONITOR, definition_events, stream_until
 from core.monitors.checker import BrokenMonitor, decide
 from core.monitors.definition import cached_schedule
 from core.monitors.rules import alert_for, ping, timing
@@ -173,28 +174,46 @@ def recorded(prior: dict[str, Any] | None, window: list[dict[str, Any]]) -> Time
     return timeline
 
 
-def replay(events: list[dict[str, Any]], proposal: Proposal, start: datetime,
-           end: datetime) -> dict[str, Any]:
-    """The replay of one monitor stream (all its events, in version order) over
-    ``[start, end]`` under ``proposal``, next to what was recorded.
+class Replayer:
+    """A replay fed one recorded event at a time, in version order (a stream may be long: it
+    is read once, as it comes, and only the window's events are kept)."""
 
-    Returns:
-        ``{"simulated": side, "actual": side, "summary": {...}}``, each side ``{"transitions",
-        "alerts", "truncated"}`` (:func:`transition`; alerts ``{"at", "event": down|up,
-        "reason"}``); the summary is :func:`core.replay.compare.summary`.
-    """
-    prior = [e for e in events if e["occurred_at"] < start]
-    window = [e for e in events[len(prior):] if e["occurred_at"] <= end]
-    state = None
-    for event in prior:
-        state = evolve(state, event)
-    run = Replay(state, proposal, start)
-    for event in window:
-        run.apply(event)
-    run.advance(end)
-    simulated, proposed = run.timeline.answer(end)
-    actual, happened = recorded(state, window).answer(end)
-    return {"simulated": simulated, "actual": actual, "summary": summary(proposed, happened)}
+    def __init__(self, proposal: Proposal, start: datetime, end: datetime) -> None:
+        self.proposal, self.start, self.end = proposal, start, end
+        self.prior: dict[str, Any] | None = None  # the recorded state at ``start``
+        self.run: Replay | None = None
+        self.window: list[dict[str, Any]] = []
+
+    def feed(self, event: dict[str, Any]) -> None:
+        """Take the next event (one after the window's end changes nothing)."""
+        if self.run is None:
+            if event["occurred_at"] < self.start:
+                self.prior = evolve(self.prior, event)
+                return
+            self.run = Replay(self.prior, self.proposal, self.start)
+        if event["occurred_at"] <= self.end:
+            self.window.append(event)
+            self.run.apply(event)
+
+    def answer(self) -> dict[str, Any]:
+        """``{"simulated": side, "actual": side, "summary": {...}}``, each side
+        ``{"transitions", "alerts", "truncated"}`` (:func:`transition`; alerts ``{"at",
+        "event": down|up, "reason"}``); the summary is :func:`core.replay.compare.summary`."""
+        run = self.run or Replay(self.prior, self.proposal, self.start)
+        run.advance(self.end)
+        simulated, proposed = run.timeline.answer(self.end)
+        actual, happened = recorded(self.prior, self.window).answer(self.end)
+        return {"simulated": simulated, "actual": actual, "summary": summary(proposed, happened)}
+
+
+def replay(events: Iterable[dict[str, Any]], proposal: Proposal, start: datetime,
+           end: datetime) -> dict[str, Any]:
+    """The replay of one monitor stream (its events in version order) over ``[start, end]``
+    under ``proposal``, next to what was recorded: :meth:`Replayer.answer`."""
+    replayer = Replayer(proposal, start, end)
+    for event in events:
+        replayer.feed(event)
+    return replayer.answer()
 
 
 async def simulate_monitor(pool: AsyncConnectionPool, actor: Actor, monitor_id: uuid.UUID,
@@ -203,7 +222,7 @@ async def simulate_monitor(pool: AsyncConnectionPool, actor: Actor, monitor_id: 
     """``POST /v1/monitors/{id}/simulate``: :func:`replay` of the monitor's stream over
     ``[start, end]`` (a window from :func:`core.replay.window.replay_window`) under the
     proposal ``changes`` (:func:`core.replay.proposal.monitor_proposal`, validated against the
-    latest definition). Reads only.
+    latest definition). Reads only; the stream is read once, streamed.
 
     Returns:
         :func:`replay`'s answer with ``"changes"``: the proposal in canonical form.
@@ -212,12 +231,14 @@ async def simulate_monitor(pool: AsyncConnectionPool, actor: Actor, monitor_id: 
         NotFound: no such monitor for this team (a deleted one can still be replayed).
         InvalidInput: a proposal the definition rules refuse.
     """
-    async with pool.connection() as conn:
-        events = await events_until(conn, MONITOR, monitor_id, actor.team_id, now)
     latest = None
-    for event in events:
+    for event in await definition_events(pool, actor, MONITOR, monitor_id):
         latest = evolve(latest, event)
     if latest is None:
         raise NotFound(f"monitor {monitor_id} not found")
     proposal = monitor_proposal(changes, latest, now)
-    return {"changes": proposal.shown(), **replay(events, proposal, start, end)}
+    replayer = Replayer(proposal, start, end)
+    async with pool.connection() as conn:
+        async for event in stream_until(conn, MONITOR, monitor_id, actor.team_id, end):
+            replayer.feed(event)
+    return {"changes": proposal.shown(), **replayer.answer()}
