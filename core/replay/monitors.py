@@ -156,33 +156,30 @@ class Replay:
         self._retime(at)
 
 
-def recorded(prior: dict[str, Any] | None, window: list[dict[str, Any]]) -> Timeline:
-    """The recorded side: the flips of ``window`` and the status changes of its lifecycle
-    events, from the status of ``prior`` (the state at the window's start)."""
-    timeline = Timeline()
-    status = None if prior is None else prior["status"]
-    for event in window:
-        kind = event["event_type"]
-        if kind in FLIPS:
-            timeline.flip(event["occurred_at"], kind, event["data"])
-        elif kind in STATUS_AFTER or kind == "monitor.created":
-            after = STATUS_AFTER.get(kind) or event["data"]["status"]
-            timeline.status(event["occurred_at"], status, after)
-        else:
-            continue
-        status = STATUS_AFTER.get(kind) or event["data"]["status"]
-    return timeline
+def record(timeline: Timeline, status: str | None, event: dict[str, Any]) -> str | None:
+    """The recorded side: add one recorded event of the window to ``timeline`` (its flips, and
+    the status changes of lifecycle events) from ``status``; returns the status after it."""
+    kind = event["event_type"]
+    if kind in FLIPS:
+        timeline.flip(event["occurred_at"], kind, event["data"])
+    elif kind in STATUS_AFTER or kind == "monitor.created":
+        after = STATUS_AFTER.get(kind) or event["data"]["status"]
+        timeline.status(event["occurred_at"], status, after)
+    else:
+        return status
+    return STATUS_AFTER.get(kind) or event["data"]["status"]
 
 
 class Replayer:
     """A replay fed one recorded event at a time, in version order (a stream may be long: it
-    is read once, as it comes, and only the window's events are kept)."""
+    is read once, as it comes, and no event is kept)."""
 
     def __init__(self, proposal: Proposal, start: datetime, end: datetime) -> None:
         self.proposal, self.start, self.end = proposal, start, end
         self.prior: dict[str, Any] | None = None  # the recorded state at ``start``
         self.run: Replay | None = None
-        self.window: list[dict[str, Any]] = []
+        self.recorded = Timeline()
+        self.status: str | None = None  # the recorded status, in the window
 
     def feed(self, event: dict[str, Any]) -> None:
         """Take the next event (one after the window's end changes nothing)."""
@@ -191,8 +188,9 @@ class Replayer:
                 self.prior = evolve(self.prior, event)
                 return
             self.run = Replay(self.prior, self.proposal, self.start)
+            self.status = None if self.prior is None else self.prior["status"]
         if event["occurred_at"] <= self.end:
-            self.window.append(event)
+            self.status = record(self.recorded, self.status, event)
             self.run.apply(event)
 
     def answer(self) -> dict[str, Any]:
@@ -202,7 +200,7 @@ class Replayer:
         run = self.run or Replay(self.prior, self.proposal, self.start)
         run.advance(self.end)
         simulated, proposed = run.timeline.answer(self.end)
-        actual, happened = recorded(self.prior, self.window).answer(self.end)
+        actual, happened = self.recorded.answer(self.end)
         return {"simulated": simulated, "actual": actual, "summary": summary(proposed, happened)}
 
 
