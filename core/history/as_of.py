@@ -3,7 +3,8 @@
 The fold is the inline projection's (:func:`core.history.streams.Kind.evolve`); what the
 projection row derives from the fold is derived the same way the commands do, at the instant
 asked about: a job's ``next_run_at`` is its schedule's next fire after it (``null`` unless
-active), a monitor's ``next_expected_at`` / ``alert_at`` are :func:`core.monitors.rules.timing`.
+active, or past the schedule engine's range), a monitor's ``next_expected_at`` /
+``alert_at`` are :func:`core.monitors.rules.timing`.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from core.errors import Gone, NotFound
 from core.history.streams import JOB, MONITOR, Kind, events_until
 from core.monitors.definition import cached_schedule
 from core.monitors.rules import timing
-from core.schedule import parse_schedule
+from core.schedule import Schedule, parse_schedule
 from core.stored import schedule_problem
 
 
@@ -58,8 +59,16 @@ async def job_as_of(pool: AsyncConnectionPool, actor: Actor, job_id: uuid.UUID,
         schedule, _ = schedule_problem(
             lambda expr, zone, anchor: parse_schedule(expr, zone, anchor=anchor),
             job["schedule"], job["timezone"], job["anchor_at"])
-        job["next_run_at"] = schedule.next_fire(as_of) if schedule else None
+        job["next_run_at"] = _next_fire(schedule, as_of) if schedule else None
     return job
+
+
+def _next_fire(schedule: Schedule, after: datetime) -> datetime | None:
+    """The schedule's next fire after ``after``; ``None`` past the engine's range (2399)."""
+    try:
+        return schedule.next_fire(after)
+    except ValueError:  # "outside the supported range": an as_of far in the future
+        return None
 
 
 async def monitor_as_of(pool: AsyncConnectionPool, actor: Actor, monitor_id: uuid.UUID,

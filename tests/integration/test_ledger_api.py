@@ -189,6 +189,13 @@ async def test_job_as_of_and_history_with_field_diffs_and_pages(
     r = await frozen_api.get(f"/v1/jobs/{job['id']}", params={"as_of": rfc3339(clock.now())},
                              headers=team["read_auth"])
     assert r.json()["status"] == "paused" and r.json()["next_run_at"] is None
+    clock.advance(60)
+    assert (await frozen_api.post(f"/v1/jobs/{job['id']}/resume",
+                                  headers=team["auth"])).status_code == 200
+    r = await frozen_api.get(f"/v1/jobs/{job['id']}", params={"as_of": "9999-12-31T23:59:59Z"},
+                             headers=team["read_auth"])
+    assert r.status_code == 200  # beyond the schedule engine's range: no next run, no 500
+    assert r.json()["status"] == "active" and r.json()["next_run_at"] is None
 
     r = await frozen_api.get(f"/v1/jobs/{job['id']}/history", params={"limit": 2},
                              headers=team["read_auth"])
@@ -207,8 +214,13 @@ async def test_job_as_of_and_history_with_field_diffs_and_pages(
                              headers=team["read_auth"])
     rest = r.json()
     assert [(e["event_type"], e["changes"]) for e in rest["items"]] == [
-        ("job.paused", [{"field": "status", "before": "active", "after": "paused"}])]
-    assert rest["next_cursor"] is None
+        ("job.paused", [{"field": "status", "before": "active", "after": "paused"}]),
+        ("job.resumed", [{"field": "status", "before": "paused", "after": "active"}])]
+    assert rest["next_cursor"] is not None  # a full page: there may be more
+    r = await frozen_api.get(f"/v1/jobs/{job['id']}/history",
+                             params={"limit": 2, "cursor": rest["next_cursor"]},
+                             headers=team["read_auth"])
+    assert r.json() == {"items": [], "next_cursor": None}
     r = await frozen_api.get(f"/v1/jobs/{job['id']}/history", params={"cursor": "x"},
                              headers=team["read_auth"])
     assert r.status_code == 422
