@@ -75,7 +75,8 @@ def grow_streak(state: dict[str, Any] | None, failures: Sequence[FinalRun]) -> d
     writes it: a new streak starts at the slot of its first failure, an existing one counts on
     (``{"failing_since", "consecutive_failures", "last_alert_at"}``). The statement does it
     in SQL under the row lock; the what-if replay (:mod:`core.replay.jobs`) does it here, and
-    its reproduce-history test keeps the two equal."""
+    ``tests/integration/test_replay_jobs.py`` (hypothesis, the real recorder) keeps the two
+    equal."""
     if state is None:
         return {"failing_since": failures[0].scheduled_for,
                 "consecutive_failures": len(failures), "last_alert_at": None}

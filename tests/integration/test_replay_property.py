@@ -78,7 +78,7 @@ async def _flips(pool: AsyncConnectionPool, monitor_id: uuid.UUID, start: dateti
                  r["data"].get("reason")) for r in await cur.fetchall()]
 
 
-@settings(max_examples=40, deadline=None,
+@settings(max_examples=100, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(definition=definitions, script=steps, cut=st.floats(0, 1), tail=st.integers(0, 7200))
 async def test_replaying_the_current_definition_reproduces_the_recorded_transitions(
