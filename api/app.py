@@ -18,6 +18,7 @@ from api.controllers.channels import ChannelController, NotificationController
 from api.controllers.checks import badge, own_team_metrics, team_metrics
 from api.controllers.health import healthz, metrics, readyz
 from api.controllers.jobs import JobController
+from api.controllers.ledger import LedgerController
 from api.controllers.maintenance import MaintenanceController
 from api.controllers.monitors import MonitorController
 from api.controllers.reports import ReportController
@@ -116,7 +117,7 @@ def create_app(dsn: str, settings: Settings, clock: Clock | None = None, *,
                         ChannelController, NotificationController, MonitorController,
                         ReportController, ping_mount, preview, healthz, readyz, metrics,
                         TeamController, badge, team_metrics, own_team_metrics, v3_router,
-                        MaintenanceController, parse_schedule_route],
+                        MaintenanceController, parse_schedule_route, LedgerController],
         dependencies={
             "pool": Provide(provide_pool),
             "clock": Provide(provide_clock),

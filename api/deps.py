@@ -104,6 +104,13 @@ def instant_parameter(description: str, name: str | None = None) -> Any:
                           format="date-time")
 
 
+# ``?as_of=`` of the read routes of jobs and monitors (docs/ledger.md, "Time travel").
+AsOf = Annotated[str | None, QueryParameter(
+    description="RFC 3339 instant with an offset, e.g. 2026-11-30T00:00:00Z: the object as it "
+                "was then (404 before it existed, 410 with deleted_at after its deletion)",
+    format="date-time")]
+
+
 def parse_instant(field: str, value: str | None) -> datetime | None:
     """The instant in UTC of an RFC 3339 query parameter; ``None`` when the parameter is absent.
 

@@ -21,17 +21,19 @@ log = logging.getLogger("cronledger.api")
 PROBLEM = "application/problem+json"
 
 TITLES = {400: "Bad request", 401: "Unauthorized", 403: "Forbidden", 404: "Not found",
-          405: "Method not allowed", 409: "Conflict", 413: "Payload too large",
+          405: "Method not allowed", 409: "Conflict", 410: "Gone", 413: "Payload too large",
           415: "Unsupported media type", 422: "Invalid input", 429: "Too many requests",
           500: "Internal server error", 503: "Service unavailable"}
 RETRY_AFTER_SECONDS = 1  # on a 503 for a database outage, API and pings alike
 
 
 def problem(status: int, detail: str, errors: list[dict[str, str]] | None = None,
-            headers: dict[str, str] | None = None) -> Response[dict[str, Any]]:
-    """A problem+json response."""
+            headers: dict[str, str] | None = None,
+            extensions: dict[str, Any] | None = None) -> Response[dict[str, Any]]:
+    """A problem+json response (``extensions``: extra members, such as a 410's
+    ``deleted_at``)."""
     body: dict[str, Any] = {"type": "about:blank", "title": TITLES.get(status, "Error"),
-                            "status": status, "detail": detail}
+                            "status": status, "detail": detail, **(extensions or {})}
     if errors:
         body["errors"] = errors
     return Response(body, status_code=status, media_type=PROBLEM, headers=headers)
@@ -42,7 +44,7 @@ def domain_error(_: Request, exc: DomainError) -> Response[dict[str, Any]]:
     headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
     if isinstance(exc, DatabaseUnavailable):
         headers = {"Retry-After": str(RETRY_AFTER_SECONDS)}
-    return problem(exc.status, exc.detail, errors, headers)
+    return problem(exc.status, exc.detail, errors, headers, exc.extensions)
 
 
 def database_error(request: Request, exc: DriverError) -> Response[dict[str, Any]]:

@@ -54,6 +54,8 @@ PROBLEM_SCHEMA = Schema(
         "title": Schema(type=OpenAPIType.STRING, description="the status' title"),
         "status": Schema(type=OpenAPIType.INTEGER, minimum=400, maximum=599),
         "detail": Schema(type=OpenAPIType.STRING),
+        "deleted_at": Schema(type=OpenAPIType.STRING, format="date-time",
+                             description="410 only: when the object was deleted"),
         "errors": Schema(
             type=OpenAPIType.ARRAY,
             items=Schema(type=OpenAPIType.OBJECT, required=["field", "message"], properties={
@@ -71,6 +73,7 @@ WHEN = {
     404: "no such object in the caller's team (another team's objects are reported the same)",
     409: "a version mismatch, a state that forbids the command, or a concurrent change: "
          "read again and retry",
+    410: "the object had been deleted by the ?as_of= instant (`deleted_at` says when)",
     422: "the input breaks a rule; `errors` names every field and its problem",
     503: "the database is unavailable, or the server is not configured for this request "
          "(e.g. no secret key for secrets); retry later",
@@ -94,6 +97,7 @@ def error_statuses(method: str, operation: Operation) -> list[int]:
     GET, HEAD, OPTIONS): 403 (read key) and 409 (every write runs in a transaction that may
     conflict). With a path parameter: 404, except ``PUT`` (create-or-replace). With a body, a
     query parameter or a path parameter that the route itself does not check (not a UUID): 422.
+    With ``?as_of=`` (a past view, docs/ledger.md): 410.
     """
     params = [p for p in operation.parameters or [] if isinstance(p, Parameter)]
     path = [p for p in params if p.param_in == "path"]
@@ -110,6 +114,8 @@ def error_statuses(method: str, operation: Operation) -> list[int]:
         statuses.append(404)
     if has_body or checked_in_handler or any(p.param_in == "query" for p in params):
         statuses.append(422)
+    if any(p.param_in == "query" and p.name == "as_of" for p in params):
+        statuses.append(410)
     return sorted(statuses)
 
 

@@ -17,7 +17,7 @@ connection could be had was not recorded and never will be (see
 :class:`core.monitors.batcher.PingBatcher`). No input produces a 500.
 
 ``/ping/run/<token>[/fail|/<exit status>]`` is a run's confirmation URL (fire-and-confirm,
-docs/ledger-maintenance.md), answered the same way by :func:`_confirm`.
+docs/ledger.md), answered the same way by :func:`_confirm`.
 
 These statuses and texts are the ping protocol's own answers, so they are set here; every
 ``application/problem+json`` answer (all other routes) is built by :mod:`api.errors`, whose

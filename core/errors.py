@@ -19,6 +19,8 @@ class DomainError(Exception):
 
     status = 400
     title = "Bad request"
+    # extension members of the problem document (RFC 9457, section 3.2), e.g. ``deleted_at``
+    extensions: dict[str, Any] = {}  # noqa: RUF012 - never mutated; instances replace it
 
     def __init__(self, detail: str, errors: list[FieldError] | None = None) -> None:
         super().__init__(detail)
@@ -38,6 +40,18 @@ class NotFound(DomainError):
 
     status = 404
     title = "Not found"
+
+
+class Gone(DomainError):
+    """The object existed but was deleted before the instant asked about (HTTP 410); the
+    problem document carries ``deleted_at`` (RFC 3339, UTC)."""
+
+    status = 410
+    title = "Gone"
+
+    def __init__(self, detail: str, deleted_at: str) -> None:
+        super().__init__(detail)
+        self.extensions = {"deleted_at": deleted_at}
 
 
 class Conflict(DomainError):

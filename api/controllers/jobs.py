@@ -12,7 +12,17 @@ from litestar.status_codes import HTTP_202_ACCEPTED, HTTP_204_NO_CONTENT
 from psycopg_pool import AsyncConnectionPool
 
 from api.controllers.maintenance import with_maintenance
-from api.deps import ActorDep, ClockDep, EventLimit, KeyRingDep, Limit, PoolDep, VersionCursor
+from api.deps import (
+    ActorDep,
+    AsOf,
+    ClockDep,
+    EventLimit,
+    KeyRingDep,
+    Limit,
+    PoolDep,
+    VersionCursor,
+    parse_instant,
+)
 from api.pagination import (
     DEFAULT_EVENT_LIMIT,
     DEFAULT_LIMIT,
@@ -28,6 +38,7 @@ from api.schemas.jobs import Job, JobCreate, JobPage, JobPatch
 from api.schemas.runs import Run, RunPage
 from core.actor import Actor
 from core.errors import invalid
+from core.history.as_of import job_as_of
 from core.jobs import commands
 from core.jobs.queries import broken_reason, describe, get_job, job_events, list_jobs
 from core.runs.queries import get_run, list_runs
@@ -75,9 +86,12 @@ class JobController(Controller):
         page.items = await with_maintenance(pool, actor, "job", page.items, clock.now())
         return page
 
-    @get("/{job_id:uuid}", summary="Read a job")
+    @get("/{job_id:uuid}", summary="Read a job (as it was at ?as_of=, from its event stream)")
     async def read(self, job_id: FromPath[uuid.UUID], actor: ActorDep, pool: PoolDep,
-                   clock: ClockDep) -> Job:
+                   clock: ClockDep, as_of: AsOf = None) -> Job:
+        instant = parse_instant("as_of", as_of)
+        if instant is not None:
+            return job_view(await job_as_of(pool, actor, job_id, instant))
         return await _job(pool, actor, job_id, clock.now())
 
     @patch("/{job_id:uuid}", summary="Update a job (partial)")

@@ -1,5 +1,5 @@
 """``/v1/maintenance`` (create, list, read, change, end) and ``POST /v1/monitors/{id}/snooze``
-(docs/ledger-maintenance.md)."""
+(docs/ledger.md)."""
 
 from __future__ import annotations
 

@@ -14,7 +14,16 @@ from msgspec import structs
 from psycopg_pool import AsyncConnectionPool
 
 from api.controllers.maintenance import with_maintenance
-from api.deps import ActorDep, ClockDep, EventLimit, Limit, PoolDep, VersionCursor
+from api.deps import (
+    ActorDep,
+    AsOf,
+    ClockDep,
+    EventLimit,
+    Limit,
+    PoolDep,
+    VersionCursor,
+    parse_instant,
+)
 from api.pagination import (
     DEFAULT_EVENT_LIMIT,
     DEFAULT_LIMIT,
@@ -36,6 +45,7 @@ from api.schemas.monitors import (
 )
 from core.actor import Actor
 from core.errors import invalid
+from core.history.as_of import monitor_as_of
 from core.monitors import commands
 from core.monitors.queries import (
     broken_reason,
@@ -94,9 +104,13 @@ class MonitorController(Controller):
         page.items = await with_maintenance(pool, actor, "monitor", page.items, clock.now())
         return page
 
-    @get("/{monitor_id:uuid}", summary="Read a monitor")
+    @get("/{monitor_id:uuid}",
+         summary="Read a monitor (as it was at ?as_of=, from its event stream)")
     async def read(self, monitor_id: FromPath[uuid.UUID], actor: ActorDep,
-                   pool: PoolDep, clock: ClockDep) -> Monitor:
+                   pool: PoolDep, clock: ClockDep, as_of: AsOf = None) -> Monitor:
+        instant = parse_instant("as_of", as_of)
+        if instant is not None:
+            return monitor_view(await monitor_as_of(pool, actor, monitor_id, instant))
         return await _monitor(pool, actor, monitor_id, clock.now())
 
     @patch("/{monitor_id:uuid}", summary="Update a monitor (partial)")

@@ -17,6 +17,7 @@ from api.schemas import (
     channels,
     common,
     jobs,
+    ledger,
     maintenance,
     monitors,
     reports,
@@ -26,4 +27,4 @@ from api.schemas import (
 )
 
 MODULES = (common, jobs, runs, monitors, channels, secrets, apikeys, reports, schedules,
-           maintenance)
+           maintenance, ledger)

@@ -65,7 +65,7 @@ ConfirmSeconds = Annotated[int, Meta(ge=jobdef.MIN_CONFIRM_SECONDS,
 
 
 class ConfirmSpec(Struct, forbid_unknown_fields=True):
-    """Fire-and-confirm (docs/ledger-maintenance.md): after a 2xx the run waits up to
+    """Fire-and-confirm (docs/ledger.md): after a 2xx the run waits up to
     ``timeout_seconds`` for its confirmation URL to be pinged, else it fails ``unconfirmed``."""
 
     timeout_seconds: ConfirmSeconds
@@ -156,7 +156,7 @@ class Job(Struct):
     created_at: datetime
     updated_at: datetime
     tags: list[str] = []
-    in_maintenance_until: datetime | None = None  # docs/ledger-maintenance.md
+    in_maintenance_until: datetime | None = None  # docs/ledger.md
     confirm: dict[str, int] | None = None
 
 

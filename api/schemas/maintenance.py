@@ -1,5 +1,5 @@
 """Bodies of ``/v1/maintenance`` and ``POST /v1/monitors/{id}/snooze``: a maintenance window to
-create or change, and the window as shown (docs/ledger-maintenance.md)."""
+create or change, and the window as shown (docs/ledger.md)."""
 
 from __future__ import annotations
 

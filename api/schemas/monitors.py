@@ -93,7 +93,7 @@ class Monitor(Struct):
     updated_at: datetime
     slug: str | None = None
     tags: list[str] = []
-    in_maintenance_until: datetime | None = None  # docs/ledger-maintenance.md
+    in_maintenance_until: datetime | None = None  # docs/ledger.md
 
 
 class PingRecord(Struct):

@@ -29,7 +29,7 @@ class Run(Struct):
     error: str | None
     reason: str | None
     created_at: datetime
-    # Fire-and-confirm (docs/ledger-maintenance.md); null for jobs without ``confirm``.
+    # Fire-and-confirm (docs/ledger.md); null for jobs without ``confirm``.
     # ``confirmation``: succeeded | failed | unconfirmed once decided.
     confirm_deadline_at: datetime | None = None
     confirmed_at: datetime | None = None

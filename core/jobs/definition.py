@@ -51,7 +51,7 @@ DEFAULTS: dict[str, Any] = {
     "alert_after_failures": 1,
     "realert_every": None,
     "tags": (),
-    "confirm": None,  # None: a 2xx is the outcome (docs/ledger-maintenance.md, fire-and-confirm)
+    "confirm": None,  # None: a 2xx is the outcome (docs/ledger.md, fire-and-confirm)
     "schedule_text": None,  # the words the schedule was written in (core/schedule/words.py)
 }
 DEFINITION_FIELDS = ("name", "schedule", "timezone", "request", "timeout_seconds", "retry",
@@ -353,3 +353,18 @@ def normalize_definition(
             errors.add("schedule", str(exc))
     errors.raise_if_any()
     return {key: out[key] for key in DEFINITION_FIELDS}
+
+
+def normalize_alert_rules(fields: dict[str, Any]) -> dict[str, Any]:
+    """Validate ``alert_after_failures`` and ``realert_every`` alone (the rules of
+    :func:`normalize_definition`), for a proposal that changes nothing else (the what-if
+    replay, docs/ledger.md): returns the given ones in canonical form.
+
+    Raises:
+        InvalidInput: listing each problem on its field.
+    """
+    errors = FieldErrors()
+    out = {"channels": [], "alert_after_failures": 1, "realert_every": None, **fields}
+    _normalize_alerting(out, errors)
+    errors.raise_if_any()
+    return {key: out[key] for key in fields}

@@ -1,4 +1,4 @@
-"""Maintenance windows (docs/ledger-maintenance.md): spans of time during which a team's jobs and
+"""Maintenance windows (docs/ledger.md): spans of time during which a team's jobs and
 monitors keep running and being recorded but do not alert (``suppress: "alerts"``), or during
 which jobs skip their slots (``suppress: "runs"``).
 

@@ -46,7 +46,7 @@ async def live_windows(conn: psycopg.AsyncConnection, team_ids: Iterable[uuid.UU
 async def subject_tags(conn: psycopg.AsyncConnection, subject_type: str,
                        ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, tuple[str, ...]]:
     """The tags of the given jobs or monitors (``subject_type`` ``job`` | ``monitor``): the one
-    place windows read them (docs/ledger-maintenance.md)."""
+    place windows read them (docs/ledger.md)."""
     if not ids:
         return {}
     statement = Q["maintenance_job_tags"] if subject_type == "job" else \

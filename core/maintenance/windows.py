@@ -1,4 +1,4 @@
-"""The rules of maintenance windows (docs/ledger-maintenance.md), each in one place:
+"""The rules of maintenance windows (docs/ledger.md), each in one place:
 
 - what a window covers: :func:`covers` (the selector: ids, tags, or the whole team);
 - when it is in effect: :func:`occurrence_at` (the occurrence holding an instant) and

@@ -49,6 +49,12 @@ class FinalRun:
     last_response: dict[str, Any]
 
 
+def reaches_rules(status: str, was_failing: bool) -> bool:
+    """Whether a final outcome goes to the alert rules: every failure, and a success of a job
+    that has a failure streak (a healthy job's success costs nothing)."""
+    return status == "failed" or was_failing
+
+
 def split_streaks(finals: Sequence[FinalRun]) -> tuple[dict[uuid.UUID, FinalRun],
                                                   dict[uuid.UUID, list[FinalRun]]]:
     """Per job: the last success that ends a streak, and the failures after it."""
@@ -64,12 +70,32 @@ def split_streaks(finals: Sequence[FinalRun]) -> tuple[dict[uuid.UUID, FinalRun]
     return recoveries, failures
 
 
+def grow_streak(state: dict[str, Any] | None, failures: Sequence[FinalRun]) -> dict[str, Any]:
+    """A job's alert state after ``failures`` (one batch, in order), as ``alert_state_job_fail``
+    writes it: a new streak starts at the slot of its first failure, an existing one counts on
+    (``{"failing_since", "consecutive_failures", "last_alert_at"}``). The statement does it
+    in SQL under the row lock; the what-if replay (:mod:`core.replay.jobs`) does it here, and
+    ``tests/integration/test_replay_jobs.py`` (hypothesis, the real recorder) keeps the two
+    equal."""
+    if state is None:
+        return {"failing_since": failures[0].scheduled_for,
+                "consecutive_failures": len(failures), "last_alert_at": None}
+    return {**state, "consecutive_failures": state["consecutive_failures"] + len(failures)}
+
+
+def recovery_alerts(row: dict[str, Any]) -> bool:
+    """Whether the success that ends a streak says ``recovered``: only after a streak that
+    alerted, of a job not deleted (``row``: the streak's alert state and the job's
+    ``status``)."""
+    return row["last_alert_at"] is not None and row["status"] != "deleted"
+
+
 async def _recover(conn: psycopg.AsyncConnection, recoveries: dict[uuid.UUID, FinalRun],
                    now: datetime) -> list[Alert]:
     cur = await conn.execute(Q["alert_state_job_recover"], {"job_ids": sorted(recoveries)})
     alerts = []
     for row in await cur.fetchall():
-        if row["last_alert_at"] is None or row["status"] == "deleted":
+        if not recovery_alerts(row):
             continue  # the streak never alerted: nothing to take back
         run = recoveries[row["job_id"]]
         message = job_message(
@@ -83,6 +109,9 @@ async def _recover(conn: psycopg.AsyncConnection, recoveries: dict[uuid.UUID, Fi
 
 
 def decide_alert(row: dict[str, Any], now: datetime) -> str | None:
+    """The alert a batch of failures queues (``failed``, ``still_failing``) or ``None``, given
+    the streak after it and the job's rules (``row``: ``status``, ``consecutive_failures``,
+    ``last_alert_at``, ``alert_after_failures``, ``realert_every`` in seconds) at ``now``."""
     if row["status"] == "deleted":
         return None
     if row["last_alert_at"] is None:

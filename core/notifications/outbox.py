@@ -109,7 +109,7 @@ async def enqueue(
 async def _held_by_maintenance(conn: psycopg.AsyncConnection, alerts: Sequence[Alert],
                                now: datetime) -> dict[uuid.UUID, datetime]:
     """The job and monitor subjects of ``alerts`` that a ``suppress: "alerts"`` maintenance
-    window holds at ``now``, with the end of their maintenance (docs/ledger-maintenance.md):
+    window holds at ``now``, with the end of their maintenance (docs/ledger.md):
     the one place where an alert is held. Their rows are written ``suppressed`` (never sent,
     event ``notification.suppressed``); :mod:`core.maintenance.release` sends the one alert a
     closing window owes a monitor still down."""

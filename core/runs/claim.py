@@ -42,7 +42,7 @@ log = logging.getLogger("cronledger.scheduler")
 SKIP_REASON = "the previous run was still in flight (overlap policy skip)"
 BUFFER_REASON = "buffered until the running run finishes (overlap policy queue)"
 MISSED_REASON = "the scheduler was not running at the slot (catch-up policy {policy})"
-# A slot inside a `suppress: runs` window (docs/ledger-maintenance.md).
+# A slot inside a `suppress: runs` window (docs/ledger.md).
 MAINTENANCE_REASON = "maintenance"
 
 

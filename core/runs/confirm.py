@@ -1,4 +1,4 @@
-"""Fire-and-confirm (docs/ledger-maintenance.md): a job with ``confirm: {"timeout_seconds": N}``
+"""Fire-and-confirm (docs/ledger.md): a job with ``confirm: {"timeout_seconds": N}``
 is not done when its endpoint answers 2xx, but when the endpoint (or the work it started)
 pings the attempt's confirmation URL, ``<public url>/ping/run/<token>`` (``/fail`` or
 ``/<exit status>`` like a monitor ping). No ping within N seconds: the run fails with

@@ -44,7 +44,7 @@ class Dispatch:
         due_at: when this attempt became due (slot, retry time or lease expiry; UTC); the
             attempt's own lateness is measured from it. ``None`` means ``scheduled_for``.
         confirm_timeout_seconds: the job's ``confirm.timeout_seconds`` (``None``: a 2xx is the
-            outcome; docs/ledger-maintenance.md).
+            outcome; docs/ledger.md).
         confirm_token: the attempt's one-time confirmation token (in memory only; its hash is
             in ``run_confirmations``), set by :func:`core.runs.confirm.issue_tokens`.
     """

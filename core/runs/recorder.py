@@ -21,7 +21,7 @@ from core.backoff import retry_delay
 from core.clock import Instant, read_now
 from core.db import transaction
 from core.events import NewEvent, append_events, notify_wakeup, to_json
-from core.notifications.job_alerts import FinalRun, record_job_outcomes
+from core.notifications.job_alerts import FinalRun, reaches_rules, record_job_outcomes
 from core.notifications.messages import snippet
 from core.notifications.outbox import DEFAULT_MAX_ATTEMPTS
 from core.queries import Q
@@ -67,7 +67,7 @@ def _final_runs(accepted: list[dict[str, Any]],
     """Final failures, and successes that end a failure streak: what the alert rules need."""
     finals = []
     for row in accepted:
-        if not (row["status"] == "failed" or row["was_failing"]):
+        if not reaches_rules(row["status"], row["was_failing"]):
             continue
         result, outcome = by_id[(row["id"], row["result_lease_token"])]
         finals.append(FinalRun(

@@ -1,4 +1,4 @@
--- Run confirmations (fire-and-confirm, docs/ledger-maintenance.md): the one-time token of a
+-- Run confirmations (fire-and-confirm, docs/ledger.md): the one-time token of a
 -- run's current attempt (hashed), its deadline once a 2xx put the run in
 -- `awaiting_confirmation`, the confirmation itself, the run's final write when it is confirmed
 -- or times out, and the deadlines the timeout service sleeps until.

@@ -1,7 +1,7 @@
 -- Maintenance windows: the `maintenance_windows` inline projection of the `maintenance` stream
 -- (written by core/maintenance/commands.py), its team-scoped reads, the windows the alert
 -- suppression, the claim and the release service look at, and the release's reads of the
--- monitors a closing window held alerts for (docs/ledger-maintenance.md).
+-- monitors a closing window held alerts for (docs/ledger.md).
 
 -- name: maintenance_upsert
 INSERT INTO maintenance_windows (id, team_id, starts_at, ends_at, schedule, timezone,

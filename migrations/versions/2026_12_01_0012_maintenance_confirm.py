@@ -1,4 +1,4 @@
-"""Maintenance windows and fire-and-confirm (docs/ledger-maintenance.md).
+"""Maintenance windows and fire-and-confirm (docs/ledger.md).
 
     maintenance_windows        the inline projection of the ``maintenance`` stream: one-off
                                (``starts_at``/``ends_at``) or recurring (``schedule``,

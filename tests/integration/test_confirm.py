@@ -1,4 +1,4 @@
-"""Fire-and-confirm (docs/ledger-maintenance.md): a 2xx leaves the run awaiting confirmation
+"""Fire-and-confirm (docs/ledger.md): a 2xx leaves the run awaiting confirmation
 until its one-time URL is pinged (success, /fail, exit status) or the timeout fails it
 ``unconfirmed``, alerting like any failed run.
 

@@ -1,4 +1,4 @@
-"""Maintenance windows (docs/ledger-maintenance.md): alerts held inside a window and the one
+"""Maintenance windows (docs/ledger.md): alerts held inside a window and the one
 released at its close, slots skipped by a ``suppress: runs`` window, the snooze, the API.
 
 Real PostgreSQL, a real local Slack endpoint (tests/sink.py), a frozen clock.
@@ -215,3 +215,32 @@ async def test_snooze_is_a_one_off_window_on_the_monitor(
             " AND e.stream_id = %s", (uuid.UUID(window["id"]),))
         [event] = await cur.fetchall()
     assert event["event_type"] == "maintenance.created" and event["metadata"]["actor"]
+
+
+async def test_a_window_naming_tags_covers_the_jobs_and_monitors_carrying_them(
+    frozen_api: AsyncTestClient, team: dict[str, Any], clock: FrozenClock,
+) -> None:
+    h = team["auth"]
+    now = clock.now()
+    tagged = (await frozen_api.post("/v1/monitors", headers=h, json={
+        "name": "db backup", "schedule": "10m", "tags": ["db", "nightly"]})).json()
+    other = (await frozen_api.post("/v1/monitors", headers=h, json={
+        "name": "web", "schedule": "10m", "tags": ["web"]})).json()
+    job = (await frozen_api.post("/v1/jobs", headers=h, json={
+        "name": "vacuum", "schedule": "0 3 * * *", "tags": ["db"],
+        "request": {"url": "https://example.com/vacuum"}})).json()
+    r = await frozen_api.post("/v1/maintenance", headers=h, json={
+        "from": now.isoformat(), "to": (now + timedelta(hours=1)).isoformat(),
+        "tags": ["db"]})
+    assert r.status_code == 201, r.text
+    until = r.json()["to"]
+    got = (await frozen_api.get(f"/v1/monitors/{tagged['id']}", headers=h)).json()
+    assert got["in_maintenance_until"] == until
+    got = (await frozen_api.get(f"/v1/monitors/{other['id']}", headers=h)).json()
+    assert got["in_maintenance_until"] is None
+    got = (await frozen_api.get(f"/v1/jobs/{job['id']}", headers=h)).json()
+    assert got["in_maintenance_until"] == until
+    bad = await frozen_api.post("/v1/maintenance", headers=h, json={
+        "from": now.isoformat(), "to": (now + timedelta(hours=1)).isoformat(),
+        "tags": ["has space"]})
+    assert bad.status_code in (400, 422), bad.text  # the tag rule of core/tags.py

@@ -37,6 +37,8 @@ ROUTES = [
     ("keyset", "/v1/monitors"),
     ("position", "/v1/monitors/{monitor}/pings"),
     ("position", "/v1/monitors/{monitor}/events"),
+    ("position", "/v1/jobs/{job}/history"),
+    ("position", "/v1/monitors/{monitor}/history"),
     ("keyset", "/v1/channels"),
     ("keyset", "/v1/notifications"),
     ("name", "/v1/secrets"),

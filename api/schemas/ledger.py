@@ -1,0 +1,156 @@
+"""Bodies of the history routes (docs/ledger.md): ``POST /v1/{jobs,monitors}/{id}/simulate``
+(the what-if replay) and ``GET /v1/{jobs,monitors}/{id}/history`` (definition changes)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any
+
+import msgspec
+from msgspec import UNSET, Meta, Struct, UnsetType
+
+from api.schemas.common import Duration, RealertSeconds, Schedule, Zone, page_of
+from api.schemas.monitors import Grace, PingMethods
+from core.jobs import definition as jobdef
+
+InstantText = Annotated[str, Meta(
+    description="RFC 3339 instant with an offset, e.g. 2026-11-30T00:00:00Z",
+    extra_json_schema={"format": "date-time"})]
+AlertAfter = Annotated[int, Meta(ge=1, le=jobdef.MAX_ALERT_AFTER)]
+
+
+class MonitorChanges(Struct, forbid_unknown_fields=True):
+    """A proposed monitor definition: the fields given replace the recorded ones."""
+
+    schedule: Schedule | UnsetType = UNSET
+    timezone: Zone | UnsetType = UNSET
+    grace_seconds: Grace | UnsetType = UNSET
+    methods: PingMethods | UnsetType = UNSET
+
+
+class JobChanges(Struct, forbid_unknown_fields=True):
+    """Proposed job alert rules: the fields given replace the recorded ones."""
+
+    alert_after_failures: AlertAfter | UnsetType = UNSET
+    realert_every: RealertSeconds | Duration | None | UnsetType = UNSET
+
+
+class MonitorSimulate(Struct, forbid_unknown_fields=True, rename={"from_": "from"}):
+    """Body of ``POST /v1/monitors/{id}/simulate``: ``changes`` (``{}``: the recorded
+    definition), the window ``[from, to]`` (default: the 30 days before now; at most 31 days,
+    ``to`` not in the future)."""
+
+    changes: MonitorChanges = msgspec.field(default_factory=MonitorChanges)
+    from_: InstantText | None = None
+    to: InstantText | None = None
+
+
+class JobSimulate(Struct, forbid_unknown_fields=True, rename={"from_": "from"}):
+    """Body of ``POST /v1/jobs/{id}/simulate``: as for monitors, with the job's alert rules."""
+
+    changes: JobChanges = msgspec.field(default_factory=JobChanges)
+    from_: InstantText | None = None
+    to: InstantText | None = None
+
+
+class Transition(Struct):
+    """A status flip: ``monitor.up`` / ``monitor.late`` / ``monitor.down`` with its reason
+    (``ping``, ``on_time``, ``fail``, ``overdue``, ``start_timeout``; none for late)."""
+
+    at: datetime
+    event_type: str
+    previous_status: str
+    status: str
+    reason: str | None
+
+
+class MonitorAlert(Struct):
+    """An alert: ``down`` or ``up`` (after down), with the reason of its flip."""
+
+    at: datetime
+    event: str
+    reason: str | None
+
+
+class MonitorReplaySide(Struct):
+    """What one side went through; ``truncated``: more than 1000 transitions or alerts (the
+    summary still counts them all)."""
+
+    transitions: list[Transition]
+    alerts: list[MonitorAlert]
+    truncated: bool
+
+
+class ReplaySummary(Struct):
+    """Incidents (``down`` / ``failed`` alerts) the proposal opens and that were opened, and
+    recorded ones the proposal would not have had: resolved on their own
+    (``false_alarms_avoided``) or real (``outages_missed``): docs/ledger.md."""
+
+    would_alert: int
+    did_alert: int
+    false_alarms_avoided: int
+    outages_missed: int
+
+
+class MonitorSimulation(Struct, rename={"from_": "from"}):
+    """The replay: ``simulated`` (under ``changes``, canonical) next to ``actual``."""
+
+    changes: dict[str, Any]
+    from_: datetime
+    to: datetime
+    simulated: MonitorReplaySide
+    actual: MonitorReplaySide
+    summary: ReplaySummary
+
+
+class JobAlert(Struct):
+    """An alert of a job: ``failed``, ``still_failing`` or ``recovered``."""
+
+    at: datetime
+    event: str
+
+
+class JobReplaySide(Struct):
+    alerts: list[JobAlert]
+    truncated: bool
+
+
+class RunOutcomes(Struct):
+    """Final run outcomes recorded in the window."""
+
+    succeeded: int
+    failed: int
+
+
+class JobSimulation(Struct, rename={"from_": "from"}):
+    """The replay of a job's alert rules: ``simulated`` next to the alerts queued."""
+
+    changes: dict[str, Any]
+    from_: datetime
+    to: datetime
+    simulated: JobReplaySide
+    actual: JobReplaySide
+    outcomes: RunOutcomes
+    summary: ReplaySummary
+
+
+class FieldChange(Struct):
+    """One field of a definition change (``before`` null on creation)."""
+
+    field: str
+    before: Any
+    after: Any
+
+
+class DefinitionChange(Struct):
+    """A creation, edit or lifecycle event (``version``: its stream version) with its actor
+    (``api_key:<id>``, ``worker:<id>``, ``checker:<id>``, ``system``) and field-level diff."""
+
+    version: int
+    event_type: str
+    occurred_at: datetime
+    actor: str | None
+    changes: list[FieldChange]
+
+
+DefinitionChangePage = page_of(DefinitionChange)

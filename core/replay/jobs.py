@@ -1,0 +1,146 @@
+"""What-if replay of a job's alert rules: its recorded final run outcomes through the rules of
+:mod:`core.notifications.job_alerts`.
+
+The recorder decides a job's alerts once per recording transaction (a batch): the batch's final
+outcomes are split with :func:`~core.notifications.job_alerts.split_streaks`, a success that
+ends an alerted streak says ``recovered`` (:func:`~core.notifications.job_alerts.recovery_alerts`),
+failures grow the streak (:func:`~core.notifications.job_alerts.grow_streak`, what
+``alert_state_job_fail`` writes) and :func:`~core.notifications.job_alerts.decide_alert` says
+``failed`` / ``still_failing``. The replay groups the recorded ``run.succeeded`` /
+``run.failed`` events by the transaction that appended them and applies the same functions,
+with the job's definition as its stream had it at the batch (:func:`core.jobs.state.evolve`)
+under the proposal's overrides (``alert_after_failures``, ``realert_every``).
+
+A streak may begin before the window: the replay starts at the last success recorded before
+``from`` (every streak ends at a success), or at the job's first run, and lists only the alerts
+from ``from`` on. What happened is the alerts queued for the job (``notifications``), which
+exist only for a job with channels. Nothing is written.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from itertools import groupby
+from typing import Any
+
+from psycopg_pool import AsyncConnectionPool
+
+from core.actor import Actor
+from core.clock import utc
+from core.errors import NotFound
+from core.history.streams import JOB, events_until
+from core.jobs.state import evolve
+from core.notifications.job_alerts import (
+    FinalRun,
+    decide_alert,
+    grow_streak,
+    reaches_rules,
+    recovery_alerts,
+    split_streaks,
+)
+from core.queries import Q
+from core.replay.compare import incidents, listed, summary
+from core.replay.proposal import Proposal, job_proposal
+
+MAX_LISTED = 1000  # alerts listed per side; the summary counts them all
+OPENS, CLOSES = ("failed",), ("recovered",)
+
+
+def _final(job_id: uuid.UUID, team_id: uuid.UUID, row: dict[str, Any],
+           was_failing: bool) -> FinalRun:
+    data = row["data"]
+    finished = data.get("finished_at")
+    return FinalRun(
+        job_id=job_id, team_id=team_id, run_id=row["run_id"],
+        status="succeeded" if row["event_type"] == "run.succeeded" else "failed",
+        was_failing=was_failing, scheduled_for=row["scheduled_for"],
+        attempts=int(data.get("attempt") or 0),
+        finished_at=utc(datetime.fromisoformat(finished)) if finished else row["occurred_at"],
+        last_response={})
+
+
+def replay(job_events: list[dict[str, Any]], finals: list[dict[str, Any]],
+           proposal: Proposal, start: datetime) -> list[dict[str, Any]]:
+    """The alerts ``{"at", "event"}`` the job's rules (under ``proposal``) give for the
+    recorded final outcomes ``finals`` (rows of ``ledger_job_finals``), from ``start`` on.
+
+    Args:
+        job_events: the job's stream in version order (its definition at each batch).
+    """
+    alerts: list[dict[str, Any]] = []
+    streak: dict[str, Any] | None = None
+    job: dict[str, Any] | None = None
+    pending = list(job_events)
+    for _, rows in groupby(finals, key=lambda r: r["tx_id"]):
+        batch = list(rows)
+        now = batch[0]["occurred_at"]
+        while pending and pending[0]["occurred_at"] <= now:
+            job = proposal.apply(evolve(job, pending.pop(0)))
+        if job is None:
+            continue
+        outcomes = [_final(job["id"], job["team_id"], r, streak is not None) for r in batch]
+        outcomes = [o for o in outcomes if reaches_rules(o.status, o.was_failing)]
+        recoveries, failures = split_streaks(outcomes)
+        said: list[str] = []
+        if job["id"] in recoveries:
+            if streak is not None and recovery_alerts({**streak, "status": job["status"]}):
+                said.append("recovered")
+            streak = None
+        if job["id"] in failures:
+            streak = grow_streak(streak, failures[job["id"]])
+            event = decide_alert({**streak, **{k: job[k] for k in (
+                "status", "alert_after_failures", "realert_every")}}, now)
+            if event is not None:
+                said.append(event)
+                streak["last_alert_at"] = now
+        if now >= start:
+            alerts += [{"at": now, "event": event} for event in said]
+    return alerts
+
+
+def side(alerts: list[dict[str, Any]], end: datetime) -> tuple[dict[str, Any], list[Any]]:
+    """One side of the answer (``{"alerts", "truncated"}``) and its incidents."""
+    shown, cut = listed(alerts, MAX_LISTED)
+    changes = [(a["at"], a["event"] in OPENS, "failures") for a in alerts
+               if a["event"] in OPENS + CLOSES]
+    return {"alerts": shown, "truncated": cut}, incidents(changes, end)
+
+
+async def simulate_job(pool: AsyncConnectionPool, actor: Actor, job_id: uuid.UUID,
+                       changes: dict[str, Any], start: datetime, end: datetime,
+                       now: datetime) -> dict[str, Any]:
+    """``POST /v1/jobs/{id}/simulate``: the job's alerts under the proposal ``changes``
+    (:func:`core.replay.proposal.job_proposal`) over ``[start, end]`` (a window from
+    :func:`core.replay.window.replay_window`), next to the alerts queued. Reads only.
+
+    Returns:
+        ``{"changes", "simulated": {"alerts", "truncated"}, "actual": {...}, "outcomes":
+        {"succeeded", "failed"} (final outcomes recorded in the window), "summary"}``.
+
+    Raises:
+        NotFound: no such job for this team (a deleted one can still be replayed).
+        InvalidInput: a proposal the job definition rules refuse.
+    """
+    proposal = job_proposal(changes)
+    async with pool.connection() as conn:
+        job_events = await events_until(conn, JOB, job_id, actor.team_id, now)
+        if not job_events:
+            raise NotFound(f"job {job_id} not found")
+        cur = await conn.execute(Q["ledger_job_last_success_before"], {
+            "job_id": job_id, "team_id": actor.team_id, "before": start})
+        warm = (await cur.fetchone())["at"] or job_events[0]["occurred_at"]
+        cur = await conn.execute(Q["ledger_job_finals"], {
+            "job_id": job_id, "team_id": actor.team_id, "from": min(warm, start), "to": end})
+        finals = await cur.fetchall()
+        cur = await conn.execute(Q["ledger_alerts_queued"], {
+            "subject_type": "job", "subject_id": job_id, "team_id": actor.team_id,
+            "from": start, "to": end})
+        queued = [{"at": r["at"], "event": r["event"]} for r in await cur.fetchall()]
+    simulated, proposed = side(replay(job_events, finals, proposal, start), end)
+    actual, happened = side(queued, end)
+    in_window = [r for r in finals if r["occurred_at"] >= start]
+    return {"changes": proposal.shown(), "simulated": simulated, "actual": actual,
+            "outcomes": {"succeeded": sum(r["event_type"] == "run.succeeded" for r in in_window),
+                         "failed": sum(r["event_type"] == "run.failed" for r in in_window)},
+            "summary": summary(proposed, happened)}

@@ -1,0 +1,242 @@
+"""What-if replay of a monitor: its recorded pings and commands through the monitor rules.
+
+The replay is the live state machine run again, with no second copy of a rule:
+
+* each recorded ``monitor.pinged`` goes through :func:`core.monitors.rules.ping` (what the ping
+  statement applies; ``tests/integration/test_monitor_rules_property.py`` keeps them equal);
+* every other recorded event of the stream but the status flips (creation, edits, pause,
+  resume, deletion, token rotation, broken, repaired) goes through the projection's fold,
+  :func:`core.monitors.state.evolve`, and the proposal's overrides are applied again after it
+  (a proposed field stays proposed through a recorded edit of it); the next decision instant
+  is then :func:`core.monitors.rules.timing`, as the commands compute it;
+* the passing of time is a perfectly timely checker: at each decision instant up to the next
+  recorded event (inclusive: a deadline and a ping at the same instant, the checker first),
+  :func:`core.monitors.checker.decide`, the checker's own decision;
+* which transitions alert is :func:`core.monitors.rules.alert_for`.
+
+The recorded status flips (``monitor.up``/``late``/``down``) are what *happened*; the replay
+makes its own. The replay starts from the monitor's recorded state at ``from`` (the fold of its
+stream before it) with the proposal applied at that instant, as a ``PATCH`` then would. A ping
+recorded as ``ignored`` kept only its method and exit status: when a proposed ``methods``
+accepts it, it is replayed as its exit status says (0 or none: success, else a failure).
+Re-alerts (``still_down``) are not replayed. Nothing is written.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any
+
+from psycopg_pool import AsyncConnectionPool
+
+from core.actor import Actor
+from core.errors import NotFound
+from core.history.streams import MONITOR, definition_events, stream_until
+from core.monitors.checker import BrokenMonitor, decide
+from core.monitors.definition import cached_schedule
+from core.monitors.rules import alert_for, ping, timing
+from core.monitors.state import STATUS_AFTER, evolve
+from core.replay.compare import incidents, listed, summary
+from core.replay.proposal import Proposal, monitor_proposal
+from core.stored import schedule_problem
+
+FLIPS = ("monitor.up", "monitor.late", "monitor.down")  # what the replay decides itself
+MAX_LISTED = 1000  # transitions and alerts listed per side; the summary counts them all
+
+
+def requested_kind(data: dict[str, Any]) -> str:
+    """The kind a recorded ping asked for: its effective kind, or for an ``ignored`` one what
+    its exit status says (the recorded event does not keep more)."""
+    kind = data["kind"]
+    if kind != "ignored":
+        return str(kind)
+    return "success" if data.get("exit_status") in (None, 0) else "fail"
+
+
+def _uuid(value: Any) -> uuid.UUID | None:
+    return None if value is None else uuid.UUID(str(value))
+
+
+def transition(at: datetime, event_type: str, data: dict[str, Any]) -> dict[str, Any]:
+    """A status flip as answered: ``{"at", "event_type", "previous_status", "status",
+    "reason"}`` (``reason`` ``None`` for ``monitor.late``)."""
+    return {"at": at, "event_type": event_type, "previous_status": data["previous_status"],
+            "status": STATUS_AFTER[event_type], "reason": data.get("reason")}
+
+
+class Timeline:
+    """What one side (proposed or recorded) went through: flips, alerts, status changes."""
+
+    def __init__(self) -> None:
+        self.transitions: list[dict[str, Any]] = []
+        self.alerts: list[dict[str, Any]] = []
+        self.changes: list[tuple[datetime, bool, str | None]] = []  # for compare.incidents
+
+    def status(self, at: datetime, before: str | None, after: str,
+               reason: str | None = None) -> None:
+        if before == after:
+            return
+        if after == "down":
+            self.changes.append((at, True, reason))
+        elif before == "down":
+            self.changes.append((at, False, None))
+
+    def flip(self, at: datetime, event_type: str, data: dict[str, Any]) -> None:
+        shown = transition(at, event_type, data)
+        self.transitions.append(shown)
+        alert = alert_for(shown["previous_status"], shown["status"])
+        if alert is not None:
+            self.alerts.append({"at": at, "event": alert, "reason": shown["reason"]})
+        self.status(at, shown["previous_status"], shown["status"], shown["reason"])
+
+    def answer(self, end: datetime) -> tuple[dict[str, Any], list[Any]]:
+        transitions, cut_t = listed(self.transitions, MAX_LISTED)
+        alerts, cut_a = listed(self.alerts, MAX_LISTED)
+        return ({"transitions": transitions, "alerts": alerts, "truncated": cut_t or cut_a},
+                incidents(self.changes, end))
+
+
+class Replay:
+    """The replayed monitor: its state, its next decision instant, its timeline."""
+
+    def __init__(self, state: dict[str, Any] | None, proposal: Proposal, at: datetime) -> None:
+        self.proposal = proposal
+        self.state = None if state is None else proposal.apply(state)
+        self.deadline: datetime | None = None
+        self.timeline = Timeline()
+        self._retime(at)
+
+    def _retime(self, at: datetime) -> None:
+        """The next decision instant after a ping or command at ``at`` (the commands' rule)."""
+        state, self.deadline = self.state, None
+        if state is None or state["broken_at"] is not None:
+            return
+        schedule, _ = schedule_problem(cached_schedule, state["schedule"], state["timezone"],
+                                       state["created_at"])
+        if schedule is not None:
+            _, self.deadline = timing(state, schedule, at)
+
+    def advance(self, until: datetime) -> None:
+        """The checker, at each decision instant up to ``until`` (inclusive)."""
+        while self.state is not None and self.deadline is not None and self.deadline <= until:
+            at = self.deadline
+            try:
+                decision = decide({**self.state, "next_expected_at": None}, at)
+            except BrokenMonitor:
+                self.deadline = None  # the live checker marks it broken and leaves it
+                return
+            if decision.event is not None:
+                self.timeline.flip(at, *decision.event)
+                self.state = {**self.state, "status": decision.status}
+            elif decision.alert_at is not None and decision.alert_at <= at:
+                self.deadline = None  # cannot happen with the rules; never spin
+                return
+            self.deadline = decision.alert_at
+
+    def apply(self, event: dict[str, Any]) -> None:
+        """One recorded event at its instant (the checker's decisions before it first)."""
+        at = event["occurred_at"]
+        self.advance(at)
+        kind, data = event["event_type"], event["data"]
+        if kind in FLIPS:
+            return
+        if kind == "monitor.pinged" and self.state is not None:
+            outcome = ping(self.state, kind=requested_kind(data), method=data["method"],
+                           rid=_uuid(data.get("rid")), at=at,
+                           exit_status=data.get("exit_status"))
+            for event_type, flip in outcome.events[1:]:
+                self.timeline.flip(at, event_type, flip)
+            self.state = outcome.state
+        else:
+            before = None if self.state is None else self.state["status"]
+            self.state = self.proposal.apply(evolve(self.state, event))
+            self.timeline.status(at, before, self.state["status"])
+        self._retime(at)
+
+
+def record(timeline: Timeline, status: str | None, event: dict[str, Any]) -> str | None:
+    """The recorded side: add one recorded event of the window to ``timeline`` (its flips, and
+    the status changes of lifecycle events) from ``status``; returns the status after it."""
+    kind = event["event_type"]
+    if kind in FLIPS:
+        timeline.flip(event["occurred_at"], kind, event["data"])
+    elif kind in STATUS_AFTER or kind == "monitor.created":
+        after = STATUS_AFTER.get(kind) or event["data"]["status"]
+        timeline.status(event["occurred_at"], status, after)
+    else:
+        return status
+    return STATUS_AFTER.get(kind) or event["data"]["status"]
+
+
+class Replayer:
+    """A replay fed one recorded event at a time, in version order (a stream may be long: it
+    is read once, as it comes, and no event is kept)."""
+
+    def __init__(self, proposal: Proposal, start: datetime, end: datetime) -> None:
+        self.proposal, self.start, self.end = proposal, start, end
+        self.prior: dict[str, Any] | None = None  # the recorded state at ``start``
+        self.run: Replay | None = None
+        self.recorded = Timeline()
+        self.status: str | None = None  # the recorded status, in the window
+
+    def feed(self, event: dict[str, Any]) -> None:
+        """Take the next event (one after the window's end changes nothing)."""
+        if self.run is None:
+            if event["occurred_at"] < self.start:
+                self.prior = evolve(self.prior, event)
+                return
+            self.run = Replay(self.prior, self.proposal, self.start)
+            self.status = None if self.prior is None else self.prior["status"]
+        if event["occurred_at"] <= self.end:
+            self.status = record(self.recorded, self.status, event)
+            self.run.apply(event)
+
+    def answer(self) -> dict[str, Any]:
+        """``{"simulated": side, "actual": side, "summary": {...}}``, each side
+        ``{"transitions", "alerts", "truncated"}`` (:func:`transition`; alerts ``{"at",
+        "event": down|up, "reason"}``); the summary is :func:`core.replay.compare.summary`."""
+        run = self.run or Replay(self.prior, self.proposal, self.start)
+        run.advance(self.end)
+        simulated, proposed = run.timeline.answer(self.end)
+        actual, happened = self.recorded.answer(self.end)
+        return {"simulated": simulated, "actual": actual, "summary": summary(proposed, happened)}
+
+
+def replay(events: Iterable[dict[str, Any]], proposal: Proposal, start: datetime,
+           end: datetime) -> dict[str, Any]:
+    """The replay of one monitor stream (its events in version order) over ``[start, end]``
+    under ``proposal``, next to what was recorded: :meth:`Replayer.answer`."""
+    replayer = Replayer(proposal, start, end)
+    for event in events:
+        replayer.feed(event)
+    return replayer.answer()
+
+
+async def simulate_monitor(pool: AsyncConnectionPool, actor: Actor, monitor_id: uuid.UUID,
+                           changes: dict[str, Any], start: datetime, end: datetime,
+                           now: datetime) -> dict[str, Any]:
+    """``POST /v1/monitors/{id}/simulate``: :func:`replay` of the monitor's stream over
+    ``[start, end]`` (a window from :func:`core.replay.window.replay_window`) under the
+    proposal ``changes`` (:func:`core.replay.proposal.monitor_proposal`, validated against the
+    latest definition). Reads only; the stream is read once, streamed.
+
+    Returns:
+        :func:`replay`'s answer with ``"changes"``: the proposal in canonical form.
+
+    Raises:
+        NotFound: no such monitor for this team (a deleted one can still be replayed).
+        InvalidInput: a proposal the definition rules refuse.
+    """
+    latest = None
+    for event in await definition_events(pool, actor, MONITOR, monitor_id):
+        latest = evolve(latest, event)
+    if latest is None:
+        raise NotFound(f"monitor {monitor_id} not found")
+    proposal = monitor_proposal(changes, latest, now)
+    replayer = Replayer(proposal, start, end)
+    async with pool.connection() as conn:
+        async for event in stream_until(conn, MONITOR, monitor_id, actor.team_id, end):
+            replayer.feed(event)
+    return {"changes": proposal.shown(), **replayer.answer()}

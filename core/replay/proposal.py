@@ -1,0 +1,122 @@
+"""What a replay may propose: the one table of ``changes`` keys and how each is validated.
+
+A proposal overrides part of the definition for the whole replayed window; ``{}`` replays the
+definition as it was (recorded edits included). Each key is listed once, in
+:data:`MONITOR_CHANGES` or :data:`JOB_CHANGES`, with the validator of its group: a
+``definition`` key is validated with the concept's own ``normalize_*`` (merged with the
+current definition, so a ``timezone`` is checked against the ``schedule`` it goes with) and
+overrides the field of the same name in every replayed state. A key that is not a definition
+field (a future proposal such as maintenance windows) gets its own validator here and reaches
+the replay in :attr:`Proposal.extras`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from core.errors import FieldError, InvalidInput, invalid
+from core.jobs.definition import normalize_alert_rules
+from core.monitors.definition import DEFINITION_FIELDS as MONITOR_FIELDS
+from core.monitors.definition import normalize_definition as normalize_monitor
+
+DEFINITION = "definition"  # the group of keys that override definition fields
+
+# key -> its group: ``definition``, or a validator ``(value) -> canonical value``.
+Validator = Callable[[Any], Any]
+MONITOR_CHANGES: dict[str, str | Validator] = {
+    "schedule": DEFINITION,
+    "timezone": DEFINITION,
+    "grace_seconds": DEFINITION,
+    "methods": DEFINITION,
+}
+JOB_CHANGES: dict[str, str | Validator] = {
+    "alert_after_failures": DEFINITION,
+    "realert_every": DEFINITION,
+}
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """A validated proposal.
+
+    Attributes:
+        overrides: definition fields (canonical values) that replace the recorded ones in
+            every replayed state; a monitor's ``period_seconds`` follows its ``schedule``.
+        extras: validated keys that are not definition fields, by key.
+    """
+
+    overrides: dict[str, Any] = field(default_factory=dict)
+    extras: dict[str, Any] = field(default_factory=dict)
+
+    def apply(self, state: dict[str, Any]) -> dict[str, Any]:
+        """``state`` with the overrides."""
+        return {**state, **self.overrides}
+
+    def shown(self) -> dict[str, Any]:
+        """The proposal as answered: the canonical value of each key given."""
+        return {**{k: v for k, v in self.overrides.items() if k != "period_seconds"},
+                **self.extras}
+
+
+def _prefixed(exc: InvalidInput) -> InvalidInput:
+    errors = [FieldError(f"changes.{e.field}", e.message) for e in exc.errors]
+    return InvalidInput("; ".join(f"{e.field}: {e.message}" for e in errors), errors)
+
+
+def _split(changes: dict[str, Any], table: dict[str, str | Validator]
+           ) -> tuple[dict[str, Any], dict[str, Any]]:
+    unknown = sorted(set(changes) - set(table))
+    if unknown:
+        raise invalid(f"changes.{unknown[0]}",
+                      f"cannot be proposed: use {', '.join(table)}")
+    definition = {k: v for k, v in changes.items() if table[k] == DEFINITION}
+    extras = {}
+    for key, value in changes.items():
+        check = table[key]
+        if check != DEFINITION:
+            assert callable(check)
+            try:
+                extras[key] = check(value)
+            except InvalidInput as exc:
+                raise _prefixed(exc) from None
+    return definition, extras
+
+
+def monitor_proposal(changes: dict[str, Any], current: dict[str, Any],
+                     now: datetime) -> Proposal:
+    """Validate a monitor proposal against the ``current`` definition (a folded state).
+
+    Raises:
+        InvalidInput: an unknown key, or a value the monitor definition rules refuse (fields
+            named ``changes.<key>``).
+    """
+    definition, extras = _split(changes, MONITOR_CHANGES)
+    if not definition:
+        return Proposal({}, extras)
+    merged = {key: current.get(key) for key in MONITOR_FIELDS} | definition
+    try:
+        normal = normalize_monitor(merged, now=now)
+    except InvalidInput as exc:
+        raise _prefixed(exc) from None
+    overrides = {key: normal[key] for key in definition}
+    if "schedule" in definition:
+        overrides["period_seconds"] = normal["period_seconds"]
+    return Proposal(overrides, extras)
+
+
+def job_proposal(changes: dict[str, Any]) -> Proposal:
+    """Validate a job proposal (its alert rules).
+
+    Raises:
+        InvalidInput: an unknown key, or a value the job definition rules refuse.
+    """
+    definition, extras = _split(changes, JOB_CHANGES)
+    if not definition:
+        return Proposal({}, extras)
+    try:
+        return Proposal(normalize_alert_rules(definition), extras)
+    except InvalidInput as exc:
+        raise _prefixed(exc) from None
