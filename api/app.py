@@ -33,6 +33,8 @@ from api.deps import (
 from api.errors import EXCEPTION_HANDLERS
 from api.openapi import complete_document
 from api.ping import ping_mount
+from api.ui import template_config, ui_router
+from api.ui.auth import provide_viewer
 from core.channels.sealing import AesGcmSealer, Sealer
 from core.clock import Clock, SystemClock
 from core.config import Settings, load_settings
@@ -109,14 +111,17 @@ def create_app(dsn: str, settings: Settings, clock: Clock | None = None, *,
     app = Litestar(
         route_handlers=[JobController, RunController, SecretController, ApiKeyController,
                         ChannelController, NotificationController, MonitorController,
-                        ReportController, ping_mount, preview, healthz, readyz, metrics],
+                        ReportController, ping_mount, preview, healthz, readyz, metrics,
+                        ui_router()],
         dependencies={
             "pool": Provide(provide_pool),
             "clock": Provide(provide_clock),
             "actor": Provide(provide_actor),
             "keyring": Provide(provide_keyring),
             "notify": Provide(provide_notify),
+            "viewer": Provide(provide_viewer),
         },
+        template_config=template_config(),  # the dashboard (api/ui/)
         exception_handlers=EXCEPTION_HANDLERS,  # type: ignore[arg-type]
         before_request=strict_json_body,
         lifespan=[lifespan],
