@@ -174,8 +174,6 @@ async def job_action(request: Request[Any, Any, Any], job_id: FromPath[uuid.UUID
                      action: FromPath[str], viewer: ViewerDep, pool: PoolDep,
                      clock: ClockDep) -> Response[Any]:
     """**Run now** (``trigger``), **Pause**, **Resume**, **Delete**; back to the job's page."""
-    if action == "edit":
-        return await _save(request, viewer, pool, clock, job_id)
     if action not in ("trigger", "pause", "resume", "delete"):
         raise NotFound("there is no such action")
     return await _act(request, viewer, job_id, action, pool, clock.now())
@@ -221,11 +219,15 @@ async def job_create(request: Request[Any, Any, Any], viewer: ViewerDep, pool: P
 async def job_edit(request: Request[Any, Any, Any], job_id: FromPath[uuid.UUID],
                    viewer: ViewerDep, pool: PoolDep) -> Template:
     job = await get_job(pool, viewer.actor, job_id)
+    if not viewer.can_write:
+        raise Forbidden("this API key is read-only")
     return _form_page(request, viewer, job, jobform.values_of(job), [])
 
 
-async def _save(request: Request[Any, Any, Any], viewer: Viewer, pool: Any, clock: Any,
-                job_id: uuid.UUID) -> Response[Any]:
+@post("/ui/jobs/{job_id:uuid}/edit", name="job_save")
+async def job_save(request: Request[Any, Any, Any], job_id: FromPath[uuid.UUID],
+                   viewer: ViewerDep, pool: PoolDep, clock: ClockDep) -> Response[Any]:
+    """Save the edit form, or show it again with the API's messages next to the fields."""
     form = await checked_form(request, viewer)
     job = await get_job(pool, viewer.actor, job_id)
     fields, problems = jobform.parse(form, editing=True)
@@ -264,5 +266,5 @@ async def schedule_preview(request: Request[Any, Any, Any], viewer: ViewerDep, c
     return Response(html, media_type="text/html")
 
 
-ROUTES = [jobs, job_new, job_create, job_page, job_live, job_edit, job_action, run_page,
+ROUTES = [jobs, job_new, job_create, job_page, job_live, job_edit, job_save, job_action, run_page,
           schedule_preview]
