@@ -149,3 +149,14 @@ async def test_the_edit_form_changes_the_job_and_keeps_the_signing_secret(
     stale = await frozen_api.post(f"/ui/jobs/{job['id']}/edit", data={
         "csrf": csrf, "version": str(job["version"]), **_form(name="again")})
     assert stale.status_code == 409
+
+
+async def test_bad_list_queries_are_answered_not_failed(frozen_api: AsyncTestClient,
+                                                        team: dict[str, Any]) -> None:
+    await sign_in(frozen_api, team["read"])
+    assert (await frozen_api.get("/ui/jobs", params={"name": "a\x00b"})).status_code == 200
+    assert (await frozen_api.get("/ui/jobs", params={"state": "nope"})).status_code == 422
+    assert (await frozen_api.get("/ui/jobs", params={"cursor": "garbage"})).status_code == 422
+    preview = await frozen_api.get("/ui/schedules/preview", params={
+        "schedule": "* * * * *\x00", "timezone": "Nowhere/\x00"})
+    assert preview.status_code == 200 and "field-error" in preview.text

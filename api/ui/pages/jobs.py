@@ -55,7 +55,7 @@ async def jobs(request: Request[Any, Any, Any], viewer: ViewerDep, pool: PoolDep
         raise invalid("state", f"must be one of {', '.join(STATES)}")
     rows = await list_jobs_filtered(pool, viewer.actor, limit=PAGE_SIZE + 1,
                                     after=decode_cursor(cursor), status=wanted or None,
-                                    name=(name or "")[:200] or None)
+                                    name=(name or "").replace("\x00", "")[:200] or None)
     more = len(rows) > PAGE_SIZE
     rows = rows[:PAGE_SIZE]
     marks = await recent_runs(pool, viewer.actor, [r["id"] for r in rows], per_job=MARKS)
