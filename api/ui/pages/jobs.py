@@ -143,7 +143,7 @@ async def job_live(request: Request[Any, Any, Any], job_id: FromPath[uuid.UUID],
     async def render() -> str:
         return fragment(request, viewer, "_job_live.html",
                         **await _job_parts(pool, viewer.actor, job_id))
-    return live_fragment(render)
+    return live_fragment(render, request)
 
 
 @get("/ui/runs/{run_id:uuid}", name="run")
