@@ -39,6 +39,8 @@ from api.errors import EXCEPTION_HANDLERS
 from api.hc.routes import v3_router
 from api.openapi import complete_document
 from api.ping import ping_mount
+from api.ui import template_config, ui_router
+from api.ui.auth import provide_viewer
 from core.channels.sealing import AesGcmSealer, Sealer
 from core.clock import Clock, SystemClock
 from core.config import Settings, load_settings
@@ -117,14 +119,17 @@ def create_app(dsn: str, settings: Settings, clock: Clock | None = None, *,
                         ChannelController, NotificationController, MonitorController,
                         ReportController, ping_mount, preview, healthz, readyz, metrics,
                         TeamController, badge, team_metrics, own_team_metrics, v3_router,
-                        MaintenanceController, parse_schedule_route, LedgerController],
+                        MaintenanceController, parse_schedule_route, LedgerController,
+                        ui_router()],
         dependencies={
             "pool": Provide(provide_pool),
             "clock": Provide(provide_clock),
             "actor": Provide(provide_actor),
             "keyring": Provide(provide_keyring),
             "notify": Provide(provide_notify),
+            "viewer": Provide(provide_viewer),
         },
+        template_config=template_config(),  # the dashboard (api/ui/)
         exception_handlers=EXCEPTION_HANDLERS,  # type: ignore[arg-type]
         before_request=strict_json_body,
         lifespan=[lifespan],

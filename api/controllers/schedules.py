@@ -3,7 +3,6 @@ and its next fire instants, with DST flags."""
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated
 
 from litestar import get, post
@@ -11,28 +10,14 @@ from litestar.params import FromQuery, JSONBody, QueryParameter
 
 from api.deps import ActorDep, ClockDep, instant_parameter, parse_instant
 from api.schemas.schedules import Parsed, ParseRequest, Preview, PreviewFire
-from core.errors import invalid
-from core.jobs.definition import DEFAULTS, valid_zone
-from core.schedule import InvalidSchedule, Schedule, parse_schedule
+from core.jobs.definition import DEFAULTS
+from core.schedule.preview import Preview as Found
+from core.schedule.preview import preview_schedule
 from core.schedule.words import parse_phrase
 
 
-def _parse(field: str, schedule: str, timezone: str, now: datetime) -> Schedule:
-    """Intervals are anchored at ``now``, as for a job created now."""
-    if not valid_zone(timezone):
-        raise invalid("timezone", f"unknown time zone {timezone[:64]!r}: use an IANA name")
-    try:
-        return parse_schedule(schedule, timezone, anchor=now, now=now)
-    except InvalidSchedule as exc:
-        raise invalid(field, str(exc)) from None
-
-
-def _fires(parsed: Schedule, start: datetime, count: int) -> list[PreviewFire]:
-    try:
-        fires = parsed.fires(start, count)
-    except ValueError as exc:  # instants outside the engine's 1900-2399 range
-        raise invalid("after", str(exc)) from None
-    return [PreviewFire(at=f.at, local=f.local.isoformat(), dst=f.dst) for f in fires]
+def _fires(found: Found) -> list[PreviewFire]:
+    return [PreviewFire(at=f.at, local=f.local.isoformat(), dst=f.dst) for f in found.fires]
 
 
 @get("/v1/schedules/preview", tags=["schedules"],
@@ -48,11 +33,11 @@ async def preview(
     """Intervals are anchored at the current instant, as for a job created now. A schedule in
     words is answered in its canonical form, the words as ``schedule_text``."""
     now = clock.now()
-    start = parse_instant("after", after) or now
-    parsed = _parse("schedule", schedule, timezone, now)
+    found = preview_schedule(schedule, timezone, now, start=parse_instant("after", after) or now,
+                             count=count)
     return Preview(
-        schedule=parsed.expression, timezone=parsed.timezone, description=parsed.describe(),
-        fires=_fires(parsed, start, count), schedule_text=parsed.text,
+        schedule=found.expression, timezone=found.timezone, description=found.description,
+        fires=_fires(found), schedule_text=found.text,
     )
 
 
@@ -64,10 +49,10 @@ async def parse(actor: ActorDep, clock: ClockDep, data: JSONBody[ParseRequest]) 
     A phrase that cannot be read is a 422 naming the word (docs/schedules.md, *Schedules in
     words*)."""
     now = clock.now()
-    parsed = _parse("text", data.text, data.timezone, now)
-    language = None if parsed.text is None else parse_phrase(parsed.text).language
+    found = preview_schedule(data.text, data.timezone, now, count=data.count, field="text")
+    language = None if found.text is None else parse_phrase(found.text).language
     return Parsed(
-        schedule=parsed.expression, schedule_text=parsed.text, kind=parsed.kind,
-        language=language, timezone=parsed.timezone, description=parsed.describe(),
-        fires=_fires(parsed, now, data.count),
+        schedule=found.expression, schedule_text=found.text, kind=found.kind,
+        language=language, timezone=found.timezone, description=found.description,
+        fires=_fires(found),
     )

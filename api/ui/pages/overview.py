@@ -1,0 +1,45 @@
+"""The overview at ``/``: jobs by state, monitors by status, failing jobs, down monitors, runs
+of the last 24 hours and the newest events, live (:mod:`api.ui.live`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Request, get
+from litestar.response import ServerSentEvent, Template
+
+from api.deps import ClockDep, PoolDep
+from api.ui.auth import Viewer, ViewerDep
+from api.ui.live import live_fragment
+from api.ui.render import event_job_ids, fragment, page
+from core.events import list_team_events
+from core.jobs.queries import job_names
+from core.projections.queries import dashboard
+
+NEWEST_EVENTS = 10
+
+
+async def _summary(request: Request[Any, Any, Any], viewer: Viewer) -> dict[str, Any]:
+    pool = request.app.state.pool
+    now = request.app.state.clock.now()
+    events = await list_team_events(pool, viewer.actor.team_id, limit=NEWEST_EVENTS)
+    return {"board": await dashboard(pool, viewer.actor, now), "events": events,
+            "names": {str(k): v for k, v in (await job_names(
+                pool, viewer.actor, event_job_ids(events))).items()}}
+
+
+@get("/", name="overview")
+async def overview(request: Request[Any, Any, Any], viewer: ViewerDep, pool: PoolDep,
+                   clock: ClockDep) -> Template:
+    return page(request, viewer, "overview.html", "Overview", section="overview",
+                **await _summary(request, viewer))
+
+
+@get("/ui/overview/live", name="overview_live")
+async def overview_live(request: Request[Any, Any, Any], viewer: ViewerDep) -> ServerSentEvent:
+    async def render() -> str:
+        return fragment(request, viewer, "_overview.html", **await _summary(request, viewer))
+    return live_fragment(render, request)
+
+
+ROUTES = [overview, overview_live]

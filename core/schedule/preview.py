@@ -1,0 +1,59 @@
+"""The preview of a schedule as typed: its canonical form, English description and next fires.
+
+One function for ``GET /v1/schedules/preview``, ``POST /v1/schedules/parse``
+(:mod:`api.controllers.schedules`) and the dashboard's job form, so all say the same thing about
+the same input, in words or canonical (docs/schedules.md). Intervals are anchored at ``now``, as
+for a job created now.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from core.errors import invalid
+from core.schedule import Fire, InvalidSchedule, parse_schedule
+from core.schedule.zones import load_zone
+
+
+@dataclass(frozen=True)
+class Preview:
+    """``expression`` (canonical), ``timezone``, ``description``, ``fires`` (UTC instants with
+    their local time and DST mark, :class:`core.schedule.Fire`), ``text`` (the words the
+    schedule was written in, ``None`` when it was canonical) and ``kind`` (the grammar's kind of
+    schedule: cron, interval or one-shot)."""
+
+    expression: str
+    timezone: str
+    description: str
+    fires: list[Fire]
+    text: str | None
+    kind: str
+
+
+def preview_schedule(schedule: str, timezone: str, now: datetime, *,
+                     start: datetime | None = None, count: int = 10,
+                     field: str = "schedule") -> Preview:
+    """The next ``count`` fires of ``schedule`` in ``timezone`` strictly after ``start``
+    (default ``now``), UTC.
+
+    Raises:
+        InvalidInput: on ``timezone`` (not an IANA name), ``field`` (the grammar's message, or
+            for words the word not understood, docs/schedules.md) or ``after`` (an instant
+            outside the engine's 1900-2399 range).
+    """
+    try:
+        load_zone(timezone)
+    except InvalidSchedule:
+        raise invalid("timezone", f"unknown time zone {timezone[:64]!r}: use an IANA name") \
+            from None
+    try:
+        parsed = parse_schedule(schedule, timezone, anchor=now, now=now)
+    except InvalidSchedule as exc:
+        raise invalid(field, str(exc)) from None
+    try:
+        fires = parsed.fires(start or now, count)
+    except ValueError as exc:
+        raise invalid("after", str(exc)) from None
+    return Preview(parsed.expression, parsed.timezone, parsed.describe(), list(fires),
+                   parsed.text, parsed.kind)
