@@ -42,6 +42,7 @@ from core.runs.worker import Worker
 from core.services.base import Service as BackgroundService
 from core.services.health import Heartbeat, heartbeat_path
 from core.services.heap import freeze_long_lived
+from core.services.tasks import cancel_and_wait
 
 log = logging.getLogger("cronledger")
 
@@ -88,8 +89,8 @@ async def _stopped_within(tasks: dict[asyncio.Task[None], Service], seconds: flo
 
     A stop is bounded (docs/operations.md, "Leases, crashes and shutdown"): a service that has
     not ended after its drain time is logged with where it is waiting (its task's stack),
-    cancelled, and waited for :data:`CANCEL_WAIT_SECONDS` more, so a stuck connection never
-    keeps the process alive.
+    cancelled (again until it ends: :func:`core.services.tasks.cancel_and_wait`) for at most
+    :data:`CANCEL_WAIT_SECONDS` more, so a stuck connection never keeps the process alive.
     """
     _, pending = await asyncio.wait(tasks, timeout=seconds)
     for task in pending:
@@ -97,9 +98,7 @@ async def _stopped_within(tasks: dict[asyncio.Task[None], Service], seconds: flo
         task.print_stack(file=where)
         log.error("background service %s did not stop within %.0f s; cancelling it. %s",
                   tasks[task].name, seconds, where.getvalue().rstrip())
-        task.cancel()
-    if pending:
-        await asyncio.wait(pending, timeout=CANCEL_WAIT_SECONDS)
+    await asyncio.gather(*(cancel_and_wait(task, CANCEL_WAIT_SECONDS) for task in pending))
 
 
 async def _run_services(dsn: str, settings: Settings, stop: asyncio.Event, *,
@@ -161,9 +160,9 @@ async def _run_services(dsn: str, settings: Settings, stop: asyncio.Event, *,
             reported = task
     finally:
         stopped.cancel()
-        beat.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await beat
+        if not await cancel_and_wait(beat, CANCEL_WAIT_SECONDS):
+            log.error("the heartbeat task did not end within %.0f s of its cancellation",
+                      CANCEL_WAIT_SECONDS)
         for service in services:
             service.stop()
         await _stopped_within(tasks, settings.shutdown_grace_seconds + STOP_MARGIN_SECONDS)

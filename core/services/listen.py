@@ -15,6 +15,7 @@ import psycopg
 from psycopg import sql
 
 from core.queries import Q
+from core.services.tasks import cancel_and_wait
 
 RECONNECT_SECONDS = 0.25  # short: NOTIFYs are lost while nobody listens (docs/operations.md)
 
@@ -78,5 +79,4 @@ async def listening(dsn: str | None, channel: str | None, wake: asyncio.Event, n
     try:
         yield
     finally:
-        task.cancel()
-        await asyncio.wait([task], timeout=1.0)
+        await cancel_and_wait(task, 1.0)
