@@ -1,8 +1,9 @@
 """Ending a task for sure: cancel it again until it has ended, within a bound.
 
-A cancellation can be lost: a library that catches ``CancelledError`` and still returns a result
-(psycopg_pool hands a waiting client the connection that arrived in the same turn as the
-cancel, for one) lets the task run on, and a single ``cancel()`` then waits forever. Every
+A cancellation can be lost: on Python 3.11, ``asyncio.wait_for`` returns a result that arrives
+in the same turn as the cancellation and drops the cancellation (CPython gh-86296, fixed in
+3.12), and psycopg_pool waits for a free connection with it; the task then runs on, and a single
+``cancel()`` waits forever. Every
 shutdown path (docs/operations.md, "Leases, crashes and shutdown") ends its tasks with
 :func:`cancel_and_wait`.
 """
