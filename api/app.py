@@ -33,6 +33,7 @@ from api.deps import (
 from api.errors import EXCEPTION_HANDLERS
 from api.openapi import complete_document
 from api.ping import ping_mount
+from api.swagger import assets_router, render_plugins
 from core.channels.sealing import AesGcmSealer, Sealer
 from core.clock import Clock, SystemClock
 from core.config import Settings, load_settings
@@ -109,7 +110,8 @@ def create_app(dsn: str, settings: Settings, clock: Clock | None = None, *,
     app = Litestar(
         route_handlers=[JobController, RunController, SecretController, ApiKeyController,
                         ChannelController, NotificationController, MonitorController,
-                        ReportController, ping_mount, preview, healthz, readyz, metrics],
+                        ReportController, ping_mount, preview, healthz, readyz, metrics,
+                        assets_router()],
         dependencies={
             "pool": Provide(provide_pool),
             "clock": Provide(provide_clock),
@@ -125,6 +127,7 @@ def create_app(dsn: str, settings: Settings, clock: Clock | None = None, *,
             components=Components(security_schemes={
                 "bearer": SecurityScheme(type="http", scheme="bearer")}),
             security=[{"bearer": []}],
+            render_plugins=render_plugins(),  # local assets, no CDN (api/swagger.py)
         ),
         debug=False,
     )
