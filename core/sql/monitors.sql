@@ -319,3 +319,14 @@ FROM unnest(%(ids)s::uuid[], %(read_versions)s::int[], %(reasons)s::text[])
      AS b(id, read_version, reason)
 WHERE m.id = b.id AND m.version = b.read_version
 RETURNING m.id, m.team_id, m.version, m.broken_reason;
+
+-- name: monitor_flip_list
+-- A monitor's status changes (the dashboard's flips timeline), latest first: its events of
+-- the given types (core/monitors/state.py, STATUS_AFTER); keyset on the stream version.
+SELECT stream_version AS version, event_type, data, occurred_at
+FROM events
+WHERE stream_id = %(monitor_id)s::uuid
+  AND team_id = %(team_id)s::uuid
+  AND event_type = ANY(%(types)s::text[])
+ORDER BY stream_version DESC
+LIMIT %(limit)s::int;
