@@ -34,6 +34,8 @@ from api.errors import EXCEPTION_HANDLERS
 from api.openapi import complete_document
 from api.ping import ping_mount
 from api.swagger import assets_router, render_plugins
+from api.ui import template_config, ui_router
+from api.ui.auth import provide_viewer
 from core.channels.sealing import AesGcmSealer, Sealer
 from core.clock import Clock, SystemClock
 from core.config import Settings, load_settings
@@ -111,14 +113,16 @@ def create_app(dsn: str, settings: Settings, clock: Clock | None = None, *,
         route_handlers=[JobController, RunController, SecretController, ApiKeyController,
                         ChannelController, NotificationController, MonitorController,
                         ReportController, ping_mount, preview, healthz, readyz, metrics,
-                        assets_router()],
+                        ui_router(), assets_router()],
         dependencies={
             "pool": Provide(provide_pool),
             "clock": Provide(provide_clock),
             "actor": Provide(provide_actor),
             "keyring": Provide(provide_keyring),
             "notify": Provide(provide_notify),
+            "viewer": Provide(provide_viewer),
         },
+        template_config=template_config(),  # the dashboard (api/ui/)
         exception_handlers=EXCEPTION_HANDLERS,  # type: ignore[arg-type]
         before_request=strict_json_body,
         lifespan=[lifespan],

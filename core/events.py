@@ -1,4 +1,5 @@
-"""The event store: append to a stream with an expected version, read a stream.
+"""The event store: append to a stream with an expected version, read a stream, list a
+team's events.
 
 Streams are identified by ``stream_id`` (the aggregate's uuid) and typed by ``stream_type``
 (``job``, ``run``, …). Appends use optimistic concurrency: the events of one append get versions
@@ -16,6 +17,7 @@ from typing import Any
 
 import msgspec
 import psycopg
+from psycopg_pool import AsyncConnectionPool
 
 from core.db import translate_errors
 from core.queries import Q
@@ -120,3 +122,26 @@ async def read_stream(
 async def notify_wakeup(conn: psycopg.AsyncConnection, reason: str) -> None:
     """NOTIFY the schedulers (delivered when the caller's transaction commits)."""
     await conn.execute(Q["event_notify_wakeup"], {"reason": reason})
+
+
+async def list_team_events(
+    pool: AsyncConnectionPool,
+    team_id: uuid.UUID,
+    *,
+    limit: int = 50,
+    before: int | None = None,
+    stream_type: str | None = None,
+    actor: str | None = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+) -> list[dict[str, Any]]:
+    """The team's events, newest first: at most ``limit`` rows with ``global_position`` below
+    ``before`` (keyset), optionally only of ``stream_type``, of one ``actor`` (the metadata's
+    ``actor``, e.g. ``api_key:<id>`` or ``system``) and occurred in ``[since, until)`` (UTC).
+    Rows: ``global_position``, ``event_id``, ``stream_type``, ``stream_id``,
+    ``stream_version``, ``event_type``, ``data``, ``metadata``, ``occurred_at``."""
+    async with pool.connection() as conn:
+        cur = await conn.execute(Q["event_list_team"], {
+            "team_id": team_id, "before": before, "stream_type": stream_type, "actor": actor,
+            "since": since, "until": until, "limit": limit})
+        return await cur.fetchall()

@@ -27,3 +27,18 @@ LIMIT %(limit)s::int;
 
 -- name: event_notify_wakeup
 SELECT pg_notify('cronledger_wakeup', %(reason)s);
+
+-- name: event_list_team
+-- The team's events, newest first (the dashboard's overview and audit log); keyset on
+-- global_position; optional filters by stream type, actor (metadata.actor) and time range.
+SELECT global_position, event_id, stream_type, stream_id, stream_version, event_type, data,
+       metadata, occurred_at
+FROM events
+WHERE team_id = %(team_id)s::uuid
+  AND (%(before)s::bigint IS NULL OR global_position < %(before)s::bigint)
+  AND (%(stream_type)s::text IS NULL OR stream_type = %(stream_type)s::text)
+  AND (%(actor)s::text IS NULL OR metadata ->> 'actor' = %(actor)s::text)
+  AND (%(since)s::timestamptz IS NULL OR occurred_at >= %(since)s::timestamptz)
+  AND (%(until)s::timestamptz IS NULL OR occurred_at < %(until)s::timestamptz)
+ORDER BY global_position DESC
+LIMIT %(limit)s::int;

@@ -1,0 +1,152 @@
+"""Dashboard sign-in state: the session cookie, the viewer of a page and the CSRF check.
+
+- The cookie ``cronledger_session`` holds a session id (:mod:`core.sessions`): ``HttpOnly``,
+  ``SameSite=Lax``, ``Path=/``, and ``Secure`` when the request came over HTTPS
+  (:func:`is_https`: the connection's scheme, or ``X-Forwarded-Proto: https`` from a peer
+  that ``CRONLEDGER_TRUSTED_PROXIES`` trusts, :mod:`core.http.proxies`).
+- Every page handler takes ``viewer: ViewerDep`` (:func:`provide_viewer`): the
+  :class:`Viewer` of a live session, or :class:`SignInRequired`, which the dashboard's error
+  handlers answer with a redirect to the sign-in page.
+- Every form POST goes through :func:`checked_form`: the form's ``csrf`` field must be the
+  session's CSRF token and the key must have write scope, or the answer is 403 and nothing
+  changes (the sign-in form itself is checked against a pre-session cookie,
+  :func:`signin_csrf`: the double-submit pattern).
+"""
+
+from __future__ import annotations
+
+import hmac
+import secrets
+from dataclasses import dataclass
+from typing import Any
+
+from litestar import Request, Response
+from litestar.datastructures import Cookie
+from litestar.di import NamedDependency
+
+from core.actor import Actor
+from core.errors import Forbidden
+from core.http.proxies import trusted_proxies
+from core.sessions import SESSION_SECONDS, csrf_matches, csrf_token, session_actor
+
+SESSION_COOKIE = "cronledger_session"
+SIGNIN_COOKIE = "cronledger_signin"  # the sign-in form's CSRF token (before a session exists)
+SIGNIN_PATH = "/ui/signin"
+
+
+class SignInRequired(Exception):  # noqa: N818 - a signal, not an error
+    """No live session: answered with a redirect to the sign-in page (``next`` = the page)."""
+
+    def __init__(self, next_path: str) -> None:
+        super().__init__(next_path)
+        self.next_path = next_path
+
+
+@dataclass(frozen=True)
+class Viewer:
+    """Who looks at a page.
+
+    Attributes:
+        actor: the session's team, key and scope; every ``core/`` call takes it.
+        csrf: the token every form of the page must send back (field ``csrf``).
+        session_id: the cookie's value.
+    """
+
+    actor: Actor
+    csrf: str
+    session_id: str
+
+    @property
+    def can_write(self) -> bool:
+        """Whether controls that change anything are shown (write-scope key)."""
+        return self.actor.scope == "write"
+
+
+def is_https(request: Request[Any, Any, Any]) -> bool:
+    """Whether the browser reached us over HTTPS: the ASGI scheme, or the last
+    ``X-Forwarded-Proto`` entry when the connection's peer is a trusted proxy (the same
+    ``CRONLEDGER_TRUSTED_PROXIES`` rule as ``X-Forwarded-For``, :mod:`core.http.proxies`)."""
+    if request.scope.get("scheme") == "https":
+        return True
+    forwarded = request.headers.get("x-forwarded-proto")
+    if not forwarded:
+        return False
+    peer = request.client.host if request.client else None
+    if not trusted_proxies(request.app.state.settings.trusted_proxies).trusts(peer):
+        return False
+    return forwarded.split(",")[-1].strip().lower() == "https"
+
+
+def session_cookie(request: Request[Any, Any, Any], value: str) -> Cookie:
+    """The session cookie carrying ``value`` (``""`` with max-age 0 to delete it)."""
+    return Cookie(key=SESSION_COOKIE, value=value, path="/", httponly=True, samesite="lax",
+                  secure=is_https(request), max_age=SESSION_SECONDS if value else 0)
+
+
+def signin_cookie(request: Request[Any, Any, Any], value: str) -> Cookie:
+    """The sign-in form's CSRF cookie (10 minutes; deleted on sign-in)."""
+    return Cookie(key=SIGNIN_COOKIE, value=value, path=SIGNIN_PATH, httponly=True,
+                  samesite="lax", secure=is_https(request), max_age=600 if value else 0)
+
+
+def new_signin_csrf() -> str:
+    return secrets.token_urlsafe(32)
+
+
+def signin_csrf(request: Request[Any, Any, Any], presented: str | None) -> bool:
+    """Whether the sign-in form's ``csrf`` field equals its cookie (double submit)."""
+    cookie = request.cookies.get(SIGNIN_COOKIE, "")
+    return bool(cookie) and bool(presented) and hmac.compare_digest(cookie, presented or "")
+
+
+async def provide_viewer(request: Request[Any, Any, Any]) -> Viewer:
+    """The :class:`Viewer` of the request's session cookie.
+
+    Raises:
+        SignInRequired: no cookie, or an unknown, expired or revoked session.
+    """
+    known = request.scope.get("cronledger_viewer")
+    if known is not None:
+        return known  # type: ignore[no-any-return]
+    session_id = request.cookies.get(SESSION_COOKIE, "")
+    actor = await session_actor(request.app.state.pool, session_id,
+                                request.app.state.clock.now())
+    if actor is None:
+        path = request.url.path
+        if request.url.query:
+            path += "?" + request.url.query
+        raise SignInRequired(path if request.method == "GET" else "/")
+    viewer = Viewer(actor, csrf_token(session_id), session_id)
+    request.scope["cronledger_viewer"] = viewer  # type: ignore[typeddict-unknown-key]
+    return viewer
+
+
+async def checked_form(request: Request[Any, Any, Any], viewer: Viewer, *,
+                       write: bool = True) -> dict[str, Any]:
+    """The POSTed form as ``{field: value}`` (a repeated field: its last value; use
+    ``request.form()`` for lists) after the two checks every changing form passes.
+
+    Args:
+        write: the form changes something (``False`` only for signing out, which a read
+            key may do).
+
+    Raises:
+        Forbidden: (403) the ``csrf`` field is missing or not the session's token, or
+            (``write``) the session's key is read-only. Nothing has changed.
+    """
+    form = await request.form()
+    if not csrf_matches(viewer.session_id, form.get("csrf")):
+        raise Forbidden("the form's CSRF token is missing or wrong: reload the page and "
+                        "try again")
+    if write and not viewer.can_write:
+        raise Forbidden("this API key is read-only")
+    return dict(form.items())
+
+
+def redirect(path: str, status: int = 303, cookies: list[Cookie] | None = None) -> Response[Any]:
+    """A redirect (303 after a POST: the browser GETs ``path``)."""
+    return Response(content=None, status_code=status, headers={"Location": path},
+                    cookies=cookies or [])
+
+
+ViewerDep = NamedDependency[Viewer]

@@ -1,0 +1,42 @@
+"""The overview at ``/``: jobs by state, monitors by status, failing jobs, down monitors, runs
+of the last 24 hours and the newest events, live (:mod:`api.ui.live`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Request, get
+from litestar.response import ServerSentEvent, Template
+
+from api.deps import ClockDep, PoolDep
+from api.ui.auth import Viewer, ViewerDep
+from api.ui.live import live_fragment
+from api.ui.render import fragment, page
+from core.events import list_team_events
+from core.projections.queries import dashboard
+
+NEWEST_EVENTS = 10
+
+
+async def _summary(request: Request[Any, Any, Any], viewer: Viewer) -> dict[str, Any]:
+    pool = request.app.state.pool
+    now = request.app.state.clock.now()
+    return {"board": await dashboard(pool, viewer.actor, now),
+            "events": await list_team_events(pool, viewer.actor.team_id, limit=NEWEST_EVENTS)}
+
+
+@get("/", name="overview")
+async def overview(request: Request[Any, Any, Any], viewer: ViewerDep, pool: PoolDep,
+                   clock: ClockDep) -> Template:
+    return page(request, viewer, "overview.html", "Overview", section="overview",
+                **await _summary(request, viewer))
+
+
+@get("/ui/overview/live", name="overview_live")
+async def overview_live(request: Request[Any, Any, Any], viewer: ViewerDep) -> ServerSentEvent:
+    async def render() -> str:
+        return fragment(request, viewer, "_overview.html", **await _summary(request, viewer))
+    return live_fragment(render)
+
+
+ROUTES = [overview, overview_live]

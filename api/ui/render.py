@@ -1,0 +1,132 @@
+"""How a dashboard page renders: :func:`page` (a whole page in ``base.html``) and
+:func:`fragment` (a part a live region swaps in), plus the template environment's filters.
+
+A page module (``api/ui/pages/<group>.py``) holds Litestar handlers and a module-level
+``ROUTES`` list; it is registered by one line in :data:`api.ui.PAGE_MODULES`. A handler::
+
+    @get("/ui/things", name="things")
+    async def things(request: Request, viewer: ViewerDep, pool: PoolDep) -> Template:
+        rows = await core.things.queries.list_things(pool, viewer.actor)
+        return page(request, viewer, "things.html", "Things", things=rows)
+
+and ``templates/things.html`` starts with ``{% extends "base.html" %}`` and fills
+``{% block content %}``. Every template sees ``viewer`` (``viewer.can_write`` hides
+controls for read keys), ``csrf`` (put ``{{ csrf_field() }}`` in every POST form), ``nav``
+(the active section) and ``now`` (the injected clock's instant). Autoescape is on for every
+template: values are text, never markup.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from datetime import datetime
+from typing import Any
+
+from jinja2 import pass_context
+from litestar import Request
+from litestar.response import Template
+from markupsafe import Markup
+
+from api.ui.auth import Viewer
+
+NAV = (  # (section, label, path): the navigation bar of base.html, in order
+    ("overview", "Overview", "/"),
+    ("jobs", "Jobs", "/ui/jobs"),
+    ("monitors", "Monitors", "/ui/monitors"),
+    ("channels", "Channels", "/ui/channels"),
+    ("secrets", "Secrets", "/ui/secrets"),
+    ("apikeys", "API keys", "/ui/apikeys"),
+    ("events", "Events", "/ui/events"),
+)
+
+
+def page(request: Request[Any, Any, Any], viewer: Viewer | None, template: str, title: str, *,
+         section: str = "", status_code: int = 200, **context: Any) -> Template:
+    """A whole page: ``template`` (which extends ``base.html``) with ``context``.
+
+    Args:
+        viewer: the signed-in viewer (``None`` on the sign-in and error pages: no nav).
+        title: the page's ``<title>`` and heading.
+        section: the :data:`NAV` entry to mark as current.
+    """
+    return Template(template_name=template, status_code=status_code, context={
+        **context, "title": title, "viewer": viewer, "nav": NAV, "section": section,
+        "csrf": viewer.csrf if viewer else "", "now": request.app.state.clock.now()})
+
+
+def fragment(request: Request[Any, Any, Any], viewer: Viewer, template: str,
+             **context: Any) -> str:
+    """A template rendered to an HTML string (a live region's new content, :mod:`api.ui.live`)."""
+    engine = request.app.template_engine
+    return engine.get_template(template).render(  # type: ignore[union-attr]
+        **context, viewer=viewer, csrf=viewer.csrf, now=request.app.state.clock.now())
+
+
+def _time(value: datetime | None, style: str = "datetime") -> Markup:
+    """``<time datetime="…Z">`` with the UTC text; dashboard.js rewrites the text into the
+    viewer's time zone and keeps UTC in the ``title`` (hover)."""
+    if value is None:
+        return Markup('<span class="muted">never</span>')
+    iso = value.isoformat().replace("+00:00", "Z")
+    shown = value.strftime("%Y-%m-%d %H:%M:%S UTC")
+    return Markup('<time datetime="{0}" title="{1}" data-style="{2}">{1}</time>').format(
+        iso, shown, style)
+
+
+def _seconds(value: float | None) -> str:
+    """A duration in seconds as ``12 ms``, ``3.4 s``, ``5 min``."""
+    if value is None:
+        return "–"
+    if value < 1:
+        return f"{value * 1000:.0f} ms"
+    if value < 120:
+        return f"{value:.1f} s"
+    if value < 7200:
+        return f"{value / 60:.0f} min"
+    return f"{value / 3600:.1f} h"
+
+
+def body_preview(body: Any, limit: int = 4096) -> dict[str, str]:
+    """How a recorded body is shown: ``{"kind": "text"|"hex"|"empty", "text": …}``.
+
+    Text (valid UTF-8, or the API's ``{"text": …}`` view) is shown as text (escaped by the
+    template); anything else as a hex dump of its first ``limit`` bytes, never interpreted.
+    """
+    if body is None or body == "" or body == b"":
+        return {"kind": "empty", "text": ""}
+    if isinstance(body, dict):
+        if body.get("text") is not None:
+            text = str(body["text"])
+            return {"kind": "text", "text": text[:limit] + ("…" if len(text) > limit else "")}
+        if body.get("base64") is not None:
+            body = base64.b64decode(body["base64"])
+        else:
+            return {"kind": "text", "text": json.dumps(body)[:limit]}
+    if isinstance(body, str):
+        return {"kind": "text", "text": body[:limit] + ("…" if len(body) > limit else "")}
+    raw = bytes(body)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        chunk = raw[:limit]
+        lines = [f"{i:08x}  {chunk[i:i + 16].hex(' ')}" for i in range(0, len(chunk), 16)]
+        more = f"\n… {len(raw) - limit} more bytes" if len(raw) > limit else ""
+        return {"kind": "hex", "text": "\n".join(lines) + more}
+    return {"kind": "text", "text": text[:limit] + ("…" if len(text) > limit else "")}
+
+
+@pass_context
+def _csrf_field(context: Any) -> Markup:
+    """``{{ csrf_field() }}``: the hidden ``csrf`` input every POST form carries."""
+    return Markup('<input type="hidden" name="csrf" value="{0}">').format(context.get("csrf", ""))
+
+
+def configure(environment: Any) -> None:
+    """Add the dashboard's filters and globals to the Jinja environment."""
+    environment.filters["time"] = _time
+    environment.filters["seconds"] = _seconds
+    environment.filters["body_preview"] = body_preview
+    environment.filters["tojson_text"] = lambda v: json.dumps(v, indent=2, sort_keys=True,
+                                                              default=str)
+    environment.globals["csrf_field"] = _csrf_field

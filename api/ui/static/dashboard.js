@@ -1,0 +1,63 @@
+// cronledger dashboard: progressive enhancement only; every page works without this file.
+// - <time datetime> elements show the viewer's local time (UTC stays in the title, on hover);
+// - [data-live] regions are replaced by the "fragment" events of their Server-Sent Events URL
+//   (api/ui/live.py);
+// - [data-preview] forms fetch the schedule preview fragment as the schedule and zone change;
+// - forms with data-confirm ask before they are sent.
+(function () {
+  "use strict";
+  var fmt = new Intl.DateTimeFormat(undefined, {
+    year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit",
+    second: "2-digit", timeZoneName: "short"
+  });
+
+  function localTimes(root) {
+    root.querySelectorAll("time[datetime]").forEach(function (el) {
+      var d = new Date(el.getAttribute("datetime"));
+      if (!isNaN(d)) { el.textContent = fmt.format(d); }
+    });
+  }
+
+  function live(el) {
+    if (!window.EventSource) { return; }
+    var source = new EventSource(el.getAttribute("data-live"));
+    source.addEventListener("fragment", function (event) {
+      el.innerHTML = event.data;  // server-rendered, autoescaped HTML
+      localTimes(el);
+      el.dispatchEvent(new CustomEvent("live:updated", { bubbles: true }));
+    });
+  }
+
+  function preview(form) {
+    var target = document.getElementById(form.getAttribute("data-preview"));
+    var schedule = form.elements.namedItem("schedule");
+    var zone = form.elements.namedItem("timezone");
+    if (!target || !schedule || !zone) { return; }
+    var timer = null, seq = 0;
+    function refresh() {
+      var mine = ++seq;
+      var url = target.getAttribute("data-url") + "?schedule=" + encodeURIComponent(schedule.value) +
+        "&timezone=" + encodeURIComponent(zone.value);
+      fetch(url, { credentials: "same-origin" }).then(function (r) { return r.text(); })
+        .then(function (html) {
+          if (mine !== seq) { return; }  // an older answer arriving late
+          target.innerHTML = html;
+          localTimes(target);
+        });
+    }
+    function later() { clearTimeout(timer); timer = setTimeout(refresh, 200); }
+    schedule.addEventListener("input", later);
+    zone.addEventListener("input", later);
+  }
+
+  document.addEventListener("DOMContentLoaded", function () {
+    localTimes(document);
+    document.querySelectorAll("[data-live]").forEach(live);
+    document.querySelectorAll("form[data-preview]").forEach(preview);
+    document.querySelectorAll("form[data-confirm]").forEach(function (form) {
+      form.addEventListener("submit", function (event) {
+        if (!window.confirm(form.getAttribute("data-confirm"))) { event.preventDefault(); }
+      });
+    });
+  });
+})();
