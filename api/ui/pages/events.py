@@ -39,13 +39,13 @@ def _instant(field: str, value: str | None) -> Any:
 @get("/ui/events", name="events")
 async def events(request: Request[Any, Any, Any], viewer: ViewerDep, pool: PoolDep,
                  stream_type: FromQuery[str | None] = None,
-                 actor: FromQuery[str | None] = None,
                  since: FromQuery[str | None] = None, until: FromQuery[str | None] = None,
                  before: FromQuery[str | None] = None) -> Template:
     kind = stream_type or None
     if kind is not None and kind not in STREAM_TYPES:
         raise invalid("stream_type", f"must be one of {', '.join(STREAM_TYPES)}")
-    who = (actor or "").strip() or None
+    # ?actor= is read from the query itself: "actor" is the name of the API's key dependency
+    who = (request.query_params.get("actor") or "").strip() or None
     if who is not None and len(who) > MAX_ACTOR:
         raise invalid("actor", f"must be at most {MAX_ACTOR} characters")
     position = None

@@ -11,7 +11,6 @@ snippets with a ``<token>`` placeholder (docs/heartbeats.md, "Tokens").
 from __future__ import annotations
 
 import uuid
-from datetime import datetime, timedelta
 from typing import Any
 
 from litestar import Request, get, post
@@ -213,23 +212,6 @@ async def monitor_rotate(request: Request[Any, Any, Any], viewer: ViewerDep, poo
     token = await commands.rotate_token(pool, viewer.actor, monitor_id,
                                         request.app.state.clock.now())
     return await _monitor_page(request, viewer, monitor_id, token=token)
-
-
-def ago(value: datetime | None, now: datetime) -> str:
-    """``value`` relative to ``now``: ``just now``, ``3 min ago``, ``in 2 h``, ``5 days ago``."""
-    if value is None:
-        return "never"
-    seconds = (now - value).total_seconds()
-    future, seconds = seconds < 0, abs(seconds)
-    if seconds < 45:
-        return "just now" if not future else "in a few seconds"
-    units = ((timedelta(days=1), "day"), (timedelta(hours=1), "h"), (timedelta(minutes=1), "min"))
-    for unit, label in units:
-        if seconds >= unit.total_seconds() * (1 if label != "min" else 0.75):
-            n = max(1, round(seconds / unit.total_seconds()))
-            text = f"{n} {label}{'s' if label == 'day' and n != 1 else ''}"
-            return f"in {text}" if future else f"{text} ago"
-    return "just now"
 
 
 ROUTES = [monitors, monitors_live, monitor_new, monitor_create, monitor, monitor_live,
