@@ -3,7 +3,7 @@ database, then time the pages (and the JSON read models behind them) at the serv
 
     DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres \\
         uv run python bench/pages.py [--jobs 10000] [--runs 1000000] [--monitors 1000]
-                                     [--repeat 30] [--keep]
+                                     [--repeat 30] [--keep | --reuse DSN]
 
 One team owns everything (the heaviest case for a page: every count, list and page of it is
 over all the rows). The seed, in a scratch database made by :func:`bench.common.scratch_database`:
@@ -33,10 +33,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import logging
 import math
 import os
 import random
+import re
 import sys
 import time
 import uuid
@@ -231,6 +233,35 @@ async def seed(dsn: str, jobs: int, runs: int, monitors: int, now: datetime,
             "runs": lines.runs, "pings": pings}
 
 
+async def existing(dsn: str) -> dict[str, Any]:
+    """The ids of a database seeded before (``--keep``; migrated to head first), and a new
+    write key of its team."""
+    from core.apikeys import create_api_key
+    from core.db import open_pool
+    from core.migrate import upgrade
+
+    await asyncio.to_thread(upgrade, dsn)
+
+    pool = await open_pool(dsn, min_size=1, max_size=1)
+    try:
+        key, record = await create_api_key(pool, "bench pages", "write")
+        async with pool.connection() as conn:
+            def one(query: str) -> Any:
+                return conn.execute(query, {"team": record["team_id"]})
+            jobs = await (await one("SELECT id FROM jobs WHERE team_id = %(team)s "
+                                    "ORDER BY created_at, id")).fetchall()
+            monitors = await (await one("SELECT id FROM monitors WHERE team_id = %(team)s "
+                                        "ORDER BY created_at, id")).fetchall()
+            runs = await (await one("SELECT count(*) AS n FROM runs")).fetchone()
+            pings = await (await one("SELECT count(*) AS n FROM events "
+                                     "WHERE event_type = 'monitor.pinged'")).fetchone()
+    finally:
+        await pool.close()
+    return {"key": key, "team_id": record["team_id"], "job": jobs[len(jobs) // 2]["id"],
+            "monitor": monitors[len(monitors) // 2]["id"], "runs": runs["n"],
+            "pings": pings["n"]}
+
+
 Route = tuple[str, str]  # (label, path)
 
 
@@ -252,17 +283,51 @@ def routes(ids: dict[str, Any]) -> list[Route]:
     ]
 
 
-async def time_routes(dsn: str, ids: dict[str, Any], table_routes: Sequence[Route],
-                      repeat: int, headers: dict[str, str],
-                      ) -> list[tuple[str, list[float], float]]:
-    """``[(label, samples in seconds, size in kB)]`` for each route."""
+def page_routes(ids: dict[str, Any]) -> list[Route]:
+    """What is timed: the dashboard's pages (signed in with the write key)."""
+    job, monitor = ids["job"], ids["monitor"]
+    return [
+        ("/ (overview)", "/"),
+        ("/ui/jobs", "/ui/jobs"),
+        ("/ui/jobs/{id}", f"/ui/jobs/{job}"),
+        ("/ui/monitors", "/ui/monitors"),
+        ("/ui/monitors/{id}", f"/ui/monitors/{monitor}"),
+        ("/ui/channels", "/ui/channels"),
+        ("/ui/secrets", "/ui/secrets"),
+        ("/ui/apikeys", "/ui/apikeys"),
+        ("/ui/events", "/ui/events"),
+        ("/ui/events?stream_type=monitor", "/ui/events?stream_type=monitor"),
+        ("/ui/events?stream_type=channel (none)", "/ui/events?stream_type=channel"),
+    ]
+
+
+ASSET = re.compile(r'<(?:link rel="stylesheet"|script) (?:href|src)="(/[^"]+)"')
+
+
+async def _sign_in(client: Any, key: str) -> None:
+    form = await client.get("/ui/signin")
+    token = re.search(r'name="csrf" value="([^"]+)"', form.text)
+    assert token, "no sign-in form"
+    answer = await client.post("/ui/signin", data={"csrf": token.group(1), "api_key": key},
+                               follow_redirects=False)
+    assert answer.status_code == 303, answer.text[:300]
+
+
+async def time_routes(dsn: str, key: str, table_routes: Sequence[Route], repeat: int, *,
+                      pages: bool = False) -> list[tuple[str, list[float], float]]:
+    """``[(label, samples in seconds, size in kB)]`` for each route: with ``pages`` signed in
+    to the dashboard, the size counting the stylesheet and scripts the page loads; else with
+    the key as a bearer token. A page that answers 404 (not built) is left out."""
     from litestar.testing import AsyncTestClient
 
     from api.app import create_app
 
     app = create_app(dsn, Settings())
+    headers = {} if pages else {"Authorization": f"Bearer {key}"}
     results = []
     async with AsyncTestClient(app=app) as client:
+        if pages:
+            await _sign_in(client, key)
         for label, path in table_routes:
             samples = []
             size = 0.0
@@ -270,17 +335,26 @@ async def time_routes(dsn: str, ids: dict[str, Any], table_routes: Sequence[Rout
                 started = time.perf_counter()
                 r = await client.get(path, headers=headers)
                 elapsed = time.perf_counter() - started
+                if r.status_code == 404 and pages:
+                    break
                 assert r.status_code == 200, (path, r.status_code, r.text[:300])
                 size = len(r.content) / 1000
                 if i >= 3:
                     samples.append(elapsed)
+            if not samples:
+                print(f"  {path}: 404, not timed", file=sys.stderr)
+                continue
+            if pages:
+                for asset in sorted(set(ASSET.findall(r.text))):
+                    size += len((await client.get(asset)).content) / 1000
             results.append((label, samples, size))
     return results
 
 
-def table(rows: Sequence[tuple[str, list[float], float]],
+def table(rows: Sequence[tuple[str, list[float], float]], page_label: str = "route",
           target: Callable[[str], str] = lambda _: f"< {TARGET_MS} ms, < {TARGET_KB} kB") -> str:
-    lines = ["| route | p50 ms | p95 ms | max ms | kB | target |", "|---|---:|---:|---:|---:|---|"]
+    lines = [f"| {page_label} | p50 ms | p95 ms | max ms | kB | target |",
+             "|---|---:|---:|---:|---:|---|"]
     for label, samples, size in rows:
         p50, p95 = percentile(samples, 50) * 1000, percentile(samples, 95) * 1000
         lines.append(f"| `{label}` | {p50:.1f} | {p95:.1f} | {max(samples) * 1000:.1f} | "
@@ -296,21 +370,33 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=30)
     parser.add_argument("--keep", action="store_true",
                         help="keep the scratch database (its DSN is printed)")
+    parser.add_argument("--reuse", metavar="DSN",
+                        help="time a database seeded before with --keep (no seeding)")
     parser.add_argument("--dsn", default=os.environ.get("DATABASE_URL"))
     args = parser.parse_args()
-    if not args.dsn:
+    if not args.dsn and not args.reuse:
         parser.error("set DATABASE_URL or --dsn (a server where databases can be created)")
     now = datetime.now(UTC).replace(microsecond=0)
-    with scratch_database(args.dsn, "cronledger_bench_pages", keep=args.keep) as dsn:
+    with contextlib.ExitStack() as stack:
         started = time.perf_counter()
-        ids = asyncio.run(seed(dsn, args.jobs, args.runs, args.monitors, now))
+        if args.reuse:
+            dsn = args.reuse
+            ids = asyncio.run(existing(dsn))
+        else:
+            dsn = stack.enter_context(
+                scratch_database(args.dsn, "cronledger_bench_pages", keep=args.keep))
+            ids = asyncio.run(seed(dsn, args.jobs, args.runs, args.monitors, now))
+            if args.keep:
+                print(f"scratch database kept: {dsn}", file=sys.stderr)
         seconds = time.perf_counter() - started
-        if args.keep:
-            print(f"scratch database kept: {dsn}", file=sys.stderr)
-        headers = {"Authorization": f"Bearer {ids['key']}"}
-        rows = asyncio.run(time_routes(dsn, ids, routes(ids), args.repeat, headers))
+        pages = asyncio.run(time_routes(dsn, ids["key"], page_routes(ids), args.repeat,
+                                        pages=True))
+        rows = asyncio.run(time_routes(dsn, ids["key"], routes(ids), args.repeat))
+    what = "reused" if args.reuse else "seeded"
     print(f"\n{args.jobs:,} jobs, {ids['runs']:,} runs, {args.monitors:,} monitors "
-          f"({ids['pings']:,} pings over 30 days), one team; seeded in {seconds:.0f} s\n")
+          f"({ids['pings']:,} pings over 30 days), one team; {what} in {seconds:.0f} s\n")
+    print(table(pages, page_label="page (HTML + its CSS/JS)"))
+    print()
     print(table(rows))
     return 0
 

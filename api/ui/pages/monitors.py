@@ -56,6 +56,41 @@ def _fields(form: dict[str, Any]) -> dict[str, Any]:
     return fields
 
 
+def _day_class(day: dict[str, Any]) -> str:
+    percent = day["uptime_percent"]
+    if percent is None:
+        return "none"
+    return "up" if percent >= 100 else "dip" if percent >= 99 else "down"
+
+
+def uptime_bar(days: list[dict[str, Any]]) -> dict[str, Any]:
+    """The SVG uptime bar of :func:`core.projections.queries.monitors_uptime_days`' days:
+    consecutive days of one class (``up`` 100 %, ``dip`` ≥ 99 %, ``down``, ``none``: not
+    monitored) merged into one segment ``{"first", "count", "class", "label"}`` (day indexes,
+    oldest first), so a month without trouble is one rectangle; ``summary`` for screen
+    readers."""
+    segments: list[dict[str, Any]] = []
+    for n, day in enumerate(days):
+        cls = _day_class(day)
+        if cls in ("up", "none") and segments and segments[-1]["class"] == cls:
+            segments[-1]["count"] += 1
+            segments[-1]["last"] = day
+            continue
+        segments.append({"first": n, "count": 1, "class": cls, "day": day, "last": day})
+    for seg in segments:
+        first, last = seg.pop("day")["day"], seg.pop("last")["day"]
+        span = first.isoformat() if first == last else f"{first.isoformat()} to {last.isoformat()}"
+        percent = days[seg["first"]]["uptime_percent"]
+        if seg["class"] in ("none", "up"):
+            seg["label"] = f"{span}: {'not monitored' if seg['class'] == 'none' else 'up'}"
+        else:
+            seg["label"] = f"{span}: {percent:.2f} % up"
+    troubled = sum(1 for d in days if _day_class(d) in ("dip", "down"))
+    summary = (f"uptime of the last {len(days)} days: "
+               + (f"{troubled} with downtime" if troubled else "no downtime"))
+    return {"days": len(days), "segments": segments, "summary": summary}
+
+
 async def _list_context(request: Request[Any, Any, Any], viewer: Viewer,
                         cursor: str | None) -> dict[str, Any]:
     pool = request.app.state.pool
@@ -68,7 +103,7 @@ async def _list_context(request: Request[Any, Any, Any], viewer: Viewer,
                                       days=UPTIME_DAYS, now=now)
     for row in rows:
         row["description"] = describe(row)
-        row["uptime"] = bars[row["id"]]
+        row["uptime"] = uptime_bar(bars[row["id"]])
     next_cursor = encode_cursor(rows[-1]["created_at"], rows[-1]["id"]) if more else None
     return {"monitors": rows, "next_cursor": next_cursor, "cursor": cursor or ""}
 
@@ -128,7 +163,7 @@ async def _status_context(request: Request[Any, Any, Any], viewer: Viewer,
     flips = await monitor_flips(pool, viewer.actor, monitor_id, limit=FLIPS)
     bars = await monitors_uptime_days(pool, viewer.actor, [monitor_id], days=UPTIME_DAYS,
                                       now=request.app.state.clock.now())
-    monitor["uptime"] = bars[monitor_id]
+    monitor["uptime"] = uptime_bar(bars[monitor_id])
     return {"monitor": monitor, "pings": pings, "flips": flips}
 
 
