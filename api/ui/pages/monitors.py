@@ -30,7 +30,7 @@ from core.monitors.queries import describe, get_monitor, list_monitors, list_pin
 from core.projections.queries import monitors_uptime_days
 
 PAGE_SIZE = 50  # monitors per list page
-PINGS = 50  # pings shown on a monitor's page
+PINGS = 30  # pings shown on a monitor's page (the API pages through all of them)
 FLIPS = 50  # status changes shown on a monitor's page
 UPTIME_DAYS = 30  # days of the uptime bar
 TOKEN_PLACEHOLDER = "<token>"
