@@ -24,7 +24,7 @@ import signal
 import sys
 import textwrap
 import uuid
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
 from core.config import ConfigError, Settings, load_settings
@@ -133,11 +133,38 @@ def _serve(settings: Settings, *, with_api: bool, with_services: bool, workers: 
             return 0
         if with_api:
             log.info("API on http://%s:%d (OpenAPI at /schema)", settings.host, settings.port)
+        first_run = with_api and with_services and not settings.database_url
         try:
-            asyncio.run(serve(dsn, settings, with_api=with_api, with_services=with_services))
+            asyncio.run(serve(dsn, settings, with_api=with_api, with_services=with_services,
+                              on_ready=_signin_link(dsn, settings) if first_run else None))
         except ServiceFailed:
             return 1  # already logged, with the exception, by the runner
     return 0
+
+
+SIGNIN_TEAM = "default"  # the team of `serve`'s sign-in link (and of `apikey create`)
+
+
+def _signin_link(dsn: str, settings: Settings) -> Callable[[], Awaitable[None]]:
+    """``serve`` with the embedded database: once the API is up, print a one-time sign-in link
+    to the dashboard for the default team (Jupyter's token URL; :mod:`core.sessions`)."""
+
+    async def show() -> None:
+        from core.clock import SystemClock
+        from core.db import open_pool
+        from core.sessions import SIGNIN_LINK_SECONDS, issue_signin_link
+
+        pool = await open_pool(dsn, min_size=1, max_size=1)
+        try:
+            token = await issue_signin_link(pool, SIGNIN_TEAM, SystemClock().now())
+        finally:
+            await pool.close()
+        base = settings.base_url.replace("://0.0.0.0:", "://127.0.0.1:")
+        hours = SIGNIN_LINK_SECONDS // 3600
+        print(f"\ncronledger is ready. Open the dashboard with this sign-in link (it works once, "
+              f"within {hours} hours):\n\n    {base}/ui/signin?token={token}\n", flush=True)
+
+    return show
 
 
 def _health(args: argparse.Namespace) -> int:
@@ -481,7 +508,7 @@ def _parser() -> argparse.ArgumentParser:
                      "Create an API key and print it on stdout. It is shown only this once "
                      "(only its hash is stored): to replace a lost key, create a new one and "
                      "revoke the old.", _DB, _MIGRATES)
-    create.add_argument("--team", default="default",
+    create.add_argument("--team", default=SIGNIN_TEAM,
                         help="team name, created if missing (default: default)")
     create.add_argument("--scope", choices=("read", "write"), default="write",
                         help="read keys may only GET (default: write)")

@@ -148,11 +148,14 @@ async def _run_services(dsn: str, settings: Settings, stop: asyncio.Event, *,
 
 
 async def serve(dsn: str, settings: Settings, *, with_api: bool, with_services: bool,
-                extra: Sequence[Service] = ()) -> None:
+                extra: Sequence[Service] = (),
+                on_ready: Callable[[], Awaitable[None]] | None = None) -> None:
     """Run the API and/or the background services until SIGINT or SIGTERM.
 
     Args:
         extra: more background services to run and watch (tests).
+        on_ready: called once the API accepts connections (``serve``'s sign-in link); an
+            error in it is logged, never fatal.
 
     Raises:
         ServiceFailed: a background service or the API server ended while no stop was
@@ -184,7 +187,11 @@ async def serve(dsn: str, settings: Settings, *, with_api: bool, with_services: 
         tasks.append(asyncio.create_task(_run_services(dsn, settings, stop, extra=extra)))
     if server is not None:
         tasks.append(asyncio.create_task(server.serve()))
+    ready = (asyncio.create_task(_when_started(server, on_ready))
+             if server is not None and on_ready is not None else None)
     done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    if ready is not None:
+        ready.cancel()
     unexpected = not stop.is_set()  # no signal: a part ended on its own
     request_stop()  # one part ended (or failed to start): stop the rest too
     await asyncio.gather(*tasks, return_exceptions=True)
@@ -196,6 +203,16 @@ async def serve(dsn: str, settings: Settings, *, with_api: bool, with_services: 
     if unexpected:
         log.error("the API server stopped unexpectedly; stopping the process")
         raise ServiceFailed("the API server stopped unexpectedly")
+
+
+async def _when_started(server: _Server, on_ready: Callable[[], Awaitable[None]]) -> None:
+    """Call ``on_ready`` once uvicorn has bound its socket (``server.started``)."""
+    while not server.started:
+        await asyncio.sleep(0.05)  # uvicorn offers no start-up event to wait on
+    try:
+        await on_ready()
+    except Exception:
+        log.exception("the start-up hook failed")
 
 
 def serve_api_workers(dsn: str, settings: Settings, workers: int) -> None:

@@ -9,9 +9,8 @@ from litestar.params import FromQuery, QueryParameter
 
 from api.deps import ActorDep, ClockDep, instant_parameter, parse_instant
 from api.schemas.schedules import Preview, PreviewFire
-from core.errors import invalid
-from core.jobs.definition import DEFAULTS, valid_zone
-from core.schedule import InvalidSchedule, parse_schedule
+from core.jobs.definition import DEFAULTS
+from core.schedule.preview import preview_schedule
 
 
 @get("/v1/schedules/preview", tags=["schedules"],
@@ -26,18 +25,9 @@ async def preview(
 ) -> Preview:
     """Intervals are anchored at the current instant, as for a job created now."""
     now = clock.now()
-    start = parse_instant("after", after) or now
-    if not valid_zone(timezone):
-        raise invalid("timezone", f"unknown time zone {timezone[:64]!r}: use an IANA name")
-    try:
-        parsed = parse_schedule(schedule, timezone, anchor=now, now=now)
-    except InvalidSchedule as exc:
-        raise invalid("schedule", str(exc)) from None
-    try:
-        fires = parsed.fires(start, count)
-    except ValueError as exc:  # instants outside the engine's 1900-2399 range
-        raise invalid("after", str(exc)) from None
+    found = preview_schedule(schedule, timezone, now, start=parse_instant("after", after) or now,
+                             count=count)
     return Preview(
-        schedule=parsed.expression, timezone=parsed.timezone, description=parsed.describe(),
-        fires=[PreviewFire(at=f.at, local=f.local.isoformat(), dst=f.dst) for f in fires],
+        schedule=found.expression, timezone=found.timezone, description=found.description,
+        fires=[PreviewFire(at=f.at, local=f.local.isoformat(), dst=f.dst) for f in found.fires],
     )

@@ -62,3 +62,26 @@ async def job_events(
             raise NotFound(f"job {job_id} not found")
         return await read_stream(conn, job_id, actor.team_id, after_version=after_version,
                                  limit=limit)
+
+
+def _like_escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+async def list_jobs_filtered(
+    pool: AsyncConnectionPool, actor: Actor, *, limit: int,
+    after: tuple[datetime, uuid.UUID] | None, status: str | None = None,
+    name: str | None = None,
+) -> list[dict[str, Any]]:
+    """A page of the team's jobs in creation order after the keyset ``after`` (the
+    dashboard's list): only ``status`` (``active``, ``paused``, ``completed``, or ``broken``
+    for broken jobs of any state) and names containing ``name`` (case-insensitive) when given.
+    Rows: ``id``, ``name``, ``schedule``, ``timezone``, ``status``, ``anchor_at``,
+    ``created_at``, ``broken_at``, ``broken_reason``, ``next_run_at``."""
+    async with pool.connection() as conn:
+        cur = await conn.execute(Q["job_list_filtered"], {
+            "team_id": actor.team_id, "limit": limit, "status": status,
+            "name": _like_escape(name) if name else None,
+            "after_created": after[0] if after else None,
+            "after_id": after[1] if after else None})
+        return await cur.fetchall()

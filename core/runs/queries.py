@@ -82,3 +82,19 @@ async def get_run(pool: AsyncConnectionPool, actor: Actor, run_id: uuid.UUID) ->
         for a in attempts
     ]
     return run
+
+
+async def recent_runs(pool: AsyncConnectionPool, actor: Actor, job_ids: list[uuid.UUID], *,
+                      per_job: int = 20) -> dict[uuid.UUID, list[dict[str, Any]]]:
+    """The newest ``per_job`` runs of each job (``status``, ``scheduled_for``), newest first,
+    by job id (a job without runs is absent)."""
+    if not job_ids:
+        return {}
+    async with pool.connection() as conn:
+        cur = await conn.execute(Q["run_recent_for_jobs"], {
+            "job_ids": job_ids, "team_id": actor.team_id, "per_job": per_job})
+        rows = await cur.fetchall()
+    found: dict[uuid.UUID, list[dict[str, Any]]] = {}
+    for row in rows:
+        found.setdefault(row["job_id"], []).append(row)
+    return found

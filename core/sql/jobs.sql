@@ -83,3 +83,21 @@ UPDATE jobs j SET broken_at = %(now)s::timestamptz, broken_reason = b.reason,
 FROM unnest(%(job_ids)s::uuid[], %(reasons)s::text[]) AS b(job_id, reason)
 WHERE j.id = b.job_id AND j.status = 'active' AND j.broken_at IS NULL
 RETURNING j.id, j.team_id, j.version, j.name, j.channels, j.broken_reason;
+
+-- name: job_list_filtered
+-- The dashboard's jobs list: optionally one state (`broken`: a broken job of any state) and
+-- names containing %(name)s (case-insensitive; %% and _ escaped by the caller); keyset on
+-- (created_at, id).
+SELECT j.id, j.name, j.schedule, j.timezone, j.status, j.anchor_at, j.created_at,
+       j.broken_at, j.broken_reason, d.due_at AS next_run_at
+FROM jobs j
+LEFT JOIN due_jobs d ON d.job_id = j.id
+WHERE j.team_id = %(team_id)s::uuid
+  AND j.status <> 'deleted'
+  AND (%(status)s::text IS NULL OR j.status = %(status)s::text
+       OR (%(status)s::text = 'broken' AND j.broken_at IS NOT NULL))
+  AND (%(name)s::text IS NULL OR j.name ILIKE '%%' || %(name)s::text || '%%')
+  AND (%(after_created)s::timestamptz IS NULL
+       OR (j.created_at, j.id) > (%(after_created)s::timestamptz, %(after_id)s::uuid))
+ORDER BY j.created_at, j.id
+LIMIT %(limit)s::int;

@@ -191,3 +191,15 @@ ORDER BY attempt;
 UPDATE runs r SET lease_expires_at = %(now)s::timestamptz
 FROM unnest(%(ids)s::uuid[], %(lease_tokens)s::uuid[]) AS l(id, lease_token)
 WHERE r.id = l.id AND r.status = 'running' AND r.lease_token = l.lease_token;
+
+-- name: run_recent_for_jobs
+-- The newest %(per_job)s runs of each job of %(job_ids)s (the dashboard's coloured marks),
+-- newest slot first; one index range per job (runs_job_history_idx).
+SELECT j.job_id, r.status, r.scheduled_for
+FROM unnest(%(job_ids)s::uuid[]) AS j(job_id)
+CROSS JOIN LATERAL (
+    SELECT status, scheduled_for FROM runs
+    WHERE runs.job_id = j.job_id AND runs.team_id = %(team_id)s::uuid
+    ORDER BY scheduled_for DESC, id DESC
+    LIMIT %(per_job)s::int) AS r
+ORDER BY j.job_id, r.scheduled_for DESC;

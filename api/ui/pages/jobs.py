@@ -1,24 +1,268 @@
-"""Jobs: the list, a job's page, the new/edit form and its schedule preview."""
+"""Jobs: the list, a job's page (definition, actions, runs, charts, history), a run's
+attempts, the new/edit form and its live schedule preview.
+
+Every read and command is the JSON API's (``core/jobs``, ``core/runs``, ``core/schedule``);
+the buttons are forms posting to ``/ui/jobs/{id}/<action>`` with the session's CSRF token.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import uuid
+from typing import Annotated, Any
 
-from litestar import Request, get
-from litestar.response import Template
+from litestar import Request, Response, get, post
+from litestar.params import FromPath, FromQuery, QueryParameter
+from litestar.response import ServerSentEvent, Template
 
-from api.deps import PoolDep
-from api.ui.auth import ViewerDep
-from api.ui.render import page
-from core.jobs.queries import describe, list_jobs
+from api.deps import ClockDep, KeyRingDep, PoolDep
+from api.pagination import decode_cursor, encode_cursor
+from api.ui import jobform
+from api.ui.auth import Viewer, ViewerDep, checked_form, redirect
+from api.ui.charts import run_chart
+from api.ui.live import live_fragment
+from api.ui.render import fragment, page
+from core.actor import Actor
+from core.errors import FieldError, Forbidden, InvalidInput, NotFound, invalid
+from core.jobs import commands
+from core.jobs.definition import BACKOFFS, CATCHUP_POLICIES, METHODS, OVERLAP_POLICIES
+from core.jobs.queries import broken_reason, describe, get_job, job_events, list_jobs_filtered
+from core.runs.queries import get_run, list_runs, recent_runs
+from core.schedule.preview import preview_schedule
+
+PAGE_SIZE = 50  # jobs per page of the list
+RUNS_PAGE = 25  # runs per page of a job's runs table
+CHART_RUNS = 100  # runs drawn in a job's charts
+MARKS = 20  # coloured marks per job in the list
+HISTORY = 200  # events of a job's history shown
+STATES = ("active", "paused", "completed", "broken")
+
+
+def _rate(runs: list[dict[str, Any]]) -> float | None:
+    """Share of succeeded among the finished (succeeded or failed) runs; ``None`` without."""
+    final = [r for r in runs if r["status"] in ("succeeded", "failed")]
+    if not final:
+        return None
+    return sum(r["status"] == "succeeded" for r in final) / len(final)
 
 
 @get("/ui/jobs", name="jobs")
-async def jobs(request: Request[Any, Any, Any], viewer: ViewerDep, pool: PoolDep) -> Template:
-    rows = await list_jobs(pool, viewer.actor, limit=50, after=None)
+async def jobs(request: Request[Any, Any, Any], viewer: ViewerDep, pool: PoolDep,
+               wanted: Annotated[str | None, QueryParameter(name="state")] = None,
+               name: FromQuery[str | None] = None,
+               cursor: FromQuery[str | None] = None) -> Template:
+    """The team's jobs, filtered by ``state`` and ``name``, :data:`PAGE_SIZE` a page."""
+    if wanted is not None and wanted not in ("", *STATES):
+        raise invalid("state", f"must be one of {', '.join(STATES)}")
+    rows = await list_jobs_filtered(pool, viewer.actor, limit=PAGE_SIZE + 1,
+                                    after=decode_cursor(cursor), status=wanted or None,
+                                    name=(name or "")[:200] or None)
+    more = len(rows) > PAGE_SIZE
+    rows = rows[:PAGE_SIZE]
+    marks = await recent_runs(pool, viewer.actor, [r["id"] for r in rows], per_job=MARKS)
     for row in rows:
         row["description"] = describe(row)
-    return page(request, viewer, "jobs.html", "Jobs", section="jobs", jobs=rows)
+        row["runs"] = marks.get(row["id"], [])
+        row["rate"] = _rate(row["runs"])
+    next_cursor = encode_cursor(rows[-1]["created_at"], rows[-1]["id"]) if more else None
+    return page(request, viewer, "jobs.html", "Jobs", section="jobs", jobs=rows,
+                states=STATES, state=wanted or "", name=name or "", next_cursor=next_cursor,
+                paged=cursor is not None)
 
 
-ROUTES = [jobs]
+def _history(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each event with ``diff``: ``[(field, old, new)]`` of what it changed in the definition
+    (dotted fields, ``request.url``) or its status."""
+    state: dict[str, Any] = {}
+
+    def flat(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in data.items():
+            if isinstance(value, dict) and key in ("request", "retry", "headers"):
+                out.update(flat(value, f"{prefix}{key}."))
+            else:
+                out[prefix + key] = value
+        return out
+
+    shown = []
+    for event in events:
+        kind = event["event_type"]
+        data = event["data"] if isinstance(event["data"], dict) else {}
+        if kind == "job.created":
+            changes = flat(data)
+        elif kind == "job.updated":
+            changes = flat(data.get("changes") or {})
+        elif kind in ("job.paused", "job.resumed", "job.completed", "job.deleted"):
+            changes = {"status": {"job.paused": "paused", "job.resumed": "active",
+                                  "job.completed": "completed", "job.deleted": "deleted"}[kind]}
+        else:
+            changes = flat(data)
+        diff = [(key, state.get(key), value) for key, value in changes.items()
+                if state.get(key) != value]
+        state.update(changes)
+        shown.append({**event, "diff": diff})
+    return list(reversed(shown))
+
+
+async def _job_parts(pool: Any, actor: Actor, job_id: uuid.UUID,
+                     cursor: str | None = None) -> dict[str, Any]:
+    job = await get_job(pool, actor, job_id)
+    job["description"] = describe(job)
+    job["broken"] = broken_reason(job)
+    runs = await list_runs(pool, actor, job_id, limit=RUNS_PAGE + 1, before=decode_cursor(cursor))
+    more = len(runs) > RUNS_PAGE
+    runs = runs[:RUNS_PAGE]
+    next_cursor = encode_cursor(runs[-1]["scheduled_for"], runs[-1]["id"]) if more else None
+    return {"job": job, "runs": runs, "runs_next": next_cursor}
+
+
+async def _charts(pool: Any, actor: Actor, job_id: uuid.UUID) -> dict[str, Any]:
+    runs = await list_runs(pool, actor, job_id, limit=CHART_RUNS, before=None)
+    return {"duration_chart": run_chart(runs, "duration_ms", "Duration of the last runs"),
+            "lateness_chart": run_chart(runs, "lateness_ms", "Lateness of the last runs"),
+            "rate": _rate(runs), "chart_runs": len(runs)}
+
+
+@get("/ui/jobs/{job_id:uuid}", name="job")
+async def job_page(request: Request[Any, Any, Any], job_id: FromPath[uuid.UUID],
+                   viewer: ViewerDep, pool: PoolDep,
+                   runs: FromQuery[str | None] = None) -> Template:
+    """A job: definition, actions, runs (``?runs=`` a cursor), charts, history."""
+    parts = await _job_parts(pool, viewer.actor, job_id, runs)
+    events = await job_events(pool, viewer.actor, job_id, after_version=0, limit=HISTORY)
+    return page(request, viewer, "job.html", parts["job"]["name"], section="jobs", **parts,
+                **await _charts(pool, viewer.actor, job_id), history=_history(events),
+                paged=runs is not None)
+
+
+@get("/ui/jobs/{job_id:uuid}/live", name="job_live")
+async def job_live(request: Request[Any, Any, Any], job_id: FromPath[uuid.UUID],
+                   viewer: ViewerDep, pool: PoolDep) -> ServerSentEvent:
+    """The live part of a job's page: its state, next fire and first page of runs."""
+    await get_job(pool, viewer.actor, job_id)  # 404 before the stream starts
+
+    async def render() -> str:
+        return fragment(request, viewer, "_job_live.html",
+                        **await _job_parts(pool, viewer.actor, job_id))
+    return live_fragment(render)
+
+
+@get("/ui/runs/{run_id:uuid}", name="run")
+async def run_page(request: Request[Any, Any, Any], run_id: FromPath[uuid.UUID],
+                   viewer: ViewerDep, pool: PoolDep) -> Template:
+    """One run and its attempts: the request sent (secrets as placeholders) and the response
+    received (a body that is not text as a hex preview)."""
+    run = await get_run(pool, viewer.actor, run_id)
+    job = await get_job(pool, viewer.actor, run["job_id"]) if run["job_id"] else None
+    return page(request, viewer, "run.html", "Run", section="jobs", run=run, job=job)
+
+
+async def _act(request: Request[Any, Any, Any], viewer: Viewer, job_id: uuid.UUID,
+               action: str, pool: Any, now: Any) -> Response[Any]:
+    await checked_form(request, viewer)
+    if action == "trigger":
+        await commands.trigger_job(pool, viewer.actor, job_id, now)
+    elif action in ("pause", "resume"):
+        await commands.set_paused(pool, viewer.actor, job_id, action == "pause", now)
+    elif action == "delete":
+        await commands.delete_job(pool, viewer.actor, job_id, now)
+        return redirect("/ui/jobs")
+    return redirect(f"/ui/jobs/{job_id}")
+
+
+@post("/ui/jobs/{job_id:uuid}/{action:str}", name="job_action")
+async def job_action(request: Request[Any, Any, Any], job_id: FromPath[uuid.UUID],
+                     action: FromPath[str], viewer: ViewerDep, pool: PoolDep,
+                     clock: ClockDep) -> Response[Any]:
+    """**Run now** (``trigger``), **Pause**, **Resume**, **Delete**; back to the job's page."""
+    if action == "edit":
+        return await _save(request, viewer, pool, clock, job_id)
+    if action not in ("trigger", "pause", "resume", "delete"):
+        raise NotFound("there is no such action")
+    return await _act(request, viewer, job_id, action, pool, clock.now())
+
+
+def _form_page(request: Request[Any, Any, Any], viewer: Viewer, job: dict[str, Any] | None,
+               values: dict[str, str], errors: list[FieldError], status: int = 200,
+               other: list[str] | None = None) -> Template:
+    by_field, unplaced = jobform.errors_by_field(errors)
+    title = f"Edit {job['name']}" if job else "New job"
+    found, error = _preview(values["schedule"], values["timezone"], request.app.state.clock.now())
+    return page(request, viewer, "job_form.html", title, section="jobs", status_code=status,
+                preview=found, error=error,
+                job=job, values=values, errors=by_field, form_errors=[*(other or []), *unplaced],
+                methods=METHODS, overlaps=OVERLAP_POLICIES, catchups=CATCHUP_POLICIES,
+                backoffs=BACKOFFS)
+
+
+@get("/ui/jobs/new", name="job_new")
+async def job_new(request: Request[Any, Any, Any], viewer: ViewerDep) -> Template:
+    if not viewer.can_write:
+        raise Forbidden("this API key is read-only")
+    return _form_page(request, viewer, None, jobform.values_of(None), [])
+
+
+@post("/ui/jobs/new", name="job_create")
+async def job_create(request: Request[Any, Any, Any], viewer: ViewerDep, pool: PoolDep,
+                     clock: ClockDep, keyring: KeyRingDep) -> Response[Any]:
+    """Create the job, or show the form again with the API's messages next to the fields."""
+    form = await checked_form(request, viewer)
+    fields, problems = jobform.parse(form, editing=False)
+    if problems:
+        return _form_page(request, viewer, None, jobform.form_texts(form), problems, 422)
+    try:
+        job_id = await commands.create_job(pool, viewer.actor, fields, clock.now(), keyring)
+    except InvalidInput as exc:
+        return _form_page(request, viewer, None, jobform.form_texts(form), exc.errors, 422,
+                          [] if exc.errors else [exc.detail])
+    return redirect(f"/ui/jobs/{job_id}")
+
+
+@get("/ui/jobs/{job_id:uuid}/edit", name="job_edit")
+async def job_edit(request: Request[Any, Any, Any], job_id: FromPath[uuid.UUID],
+                   viewer: ViewerDep, pool: PoolDep) -> Template:
+    job = await get_job(pool, viewer.actor, job_id)
+    return _form_page(request, viewer, job, jobform.values_of(job), [])
+
+
+async def _save(request: Request[Any, Any, Any], viewer: Viewer, pool: Any, clock: Any,
+                job_id: uuid.UUID) -> Response[Any]:
+    form = await checked_form(request, viewer)
+    job = await get_job(pool, viewer.actor, job_id)
+    fields, problems = jobform.parse(form, editing=True)
+    if problems:
+        return _form_page(request, viewer, job, jobform.form_texts(form), problems, 422)
+    version = str(form.get("version") or "")
+    try:
+        await commands.update_job(pool, viewer.actor, job_id, fields, clock.now(),
+                                  int(version) if version.isdigit() else None,
+                                  request.app.state.keyring)
+    except InvalidInput as exc:
+        return _form_page(request, viewer, job, jobform.form_texts(form), exc.errors, 422,
+                          [] if exc.errors else [exc.detail])
+    return redirect(f"/ui/jobs/{job_id}")
+
+
+def _preview(schedule: str, timezone: str, now: Any) -> tuple[Any, str | None]:
+    """``(preview, None)``, ``(None, the API's message)`` or ``(None, None)`` for no schedule."""
+    if not schedule.strip():
+        return None, None
+    try:
+        return preview_schedule(schedule[:200], timezone[:64].strip() or "UTC", now), None
+    except InvalidInput as exc:
+        return None, "; ".join(f"{e.field}: {e.message}" for e in exc.errors) or exc.detail
+
+
+@get("/ui/schedules/preview", name="schedule_preview")
+async def schedule_preview(request: Request[Any, Any, Any], viewer: ViewerDep, clock: ClockDep,
+                           schedule: FromQuery[str] = "",
+                           timezone: FromQuery[str] = "UTC") -> Response[str]:
+    """The job form's preview: the next 10 fires (``core.schedule.preview``, as
+    ``GET /v1/schedules/preview``), as an HTML fragment; an invalid schedule shows the API's
+    message."""
+    found, error = _preview(schedule, timezone, clock.now())
+    html = fragment(request, viewer, "_preview.html", preview=found, error=error)
+    return Response(html, media_type="text/html")
+
+
+ROUTES = [jobs, job_new, job_create, job_page, job_live, job_edit, job_action, run_page,
+          schedule_preview]

@@ -1,0 +1,149 @@
+"""The job form: HTML form fields to the fields of ``POST /v1/jobs`` and back.
+
+Only the shapes of a form are handled here (text to numbers, ``Name: value`` lines to a headers
+object, comma lists to lists); every rule about the values is :mod:`core.jobs.definition`'s, and
+its messages are shown next to the fields (:func:`errors_by_field`). A text that is not a
+number is passed on as text, so the message is the API's own ("must be a number").
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from core.errors import FieldError
+from core.jobs.definition import DEFAULT_RETRY, DEFAULTS
+
+FIELDS = (  # the form's field names, dotted as in the API's error messages
+    "name", "schedule", "timezone", "request.method", "request.url", "request.headers",
+    "request.body", "timeout_seconds", "retry.attempts", "retry.backoff",
+    "retry.delay_seconds", "retry.max_delay_seconds", "overlap", "catchup",
+    "success_statuses", "channels", "alert_after_failures", "realert_every", "signing_secret",
+)
+
+
+def _number(text: str) -> Any:
+    """``int`` or ``float`` of ``text``, else ``text`` itself (the core's check reports it)."""
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def parse(form: dict[str, Any], *, editing: bool) -> tuple[dict[str, Any], list[FieldError]]:
+    """The API fields of a submitted job form, and the shape problems found on the way.
+
+    Args:
+        editing: an edit form (a blank signing secret keeps the current one; ``paused`` is not
+            part of it, Pause/Resume are).
+    """
+    errors: list[FieldError] = []
+
+    def text(name: str) -> str:
+        return str(form.get(name) or "").replace("\r\n", "\n")
+
+    headers: dict[str, str] = {}
+    for number, line in enumerate(text("request.headers").split("\n"), start=1):
+        if not line.strip():
+            continue
+        name, sep, value = line.partition(":")
+        if not sep:
+            errors.append(FieldError("request.headers",
+                                     f"line {number}: write one header per line as Name: value"))
+            continue
+        headers[name.strip()] = value.strip()
+    statuses: list[Any] | None = None
+    if text("success_statuses").strip():
+        statuses = [_number(s.strip()) for s in text("success_statuses").split(",") if s.strip()]
+    channels: list[Any] = []
+    for item in text("channels").replace("\n", ",").split(","):
+        if item.strip():
+            try:
+                channels.append(uuid.UUID(item.strip()))
+            except ValueError:
+                errors.append(FieldError("channels", f"{item.strip()[:40]!r} is not a channel id"))
+    realert = text("realert_every").strip()
+    fields: dict[str, Any] = {
+        "name": text("name"),
+        "schedule": text("schedule"),
+        "timezone": text("timezone").strip() or DEFAULTS["timezone"],
+        "request": {"method": text("request.method") or "GET", "url": text("request.url").strip(),
+                    "headers": headers, "body": text("request.body") or None},
+        "timeout_seconds": _number(text("timeout_seconds").strip()),
+        "retry": {key: _number(text(f"retry.{key}").strip()) if key != "backoff"
+                  else text("retry.backoff") for key in DEFAULT_RETRY},
+        "overlap": text("overlap") or DEFAULTS["overlap"],
+        "catchup": text("catchup") or DEFAULTS["catchup"],
+        "success_statuses": statuses,
+        "channels": channels,
+        "alert_after_failures": _number(text("alert_after_failures").strip()),
+        "realert_every": (_number(realert) if realert.isdigit() else realert) or None,
+    }
+    secret = text("signing_secret")
+    if secret:
+        fields["signing_secret"] = secret
+    elif not editing:
+        fields["signing_secret"] = None
+    if not editing:
+        fields["paused"] = form.get("paused") in ("on", "true", "1")
+    return fields, errors
+
+
+def values_of(job: dict[str, Any] | None) -> dict[str, str]:
+    """The form's initial texts: a stored job's definition, or the defaults of a new job."""
+    if job is None:
+        job = {"name": "", "schedule": "", "request": {"method": "GET", "url": "", "headers": {},
+                                                       "body": None},
+               "retry": DEFAULT_RETRY, "success_statuses": None, "channels": [],
+               "realert_every": None, "timeout_seconds": DEFAULTS["timeout_seconds"],
+               "alert_after_failures": DEFAULTS["alert_after_failures"], **{
+                   k: DEFAULTS[k] for k in ("timezone", "overlap", "catchup")}}
+    request = job["request"] if isinstance(job["request"], dict) else {}
+    retry = job["retry"] if isinstance(job["retry"], dict) else DEFAULT_RETRY
+
+    def num(value: Any) -> str:
+        return "" if value is None else f"{value:g}" if isinstance(value, float) else str(value)
+
+    return {
+        "name": job["name"], "schedule": job["schedule"], "timezone": job["timezone"],
+        "request.method": request.get("method", "GET"), "request.url": request.get("url", ""),
+        "request.headers": "\n".join(f"{k}: {v}" for k, v in
+                                     (request.get("headers") or {}).items()),
+        "request.body": request.get("body") or "",
+        "timeout_seconds": num(job["timeout_seconds"]),
+        **{f"retry.{k}": num(retry.get(k)) if k != "backoff" else str(retry.get(k, ""))
+           for k in DEFAULT_RETRY},
+        "overlap": job["overlap"], "catchup": job["catchup"],
+        "success_statuses": ", ".join(str(s) for s in job["success_statuses"] or []),
+        "channels": ", ".join(str(c) for c in job["channels"] or []),
+        "alert_after_failures": num(job["alert_after_failures"]),
+        "realert_every": num(job["realert_every"]), "signing_secret": "",
+    }
+
+
+def form_texts(form: dict[str, Any]) -> dict[str, str]:
+    """A submitted form's texts, to show it again with its errors."""
+    return {name: str(form.get(name) or "") for name in FIELDS}
+
+
+def errors_by_field(errors: list[FieldError]) -> tuple[dict[str, list[str]], list[str]]:
+    """``({form field: [messages]}, [messages of no form field])``: an error on
+    ``request.headers.X-Foo`` is shown at ``request.headers`` as ``X-Foo: <message>``."""
+    by_field: dict[str, list[str]] = {}
+    other: list[str] = []
+    for error in errors:
+        target = next((name for name in FIELDS if error.field == name
+                       or error.field.startswith(name + ".")), None)
+        if target is None and error.field == "retry":
+            target = "retry.attempts"
+        if target is None:
+            other.append(f"{error.field}: {error.message}")
+            continue
+        rest = error.field[len(target) + 1:]
+        by_field.setdefault(target, []).append(f"{rest}: {error.message}" if rest
+                                               else error.message)
+    return by_field, other

@@ -1,0 +1,121 @@
+"""Dashboard pages through the ASGI test client: the job form with the API's messages, the
+actions and their CSRF / scope checks, hostile text rendered inert (docs/architecture.md,
+"Dashboard")."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from litestar.testing import AsyncTestClient
+from psycopg_pool import AsyncConnectionPool
+
+from tests.integration.test_dashboard_auth import sign_in
+
+HOSTILE = "<img src=x onerror=alert(1)> \"quoted\" 'single' </td><script>alert(2)</script>"
+
+
+def _form(**overrides: str) -> dict[str, str]:
+    fields = {"name": "nightly", "schedule": "0 3 * * *", "timezone": "Europe/Berlin",
+              "request.method": "POST", "request.url": "https://example.com/hook",
+              "request.headers": "X-Token: ${secrets.TOKEN}", "request.body": "{}",
+              "timeout_seconds": "30", "retry.attempts": "3", "retry.backoff": "exponential",
+              "retry.delay_seconds": "10", "retry.max_delay_seconds": "300", "overlap": "skip",
+              "catchup": "latest", "success_statuses": "", "channels": "",
+              "alert_after_failures": "1", "realert_every": "", "signing_secret": ""}
+    return {**fields, **overrides}
+
+
+async def _jobs(api: AsyncTestClient, team: dict[str, Any]) -> list[dict[str, Any]]:
+    return (await api.get("/v1/jobs", headers=team["auth"])).json()["items"]
+
+
+async def test_a_job_created_through_the_form_is_the_apis_job(
+        frozen_api: AsyncTestClient, team: dict[str, Any]) -> None:
+    csrf = await sign_in(frozen_api, team["write"])
+    answer = await frozen_api.post("/ui/jobs/new", data={"csrf": csrf, **_form()},
+                                   follow_redirects=False)
+    assert answer.status_code == 303, answer.text
+    [job] = await _jobs(frozen_api, team)
+    assert answer.headers["location"] == f"/ui/jobs/{job['id']}"
+    assert job["request"]["headers"] == {"X-Token": "${secrets.TOKEN}"}
+    assert job["retry"]["attempts"] == 3 and job["timezone"] == "Europe/Berlin"
+    page = await frozen_api.get(f"/ui/jobs/{job['id']}")
+    assert page.status_code == 200
+    assert "At 03:00" in page.text or "03:00" in page.text
+    assert ">Run now</button>" in page.text
+    listing = await frozen_api.get("/ui/jobs?name=NIGHT&state=active")
+    assert f"/ui/jobs/{job['id']}" in listing.text
+    assert f"/ui/jobs/{job['id']}" not in (await frozen_api.get("/ui/jobs?state=paused")).text
+
+
+async def test_the_form_shows_the_apis_messages_next_to_the_fields(
+        frozen_api: AsyncTestClient, team: dict[str, Any]) -> None:
+    csrf = await sign_in(frozen_api, team["write"])
+    answer = await frozen_api.post("/ui/jobs/new", data={"csrf": csrf, **_form(
+        schedule="61 * * * *", timeout_seconds="soon", **{"request.url": "ftp://x"})})
+    assert answer.status_code == 422
+    api = await frozen_api.post("/v1/jobs", headers=team["auth"], json={
+        "name": "x", "schedule": "61 * * * *", "request": {"url": "https://example.com/"}})
+    [schedule_error] = [e["message"] for e in api.json()["errors"] if e["field"] == "schedule"]
+    text = answer.text
+    assert re.search(r'id="err-schedule">' + re.escape(schedule_error.replace("'", "&#39;")),
+                     text), text
+    assert 'id="err-timeout_seconds">must be a number' in text
+    assert 'id="err-request-url">' in text
+    assert 'value="ftp://x"' in text  # the typed values are kept
+    assert await _jobs(frozen_api, team) == []
+
+
+async def test_the_preview_follows_the_schedule(frozen_api: AsyncTestClient,
+                                                team: dict[str, Any]) -> None:
+    await sign_in(frozen_api, team["read"])
+    spring = await frozen_api.get("/ui/schedules/preview",
+                                  params={"schedule": "30 2 * * *", "timezone": "Europe/Berlin"})
+    assert spring.status_code == 200 and spring.text.count("<li>") == 10
+    bad = await frozen_api.get("/ui/schedules/preview", params={"schedule": "61 * * * *"})
+    assert 'class="field-error"' in bad.text
+
+
+async def test_actions_need_the_csrf_token_and_a_write_key(
+        frozen_api: AsyncTestClient, team: dict[str, Any], pool: AsyncConnectionPool) -> None:
+    created = await frozen_api.post("/v1/jobs", headers=team["auth"], json={
+        "name": "j", "schedule": "@every 1h", "request": {"url": "https://example.com/"}})
+    job_id = created.json()["id"]
+    csrf = await sign_in(frozen_api, team["write"])
+    forged = await frozen_api.post(f"/ui/jobs/{job_id}/pause", data={})
+    assert forged.status_code == 403
+    wrong = await frozen_api.post(f"/ui/jobs/{job_id}/pause", data={"csrf": "0" * 64})
+    assert wrong.status_code == 403
+    assert (await frozen_api.get(f"/v1/jobs/{job_id}", headers=team["auth"])).json()[
+        "status"] == "active"
+    paused = await frozen_api.post(f"/ui/jobs/{job_id}/pause", data={"csrf": csrf},
+                                   follow_redirects=False)
+    assert paused.status_code == 303
+    assert (await frozen_api.get(f"/v1/jobs/{job_id}", headers=team["auth"])).json()[
+        "status"] == "paused"
+    frozen_api.cookies.clear()
+    read_csrf = await sign_in(frozen_api, team["read"])
+    page = await frozen_api.get(f"/ui/jobs/{job_id}")
+    assert "Resume</button>" not in page.text and "Run now" not in page.text
+    refused = await frozen_api.post(f"/ui/jobs/{job_id}/resume", data={"csrf": read_csrf})
+    assert refused.status_code == 403 and "read-only" in refused.text
+    refused = await frozen_api.post("/ui/jobs/new", data={"csrf": read_csrf, **_form()})
+    assert refused.status_code == 403
+    assert (await frozen_api.get(f"/v1/jobs/{job_id}", headers=team["auth"])).json()[
+        "status"] == "paused"
+    assert len(await _jobs(frozen_api, team)) == 1
+
+
+async def test_hostile_names_and_bodies_render_as_text(
+        frozen_api: AsyncTestClient, team: dict[str, Any], pool: AsyncConnectionPool) -> None:
+    created = await frozen_api.post("/v1/jobs", headers=team["auth"], json={
+        "name": HOSTILE, "schedule": "@every 1h",
+        "request": {"url": "https://example.com/", "body": HOSTILE + "x" * 200_000}})
+    job_id = created.json()["id"]
+    await sign_in(frozen_api, team["read"])
+    for path in ("/", "/ui/jobs", f"/ui/jobs/{job_id}"):
+        text = (await frozen_api.get(path)).text
+        assert "<img src=x" not in text and "<script>alert" not in text, path
+    text = (await frozen_api.get(f"/ui/jobs/{job_id}")).text
+    assert "&lt;img src=x onerror=alert(1)&gt;" in text
