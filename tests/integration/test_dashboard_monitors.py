@@ -173,3 +173,28 @@ async def test_events_filter_by_stream_type_and_page_by_position(
     assert bad_time.status_code == 422
     later = await frozen_api.get("/ui/events?since=2999-01-01T00:00")
     assert later.status_code == 200 and "No events match" in later.text
+
+
+async def test_bad_input_on_these_pages_is_a_4xx_page_never_a_500(
+        frozen_api: AsyncTestClient, team: dict[str, Any]) -> None:
+    csrf = await sign_in(frozen_api, team["write"])
+    for path in ("/ui/monitors?cursor=nope", "/ui/monitors/live?cursor=nope",
+                 "/ui/channels?cursor=%00", "/ui/apikeys?cursor=x", "/ui/secrets?after=%00",
+                 "/ui/events?actor=%00", "/ui/events?before=12x",
+                 "/ui/events?until=2026-13-01T00:00",
+                 f"/ui/monitors/{uuid.uuid4()}", f"/ui/monitors/{uuid.uuid4()}/live"):
+        answer = await frozen_api.get(path)
+        assert 400 <= answer.status_code < 500, (path, answer.status_code)
+        assert "text/html" in answer.headers["content-type"], path
+    for path, form in (("/ui/monitors/new", {"name": "a\x00b", "schedule": "1h"}),
+                       ("/ui/monitors/new", {"name": "x" * 5000, "schedule": "1h"}),
+                       ("/ui/channels", {"name": "n\x00", "kind": "webhook", "url": "x"}),
+                       ("/ui/channels", {"name": "n", "kind": "nope", "url": "ftp://x"}),
+                       ("/ui/secrets", {"name": "A\x00", "value": "v"}),
+                       ("/ui/apikeys", {"name": "k\x00", "scope": "read"}),
+                       ("/ui/apikeys", {"name": "k", "scope": "admin"}),
+                       (f"/ui/channels/{uuid.uuid4()}/test", {}),
+                       (f"/ui/apikeys/{uuid.uuid4()}/revoke", {}),
+                       (f"/ui/monitors/{uuid.uuid4()}/pause", {})):
+        answer = await frozen_api.post(path, data={"csrf": csrf, **form})
+        assert 400 <= answer.status_code < 500, (path, form, answer.status_code)

@@ -46,8 +46,8 @@ async def events(request: Request[Any, Any, Any], viewer: ViewerDep, pool: PoolD
         raise invalid("stream_type", f"must be one of {', '.join(STREAM_TYPES)}")
     # ?actor= is read from the query itself: "actor" is the name of the API's key dependency
     who = (request.query_params.get("actor") or "").strip() or None
-    if who is not None and len(who) > MAX_ACTOR:
-        raise invalid("actor", f"must be at most {MAX_ACTOR} characters")
+    if who is not None and (len(who) > MAX_ACTOR or "\x00" in who):
+        raise invalid("actor", f"must be at most {MAX_ACTOR} characters, without NUL")
     position = None
     if before:
         if not before.isdigit() or len(before) > 18:

@@ -15,8 +15,8 @@ from litestar.response import Template
 from api.deps import KeyRingDep, PoolDep
 from api.ui.auth import Viewer, ViewerDep, checked_form
 from api.ui.render import page
-from core.errors import InvalidInput
-from core.secrets import list_secrets, put_secret
+from core.errors import InvalidInput, invalid
+from core.secrets import NAME, list_secrets, put_secret
 
 PAGE_SIZE = 100
 
@@ -36,6 +36,8 @@ async def _page(request: Request[Any, Any, Any], viewer: Viewer, after: str | No
 @get("/ui/secrets", name="secrets")
 async def secrets_page(request: Request[Any, Any, Any], viewer: ViewerDep,
                        after: FromQuery[str | None] = None) -> Template:
+    if after and not NAME.match(after):
+        raise invalid("after", "must be a secret name (the link of the previous page)")
     return await _page(request, viewer, after)
 
 
