@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import base64
 import json
+import uuid
 from datetime import datetime
 from typing import Any
 
@@ -61,6 +62,21 @@ def fragment(request: Request[Any, Any, Any], viewer: Viewer, template: str,
     engine = request.app.template_engine
     return engine.get_template(template).render(  # type: ignore[union-attr]
         **context, viewer=viewer, csrf=viewer.csrf, now=request.app.state.clock.now())
+
+
+def event_job_ids(events: list[dict[str, Any]]) -> list[uuid.UUID]:
+    """The job ids events refer to (a job's stream, or a run's ``job_id``), for
+    :func:`core.jobs.queries.job_names` and the ``event_row`` macro's ``names``."""
+    ids: set[uuid.UUID] = set()
+    for event in events:
+        if event["stream_type"] == "job":
+            ids.add(event["stream_id"])
+        elif isinstance(event["data"], dict) and event["data"].get("job_id"):
+            try:
+                ids.add(uuid.UUID(str(event["data"]["job_id"])))
+            except ValueError:
+                continue
+    return sorted(ids)
 
 
 def _time(value: datetime | None, style: str = "datetime") -> Markup:

@@ -155,3 +155,16 @@ async def test_unknown_pages_are_the_html_404(frozen_api: AsyncTestClient,
     assert job.status_code == 404 and "text/html" in job.headers["content-type"]
     api = await frozen_api.get("/v1/nope")
     assert api.headers["content-type"].startswith("application/problem+json")
+
+
+async def test_sign_in_goes_only_to_local_pages(frozen_api: AsyncTestClient,
+                                                team: dict[str, Any]) -> None:
+    for target, expected in (("/ui/jobs", "/ui/jobs"), ("//evil.example/", "/"),
+                             ("https://evil.example/", "/"), ("/\t/evil.example", "/"),
+                             ("/\\evil.example", "/")):
+        frozen_api.cookies.clear()
+        form = await frozen_api.get("/ui/signin")
+        token = CSRF.search(form.text).group(1)  # type: ignore[union-attr]
+        answer = await frozen_api.post("/ui/signin", data={
+            "csrf": token, "api_key": team["read"], "next": target}, follow_redirects=False)
+        assert answer.headers["location"] == expected, target

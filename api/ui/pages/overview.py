@@ -11,8 +11,9 @@ from litestar.response import ServerSentEvent, Template
 from api.deps import ClockDep, PoolDep
 from api.ui.auth import Viewer, ViewerDep
 from api.ui.live import live_fragment
-from api.ui.render import fragment, page
+from api.ui.render import event_job_ids, fragment, page
 from core.events import list_team_events
+from core.jobs.queries import job_names
 from core.projections.queries import dashboard
 
 NEWEST_EVENTS = 10
@@ -21,8 +22,10 @@ NEWEST_EVENTS = 10
 async def _summary(request: Request[Any, Any, Any], viewer: Viewer) -> dict[str, Any]:
     pool = request.app.state.pool
     now = request.app.state.clock.now()
-    return {"board": await dashboard(pool, viewer.actor, now),
-            "events": await list_team_events(pool, viewer.actor.team_id, limit=NEWEST_EVENTS)}
+    events = await list_team_events(pool, viewer.actor.team_id, limit=NEWEST_EVENTS)
+    return {"board": await dashboard(pool, viewer.actor, now), "events": events,
+            "names": {str(k): v for k, v in (await job_names(
+                pool, viewer.actor, event_job_ids(events))).items()}}
 
 
 @get("/", name="overview")

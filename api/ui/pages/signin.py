@@ -24,7 +24,8 @@ from core.sessions import redeem_signin_link, sign_in, sign_out
 
 def _safe_next(value: str | None) -> str:
     """A local path to go to after signing in (anything else: the overview)."""
-    if value and value.startswith("/") and not value.startswith("//") and "\\" not in value:
+    if (value and value.startswith("/") and not value.startswith("//") and "\\" not in value
+            and value.isprintable() and " " not in value and len(value) <= 2000):
         return value
     return "/"
 

@@ -1,0 +1,147 @@
+"""Screenshots of the dashboard for docs/screenshots/ (the README shows one).
+
+    DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres uv run python bench/screenshots.py
+
+A scratch database is seeded through the real code: jobs created by ``core/``, fired by a real
+worker on a frozen clock against a local sink (some replies fail), a heartbeat monitor, the
+projector run once. The app is served on a free port with that clock and Debian's chromium
+(Playwright, ``executable_path``) takes the overview, a job page and the job form, narrow
+(390 px) and wide (1280 px), light and dark: ``docs/screenshots/<page>-<width>-<scheme>.png``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import socket
+from datetime import UTC, datetime
+from pathlib import Path
+
+import uvicorn
+from playwright.async_api import async_playwright
+
+from bench.common import ROOT, scratch_database
+from core.actor import Actor
+from core.apikeys import create_api_key
+from core.clock import FrozenClock
+from core.config import Settings
+from core.crypto import KeyRing
+from core.db import open_pool
+from core.jobs.commands import create_job, set_paused
+from core.monitors.commands import create_monitor
+from core.projections.projector import Projector
+from core.secrets import put_secret
+from tests.helpers import make_worker
+from tests.sink import Reply, Sink
+
+OUT = ROOT / "docs" / "screenshots"
+T0 = datetime(2026, 11, 30, 6, 0, 0, tzinfo=UTC)
+SIZES = {"narrow": (390, 844), "wide": (1280, 900)}
+KEY = "Qm9vdHN0cmFwIGtleSBmb3Igc2NyZWVuc2hvdHMhISE="  # a throwaway AES key (base64, 32 bytes)
+
+
+async def seed(dsn: str, clock: FrozenClock, sink: Sink) -> tuple[str, str]:
+    """Jobs with a few hours of runs; the write key and the id of the job to show."""
+    settings = Settings(database_url=dsn, secret_key=KEY)
+    pool = await open_pool(dsn, min_size=1, max_size=4)
+    key, record = await create_api_key(pool, "default", "write", "screenshots")
+    actor = Actor(team_id=record["team_id"], key_id=record["id"])
+    sink.reply("/flaky", *[Reply(status=500 if i % 5 == 3 else 200, body=b'{"ok": true}')
+                           for i in range(500)])
+    sink.reply("/broken", *[Reply(status=503, body=b"upstream unavailable")
+                            for _ in range(500)])
+    await put_secret(pool, KeyRing.from_sources(KEY, None), actor, "REPORT_TOKEN",
+                     "s3cr3t-token", clock.now())
+    shown = await create_job(pool, actor, {
+        "name": "nightly-report", "schedule": "*/10 * * * *", "timezone": "Europe/Berlin",
+        "request": {"url": sink.url("/flaky"), "method": "POST", "body": '{"report": "daily"}',
+                    "headers": {"Authorization": "Bearer ${secrets.REPORT_TOKEN}"}},
+        "retry": {"attempts": 2, "delay_seconds": 5}}, clock.now())
+    await create_job(pool, actor, {"name": "cache-warmup", "schedule": "*/15 * * * *",
+                                   "request": {"url": sink.url("/ok")}}, clock.now())
+    await create_job(pool, actor, {"name": "billing-sync", "schedule": "0 * * * *",
+                                   "request": {"url": sink.url("/broken")}}, clock.now())
+    paused = await create_job(pool, actor, {"name": "legacy-export", "schedule": "0 4 * * 1",
+                                            "request": {"url": sink.url("/ok")}}, clock.now())
+    await set_paused(pool, actor, paused, True, clock.now())
+    for name in ("backup-db", "certbot-renew"):
+        await create_monitor(pool, actor, {"name": name, "schedule": "@every 1h"}, clock.now())
+    worker = make_worker(pool, dsn, settings, clock)
+    for _ in range(4 * 120):  # four hours in 30-second steps (retries come 5 s after)
+        clock.advance(25)
+        await worker.run_once()
+        await worker.settle()
+        clock.advance(5)
+        await worker.run_once()
+        await worker.settle()
+    await worker.executor.aclose()
+    await Projector(pool, dsn, clock).run_once(clock.now())
+    await pool.close()
+    return key, str(shown)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+async def shoot(dsn: str) -> list[Path]:
+    from api.app import create_app
+
+    clock = FrozenClock(T0)
+    async with Sink() as sink:
+        key, job_id = await seed(dsn, clock, sink)
+        port = _free_port()
+        server = uvicorn.Server(uvicorn.Config(
+            create_app(dsn, Settings(database_url=dsn, secret_key=KEY), clock),
+            host="127.0.0.1", port=port, log_level="warning", timeout_graceful_shutdown=1))
+        task = asyncio.create_task(server.serve())
+        while not server.started:
+            await asyncio.sleep(0.05)
+        base = f"http://127.0.0.1:{port}"
+        pages = {"overview": "/", "job": f"/ui/jobs/{job_id}", "jobs": "/ui/jobs",
+                 "job-form": f"/ui/jobs/{job_id}/edit"}
+        written = []
+        async with async_playwright() as playwright:
+            browser = await playwright.chromium.launch(
+                executable_path=shutil.which("chromium"), args=["--no-sandbox"])
+            for scheme in ("light", "dark"):
+                for size, (width, height) in SIZES.items():
+                    context = await browser.new_context(
+                        viewport={"width": width, "height": height}, color_scheme=scheme,
+                        timezone_id="Europe/Berlin", locale="en-GB")
+                    page = await context.new_page()
+                    await page.goto(base + "/")
+                    await page.get_by_label("API key").fill(key)
+                    await page.get_by_role("button", name="Sign in").click()
+                    await page.wait_for_url(base + "/")
+                    for name, path in pages.items():
+                        await page.goto(base + path)
+                        await page.wait_for_load_state("load")
+                        target = OUT / f"{name}-{size}-{scheme}.png"
+                        await page.screenshot(path=str(target), full_page=name != "job-form"
+                                              or size == "wide")
+                        written.append(target)
+                    await context.close()
+            await browser.close()
+        server.should_exit = True
+        await task
+    return written
+
+
+def main() -> None:
+    if shutil.which("chromium") is None:
+        raise SystemExit("chromium is not installed: apt-get install chromium")
+    admin = os.environ.get("DATABASE_URL")
+    if not admin:
+        raise SystemExit("set DATABASE_URL to a PostgreSQL server (a scratch database is made)")
+    OUT.mkdir(parents=True, exist_ok=True)
+    with scratch_database(admin, "cronledger_screens") as dsn:
+        for path in asyncio.run(shoot(dsn)):
+            print(path.relative_to(ROOT))
+
+
+if __name__ == "__main__":
+    main()
