@@ -5,7 +5,7 @@ Every read and command is the one the JSON API calls (``core/monitors/``,
 ``core/projections/queries.py``). The ping token exists in plaintext only in the answer that
 mints it (the new-monitor form's answer, the rotate button's answer): those answers render the
 monitor's page with the ping URL and its snippets filled in; every other view shows the
-snippets with a ``<token>`` placeholder (docs/heartbeats.md, "Tokens").
+snippets with a ``<token>`` placeholder (docs/heartbeats.md, "Create a monitor").
 """
 
 from __future__ import annotations
