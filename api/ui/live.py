@@ -15,22 +15,40 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
 
+from litestar import Request
 from litestar.response import ServerSentEvent, ServerSentEventMessage
+
+from api.ui.auth import SESSION_COOKIE
+from core.sessions import session_actor
 
 POLL_SECONDS = 1.0  # how often a live region is rendered again
 STREAM_SECONDS = 300.0  # how long one stream stays open
 RETRY_MS = 1000  # the browser's reconnection delay
 
 
-def live_fragment(render: Callable[[], Awaitable[str]]) -> ServerSentEvent:
+def live_fragment(render: Callable[[], Awaitable[str]],
+                  request: Request[Any, Any, Any] | None = None) -> ServerSentEvent:
     """The SSE response of a live region: ``event: fragment`` with the region's HTML each time
-    it changes (the first render at once)."""
+    it changes (the first render at once).
+
+    Args:
+        request: when given, the stream ends as soon as the request's session does (expired,
+            signed out, key revoked); the browser's reconnection is then sent to sign in.
+    """
+
+    async def live() -> bool:
+        if request is None:
+            return True
+        return await session_actor(request.app.state.pool,
+                                   request.cookies.get(SESSION_COOKIE, ""),
+                                   request.app.state.clock.now()) is not None
 
     async def events() -> AsyncIterator[ServerSentEventMessage]:
         last = None
         ends = time.monotonic() + STREAM_SECONDS
-        while time.monotonic() < ends:
+        while time.monotonic() < ends and await live():
             html = await render()
             if html != last:
                 yield ServerSentEventMessage(data=html, event="fragment", retry=RETRY_MS)

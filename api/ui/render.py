@@ -11,9 +11,9 @@ A page module (``api/ui/pages/<group>.py``) holds Litestar handlers and a module
 
 and ``templates/things.html`` starts with ``{% extends "base.html" %}`` and fills
 ``{% block content %}``. Every template sees ``viewer`` (``viewer.can_write`` hides
-controls for read keys), ``csrf`` (put ``{{ csrf_field() }}`` in every POST form), ``nav``
-(the active section) and ``now`` (the injected clock's instant). Autoescape is on for every
-template: values are text, never markup.
+controls for read keys), ``csrf`` (put ``{{ csrf_field() }}`` in every POST form),
+``section`` (the :data:`NAV` entry marked current) and ``now`` (the injected clock's instant).
+Autoescape is on for every template: values are text, never markup.
 """
 
 from __future__ import annotations

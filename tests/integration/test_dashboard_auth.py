@@ -168,3 +168,4 @@ async def test_sign_in_goes_only_to_local_pages(frozen_api: AsyncTestClient,
         answer = await frozen_api.post("/ui/signin", data={
             "csrf": token, "api_key": team["read"], "next": target}, follow_redirects=False)
         assert answer.headers["location"] == expected, target
+

@@ -102,6 +102,11 @@ async def test_actions_need_the_csrf_token_and_a_write_key(
     assert refused.status_code == 403 and "read-only" in refused.text
     refused = await frozen_api.post("/ui/jobs/new", data={"csrf": read_csrf, **_form()})
     assert refused.status_code == 403
+    assert (await frozen_api.get(f"/ui/jobs/{job_id}/edit")).status_code == 403
+    assert (await frozen_api.get("/ui/jobs/new")).status_code == 403
+    refused = await frozen_api.post(f"/ui/jobs/{job_id}/edit", data={
+        "csrf": read_csrf, **_form(name="renamed")})
+    assert refused.status_code == 403
     assert (await frozen_api.get(f"/v1/jobs/{job_id}", headers=team["auth"])).json()[
         "status"] == "paused"
     assert len(await _jobs(frozen_api, team)) == 1
@@ -119,3 +124,39 @@ async def test_hostile_names_and_bodies_render_as_text(
         assert "<img src=x" not in text and "<script>alert" not in text, path
     text = (await frozen_api.get(f"/ui/jobs/{job_id}")).text
     assert "&lt;img src=x onerror=alert(1)&gt;" in text
+
+
+async def test_the_edit_form_changes_the_job_and_keeps_the_signing_secret(
+        frozen_api: AsyncTestClient, team: dict[str, Any]) -> None:
+    csrf = await sign_in(frozen_api, team["write"])
+    created = await frozen_api.post("/ui/jobs/new", data={"csrf": csrf, **_form(
+        signing_secret="s" * 32)}, follow_redirects=False)
+    [job] = await _jobs(frozen_api, team)
+    assert created.status_code == 303 and job["signing"] is True
+    form = await frozen_api.get(f"/ui/jobs/{job['id']}/edit")
+    assert 'value="nightly"' in form.text and "s" * 32 not in form.text
+    saved = await frozen_api.post(f"/ui/jobs/{job['id']}/edit", data={
+        "csrf": csrf, "version": str(job["version"]), **_form(name="renamed",
+                                                                schedule="*/5 * * * *")},
+        follow_redirects=False)
+    assert saved.status_code == 303, saved.text
+    [after] = await _jobs(frozen_api, team)
+    assert after["name"] == "renamed" and after["schedule"] == "*/5 * * * *"
+    assert after["signing"] is True
+    history = (await frozen_api.get(f"/ui/jobs/{job['id']}")).text
+    assert '<li class="del">- name: &#34;nightly&#34;</li>' in history
+    assert '<li class="add">+ name: &#34;renamed&#34;</li>' in history
+    stale = await frozen_api.post(f"/ui/jobs/{job['id']}/edit", data={
+        "csrf": csrf, "version": str(job["version"]), **_form(name="again")})
+    assert stale.status_code == 409
+
+
+async def test_bad_list_queries_are_answered_not_failed(frozen_api: AsyncTestClient,
+                                                        team: dict[str, Any]) -> None:
+    await sign_in(frozen_api, team["read"])
+    assert (await frozen_api.get("/ui/jobs", params={"name": "a\x00b"})).status_code == 200
+    assert (await frozen_api.get("/ui/jobs", params={"state": "nope"})).status_code == 422
+    assert (await frozen_api.get("/ui/jobs", params={"cursor": "garbage"})).status_code == 422
+    preview = await frozen_api.get("/ui/schedules/preview", params={
+        "schedule": "* * * * *\x00", "timezone": "Nowhere/\x00"})
+    assert preview.status_code == 200 and "field-error" in preview.text

@@ -55,7 +55,7 @@ async def jobs(request: Request[Any, Any, Any], viewer: ViewerDep, pool: PoolDep
         raise invalid("state", f"must be one of {', '.join(STATES)}")
     rows = await list_jobs_filtered(pool, viewer.actor, limit=PAGE_SIZE + 1,
                                     after=decode_cursor(cursor), status=wanted or None,
-                                    name=(name or "")[:200] or None)
+                                    name=(name or "").replace("\x00", "")[:200] or None)
     more = len(rows) > PAGE_SIZE
     rows = rows[:PAGE_SIZE]
     marks = await recent_runs(pool, viewer.actor, [r["id"] for r in rows], per_job=MARKS)
@@ -143,7 +143,7 @@ async def job_live(request: Request[Any, Any, Any], job_id: FromPath[uuid.UUID],
     async def render() -> str:
         return fragment(request, viewer, "_job_live.html",
                         **await _job_parts(pool, viewer.actor, job_id))
-    return live_fragment(render)
+    return live_fragment(render, request)
 
 
 @get("/ui/runs/{run_id:uuid}", name="run")
@@ -174,8 +174,6 @@ async def job_action(request: Request[Any, Any, Any], job_id: FromPath[uuid.UUID
                      action: FromPath[str], viewer: ViewerDep, pool: PoolDep,
                      clock: ClockDep) -> Response[Any]:
     """**Run now** (``trigger``), **Pause**, **Resume**, **Delete**; back to the job's page."""
-    if action == "edit":
-        return await _save(request, viewer, pool, clock, job_id)
     if action not in ("trigger", "pause", "resume", "delete"):
         raise NotFound("there is no such action")
     return await _act(request, viewer, job_id, action, pool, clock.now())
@@ -221,11 +219,15 @@ async def job_create(request: Request[Any, Any, Any], viewer: ViewerDep, pool: P
 async def job_edit(request: Request[Any, Any, Any], job_id: FromPath[uuid.UUID],
                    viewer: ViewerDep, pool: PoolDep) -> Template:
     job = await get_job(pool, viewer.actor, job_id)
+    if not viewer.can_write:
+        raise Forbidden("this API key is read-only")
     return _form_page(request, viewer, job, jobform.values_of(job), [])
 
 
-async def _save(request: Request[Any, Any, Any], viewer: Viewer, pool: Any, clock: Any,
-                job_id: uuid.UUID) -> Response[Any]:
+@post("/ui/jobs/{job_id:uuid}/edit", name="job_save")
+async def job_save(request: Request[Any, Any, Any], job_id: FromPath[uuid.UUID],
+                   viewer: ViewerDep, pool: PoolDep, clock: ClockDep) -> Response[Any]:
+    """Save the edit form, or show it again with the API's messages next to the fields."""
     form = await checked_form(request, viewer)
     job = await get_job(pool, viewer.actor, job_id)
     fields, problems = jobform.parse(form, editing=True)
@@ -264,5 +266,5 @@ async def schedule_preview(request: Request[Any, Any, Any], viewer: ViewerDep, c
     return Response(html, media_type="text/html")
 
 
-ROUTES = [jobs, job_new, job_create, job_page, job_live, job_edit, job_action, run_page,
+ROUTES = [jobs, job_new, job_create, job_page, job_live, job_edit, job_save, job_action, run_page,
           schedule_preview]

@@ -39,7 +39,7 @@ async def overview(request: Request[Any, Any, Any], viewer: ViewerDep, pool: Poo
 async def overview_live(request: Request[Any, Any, Any], viewer: ViewerDep) -> ServerSentEvent:
     async def render() -> str:
         return fragment(request, viewer, "_overview.html", **await _summary(request, viewer))
-    return live_fragment(render)
+    return live_fragment(render, request)
 
 
 ROUTES = [overview, overview_live]
