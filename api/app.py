@@ -39,6 +39,7 @@ from api.errors import EXCEPTION_HANDLERS
 from api.hc.routes import v3_router
 from api.openapi import complete_document
 from api.ping import ping_mount
+from api.swagger import assets_router, render_plugins
 from api.ui import template_config, ui_router
 from api.ui.auth import provide_viewer
 from core.channels.sealing import AesGcmSealer, Sealer
@@ -120,7 +121,7 @@ def create_app(dsn: str, settings: Settings, clock: Clock | None = None, *,
                         ReportController, ping_mount, preview, healthz, readyz, metrics,
                         TeamController, badge, team_metrics, own_team_metrics, v3_router,
                         MaintenanceController, parse_schedule_route, LedgerController,
-                        ui_router()],
+                        ui_router(), assets_router()],
         dependencies={
             "pool": Provide(provide_pool),
             "clock": Provide(provide_clock),
@@ -138,6 +139,7 @@ def create_app(dsn: str, settings: Settings, clock: Clock | None = None, *,
             components=Components(security_schemes={
                 "bearer": SecurityScheme(type="http", scheme="bearer")}),
             security=[{"bearer": []}],
+            render_plugins=render_plugins(),  # local assets, no CDN (api/swagger.py)
         ),
         debug=False,
     )

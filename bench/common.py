@@ -29,8 +29,9 @@ def percentile(values: Sequence[float], q: float) -> float:
 
 
 @contextlib.contextmanager
-def scratch_database(admin_dsn: str, prefix: str = "cronledger_bench") -> Iterator[str]:
-    """A new, migrated database, dropped afterwards."""
+def scratch_database(admin_dsn: str, prefix: str = "cronledger_bench", *,
+                     keep: bool = False) -> Iterator[str]:
+    """A new, migrated database, dropped afterwards (unless ``keep``)."""
     from core.migrate import upgrade
 
     name = f"{prefix}_{uuid.uuid4().hex[:8]}"
@@ -41,9 +42,10 @@ def scratch_database(admin_dsn: str, prefix: str = "cronledger_bench") -> Iterat
         upgrade(dsn)
         yield dsn
     finally:
-        with psycopg.connect(admin_dsn, autocommit=True) as conn:
-            conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(
-                sql.Identifier(name)))
+        if not keep:
+            with psycopg.connect(admin_dsn, autocommit=True) as conn:
+                conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(
+                    sql.Identifier(name)))
 
 
 def start_cronledger(args: Sequence[str], env: dict[str, str], log: Path) -> subprocess.Popen:

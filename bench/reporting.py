@@ -54,6 +54,13 @@ PERIODS = (5, 10, 15, 30, 60)  # minutes
 RUN_SHARE = 0.7
 WORKER = "bench-worker:1"
 QUERY_TARGET_MS = 200  # the targets: example queries < 200 ms, dashboard < 50 ms
+# The COPY statements of the lines Generator writes (bench/pages.py loads runs with them too).
+EVENT_COPY = ("COPY events (stream_type, stream_id, stream_version, event_type, team_id, "
+              "data, metadata, occurred_at, recorded_at) FROM STDIN")
+RUN_COPY = ("COPY runs (id, job_id, team_id, scheduled_for, trigger, status, attempt, "
+            "max_attempts, available_at, lease_expires_at, lease_token, worker_id, "
+            "started_at, finished_at, lateness_ms, duration_ms, response_status, "
+            "error_class, error, reason, version, created_at) FROM STDIN")
 
 
 def dsn_for(dsn: str, name: str) -> str:
@@ -273,12 +280,7 @@ def load(dsn: str, n_events: int) -> tuple[Generator, float]:
                 conn.execute(statement)
             undo += create
         conn.commit()
-        event_copy = ("COPY events (stream_type, stream_id, stream_version, event_type, team_id, "
-                      "data, metadata, occurred_at, recorded_at) FROM STDIN")
-        run_copy = ("COPY runs (id, job_id, team_id, scheduled_for, trigger, status, attempt, "
-                    "max_attempts, available_at, lease_expires_at, lease_token, worker_id, "
-                    "started_at, finished_at, lateness_ms, duration_ms, response_status, "
-                    "error_class, error, reason, version, created_at) FROM STDIN")
+        event_copy, run_copy = EVENT_COPY, RUN_COPY
         with conn.cursor().copy(event_copy) as copy:
             copy.write("".join(gen.setup_events()))
         # A second process generates while this one copies (the machine has two cores).

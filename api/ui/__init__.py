@@ -30,6 +30,11 @@ PAGE_MODULES = (  # one line per page group: api/ui/pages/<name>.py, its ROUTES
     "signin",
     "overview",
     "jobs",
+    "monitors",
+    "channels",
+    "secrets",
+    "apikeys",
+    "events",
     "errors",  # last: its catch-all answers unknown /ui/ paths with the 404 page
 )
 

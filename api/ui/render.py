@@ -132,6 +132,25 @@ def body_preview(body: Any, limit: int = 4096) -> dict[str, str]:
     return {"kind": "text", "text": text[:limit] + ("…" if len(text) > limit else "")}
 
 
+def _ago(value: datetime | None, now: datetime) -> str:
+    """``value`` relative to ``now`` (both UTC): ``just now`` (under 45 s), ``3 min ago`` (under
+    90 min), ``5 h ago`` (under 36 h), ``4 days ago``; ``in …`` for a future instant."""
+    if value is None:
+        return "never"
+    seconds = (now - value).total_seconds()
+    future, seconds = seconds < 0, abs(seconds)
+    if seconds < 45:
+        return "in a few seconds" if future else "just now"
+    if seconds < 90 * 60:
+        text = f"{max(1, round(seconds / 60))} min"
+    elif seconds < 36 * 3600:
+        text = f"{round(seconds / 3600)} h"
+    else:
+        days = round(seconds / 86400)
+        text = f"{days} day{'s' if days != 1 else ''}"
+    return f"in {text}" if future else f"{text} ago"
+
+
 @pass_context
 def _csrf_field(context: Any) -> Markup:
     """``{{ csrf_field() }}``: the hidden ``csrf`` input every POST form carries."""
@@ -142,6 +161,7 @@ def configure(environment: Any) -> None:
     """Add the dashboard's filters and globals to the Jinja environment."""
     environment.filters["time"] = _time
     environment.filters["seconds"] = _seconds
+    environment.filters["ago"] = _ago
     environment.filters["body_preview"] = body_preview
     environment.filters["tojson_text"] = lambda v: json.dumps(v, indent=2, sort_keys=True,
                                                               default=str)

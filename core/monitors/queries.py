@@ -1,4 +1,5 @@
-"""Monitor reads: one monitor, a page of monitors, a monitor's pings and event stream."""
+"""Monitor reads: one monitor, a page of monitors, a monitor's pings, event stream and status
+changes."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from core.db import fetch_team_page, fetch_team_row
 from core.errors import NotFound
 from core.events import read_stream
 from core.monitors.definition import cached_schedule
+from core.monitors.state import STATUS_AFTER
 from core.queries import Q
 from core.stored import describe_stored, schedule_problem
 
@@ -127,3 +129,22 @@ async def ping_counts(pool: AsyncConnectionPool, actor: Actor,
         cur = await conn.execute(Q["monitor_ping_counts"], {"ids": monitor_ids,
                                                             "team_id": actor.team_id})
         return {row["id"]: row["n_pings"] for row in await cur.fetchall()}
+
+
+async def monitor_flips(
+    pool: AsyncConnectionPool, actor: Actor, monitor_id: uuid.UUID, *, limit: int,
+) -> list[dict[str, Any]]:
+    """The monitor's status changes, latest first: ``{"version", "event_type", "status"
+    (the status it led to, :data:`core.monitors.state.STATUS_AFTER`), "data",
+    "occurred_at"}`` (deleted monitors included).
+
+    Raises:
+        NotFound: no such monitor for this team.
+    """
+    async with pool.connection() as conn:
+        await _exists(conn, actor, monitor_id)
+        cur = await conn.execute(Q["monitor_flip_list"], {
+            "monitor_id": monitor_id, "team_id": actor.team_id,
+            "types": list(STATUS_AFTER), "limit": limit})
+        rows = await cur.fetchall()
+    return [{**row, "status": STATUS_AFTER[row["event_type"]]} for row in rows]

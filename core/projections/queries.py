@@ -1,4 +1,5 @@
-"""Reads of the asynchronous read models for the API: dashboard, job stats, monitor uptime.
+"""Reads of the asynchronous read models for the API and the dashboard: dashboard, job stats,
+monitor uptime (one monitor, or day by day for several).
 
 All reads are team-scoped. The read models trail the log by the projector's lag (normally
 under ``CRONLEDGER_PROJECTOR_INTERVAL`` seconds); the dashboard reports the checkpoint.
@@ -157,21 +158,77 @@ async def monitor_uptime(
         cur = await conn.execute(Q["monitor_downtime_between"],
                                  {"id": monitor_id, "start": start, "end": end})
         periods = await cur.fetchall()
-    lower = max(start, state["created_at"]) if state else start
-    upper = min(end, now, (state and state["deleted_at"]) or end)
-    monitored = max(0.0, (upper - lower).total_seconds())
-    items, down = [], 0.0
-    for p in periods:
-        ended = p["ended_at"] or now
-        overlap = (min(ended, upper) - max(p["started_at"], lower)).total_seconds()
-        down += max(0.0, overlap)
-        items.append({"started_at": p["started_at"], "ended_at": p["ended_at"],
-                      "duration_seconds": (ended - p["started_at"]).total_seconds(),
-                      "end_reason": p["end_reason"]})
+    monitored, down, percent = _uptime(state, periods, start, end, now)
+    items = [{"started_at": p["started_at"], "ended_at": p["ended_at"],
+              "duration_seconds": ((p["ended_at"] or now) - p["started_at"]).total_seconds(),
+              "end_reason": p["end_reason"]} for p in periods]
     return {
         "monitor_id": monitor_id, "from": start, "to": end,
         "status": state["status"] if state else None,
         "monitored_seconds": monitored, "downtime_seconds": down,
-        "uptime_percent": round(100 * (1 - down / monitored), 4) if monitored else None,
-        "downtime_periods": items,
+        "uptime_percent": percent, "downtime_periods": items,
     }
+
+
+def _uptime(state: dict[str, Any] | None, periods: list[dict[str, Any]], start: datetime,
+            end: datetime, now: datetime) -> tuple[float, float, float | None]:
+    """``(monitored seconds, downtime seconds, uptime percent)`` of one monitor over
+    ``[start, end)``: the rule of :func:`monitor_uptime` (``periods`` are its downtime rows
+    that overlap the range, ``state`` its ``monitor_state`` row)."""
+    lower = max(start, state["created_at"]) if state else start
+    upper = min(end, now, (state and state["deleted_at"]) or end)
+    monitored = max(0.0, (upper - lower).total_seconds())
+    down = 0.0
+    for p in periods:
+        overlap = (min(p["ended_at"] or now, upper) - max(p["started_at"], lower))
+        down += max(0.0, overlap.total_seconds())
+    return monitored, down, round(100 * (1 - down / monitored), 4) if monitored else None
+
+
+async def monitors_uptime_days(
+    pool: AsyncConnectionPool, actor: Actor, monitor_ids: list[uuid.UUID], *, days: int,
+    now: datetime,
+) -> dict[uuid.UUID, list[dict[str, Any]]]:
+    """Day-by-day uptime of several monitors: the last ``days`` UTC days up to ``now`` (today
+    included, oldest first), by the rule of :func:`monitor_uptime` applied to each day.
+
+    Two statements for all the monitors (the dashboard's uptime bars). Monitors of another
+    team, or not yet seen by the projector, get ``uptime_percent`` ``None`` every day.
+
+    Returns:
+        ``{monitor_id: [{"day": date, "uptime_percent": float | None,
+        "downtime_seconds": float}, …]}`` for every id asked.
+    """
+    first = day_start(now) - timedelta(days=days - 1)
+    async with pool.connection() as conn:
+        cur = await conn.execute(Q["monitor_state_many"],
+                                 {"ids": monitor_ids, "team_id": actor.team_id})
+        states = {row["monitor_id"]: row for row in await cur.fetchall()}
+        cur = await conn.execute(Q["monitor_downtime_many"], {
+            "ids": list(states), "team_id": actor.team_id, "start": first, "end": now})
+        periods: dict[uuid.UUID, list[dict[str, Any]]] = {}
+        for row in await cur.fetchall():
+            periods.setdefault(row["monitor_id"], []).append(row)
+    out: dict[uuid.UUID, list[dict[str, Any]]] = {}
+    for monitor_id in monitor_ids:
+        state, mine, bar = states.get(monitor_id), periods.get(monitor_id, []), []
+        clean: tuple[float, float, float | None] | None = None  # a whole day, no downtime
+        for n in range(days):
+            start = first + timedelta(days=n)
+            end = start + timedelta(days=1)
+            if state is None or start >= now:
+                bar.append({"day": start.date(), "uptime_percent": None,
+                            "downtime_seconds": 0.0})
+                continue
+            overlapping = [p for p in mine if p["started_at"] < end
+                           and (p["ended_at"] is None or p["ended_at"] > start)]
+            whole = (not overlapping and state["created_at"] <= start and end <= now
+                     and (state["deleted_at"] is None or end <= state["deleted_at"]))
+            if whole:  # every such day has the same answer: ask the rule once
+                clean = clean or _uptime(state, [], start, end, now)
+            _, down, percent = clean if whole and clean else _uptime(state, overlapping,
+                                                                    start, end, now)
+            bar.append({"day": start.date(), "uptime_percent": percent,
+                        "downtime_seconds": down})
+        out[monitor_id] = bar
+    return out

@@ -353,3 +353,14 @@ FROM events e
 WHERE e.stream_id = ANY (%(ids)s::uuid[]) AND e.team_id = %(team_id)s::uuid
   AND e.event_type = 'monitor.pinged'
 GROUP BY e.stream_id;
+
+-- name: monitor_flip_list
+-- A monitor's status changes (the dashboard's flips timeline), latest first: its events of
+-- the given types (core/monitors/state.py, STATUS_AFTER); keyset on the stream version.
+SELECT stream_version AS version, event_type, data, occurred_at
+FROM events
+WHERE stream_id = %(monitor_id)s::uuid
+  AND team_id = %(team_id)s::uuid
+  AND event_type = ANY(%(types)s::text[])
+ORDER BY stream_version DESC
+LIMIT %(limit)s::int;

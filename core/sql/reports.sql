@@ -63,6 +63,21 @@ LIMIT 1;
 -- name: monitor_state_get
 SELECT status, created_at, deleted_at FROM monitor_state WHERE monitor_id = %(id)s::uuid;
 
+-- name: monitor_state_many
+-- Several monitors of one team (the dashboard's uptime bars).
+SELECT monitor_id, status, created_at, deleted_at FROM monitor_state
+WHERE monitor_id = ANY(%(ids)s::uuid[]) AND team_id = %(team_id)s::uuid;
+
+-- name: monitor_downtime_many
+-- The downtime periods of several monitors that overlap [start, end).
+SELECT monitor_id, started_at, ended_at, end_reason
+FROM monitor_downtime
+WHERE monitor_id = ANY(%(ids)s::uuid[])
+  AND team_id = %(team_id)s::uuid
+  AND started_at < %(end)s::timestamptz
+  AND (ended_at IS NULL OR ended_at > %(start)s::timestamptz)
+ORDER BY monitor_id, started_at;
+
 -- name: monitor_downtime_between
 SELECT started_at, ended_at, end_reason
 FROM monitor_downtime

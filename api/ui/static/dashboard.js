@@ -3,7 +3,8 @@
 // - [data-live] regions are replaced by the "fragment" events of their Server-Sent Events URL
 //   (api/ui/live.py);
 // - [data-preview] forms fetch the schedule preview fragment as the schedule and zone change;
-// - forms with data-confirm ask before they are sent.
+// - forms with data-confirm ask before they are sent;
+// - buttons with data-copy="ID" copy the text of element ID (ping URLs, snippets, new keys).
 (function () {
   "use strict";
   var fmt = new Intl.DateTimeFormat(undefined, {
@@ -14,7 +15,10 @@
   function localTimes(root) {
     root.querySelectorAll("time[datetime]").forEach(function (el) {
       var d = new Date(el.getAttribute("datetime"));
-      if (!isNaN(d)) { el.textContent = fmt.format(d); }
+      if (isNaN(d)) { return; }
+      if (el.getAttribute("data-style") === "ago") {  // "3 min ago" stays; local time on hover
+        el.title = fmt.format(d) + " (" + el.title + ")";
+      } else { el.textContent = fmt.format(d); }
     });
   }
 
@@ -54,6 +58,16 @@
     localTimes(document);
     document.querySelectorAll("[data-live]").forEach(live);
     document.querySelectorAll("form[data-preview]").forEach(preview);
+    document.addEventListener("click", function (event) {
+      var button = event.target.closest && event.target.closest("button[data-copy]");
+      var source = button && document.getElementById(button.getAttribute("data-copy"));
+      if (!source || !navigator.clipboard) { return; }
+      navigator.clipboard.writeText(source.textContent).then(function () {
+        var label = button.textContent;
+        button.textContent = "Copied";
+        setTimeout(function () { button.textContent = label; }, 1500);
+      });
+    });
     document.querySelectorAll("form[data-confirm]").forEach(function (form) {
       form.addEventListener("submit", function (event) {
         if (!window.confirm(form.getAttribute("data-confirm"))) { event.preventDefault(); }

@@ -1,0 +1,253 @@
+"""Monitors: the list (live), a monitor's page (live status, ping log, flips, 30-day uptime,
+ping snippets), the new-monitor form and the pause / resume / rotate-token buttons.
+
+Every read and command is the one the JSON API calls (``core/monitors/``,
+``core/projections/queries.py``). The ping token exists in plaintext only in the answer that
+mints it (the new-monitor form's answer, the rotate button's answer): those answers render the
+monitor's page with the ping URL and its snippets filled in; every other view shows the
+snippets with a ``<token>`` placeholder (docs/heartbeats.md, "Create a monitor").
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from litestar import Request, get, post
+from litestar.params import FromPath, FromQuery
+from litestar.response import ServerSentEvent, Template
+
+from api.controllers.monitors import base_url
+from api.deps import PoolDep
+from api.pagination import decode_cursor, encode_cursor
+from api.ui.auth import Viewer, ViewerDep, checked_form, redirect
+from api.ui.live import live_fragment
+from api.ui.render import fragment, page
+from core.errors import InvalidInput, invalid
+from core.monitors import commands
+from core.monitors.definition import DEFAULTS, MAX_NAME
+from core.monitors.queries import describe, get_monitor, list_monitors, list_pings, monitor_flips
+from core.projections.queries import monitors_uptime_days
+
+PAGE_SIZE = 50  # monitors per list page
+PINGS = 30  # pings shown on a monitor's page (the API pages through all of them)
+FLIPS = 50  # status changes shown on a monitor's page
+UPTIME_DAYS = 30  # days of the uptime bar
+TOKEN_PLACEHOLDER = "<token>"
+
+
+def _int(value: Any, field: str) -> int:
+    try:
+        return int(str(value).strip())
+    except ValueError:
+        raise invalid(field, "must be a whole number") from None
+
+
+def _fields(form: dict[str, Any]) -> dict[str, Any]:
+    """The API's create body from the form (blank optional fields: the API's defaults)."""
+    fields: dict[str, Any] = {"name": form.get("name", ""), "schedule": form.get("schedule", "")}
+    if str(form.get("timezone", "")).strip():
+        fields["timezone"] = str(form["timezone"]).strip()
+    if str(form.get("grace_seconds", "")).strip():
+        fields["grace_seconds"] = _int(form["grace_seconds"], "grace_seconds")
+    if form.get("methods") in ("any", "post"):
+        fields["methods"] = form["methods"]
+    fields["manual_resume"] = form.get("manual_resume") == "on"
+    return fields
+
+
+def _day_class(day: dict[str, Any]) -> str:
+    percent = day["uptime_percent"]
+    if percent is None:
+        return "none"
+    return "up" if percent >= 100 else "dip" if percent >= 99 else "down"
+
+
+def uptime_bar(days: list[dict[str, Any]]) -> dict[str, Any]:
+    """The SVG uptime bar of :func:`core.projections.queries.monitors_uptime_days`' days:
+    consecutive days of one class (``up`` 100 %, ``dip`` ≥ 99 %, ``down``, ``none``: not
+    monitored) merged into one segment ``{"first", "count", "class", "label"}`` (day indexes,
+    oldest first), so a month without trouble is one rectangle; ``summary`` for screen
+    readers."""
+    segments: list[dict[str, Any]] = []
+    for n, day in enumerate(days):
+        cls = _day_class(day)
+        if cls in ("up", "none") and segments and segments[-1]["class"] == cls:
+            segments[-1]["count"] += 1
+            segments[-1]["last"] = day
+            continue
+        segments.append({"first": n, "count": 1, "class": cls, "day": day, "last": day})
+    for seg in segments:
+        first, last = seg.pop("day")["day"], seg.pop("last")["day"]
+        span = first.isoformat() if first == last else f"{first.isoformat()} to {last.isoformat()}"
+        percent = days[seg["first"]]["uptime_percent"]
+        if seg["class"] in ("none", "up"):
+            seg["label"] = f"{span}: {'not monitored' if seg['class'] == 'none' else 'up'}"
+        else:
+            seg["label"] = f"{span}: {percent:.2f} % up"
+    troubled = sum(1 for d in days if _day_class(d) in ("dip", "down"))
+    summary = (f"uptime of the last {len(days)} days: "
+               + (f"{troubled} with downtime" if troubled else "no downtime"))
+    return {"days": len(days), "segments": segments, "summary": summary}
+
+
+async def _list_context(request: Request[Any, Any, Any], viewer: Viewer,
+                        cursor: str | None) -> dict[str, Any]:
+    pool = request.app.state.pool
+    now = request.app.state.clock.now()
+    rows = await list_monitors(pool, viewer.actor, limit=PAGE_SIZE + 1,
+                               after=decode_cursor(cursor))
+    more = len(rows) > PAGE_SIZE
+    rows = rows[:PAGE_SIZE]
+    bars = await monitors_uptime_days(pool, viewer.actor, [r["id"] for r in rows],
+                                      days=UPTIME_DAYS, now=now)
+    for row in rows:
+        row["description"] = describe(row)
+        row["uptime"] = uptime_bar(bars[row["id"]])
+    next_cursor = encode_cursor(rows[-1]["created_at"], rows[-1]["id"]) if more else None
+    return {"monitors": rows, "next_cursor": next_cursor, "cursor": cursor or ""}
+
+
+@get("/ui/monitors", name="monitors")
+async def monitors(request: Request[Any, Any, Any], viewer: ViewerDep,
+                   cursor: FromQuery[str | None] = None) -> Template:
+    return page(request, viewer, "monitors.html", "Monitors", section="monitors",
+                **await _list_context(request, viewer, cursor))
+
+
+@get("/ui/monitors/live", name="monitors_live")
+async def monitors_live(request: Request[Any, Any, Any], viewer: ViewerDep,
+                        cursor: FromQuery[str | None] = None) -> ServerSentEvent:
+    decode_cursor(cursor)  # a bad cursor is a 422 now, not inside the stream
+
+    async def render() -> str:
+        return fragment(request, viewer, "_monitors.html",
+                        **await _list_context(request, viewer, cursor))
+    return live_fragment(render)
+
+
+def _form_page(request: Request[Any, Any, Any], viewer: Viewer, values: dict[str, Any],
+               errors: dict[str, str] | None = None, detail: str = "",
+               status: int = 200) -> Template:
+    return page(request, viewer, "monitor_form.html", "New monitor", section="monitors",
+                status_code=status, values=values, errors=errors or {}, detail=detail,
+                defaults=DEFAULTS, max_name=MAX_NAME)
+
+
+@get("/ui/monitors/new", name="monitor_new")
+async def monitor_new(request: Request[Any, Any, Any], viewer: ViewerDep) -> Template:
+    return _form_page(request, viewer, {"timezone": DEFAULTS.get("timezone", "UTC"),
+                                        "grace_seconds": DEFAULTS["grace_seconds"]})
+
+
+@post("/ui/monitors/new", name="monitor_create")
+async def monitor_create(request: Request[Any, Any, Any], viewer: ViewerDep,
+                         pool: PoolDep) -> Template:
+    form = await checked_form(request, viewer)
+    try:
+        monitor_id, token = await commands.create_monitor(
+            pool, viewer.actor, _fields(form), request.app.state.clock.now())
+    except InvalidInput as exc:
+        errors = {e.field.split(".")[0]: e.message for e in exc.errors}
+        return _form_page(request, viewer, form, errors, exc.detail, status=422)
+    return await _monitor_page(request, viewer, monitor_id, token=token, created=True)
+
+
+async def _status_context(request: Request[Any, Any, Any], viewer: Viewer,
+                          monitor_id: uuid.UUID) -> dict[str, Any]:
+    """What the live part of a monitor's page shows: the row, its pings and flips."""
+    pool = request.app.state.pool
+    monitor = await get_monitor(pool, viewer.actor, monitor_id)
+    monitor["description"] = describe(monitor)
+    pings = await list_pings(pool, viewer.actor, monitor_id, limit=PINGS, before_version=None)
+    flips = await monitor_flips(pool, viewer.actor, monitor_id, limit=FLIPS)
+    bars = await monitors_uptime_days(pool, viewer.actor, [monitor_id], days=UPTIME_DAYS,
+                                      now=request.app.state.clock.now())
+    monitor["uptime"] = uptime_bar(bars[monitor_id])
+    return {"monitor": monitor, "pings": pings, "flips": flips}
+
+
+def snippets(ping_url: str, schedule: str) -> dict[str, str]:
+    """Copy-ready ways to ping ``ping_url`` (docs/heartbeats.md): ``curl``, a crontab line (at
+    the monitor's schedule when it is a 5-field cron), a shell wrapper that signals ``/start``
+    and reports the job's exit status with the end of its output, and PowerShell."""
+    cron = schedule if len(schedule.split()) == 5 else "0 3 * * *"
+    curl = "curl -fsS -m 10 --retry 5 -o /dev/null"
+    return {
+        "curl": f"{curl} {ping_url}",
+        "crontab": f"{cron} /usr/local/bin/backup.sh && {curl} {ping_url}",
+        "shell": "#!/bin/sh\n"
+                 "# /start before the job; its exit status and the end of its output after\n"
+                 f"URL=\"{ping_url}\"\n"
+                 "RID=$(cat /proc/sys/kernel/random/uuid)\n"
+                 f'{curl} "$URL/start?rid=$RID"\n'
+                 "/usr/local/bin/backup.sh > /tmp/backup.log 2>&1\n"
+                 "STATUS=$?\n"
+                 f'tail -c 10000 /tmp/backup.log | {curl} --data-binary @- '
+                 '"$URL/$STATUS?rid=$RID"\n'
+                 "exit $STATUS\n",
+        "powershell": f'$url = "{ping_url}"\n'
+                      "& C:\\jobs\\backup.ps1\n"
+                      'Invoke-RestMethod -Method Post -TimeoutSec 10 -Uri "$url/$LASTEXITCODE" '
+                      '-Body "$env:COMPUTERNAME"\n',
+    }
+
+
+async def _monitor_page(request: Request[Any, Any, Any], viewer: Viewer,
+                        monitor_id: uuid.UUID, *, token: str | None = None,
+                        created: bool = False) -> Template:
+    context = await _status_context(request, viewer, monitor_id)
+    base = base_url(request)
+    ping_url = f"{base}/ping/{token or TOKEN_PLACEHOLDER}"
+    return page(request, viewer, "monitor.html", context["monitor"]["name"],
+                section="monitors", token=token, created=created, ping_url=ping_url,
+                snippets=snippets(ping_url, context["monitor"]["schedule"]),
+                **context)
+
+
+@get("/ui/monitors/{monitor_id:uuid}", name="monitor")
+async def monitor(request: Request[Any, Any, Any], viewer: ViewerDep,
+                  monitor_id: FromPath[uuid.UUID]) -> Template:
+    return await _monitor_page(request, viewer, monitor_id)
+
+
+@get("/ui/monitors/{monitor_id:uuid}/live", name="monitor_live")
+async def monitor_live(request: Request[Any, Any, Any], viewer: ViewerDep,
+                       monitor_id: FromPath[uuid.UUID]) -> ServerSentEvent:
+    await get_monitor(request.app.state.pool, viewer.actor, monitor_id)  # 404 now
+
+    async def render() -> str:
+        return fragment(request, viewer, "_monitor.html",
+                        **await _status_context(request, viewer, monitor_id))
+    return live_fragment(render)
+
+
+@post("/ui/monitors/{monitor_id:uuid}/pause", name="monitor_pause")
+async def monitor_pause(request: Request[Any, Any, Any], viewer: ViewerDep, pool: PoolDep,
+                        monitor_id: FromPath[uuid.UUID]) -> Any:
+    await checked_form(request, viewer)
+    await commands.set_paused(pool, viewer.actor, monitor_id, True,
+                              request.app.state.clock.now())
+    return redirect(f"/ui/monitors/{monitor_id}")
+
+
+@post("/ui/monitors/{monitor_id:uuid}/resume", name="monitor_resume")
+async def monitor_resume(request: Request[Any, Any, Any], viewer: ViewerDep, pool: PoolDep,
+                         monitor_id: FromPath[uuid.UUID]) -> Any:
+    await checked_form(request, viewer)
+    await commands.set_paused(pool, viewer.actor, monitor_id, False,
+                              request.app.state.clock.now())
+    return redirect(f"/ui/monitors/{monitor_id}")
+
+
+@post("/ui/monitors/{monitor_id:uuid}/rotate", name="monitor_rotate")
+async def monitor_rotate(request: Request[Any, Any, Any], viewer: ViewerDep, pool: PoolDep,
+                         monitor_id: FromPath[uuid.UUID]) -> Template:
+    await checked_form(request, viewer)
+    token = await commands.rotate_token(pool, viewer.actor, monitor_id,
+                                        request.app.state.clock.now())
+    return await _monitor_page(request, viewer, monitor_id, token=token)
+
+
+ROUTES = [monitors, monitors_live, monitor_new, monitor_create, monitor, monitor_live,
+          monitor_pause, monitor_resume, monitor_rotate]

@@ -1,0 +1,59 @@
+"""Secrets: the team's secret names and dates, and a form that sets a value.
+
+A value is write-only here as in ``/v1/secrets`` (:mod:`core.secrets`): no page ever shows one,
+not even the one just set (the form's field is emptied in the answer).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Request, get, post
+from litestar.params import FromQuery
+from litestar.response import Template
+
+from api.deps import KeyRingDep, PoolDep
+from api.ui.auth import Viewer, ViewerDep, checked_form
+from api.ui.render import page
+from core.errors import InvalidInput, invalid
+from core.secrets import NAME, list_secrets, put_secret
+
+PAGE_SIZE = 100
+
+
+async def _page(request: Request[Any, Any, Any], viewer: Viewer, after: str | None = None, *,
+                status: int = 200, **extra: Any) -> Template:
+    rows = await list_secrets(request.app.state.pool, viewer.actor, limit=PAGE_SIZE + 1,
+                              after=after or None)
+    more = len(rows) > PAGE_SIZE
+    rows = rows[:PAGE_SIZE]
+    context = {"name": "", "errors": {}, "detail": "", **extra}
+    return page(request, viewer, "secrets.html", "Secrets", section="secrets",
+                status_code=status, secrets=rows, after=after or "",
+                next_after=rows[-1]["name"] if more else None, **context)
+
+
+@get("/ui/secrets", name="secrets")
+async def secrets_page(request: Request[Any, Any, Any], viewer: ViewerDep,
+                       after: FromQuery[str | None] = None) -> Template:
+    if after and not NAME.match(after):
+        raise invalid("after", "must be a secret name (the link of the previous page)")
+    return await _page(request, viewer, after)
+
+
+@post("/ui/secrets", name="secret_set")
+async def secret_set(request: Request[Any, Any, Any], viewer: ViewerDep, pool: PoolDep,
+                     keyring: KeyRingDep) -> Template:
+    form = await checked_form(request, viewer)
+    name = str(form.get("name", "")).strip()
+    try:
+        row, created = await put_secret(pool, keyring, viewer.actor, name,
+                                        form.get("value", ""), request.app.state.clock.now())
+    except InvalidInput as exc:
+        errors = {e.field.split(".")[0]: e.message for e in exc.errors}
+        return await _page(request, viewer, status=422, name=name, errors=errors,
+                           detail=exc.detail)
+    return await _page(request, viewer, saved=row, created=created)
+
+
+ROUTES = [secrets_page, secret_set]

@@ -1,0 +1,200 @@
+"""The dashboard's monitors, channels, secrets, API keys and events pages, through the ASGI
+test client on the frozen clock (api/ui/pages/monitors.py and its siblings)."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from datetime import timedelta
+from typing import Any
+
+from litestar.testing import AsyncTestClient
+from psycopg_pool import AsyncConnectionPool
+
+from core.clock import FrozenClock
+from core.monitors.ping import Ping, open_ping_pool, record_pings
+from tests.integration.test_dashboard_auth import sign_in
+
+HOSTILE = "<script>alert(1)</script>\"'&"
+PING_URL = re.compile(r'<code id="ping-url">([^<]+)</code>')
+
+
+async def _create_monitor(client: AsyncTestClient, csrf: str, name: str,
+                          schedule: str = "1h") -> tuple[str, str]:
+    """Create a monitor through the form: ``(monitor id, ping token)``."""
+    answer = await client.post("/ui/monitors/new", data={
+        "csrf": csrf, "name": name, "schedule": schedule, "grace_seconds": "60"})
+    assert answer.status_code == 200, answer.text
+    url = PING_URL.search(answer.text).group(1)  # type: ignore[union-attr]
+    token = url.rsplit("/", 1)[1]
+    monitor_id = re.search(r'/ui/monitors/([0-9a-f-]{36})/live', answer.text).group(1)  # type: ignore[union-attr]
+    return monitor_id, token
+
+
+async def test_a_monitor_made_by_the_form_shows_its_ping_url_once(
+        frozen_api: AsyncTestClient, team: dict[str, Any]) -> None:
+    csrf = await sign_in(frozen_api, team["write"])
+    monitor_id, token = await _create_monitor(frozen_api, csrf, "nightly backup", "0 3 * * *")
+    assert len(token) == 64
+    page = await frozen_api.get(f"/ui/monitors/{monitor_id}")
+    assert page.status_code == 200
+    assert token not in page.text and "/ping/&lt;token&gt;" in page.text
+    assert "0 3 * * * /usr/local/bin/backup.sh" in page.text  # the crontab line at its schedule
+    assert 'data-status="new"' in page.text
+    listing = await frozen_api.get("/ui/monitors")
+    assert f'href="/ui/monitors/{monitor_id}"' in listing.text and "<svg" in listing.text
+
+
+async def test_the_form_answers_the_apis_messages_next_to_each_field(
+        frozen_api: AsyncTestClient, team: dict[str, Any], pool: AsyncConnectionPool) -> None:
+    csrf = await sign_in(frozen_api, team["write"])
+    answer = await frozen_api.post("/ui/monitors/new", data={
+        "csrf": csrf, "name": "x", "schedule": "every blursday", "grace_seconds": "zero"})
+    assert answer.status_code == 422
+    assert 'id="grace-error"' in answer.text and "whole number" in answer.text
+    answer = await frozen_api.post("/ui/monitors/new", data={
+        "csrf": csrf, "name": "x", "schedule": "every blursday"})
+    assert answer.status_code == 422 and 'id="schedule-error"' in answer.text
+    async with pool.connection() as conn:
+        cur = await conn.execute("SELECT count(*) AS n FROM monitors WHERE team_id = %s",
+                                 (team["actor"].team_id,))
+        assert (await cur.fetchone())["n"] == 0
+
+
+async def test_pings_flips_and_hostile_text_render_inert(
+        frozen_api: AsyncTestClient, team: dict[str, Any], shared_dsn: str,
+        clock: FrozenClock) -> None:
+    csrf = await sign_in(frozen_api, team["write"])
+    monitor_id, token = await _create_monitor(frozen_api, csrf, HOSTILE)
+    ping_pool = await open_ping_pool(shared_dsn, size=1)
+    try:
+        await record_pings(ping_pool, [
+            (Ping(token=token, kind="success", method="POST", body=HOSTILE.encode(),
+                  body_size=len(HOSTILE), user_agent=HOSTILE), clock.now()),
+            (Ping(token=token, kind="log", method="POST", body=b"\xff\xfe\x00binary",
+                  body_size=9), clock.now() + timedelta(seconds=1))])
+    finally:
+        await ping_pool.close()
+    clock.advance(180)
+    page = await frozen_api.get(f"/ui/monitors/{monitor_id}")
+    assert page.status_code == 200
+    assert "<script>alert(1)" not in page.text
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page.text
+    assert 'data-status="up"' in page.text and "3 min ago" in page.text
+    assert "00000000  ff fe 00 62 69 6e 61 72 79" in page.text  # not text: a hex preview
+    listing = await frozen_api.get("/ui/monitors")
+    assert "<script>alert(1)" not in listing.text and 'data-status="up"' in listing.text
+
+
+async def test_pause_resume_and_rotate_are_csrf_forms(
+        frozen_api: AsyncTestClient, team: dict[str, Any]) -> None:
+    csrf = await sign_in(frozen_api, team["write"])
+    monitor_id, token = await _create_monitor(frozen_api, csrf, "to pause")
+    forged = await frozen_api.post(f"/ui/monitors/{monitor_id}/pause", data={})
+    assert forged.status_code == 403
+    paused = await frozen_api.post(f"/ui/monitors/{monitor_id}/pause", data={"csrf": csrf})
+    assert paused.status_code == 200 and 'data-status="paused"' in paused.text
+    assert ">Resume</button>" in paused.text
+    resumed = await frozen_api.post(f"/ui/monitors/{monitor_id}/resume", data={"csrf": csrf})
+    assert 'data-status="new"' in resumed.text
+    rotated = await frozen_api.post(f"/ui/monitors/{monitor_id}/rotate", data={"csrf": csrf})
+    new_token = PING_URL.search(rotated.text).group(1).rsplit("/", 1)[1]  # type: ignore[union-attr]
+    assert len(new_token) == 64 and new_token != token
+
+
+async def test_a_read_key_sees_every_page_and_no_control(
+        frozen_api: AsyncTestClient, team: dict[str, Any]) -> None:
+    csrf = await sign_in(frozen_api, team["write"])
+    monitor_id, _ = await _create_monitor(frozen_api, csrf, "watched")
+    await frozen_api.post("/ui/signout", data={"csrf": csrf})
+    read_csrf = await sign_in(frozen_api, team["read"])
+    for path in (f"/ui/monitors/{monitor_id}", "/ui/monitors", "/ui/channels", "/ui/secrets",
+                 "/ui/apikeys", "/ui/events"):
+        page = await frozen_api.get(path)
+        assert page.status_code == 200, path
+        forms = re.findall(r'<form method="post" action="([^"]+)"', page.text)
+        assert forms == ["/ui/signout"], (path, forms)
+        assert "New monitor" not in page.text
+    refused = await frozen_api.post(f"/ui/monitors/{monitor_id}/pause", data={"csrf": read_csrf})
+    assert refused.status_code == 403
+    page = await frozen_api.get(f"/ui/monitors/{monitor_id}")
+    assert 'data-status="new"' in page.text
+
+
+async def test_secrets_show_names_never_values(
+        frozen_api: AsyncTestClient, team: dict[str, Any]) -> None:
+    csrf = await sign_in(frozen_api, team["write"])
+    value = f"s3cret-{uuid.uuid4().hex}"
+    answer = await frozen_api.post("/ui/secrets", data={"csrf": csrf, "name": "API_TOKEN",
+                                                        "value": value})
+    assert answer.status_code == 200 and "<code>API_TOKEN</code>" in answer.text
+    assert value not in answer.text
+    bad = await frozen_api.post("/ui/secrets", data={"csrf": csrf, "name": "no spaces",
+                                                     "value": "x"})
+    assert bad.status_code == 422 and value not in bad.text
+    page = await frozen_api.get("/ui/secrets")
+    assert "API_TOKEN" in page.text and value not in page.text
+
+
+async def test_api_keys_are_shown_once_and_revoked_by_a_button(
+        frozen_api: AsyncTestClient, team: dict[str, Any]) -> None:
+    csrf = await sign_in(frozen_api, team["write"])
+    answer = await frozen_api.post("/ui/apikeys", data={"csrf": csrf, "name": "deploy",
+                                                        "scope": "read"})
+    assert answer.status_code == 200
+    key = re.search(r'<code id="new-key">([^<]+)</code>', answer.text).group(1)  # type: ignore[union-attr]
+    page = await frozen_api.get("/ui/apikeys")
+    assert key not in page.text and "deploy" in page.text
+    key_id = re.search(r'action="/ui/apikeys/([0-9a-f-]{36})/revoke"[^>]*>'
+                       r'(?:(?!</tr>).)*Revoke deploy', page.text, re.S)
+    assert key_id is not None
+    revoked = await frozen_api.post(f"/ui/apikeys/{key_id.group(1)}/revoke",
+                                    data={"csrf": csrf})
+    assert revoked.status_code == 200 and "Revoke deploy" not in revoked.text
+    check = await frozen_api.get("/v1/jobs", headers={"Authorization": f"Bearer {key}"})
+    assert check.status_code == 401
+
+
+async def test_events_filter_by_stream_type_and_page_by_position(
+        frozen_api: AsyncTestClient, team: dict[str, Any]) -> None:
+    csrf = await sign_in(frozen_api, team["write"])
+    for n in range(3):
+        await _create_monitor(frozen_api, csrf, f"monitor {n}")
+    await frozen_api.post("/ui/secrets", data={"csrf": csrf, "name": "K", "value": "v"})
+    monitors = await frozen_api.get("/ui/events?stream_type=monitor")
+    assert monitors.status_code == 200
+    assert monitors.text.count("<code>monitor.created</code>") == 3
+    assert "secret.set" not in monitors.text
+    every = await frozen_api.get("/ui/events")
+    assert "<code>secret.set</code>" in every.text
+    bad = await frozen_api.get("/ui/events?stream_type=nope")
+    assert bad.status_code == 422
+    bad_time = await frozen_api.get("/ui/events?since=yesterday")
+    assert bad_time.status_code == 422
+    later = await frozen_api.get("/ui/events?since=2999-01-01T00:00")
+    assert later.status_code == 200 and "No events match" in later.text
+
+
+async def test_bad_input_on_these_pages_is_a_4xx_page_never_a_500(
+        frozen_api: AsyncTestClient, team: dict[str, Any]) -> None:
+    csrf = await sign_in(frozen_api, team["write"])
+    for path in ("/ui/monitors?cursor=nope", "/ui/monitors/live?cursor=nope",
+                 "/ui/channels?cursor=%00", "/ui/apikeys?cursor=x", "/ui/secrets?after=%00",
+                 "/ui/events?actor=%00", "/ui/events?before=12x",
+                 "/ui/events?until=2026-13-01T00:00",
+                 f"/ui/monitors/{uuid.uuid4()}", f"/ui/monitors/{uuid.uuid4()}/live"):
+        answer = await frozen_api.get(path)
+        assert 400 <= answer.status_code < 500, (path, answer.status_code)
+        assert "text/html" in answer.headers["content-type"], path
+    for path, form in (("/ui/monitors/new", {"name": "a\x00b", "schedule": "1h"}),
+                       ("/ui/monitors/new", {"name": "x" * 5000, "schedule": "1h"}),
+                       ("/ui/channels", {"name": "n\x00", "kind": "webhook", "url": "x"}),
+                       ("/ui/channels", {"name": "n", "kind": "nope", "url": "ftp://x"}),
+                       ("/ui/secrets", {"name": "A\x00", "value": "v"}),
+                       ("/ui/apikeys", {"name": "k\x00", "scope": "read"}),
+                       ("/ui/apikeys", {"name": "k", "scope": "admin"}),
+                       (f"/ui/channels/{uuid.uuid4()}/test", {}),
+                       (f"/ui/apikeys/{uuid.uuid4()}/revoke", {}),
+                       (f"/ui/monitors/{uuid.uuid4()}/pause", {})):
+        answer = await frozen_api.post(path, data={"csrf": csrf, **form})
+        assert 400 <= answer.status_code < 500, (path, form, answer.status_code)
