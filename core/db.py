@@ -33,6 +33,15 @@ CONSTRAINT_DETAIL = {
 }
 
 
+def _constraint_family(name: str) -> str:
+    """The name a constraint is registered under: a daily leaf of the event log
+    (``events_runs_p20261201_stream_version_key``, docs/architecture.md, "Retention") means what
+    ``events_stream_version_key`` means."""
+    if name.startswith("events_") and name.endswith("_stream_version_key"):
+        return "events_stream_version_key"
+    return name
+
+
 @contextlib.contextmanager
 def translate_errors() -> Iterator[None]:
     """Re-raise integrity errors on known constraints as domain errors.
@@ -51,7 +60,7 @@ def translate_errors() -> Iterator[None]:
         reason = (exc.diag.message_primary if exc.diag else None) or str(exc).splitlines()[0]
         raise InvalidInput(f"a value cannot be stored: {reason}") from exc
     except psycopg.errors.IntegrityError as exc:
-        name = exc.diag.constraint_name or ""
+        name = _constraint_family(exc.diag.constraint_name or "")
         error_class = CONSTRAINT_ERRORS.get(name)
         if error_class is None:
             raise

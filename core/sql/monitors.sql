@@ -208,8 +208,8 @@ u AS (
     RETURNING mo.alert_at, e.old_alert_at
 ),
 p AS (
-    INSERT INTO monitor_ping_bodies (monitor_id, version, body)
-    SELECT f.monitor_id, f.pinged_version, q.body
+    INSERT INTO monitor_ping_bodies (monitor_id, version, body, received_at)
+    SELECT f.monitor_id, f.pinged_version, q.body, q.at
     FROM f JOIN q ON q.monitor_id = f.monitor_id AND q.seq = f.seq
     WHERE q.body IS NOT NULL
 ),
