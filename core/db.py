@@ -122,7 +122,9 @@ async def open_pool(dsn: str, *, min_size: int = 1, max_size: int = 10,
         connect_dsn(dsn),  # a connect to a silent host gives up after a bounded time
         min_size=min_size,
         max_size=max_size,
-        kwargs={"row_factory": dict_row, "autocommit": False},
+        # No server-side prepared statements: they are session state, which a transaction
+        # pooler (PgBouncer) would hand to another client (docs/operations.md, "PgBouncer").
+        kwargs={"row_factory": dict_row, "autocommit": False, "prepare_threshold": None},
         open=False,
         name="cronledger",
         **options,

@@ -231,6 +231,7 @@ def upgrade() -> None:
         tx_snapshot          pg_snapshot NOT NULL,
         checkpoint_tx_id     xid8        NOT NULL,
         checkpoint_position  bigint      NOT NULL,
+        checkpoint_events_applied bigint NOT NULL,
         tables               text[]      NOT NULL,
         CONSTRAINT retention_snapshots_pkey PRIMARY KEY (id)
     );
