@@ -353,6 +353,13 @@ _D = Settings()  # the defaults shown in --help come from the settings themselve
 # Every environment variable a command's --help names: one line each (docs/operations.md has
 # the full list with units and ranges).
 _ENV = {
+    "CRONLEDGER_RETENTION_PINGS_DAYS": "days pings and their bodies are kept (default 30; a "
+                                       "monitor's newest 100 stay readable)",
+    "CRONLEDGER_RETENTION_RUNS_DAYS": "days run events are kept (default 90)",
+    "CRONLEDGER_RETENTION_ATTEMPT_BODIES_DAYS": "days run attempts' requests and responses are "
+                                                "kept (default 14)",
+    "CRONLEDGER_RETENTION_DELIVERIES_DAYS": "days notification delivery events are kept "
+                                            "(default 90)",
     "DATABASE_URL": "libpq DSN of the database; unset: an embedded PostgreSQL is started in "
                     "CRONLEDGER_DATA_DIR (and stopped on exit)",
     "CRONLEDGER_DATA_DIR": f"embedded mode: data folder (default {_D.data_dir})",

@@ -94,8 +94,8 @@ def _ident(*names: str) -> sql.Identifier:
     return sql.Identifier(*names)
 
 
-def _template(name: str, **identifiers: sql.Composable) -> sql.Composed:
-    return sql.SQL(Q[name]).format(**identifiers)  # type: ignore[arg-type]
+def _template(query: str, **identifiers: sql.Composable) -> sql.Composed:
+    return sql.SQL(query).format(**identifiers)  # type: ignore[arg-type]
 
 
 def snapshot_copy(snapshot_id: int, table: str) -> sql.Identifier:
@@ -111,7 +111,7 @@ async def _plan(conn: psycopg.AsyncConnection, settings: Settings, now: datetime
     for kind in all_kinds:
         for leaf in past_horizon(found, kind, now):
             if is_event_table(leaf.parent):
-                cur = await conn.execute(_template("retention_event_leaf_stats",
+                cur = await conn.execute(_template(Q["retention_event_leaf_stats"],
                                                    table=_ident(leaf.name)), {
                     "tx_id": checkpoint["tx_id"] if checkpoint else "0",
                     "position": checkpoint["global_position"] if checkpoint else 0})
@@ -122,7 +122,7 @@ async def _plan(conn: psycopg.AsyncConnection, settings: Settings, now: datetime
                 result.planned.append(Planned(leaf, kind.name, stats["events"],
                                               stats["first_position"], stats["last_position"]))
             else:
-                cur = await conn.execute(_template("retention_leaf_count",
+                cur = await conn.execute(_template(Q["retention_leaf_count"],
                                                    table=_ident(leaf.name)))
                 result.planned.append(Planned(leaf, kind.name, (await cur.fetchone())["rows"]))
     return result
@@ -165,9 +165,9 @@ async def prune(pool: AsyncConnectionPool, settings: Settings, now: datetime, *,
             result.snapshot_id = await _snapshot(conn, now, checkpoint)
             await conn.execute(Q["retention_lock_timeout"], {"timeout": lock_timeout})
             for p in result.planned:
-                await conn.execute(_template("retention_detach", parent=_ident(p.leaf.parent),
+                await conn.execute(_template(Q["retention_detach"], parent=_ident(p.leaf.parent),
                                              leaf=_ident(p.leaf.name)))
-                await conn.execute(_template("retention_drop", leaf=_ident(p.leaf.name)))
+                await conn.execute(_template(Q["retention_drop"], leaf=_ident(p.leaf.name)))
             [result.position] = await append_events(conn, [NewEvent(
                 stream_type="log", stream_id=uuid.uuid4(), version=1, event_type="log.pruned",
                 team_id=SYSTEM_TEAM, occurred_at=now,
@@ -180,7 +180,7 @@ async def prune(pool: AsyncConnectionPool, settings: Settings, now: datetime, *,
     # After the commit: the DETACH's lock is gone, ANALYZE holds up no writer.
     async with pool.connection() as conn, conn.transaction():
         for table in sorted({p.leaf.parent for p in result.planned}):
-            await conn.execute(_template("retention_analyze", table=_ident(table)))
+            await conn.execute(_template(Q["retention_analyze"], table=_ident(table)))
     log.info("retention: pruned %d partitions (%s)", len(result.planned),
              ", ".join(f"{k}: {v['rows']} rows" for k, v in result.summary().items()))
     return result
@@ -188,7 +188,7 @@ async def prune(pool: AsyncConnectionPool, settings: Settings, now: datetime, *,
 
 async def _keep_pings(conn: psycopg.AsyncConnection, doomed: list[Leaf]) -> None:
     for leaf in doomed:
-        await conn.execute(_template("retention_pings_keep", table=_ident(leaf.name)),
+        await conn.execute(_template(Q["retention_pings_keep"], table=_ident(leaf.name)),
                            {"keep": KEEP_PINGS})
     if doomed:
         await conn.execute(Q["retention_pings_kept_trim"], {"keep": KEEP_PINGS})
@@ -203,13 +203,13 @@ async def _snapshot(conn: psycopg.AsyncConnection, now: datetime,
         "tables": list(SNAPSHOT_TABLES)})
     snapshot_id = (await cur.fetchone())["id"]
     for table in SNAPSHOT_TABLES:
-        await conn.execute(_template("retention_snapshot_copy",
+        await conn.execute(_template(Q["retention_snapshot_copy"],
                                      copy=snapshot_copy(snapshot_id, table),
                                      table=_ident(table)))
     cur = await conn.execute(Q["retention_snapshots_older"], {"id": snapshot_id})
     for old in await cur.fetchall():
         for table in old["tables"]:
-            await conn.execute(_template("retention_snapshot_drop_copy",
+            await conn.execute(_template(Q["retention_snapshot_drop_copy"],
                                          copy=snapshot_copy(old["id"], table)))
         await conn.execute(Q["retention_snapshot_delete"], {"id": old["id"]})
     return snapshot_id
