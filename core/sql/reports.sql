@@ -70,3 +70,11 @@ WHERE monitor_id = %(id)s::uuid
   AND started_at < %(end)s::timestamptz
   AND (ended_at IS NULL OR ended_at > %(start)s::timestamptz)
 ORDER BY started_at;
+
+-- name: projection_lag
+-- Seconds since the oldest event the read models have not applied yet was recorded (0: none),
+-- by the database's clock (docs/operations.md, "Read replica").
+SELECT coalesce(extract(epoch FROM clock_timestamp() - min(e.recorded_at)), 0)::float8
+       AS lag_seconds
+FROM events e
+WHERE (e.tx_id, e.global_position) > (%(tx_id)s::xid8, %(position)s::bigint);
