@@ -26,10 +26,10 @@ from api.deps import (
     NotifyKit,
     provide_actor,
     provide_clock,
-    provide_read_pool,
     provide_keyring,
     provide_notify,
     provide_pool,
+    provide_read_pool,
 )
 from api.errors import EXCEPTION_HANDLERS
 from api.openapi import complete_document

@@ -36,8 +36,8 @@ class ReportController(Controller):
                                               enum=tuple(queries.MAX_BUCKETS))] = "hour",
     ) -> JobStats:
         stats = await queries.job_stats(
-            read_pool, actor, job_id, start=parse_instant("from", from_), end=parse_instant("to", to),
-            bucket=bucket, now=clock.now())
+            read_pool, actor, job_id, start=parse_instant("from", from_),
+            end=parse_instant("to", to), bucket=bucket, now=clock.now())
         return msgspec.convert(stats, JobStats)  # keys as in the JSON ("from")
 
     @get("/monitors/{monitor_id:uuid}/uptime", summary="Downtime periods and uptime of a monitor")

@@ -23,6 +23,7 @@ then ``ANALYZE`` the tables it changed.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import uuid
 from dataclasses import dataclass, field
@@ -48,6 +49,8 @@ log = logging.getLogger("cronledger.retention")
 INLINE = ("jobs", "due_jobs", "runs", "monitors")
 SNAPSHOT_TABLES: tuple[str, ...] = (*INLINE, *READ_MODELS)
 SNAPSHOT_SCHEMA = "cronledger_snapshots"
+LOCK_ATTEMPTS = 10  # per leaf, each waiting at most the lock timeout
+LOCK_RETRY_SECONDS = 0.2
 SYSTEM_TEAM = uuid.UUID(int=0)  # the team of events no team owns (log.pruned)
 
 
@@ -165,9 +168,7 @@ async def prune(pool: AsyncConnectionPool, settings: Settings, now: datetime, *,
             result.snapshot_id = await _snapshot(conn, now, checkpoint)
             await conn.execute(Q["retention_lock_timeout"], {"timeout": lock_timeout})
             for p in result.planned:
-                await conn.execute(_template(Q["retention_detach"], parent=_ident(p.leaf.parent),
-                                             leaf=_ident(p.leaf.name)))
-                await conn.execute(_template(Q["retention_drop"], leaf=_ident(p.leaf.name)))
+                await _detach_and_drop(conn, p.leaf)
             [result.position] = await append_events(conn, [NewEvent(
                 stream_type="log", stream_id=uuid.uuid4(), version=1, event_type="log.pruned",
                 team_id=SYSTEM_TEAM, occurred_at=now,
@@ -184,6 +185,27 @@ async def prune(pool: AsyncConnectionPool, settings: Settings, now: datetime, *,
     log.info("retention: pruned %d partitions (%s)", len(result.planned),
              ", ".join(f"{k}: {v['rows']} rows" for k, v in result.summary().items()))
     return result
+
+
+async def _detach_and_drop(conn: psycopg.AsyncConnection, leaf: Leaf) -> None:
+    """DETACH and DROP ``leaf``; a lock not granted within the lock timeout is tried again
+    (in a savepoint) after :data:`LOCK_RETRY_SECONDS`, at most :data:`LOCK_ATTEMPTS` times, so
+    each wait holds the writers queued behind it for one lock timeout at most.
+
+    Raises:
+        psycopg.errors.LockNotAvailable: the last attempt timed out too.
+    """
+    for attempt in range(LOCK_ATTEMPTS):
+        try:
+            async with conn.transaction():  # a savepoint
+                await conn.execute(_template(Q["retention_detach"], parent=_ident(leaf.parent),
+                                             leaf=_ident(leaf.name)))
+                await conn.execute(_template(Q["retention_drop"], leaf=_ident(leaf.name)))
+            return
+        except psycopg.errors.LockNotAvailable:
+            if attempt == LOCK_ATTEMPTS - 1:
+                raise
+            await asyncio.sleep(LOCK_RETRY_SECONDS)
 
 
 async def _keep_pings(conn: psycopg.AsyncConnection, doomed: list[Leaf]) -> None:
