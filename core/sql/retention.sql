@@ -57,14 +57,17 @@ FOR UPDATE;
 
 -- name: retention_pings_keep
 -- A template: {table} is a daily leaf of events_pings about to be dropped. Its pings that are
--- among their monitor's newest 100 are copied, with their bodies, into monitor_pings_kept.
+-- among their monitor's newest 100 are copied, with their bodies, into monitor_pings_kept (per
+-- monitor in the leaf: the version of its 100th newest ping, from the leaves' indexes).
 INSERT INTO monitor_pings_kept (monitor_id, team_id, stream_version, occurred_at, data, body)
 SELECT e.stream_id, e.team_id, e.stream_version, e.occurred_at, e.data, b.body
-FROM {table} e
-JOIN LATERAL (SELECT p.stream_version FROM events_pings p
-              WHERE p.stream_id = e.stream_id
-              ORDER BY p.stream_version DESC LIMIT %(keep)s::int) AS newest
-  ON newest.stream_version = e.stream_version
+FROM (SELECT DISTINCT stream_id FROM {table}) AS m
+CROSS JOIN LATERAL (
+    SELECT min(newest.stream_version) AS lowest
+    FROM (SELECT p.stream_version FROM events_pings p
+          WHERE p.stream_id = m.stream_id
+          ORDER BY p.stream_version DESC LIMIT %(keep)s::int) AS newest) AS cut
+JOIN {table} e ON e.stream_id = m.stream_id AND e.stream_version >= cut.lowest
 LEFT JOIN monitor_ping_bodies b
   ON b.monitor_id = e.stream_id AND b.version = e.stream_version
 ON CONFLICT ON CONSTRAINT monitor_pings_kept_pkey DO NOTHING;
