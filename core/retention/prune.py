@@ -167,8 +167,7 @@ async def prune(pool: AsyncConnectionPool, settings: Settings, now: datetime, *,
                                      if p.leaf.parent == "events_pings"])
             result.snapshot_id = await _snapshot(conn, now, checkpoint)
             await conn.execute(Q["retention_lock_timeout"], {"timeout": lock_timeout})
-            for p in result.planned:
-                await _detach_and_drop(conn, p.leaf)
+            await _detach_and_drop(conn, [p.leaf for p in result.planned])
             [result.position] = await append_events(conn, [NewEvent(
                 stream_type="log", stream_id=uuid.uuid4(), version=1, event_type="log.pruned",
                 team_id=SYSTEM_TEAM, occurred_at=now,
@@ -187,23 +186,34 @@ async def prune(pool: AsyncConnectionPool, settings: Settings, now: datetime, *,
     return result
 
 
-async def _detach_and_drop(conn: psycopg.AsyncConnection, leaf: Leaf) -> None:
-    """DETACH and DROP ``leaf``; a lock not granted within the lock timeout is tried again
-    (in a savepoint) after :data:`LOCK_RETRY_SECONDS`, at most :data:`LOCK_ATTEMPTS` times, so
-    each wait holds the writers queued behind it for one lock timeout at most.
+async def _detach_and_drop(conn: psycopg.AsyncConnection, doomed: list[Leaf]) -> None:
+    """Lock every parent and leaf of ``doomed`` first, then DETACH and DROP them. A lock not granted within the lock timeout releases all
+    of them (a savepoint) and is tried again after :data:`LOCK_RETRY_SECONDS`, at most
+    :data:`LOCK_ATTEMPTS` times: each wait holds the writers queued behind it for one lock
+    timeout at most, and the prune never holds one table while waiting for another that a
+    ping or a claim holds.
 
     Raises:
         psycopg.errors.LockNotAvailable: the last attempt timed out too.
     """
+    tables = sql.SQL(", ").join(_ident(t) for t in dict.fromkeys(
+        [*(leaf.parent for leaf in doomed), *(leaf.name for leaf in doomed)]))
     for attempt in range(LOCK_ATTEMPTS):
         try:
             async with conn.transaction():  # a savepoint
-                await conn.execute(_template(Q["retention_detach"], parent=_ident(leaf.parent),
-                                             leaf=_ident(leaf.name)))
-                await conn.execute(_template(Q["retention_drop"], leaf=_ident(leaf.name)))
+                await conn.execute(_template(Q["retention_lock_leaves"], tables=tables))
+                for leaf in doomed:
+                    await conn.execute(_template(Q["retention_detach"],
+                                                 parent=_ident(leaf.parent),
+                                                 leaf=_ident(leaf.name)))
+                    await conn.execute(_template(Q["retention_drop"], leaf=_ident(leaf.name)))
             return
         except psycopg.errors.LockNotAvailable:
             if attempt == LOCK_ATTEMPTS - 1:
+                cur = await conn.execute(Q["retention_lock_holders"], {
+                    "parent": doomed[0].parent, "leaf": doomed[0].name})
+                log.warning("retention: %s stays locked by %s", doomed[0].name,
+                            [tuple(r.values()) for r in await cur.fetchall()])
                 raise
             await asyncio.sleep(LOCK_RETRY_SECONDS)
 

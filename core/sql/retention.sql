@@ -73,13 +73,14 @@ LEFT JOIN monitor_ping_bodies b
 ON CONFLICT ON CONSTRAINT monitor_pings_kept_pkey DO NOTHING;
 
 -- name: retention_pings_kept_trim
--- Kept pings that are no longer among their monitor's newest 100 (counting the log's).
+-- Kept pings that are no longer among their monitor's newest 100 (counting the log's; UNION:
+-- a ping just copied from a leaf not yet dropped counts once).
 DELETE FROM monitor_pings_kept k
 WHERE k.stream_version < (
     SELECT min(v) FROM (
         SELECT v FROM (SELECT p.stream_version AS v FROM events_pings p
                        WHERE p.stream_id = k.monitor_id
-                       UNION ALL
+                       UNION
                        SELECT o.stream_version FROM monitor_pings_kept o
                        WHERE o.monitor_id = k.monitor_id) AS everything
         ORDER BY v DESC LIMIT %(keep)s::int) AS newest
@@ -111,6 +112,19 @@ DELETE FROM retention_snapshots WHERE id = %(id)s::bigint;
 SELECT id, tx_snapshot::text AS tx_snapshot, checkpoint_tx_id::text AS checkpoint_tx_id,
        checkpoint_position, checkpoint_events_applied, tables
 FROM retention_snapshots ORDER BY id DESC LIMIT 1;
+
+-- name: retention_lock_holders
+-- Who holds a lock on a table the prune waits for (its log line names them).
+SELECT a.pid, a.backend_type, l.mode, left(a.query, 120) AS query
+FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+WHERE l.granted AND l.relation IN (to_regclass(%(parent)s), to_regclass(%(leaf)s))
+  AND a.pid <> pg_backend_pid();
+
+-- name: retention_lock_leaves
+-- A template: {tables}, the parents and the leaves a prune detaches, locked in one statement
+-- before any DETACH (so a ping or a claim that holds one of them is never stuck behind a
+-- prune holding another: the prune gives up on lock_timeout and releases them all).
+LOCK TABLE {tables} IN ACCESS EXCLUSIVE MODE;
 
 -- name: retention_detach
 -- A template: {parent} and its daily leaf {leaf}.

@@ -10,7 +10,10 @@ the event log, run attempts and ping bodies in partitions, pruned a whole partit
       events_deliveries      notification streams, likewise
       events_<kind>_default  events outside every daily leaf (never pruned)
     run_attempts           PARTITION BY RANGE (started_at), daily; primary key (run_id, attempt,
-                           started_at)
+                           started_at). No foreign key to runs any more (nor from ping bodies to
+                           monitors): dropping a leaf that has one takes an ACCESS EXCLUSIVE
+                           lock on the referenced table, which would stall claims and pings;
+                           the writers insert only for rows they hold (docs/architecture.md)
     monitor_ping_bodies    gains received_at (the ping's arrival); PARTITION BY RANGE
                            (received_at), daily
     retention_partition_create(parent, day)
@@ -125,9 +128,7 @@ def upgrade() -> None:
         error              text,
         lateness_ms        integer,
         worker_id          text,
-        CONSTRAINT run_attempts_pkey PRIMARY KEY (run_id, attempt, started_at),
-        CONSTRAINT run_attempts_run_id_fkey FOREIGN KEY (run_id) REFERENCES runs (id)
-            ON DELETE CASCADE
+        CONSTRAINT run_attempts_pkey PRIMARY KEY (run_id, attempt, started_at)
     ) PARTITION BY RANGE (started_at);
     CREATE TABLE run_attempts_default PARTITION OF run_attempts DEFAULT;
 
@@ -142,9 +143,7 @@ def upgrade() -> None:
         version      integer     NOT NULL,
         body         bytea       NOT NULL,
         received_at  timestamptz NOT NULL,
-        CONSTRAINT monitor_ping_bodies_pkey PRIMARY KEY (monitor_id, version, received_at),
-        CONSTRAINT monitor_ping_bodies_monitor_id_fkey FOREIGN KEY (monitor_id)
-            REFERENCES monitors (id) ON DELETE CASCADE
+        CONSTRAINT monitor_ping_bodies_pkey PRIMARY KEY (monitor_id, version, received_at)
     ) PARTITION BY RANGE (received_at);
     CREATE TABLE monitor_ping_bodies_default PARTITION OF monitor_ping_bodies DEFAULT;
 

@@ -190,3 +190,30 @@ async def test_dry_run_changes_nothing(fresh_pool: AsyncConnectionPool,
     assert result is not None and {p.leaf.name for p in result.planned} == {
         p.leaf.name for p in plan.planned}
     assert await leaf_names(fresh_pool) == before - {p.leaf.name for p in plan.planned}
+
+
+async def test_a_monitor_keeps_its_newest_100_pings(
+        fresh_pool: AsyncConnectionPool, fresh_dsn: str, settings: Settings) -> None:
+    settings = short(settings)
+    for d in range(5):
+        await ensure_partitions(fresh_pool, T0 + timedelta(days=d), 1)
+    actor = await new_actor(fresh_pool)
+    monitor, token = await add_monitor(fresh_pool, actor, T0 - timedelta(hours=1), "1h")
+    ping_pool = await open_ping_pool(fresh_dsn, size=1)
+    try:
+        for i in range(120):
+            await ping(ping_pool, token, T0 + timedelta(seconds=i), body=f"old {i}".encode())
+        for i in range(10):
+            await ping(ping_pool, token, T0 + timedelta(days=3, seconds=i))
+    finally:
+        await ping_pool.close()
+    await project_all(fresh_pool)
+    result = await pruning.prune(fresh_pool, settings, T0 + timedelta(days=2, hours=1))
+    assert result is not None and "events_pings_p20261120" in {p.leaf.name for p in
+                                                                result.planned}
+    pings = await list_pings(fresh_pool, actor, monitor, limit=200, before_version=None)
+    assert len(pings) == 100
+    assert pings[-1]["body"] == "old 30" and pings[10]["body"] == "old 119"
+    async with fresh_pool.connection() as conn:
+        cur = await conn.execute("SELECT count(*) AS n FROM monitor_pings_kept")
+        assert (await cur.fetchone())["n"] == 90
