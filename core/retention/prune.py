@@ -187,11 +187,12 @@ async def prune(pool: AsyncConnectionPool, settings: Settings, now: datetime, *,
 
 
 async def _detach_and_drop(conn: psycopg.AsyncConnection, doomed: list[Leaf]) -> None:
-    """Lock every parent and leaf of ``doomed`` first, then DETACH and DROP them. A lock not granted within the lock timeout releases all
-    of them (a savepoint) and is tried again after :data:`LOCK_RETRY_SECONDS`, at most
-    :data:`LOCK_ATTEMPTS` times: each wait holds the writers queued behind it for one lock
-    timeout at most, and the prune never holds one table while waiting for another that a
-    ping or a claim holds.
+    """Lock every parent and leaf of ``doomed`` first, then DETACH and DROP them.
+
+    A lock not granted within the lock timeout releases all of them (a savepoint) and is tried
+    again after :data:`LOCK_RETRY_SECONDS`, at most :data:`LOCK_ATTEMPTS` times: each wait
+    holds the writers queued behind it for one lock timeout at most, and the prune never holds
+    one table while waiting for another that a ping or a claim holds.
 
     Raises:
         psycopg.errors.LockNotAvailable: the last attempt timed out too.
