@@ -13,7 +13,8 @@ per monitor, ``--runs-per-day`` runs per job, each a ``runs`` row, ``run.started
 moved to the end of the log (the read models themselves are not built here: the reporting
 benchmark does that); and every ``--prune-every`` days a prune runs
 (:func:`core.retention.prune.prune`, default retention). At the end of each simulated month it
-prints the database size and the history's share. Once, at the first prune after the pings'
+prints the database size, the history tables' (the four kinds of docs/operations.md,
+"Retention"), the prune snapshot's and the ``runs`` rows'. Once, at the first prune after the pings'
 horizon, it times the ping statement (a real monitor) and the scheduler's claim
 (``claim_due``) before, while and after the prune; at the end the reporting reads.
 """
@@ -50,7 +51,7 @@ from core.retention.size import sizes  # noqa: E402
 from core.runs.claim import claim_due  # noqa: E402
 
 START = datetime(2027, 1, 1, tzinfo=UTC)
-HISTORY = ("pings", "runs", "attempt_bodies", "deliveries", "snapshots")
+HISTORY = ("pings", "runs", "attempt_bodies", "deliveries")
 
 
 def _tsv(rows: list[tuple[object, ...]]) -> bytes:
@@ -138,8 +139,8 @@ async def main(args: argparse.Namespace) -> None:
             for i in range(args.jobs)]
         monitors = [uuid.uuid4() for _ in range(args.monitors)]
         versions = dict.fromkeys(monitors, 1)
-        print(f"{'month':>7} {'database MB':>12} {'history MB':>11} {'runs rows MB':>13} "
-              f"{'write s':>8} {'prune s':>8}")
+        print(f"{'month':>7} {'database MB':>12} {'history MB':>11} {'snapshot MB':>12} "
+              f"{'runs rows MB':>13} {'write s':>8} {'prune s':>8}")
         timed: dict[str, list[float]] = {}
         write_s = prune_s = 0.0
         for d in range(args.days):
@@ -173,9 +174,14 @@ async def main(args: argparse.Namespace) -> None:
                 rows, total = await sizes(pool)
                 history = sum(int(r["bytes"]) for r in rows if r["kind"] in HISTORY)
                 runs_rows = sum(int(r["bytes"]) for r in rows if r["family"] == "runs")
+                copies = sum(int(r["bytes"]) for r in rows if r["kind"] == "snapshots")
                 print(f"{day:%Y-%m} {total / 1e6:12.0f} {history / 1e6:11.0f} "
-                      f"{runs_rows / 1e6:13.0f} {write_s:8.1f} {prune_s:8.1f}", flush=True)
+                      f"{copies / 1e6:12.0f} {runs_rows / 1e6:13.0f} {write_s:8.1f} "
+                      f"{prune_s:8.1f}", flush=True)
                 write_s = prune_s = 0.0
+        rows, total = await sizes(pool)
+        print(f"\nat the end: {total / 1e6:.0f} MB; largest: " + ", ".join(
+            f"{r['family']} ({r['kind']}) {int(r['bytes']) / 1e6:.0f} MB" for r in rows[:8]))
         print()
         print(f"{'phase':8} {'pings':>6} {'ping p50 ms':>12} {'ping p99 ms':>12} "
               f"{'ping max ms':>12} {'claim p50 ms':>13} {'claim max ms':>13}")
