@@ -139,19 +139,22 @@ DROP TABLE {leaf};
 ANALYZE {table};
 
 -- name: retention_sizes
--- Bytes per table family (a partitioned table counts its leaves), for `cronledger db-size`.
-SELECT CASE WHEN n.nspname = 'cronledger_snapshots' THEN 'snapshots'
-            ELSE coalesce(p.relname, c.relname) END AS family, sum(pg_total_relation_size(c.oid))::bigint AS bytes,
-       count(*)::int AS tables
+-- Bytes per table family, for `cronledger db-size`: a partition counts with its partitioned
+-- table, the partitions of events with their kind's table (events_pings, events_keep …).
+SELECT CASE WHEN n.nspname = 'cronledger_snapshots' THEN 'snapshots' ELSE p.relname END
+           AS family,
+       sum(pg_total_relation_size(c.oid))::bigint AS bytes, count(*)::int AS tables
 FROM pg_class c
 JOIN pg_namespace n ON n.oid = c.relnamespace
-LEFT JOIN LATERAL (
-    WITH RECURSIVE up AS (
-        SELECT i.inhparent AS oid FROM pg_inherits i WHERE i.inhrelid = c.oid
+CROSS JOIN LATERAL (
+    WITH RECURSIVE up(oid, depth) AS (
+        SELECT c.oid, 0
         UNION ALL
-        SELECT i.inhparent FROM pg_inherits i JOIN up ON i.inhrelid = up.oid)
+        SELECT i.inhparent, up.depth + 1 FROM pg_inherits i JOIN up ON i.inhrelid = up.oid)
     SELECT pc.relname FROM up JOIN pg_class pc ON pc.oid = up.oid
-    WHERE NOT EXISTS (SELECT 1 FROM pg_inherits i WHERE i.inhrelid = up.oid)) AS p ON true
+    WHERE NOT EXISTS (SELECT 1 FROM pg_inherits i JOIN pg_class pp ON pp.oid = i.inhparent
+                      WHERE i.inhrelid = up.oid AND pp.relname <> 'events')
+    ORDER BY up.depth LIMIT 1) AS p
 WHERE c.relkind IN ('r', 'm') AND n.nspname IN ('public', 'cronledger_snapshots')
 GROUP BY 1
 ORDER BY 2 DESC;

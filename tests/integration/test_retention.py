@@ -217,3 +217,22 @@ async def test_a_monitor_keeps_its_newest_100_pings(
     async with fresh_pool.connection() as conn:
         cur = await conn.execute("SELECT count(*) AS n FROM monitor_pings_kept")
         assert (await cur.fetchone())["n"] == 90
+
+
+def test_prune_and_db_size_commands(fresh_dsn: str) -> None:
+    from tests.processes import run_cli
+
+    env = {"DATABASE_URL": fresh_dsn, "CRONLEDGER_RETENTION_PINGS_DAYS": "1"}
+    with psycopg.connect(fresh_dsn) as conn:  # a leaf of pings from long ago
+        conn.execute("SELECT retention_partition_create('events_pings', '2020-01-01')")
+        conn.execute("SELECT retention_partition_create('events_runs', '2020-01-01')")
+    dry = run_cli("prune", "--dry-run", env=env)
+    assert "pings: would drop 1 partitions, 0 rows" in dry, dry
+    assert "runs: would drop 1 partitions" in dry  # 2020 is past 90 days too
+    assert "attempt_bodies" not in dry  # nothing of them that old
+    sizes = run_cli("db-size", env=env)
+    assert "events_pings" in sizes and "pings" in sizes and sizes.splitlines()[-1].startswith(
+        "database")
+    done = run_cli("prune", env=env)
+    assert "pings: dropped 1 partitions" in done and "runs: dropped 1 partitions" in done, done
+    assert "nothing is past its retention" in run_cli("prune", "--dry-run", env=env)
