@@ -34,6 +34,7 @@ from api.deps import (
     provide_keyring,
     provide_notify,
     provide_pool,
+    provide_read_pool,
 )
 from api.errors import EXCEPTION_HANDLERS
 from api.hc.routes import v3_router
@@ -93,6 +94,11 @@ def create_app(dsn: str, settings: Settings, clock: Clock | None = None, *,
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         app.state.pool = await open_pool(dsn, min_size=2, max_size=settings.db_pool_size,
                                          **pool_options)
+        app.state.read_pool = app.state.pool
+        if settings.read_database_url:
+            app.state.read_pool = await open_pool(
+                connect_dsn(settings.read_database_url), min_size=1,
+                max_size=settings.db_pool_size, **pool_options)
         if not settings.metrics_token:
             log.info("/metrics is public: set CRONLEDGER_METRICS_TOKEN to require a token")
         client = make_client(20, block_private_targets=settings.block_private_targets)
@@ -113,6 +119,8 @@ def create_app(dsn: str, settings: Settings, clock: Clock | None = None, *,
                 await app.state.ping_pool.close()
         finally:
             await client.aclose()
+            if app.state.read_pool is not app.state.pool:
+                await app.state.read_pool.close()
             await app.state.pool.close()
 
     app = Litestar(
@@ -124,6 +132,7 @@ def create_app(dsn: str, settings: Settings, clock: Clock | None = None, *,
                         ui_router(), assets_router()],
         dependencies={
             "pool": Provide(provide_pool),
+            "read_pool": Provide(provide_read_pool),
             "clock": Provide(provide_clock),
             "actor": Provide(provide_actor),
             "keyring": Provide(provide_keyring),

@@ -59,7 +59,9 @@ def database(settings: Settings, *, migrate: bool = True, wait: bool = False) ->
 
             dsn = connect_dsn(settings.database_url)
             try:
-                wait_for_database(lambda: upgrade(dsn) if migrate else probe(dsn), dsn, log)
+                # migrations take a session advisory lock: direct, never through a pooler
+                direct = connect_dsn(settings.listen_database_url or settings.database_url)
+                wait_for_database(lambda: upgrade(direct) if migrate else probe(dsn), dsn, log)
             except KeyboardInterrupt:  # Ctrl-C while waiting (SIGTERM exits via _terminate)
                 raise SystemExit(128 + signal.SIGINT) from None
             except psycopg.OperationalError as exc:  # refused for good: password, database name
@@ -83,7 +85,7 @@ def database(settings: Settings, *, migrate: bool = True, wait: bool = False) ->
         if migrate:
             from core.migrate import upgrade
 
-            upgrade(dsn)
+            upgrade(settings.listen_database_url or dsn)
         yield dsn
     finally:
         if embedded is not None:
@@ -378,6 +380,13 @@ _D = Settings()  # the defaults shown in --help come from the settings themselve
 # Every environment variable a command's --help names: one line each (docs/operations.md has
 # the full list with units and ranges).
 _ENV = {
+    "CRONLEDGER_RETENTION_PINGS_DAYS": "days pings and their bodies are kept (default 30; a "
+                                       "monitor's newest 100 stay readable)",
+    "CRONLEDGER_RETENTION_RUNS_DAYS": "days run events are kept (default 90)",
+    "CRONLEDGER_RETENTION_ATTEMPT_BODIES_DAYS": "days run attempts' requests and responses are "
+                                                "kept (default 14)",
+    "CRONLEDGER_RETENTION_DELIVERIES_DAYS": "days notification delivery events are kept "
+                                            "(default 90)",
     "DATABASE_URL": "libpq DSN of the database; unset: an embedded PostgreSQL is started in "
                     "CRONLEDGER_DATA_DIR (and stopped on exit)",
     "CRONLEDGER_DATA_DIR": f"embedded mode: data folder (default {_D.data_dir})",
@@ -413,6 +422,8 @@ _API = ("CRONLEDGER_HOST", "CRONLEDGER_PORT", "CRONLEDGER_PUBLIC_URL",
 _WORKER = ("CRONLEDGER_WORKER_ID", "CRONLEDGER_MAX_CONCURRENCY", "CRONLEDGER_SHUTDOWN_GRACE",
            "CRONLEDGER_HEARTBEAT_FILE")
 _MIGRATES = "Applies pending database migrations first."
+_RETENTION = ("CRONLEDGER_RETENTION_PINGS_DAYS", "CRONLEDGER_RETENTION_RUNS_DAYS",
+              "CRONLEDGER_RETENTION_ATTEMPT_BODIES_DAYS", "CRONLEDGER_RETENTION_DELIVERIES_DAYS")
 _WIDTH = 79
 
 
@@ -545,6 +556,17 @@ def _parser() -> argparse.ArgumentParser:
     command(projections, "rebuild", "truncate every projection and replay the log",
             "Truncate every projection and replay the whole event log in one transaction "
             "(commands wait meanwhile), then print the row counts.", _DB, _MIGRATES)
+    prune = command(sub, "prune", "drop the history past its retention",
+                    "Drop the daily partitions of history past their retention (pings, runs, "
+                    "attempt bodies, deliveries; docs/operations.md, \"Retention\") and print "
+                    "what went; the retention service of serve and worker does this hourly.",
+                    _DB + _RETENTION, _MIGRATES)
+    prune.add_argument("--dry-run", action="store_true",
+                       help="print what would be dropped and change nothing")
+    command(sub, "db-size", "print the database size per kind of data",
+            "Print the size of each table family (a partitioned table with its partitions) "
+            "and the kind of history it belongs to, largest first, then the total.", _DB,
+            _MIGRATES)
     return parser
 
 
@@ -595,6 +617,13 @@ def main(argv: list[str] | None = None) -> int:
         return _db_url(settings)
     if args.command == "projections":
         return _projections_rebuild(settings)
+    if args.command in ("prune", "db-size"):
+        from api import retention_cli
+
+        with database(settings) as dsn:
+            if args.command == "prune":
+                return retention_cli.prune(dsn, settings, dry_run=args.dry_run)
+            return retention_cli.db_size(dsn)
     try:
         if args.command == "secrets":
             return _secrets(settings, args)

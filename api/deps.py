@@ -31,6 +31,12 @@ async def provide_pool(request: Request[Any, Any, Any]) -> AsyncConnectionPool:
     return request.app.state.pool
 
 
+async def provide_read_pool(request: Request[Any, Any, Any]) -> AsyncConnectionPool:
+    """The pool of the reporting reads: the read replica's (``CRONLEDGER_READ_DATABASE_URL``)
+    when one is configured, else the primary's (docs/operations.md, "Read replica")."""
+    return request.app.state.read_pool
+
+
 async def provide_clock(request: Request[Any, Any, Any]) -> Clock:
     return request.app.state.clock
 
@@ -80,6 +86,7 @@ async def provide_actor(request: Request[Any, Any, Any]) -> Actor:
 
 # Handler parameter types: explicit markers for Litestar's dependency injection.
 PoolDep = NamedDependency[AsyncConnectionPool]
+ReadPoolDep = NamedDependency[AsyncConnectionPool]
 ActorDep = NamedDependency[Actor]
 ClockDep = NamedDependency[Clock]
 KeyRingDep = NamedDependency[KeyRing]

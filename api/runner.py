@@ -36,6 +36,7 @@ from core.notifications.delivery import Delivery
 from core.notifications.lookup import KeyRingSecrets
 from core.notifications.notifier import Notifier
 from core.projections.projector import Projector
+from core.retention.maintenance import Maintenance
 from core.runs.confirm import ConfirmTimeouts
 from core.runs.executor import Executor
 from core.runs.worker import Worker
@@ -117,6 +118,7 @@ async def _run_services(dsn: str, settings: Settings, stop: asyncio.Event, *,
         ServiceFailed: a service ended unexpectedly.
     """
     pool = await open_pool(dsn, min_size=2, max_size=max(4, settings.db_pool_size))
+    listen_dsn = settings.listen_database_url or dsn  # direct, never through a pooler
     client = make_client(settings.max_concurrency,
                          block_private_targets=settings.block_private_targets)
     clock = SystemClock()
@@ -125,20 +127,21 @@ async def _run_services(dsn: str, settings: Settings, stop: asyncio.Event, *,
                         max_connections=settings.max_concurrency,
                         block_private_targets=settings.block_private_targets,
                         base_url=settings.base_url)
-    worker = Worker(pool, dsn, settings, executor, clock,
+    worker = Worker(pool, listen_dsn, settings, executor, clock,
                     lookahead=settings.claim_lookahead_seconds)
-    notifier = Notifier(pool, dsn, settings, Delivery(client, settings, clock),
+    notifier = Notifier(pool, listen_dsn, settings, Delivery(client, settings, clock),
                         AesGcmSealer(keyring), KeyRingSecrets(keyring), clock)
-    checker = Checker(pool, dsn, clock, checker_id=settings.worker_id,
+    checker = Checker(pool, listen_dsn, clock, checker_id=settings.worker_id,
                       notify_max_attempts=settings.notify_max_attempts)
-    projector = Projector(pool, dsn, clock, batch_size=settings.projector_batch,
+    projector = Projector(pool, listen_dsn, clock, batch_size=settings.projector_batch,
                           interval=settings.projector_interval_seconds, quiet=worker.quiet)
-    confirm = ConfirmTimeouts(pool, dsn, clock,
+    confirm = ConfirmTimeouts(pool, listen_dsn, clock,
                               notify_max_attempts=settings.notify_max_attempts)
-    release = MaintenanceRelease(pool, dsn, clock,
+    release = MaintenanceRelease(pool, listen_dsn, clock,
                                  notify_max_attempts=settings.notify_max_attempts)
+    maintenance = Maintenance(pool, settings, clock)
     services = [*(Service.of(s) for s in (worker, notifier, checker, projector, confirm,
-                                          release)), *extra]
+                                          release, maintenance)), *extra]
     freeze_long_lived()  # a full collection in a slot's burst delays it (docs/benchmarks.md)
     tasks = {asyncio.create_task(s.run(), name=f"cronledger-{s.name}"): s for s in services}
     beat = asyncio.create_task(Heartbeat(heartbeat_path(), pool, clock).run(list(tasks)),

@@ -104,6 +104,20 @@ class Settings:
     ping_create_schedule: str = "1d"
     ping_create_grace_seconds: int = 3600
     team_monitor_limit: int = 1000
+    # Retention in days per kind of history (docs/operations.md, "Retention"); definitions and
+    # their history are kept forever.
+    retention_pings_days: int = 30
+    retention_runs_days: int = 90
+    retention_attempt_bodies_days: int = 14
+    retention_deliveries_days: int = 90
+    # Daily partitions created this many days ahead; the retention pass runs this often.
+    partitions_ahead_days: int = 3
+    retention_interval_seconds: float = 3600.0
+    # LISTEN connections go direct, never through a transaction pooler (docs/operations.md,
+    # "PgBouncer"); empty: DATABASE_URL.
+    listen_database_url: str = ""
+    # A read replica for the reporting reads (docs/operations.md, "Read replica"); empty: none.
+    read_database_url: str = ""
 
     @property
     def base_url(self) -> str:
@@ -167,6 +181,17 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         ping_create_grace_seconds=_int(env, "CRONLEDGER_PING_CREATE_GRACE", 3600, 1,
                                        366 * 86400),
         team_monitor_limit=_int(env, "CRONLEDGER_TEAM_MONITOR_LIMIT", 1000, 1, 1_000_000),
+        retention_pings_days=_int(env, "CRONLEDGER_RETENTION_PINGS_DAYS", 30, 1, 36_500),
+        retention_runs_days=_int(env, "CRONLEDGER_RETENTION_RUNS_DAYS", 90, 1, 36_500),
+        retention_attempt_bodies_days=_int(env, "CRONLEDGER_RETENTION_ATTEMPT_BODIES_DAYS", 14,
+                                           1, 36_500),
+        retention_deliveries_days=_int(env, "CRONLEDGER_RETENTION_DELIVERIES_DAYS", 90, 1,
+                                       36_500),
+        partitions_ahead_days=_int(env, "CRONLEDGER_PARTITIONS_AHEAD_DAYS", 3, 1, 365),
+        retention_interval_seconds=_float(env, "CRONLEDGER_RETENTION_INTERVAL", 3600.0, 1.0,
+                                            86_400.0),
+        listen_database_url=env.get("CRONLEDGER_LISTEN_DATABASE_URL", ""),
+        read_database_url=env.get("CRONLEDGER_READ_DATABASE_URL", ""),
     )
 
 

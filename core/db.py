@@ -35,6 +35,15 @@ CONSTRAINT_DETAIL = {
 }
 
 
+def _constraint_family(name: str) -> str:
+    """The name a constraint is registered under: a daily leaf of the event log
+    (``events_runs_p20261201_stream_version_key``, docs/architecture.md, "Retention") means what
+    ``events_stream_version_key`` means."""
+    if name.startswith("events_") and name.endswith("_stream_version_key"):
+        return "events_stream_version_key"
+    return name
+
+
 @contextlib.contextmanager
 def translate_errors() -> Iterator[None]:
     """Re-raise integrity errors on known constraints as domain errors.
@@ -53,7 +62,7 @@ def translate_errors() -> Iterator[None]:
         reason = (exc.diag.message_primary if exc.diag else None) or str(exc).splitlines()[0]
         raise InvalidInput(f"a value cannot be stored: {reason}") from exc
     except psycopg.errors.IntegrityError as exc:
-        name = exc.diag.constraint_name or ""
+        name = _constraint_family(exc.diag.constraint_name or "")
         error_class = CONSTRAINT_ERRORS.get(name)
         if error_class is None:
             raise
@@ -115,7 +124,9 @@ async def open_pool(dsn: str, *, min_size: int = 1, max_size: int = 10,
         connect_dsn(dsn),  # a connect to a silent host gives up after a bounded time
         min_size=min_size,
         max_size=max_size,
-        kwargs={"row_factory": dict_row, "autocommit": False},
+        # No server-side prepared statements: they are session state, which a transaction
+        # pooler (PgBouncer) would hand to another client (docs/operations.md, "PgBouncer").
+        kwargs={"row_factory": dict_row, "autocommit": False, "prepare_threshold": None},
         open=False,
         name="cronledger",
         **options,

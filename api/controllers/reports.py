@@ -9,7 +9,7 @@ import msgspec
 from litestar import Controller, get
 from litestar.params import FromPath, QueryParameter
 
-from api.deps import ActorDep, ClockDep, PoolDep, instant_parameter, parse_instant
+from api.deps import ActorDep, ClockDep, ReadPoolDep, instant_parameter, parse_instant
 from api.schemas.reports import Dashboard, JobStats, MonitorUptime
 from core.projections import queries
 
@@ -22,29 +22,32 @@ class ReportController(Controller):
     tags = ["reports"]
 
     @get("/dashboard", summary="Team summary: jobs, monitors, runs of the last 24 hours")
-    async def dashboard(self, actor: ActorDep, pool: PoolDep, clock: ClockDep) -> Dashboard:
-        return msgspec.convert(await queries.dashboard(pool, actor, clock.now()), Dashboard)
+    async def dashboard(self, actor: ActorDep, read_pool: ReadPoolDep,
+                        clock: ClockDep) -> Dashboard:
+        return msgspec.convert(await queries.dashboard(read_pool, actor, clock.now()), Dashboard)
 
     @get("/jobs/{job_id:uuid}/stats", summary="Runs of a job per hour or day")
     async def job_stats(
-        self, job_id: FromPath[uuid.UUID], actor: ActorDep, pool: PoolDep, clock: ClockDep,
+        self, job_id: FromPath[uuid.UUID], actor: ActorDep, read_pool: ReadPoolDep,
+        clock: ClockDep,
         from_: From = None,
         to: Instant = None,
         bucket: Annotated[str, QueryParameter(description="hour | day",
                                               enum=tuple(queries.MAX_BUCKETS))] = "hour",
     ) -> JobStats:
         stats = await queries.job_stats(
-            pool, actor, job_id, start=parse_instant("from", from_), end=parse_instant("to", to),
-            bucket=bucket, now=clock.now())
+            read_pool, actor, job_id, start=parse_instant("from", from_),
+            end=parse_instant("to", to), bucket=bucket, now=clock.now())
         return msgspec.convert(stats, JobStats)  # keys as in the JSON ("from")
 
     @get("/monitors/{monitor_id:uuid}/uptime", summary="Downtime periods and uptime of a monitor")
     async def monitor_uptime(
-        self, monitor_id: FromPath[uuid.UUID], actor: ActorDep, pool: PoolDep, clock: ClockDep,
+        self, monitor_id: FromPath[uuid.UUID], actor: ActorDep, read_pool: ReadPoolDep,
+        clock: ClockDep,
         from_: From = None,
         to: Instant = None,
     ) -> MonitorUptime:
         uptime = await queries.monitor_uptime(
-            pool, actor, monitor_id, start=parse_instant("from", from_),
+            read_pool, actor, monitor_id, start=parse_instant("from", from_),
             end=parse_instant("to", to), now=clock.now())
         return msgspec.convert(uptime, MonitorUptime)

@@ -49,8 +49,13 @@ class DownMonitor(Struct):
 
 
 class ProjectionState(Struct):
+    """The read models' checkpoint; ``lag_seconds``: how long ago the oldest event they do not
+    include yet was recorded (0: they are up to date), as the database that answered sees it
+    (docs/operations.md, "Read replica")."""
+
     global_position: int
     updated_at: datetime
+    lag_seconds: float
 
 
 class Dashboard(Struct):

@@ -219,7 +219,8 @@ async def open_ping_pool(dsn: str, *, size: int, synchronous_commit: bool = True
         psycopg_pool.PoolTimeout: when no connection can be made within 30 seconds.
     """
     kwargs: dict[str, object] = {"row_factory": tuple_row, "autocommit": True,
-                                 "cursor_factory": AsyncRawCursor}
+                                 "cursor_factory": AsyncRawCursor,
+                                 "prepare_threshold": None}  # pooler-safe, as core/db.py
     if not synchronous_commit:
         kwargs["options"] = "-c synchronous_commit=off"
     pool = QuickReconnectPool(connect_dsn(dsn), min_size=size, max_size=size,

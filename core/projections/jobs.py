@@ -51,21 +51,25 @@ def _next_fire(state: dict[str, Any], after: datetime) -> datetime | None:
 class JobReplay:
     """Job states and their pending slot, folded from job events and slot-run events."""
 
-    def __init__(self) -> None:
+    def __init__(self, due: dict[uuid.UUID, datetime | None] | None = None) -> None:
         self.states: dict[uuid.UUID, dict[str, Any]] = {}
-        self.due: dict[uuid.UUID, datetime | None] = {}
+        self.due: dict[uuid.UUID, datetime | None] = dict(due or {})
 
     def apply(self, event: dict[str, Any]) -> None:
-        """Apply one event (``stream_type`` ``job``, or the first event of a slot run)."""
+        """Apply one event (``stream_type`` ``job``, or the first event of a slot run). An
+        event before the prune snapshot (``tail`` false) only folds the job's state: its effect
+        on ``due_jobs`` is in the snapshot's ``due`` already."""
         if event["stream_type"] == "job":
             self._job_event(event)
-        else:
+        elif event.get("tail", True):
             self._slot_event(event)
 
     def _job_event(self, event: dict[str, Any]) -> None:
         job_id = event["stream_id"]
         before = self.states.get(job_id)
         after = self.states[job_id] = evolve(before, event)
+        if not event.get("tail", True):
+            return
         if after["status"] != "active" or after["broken_at"] is not None:
             self.due[job_id] = None
         elif not (before is not None and before["status"] == "active"
@@ -83,17 +87,21 @@ class JobReplay:
         self.due[job_id] = _next_fire(state, max(event["occurred_at"], slot))
 
 
-async def rebuild(conn: psycopg.AsyncConnection, skipped: Skipped | None = None) -> int:
+async def rebuild(conn: psycopg.AsyncConnection, skipped: Skipped | None = None,
+                  due: dict[uuid.UUID, datetime | None] | None = None,
+                  snapshot: str | None = None) -> int:
     """Write ``jobs`` and ``due_jobs`` from the log into the (emptied) tables. An event that
     cannot be folded is left out and appended to ``skipped`` as ``(global_position, reason)``.
+    Job streams are kept whole; after a prune (``snapshot``: its ``pg_snapshot`` text) the
+    ``due_jobs`` rows start from ``due`` (the snapshot's) and only later events move them.
 
     Returns:
         The number of jobs written.
     """
-    replay = JobReplay()
+    replay = JobReplay(due)
     async with conn.cursor(name="cronledger_rebuild_jobs") as cur:
         cur.itersize = 5000
-        await cur.execute(Q["rebuild_job_events"])
+        await cur.execute(Q["rebuild_job_events"], {"snapshot": snapshot})
         async for event in cur:
             try:
                 replay.apply(event)

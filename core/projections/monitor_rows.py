@@ -25,16 +25,20 @@ TABLES = ("monitors",)
 
 
 async def rebuild(conn: psycopg.AsyncConnection, now: datetime,
-                  skipped: Skipped | None = None) -> int:
+                  skipped: Skipped | None = None,
+                  base: dict[uuid.UUID, dict[str, Any]] | None = None,
+                  snapshot: str | None = None) -> int:
     """Replay every monitor stream into the (truncated) ``monitors`` table; returns the count.
 
     An event that cannot be folded is left out and appended to ``skipped`` as
     ``(global_position, reason)``; a monitor whose schedule no longer evaluates gets no
-    ``next_expected_at``/``alert_at`` (the checker leaves it alone).
+    ``next_expected_at``/``alert_at`` (the checker leaves it alone). After a prune
+    (``snapshot``: its ``pg_snapshot`` text) the states start from ``base`` (the rows of the
+    prune snapshot, which are the folded states) and only the events after it are replayed.
     """
-    states: dict[uuid.UUID, dict[str, Any]] = {}
+    states: dict[uuid.UUID, dict[str, Any]] = dict(base or {})
     async with conn.cursor(name="rebuild_monitor_events") as cur:
-        await cur.execute(Q["rebuild_monitor_events"])
+        await cur.execute(Q["rebuild_monitor_events"], {"snapshot": snapshot})
         async for event in cur:
             try:
                 states[event["stream_id"]] = evolve(states.get(event["stream_id"]), event)

@@ -48,6 +48,9 @@ async def dashboard(pool: AsyncConnectionPool, actor: Actor, now: datetime) -> d
         down = await cur.fetchall()
         cur = await conn.execute(Q["projection_checkpoint_get"], {"name": CHECKPOINT})
         checkpoint = await cur.fetchone()
+        cur = await conn.execute(Q["projection_lag"], {
+            "tx_id": checkpoint["tx_id"], "position": checkpoint["global_position"]})
+        lag = (await cur.fetchone())["lag_seconds"]
     jobs = dict.fromkeys(JOB_STATUSES, 0) | {"failing": 0}
     for row in job_rows:
         if row["status"] in JOB_STATUSES:
@@ -63,7 +66,7 @@ async def dashboard(pool: AsyncConnectionPool, actor: Actor, now: datetime) -> d
         "failing_jobs": failing,
         "down_monitors": down,
         "projection": {"global_position": checkpoint["global_position"],
-                       "updated_at": checkpoint["updated_at"]},
+                       "updated_at": checkpoint["updated_at"], "lag_seconds": lag},
     }
 
 

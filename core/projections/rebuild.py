@@ -15,7 +15,16 @@ One transaction, in this order:
 5. truncate the asynchronous read models and apply the log to them from the beginning, up to
    the projector's horizon (events of still-running transactions are left to the projector).
 
-The result equals what the live system built (tested row for row); a failure rolls it all back.
+After a prune (docs/operations.md, "Retention") the log no longer holds the whole history, so
+the rebuild starts from the latest prune snapshot (``retention_snapshots``, copies in schema
+``cronledger_snapshots``, :mod:`core.retention.prune`): ``runs`` rows and ``monitors`` states
+start from their copies and only the events after the snapshot's transaction snapshot are
+replayed onto them (job streams are kept whole; ``due_jobs`` starts from its copy); the read
+models start from their copies at the snapshot's checkpoint and the projector's batches replay
+the kept tail after it.
+
+The result equals what the live system built (tested row for row, also after several prunes in
+tests/integration/test_retention.py); a failure rolls it all back.
 An event that a projection cannot apply (a poison payload) is skipped, logged and recorded in
 ``projection_skipped`` (name ``rebuild:jobs``/``rebuild:runs``/``rebuild:monitors`` for the
 inline ones, ``reporting`` for the read models, like the live projector) instead of failing the
@@ -26,14 +35,18 @@ from __future__ import annotations
 
 import logging
 from datetime import datetime
+from typing import Any
 
+import psycopg
+from psycopg import sql
 from psycopg_pool import AsyncConnectionPool
 
 from core.db import transaction
 from core.projections import jobs, monitor_rows, runs
 from core.projections.common import Skipped, record_skipped
-from core.projections.projector import CHECKPOINT, project_batch
+from core.projections.projector import CHECKPOINT, TABLES, project_batch
 from core.queries import Q
+from core.retention.prune import snapshot_copy
 
 BATCH = 20_000
 log = logging.getLogger("cronledger.rebuild")
@@ -48,18 +61,25 @@ async def rebuild(pool: AsyncConnectionPool, now: datetime) -> dict[str, int]:
     async with transaction(pool) as conn:
         await conn.execute(Q["projection_checkpoint_reset"], {"name": CHECKPOINT, "now": now})
         await conn.execute(Q["rebuild_lock_inline"])
+        cur = await conn.execute(Q["retention_snapshot_latest"])
+        snap = await cur.fetchone()
         await conn.execute(Q["rebuild_save_carried"])
         await conn.execute(Q["rebuild_truncate_inline"])
         skipped: dict[str, Skipped] = {"jobs": [], "runs": [], "monitors": []}
-        counts = {"jobs": await jobs.rebuild(conn, skipped["jobs"]),
-                  "runs": await runs.rebuild(conn, skipped["runs"]),
-                  "monitors": await monitor_rows.rebuild(conn, now, skipped["monitors"])}
+        if snap is None:
+            counts = {"jobs": await jobs.rebuild(conn, skipped["jobs"]),
+                      "runs": await runs.rebuild(conn, skipped["runs"]),
+                      "monitors": await monitor_rows.rebuild(conn, now, skipped["monitors"])}
+        else:
+            counts = await _inline_from_snapshot(conn, snap, now, skipped)
         for table, items in skipped.items():
             for position, reason in items:
                 log.error("rebuild of %s: skipping event %d: %s", table, position, reason)
                 await record_skipped(conn, f"rebuild:{table}", position, reason, now)
         await conn.execute(Q["rebuild_restore_carried"])
         await conn.execute(Q["rebuild_truncate_read_models"])
+        if snap is not None:
+            await _read_models_from_snapshot(conn, snap)
         projected = 0
         while (applied := await project_batch(conn, now, BATCH)) is not None:
             projected += applied
@@ -67,3 +87,48 @@ async def rebuild(pool: AsyncConnectionPool, now: datetime) -> dict[str, int]:
                 break
         counts["events_projected"] = projected
     return counts
+
+
+async def _rows(conn: psycopg.AsyncConnection, snap: dict[str, Any], table: str
+                ) -> list[dict[str, Any]]:
+    cur = await conn.execute(sql.SQL(Q["rebuild_snapshot_rows"]).format(  # type: ignore[arg-type]
+        copy=snapshot_copy(snap["id"], table)))
+    return await cur.fetchall()
+
+
+async def _inline_from_snapshot(conn: psycopg.AsyncConnection, snap: dict[str, Any],
+                                now: datetime, skipped: dict[str, Skipped]) -> dict[str, int]:
+    """The inline projections from the prune snapshot ``snap`` and the events after it."""
+    tx_snapshot = snap["tx_snapshot"]
+    due = {r["job_id"]: r["due_at"] for r in await _rows(conn, snap, "due_jobs")}
+    counts = {"jobs": await jobs.rebuild(conn, skipped["jobs"], due, tx_snapshot)}
+    cur = await conn.execute(Q["rebuild_run_events"], {"snapshot": tx_snapshot})
+    tail = {e["stream_id"] for e in await cur.fetchall()}
+    base: dict[Any, dict[str, Any]] = {}
+    restored = []
+    for row in await _rows(conn, snap, "runs"):
+        if row["id"] in tail:
+            base[row["id"]] = row
+        else:
+            restored.append(row)
+    await runs.write(conn, restored)
+    counts["runs"] = len(restored) + await runs.rebuild(conn, skipped["runs"], base, tx_snapshot)
+    states = {r["id"]: r for r in await _rows(conn, snap, "monitors")}
+    counts["monitors"] = await monitor_rows.rebuild(conn, now, skipped["monitors"], states,
+                                                    tx_snapshot)
+    return counts
+
+
+async def _read_models_from_snapshot(conn: psycopg.AsyncConnection, snap: dict[str, Any]
+                                     ) -> None:
+    """The read models from their copies, the checkpoint at the snapshot's."""
+    for table in TABLES:
+        copy = snapshot_copy(snap["id"], table)
+        cur = await conn.execute(sql.SQL(Q["rebuild_snapshot_columns"]).format(  # type: ignore[arg-type]
+            copy=copy))
+        columns = sql.SQL(", ").join(sql.Identifier(c.name) for c in cur.description or ())
+        await conn.execute(sql.SQL(Q["rebuild_snapshot_restore"]).format(  # type: ignore[arg-type]
+            table=sql.Identifier(table), copy=copy, columns=columns))
+    await conn.execute(Q["rebuild_checkpoint_from_snapshot"], {
+        "name": CHECKPOINT, "tx_id": snap["checkpoint_tx_id"],
+        "position": snap["checkpoint_position"], "applied": snap["checkpoint_events_applied"]})

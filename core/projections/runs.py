@@ -22,25 +22,32 @@ TABLES = ("runs",)
 FLUSH_EVERY = 5000
 
 
-async def _write(conn: psycopg.AsyncConnection, rows: list[dict[str, Any]]) -> None:
+async def write(conn: psycopg.AsyncConnection, rows: list[dict[str, Any]]) -> None:
+    """COPY ``rows`` (dicts with at least :data:`core.runs.state.COLUMNS`) into ``runs``."""
     async with conn.cursor() as cur, cur.copy(Q["rebuild_runs_copy"]) as copy:
         for row in rows:
             await copy.write_row([row[c] for c in COLUMNS])
 
 
-async def rebuild(conn: psycopg.AsyncConnection, skipped: Skipped | None = None) -> int:
-    """Write ``runs`` from the log into the (emptied) table; returns the number of runs.
+async def rebuild(conn: psycopg.AsyncConnection, skipped: Skipped | None = None,
+                  base: dict[Any, dict[str, Any]] | None = None,
+                  snapshot: str | None = None) -> int:
+    """Write ``runs`` from the log into the (emptied) table; returns the number of runs
+    written from events.
 
     Finished runs receive no further events, so they are written as soon as they finish and
     only unfinished runs stay in memory. An event that cannot be folded (a poison payload) is
-    left out and appended to ``skipped`` as ``(global_position, reason)``.
+    left out and appended to ``skipped`` as ``(global_position, reason)``. After a prune
+    (``snapshot``: its ``pg_snapshot`` text), only the events after it are replayed, each
+    stream starting from its row in ``base`` (the prune snapshot's rows of those runs).
     """
-    open_runs: dict[Any, dict[str, Any]] = {}
+    open_runs: dict[Any, dict[str, Any]] = {
+        run_id: {c: row[c] for c in COLUMNS} for run_id, row in (base or {}).items()}
     finished: list[dict[str, Any]] = []
     total = 0
     async with conn.cursor(name="cronledger_rebuild_runs") as cur:
         cur.itersize = 5000
-        await cur.execute(Q["rebuild_run_events"])
+        await cur.execute(Q["rebuild_run_events"], {"snapshot": snapshot})
         async for event in cur:
             before = open_runs.pop(event["stream_id"], None)
             try:
@@ -56,9 +63,9 @@ async def rebuild(conn: psycopg.AsyncConnection, skipped: Skipped | None = None)
             else:
                 open_runs[row["id"]] = row
             if len(finished) >= FLUSH_EVERY:
-                await _write(conn, finished)
+                await write(conn, finished)
                 total += len(finished)
                 finished = []
     rows = finished + list(open_runs.values())
-    await _write(conn, rows)
+    await write(conn, rows)
     return total + len(rows)

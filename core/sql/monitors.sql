@@ -69,19 +69,29 @@ LIMIT %(limit)s::int;
 SELECT 1 FROM monitors WHERE id = %(id)s::uuid AND team_id = %(team_id)s::uuid;
 
 -- name: monitor_ping_list
--- A monitor's pings, latest first, from its monitor.pinged events and their stored bodies;
--- keyset on the stream version.
+-- A monitor's pings, latest first, from its monitor.pinged events and their stored bodies, and
+-- the newest 100 kept past the retention of their partition (monitor_pings_kept,
+-- core/retention/prune.py); keyset on the stream version.
 SELECT e.stream_version AS version, e.occurred_at AS received_at, e.data ->> 'kind' AS kind,
        e.data ->> 'method' AS method, (e.data ->> 'exit_status')::int AS exit_status,
        (e.data ->> 'rid')::uuid AS rid, e.data ->> 'remote_addr' AS remote_addr,
        e.data ->> 'user_agent' AS user_agent, (e.data ->> 'body_size')::int AS body_size,
-       (e.data ->> 'duration_ms')::bigint AS duration_ms, b.body
-FROM events e
-LEFT JOIN monitor_ping_bodies b ON b.monitor_id = e.stream_id AND b.version = e.stream_version
-WHERE e.stream_id = %(monitor_id)s::uuid
-  AND e.team_id = %(team_id)s::uuid
-  AND e.event_type = 'monitor.pinged'
-  AND (%(before_version)s::int IS NULL OR e.stream_version < %(before_version)s::int)
+       (e.data ->> 'duration_ms')::bigint AS duration_ms, e.body
+FROM (SELECT e.stream_version, e.occurred_at, e.data, b.body
+      FROM events e
+      LEFT JOIN monitor_ping_bodies b
+        ON b.monitor_id = e.stream_id AND b.version = e.stream_version
+      WHERE e.stream_id = %(monitor_id)s::uuid
+        AND e.team_id = %(team_id)s::uuid
+        AND e.event_type = 'monitor.pinged'
+        AND (%(before_version)s::int IS NULL OR e.stream_version < %(before_version)s::int)
+      UNION ALL
+      SELECT k.stream_version, k.occurred_at, k.data, k.body
+      FROM monitor_pings_kept k
+      WHERE k.monitor_id = %(monitor_id)s::uuid
+        AND k.team_id = %(team_id)s::uuid
+        AND (%(before_version)s::int IS NULL OR k.stream_version < %(before_version)s::int)
+     ) AS e
 ORDER BY e.stream_version DESC
 LIMIT %(limit)s::int;
 
@@ -222,8 +232,8 @@ u AS (
     RETURNING mo.alert_at, e.old_alert_at
 ),
 p AS (
-    INSERT INTO monitor_ping_bodies (monitor_id, version, body)
-    SELECT f.monitor_id, f.pinged_version, q.body
+    INSERT INTO monitor_ping_bodies (monitor_id, version, body, received_at)
+    SELECT f.monitor_id, f.pinged_version, q.body, q.at
     FROM f JOIN q ON q.monitor_id = f.monitor_id AND q.seq = f.seq
     WHERE q.body IS NOT NULL
 ),

@@ -37,9 +37,12 @@ TRUNCATE job_stats_hourly, job_stats_daily, job_stats_weekly, team_runs_hourly, 
          monitor_state, monitor_pings_daily, monitor_downtime;
 
 -- name: rebuild_job_events
--- Job streams and the first event of every slot run (they advanced due_jobs), in log order.
+-- Job streams and the first event of every slot run (they advanced due_jobs), in log order;
+-- tail: after the prune snapshot %(snapshot)s (every event when it is NULL).
 SELECT global_position, stream_type, stream_id, stream_version, event_type, team_id, data,
-       occurred_at
+       occurred_at,
+       (%(snapshot)s::pg_snapshot IS NULL
+        OR NOT pg_visible_in_snapshot(tx_id, %(snapshot)s::pg_snapshot)) AS tail
 FROM events
 WHERE stream_type = 'job'
    OR (stream_type = 'run' AND stream_version = 1
@@ -47,10 +50,13 @@ WHERE stream_type = 'job'
 ORDER BY global_position;
 
 -- name: rebuild_run_events
+-- Run events after the prune snapshot %(snapshot)s (every one when it is NULL).
 SELECT global_position, stream_type, stream_id, stream_version, event_type, team_id, data,
        occurred_at
 FROM events
 WHERE stream_type = 'run'
+  AND (%(snapshot)s::pg_snapshot IS NULL
+       OR NOT pg_visible_in_snapshot(tx_id, %(snapshot)s::pg_snapshot))
 ORDER BY global_position;
 
 -- name: rebuild_runs_copy
@@ -60,9 +66,32 @@ COPY runs (id, job_id, team_id, scheduled_for, trigger, status, attempt, max_att
 FROM STDIN;
 
 -- name: rebuild_monitor_events
--- Monitor streams in log order (the monitors row is the fold of its stream).
+-- Monitor streams in log order (the monitors row is the fold of its stream), after the prune
+-- snapshot %(snapshot)s (every event when it is NULL).
 SELECT global_position, stream_type, stream_id, stream_version, event_type, team_id, data,
        occurred_at
 FROM events
 WHERE stream_type = 'monitor'
+  AND (%(snapshot)s::pg_snapshot IS NULL
+       OR NOT pg_visible_in_snapshot(tx_id, %(snapshot)s::pg_snapshot))
 ORDER BY global_position;
+
+-- name: rebuild_checkpoint_from_snapshot
+-- After a prune, the read models start from the snapshot's copies at its checkpoint.
+UPDATE projection_checkpoints
+SET tx_id = %(tx_id)s::xid8, global_position = %(position)s::bigint,
+    events_applied = %(applied)s::bigint
+WHERE name = %(name)s;
+
+-- name: rebuild_snapshot_rows
+-- A template: {copy} is a table of the prune snapshot (core/retention/prune.py).
+SELECT * FROM {copy};
+
+-- name: rebuild_snapshot_columns
+-- A template like rebuild_snapshot_rows: no rows, only the copy's columns.
+SELECT * FROM {copy} LIMIT 0;
+
+-- name: rebuild_snapshot_restore
+-- A template: {table} a read model, {copy} its copy in the prune snapshot, {columns} the
+-- copy's columns.
+INSERT INTO {table} ({columns}) SELECT {columns} FROM {copy};

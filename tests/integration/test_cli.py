@@ -40,6 +40,8 @@ EXPECTED = {
     ("secrets", "rotate-key"): DATABASE + KEYS,
     ("projections",): (),
     ("projections", "rebuild"): DATABASE,
+    ("prune",): DATABASE + ("CRONLEDGER_RETENTION_PINGS_DAYS", "CRONLEDGER_RETENTION_RUNS_DAYS"),
+    ("db-size",): DATABASE,
 }
 
 

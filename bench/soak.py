@@ -1,0 +1,224 @@
+"""Soak benchmark: a simulated year of history, pruned as time passes (docs/benchmarks.md,
+"Storage over a year").
+
+    DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres \\
+        uv run python bench/soak.py [--days 365] [--monitors 1000] [--jobs 1000] \\
+        [--pings-per-day 24] [--runs-per-day 4] [--prune-every 7]
+
+A scratch database is created and dropped. The clock is injected: each simulated day the
+retention pass (:func:`core.retention.maintenance.ensure_partitions`) creates the partitions
+ahead; the day's history is written with COPY (a compressed rate: ``--pings-per-day`` pings
+per monitor, ``--runs-per-day`` runs per job, each a ``runs`` row, ``run.started`` and
+``run.succeeded`` events and an attempt with a 200-byte response); the projector checkpoint is
+moved to the end of the log (the read models themselves are not built here: the reporting
+benchmark does that); and every ``--prune-every`` days a prune runs
+(:func:`core.retention.prune.prune`, default retention). At the end of each simulated month it
+prints the database size, the history tables' (the four kinds of docs/operations.md,
+"Retention"), the prune snapshot's and the ``runs`` rows'. Once, at the first prune after the pings'
+horizon, it times the ping statement (a real monitor) and the scheduler's claim
+(``claim_due``) before, while and after the prune; at the end the reporting reads.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import io
+import os
+import random
+import sys
+import time
+import uuid
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.common import percentile, scratch_database  # noqa: E402
+from core.actor import Actor  # noqa: E402
+from core.apikeys import create_api_key  # noqa: E402
+from core.config import load_settings  # noqa: E402
+from core.db import open_pool  # noqa: E402
+from core.events import to_json  # noqa: E402
+from core.jobs.commands import create_job  # noqa: E402
+from core.monitors.commands import create_monitor  # noqa: E402
+from core.monitors.ping import Ping, open_ping_pool, record_ping  # noqa: E402
+from core.monitors.queries import list_pings  # noqa: E402
+from core.projections import queries as reports  # noqa: E402
+from core.retention.maintenance import ensure_partitions  # noqa: E402
+from core.retention.prune import prune  # noqa: E402
+from core.retention.size import sizes  # noqa: E402
+from core.runs.claim import claim_due  # noqa: E402
+
+START = datetime(2027, 1, 1, tzinfo=UTC)
+HISTORY = ("pings", "runs", "attempt_bodies", "deliveries")
+
+
+def _tsv(rows: list[tuple[object, ...]]) -> bytes:
+    out = io.StringIO()
+    for row in rows:
+        out.write("\t".join("\\N" if v is None else str(v) for v in row) + "\n")
+    return out.getvalue().encode()
+
+
+async def _copy(conn, statement: str, rows: list[tuple[object, ...]]) -> None:  # noqa: ANN001
+    async with conn.cursor() as cur, cur.copy(statement) as copy:
+        await copy.write(_tsv(rows))
+
+
+async def write_day(pool, day: datetime, team: uuid.UUID, monitors: list[uuid.UUID],  # noqa: ANN001
+                    versions: dict[uuid.UUID, int], jobs: list[uuid.UUID], args) -> None:  # noqa: ANN001
+    rnd = random.Random(day.toordinal())
+    events, runs, attempts = [], [], []
+    for m in monitors:
+        for i in range(args.pings_per_day):
+            at = day + timedelta(seconds=(i + rnd.random()) * 86_400 / args.pings_per_day)
+            versions[m] += 1
+            events.append(("monitor", m, versions[m], "monitor.pinged", team,
+                           '{"kind": "success", "method": "GET"}', at.isoformat()))
+    body = "\\\\x" + "61" * 200
+    for j in jobs:
+        for i in range(args.runs_per_day):
+            slot = day + timedelta(seconds=i * 86_400 / args.runs_per_day)
+            run = uuid.uuid4()
+            done = slot + timedelta(milliseconds=rnd.randint(20, 900))
+            runs.append((run, j, team, slot.isoformat(), "schedule", "succeeded", 1, 1,
+                         slot.isoformat(), done.isoformat(), 5, 300, 200, 2, slot.isoformat()))
+            data = to_json({"job_id": str(j), "scheduled_for": slot.isoformat(),
+                            "trigger": "schedule"})
+            events.append(("run", run, 1, "run.started", team, data, slot.isoformat()))
+            events.append(("run", run, 2, "run.succeeded", team, '{"status": 200}',
+                           done.isoformat()))
+            attempts.append((run, 1, slot.isoformat(), done.isoformat(), 300,
+                             '{"method": "GET"}', 200, "{}", body))
+    events.sort(key=lambda e: e[6])
+    async with pool.connection() as conn:
+        await _copy(conn, "COPY runs (id, job_id, team_id, scheduled_for, trigger, status, "
+                          "attempt, max_attempts, started_at, finished_at, lateness_ms, "
+                          "duration_ms, response_status, version, created_at) FROM STDIN", runs)
+        await _copy(conn, "COPY events (stream_type, stream_id, stream_version, event_type, "
+                          "team_id, data, occurred_at) FROM STDIN", events)
+        await _copy(conn, "COPY run_attempts (run_id, attempt, started_at, finished_at, "
+                          "duration_ms, request, response_status, response_headers, "
+                          "response_body) FROM STDIN", attempts)
+        # The projector is taken as caught up (the read models are the reporting bench's).
+        await conn.execute(
+            "UPDATE projection_checkpoints SET (tx_id, global_position) = "
+            "(SELECT max(tx_id), max(global_position) FROM events) WHERE name = 'reporting'")
+        await conn.commit()
+
+
+async def probe(pool, ping_pool, token: str, now: datetime, n: int  # noqa: ANN001
+                ) -> tuple[list[float], list[float]]:
+    """``n`` pings and ``n`` claims, timed one after the other (ms)."""
+    pings, claims = [], []
+    for _ in range(n):
+        t = time.perf_counter()
+        await record_ping(ping_pool, Ping(token=token, kind="success", method="GET"), now)
+        pings.append((time.perf_counter() - t) * 1000)
+        t = time.perf_counter()
+        await claim_due(pool, now, limit=100, lookahead=0, worker_id="soak", lease_margin=30)
+        claims.append((time.perf_counter() - t) * 1000)
+    return pings, claims
+
+
+async def main(args: argparse.Namespace) -> None:
+    admin = os.environ.get("DATABASE_URL") or "postgresql://postgres@127.0.0.1:5432/postgres"
+    settings = load_settings({})
+    with scratch_database(admin, "cronledger_bench_soak") as dsn:
+        pool = await open_pool(dsn, min_size=2, max_size=6)
+        ping_pool = await open_ping_pool(dsn, size=1)
+        _, record = await create_api_key(pool, "soak", "write")
+        actor = Actor(team_id=record["team_id"], key_id=record["id"])
+        await ensure_partitions(pool, START - timedelta(hours=1), settings.partitions_ahead_days)
+        probe_monitor, token = await create_monitor(pool, actor, {
+            "name": "probe", "schedule": "1h"}, START - timedelta(hours=1))
+        jobs = [await create_job(pool, actor, {
+            "name": f"job {i}", "schedule": "0 0 1 1 *",
+            "request": {"url": "http://127.0.0.1:9/"}}, START - timedelta(hours=1))
+            for i in range(args.jobs)]
+        monitors = [uuid.uuid4() for _ in range(args.monitors)]
+        versions = dict.fromkeys(monitors, 1)
+        print(f"{'month':>7} {'database MB':>12} {'history MB':>11} {'snapshot MB':>12} "
+              f"{'runs rows MB':>13} {'write s':>8} {'prune s':>8}")
+        timed: dict[str, list[float]] = {}
+        write_s = prune_s = 0.0
+        for d in range(args.days):
+            day = START + timedelta(days=d)
+            await ensure_partitions(pool, day, settings.partitions_ahead_days)
+            t = time.perf_counter()
+            await write_day(pool, day, actor.team_id, monitors, versions, jobs, args)
+            write_s += time.perf_counter() - t
+            if d % args.prune_every == args.prune_every - 1:
+                now = day + timedelta(hours=23)
+                if not timed and d >= settings.retention_pings_days:
+                    timed["before"] = await probe(pool, ping_pool, token, now, args.probes)
+                    t = time.perf_counter()
+                    task = asyncio.create_task(prune(pool, settings, now))
+                    pings: list[float] = []
+                    claims: list[float] = []
+                    while not task.done():
+                        p, c = await probe(pool, ping_pool, token, now, 1)
+                        pings += p
+                        claims += c
+                    result = task.result()
+                    prune_s += time.perf_counter() - t
+                    timed["while"] = (pings, claims)
+                    timed["after"] = await probe(pool, ping_pool, token, now, args.probes)
+                    timed["prune"] = [len(result.planned) if result else -1]
+                else:
+                    t = time.perf_counter()
+                    await prune(pool, settings, now)
+                    prune_s += time.perf_counter() - t
+            if (day + timedelta(days=1)).day == 1:
+                rows, total = await sizes(pool)
+                history = sum(int(r["bytes"]) for r in rows if r["kind"] in HISTORY)
+                runs_rows = sum(int(r["bytes"]) for r in rows if r["family"] == "runs")
+                copies = sum(int(r["bytes"]) for r in rows if r["kind"] == "snapshots")
+                print(f"{day:%Y-%m} {total / 1e6:12.0f} {history / 1e6:11.0f} "
+                      f"{copies / 1e6:12.0f} {runs_rows / 1e6:13.0f} {write_s:8.1f} "
+                      f"{prune_s:8.1f}", flush=True)
+                write_s = prune_s = 0.0
+        rows, total = await sizes(pool)
+        print(f"\nat the end: {total / 1e6:.0f} MB; largest: " + ", ".join(
+            f"{r['family']} ({r['kind']}) {int(r['bytes']) / 1e6:.0f} MB" for r in rows[:8]))
+        print()
+        print(f"{'phase':8} {'pings':>6} {'ping p50 ms':>12} {'ping p99 ms':>12} "
+              f"{'ping max ms':>12} {'claim p50 ms':>13} {'claim max ms':>13}")
+        for phase in ("before", "while", "after"):
+            if phase in timed:
+                p, c = timed[phase]
+                print(f"{phase:8} {len(p):6d} {percentile(p, 50):12.1f} {percentile(p, 99):12.1f} "
+                      f"{max(p):12.1f} {percentile(c, 50):13.1f} {max(c):13.1f}")
+        now = START + timedelta(days=args.days)
+        print()
+        for name, call in (
+            ("dashboard", lambda: reports.dashboard(pool, actor, now)),
+            ("job stats (30 days)", lambda: reports.job_stats(
+                pool, actor, jobs[0], start=now - timedelta(days=30), end=now, bucket="day",
+                now=now)),
+            ("monitor uptime (30 days)", lambda: reports.monitor_uptime(
+                pool, actor, probe_monitor, start=now - timedelta(days=30), end=now, now=now)),
+            ("monitor pings (100)", lambda: list_pings(pool, actor, probe_monitor, limit=100,
+                                                        before_version=None)),
+        ):
+            times = []
+            for _ in range(20):
+                t = time.perf_counter()
+                await call()
+                times.append((time.perf_counter() - t) * 1000)
+            print(f"{name:28} p50 {percentile(times, 50):7.1f} ms   max {max(times):7.1f} ms")
+        await ping_pool.close()
+        await pool.close()
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--days", type=int, default=365)
+    parser.add_argument("--monitors", type=int, default=1000)
+    parser.add_argument("--jobs", type=int, default=1000)
+    parser.add_argument("--pings-per-day", type=int, default=24)
+    parser.add_argument("--runs-per-day", type=int, default=4)
+    parser.add_argument("--prune-every", type=int, default=7)
+    parser.add_argument("--probes", type=int, default=200)
+    asyncio.run(main(parser.parse_args()))

@@ -1,0 +1,238 @@
+"""Retention (docs/operations.md, "Retention"): daily partitions created ahead, whole partitions
+pruned with a `log.pruned` event, the newest pings kept readable, one retention pass at a
+time, and a rebuild after several prunes that equals the live projections."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+
+import psycopg
+import pytest
+from psycopg_pool import AsyncConnectionPool
+
+from core.clock import FrozenClock
+from core.config import Settings
+from core.errors import ConcurrencyConflict
+from core.events import NewEvent, append_events
+from core.monitors.checker import Checker
+from core.monitors.ping import open_ping_pool
+from core.monitors.queries import list_pings
+from core.projections.rebuild import rebuild
+from core.retention import prune as pruning
+from core.retention.maintenance import Maintenance, ensure_partitions
+from core.retention.policy import PARTITION_COLUMN
+from tests.helpers import add_job, make_worker, new_actor, project_all
+from tests.integration.test_rebuild import snapshot
+from tests.monitor_helpers import add_monitor, advance, ping
+from tests.sink import Reply, Sink
+
+T0 = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
+DAYS = 5
+
+
+def short(settings: Settings) -> Settings:
+    return replace(settings, retention_pings_days=1, retention_runs_days=2,
+                   retention_attempt_bodies_days=1, retention_deliveries_days=1,
+                   partitions_ahead_days=1)
+
+
+async def leaf_names(pool: AsyncConnectionPool) -> set[str]:
+    async with pool.connection() as conn:
+        cur = await conn.execute(
+            "SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid "
+            "WHERE c.relname ~ '_p[0-9]{8}$'")
+        return {r["relname"] for r in await cur.fetchall()}
+
+
+async def test_partitions_are_created_ahead(fresh_pool: AsyncConnectionPool,
+                                            settings: Settings) -> None:
+    now = datetime(2027, 3, 10, 8, 0, tzinfo=UTC)
+    created = await ensure_partitions(fresh_pool, now, 3)
+    days = [f"{now.date() + timedelta(days=d):%Y%m%d}" for d in range(-1, 4)]
+    expected = {f"{parent}_p{day}" for parent in PARTITION_COLUMN for day in days}
+    assert set(created or ()) == expected
+    assert expected <= await leaf_names(fresh_pool)
+    assert await ensure_partitions(fresh_pool, now, 3) == []  # idempotent
+    # An event of that day lands in its leaf, not in the default partition.
+    async with fresh_pool.connection() as conn:
+        await append_events(conn, [NewEvent("run", uuid.uuid4(), 1, "run.started",
+                                            uuid.uuid4(), now + timedelta(days=2))])
+        cur = await conn.execute("SELECT tableoid::regclass::text AS leaf FROM events")
+        assert [r["leaf"] for r in await cur.fetchall()] == [f"events_runs_p{days[3]}"]
+        await conn.rollback()
+
+
+async def test_a_stale_version_is_a_conflict_in_a_daily_leaf(
+        fresh_pool: AsyncConnectionPool) -> None:
+    now = datetime(2027, 3, 10, 8, 0, tzinfo=UTC)
+    await ensure_partitions(fresh_pool, now, 1)
+    run_id, team = uuid.uuid4(), uuid.uuid4()
+    async with fresh_pool.connection() as conn:
+        await append_events(conn, [NewEvent("run", run_id, 1, "run.started", team, now)])
+        await conn.commit()
+        with pytest.raises(ConcurrencyConflict):
+            await append_events(conn, [NewEvent("run", run_id, 1, "run.started", team, now)])
+
+
+async def test_one_maintenance_pass_at_a_time(fresh_pool: AsyncConnectionPool, fresh_dsn: str,
+                                             settings: Settings) -> None:
+    with psycopg.connect(fresh_dsn) as other:
+        other.execute("SELECT * FROM retention_lock FOR UPDATE")  # another process's pass
+        assert await ensure_partitions(fresh_pool, T0, 1) is None
+        assert await pruning.prune(fresh_pool, short(settings), T0) is None
+    assert await ensure_partitions(fresh_pool, T0, 1)
+
+
+async def test_prunes_keep_the_log_honest_and_rebuild_equals_live(
+    fresh_pool: AsyncConnectionPool, fresh_dsn: str, settings: Settings, clock: FrozenClock,
+    sink: Sink,
+) -> None:
+    settings = short(settings)
+    pool = fresh_pool
+    worker = make_worker(pool, fresh_dsn, settings, clock)
+    maintenance = Maintenance(pool, settings, clock)
+    checker = Checker(pool, fresh_dsn, clock, batch=10)
+    ping_pool = await open_ping_pool(fresh_dsn, size=1)
+    try:
+        await maintenance.run_once(T0 - timedelta(hours=12))
+        actor = await new_actor(pool)
+        sink.reply("/fail", *[Reply(status=500)] * DAYS)
+        await add_job(pool, actor, T0 - timedelta(hours=1), sink.url("/ok"), "0 12 * * *",
+                      name="daily")
+        await add_job(pool, actor, T0 - timedelta(hours=1), sink.url("/fail"), "0 12 * * *",
+                      name="failing", retry={"attempts": 2, "backoff": "fixed",
+                                             "delay_seconds": 10})
+        monitor, token = await add_monitor(pool, actor, T0 - timedelta(hours=1), "1d",
+                                           grace_seconds=3600, name="nightly")
+        pruned = []
+        for d in range(DAYS):
+            day = T0 + timedelta(days=d)
+            early = await maintenance.run_once(day - timedelta(hours=1))
+            if early is not None and early.planned:
+                pruned.append(early)
+            for at in (day, day + timedelta(seconds=10)):
+                clock.set(at)
+                await worker.run_once()
+                await worker.settle()
+            for minute in range(3):
+                await ping(ping_pool, token, day + timedelta(minutes=minute),
+                           body=f"day {d} ping {minute}".encode())
+            await advance(checker, pool, day + timedelta(hours=1))
+            await project_all(pool)
+            result = await maintenance.run_once(day + timedelta(hours=11))
+            assert result is not None
+            if result.planned:
+                pruned.append(result)
+    finally:
+        await ping_pool.close()
+        await worker.settle()
+        await worker.executor.aclose()
+
+    assert len(pruned) >= 3, [p.summary() for p in pruned]
+    leaves = await leaf_names(pool)
+    assert "events_pings_p20261120" not in leaves and "events_runs_p20261120" not in leaves
+    assert "run_attempts_p20261121" not in leaves
+    assert {"events_pings_p20261124", "events_runs_p20261124"} <= leaves
+    async with pool.connection() as conn:
+        cur = await conn.execute(
+            "SELECT data, metadata FROM events WHERE event_type = 'log.pruned' "
+            "ORDER BY global_position")
+        logged = await cur.fetchall()
+        cur = await conn.execute(
+            "SELECT min(occurred_at) AS first FROM events WHERE event_type = 'monitor.pinged'")
+        first_ping = (await cur.fetchone())["first"]
+        cur = await conn.execute("SELECT count(*) AS n FROM events_pings_default")
+        assert (await cur.fetchone())["n"] == 0
+    assert len(logged) == len(pruned)
+    assert all(row["metadata"] == {"actor": "maintenance"} for row in logged)
+    kinds = logged[0]["data"]["kinds"]
+    assert {"pings", "attempt_bodies"} <= set(kinds), kinds
+    assert sum(k["rows"] for row in logged for k in row["data"]["kinds"].values()) > 0
+    assert first_ping >= T0 + timedelta(days=DAYS - 2)  # the log holds only what is kept
+
+    # Every ping stays readable (fewer than 100 per monitor), bodies included.
+    pings = await list_pings(pool, actor, monitor, limit=100, before_version=None)
+    assert len(pings) == DAYS * 3
+    assert [p["version"] for p in pings] == sorted((p["version"] for p in pings), reverse=True)
+    assert pings[-1]["received_at"] == T0
+    assert pings[-1]["body"] == "day 0 ping 0"
+
+    live = await snapshot(pool)
+    assert live["runs"] and live["monitors"] and live["job_stats_hourly"]
+    async with pool.connection() as conn:
+        await conn.execute("UPDATE runs SET error = 'damaged', version = version + 7")
+        await conn.execute("UPDATE monitors SET name = 'damaged', last_ping_at = NULL")
+        await conn.execute("DELETE FROM job_stats_daily")
+        await conn.execute("UPDATE job_health SET consecutive_failures = 99")
+        await conn.execute("UPDATE due_jobs SET due_at = due_at + interval '1 day'")
+        await conn.commit()
+    counts = await rebuild(pool, clock.now())
+    assert counts["runs"] == len(live["runs"])
+    await project_all(pool)
+    rebuilt = await snapshot(pool)
+    for table in live:
+        assert rebuilt[table] == live[table], table
+
+
+async def test_dry_run_changes_nothing(fresh_pool: AsyncConnectionPool,
+                                       settings: Settings) -> None:
+    settings = short(settings)
+    await ensure_partitions(fresh_pool, T0, 1)
+    before = await leaf_names(fresh_pool)
+    later = T0 + timedelta(days=5)
+    plan = await pruning.plan(fresh_pool, settings, later)
+    assert {p.leaf.name for p in plan.planned} == {
+        n for n in before if n.endswith(("20261119", "20261120", "20261121"))}
+    assert await leaf_names(fresh_pool) == before
+    result = await pruning.prune(fresh_pool, settings, later)
+    assert result is not None and {p.leaf.name for p in result.planned} == {
+        p.leaf.name for p in plan.planned}
+    assert await leaf_names(fresh_pool) == before - {p.leaf.name for p in plan.planned}
+
+
+async def test_a_monitor_keeps_its_newest_100_pings(
+        fresh_pool: AsyncConnectionPool, fresh_dsn: str, settings: Settings) -> None:
+    settings = short(settings)
+    for d in range(5):
+        await ensure_partitions(fresh_pool, T0 + timedelta(days=d), 1)
+    actor = await new_actor(fresh_pool)
+    monitor, token = await add_monitor(fresh_pool, actor, T0 - timedelta(hours=1), "1h")
+    ping_pool = await open_ping_pool(fresh_dsn, size=1)
+    try:
+        for i in range(120):
+            await ping(ping_pool, token, T0 + timedelta(seconds=i), body=f"old {i}".encode())
+        for i in range(10):
+            await ping(ping_pool, token, T0 + timedelta(days=3, seconds=i))
+    finally:
+        await ping_pool.close()
+    await project_all(fresh_pool)
+    result = await pruning.prune(fresh_pool, settings, T0 + timedelta(days=2, hours=1))
+    assert result is not None and "events_pings_p20261120" in {p.leaf.name for p in
+                                                                result.planned}
+    pings = await list_pings(fresh_pool, actor, monitor, limit=200, before_version=None)
+    assert len(pings) == 100
+    assert pings[-1]["body"] == "old 30" and pings[10]["body"] == "old 119"
+    async with fresh_pool.connection() as conn:
+        cur = await conn.execute("SELECT count(*) AS n FROM monitor_pings_kept")
+        assert (await cur.fetchone())["n"] == 90
+
+
+def test_prune_and_db_size_commands(fresh_dsn: str) -> None:
+    from tests.processes import run_cli
+
+    env = {"DATABASE_URL": fresh_dsn, "CRONLEDGER_RETENTION_PINGS_DAYS": "1"}
+    with psycopg.connect(fresh_dsn) as conn:  # a leaf of pings from long ago
+        conn.execute("SELECT retention_partition_create('events_pings', '2020-01-01')")
+        conn.execute("SELECT retention_partition_create('events_runs', '2020-01-01')")
+    dry = run_cli("prune", "--dry-run", env=env)
+    assert "pings: would drop 1 partitions, 0 rows" in dry, dry
+    assert "runs: would drop 1 partitions" in dry  # 2020 is past 90 days too
+    assert "attempt_bodies" not in dry  # nothing of them that old
+    sizes = run_cli("db-size", env=env)
+    assert "events_pings" in sizes and "pings" in sizes and sizes.splitlines()[-1].startswith(
+        "database")
+    done = run_cli("prune", env=env)
+    assert "pings: dropped 1 partitions" in done and "runs: dropped 1 partitions" in done, done
+    assert "nothing is past its retention" in run_cli("prune", "--dry-run", env=env)
