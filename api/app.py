@@ -14,6 +14,7 @@ from litestar.routes import HTTPRoute
 
 from api.bodies import strict_json_body
 from api.controllers.apikeys import ApiKeyController
+from api.controllers.apply import ApplyController
 from api.controllers.channels import ChannelController, NotificationController
 from api.controllers.health import healthz, metrics, readyz
 from api.controllers.jobs import JobController
@@ -109,7 +110,8 @@ def create_app(dsn: str, settings: Settings, clock: Clock | None = None, *,
     app = Litestar(
         route_handlers=[JobController, RunController, SecretController, ApiKeyController,
                         ChannelController, NotificationController, MonitorController,
-                        ReportController, ping_mount, preview, healthz, readyz, metrics],
+                        ReportController, ping_mount, preview, healthz, readyz, metrics,
+                        ApplyController],
         dependencies={
             "pool": Provide(provide_pool),
             "clock": Provide(provide_clock),

@@ -13,5 +13,6 @@ under a finer field path (``request.headers.<name>``, ``success_statuses``) is o
 from __future__ import annotations
 
 from api.schemas import apikeys, channels, common, jobs, monitors, reports, runs, schedules, secrets
+from api.schemas import apply as apply_  # the module's name is a builtin's
 
-MODULES = (common, jobs, runs, monitors, channels, secrets, apikeys, reports, schedules)
+MODULES = (common, jobs, runs, monitors, channels, secrets, apikeys, reports, schedules, apply_)
