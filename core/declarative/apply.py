@@ -142,8 +142,10 @@ def _prefixed(errors: FieldErrors, path: str, exc: InvalidInput) -> None:
         errors.add(f"{path}.{error.field}" if error.field else path, error.message)
 
 
-def _check_channel_names(names: list[str], known: set[str], path: str,
+def _check_channel_names(names: Any, known: set[str], path: str,
                          errors: FieldErrors) -> list[str]:
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        return []  # reported by check_document
     for k, name in enumerate(names):
         if name not in known:
             errors.add(f"{path}.channels.{k}", f"no channel named {name!r} in this file"
@@ -168,6 +170,8 @@ async def _desired_channels(items: list[dict[str, Any]], state: TeamState, seale
     out = []
     for i, item in enumerate(items):
         path = f"channels.{i}"
+        if not isinstance(item.get("name"), str):
+            continue  # reported by check_document
         row = state.channels.get(item.get("name"))
         given = {}
         for key in SECRET_FIELDS:
@@ -205,6 +209,8 @@ async def _desired_monitors(items: list[dict[str, Any]], known: set[str], now: d
     out = []
     for i, item in enumerate(items):
         path = f"monitors.{i}"
+        if not isinstance(item.get("name"), str):
+            continue  # reported by check_document
         write = {k: v for k, v in item.items() if k in mondef.DEFINITION_FIELDS
                  and k != "channels"}
         names = _check_channel_names(item.get("channels", []), known, path, errors)
@@ -227,6 +233,8 @@ async def _desired_jobs(conn: psycopg.AsyncConnection, team_id: uuid.UUID,
     out = []
     for i, item in enumerate(items):
         path = f"jobs.{i}"
+        if not isinstance(item.get("name"), str):
+            continue  # reported by check_document
         row = state.jobs.get(item.get("name"))
         write = {k: v for k, v in item.items() if k in jobdef.DEFINITION_FIELDS
                  and k != "channels"}
@@ -339,14 +347,14 @@ async def apply_document(
         Conflict: a concurrent change got in the way; nothing was written.
         Unavailable: a sealed value must be written and no secret key is configured.
     """
-    objects = check_document(document)
+    errors = FieldErrors()
+    objects = check_document(document, errors)
     warnings = secret_warnings(objects)
     actor = Actor(actor.team_id, actor.key_id, actor.scope, actor.request_id, via=ACTOR,
                   digest=digest)
     async with transaction(pool) as conn:
         await conn.execute(Q["apply_lock"], {"team_id": actor.team_id})
         state = await load_team(conn, actor.team_id)
-        errors = FieldErrors()
         resolve = _Resolver(conn, actor.team_id, keyring)
         file_channels = {c["name"] for c in objects["channels"]}
         known = file_channels if prune else file_channels | set(state.channels)
@@ -461,3 +469,14 @@ async def _write_job(pool: AsyncConnectionPool, actor: Actor, change: Change,
         assert change.id is not None
         change.extra["run_id"] = await job_commands.trigger_job(pool, actor, change.id, now)
 
+
+
+async def team_id_of(pool: AsyncConnectionPool, name: str, *,
+                     create: bool) -> uuid.UUID | None:
+    """The id of the team named ``name`` (created when missing and ``create``: the default
+    team of ``cronledger serve --config``), or ``None``."""
+    async with transaction(pool) as conn:
+        cur = await conn.execute(Q["team_ensure" if create else "apply_team_find"],
+                                 {"name": name})
+        row = await cur.fetchone()
+    return row["id"] if row else None

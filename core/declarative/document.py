@@ -44,19 +44,20 @@ SECRET_ADVICE = ("looks like a literal secret: store it with PUT /v1/secrets/NAM
                  "${secrets.NAME} instead (the file is meant to be committed)")
 
 
-def check_document(document: Any) -> dict[str, list[dict[str, Any]]]:
+def check_document(document: Any, errors: FieldErrors) -> dict[str, list[dict[str, Any]]]:
     """The document's objects by kind, checked for shape (unknown keys, names, directives).
 
     The definitions themselves are checked by each kind's ``normalize_*`` in
-    :mod:`core.declarative.apply`, with the same rules as the API.
+    :mod:`core.declarative.apply`, with the same rules as the API, so that one answer lists
+    every problem.
 
     Returns:
-        ``{"channels": [...], "monitors": [...], "jobs": [...]}`` (absent kinds empty).
+        ``{"channels": [...], "monitors": [...], "jobs": [...]}`` (absent kinds empty); the
+        problems found, each with its path (``jobs.0.name``), are added to ``errors``.
 
     Raises:
-        InvalidInput: every problem, each with its path (``jobs.0.name``).
+        InvalidInput: the document is not a table, or holds NUL characters.
     """
-    errors = FieldErrors()
     errors.items += nul_errors(document)
     errors.raise_if_any()
     if not isinstance(document, dict):
@@ -79,7 +80,6 @@ def check_document(document: Any) -> dict[str, list[dict[str, Any]]]:
         for i, item in enumerate(items):
             _check_object(kind, i, item, seen, errors)
         out[kind] = items
-    errors.raise_if_any()
     return out
 
 

@@ -28,3 +28,7 @@ SELECT id, team_id, name, kind, config, key_id, sealed
 FROM channels
 WHERE team_id = %(team_id)s::uuid AND deleted_at IS NULL
 ORDER BY created_at, id;
+
+-- name: apply_team_find
+-- The team of `cronledger export --team NAME` (read on the database directly).
+SELECT id FROM teams WHERE name = %(name)s;
