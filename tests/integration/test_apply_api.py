@@ -11,7 +11,12 @@ from psycopg_pool import AsyncConnectionPool
 DIGEST = "ab" * 32
 
 DOCUMENT: dict[str, Any] = {
-    "channels": [{"name": "ops", "kind": "webhook", "url": "https://hooks.example.com/${secrets.HOOK}"}],
+    "channels": [
+        {"name": "ops", "kind": "webhook", "url": "https://hooks.example.com/${secrets.HOOK}"},
+        {"name": "tg", "kind": "telegram", "chat_id": 12345, "token_secret": "TG_TOKEN"},
+        {"name": "mail", "kind": "email", "to": ["ops@example.com"],
+         "smtp": {"host": "smtp.example.com", "security": "tls", "username": "u",
+                  "password_secret": "SMTP_PASSWORD"}}],
     "monitors": [
         {"name": "backup", "schedule": "0 3 * * *", "timezone": "Europe/Paris",
          "grace_seconds": 600, "channels": ["ops"]},
@@ -24,7 +29,8 @@ DOCUMENT: dict[str, Any] = {
          "retry": {"attempts": 3, "backoff": "linear", "delay_seconds": 5},
          "channels": ["ops"], "alert_after_failures": 2, "realert_every": "1h"},
         {"name": "tick", "schedule": "@every 90s", "request": {"url": "https://example.com/t"},
-         "enabled": False},
+         "enabled": False, "channels": ["tg", "mail"], "success_statuses": [200, 204],
+         "timeout_seconds": 5, "overlap": "queue", "catchup": "all"},
         {"name": "once", "schedule": "@at 2099-01-01T00:00:00Z",
          "request": {"url": "https://example.com/once"}},
     ],
