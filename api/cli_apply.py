@@ -250,7 +250,10 @@ def add_parsers(sub: Any, command: Any) -> None:
     apply.add_argument("--url", help=f"the server (CRONLEDGER_URL, default {DEFAULT_URL})")
     export = command(sub, "export", "print the current definitions as a file for apply",
                      "Print the team's jobs, monitors and channels as TOML that `cronledger "
-                     "apply` applies as a no-op (sealed values are left out and kept).", remote)
+                     "apply` applies as a no-op (sealed values are left out and kept); with "
+                     "--team, read on the database (embedded PostgreSQL when DATABASE_URL is "
+                     "unset) instead of the server.", remote + ("DATABASE_URL",
+                                                                "CRONLEDGER_DATA_DIR"))
     export.add_argument("--team", help="read this team on the database directly "
                                        "(DATABASE_URL) instead of the server")
     export.add_argument("--url", help=f"the server (CRONLEDGER_URL, default {DEFAULT_URL})")

@@ -75,8 +75,8 @@ class Outcome:
 async def load_team(conn: psycopg.AsyncConnection, team_id: uuid.UUID) -> TeamState:
     """The team's live channels, monitors and jobs (with ``has_run``), by name."""
     out = []
-    for query in ("apply_channels", "apply_monitors", "apply_jobs"):
-        cur = await conn.execute(Q[query], {"team_id": team_id})
+    for query in (Q["apply_channels"], Q["apply_monitors"], Q["apply_jobs"]):
+        cur = await conn.execute(query, {"team_id": team_id})
         out.append({row["name"]: row for row in await cur.fetchall()})
     return TeamState(*out)
 
@@ -476,7 +476,7 @@ async def team_id_of(pool: AsyncConnectionPool, name: str, *,
     """The id of the team named ``name`` (created when missing and ``create``: the default
     team of ``cronledger serve --config``), or ``None``."""
     async with transaction(pool) as conn:
-        cur = await conn.execute(Q["team_ensure" if create else "apply_team_find"],
-                                 {"name": name})
+        query = Q["team_ensure"] if create else Q["apply_team_find"]
+        cur = await conn.execute(query, {"name": name})
         row = await cur.fetchone()
     return row["id"] if row else None

@@ -40,6 +40,10 @@ EXPECTED = {
     ("secrets", "rotate-key"): DATABASE + KEYS,
     ("projections",): (),
     ("projections", "rebuild"): DATABASE,
+    ("apply",): ("CRONLEDGER_URL", "CRONLEDGER_API_KEY"),
+    ("export",): ("CRONLEDGER_URL", "CRONLEDGER_API_KEY") + DATABASE,
+    ("import",): (),
+    ("import", "crontab"): (),
 }
 
 
