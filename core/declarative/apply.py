@@ -356,7 +356,7 @@ async def apply_document(
         await conn.execute(Q["apply_lock"], {"team_id": actor.team_id})
         state = await load_team(conn, actor.team_id)
         resolve = _Resolver(conn, actor.team_id, keyring)
-        file_channels = {c["name"] for c in objects["channels"]}
+        file_channels = {c["name"] for c in objects["channels"] if isinstance(c.get("name"), str)}
         known = file_channels if prune else file_channels | set(state.channels)
         desired = {
             "channels": await _desired_channels(objects["channels"], state, sealer, resolve,

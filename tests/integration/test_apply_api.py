@@ -3,6 +3,7 @@ second apply), prune, secrets, run_on_start, errors per object and field, unique
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 from litestar.testing import AsyncTestClient
@@ -168,3 +169,36 @@ async def test_names_are_unique_per_team(api: AsyncTestClient, team: dict[str, A
     assert (await api.post("/v1/monitors", json=monitor, headers=team["auth"])).status_code == 201
     r = await api.post("/v1/monitors", json=monitor, headers=team["auth"])
     assert r.status_code == 409 and "monitor" in r.json()["detail"]
+
+
+def _value(rng: random.Random, depth: int = 0) -> Any:
+    choices: list[Any] = [None, True, 0, -1, 10**20, 1.5, "", "x", "1h", "* * * * *",
+                          "${secrets.X}", "${secrets.", "Europe/Paris", "https://e.com/",
+                          "\x00", "Bearer abc", 12345]
+    if depth < 2:
+        choices += [[_value(rng, depth + 1) for _ in range(rng.randint(0, 3))],
+                    {rng.choice(["url", "method", "headers", "host", "attempts", "A", "x"]):
+                     _value(rng, depth + 1) for _ in range(rng.randint(0, 3))}]
+    return rng.choice(choices)
+
+
+async def test_no_document_is_a_500(api: AsyncTestClient, team: dict[str, Any]) -> None:
+    """Generated documents (known keys with values of every JSON type) are answered 200 or 422
+    (a seeded random walk: the same documents on every run)."""
+    rng = random.Random(15)
+    keys = {"jobs": [*DOCUMENT["jobs"][0], "schedule", "enabled", "run_on_start", "overlap",
+                     "channels", "success_statuses", "signing_secret", "timeout_seconds"],
+            "monitors": ["name", "schedule", "timezone", "grace_seconds", "methods", "enabled",
+                         "manual_resume", "channels", "realert_every"],
+            "channels": ["name", "kind", "url", "chat_id", "token_secret", "to", "smtp",
+                         "signing_secret"]}
+    seen = set()
+    for _ in range(120):
+        document = {kind: [{key: rng.choice([_value(rng), "n", "slack", "email", "telegram"])
+                            for key in rng.sample(names, rng.randint(1, len(names)))}
+                           for _ in range(rng.randint(0, 2))]
+                    for kind, names in keys.items() if rng.random() < 0.7}
+        r = await api.post("/v1/apply?dry_run=true", json=document, headers=team["auth"])
+        assert r.status_code in (200, 422), (document, r.text)
+        seen.add(r.status_code)
+    assert seen == {200, 422}
