@@ -4,10 +4,13 @@ second apply), prune, secrets, run_on_start, errors per object and field, unique
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 from typing import Any
 
 from litestar.testing import AsyncTestClient
 from psycopg_pool import AsyncConnectionPool
+
+from api.app import create_app
 
 DIGEST = "ab" * 32
 
@@ -202,3 +205,44 @@ async def test_no_document_is_a_500(api: AsyncTestClient, team: dict[str, Any]) 
         assert r.status_code in (200, 422), (document, r.text)
         seen.add(r.status_code)
     assert seen == {200, 422}
+
+
+async def test_sealed_values_compare_after_decryption(
+        api: AsyncTestClient, team: dict[str, Any], pool: AsyncConnectionPool) -> None:
+    await _secret(api, team, "SIGN", "a-signing-secret-of-32-characters")
+    await _secret(api, team, "SLACK", "https://hooks.slack.com/services/T/B/one")
+    doc = {"channels": [{"name": "s", "kind": "slack", "url": "${secrets.SLACK}"}],
+           "jobs": [{"name": "signed", "schedule": "1h", "signing_secret": "${secrets.SIGN}",
+                     "request": {"url": "https://example.com/"}}]}
+    await _apply(api, team, doc)
+    count = len(await _events(pool, team))
+    again = await _apply(api, team, doc)
+    assert set(_actions(again).values()) == {"unchanged"}
+    assert len(await _events(pool, team)) == count
+    await _secret(api, team, "SLACK", "https://hooks.slack.com/services/T/B/two")
+    changed = await _apply(api, team, doc)
+    channel = next(c for c in changed["changes"] if c["kind"] == "channel")
+    assert channel["action"] == "update"
+    assert channel["changes"] == [{"field": "url", "old": "[sealed]", "new": "[sealed, changed]"}]
+    assert "hooks.slack.com/services" not in str(changed)
+    # left out, a sealed value is kept
+    kept = await _apply(api, team, {"channels": [{"name": "s", "kind": "slack"}],
+                                    "jobs": [{k: v for k, v in doc["jobs"][0].items()
+                                              if k != "signing_secret"}]})
+    assert set(_actions(kept).values()) == {"unchanged"}
+
+
+async def test_a_failure_midway_writes_nothing(shared_dsn: str, settings: Any,
+                                               team: dict[str, Any],
+                                               pool: AsyncConnectionPool) -> None:
+    """Without a secret key the job's signing secret cannot be sealed (503), after the
+    monitor was created in the same transaction: the monitor is rolled back too."""
+    app = create_app(shared_dsn, replace(settings, secret_key=""))
+    doc = {"monitors": [{"name": "first", "schedule": "1h"}],
+           "jobs": [{"name": "signed", "schedule": "1h", "signing_secret": "x" * 32,
+                     "request": {"url": "https://example.com/"}}]}
+    async with AsyncTestClient(app=app, raise_server_exceptions=False) as client:
+        r = await client.post("/v1/apply", json=doc, headers=team["auth"])
+        assert r.status_code == 503, r.text
+        assert (await client.get("/v1/monitors", headers=team["auth"])).json()["items"] == []
+    assert await _events(pool, team) == []
