@@ -175,7 +175,7 @@ async def _desired_channels(items: list[dict[str, Any]], state: TeamState, seale
         row = state.channels.get(item.get("name"))
         given = {}
         for key in SECRET_FIELDS:
-            if key in item:
+            if item.get(key) is not None:  # null (JSON only) is absent: the value is kept
                 given[key] = await resolve(item[key], f"{path}.{key}", errors)
         stored: dict[str, str] = {}
         if row is not None:
@@ -240,7 +240,7 @@ async def _desired_jobs(conn: psycopg.AsyncConnection, team_id: uuid.UUID,
                  and k != "channels"}
         names = _check_channel_names(item.get("channels", []), known, path, errors)
         secret = None
-        if "signing_secret" in item:
+        if item.get("signing_secret") is not None:
             secret = await resolve(item["signing_secret"], f"{path}.signing_secret", errors)
             if secret is None:
                 continue
