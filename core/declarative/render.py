@@ -7,6 +7,7 @@ the order given, nested tables (``[jobs.request]``, ``[jobs.request.headers]``) 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import tomli_w
@@ -23,7 +24,7 @@ def _drop_none(value: Any) -> Any:
 
 
 def render_document(document: dict[str, list[dict[str, Any]]],
-                    comments: list[str] = ()) -> str:  # type: ignore[assignment]
+                    comments: Sequence[str] = ()) -> str:
     """TOML text of ``document``, preceded by ``comments`` (one ``# …`` line each)."""
     head = "".join(f"# {line}\n" for line in comments)
     chunks = [_table(kind, _drop_none(item)) for kind in KINDS for item in document.get(kind, [])]
