@@ -14,6 +14,7 @@ from litestar.routes import HTTPRoute
 
 from api.bodies import strict_json_body
 from api.controllers.apikeys import ApiKeyController
+from api.controllers.apply import ApplyController
 from api.controllers.channels import ChannelController, NotificationController
 from api.controllers.checks import badge, own_team_metrics, team_metrics
 from api.controllers.health import healthz, metrics, readyz
@@ -129,7 +130,7 @@ def create_app(dsn: str, settings: Settings, clock: Clock | None = None, *,
                         ReportController, ping_mount, preview, healthz, readyz, metrics,
                         TeamController, badge, team_metrics, own_team_metrics, v3_router,
                         MaintenanceController, parse_schedule_route, LedgerController,
-                        ui_router(), assets_router()],
+                        ApplyController, ui_router(), assets_router()],
         dependencies={
             "pool": Provide(provide_pool),
             "read_pool": Provide(provide_read_pool),

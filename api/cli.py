@@ -11,6 +11,9 @@
     cronledger projections rebuild   truncate every projection and replay the event log
     cronledger health [--max-age S] [--url U]   exit 0 when the serve/worker heartbeat file is
                           fresh (or U answers 2xx), else 1 (the container health check)
+    cronledger apply -f FILE [--dry-run] [--prune]   apply a declarative file (docs/config.md)
+    cronledger export [--team T]     print the definitions as such a file
+    cronledger import crontab FILE   convert a crontab into such a file
 """
 
 from __future__ import annotations
@@ -124,10 +127,16 @@ def with_key_source(settings: Settings) -> Settings:
     return settings
 
 
-def _serve(settings: Settings, *, with_api: bool, with_services: bool, workers: int = 1) -> int:
+def _serve(settings: Settings, *, with_api: bool, with_services: bool, workers: int = 1,
+           config: Any = None) -> int:
     from api.runner import ServiceFailed, serve, serve_api_workers
 
     with database(settings, wait=True) as dsn:
+        if config is not None:
+            from api.cli_apply import apply_at_start
+
+            if not apply_at_start(dsn, settings, config):
+                return 1
         if workers > 1:
             log.info("API on http://%s:%d with %d worker processes", settings.host,
                      settings.port, workers)
@@ -412,6 +421,9 @@ _ENV = {
                                  "runs and the database answers (default "
                                  "$XDG_RUNTIME_DIR/cronledger-heartbeat, else in the temp "
                                  "folder)",
+    "CRONLEDGER_URL": "apply/export: the server (default http://127.0.0.1:8000; --url)",
+    "CRONLEDGER_API_KEY": "apply/export: an API key of the team (cronledger apikey create)",
+    "CRONLEDGER_CONFIG": "serve: a declarative file applied at start (--config)",
     "CRONLEDGER_LOG_LEVEL": "DEBUG, INFO, WARNING… (--log-level; default INFO for serve, api "
                             "and worker, WARNING for the other commands)",
 }
@@ -475,7 +487,7 @@ def _parser() -> argparse.ArgumentParser:
         "serve": ("run the API and the background services in one process",
                   "Run the API and the background services (scheduler, monitor checker, "
                   "notifier, projector) in one process until SIGINT or SIGTERM.",
-                  _DB + _KEYS + _API + _WORKER),
+                  _DB + _KEYS + _API + _WORKER + ("CRONLEDGER_CONFIG",)),
         "api": ("run the API only",
                 "Run the HTTP API only (jobs, monitors, pings, /metrics); run `cronledger "
                 "worker` next to it for the scheduler.", _DB + _KEYS + _API),
@@ -485,6 +497,10 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("--host", help=f"listen address (CRONLEDGER_HOST, default {_D.host})")
         p.add_argument("--port", type=int,
                        help=f"listen port (CRONLEDGER_PORT, default {_D.port})")
+        if name == "serve":
+            p.add_argument("--config", help="a declarative file (docs/config.md) applied for "
+                                            "the default team before serving "
+                                            "(CRONLEDGER_CONFIG)")
         if name == "api":
             p.add_argument("--workers", type=_positive, default=1,
                            help="API processes sharing the port (1-64, default 1); needs "
@@ -567,6 +583,9 @@ def _parser() -> argparse.ArgumentParser:
             "Print the size of each table family (a partitioned table with its partitions) "
             "and the kind of history it belongs to, largest first, then the total.", _DB,
             _MIGRATES)
+    from api.cli_apply import add_parsers
+
+    add_parsers(sub, command)
     return parser
 
 
@@ -587,6 +606,10 @@ def main(argv: list[str] | None = None) -> int:
     # alembic announces its plugins and context on every start; its warnings still show.
     logging.getLogger("alembic").setLevel(logging.WARNING)
     signal.signal(signal.SIGTERM, _terminate)  # until the event loop takes over
+    from api import cli_apply
+
+    if args.command in cli_apply.COMMANDS:
+        return cli_apply.main(args)
     try:
         settings = load_settings()
     except ConfigError as exc:
@@ -605,7 +628,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"cronledger: {exc}", file=sys.stderr)
             return 2
     if args.command == "serve":
-        return _serve(settings, with_api=True, with_services=True)
+        return _serve(settings, with_api=True, with_services=True,
+                      config=cli_apply.config_path(args))
     if args.command == "api":
         return _serve(settings, with_api=True, with_services=False, workers=args.workers)
     if args.command == "worker":

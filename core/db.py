@@ -26,12 +26,18 @@ CONSTRAINT_ERRORS: dict[str, type[DomainError]] = {
     "teams_name_key": Conflict,
     "channels_team_name_key": Conflict,
     "monitors_team_slug_key": Conflict,
+    "jobs_team_name_key": Conflict,
+    "monitors_team_name_key": Conflict,
 }
 CONSTRAINT_DETAIL = {
     "events_stream_version_key": "the object was changed concurrently; read it again and retry",
     "teams_name_key": "a team with this name already exists",
     "channels_team_name_key": "the team already has a channel with this name",
     "monitors_team_slug_key": "the team already has a monitor with this slug",
+    "jobs_team_name_key": "the team already has a job with this name (names are unique per "
+                          "team): choose another name",
+    "monitors_team_name_key": "the team already has a monitor with this name (names are "
+                              "unique per team): choose another name",
 }
 
 

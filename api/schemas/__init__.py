@@ -25,6 +25,7 @@ from api.schemas import (
     schedules,
     secrets,
 )
+from api.schemas import apply as apply_  # the module's name is a builtin's
 
 MODULES = (common, jobs, runs, monitors, channels, secrets, apikeys, reports, schedules,
-           maintenance, ledger)
+           maintenance, ledger, apply_)

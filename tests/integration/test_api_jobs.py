@@ -291,6 +291,7 @@ async def test_a_body_that_is_not_json_is_refused_with_415(
         assert "application/json" in r.json()["detail"]
     assert await _counts(pool, team) == before
     for media in ("application/json; charset=utf-8", "application/merge-patch+json"):
+        body = json.dumps({**JOB, "name": f"as {media}"})  # names are unique per team
         r = await api.post("/v1/jobs", content=body,
                            headers={**team["auth"], "Content-Type": media})
         assert r.status_code == 201, (media, r.text)

@@ -249,7 +249,8 @@ async def test_job_channels_and_alert_rules(
     created = r.json()
     assert (created["channels"], created["alert_after_failures"],
             created["realert_every"]) == ([ch["id"]], 3, 5400)
-    plain = (await napi.post("/v1/jobs", json=job, headers=team["auth"])).json()
+    plain = (await napi.post("/v1/jobs", json={**job, "name": "j2"},
+                             headers=team["auth"])).json()
     assert (plain["channels"], plain["alert_after_failures"], plain["realert_every"]) == (
         [], 1, None)
     for body, field in (({"channels": [str(uuid.uuid4())]}, "channels.0"),

@@ -42,6 +42,10 @@ EXPECTED = {
     ("projections", "rebuild"): DATABASE,
     ("prune",): DATABASE + ("CRONLEDGER_RETENTION_PINGS_DAYS", "CRONLEDGER_RETENTION_RUNS_DAYS"),
     ("db-size",): DATABASE,
+    ("apply",): ("CRONLEDGER_URL", "CRONLEDGER_API_KEY"),
+    ("export",): ("CRONLEDGER_URL", "CRONLEDGER_API_KEY") + DATABASE,
+    ("import",): (),
+    ("import", "crontab"): (),
 }
 
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import replace
@@ -80,7 +81,8 @@ def test_trusted_proxies_default_is_uvicorns() -> None:
 
 async def _ping_addr(client: httpx.AsyncClient, api: AsyncTestClient, team: Team,
                      headers: list[tuple[str, str]]) -> str | None:
-    r = await api.post("/v1/monitors", json={"name": "m", "schedule": "1h"},
+    r = await api.post("/v1/monitors", json={"name": f"m {uuid.uuid4().hex[:8]}",
+                                             "schedule": "1h"},  # names are unique per team
                        headers=team["auth"])
     assert r.status_code == 201, r.text
     monitor = r.json()

@@ -86,5 +86,6 @@ async def test_success_statuses_and_signing_are_shown(
     r = await api.patch(f"/v1/jobs/{job['id']}", json={"success_statuses": None},
                         headers=team["auth"])
     assert r.json()["success_statuses"] is None
-    plain = (await api.post("/v1/jobs", json=JOB, headers=team["auth"])).json()
+    plain = (await api.post("/v1/jobs", json={**JOB, "name": "plain"},
+                            headers=team["auth"])).json()
     assert plain["success_statuses"] is None and plain["signing"] is False

@@ -209,7 +209,7 @@ async def test_realert_every_while_still_failing(
     hook = await channel(fresh_pool, sealer, actor, name="hook", kind="webhook",
                          url=sink.url("/r"))
     sink.reply("/down", Reply(status=500))
-    job = await add_job(fresh_pool, actor, T0, sink.url("/down"), "0 * * * *",
+    job = await add_job(fresh_pool, actor, T0, sink.url("/down"), "0 * * * *", name="job",
                         realert_every="2h", channels=[str(hook)])
     for hour in range(1, 6):
         await tick(worker, clock, T0 + timedelta(hours=hour))

@@ -166,13 +166,13 @@ async def test_rebuild_equals_the_live_projections(
     assert all(live[t] for t in PROJECTIONS if t != "run_attempts"), "an empty projection"
     # Damage every projection: the rebuild must not depend on what was there.
     async with fresh_pool.connection() as conn:
-        await conn.execute("UPDATE jobs SET name = 'damaged'")
+        await conn.execute("UPDATE jobs SET name = 'damaged ' || id")
         await conn.execute("UPDATE due_jobs SET due_at = due_at + interval '1 day'")
         await conn.execute("UPDATE runs SET error = 'damaged', version = version + 7")
         await conn.execute("DELETE FROM job_stats_daily")
         await conn.execute("UPDATE job_health SET consecutive_failures = 99")
         await conn.execute("UPDATE monitor_state SET status = 'damaged'")
-        await conn.execute("UPDATE monitors SET name = 'damaged', last_ping_at = NULL")
+        await conn.execute("UPDATE monitors SET name = 'damaged ' || id, last_ping_at = NULL")
         await conn.execute("DELETE FROM monitor_downtime")
         await conn.execute("UPDATE team_runs_hourly SET succeeded = 0")
         await conn.commit()
