@@ -10,7 +10,7 @@ from litestar.params import FromQuery, JSONBody
 from litestar.status_codes import HTTP_200_OK
 from msgspec import structs
 
-from api.controllers.monitors import _base_url
+from api.controllers.monitors import base_url as public_base_url
 from api.deps import ActorDep, ClockDep, KeyRingDep, NotifyDep, PoolDep
 from api.schemas.apply import (
     ApplyDocument,
@@ -49,7 +49,7 @@ class ApplyController(Controller):
         document = {k: v for k, v in structs.asdict(data).items() if k != "digest"}
         outcome = await apply_document(
             pool, actor, document, clock.now(), keyring=keyring, sealer=notify.sealer,
-            base_url=_base_url(request), digest=data.digest, dry_run=dry_run, prune=prune)
+            base_url=public_base_url(request), digest=data.digest, dry_run=dry_run, prune=prune)
         return ApplyResult(
             dry_run=dry_run, applied=outcome.applied, digest=data.digest,
             changes=[change_view(c) for c in outcome.changes],

@@ -204,8 +204,10 @@ async def _desired_channels(items: list[dict[str, Any]], state: TeamState, seale
     return out
 
 
-async def _desired_monitors(items: list[dict[str, Any]], known: set[str], now: datetime,
-                            errors: FieldErrors) -> list[_Desired]:
+async def _desired_monitors(items: list[dict[str, Any]], state: TeamState, known: set[str],
+                            now: datetime, errors: FieldErrors) -> list[_Desired]:
+    """The monitors the file wants. A monitor's ``slug`` left out of the file keeps the one it
+    has (derived from its name at creation, docs/healthchecks.md), as a sealed value does."""
     out = []
     for i, item in enumerate(items):
         path = f"monitors.{i}"
@@ -213,6 +215,9 @@ async def _desired_monitors(items: list[dict[str, Any]], known: set[str], now: d
             continue  # reported by check_document
         write = {k: v for k, v in item.items() if k in mondef.DEFINITION_FIELDS
                  and k != "channels"}
+        current = state.monitors.get(item["name"])
+        if "slug" not in write and current is not None:
+            write["slug"] = current["slug"]
         names = _check_channel_names(item.get("channels", []), known, path, errors)
         try:
             definition = mondef.normalize_definition(write, now=now)
@@ -361,7 +366,7 @@ async def apply_document(
         desired = {
             "channels": await _desired_channels(objects["channels"], state, sealer, resolve,
                                                 errors),
-            "monitors": await _desired_monitors(objects["monitors"], known, now, errors),
+            "monitors": await _desired_monitors(objects["monitors"], state, known, now, errors),
             "jobs": await _desired_jobs(conn, actor.team_id, objects["jobs"], state, known,
                                         keyring, resolve, now, errors),
         }

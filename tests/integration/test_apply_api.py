@@ -90,7 +90,8 @@ async def test_apply_creates_then_second_apply_is_a_no_op(
     assert {m["name"]: m["status"] for m in monitors} == {"backup": "new", "queue": "paused"}
     count = len(await _events(pool, team))
     again = await _apply(api, team, DOCUMENT)
-    assert set(_actions(again).values()) == {"unchanged"} and again["applied"] is False
+    changed = [c for c in again["changes"] if c["action"] != "unchanged"]
+    assert not changed and again["applied"] is False, changed
     assert len(await _events(pool, team)) == count
     # the export applies as a no-op, too
     exported = (await api.get("/v1/export", headers=team["read_auth"])).json()
@@ -246,3 +247,28 @@ async def test_a_failure_midway_writes_nothing(shared_dsn: str, settings: Any,
         assert r.status_code == 503, r.text
         assert (await client.get("/v1/monitors", headers=team["auth"])).json()["items"] == []
     assert await _events(pool, team) == []
+
+
+async def test_words_tags_slugs_and_confirm_apply_and_export_as_no_ops(
+        api: AsyncTestClient, team: dict[str, Any], pool: AsyncConnectionPool) -> None:
+    document = {
+        "monitors": [{"name": "nightly", "schedule": "tous les jours à 3 h",
+                      "timezone": "Europe/Paris", "slug": "nightly-backup",
+                      "tags": ["db", "backup"]}],
+        "jobs": [{"name": "digest", "schedule": "every weekday at 9:30 am",
+                  "timezone": "America/New_York", "tags": ["mail"],
+                  "confirm": {"timeout_seconds": 600},
+                  "request": {"url": "https://example.com/digest"}}],
+    }
+    await _apply(api, team, document)
+    job = (await api.get("/v1/jobs", headers=team["auth"])).json()["items"][0]
+    assert job["schedule"] == "30 9 * * 1-5" and job["schedule_text"] == "every weekday at 9:30 am"
+    assert job["tags"] == ["mail"] and job["confirm"] == {"timeout_seconds": 600}
+    monitor = (await api.get("/v1/monitors", headers=team["auth"])).json()["items"][0]
+    assert monitor["slug"] == "nightly-backup" and monitor["tags"] == ["db", "backup"]
+    assert monitor["schedule_text"] == "tous les jours à 3 h"
+    count = len(await _events(pool, team))
+    assert set(_actions(await _apply(api, team, document)).values()) == {"unchanged"}
+    exported = (await api.get("/v1/export", headers=team["read_auth"])).json()
+    assert set(_actions(await _apply(api, team, exported)).values()) == {"unchanged"}
+    assert len(await _events(pool, team)) == count

@@ -1,4 +1,4 @@
-"""Migration 0011: duplicate names of live jobs and monitors are suffixed, each rename an event
+"""Migration 0014: duplicate names of live jobs and monitors are suffixed, each rename an event
 with actor ``migration`` that the fold agrees with; then the names are unique per team."""
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ async def _rows(pool: AsyncConnectionPool, table: str) -> list[dict]:
 
 
 async def test_duplicates_are_renamed_with_events(fresh_dsn: str) -> None:
-    downgrade(fresh_dsn, "0007")
+    downgrade(fresh_dsn, "0013")
     pool = await open_pool(fresh_dsn, min_size=1, max_size=2)
     try:
         actor, other = await new_actor(pool), await new_actor(pool)
@@ -49,7 +49,7 @@ async def test_duplicates_are_renamed_with_events(fresh_dsn: str) -> None:
             for job in mine[1:]:
                 stream = await read_stream(conn, job["id"], actor.team_id)
                 assert stream[-1]["event_type"] == "job.updated"
-                assert stream[-1]["metadata"] == {"actor": "migration", "migration": "0011"}
+                assert stream[-1]["metadata"] == {"actor": "migration", "migration": "0014"}
                 assert fold(stream)["name"] == job["name"] == stream[-1]["data"]["changes"]["name"]
                 assert job["version"] == 2
         monitors = await _rows(pool, "monitors")

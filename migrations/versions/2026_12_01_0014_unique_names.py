@@ -6,7 +6,7 @@ Existing duplicates are resolved first: in each group of live objects of one tea
 name, the oldest keeps it and every other one is renamed ``<name> (<first 8 of its id>)``
 (the name cut to keep at most 200 characters). Each rename is a ``job.updated`` /
 ``monitor.updated`` event (``{"changes": {"name": …}}``, metadata ``{"actor": "migration",
-"migration": "0011"}``) appended at the next stream version, with the projection row's
+"migration": "0014"}``) appended at the next stream version, with the projection row's
 ``name``, ``version`` and ``updated_at`` updated to match, so the fold and a rebuild agree.
 
     jobs_team_name_key       UNIQUE (team_id, name) WHERE status <> 'deleted'
@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from alembic import op
 
-revision = "0011"
-down_revision = "0010"
+revision = "0014"
+down_revision = "0013"
 branch_labels = None
 depends_on = None
 
@@ -37,7 +37,7 @@ WITH ranked AS (
                         metadata, occurred_at)
     SELECT '{stream}', id, version, '{stream}.updated', team_id,
            jsonb_build_object('changes', jsonb_build_object('name', name)),
-           '{{"actor": "migration", "migration": "0011"}}'::jsonb, now()
+           '{{"actor": "migration", "migration": "0014"}}'::jsonb, now()
     FROM renamed
 )
 UPDATE {table} t SET name = r.name, version = r.version, updated_at = now()
