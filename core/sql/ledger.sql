@@ -39,8 +39,9 @@ WHERE r.job_id = %(job_id)s::uuid AND r.team_id = %(team_id)s::uuid
 
 -- name: ledger_alerts_queued
 -- The alerts queued for one job or monitor in [from, to]: one per (event, instant), whatever
--- the number of channels it went to.
-SELECT event, created_at AS at, count(*) AS channels
+-- the number of channels it went to; `suppressed`: a maintenance window held it.
+SELECT event, created_at AS at, count(*) AS channels,
+       bool_or(status = 'suppressed') AS suppressed
 FROM notifications
 WHERE subject_type = %(subject_type)s AND subject_id = %(subject_id)s::uuid
   AND team_id = %(team_id)s::uuid
