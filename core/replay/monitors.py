@@ -88,6 +88,15 @@ class Timeline:
         self.current: str | None = None  # the status, once a change said it
         self.held: tuple[str, str | None] | None = None  # the latest alert, when held
 
+    def seed(self, status: str | None,
+             last_alert: tuple[datetime, str, str | None] | None) -> None:
+        """The status at the start and the latest alert before it ``(at, event, reason)``:
+        held when a window held it then."""
+        self.current = status
+        if last_alert is not None and self.maintenance is not None \
+                and self.maintenance.holds(last_alert[0]):
+            self.held = (last_alert[1], last_alert[2])
+
     def release(self, at: datetime) -> None:
         """Each window closing up to ``at`` (inclusive): one ``down`` alert when the monitor is
         still down, its latest alert was held and no window holds it still."""
@@ -220,29 +229,43 @@ class Replayer:
         self.run: Replay | None = None
         self.recorded = Timeline(recorded, start, end)
         self.status: str | None = None  # the recorded status, in the window
+        self.last_alert: tuple[datetime, str, str | None] | None = None  # before ``start``
 
     def feed(self, event: dict[str, Any]) -> None:
         """Take the next event (one after the window's end changes nothing)."""
         if self.run is None:
             if event["occurred_at"] < self.start:
                 self.prior = evolve(self.prior, event)
+                if event["event_type"] in FLIPS:
+                    shown = transition(event["occurred_at"], event["event_type"], event["data"])
+                    alert = alert_for(shown["previous_status"], shown["status"])
+                    if alert is not None:
+                        self.last_alert = (shown["at"], alert, shown["reason"])
                 return
-            self.run = self._replay()
-            self.status = None if self.prior is None else self.prior["status"]
+            self._begin()
+        assert self.run is not None
         if event["occurred_at"] <= self.end:
             self.status = record(self.recorded, self.status, event)
             self.run.apply(event)
 
-    def _replay(self) -> Replay:
-        return Replay(self.prior, self.proposal, self.start,
-                      Timeline(self.simulated, self.start, self.end))
+    def _begin(self) -> None:
+        """Start both sides at ``start`` from the recorded state, each knowing whether the
+        latest recorded alert before it was held (by its own windows)."""
+        self.status = None if self.prior is None else self.prior["status"]
+        self.recorded.seed(self.status, self.last_alert)
+        timeline = Timeline(self.simulated, self.start, self.end)
+        timeline.seed(self.status, self.last_alert)
+        self.run = Replay(self.prior, self.proposal, self.start, timeline)
 
     def answer(self) -> dict[str, Any]:
         """``{"simulated": side, "actual": side, "summary": {...}}``, each side
         ``{"transitions", "alerts", "truncated"}`` (:func:`transition`; alerts ``{"at",
         "event": down|up, "reason", "maintenance": suppressed|released|None}``); the summary
         is :func:`core.replay.compare.summary`."""
-        run = self.run or self._replay()
+        if self.run is None:
+            self._begin()
+        run = self.run
+        assert run is not None
         run.advance(self.end)
         simulated, proposed = run.timeline.answer(self.end)
         actual, happened = self.recorded.answer(self.end)

@@ -272,6 +272,13 @@ def test_the_recorded_windows_mark_both_sides_alike() -> None:
     answer = replay(_still_down().events, Proposal(), T0, _hours(5), recorded, recorded)
     assert answer["simulated"] == answer["actual"]
     assert [a["maintenance"] for a in answer["actual"]["alerts"]] == ["suppressed", "released"]
+    # a period starting inside the window, after the held alert: still released at the close
+    inside = replay(_still_down().events, Proposal(), _hours(2.5), _hours(5), recorded, recorded)
+    assert [(a["at"], a["maintenance"]) for a in inside["actual"]["alerts"]] == [
+        (_hours(3), "released")]
+    assert inside["simulated"] == inside["actual"]
+    assert replay(_still_down().events, Proposal(), _hours(2.5), _hours(5), recorded,
+                  None)["simulated"]["alerts"] == []  # without the window: it alerted before
     # a recorded window created after the alert held nothing
     late = Maintenance("monitor", MONITOR_ID, (), tuple(
         dataclasses.replace(w, created_at=_hours(2.5)) for w in recorded.windows))
