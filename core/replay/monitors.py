@@ -88,14 +88,17 @@ class Timeline:
         self.current: str | None = None  # the status, once a change said it
         self.held: tuple[str, str | None] | None = None  # the latest alert, when held
 
-    def seed(self, status: str | None,
-             last_alert: tuple[datetime, str, str | None] | None) -> None:
-        """The status at the start and the latest alert before it ``(at, event, reason)``:
-        held when a window held it then."""
+    def seed(self, status: str | None, last_alert: tuple[datetime, str, str | None] | None,
+             start: datetime) -> None:
+        """The status at ``start`` and the latest alert before it ``(at, event, reason)``:
+        held when a window held it then and no closing since, up to ``start``, released it."""
         self.current = status
-        if last_alert is not None and self.maintenance is not None \
-                and self.maintenance.holds(last_alert[0]):
-            self.held = (last_alert[1], last_alert[2])
+        maintenance = self.maintenance
+        if last_alert is None or maintenance is None or not maintenance.holds(last_alert[0]):
+            return
+        if any(not maintenance.holds(c) for c in maintenance.closings(last_alert[0], start)):
+            return  # released before the period (the monitor was down since the alert)
+        self.held = (last_alert[1], last_alert[2])
 
     def release(self, at: datetime) -> None:
         """Each window closing up to ``at`` (inclusive): one ``down`` alert when the monitor is
@@ -252,9 +255,9 @@ class Replayer:
         """Start both sides at ``start`` from the recorded state, each knowing whether the
         latest recorded alert before it was held (by its own windows)."""
         self.status = None if self.prior is None else self.prior["status"]
-        self.recorded.seed(self.status, self.last_alert)
+        self.recorded.seed(self.status, self.last_alert, self.start)
         timeline = Timeline(self.simulated, self.start, self.end)
-        timeline.seed(self.status, self.last_alert)
+        timeline.seed(self.status, self.last_alert, self.start)
         self.run = Replay(self.prior, self.proposal, self.start, timeline)
 
     def answer(self) -> dict[str, Any]:

@@ -279,6 +279,10 @@ def test_the_recorded_windows_mark_both_sides_alike() -> None:
     assert inside["simulated"] == inside["actual"]
     assert replay(_still_down().events, Proposal(), _hours(2.5), _hours(5), recorded,
                   None)["simulated"]["alerts"] == []  # without the window: it alerted before
+    # released before the period (at 3:00): a second window closing inside it sends nothing
+    twice = _windows("monitor", (1.5, 3, "alerts"), (3.5, 4, "alerts"))
+    after = replay(_still_down().events, Proposal(), _hours(3.25), _hours(5), twice, twice)
+    assert after["actual"]["alerts"] == after["simulated"]["alerts"] == []
     # a recorded window created after the alert held nothing
     late = Maintenance("monitor", MONITOR_ID, (), tuple(
         dataclasses.replace(w, created_at=_hours(2.5)) for w in recorded.windows))
