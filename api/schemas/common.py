@@ -73,6 +73,8 @@ def given_fields(struct: Struct) -> dict[str, Any]:
         value = getattr(struct, name)
         if value is UNSET:
             continue
+        if isinstance(value, list):  # a list of Structs: as the body gave them (its names)
+            value = [msgspec.to_builtins(v) if isinstance(v, Struct) else v for v in value]
         out[name] = given_fields(value) if isinstance(value, Struct) else value
     return out
 

@@ -4,19 +4,46 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import msgspec
 from msgspec import UNSET, Meta, Struct, UnsetType
 
 from api.schemas.common import Duration, RealertSeconds, Schedule, Zone, page_of
+from api.schemas.maintenance import Comment, Seconds, Suppress
 from api.schemas.monitors import Grace, PingMethods
 from core.jobs import definition as jobdef
+from core.replay.proposal import MAX_PROPOSED_WINDOWS, RECORDED
 
 InstantText = Annotated[str, Meta(
     description="RFC 3339 instant with an offset, e.g. 2026-11-30T00:00:00Z",
     extra_json_schema={"format": "date-time"})]
 AlertAfter = Annotated[int, Meta(ge=1, le=jobdef.MAX_ALERT_AFTER)]
+Recorded = Literal[RECORDED]  # type: ignore[valid-type]
+
+
+class ProposedWindow(Struct, forbid_unknown_fields=True):
+    """A proposed maintenance window: a ``POST /v1/maintenance`` body without ``jobs``,
+    ``monitors`` and ``tags`` (it covers the simulated job or monitor), validated by the same
+    rules: one-off (``from``, ``to``) or recurring (``schedule``, ``duration_seconds``,
+    ``timezone``); ``suppress`` ``alerts`` (the default) or ``runs``."""
+
+    from_: datetime | None = msgspec.field(default=None, name="from")
+    to: datetime | None = None
+    schedule: Schedule | None = None
+    timezone: Zone | None = None
+    duration_seconds: Seconds | None = None
+    suppress: Suppress = "alerts"
+    comment: Comment | None = None
+
+
+ProposedWindows = Annotated[list[ProposedWindow], Meta(
+    max_length=MAX_PROPOSED_WINDOWS,
+    description="Proposed maintenance windows; given, they replace the recorded ones unless "
+                "`recorded_maintenance` is `keep`")]
+RecordedMaintenance = Annotated[Recorded, Meta(
+    description="`keep` or `ignore` the maintenance windows recorded in the period (default: "
+                "`keep`, or `ignore` when `maintenance` is given)")]
 
 
 class MonitorChanges(Struct, forbid_unknown_fields=True):
@@ -26,6 +53,8 @@ class MonitorChanges(Struct, forbid_unknown_fields=True):
     timezone: Zone | UnsetType = UNSET
     grace_seconds: Grace | UnsetType = UNSET
     methods: PingMethods | UnsetType = UNSET
+    maintenance: ProposedWindows | UnsetType = UNSET
+    recorded_maintenance: RecordedMaintenance | UnsetType = UNSET
 
 
 class JobChanges(Struct, forbid_unknown_fields=True):
@@ -33,6 +62,8 @@ class JobChanges(Struct, forbid_unknown_fields=True):
 
     alert_after_failures: AlertAfter | UnsetType = UNSET
     realert_every: RealertSeconds | Duration | None | UnsetType = UNSET
+    maintenance: ProposedWindows | UnsetType = UNSET
+    recorded_maintenance: RecordedMaintenance | UnsetType = UNSET
 
 
 class MonitorSimulate(Struct, forbid_unknown_fields=True, rename={"from_": "from"}):
@@ -65,11 +96,14 @@ class Transition(Struct):
 
 
 class MonitorAlert(Struct):
-    """An alert: ``down`` or ``up`` (after down), with the reason of its flip."""
+    """An alert: ``down`` or ``up`` (after down), with the reason of its flip;
+    ``maintenance``: ``suppressed`` (held by a window, not sent) or ``released`` (the one
+    ``down`` alert sent at a window's close), null otherwise."""
 
     at: datetime
     event: str
     reason: str | None
+    maintenance: str | None = None
 
 
 class MonitorReplaySide(Struct):
@@ -104,10 +138,12 @@ class MonitorSimulation(Struct, rename={"from_": "from"}):
 
 
 class JobAlert(Struct):
-    """An alert of a job: ``failed``, ``still_failing`` or ``recovered``."""
+    """An alert of a job: ``failed``, ``still_failing`` or ``recovered``; ``maintenance``:
+    ``suppressed`` when a window held it."""
 
     at: datetime
     event: str
+    maintenance: str | None = None
 
 
 class JobReplaySide(Struct):
@@ -116,10 +152,12 @@ class JobReplaySide(Struct):
 
 
 class RunOutcomes(Struct):
-    """Final run outcomes recorded in the window."""
+    """Final run outcomes recorded in the window; ``would_skip``: those whose slot a proposed
+    ``suppress: runs`` window skips (left out of the replay)."""
 
     succeeded: int
     failed: int
+    would_skip: int = 0
 
 
 class JobSimulation(Struct, rename={"from_": "from"}):

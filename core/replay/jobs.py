@@ -15,6 +15,12 @@ A streak may begin before the window: the replay starts at the last success reco
 ``from`` (every streak ends at a success), or at the job's first run, and lists only the alerts
 from ``from`` on. What happened is the alerts queued for the job (``notifications``), which
 exist only for a job with channels. Nothing is written.
+
+Maintenance (:mod:`core.replay.maintenance`): an alert inside a ``suppress: alerts`` window is
+held (``"maintenance": "suppressed"``, no incident opens; job alerts are not released at the
+close, as live). A ``suppress: runs`` window skips the slots inside it: the recorded outcomes of
+those slots are dropped from the replay and counted as ``outcomes.would_skip``. A replay cannot
+bring back slots a recorded ``runs`` window skipped (no outcome was recorded).
 """
 
 from __future__ import annotations
@@ -41,6 +47,7 @@ from core.notifications.job_alerts import (
 )
 from core.queries import Q
 from core.replay.compare import incidents, listed, summary
+from core.replay.maintenance import Maintenance, recorded_and_proposed
 from core.replay.proposal import Proposal, job_proposal
 
 MAX_LISTED = 1000  # alerts listed per side; the summary counts them all
@@ -60,10 +67,26 @@ def _final(job_id: uuid.UUID, team_id: uuid.UUID, row: dict[str, Any],
         last_response={})
 
 
+def skipped(finals: list[dict[str, Any]], maintenance: Maintenance | None
+            ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """``(kept, skipped)``: the outcomes whose slot a ``suppress: runs`` window skips."""
+    if maintenance is None:
+        return finals, []
+    kept: list[dict[str, Any]] = []
+    dropped: list[dict[str, Any]] = []
+    for row in finals:
+        slot = row["scheduled_for"]
+        (dropped if slot is not None and maintenance.skips(slot) else kept).append(row)
+    return kept, dropped
+
+
 def replay(job_events: list[dict[str, Any]], finals: list[dict[str, Any]],
-           proposal: Proposal, start: datetime) -> list[dict[str, Any]]:
-    """The alerts ``{"at", "event"}`` the job's rules (under ``proposal``) give for the
-    recorded final outcomes ``finals`` (rows of ``ledger_job_finals``), from ``start`` on.
+           proposal: Proposal, start: datetime,
+           maintenance: Maintenance | None = None) -> list[dict[str, Any]]:
+    """The alerts ``{"at", "event", "maintenance": suppressed|None}`` the job's rules (under
+    ``proposal``) give for the recorded final outcomes ``finals`` (rows of
+    ``ledger_job_finals``, those :func:`skipped` already dropped), from ``start`` on, alerts
+    held by ``maintenance`` marked.
 
     Args:
         job_events: the job's stream in version order (its definition at each batch).
@@ -95,7 +118,9 @@ def replay(job_events: list[dict[str, Any]], finals: list[dict[str, Any]],
                 said.append(event)
                 streak["last_alert_at"] = now
         if now >= start:
-            alerts += [{"at": now, "event": event} for event in said]
+            held = maintenance is not None and maintenance.holds(now)
+            alerts += [{"at": now, "event": event, "maintenance": "suppressed" if held else None}
+                       for event in said]
     return alerts
 
 
@@ -103,7 +128,7 @@ def side(alerts: list[dict[str, Any]], end: datetime) -> tuple[dict[str, Any], l
     """One side of the answer (``{"alerts", "truncated"}``) and its incidents."""
     shown, cut = listed(alerts, MAX_LISTED)
     changes = [(a["at"], a["event"] in OPENS, "failures") for a in alerts
-               if a["event"] in OPENS + CLOSES]
+               if a["event"] in OPENS + CLOSES and a.get("maintenance") != "suppressed"]
     return {"alerts": shown, "truncated": cut}, incidents(changes, end)
 
 
@@ -116,13 +141,14 @@ async def simulate_job(pool: AsyncConnectionPool, actor: Actor, job_id: uuid.UUI
 
     Returns:
         ``{"changes", "simulated": {"alerts", "truncated"}, "actual": {...}, "outcomes":
-        {"succeeded", "failed"} (final outcomes recorded in the window), "summary"}``.
+        {"succeeded", "failed"} (final outcomes recorded in the window), "would_skip" (those
+        a ``suppress: runs`` window drops), "summary"}``.
 
     Raises:
         NotFound: no such job for this team (a deleted one can still be replayed).
         InvalidInput: a proposal the job definition rules refuse.
     """
-    proposal = job_proposal(changes)
+    proposal = job_proposal(changes, now)
     async with pool.connection() as conn:
         job_events = await events_until(conn, JOB, job_id, actor.team_id, now)
         if not job_events:
@@ -136,11 +162,17 @@ async def simulate_job(pool: AsyncConnectionPool, actor: Actor, job_id: uuid.UUI
         cur = await conn.execute(Q["ledger_alerts_queued"], {
             "subject_type": "job", "subject_id": job_id, "team_id": actor.team_id,
             "from": start, "to": end})
-        queued = [{"at": r["at"], "event": r["event"]} for r in await cur.fetchall()]
-    simulated, proposed = side(replay(job_events, finals, proposal, start), end)
+        queued = [{"at": r["at"], "event": r["event"],
+                   "maintenance": "suppressed" if r["suppressed"] else None}
+                  for r in await cur.fetchall()]
+        _, maintenance = await recorded_and_proposed(
+            conn, "job", job_id, actor.team_id, proposal, start, end)
+    kept, dropped = skipped(finals, maintenance)
+    simulated, proposed = side(replay(job_events, kept, proposal, start, maintenance), end)
     actual, happened = side(queued, end)
     in_window = [r for r in finals if r["occurred_at"] >= start]
     return {"changes": proposal.shown(), "simulated": simulated, "actual": actual,
             "outcomes": {"succeeded": sum(r["event_type"] == "run.succeeded" for r in in_window),
-                         "failed": sum(r["event_type"] == "run.failed" for r in in_window)},
+                         "failed": sum(r["event_type"] == "run.failed" for r in in_window),
+                         "would_skip": sum(r["occurred_at"] >= start for r in dropped)},
             "summary": summary(proposed, happened)}

@@ -12,7 +12,13 @@ The replay is the live state machine run again, with no second copy of a rule:
 * the passing of time is a perfectly timely checker: at each decision instant up to the next
   recorded event (inclusive: a deadline and a ping at the same instant, the checker first),
   :func:`core.monitors.checker.decide`, the checker's own decision;
-* which transitions alert is :func:`core.monitors.rules.alert_for`.
+* which transitions alert is :func:`core.monitors.rules.alert_for`;
+* maintenance (:mod:`core.replay.maintenance`): an alert inside a ``suppress: alerts`` window
+  is held (``"maintenance": "suppressed"``, no incident opens), and at a window's close a
+  monitor still down whose latest alert was held gets exactly one ``down`` alert
+  (``"maintenance": "released"``), the rule of :mod:`core.maintenance.release`. The recorded
+  side applies the recorded windows, the proposal those of :class:`~core.replay.proposal.
+  Proposal` (the recorded ones by default).
 
 The recorded status flips (``monitor.up``/``late``/``down``) are what *happened*; the replay
 makes its own. The replay starts from the monitor's recorded state at ``from`` (the fold of its
@@ -39,6 +45,7 @@ from core.monitors.definition import cached_schedule
 from core.monitors.rules import alert_for, ping, timing
 from core.monitors.state import STATUS_AFTER, evolve
 from core.replay.compare import incidents, listed, summary
+from core.replay.maintenance import Maintenance, recorded_and_proposed
 from core.replay.proposal import Proposal, monitor_proposal
 from core.stored import schedule_problem
 
@@ -67,31 +74,72 @@ def transition(at: datetime, event_type: str, data: dict[str, Any]) -> dict[str,
 
 
 class Timeline:
-    """What one side (proposed or recorded) went through: flips, alerts, status changes."""
+    """What one side (proposed or recorded) went through: flips, alerts, status changes, under
+    the maintenance windows ``maintenance`` (``None``: none) closing in ``(start, end]``."""
 
-    def __init__(self) -> None:
+    def __init__(self, maintenance: Maintenance | None = None,
+                 start: datetime | None = None, end: datetime | None = None) -> None:
         self.transitions: list[dict[str, Any]] = []
         self.alerts: list[dict[str, Any]] = []
         self.changes: list[tuple[datetime, bool, str | None]] = []  # for compare.incidents
+        self.maintenance = maintenance
+        self.closings = [] if maintenance is None or start is None or end is None \
+            else maintenance.closings(start, end)
+        self.current: str | None = None  # the status, once a change said it
+        self.held: tuple[str, str | None] | None = None  # the latest alert, when held
+
+    def seed(self, status: str | None, last_alert: tuple[datetime, str, str | None] | None,
+             start: datetime) -> None:
+        """The status at ``start`` and the latest alert before it ``(at, event, reason)``:
+        held when a window held it then and no closing since, up to ``start``, released it."""
+        self.current = status
+        maintenance = self.maintenance
+        if last_alert is None or maintenance is None or not maintenance.holds(last_alert[0]):
+            return
+        if any(not maintenance.holds(c) for c in maintenance.closings(last_alert[0], start)):
+            return  # released before the period (the monitor was down since the alert)
+        self.held = (last_alert[1], last_alert[2])
+
+    def release(self, at: datetime) -> None:
+        """Each window closing up to ``at`` (inclusive): one ``down`` alert when the monitor is
+        still down, its latest alert was held and no window holds it still."""
+        while self.closings and self.closings[0] <= at:
+            closing = self.closings.pop(0)
+            assert self.maintenance is not None
+            if self.held is None or self.held[0] != "down" or self.current != "down" \
+                    or self.maintenance.holds(closing):
+                continue
+            self.alerts.append({"at": closing, "event": "down", "reason": self.held[1],
+                                "maintenance": "released"})
+            self.changes.append((closing, True, self.held[1]))
+            self.held = None
 
     def status(self, at: datetime, before: str | None, after: str,
-               reason: str | None = None) -> None:
+               reason: str | None = None, held: bool = False) -> None:
+        self.release(at)
+        self.current = after
         if before == after:
             return
-        if after == "down":
+        if after == "down" and not held:
             self.changes.append((at, True, reason))
         elif before == "down":
             self.changes.append((at, False, None))
 
     def flip(self, at: datetime, event_type: str, data: dict[str, Any]) -> None:
+        self.release(at)
         shown = transition(at, event_type, data)
         self.transitions.append(shown)
         alert = alert_for(shown["previous_status"], shown["status"])
+        held = False
         if alert is not None:
-            self.alerts.append({"at": at, "event": alert, "reason": shown["reason"]})
-        self.status(at, shown["previous_status"], shown["status"], shown["reason"])
+            held = self.maintenance is not None and self.maintenance.holds(at)
+            self.held = (alert, shown["reason"]) if held else None
+            self.alerts.append({"at": at, "event": alert, "reason": shown["reason"],
+                                "maintenance": "suppressed" if held else None})
+        self.status(at, shown["previous_status"], shown["status"], shown["reason"], held)
 
     def answer(self, end: datetime) -> tuple[dict[str, Any], list[Any]]:
+        self.release(end)
         transitions, cut_t = listed(self.transitions, MAX_LISTED)
         alerts, cut_a = listed(self.alerts, MAX_LISTED)
         return ({"transitions": transitions, "alerts": alerts, "truncated": cut_t or cut_a},
@@ -101,11 +149,12 @@ class Timeline:
 class Replay:
     """The replayed monitor: its state, its next decision instant, its timeline."""
 
-    def __init__(self, state: dict[str, Any] | None, proposal: Proposal, at: datetime) -> None:
+    def __init__(self, state: dict[str, Any] | None, proposal: Proposal, at: datetime,
+                 timeline: Timeline | None = None) -> None:
         self.proposal = proposal
         self.state = None if state is None else proposal.apply(state)
         self.deadline: datetime | None = None
-        self.timeline = Timeline()
+        self.timeline = timeline or Timeline()
         self._retime(at)
 
     def _retime(self, at: datetime) -> None:
@@ -174,30 +223,52 @@ class Replayer:
     """A replay fed one recorded event at a time, in version order (a stream may be long: it
     is read once, as it comes, and no event is kept)."""
 
-    def __init__(self, proposal: Proposal, start: datetime, end: datetime) -> None:
+    def __init__(self, proposal: Proposal, start: datetime, end: datetime,
+                 recorded: Maintenance | None = None,
+                 simulated: Maintenance | None = None) -> None:
         self.proposal, self.start, self.end = proposal, start, end
+        self.simulated = simulated
         self.prior: dict[str, Any] | None = None  # the recorded state at ``start``
         self.run: Replay | None = None
-        self.recorded = Timeline()
+        self.recorded = Timeline(recorded, start, end)
         self.status: str | None = None  # the recorded status, in the window
+        self.last_alert: tuple[datetime, str, str | None] | None = None  # before ``start``
 
     def feed(self, event: dict[str, Any]) -> None:
         """Take the next event (one after the window's end changes nothing)."""
         if self.run is None:
             if event["occurred_at"] < self.start:
                 self.prior = evolve(self.prior, event)
+                if event["event_type"] in FLIPS:
+                    shown = transition(event["occurred_at"], event["event_type"], event["data"])
+                    alert = alert_for(shown["previous_status"], shown["status"])
+                    if alert is not None:
+                        self.last_alert = (shown["at"], alert, shown["reason"])
                 return
-            self.run = Replay(self.prior, self.proposal, self.start)
-            self.status = None if self.prior is None else self.prior["status"]
+            self._begin()
+        assert self.run is not None
         if event["occurred_at"] <= self.end:
             self.status = record(self.recorded, self.status, event)
             self.run.apply(event)
 
+    def _begin(self) -> None:
+        """Start both sides at ``start`` from the recorded state, each knowing whether the
+        latest recorded alert before it was held (by its own windows)."""
+        self.status = None if self.prior is None else self.prior["status"]
+        self.recorded.seed(self.status, self.last_alert, self.start)
+        timeline = Timeline(self.simulated, self.start, self.end)
+        timeline.seed(self.status, self.last_alert, self.start)
+        self.run = Replay(self.prior, self.proposal, self.start, timeline)
+
     def answer(self) -> dict[str, Any]:
         """``{"simulated": side, "actual": side, "summary": {...}}``, each side
         ``{"transitions", "alerts", "truncated"}`` (:func:`transition`; alerts ``{"at",
-        "event": down|up, "reason"}``); the summary is :func:`core.replay.compare.summary`."""
-        run = self.run or Replay(self.prior, self.proposal, self.start)
+        "event": down|up, "reason", "maintenance": suppressed|released|None}``); the summary
+        is :func:`core.replay.compare.summary`."""
+        if self.run is None:
+            self._begin()
+        run = self.run
+        assert run is not None
         run.advance(self.end)
         simulated, proposed = run.timeline.answer(self.end)
         actual, happened = self.recorded.answer(self.end)
@@ -205,10 +276,12 @@ class Replayer:
 
 
 def replay(events: Iterable[dict[str, Any]], proposal: Proposal, start: datetime,
-           end: datetime) -> dict[str, Any]:
+           end: datetime, recorded: Maintenance | None = None,
+           simulated: Maintenance | None = None) -> dict[str, Any]:
     """The replay of one monitor stream (its events in version order) over ``[start, end]``
-    under ``proposal``, next to what was recorded: :meth:`Replayer.answer`."""
-    replayer = Replayer(proposal, start, end)
+    under ``proposal`` and the windows ``simulated``, next to what was recorded (under the
+    windows ``recorded``): :meth:`Replayer.answer`."""
+    replayer = Replayer(proposal, start, end, recorded, simulated)
     for event in events:
         replayer.feed(event)
     return replayer.answer()
@@ -235,8 +308,10 @@ async def simulate_monitor(pool: AsyncConnectionPool, actor: Actor, monitor_id: 
     if latest is None:
         raise NotFound(f"monitor {monitor_id} not found")
     proposal = monitor_proposal(changes, latest, now)
-    replayer = Replayer(proposal, start, end)
     async with pool.connection() as conn:
+        recorded, simulated = await recorded_and_proposed(
+            conn, "monitor", monitor_id, actor.team_id, proposal, start, end)
+        replayer = Replayer(proposal, start, end, recorded, simulated)
         async for event in stream_until(conn, MONITOR, monitor_id, actor.team_id, end):
             replayer.feed(event)
     return {"changes": proposal.shown(), **replayer.answer()}

@@ -6,8 +6,12 @@ definition as it was (recorded edits included). Each key is listed once, in
 ``definition`` key is validated with the concept's own ``normalize_*`` (merged with the
 current definition, so a ``timezone`` is checked against the ``schedule`` it goes with) and
 overrides the field of the same name in every replayed state. A key that is not a definition
-field (a future proposal such as maintenance windows) gets its own validator here and reaches
-the replay in :attr:`Proposal.extras`.
+field gets its own validator here, ``(value, now) -> canonical value``, and reaches the replay
+in :attr:`Proposal.extras`: ``maintenance`` (proposed windows, each validated by
+:func:`core.maintenance.definition.normalize_window`, the rule of ``POST /v1/maintenance``, its
+subject implicit) and ``recorded_maintenance`` (``keep`` or ``ignore`` the windows that existed;
+default ``keep`` unless ``maintenance`` is given, which then replaces them). docs/ledger.md,
+*What-if replay*.
 """
 
 from __future__ import annotations
@@ -19,22 +23,72 @@ from typing import Any
 
 from core.errors import FieldError, InvalidInput, invalid
 from core.jobs.definition import normalize_alert_rules
+from core.maintenance.definition import FIELDS as WINDOW_FIELDS
+from core.maintenance.definition import normalize_window
 from core.monitors.definition import DEFINITION_FIELDS as MONITOR_FIELDS
 from core.monitors.definition import normalize_definition as normalize_monitor
 
 DEFINITION = "definition"  # the group of keys that override definition fields
 
-# key -> its group: ``definition``, or a validator ``(value) -> canonical value``.
-Validator = Callable[[Any], Any]
+MAX_PROPOSED_WINDOWS = 100
+SELECTOR = ("jobs", "monitors", "tags")  # implicit in a proposal: the simulated subject
+RECORDED = ("keep", "ignore")
+
+
+def proposed_windows(value: Any, now: datetime) -> list[dict[str, Any]]:
+    """``changes.maintenance``: a list of window definitions in the shape of ``POST
+    /v1/maintenance`` bodies without the selector, each validated by
+    :func:`core.maintenance.definition.normalize_window` (anchored at ``now``); returns them
+    canonical, without the selector keys.
+
+    Raises:
+        InvalidInput: on ``maintenance.<i>.<field>``.
+    """
+    if not isinstance(value, list | tuple) or len(value) > MAX_PROPOSED_WINDOWS:
+        raise invalid("maintenance", f"must be a list of at most {MAX_PROPOSED_WINDOWS} "
+                                     "maintenance windows")
+    out: list[dict[str, Any]] = []
+    for i, item in enumerate(value):
+        if not isinstance(item, dict):
+            raise invalid(f"maintenance.{i}", "must be a maintenance window object")
+        for key in sorted(item):
+            if key in SELECTOR:
+                raise invalid(f"maintenance.{i}.{key}",
+                              "cannot be given: a proposed window covers the simulated subject")
+            if key not in WINDOW_FIELDS:
+                raise invalid(f"maintenance.{i}.{key}", "is not a maintenance window field")
+        try:
+            window = normalize_window(item, anchor=now)
+        except InvalidInput as exc:
+            errors = [FieldError(f"maintenance.{i}.{e.field}", e.message) for e in exc.errors]
+            raise InvalidInput("; ".join(f"{e.field}: {e.message}" for e in errors),
+                               errors) from None
+        out.append({k: v for k, v in window.items() if k not in SELECTOR})
+    return out
+
+
+def recorded_maintenance(value: Any, now: datetime) -> str:
+    """``changes.recorded_maintenance``: ``keep`` or ``ignore``."""
+    if value not in RECORDED:
+        raise invalid("recorded_maintenance", f"must be one of {', '.join(RECORDED)}")
+    return str(value)
+
+
+# key -> its group: ``definition``, or a validator ``(value, now) -> canonical value``.
+Validator = Callable[[Any, datetime], Any]
 MONITOR_CHANGES: dict[str, str | Validator] = {
     "schedule": DEFINITION,
     "timezone": DEFINITION,
     "grace_seconds": DEFINITION,
     "methods": DEFINITION,
+    "maintenance": proposed_windows,
+    "recorded_maintenance": recorded_maintenance,
 }
 JOB_CHANGES: dict[str, str | Validator] = {
     "alert_after_failures": DEFINITION,
     "realert_every": DEFINITION,
+    "maintenance": proposed_windows,
+    "recorded_maintenance": recorded_maintenance,
 }
 
 
@@ -60,13 +114,25 @@ class Proposal:
         return {**{k: v for k, v in self.overrides.items() if k != "period_seconds"},
                 **self.extras}
 
+    @property
+    def keeps_recorded_maintenance(self) -> bool:
+        """Whether the windows recorded in the replayed period apply to the proposal: yes
+        unless ``maintenance`` is proposed (it replaces them), ``recorded_maintenance`` says."""
+        default = "ignore" if "maintenance" in self.extras else "keep"
+        return self.extras.get("recorded_maintenance", default) == "keep"
+
+    @property
+    def windows(self) -> list[dict[str, Any]]:
+        """The proposed maintenance windows (canonical, :func:`proposed_windows`)."""
+        return list(self.extras.get("maintenance", ()))
+
 
 def _prefixed(exc: InvalidInput) -> InvalidInput:
     errors = [FieldError(f"changes.{e.field}", e.message) for e in exc.errors]
     return InvalidInput("; ".join(f"{e.field}: {e.message}" for e in errors), errors)
 
 
-def _split(changes: dict[str, Any], table: dict[str, str | Validator]
+def _split(changes: dict[str, Any], table: dict[str, str | Validator], now: datetime
            ) -> tuple[dict[str, Any], dict[str, Any]]:
     unknown = sorted(set(changes) - set(table))
     if unknown:
@@ -79,7 +145,7 @@ def _split(changes: dict[str, Any], table: dict[str, str | Validator]
         if check != DEFINITION:
             assert callable(check)
             try:
-                extras[key] = check(value)
+                extras[key] = check(value, now)
             except InvalidInput as exc:
                 raise _prefixed(exc) from None
     return definition, extras
@@ -93,7 +159,7 @@ def monitor_proposal(changes: dict[str, Any], current: dict[str, Any],
         InvalidInput: an unknown key, or a value the monitor definition rules refuse (fields
             named ``changes.<key>``).
     """
-    definition, extras = _split(changes, MONITOR_CHANGES)
+    definition, extras = _split(changes, MONITOR_CHANGES, now)
     if not definition:
         return Proposal({}, extras)
     merged = {key: current.get(key) for key in MONITOR_FIELDS} | definition
@@ -107,13 +173,13 @@ def monitor_proposal(changes: dict[str, Any], current: dict[str, Any],
     return Proposal(overrides, extras)
 
 
-def job_proposal(changes: dict[str, Any]) -> Proposal:
-    """Validate a job proposal (its alert rules).
+def job_proposal(changes: dict[str, Any], now: datetime) -> Proposal:
+    """Validate a job proposal (its alert rules, maintenance windows anchored at ``now``).
 
     Raises:
         InvalidInput: an unknown key, or a value the job definition rules refuse.
     """
-    definition, extras = _split(changes, JOB_CHANGES)
+    definition, extras = _split(changes, JOB_CHANGES, now)
     if not definition:
         return Proposal({}, extras)
     try:

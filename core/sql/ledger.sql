@@ -1,6 +1,6 @@
 -- The log read as history (core/history/, core/replay/): one stream up to an instant (time
 -- travel, what-if replay), a job's final run outcomes with their recording transaction, and
--- the alerts actually queued for a job or monitor. Reads only: nothing here writes.
+-- the alerts actually queued for a job or monitor, the maintenance windows of a period. Reads only: nothing here writes.
 
 -- name: ledger_stream_until
 -- A stream's events in version order, up to the last one that occurred at or before `until`
@@ -39,8 +39,9 @@ WHERE r.job_id = %(job_id)s::uuid AND r.team_id = %(team_id)s::uuid
 
 -- name: ledger_alerts_queued
 -- The alerts queued for one job or monitor in [from, to]: one per (event, instant), whatever
--- the number of channels it went to.
-SELECT event, created_at AS at, count(*) AS channels
+-- the number of channels it went to; `suppressed`: a maintenance window held it.
+SELECT event, created_at AS at, count(*) AS channels,
+       bool_or(status = 'suppressed') AS suppressed
 FROM notifications
 WHERE subject_type = %(subject_type)s AND subject_id = %(subject_id)s::uuid
   AND team_id = %(team_id)s::uuid
@@ -58,3 +59,13 @@ WHERE stream_id = %(stream_id)s::uuid
   AND stream_type = %(stream_type)s
   AND event_type <> ALL (%(skip)s::text[])
 ORDER BY stream_version;
+
+-- name: ledger_maintenance_windows
+-- The team's maintenance windows that may have been in effect in [from, to] (created by `to`,
+-- not ended or over before `from`), as they are now: what a replay applies.
+SELECT * FROM maintenance_windows
+WHERE team_id = %(team_id)s::uuid
+  AND created_at <= %(to)s::timestamptz
+  AND (ended_at IS NULL OR ended_at > %(from)s::timestamptz)
+  AND (schedule IS NOT NULL OR ends_at > %(from)s::timestamptz)
+ORDER BY created_at, id;

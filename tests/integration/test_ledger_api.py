@@ -120,7 +120,7 @@ async def test_a_job_replay_answers_with_the_default_window(
     assert answer["changes"] == {"alert_after_failures": 3, "realert_every": 3600}
     assert answer["to"] == rfc3339(clock.now())
     assert answer["from"] == rfc3339(clock.now() - timedelta(days=30))
-    assert answer["outcomes"] == {"succeeded": 0, "failed": 0}
+    assert answer["outcomes"] == {"succeeded": 0, "failed": 0, "would_skip": 0}
     assert answer["summary"]["would_alert"] == answer["summary"]["did_alert"] == 0
 
 

@@ -3,6 +3,7 @@ alert replay, incidents and the summary (docs/ledger.md, *What-if replay*)."""
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -12,6 +13,7 @@ import pytest
 from core.errors import InvalidInput
 from core.replay import jobs as job_replay
 from core.replay.compare import Incident, incidents, summary
+from core.replay.maintenance import Maintenance, proposed
 from core.replay.monitors import replay
 from core.replay.proposal import Proposal, job_proposal, monitor_proposal
 from core.replay.window import replay_window
@@ -89,7 +91,8 @@ def test_a_shorter_period_alerts_earlier_and_a_still_down_monitor_is_an_outage()
     shorter = replay(s.events, Proposal({"schedule": "30m", "period_seconds": 1800.0}), T0,
                      _hours(4))
     assert shorter["simulated"]["alerts"] == [
-        {"at": _hours(1.5) + timedelta(minutes=5), "event": "down", "reason": "overdue"}]
+        {"at": _hours(1.5) + timedelta(minutes=5), "event": "down", "reason": "overdue",
+         "maintenance": None}]
     assert shorter["summary"]["outages_missed"] == 0  # it alerted too, earlier
     # a 3-hour grace is still quiet at the window's end while the monitor never came back
     quiet = replay(s.events, Proposal({"grace_seconds": 3 * 3600}), T0, _hours(4))
@@ -152,9 +155,9 @@ def test_proposals_are_validated_by_the_definition_rules() -> None:
     with pytest.raises(InvalidInput) as unknown:
         monitor_proposal({"name": "x"}, current, T0)
     assert unknown.value.errors[0].field == "changes.name"
-    assert job_proposal({"realert_every": "1h"}).overrides == {"realert_every": 3600}
+    assert job_proposal({"realert_every": "1h"}, T0).overrides == {"realert_every": 3600}
     with pytest.raises(InvalidInput) as zero:
-        job_proposal({"alert_after_failures": 0})
+        job_proposal({"alert_after_failures": 0}, T0)
     assert zero.value.errors[0].field == "changes.alert_after_failures"
 
 
@@ -206,3 +209,123 @@ def test_job_alert_rules_replayed_batch_by_batch() -> None:
     late = job_replay.replay(_job_events(), finals, Proposal({"alert_after_failures": 3}),
                              _hours(3.5))
     assert [a["event"] for a in late] == ["failed", "recovered"]
+
+
+def _windows(subject_type: str, *spans: tuple[float, float, str]) -> Maintenance:
+    """Proposed one-off windows ``(from hour, to hour, suppress)`` over the subject."""
+    subject = MONITOR_ID if subject_type == "monitor" else JOB
+    windows = [proposed({"from": _hours(a), "to": _hours(b), "schedule": None, "timezone": None,
+                         "duration_seconds": None, "suppress": suppress}, subject_type, subject,
+                        TEAM, T0, i) for i, (a, b, suppress) in enumerate(spans)]
+    return Maintenance(subject_type, subject, (), tuple(windows))
+
+
+def _still_down() -> Stream:
+    """Up at 1:00, late at 2:00, down at 2:05 (overdue), never back."""
+    s = Stream()
+    s.ping(_hours(1))
+    s.add(_hours(1), "monitor.up", {"previous_status": "new", "reason": "ping"})
+    s.add(_hours(2), "monitor.late", {"previous_status": "up"})
+    s.add(_hours(2) + timedelta(minutes=5), "monitor.down",
+          {"previous_status": "late", "reason": "overdue"})
+    return s
+
+
+def test_a_proposed_window_holds_the_down_alert_and_releases_one_at_its_close() -> None:
+    answer = replay(_still_down().events, Proposal(), T0, _hours(5),
+                    simulated=_windows("monitor", (1.5, 3, "alerts")))
+    assert answer["simulated"]["transitions"] == answer["actual"]["transitions"]
+    assert answer["simulated"]["alerts"] == [
+        {"at": _hours(2) + timedelta(minutes=5), "event": "down", "reason": "overdue",
+         "maintenance": "suppressed"},
+        {"at": _hours(3), "event": "down", "reason": "overdue", "maintenance": "released"}]
+    # the incident opens at the release, overlapping the recorded one: not missed
+    assert answer["summary"] == {"would_alert": 1, "did_alert": 1,
+                                 "false_alarms_avoided": 0, "outages_missed": 0}
+    # two windows back to back: released once, at the close of the second
+    chained = replay(_still_down().events, Proposal(), T0, _hours(5),
+                     simulated=_windows("monitor", (1.5, 3, "alerts"), (2.5, 4, "alerts")))
+    assert [(a["at"], a["maintenance"]) for a in chained["simulated"]["alerts"]] == [
+        (_hours(2) + timedelta(minutes=5), "suppressed"), (_hours(4), "released")]
+    # a window that closes after the replayed period releases nothing in it
+    open_ = replay(_still_down().events, Proposal(), T0, _hours(5),
+                   simulated=_windows("monitor", (1.5, 6, "alerts")))
+    assert [a["maintenance"] for a in open_["simulated"]["alerts"]] == ["suppressed"]
+    assert open_["summary"]["would_alert"] == 0
+    # a runs window does nothing to a monitor
+    runs = replay(_still_down().events, Proposal(), T0, _hours(5),
+                  simulated=_windows("monitor", (1.5, 3, "runs")))
+    assert runs["simulated"] == runs["actual"]
+
+
+def test_a_monitor_back_up_inside_the_window_gets_no_alert_at_all() -> None:
+    answer = replay(_late_then_back().events, Proposal(), T0, _hours(3.5),
+                    simulated=_windows("monitor", (1.5, 3, "alerts")))
+    assert [(a["event"], a["maintenance"]) for a in answer["simulated"]["alerts"]] == [
+        ("down", "suppressed"), ("up", "suppressed")]
+    assert answer["summary"] == {"would_alert": 0, "did_alert": 1,
+                                 "false_alarms_avoided": 1, "outages_missed": 0}
+
+
+def test_the_recorded_windows_mark_both_sides_alike() -> None:
+    recorded = _windows("monitor", (1.5, 3, "alerts"))
+    answer = replay(_still_down().events, Proposal(), T0, _hours(5), recorded, recorded)
+    assert answer["simulated"] == answer["actual"]
+    assert [a["maintenance"] for a in answer["actual"]["alerts"]] == ["suppressed", "released"]
+    # a period starting inside the window, after the held alert: still released at the close
+    inside = replay(_still_down().events, Proposal(), _hours(2.5), _hours(5), recorded, recorded)
+    assert [(a["at"], a["maintenance"]) for a in inside["actual"]["alerts"]] == [
+        (_hours(3), "released")]
+    assert inside["simulated"] == inside["actual"]
+    assert replay(_still_down().events, Proposal(), _hours(2.5), _hours(5), recorded,
+                  None)["simulated"]["alerts"] == []  # without the window: it alerted before
+    # released before the period (at 3:00): a second window closing inside it sends nothing
+    twice = _windows("monitor", (1.5, 3, "alerts"), (3.5, 4, "alerts"))
+    after = replay(_still_down().events, Proposal(), _hours(3.25), _hours(5), twice, twice)
+    assert after["actual"]["alerts"] == after["simulated"]["alerts"] == []
+    # a recorded window created after the alert held nothing
+    late = Maintenance("monitor", MONITOR_ID, (), tuple(
+        dataclasses.replace(w, created_at=_hours(2.5)) for w in recorded.windows))
+    later = replay(_still_down().events, Proposal(), T0, _hours(5), late, late)
+    assert [a["maintenance"] for a in later["actual"]["alerts"]] == [None]
+
+
+def test_proposed_windows_are_validated_by_the_maintenance_rules() -> None:
+    current = {**DEFINITION, "created_at": T0}
+    good = monitor_proposal({"maintenance": [{"from": "2026-11-01T01:00:00Z",
+                                              "to": "2026-11-01T02:00:00+00:00"}]}, current, T0)
+    assert good.windows == [{"from": _hours(1), "to": _hours(2), "schedule": None,
+                             "timezone": None, "duration_seconds": None, "suppress": "alerts",
+                             "comment": None}]
+    assert not good.keeps_recorded_maintenance  # given windows replace the recorded ones
+    assert monitor_proposal({}, current, T0).keeps_recorded_maintenance
+    kept = job_proposal({"maintenance": [], "recorded_maintenance": "keep"}, T0)
+    assert kept.keeps_recorded_maintenance and kept.windows == []
+    for bad, field in [
+        ({"maintenance": [{"from": "2026-11-01T02:00:00Z", "to": "2026-11-01T01:00:00Z"}]},
+         "changes.maintenance.0.to"),
+        ({"maintenance": [{"schedule": "0 3 * * *"}]}, "changes.maintenance.0.duration_seconds"),
+        ({"maintenance": [{"from": "2026-11-01T01:00:00Z", "to": "2026-11-01T02:00:00Z",
+                           "monitors": [str(MONITOR_ID)]}]}, "changes.maintenance.0.monitors"),
+        ({"maintenance": {"from": "x"}}, "changes.maintenance"),
+        ({"recorded_maintenance": "merge"}, "changes.recorded_maintenance"),
+    ]:
+        with pytest.raises(InvalidInput) as exc:
+            monitor_proposal(bad, current, T0)
+        assert exc.value.errors[0].field == field, bad
+
+
+def test_job_windows_hold_alerts_and_skip_slots() -> None:
+    finals = _finals("SFFFSFS")  # failed alerts at 2:00 and 6:00, recovered at 5:00 and 7:00
+    held = job_replay.replay(_job_events(), finals, Proposal(), T0,
+                             _windows("job", (1.5, 5.5, "alerts")))
+    assert [(a["event"], a["maintenance"]) for a in held] == [
+        ("failed", "suppressed"), ("recovered", "suppressed"), ("failed", None),
+        ("recovered", None)]
+    simulated, proposed_ = job_replay.side(held, _hours(8))
+    assert len(proposed_) == 1  # the held incident opens nothing
+    kept, dropped = job_replay.skipped(finals, _windows("job", (5.5, 6.5, "runs")))
+    assert [r["scheduled_for"] for r in dropped] == [_hours(6)]
+    assert [(a["event"], a["at"]) for a in job_replay.replay(_job_events(), kept, Proposal(),
+                                                              T0)] == [
+        ("failed", _hours(2)), ("recovered", _hours(5))]
