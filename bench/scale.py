@@ -13,6 +13,11 @@ for ``--seconds`` seconds; prints the peak RSS, lateness and missed slots.
 
     uv run python bench/scale.py spread [--jobs 10000] [--workers 1 2] [--minutes 2]
     uv run python bench/scale.py million [--defined 1000000] [--seconds 60]
+    uv run python bench/scale.py storage [--pings 200000] [--monitors 100]
+
+``storage``: ``--pings`` pings (a 20-byte body each) spread over ``--monitors`` monitors,
+written by the ping route's statement in batches of 500, then the projector; prints the growth
+of the database (tables and indexes) per million pings.
 
 DATABASE_URL names the PostgreSQL server (a scratch database is created on it); without it an
 embedded server is started.
@@ -170,6 +175,52 @@ async def million(admin: str, defined: int, seconds: int, logdir: Path) -> dict:
             **stats(SinkProtocol.hits, since, until, expected)}
 
 
+async def storage(admin: str, pings: int, monitors: int) -> dict:
+    from core.actor import Actor
+    from core.apikeys import create_api_key
+    from core.clock import SystemClock
+    from core.db import open_pool
+    from core.monitors.commands import create_monitor
+    from core.monitors.ping import Ping, open_ping_pool, record_pings
+    from core.projections.projector import Projector
+
+    size = "SELECT sum(pg_total_relation_size(c.oid))::bigint FROM pg_class c " \
+           "JOIN pg_namespace n ON n.oid = c.relnamespace " \
+           "WHERE c.relkind IN ('r', 'm') AND n.nspname NOT IN ('pg_catalog', 'information_schema')"
+    with scratch_database(admin) as dsn:
+        pool = await open_pool(dsn, min_size=1, max_size=4)
+        ping_pool = await open_ping_pool(dsn, size=2)
+        try:
+            _, record = await create_api_key(pool, "bench")
+            actor = Actor(team_id=record["team_id"], key_id=record["id"])
+            now = datetime.now(UTC)
+            tokens = [(await create_monitor(pool, actor, {"name": f"storage {i}",
+                                                          "schedule": "1m"}, now))[1]
+                      for i in range(monitors)]
+            async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn:
+                await conn.execute("VACUUM ANALYZE")
+                before = (await (await conn.execute(size)).fetchone())[0]
+            started = time.time()
+            for start in range(0, pings, 500):
+                at = datetime.now(UTC)
+                await record_pings(ping_pool, [
+                    (Ping(token=tokens[n % monitors], kind="success", method="POST",
+                          remote_addr="192.0.2.1", user_agent="curl/8.5.0",
+                          body=b"backup ok: 42 files\n", body_size=20), at)
+                    for n in range(start, min(pings, start + 500))])
+            written = time.time() - started
+            await Projector(pool, None, SystemClock()).run_once()  # up to date: batches
+            # are applied until one comes back short
+            async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn:
+                await conn.execute("VACUUM ANALYZE")
+                after = (await (await conn.execute(size)).fetchone())[0]
+        finally:
+            await ping_pool.close()
+            await pool.close()
+    return {"pings": pings, "monitors": monitors, "seconds": written,
+            "per_million_mb": (after - before) / pings * 1_000_000 / 1e6}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="scenario", required=True)
@@ -180,7 +231,19 @@ def main() -> None:
     two = sub.add_parser("million")
     two.add_argument("--defined", type=int, default=1_000_000)
     two.add_argument("--seconds", type=int, default=60)
+    three = sub.add_parser("storage")
+    three.add_argument("--pings", type=int, default=200_000)
+    three.add_argument("--monitors", type=int, default=100)
     args = parser.parse_args()
+    if args.scenario == "storage":
+        with server_dsn() as admin:
+            r = asyncio.run(storage(admin, args.pings, args.monitors))
+        print("| pings written | monitors | pings/s (one writer, batches of 500) "
+              "| database growth per million pings |")
+        print("|---:|---:|---:|---:|")
+        print(f"| {r['pings']} | {r['monitors']} | {r['pings'] / r['seconds']:.0f} "
+              f"| {r['per_million_mb']:.0f} MB |")
+        return
     with server_dsn() as admin, tempfile.TemporaryDirectory() as tmp:
         if args.scenario == "spread":
             print("| jobs (over a minute) | workers | fired | lateness p50 | p99 | max | missed "
