@@ -28,10 +28,23 @@ def percentile(values: Sequence[float], q: float) -> float:
     return ordered[rank]
 
 
+def peak_rss_mb(pid: int) -> float:
+    """The peak resident set size (``VmHWM``) of process ``pid`` so far, in MB; 0 when gone."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return 0.0
+    for line in status.splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
 @contextlib.contextmanager
 def scratch_database(admin_dsn: str, prefix: str = "cronledger_bench", *,
-                     keep: bool = False) -> Iterator[str]:
-    """A new, migrated database, dropped afterwards (unless ``keep``)."""
+                     migrate: bool = True, keep: bool = False) -> Iterator[str]:
+    """A new database (migrated to cronledger's schema unless ``migrate`` is false), dropped
+    afterwards (unless ``keep``)."""
     from core.migrate import upgrade
 
     name = f"{prefix}_{uuid.uuid4().hex[:8]}"
@@ -39,7 +52,8 @@ def scratch_database(admin_dsn: str, prefix: str = "cronledger_bench", *,
         conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
     dsn = make_conninfo(admin_dsn, dbname=name)
     try:
-        upgrade(dsn)
+        if migrate:
+            upgrade(dsn)
         yield dsn
     finally:
         if not keep:

@@ -23,6 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from bench.common import (
+    peak_rss_mb,
     percentile,
     scratch_database,
     start_cronledger,
@@ -133,15 +134,27 @@ async def scenario(admin: str, jobs: int, workers: int, slots: int, logdir: Path
             await stop_scheduling(dsn)
             await asyncio.sleep(1)
         finally:
+            rss = max(peak_rss_mb(proc.pid) for proc in procs)  # per worker process
             for proc in procs:
                 await asyncio.to_thread(stop_process, proc)
         missed_db, sent_lateness, split = await runs_in_db(dsn)
     server.close()
+    stats = slot_stats(SinkProtocol.hits, first, last, jobs)
+    stats["missed"] += missed_db
+    return {"jobs": jobs, "workers": workers, "slots": slots, "rss_mb": rss,
+            "sent_p99": percentile(sent_lateness, 99), "split": split, **stats}
+
+
+def slot_stats(hits: list[tuple[float, str, str]], first: int, last: int,
+               jobs: int) -> dict:
+    """Fire lateness (ms: sink arrival minus slot) of the slots ``first``..``last`` (epoch
+    seconds, every :data:`PERIOD`): p50, p99, max, deliveries per second of a slot's burst,
+    missed and duplicate (job, slot) pairs, and each slot's latest arrival (``slot_max``)."""
     slots_fired = range(first, last + 1, PERIOD)
-    counts = collections.Counter((job, slot) for _, job, slot in SinkProtocol.hits)
+    counts = collections.Counter((job, slot) for _, job, slot in hits)
     lateness = []
     per_slot: dict[int, list[float]] = collections.defaultdict(list)
-    for arrival, _, slot in SinkProtocol.hits:
+    for arrival, _, slot in hits:
         at = datetime.fromisoformat(slot.replace("Z", "+00:00")).timestamp()
         if first <= at <= last:
             lateness.append((arrival - at) * 1000)
@@ -151,14 +164,12 @@ async def scenario(admin: str, jobs: int, workers: int, slots: int, logdir: Path
     distinct = sum(1 for (_, slot) in counts
                    if first <= datetime.fromisoformat(slot.replace("Z", "+00:00")).timestamp()
                    <= last)
-    missed = jobs * len(slots_fired) - distinct
     return {
-        "jobs": jobs, "workers": workers, "slots": slots, "delivered": delivered,
+        "delivered": delivered,
         "p50": percentile(lateness, 50), "p99": percentile(lateness, 99),
-        "sent_p99": percentile(sent_lateness, 99),
         "max": max(lateness, default=0.0), "rate": delivered / busy,
-        "missed": missed + missed_db, "duplicates": sum(c - 1 for c in counts.values() if c > 1),
-        "split": split,
+        "missed": jobs * len(slots_fired) - distinct,
+        "duplicates": sum(c - 1 for c in counts.values() if c > 1),
         "slot_max": " ".join(f"{max(per_slot[t]) * 1000:.0f}" for t in sorted(per_slot)),
     }
 

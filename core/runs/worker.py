@@ -187,6 +187,11 @@ class Worker(Service):
         while not done:
             batch: list[AttemptResult] = []
             item = await self.results.get()
+            # Off the send burst: the first answers of a slot come back while the rest of it
+            # is still being sent; encoding and writing them then would delay those sends
+            # (docs/benchmarks.md, "Where the time goes at 1,000"). They wait for the burst's
+            # end and are recorded with whatever arrived meanwhile, in fewer batches.
+            await self.quiet.wait()
             while item is not None:
                 batch.append(item)
                 if len(batch) >= RECORD_BATCH or self.results.empty():
