@@ -5,9 +5,9 @@ short transaction, decides their slots (catch-up and overlap, :mod:`core.runs.sl
 runs, appends their events and advances ``due_at``. The unique ``(job_id, scheduled_for)`` index
 makes each slot fire at most once however many workers race. :func:`claim_ready` takes queued
 runs (manual triggers, retries, buffered overlaps) and runs whose lease expired. Both return
-:class:`core.runs.dispatch.Dispatch` objects; the HTTP requests happen after commit. Both write the claim's
-duration into the metadata of the events they append (``claim_seconds``), which ``/metrics``
-reads (docs/healthchecks.md, *Prometheus*).
+:class:`core.runs.dispatch.Dispatch` objects; the HTTP requests happen after commit. Both
+write the claim's duration into the metadata of the events they append (``claim_seconds``),
+which ``/metrics`` reads (docs/healthchecks.md, *Prometheus*).
 """
 
 from __future__ import annotations

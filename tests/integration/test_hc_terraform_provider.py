@@ -117,3 +117,26 @@ async def test_provider_channels_and_errors(api: AsyncTestClient, team: Team) ->
     unknown = "00000000-0000-4000-8000-000000000000"
     missing = await api.delete(f"/api/v3/checks/{unknown}", headers=_headers(team))
     assert missing.status_code == 404 and isinstance(missing.json()["error"], str)
+
+
+async def test_provider_default_base_url_is_v1(api: AsyncTestClient, team: Team) -> None:
+    """The Go client's default base URL is ``https://healthchecks.io/api/v1`` (``client.go``)
+    and the provider's self-hosted example sets ``api_url`` to ``.../api/v1``: v1 and v2 answer
+    too, their URLs naming their version; ``status`` is ``started`` only in v1."""
+    created = await api.post("/api/v1/checks/", content=_go_body(name="v1", timeout=3600),
+                             headers=_headers(team))
+    assert created.status_code == 201, created.text
+    resource_id = _id(created.json())
+    assert created.json()["update_url"].endswith(f"/api/v1/checks/{resource_id}")
+    ping_path = "/" + created.json()["ping_url"].split("/", 3)[3]
+    assert (await api.get(ping_path)).status_code == 200
+    assert (await api.get(f"{ping_path}/start")).status_code == 200
+    statuses = {}
+    for version in (1, 2, 3):
+        r = await api.get(f"/api/v{version}/checks/{resource_id}", headers=_headers(team))
+        assert r.status_code == 200, r.text
+        assert r.json()["update_url"].endswith(f"/api/v{version}/checks/{resource_id}")
+        assert r.json()["started"] is True
+        statuses[version] = r.json()["status"]
+    assert statuses == {1: "started", 2: "up", 3: "up"}
+    assert (await api.get("/api/v4/checks/", headers=_headers(team))).status_code == 404
