@@ -140,3 +140,5 @@ async def test_provider_default_base_url_is_v1(api: AsyncTestClient, team: Team)
         statuses[version] = r.json()["status"]
     assert statuses == {1: "started", 2: "up", 3: "up"}
     assert (await api.get("/api/v4/checks/", headers=_headers(team))).status_code == 404
+    doc = (await api.get("/schema/openapi.json")).json()
+    assert [p for p in doc["paths"] if p.startswith("/api/")] == []  # healthchecks' shapes
