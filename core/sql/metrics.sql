@@ -57,7 +57,7 @@ FROM projection_checkpoints p WHERE p.name = 'reporting';
 -- name: metrics_claim_durations
 -- Claim durations (the `claim_seconds` that core/runs/claim.py puts in the metadata of the
 -- events a claim appends), one sample per claim transaction, over the claims among the newest
--- %(window)s events: a range of the primary key, so the scan is bounded whatever the log's size.
+-- `window` events: a range of the primary key, so the scan is bounded whatever the log's size.
 SELECT count(*)::bigint AS claims,
        percentile_cont(ARRAY[0.5, 0.9, 0.99, 1.0]) WITHIN GROUP (ORDER BY seconds)
            AS quantiles
