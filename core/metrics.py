@@ -10,6 +10,8 @@ Two endpoints, two cardinalities:
   outcome. Run counters and the duration / lateness histograms come from the read models
   (``team_runs_hourly``, ``job_stats_weekly``), so they lag the log by the projector's lag,
   which is itself exported.
+  The claim duration percentiles come from the ``claim_seconds`` that the claims put in their
+  events' metadata (``core/runs/claim.py``), over the newest ``CLAIM_WINDOW`` events.
 - ``/metrics/team/<badge-key>`` (:func:`render_team_metrics`): one team's checks, one series
   per monitor or job, as healthchecks' Prometheus endpoint has them (``hc/metrics/views.py``:
   ``hc_check_up``, ``hc_check_started``, ``hc_tag_up``, with ``name``, ``tags``
@@ -43,6 +45,9 @@ BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 
            3600.0)
 RUN_OUTCOMES = ("succeeded", "failed", "skipped", "missed")
 PING_KINDS = ("success", "start", "fail", "log")
+# Claim durations are read from the newest CLAIM_WINDOW events (see metrics_claim_durations).
+CLAIM_WINDOW = 10_000
+CLAIM_PERCENTILES = ("50", "90", "99", "100")
 
 
 def unique_key(check_id: uuid.UUID) -> str:
@@ -87,6 +92,8 @@ async def render_metrics(pool: AsyncConnectionPool, now: datetime) -> bytes:
         monitors = await (await conn.execute(Q["metrics_monitors_by_status"])).fetchall()
         sent = await (await conn.execute(Q["metrics_notifications"])).fetchall()
         lag = await (await conn.execute(Q["metrics_projector_lag"], {"now": now})).fetchone()
+        claims = await (await conn.execute(Q["metrics_claim_durations"],
+                                           {"window": CLAIM_WINDOW})).fetchone()
     registry = CollectorRegistry()
     by_status = Gauge("cronledger_jobs", "Jobs by status", ["status"], registry=registry)
     for row in jobs:
@@ -134,8 +141,28 @@ async def render_metrics(pool: AsyncConnectionPool, now: datetime) -> bytes:
                           "Seconds since the read models' checkpoint last moved",
                           value=lag["seconds"] if lag else 0),
     ]
+    families += _claim_families(claims)
     registry.register(_Static(families))
     return generate_latest(registry)
+
+
+def _claim_families(row: dict[str, Any] | None) -> list[Any]:
+    """``cronledger_claim_duration_seconds{percentile}`` (gauges: seconds a worker's claim
+    transaction took, from its start to its events, at the 50th, 90th, 99th and 100th percentile
+    of the recent claims; absent before any) and ``cronledger_claim_duration_claims`` (how many
+    claims they cover). Gauges, not a summary: the figures cover a sliding window of the log, so
+    there is no count or sum that only grows (and ``quantile`` is a summary's label)."""
+    claims = row["claims"] if row else 0
+    percentiles = GaugeMetricFamily(
+        "cronledger_claim_duration_seconds",
+        "Claim transaction duration of recent claims, by percentile (seconds)",
+        labels=["percentile"])
+    if claims and row is not None:
+        for label, value in zip(CLAIM_PERCENTILES, row["quantiles"], strict=True):
+            percentiles.add_metric([label], value)
+    count = GaugeMetricFamily("cronledger_claim_duration_claims",
+                              "Recent claims the claim duration percentiles cover", value=claims)
+    return [percentiles, count]
 
 
 def render_team_metrics(checks: list[Check]) -> bytes:

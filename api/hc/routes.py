@@ -1,4 +1,5 @@
-"""The ``/api/v3/`` routes (healthchecks' Management API v3, docs/healthchecks.md).
+"""The ``/api/v3/`` routes (healthchecks' Management API v3, docs/healthchecks.md), also served
+at ``/api/v1/`` and ``/api/v2/`` as healthchecks serves them (``status`` and URLs differ).
 
 Authentication is healthchecks': an ``X-Api-Key`` header holding a cronledger API key; a read
 key may only read (a write route answers it 401 ``wrong api key``, as healthchecks does for
@@ -39,6 +40,7 @@ from core.monitors.queries import (
 from core.teams import get_team
 
 READ_METHODS = ("GET", "HEAD")
+VERSIONS = (1, 2, 3)
 STATUS = {InvalidInput: 400, Unauthorized: 401, Forbidden: 403, NotFound: 404, Conflict: 409}
 
 
@@ -50,6 +52,13 @@ def domain_error(_: Request[Any, Any, Any], exc: DomainError) -> Response[dict[s
     """A domain error in healthchecks' style: ``{"error": ...}``."""
     status = next((code for kind, code in STATUS.items() if isinstance(exc, kind)), exc.status)
     return _error(status, exc.detail)
+
+
+def api_version(request: Request[Any, Any, Any]) -> int:
+    """The API version of the request's path: 1, 2 or 3. healthchecks serves the three at the
+    same views (``hc/api/urls.py``); only ``status`` and the URLs differ (see
+    :func:`api.hc.shapes.check_view`)."""
+    return int(request.route_handler.opt["api_version"])
 
 
 async def _actor(request: Request[Any, Any, Any]) -> Actor:
@@ -98,9 +107,9 @@ async def _views(request: Request[Any, Any, Any], actor: Actor,
                  ) -> list[dict[str, Any]]:
     pool = request.app.state.pool
     counts = await ping_counts(pool, actor, [m["id"] for m in monitors]) if monitors else {}
-    base = base_url(request)
+    base, version = base_url(request), api_version(request)
     return [shapes.check_view(m, counts.get(m["id"], 0), base, read_only=actor.scope != "write",
-                              token=token)
+                              token=token, version=version)
             for m in monitors]
 
 
@@ -239,10 +248,14 @@ async def badges(request: Request[Any, Any, Any]) -> dict[str, Any]:
     } for tag in [*tags, "*"]}}
 
 
+HANDLERS = [list_checks, create_check, read_check, update_check, delete_check, pause_check,
+            resume_check, check_pings, check_flips, channels, badges]
+# One router per version, the same handlers (healthchecks: hc/api/urls.py); the version reaches
+# the handlers through ``opt`` (api_version above). The name stays for api/app.py.
 v3_router = Router(
-    path="/api/v3",
-    route_handlers=[list_checks, create_check, read_check, update_check, delete_check,
-                    pause_check, resume_check, check_pings, check_flips, channels, badges],
+    path="/api",
+    route_handlers=[Router(path=f"/v{v}", route_handlers=HANDLERS, opt={"api_version": v})
+                    for v in VERSIONS],
     exception_handlers={DomainError: domain_error},  # type: ignore[dict-item]
     include_in_schema=False,
 )

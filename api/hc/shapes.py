@@ -7,7 +7,8 @@ and ``tz`` a cron one. ``tags`` is one space-separated string, ``methods`` ``""`
 ``"POST"``, ``channels`` ``"*"`` (all of the team's channels), ``""`` (none) or ids joined by
 commas. ``desc``, ``subject``, ``*_kw`` and ``filter_*`` have no cronledger counterpart: they
 are accepted, ignored and answered empty. Status: ``new``, ``up``, ``grace`` (cronledger's
-``late``), ``down``, ``paused``, and ``started`` for an up monitor with a pending start.
+``late``), ``down``, ``paused``, and (v1 only) ``started`` for an up monitor with a pending
+start.
 """
 
 from __future__ import annotations
@@ -43,8 +44,11 @@ def timeout_of(monitor: dict[str, Any]) -> int | None:
 
 
 def check_view(monitor: dict[str, Any], n_pings: int, base: str, *, read_only: bool,
-               token: str | None = None) -> dict[str, Any]:
-    """The v3 check of ``monitor`` (a row of ``monitor_get`` / ``monitor_list``).
+               token: str | None = None, version: int = 3) -> dict[str, Any]:
+    """The check of ``monitor`` (a row of ``monitor_get`` / ``monitor_list``) in API ``version``
+    1, 2 or 3. As healthchecks' ``Check.to_dict`` (``hc/api/models.py``): ``status`` is
+    ``started`` for an up check with a pending start only in v1 (v2 and v3 answer ``up`` and
+    ``started: true``), and the URLs name the request's version.
 
     ``ping_url`` is the token URL only in the answer that created the monitor (``token``):
     only the token's hash is stored (docs/heartbeats.md), so later answers carry ``""`` (the
@@ -52,7 +56,7 @@ def check_view(monitor: dict[str, Any], n_pings: int, base: str, *, read_only: b
     """
     status = _STATUS.get(monitor["status"], monitor["status"])
     started = monitor["last_start_at"] is not None
-    if status == "up" and started:
+    if status == "up" and started and version == 1:
         status = "started"
     check: dict[str, Any] = {
         "name": monitor["name"], "slug": monitor.get("slug") or "",
@@ -74,7 +78,7 @@ def check_view(monitor: dict[str, Any], n_pings: int, base: str, *, read_only: b
     if read_only:
         check["unique_key"] = unique_key(monitor["id"])
         return check
-    update = f"{base}/api/v3/checks/{monitor['id']}"
+    update = f"{base}/api/v{version}/checks/{monitor['id']}"
     check.update(uuid=str(monitor["id"]), ping_url=f"{base}/ping/{token}" if token else "",
                  update_url=update, pause_url=f"{update}/pause", resume_url=f"{update}/resume",
                  channels=",".join(str(c) for c in monitor["channels"]))

@@ -5,12 +5,15 @@ short transaction, decides their slots (catch-up and overlap, :mod:`core.runs.sl
 runs, appends their events and advances ``due_at``. The unique ``(job_id, scheduled_for)`` index
 makes each slot fire at most once however many workers race. :func:`claim_ready` takes queued
 runs (manual triggers, retries, buffered overlaps) and runs whose lease expired. Both return
-:class:`core.runs.dispatch.Dispatch` objects; the HTTP requests happen after commit.
+:class:`core.runs.dispatch.Dispatch` objects; the HTTP requests happen after commit. Both
+write the claim's duration into the metadata of the events they append (``claim_seconds``),
+which ``/metrics`` reads (docs/healthchecks.md, *Prometheus*).
 """
 
 from __future__ import annotations
 
 import logging
+import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -44,6 +47,16 @@ BUFFER_REASON = "buffered until the running run finishes (overlap policy queue)"
 MISSED_REASON = "the scheduler was not running at the slot (catch-up policy {policy})"
 # A slot inside a `suppress: runs` window (docs/ledger.md).
 MAINTENANCE_REASON = "maintenance"
+# Event metadata key: seconds the claim took (read by core/metrics.py; docs/healthchecks.md).
+CLAIM_SECONDS = "claim_seconds"
+
+
+def _timed(events: list[NewEvent], started: float) -> list[NewEvent]:
+    """``events`` with the claim's duration in their metadata (``claim_seconds``: seconds, on the
+    monotonic clock, from the transaction's start to now, i.e. the claim query, the planning and
+    the inserts, not the commit). It rides on the claim's own inserts: no extra round trip."""
+    elapsed = round(time.perf_counter() - started, 6)
+    return [replace(e, metadata={**e.metadata, CLAIM_SECONDS: elapsed}) for e in events]
 
 
 @dataclass
@@ -259,6 +272,7 @@ async def claim_due(
         (each with its lease). A slot already recorded by another worker yields nothing.
     """
     async with transaction(pool) as conn:
+        started = time.perf_counter()
         now = read_now(now)
         batch = _Batch(now, worker_id, lease_margin)
         cur = await conn.execute(Q["job_claim_due"], {
@@ -277,7 +291,7 @@ async def claim_due(
         inserted = {row["id"] for row in await cur.fetchall()}
         events = [batch.starts[run["id"]][0] for run in batch.runs if run["id"] in inserted]
         events += await _complete_jobs(conn, batch)
-        await append_events(conn, events)
+        await append_events(conn, _timed(events, started))
         await mark_jobs_broken(conn, [(job["job_id"], reason) for job, reason in batch.broken],
                                now, f"worker:{worker_id}", max_attempts)
         if batch.advance:
@@ -304,6 +318,7 @@ async def claim_ready(
     the same ``Idempotency-Key``; its ``run.started`` event says ``redispatch: true``.
     """
     async with transaction(pool) as conn:
+        started = time.perf_counter()
         now = read_now(now)
         cur = await conn.execute(Q["run_claim_ready"], {
             "now": now, "limit": limit, "worker_id": worker_id, "lease_margin": lease_margin,
@@ -318,7 +333,7 @@ async def claim_ready(
                 metadata={"actor": f"worker:{worker_id}"})
             for row in rows
         ]
-        await append_events(conn, events)
+        await append_events(conn, _timed(events, started))
         return await issue_tokens(conn, await _attach_sealed(conn, [
             Dispatch(run_id=r["id"], job_id=r["job_id"], team_id=r["team_id"],
                      scheduled_for=r["scheduled_for"], trigger=r["trigger"],

@@ -53,3 +53,17 @@ SELECT greatest((SELECT coalesce(max(global_position), 0) FROM events) - p.globa
        extract(epoch FROM greatest(%(now)s::timestamptz - p.updated_at, '0'::interval))::float8
            AS seconds
 FROM projection_checkpoints p WHERE p.name = 'reporting';
+
+-- name: metrics_claim_durations
+-- Claim durations (the `claim_seconds` that core/runs/claim.py puts in the metadata of the
+-- events a claim appends), one sample per claim transaction, over the claims among the newest
+-- `window` events: a range of the primary key, so the scan is bounded whatever the log's size.
+SELECT count(*)::bigint AS claims,
+       percentile_cont(ARRAY[0.5, 0.9, 0.99, 1.0]) WITHIN GROUP (ORDER BY seconds)
+           AS quantiles
+FROM (SELECT max((metadata->>'claim_seconds')::float8) AS seconds
+      FROM events
+      WHERE global_position > (SELECT coalesce(max(global_position), 0) FROM events)
+                              - %(window)s
+        AND metadata ? 'claim_seconds'
+      GROUP BY tx_id) claims;
