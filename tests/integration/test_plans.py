@@ -49,8 +49,8 @@ def _fill(conn: psycopg.Connection) -> None:
     conn.execute("""
         INSERT INTO monitors (id, team_id, name, schedule, timezone, grace_seconds, methods,
                               manual_resume, status, version, created_at, updated_at)
-        SELECT DISTINCT stream_id, %(team)s, 'm ' || stream_id, '1h', 'UTC', 60, 'any', false, 'up', 201,
-               %(day)s, %(day)s
+        SELECT DISTINCT stream_id, %(team)s, 'm ' || stream_id, '1h', 'UTC', 60, 'any', false,
+               'up', 201, %(day)s, %(day)s
         FROM events_pings""", {"team": team, "day": DAY})
     conn.execute("""
         INSERT INTO monitor_ping_bodies (monitor_id, version, body, received_at)
