@@ -149,13 +149,13 @@ def errors_by_field(errors: list[FieldError]) -> tuple[dict[str, list[str]], lis
     other: list[str] = []
     for error in errors:
         target = next((name for name in FIELDS if error.field == name
-                       or error.field.startswith(name + ".")), None)
+                       or error.field.startswith((name + ".", name + "["))), None)
         if target is None and error.field == "retry":
             target = "retry.attempts"
         if target is None:
             other.append(f"{error.field}: {error.message}")
             continue
-        rest = error.field[len(target) + 1:]
+        rest = error.field[len(target):].lstrip(".")
         by_field.setdefault(target, []).append(f"{rest}: {error.message}" if rest
                                                else error.message)
     return by_field, other

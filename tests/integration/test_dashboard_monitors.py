@@ -237,3 +237,21 @@ async def test_tags_and_slug_go_through_the_form(
         cur = await conn.execute("SELECT count(*) AS n FROM monitors WHERE team_id = %s",
                                  (team["actor"].team_id,))
         assert (await cur.fetchone())["n"] == 2
+
+
+async def test_job_and_monitor_pages_show_a_maintenance_in_effect(
+        frozen_api: AsyncTestClient, team: dict[str, Any], clock: FrozenClock) -> None:
+    h = team["auth"]
+    csrf = await sign_in(frozen_api, team["write"])
+    monitor_id, _ = await _create_monitor(frozen_api, csrf, "m")
+    job = (await frozen_api.post("/v1/jobs", headers=h, json={
+        "name": "j", "schedule": "@hourly", "request": {"url": "https://example.com/"}})).json()
+    assert "alerts off until" not in (await frozen_api.get(f"/ui/monitors/{monitor_id}")).text
+    assert "in maintenance until" not in (await frozen_api.get(f"/ui/jobs/{job['id']}")).text
+    now = clock.now()
+    window = await frozen_api.post("/v1/maintenance", headers=h, json={
+        "from": now.isoformat(), "to": (now + timedelta(hours=1)).isoformat(),
+        "monitors": [monitor_id], "jobs": [job["id"]]})
+    assert window.status_code == 201, window.text
+    assert "alerts off until" in (await frozen_api.get(f"/ui/monitors/{monitor_id}")).text
+    assert "in maintenance until" in (await frozen_api.get(f"/ui/jobs/{job['id']}")).text
