@@ -155,7 +155,7 @@ def errors_by_field(errors: list[FieldError]) -> tuple[dict[str, list[str]], lis
         if target is None:
             other.append(f"{error.field}: {error.message}")
             continue
-        rest = error.field[len(target):].lstrip(".")
+        rest = error.field[len(target):].removeprefix(".")
         by_field.setdefault(target, []).append(f"{rest}: {error.message}" if rest
                                                else error.message)
     return by_field, other

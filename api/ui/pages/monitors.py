@@ -162,7 +162,7 @@ async def monitor_create(request: Request[Any, Any, Any], viewer: ViewerDep,
             errors[field] = f"{errors[field]}; {e.message}" if field in errors else e.message
         return _form_page(request, viewer, form, errors, exc.detail, status=422)
     except Conflict as exc:
-        if "slug" not in fields:
+        if "slug" not in fields or "slug" not in exc.detail:
             raise
         return _form_page(request, viewer, form, {"slug": exc.detail}, exc.detail, status=409)
     return await _monitor_page(request, viewer, monitor_id, token=token, created=True)
