@@ -1,9 +1,11 @@
 """The job form: HTML form fields to the fields of ``POST /v1/jobs`` and back.
 
 Only the shapes of a form are handled here (text to numbers, ``Name: value`` lines to a headers
-object, comma lists to lists); every rule about the values is :mod:`core.jobs.definition`'s, and
-its messages are shown next to the fields (:func:`errors_by_field`). A text that is not a
-number is passed on as text, so the message is the API's own ("must be a number").
+object, comma lists to lists, the tags text to a list (:mod:`api.ui.tagfield`), a blank
+confirmation timeout to no ``confirm``); every rule about the values is
+:mod:`core.jobs.definition`'s, and its messages are shown next to the fields
+(:func:`errors_by_field`). A text that is not a number is passed on as text, so the message
+is the API's own ("must be a number").
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from api.ui.tagfield import parse_tags, tags_text
 from core.errors import FieldError
 from core.jobs.definition import DEFAULT_RETRY, DEFAULTS
 
@@ -19,6 +22,7 @@ FIELDS = (  # the form's field names, dotted as in the API's error messages
     "request.body", "timeout_seconds", "retry.attempts", "retry.backoff",
     "retry.delay_seconds", "retry.max_delay_seconds", "overlap", "catchup",
     "success_statuses", "channels", "alert_after_failures", "realert_every", "signing_secret",
+    "tags", "confirm.timeout_seconds",
 )
 
 
@@ -67,6 +71,7 @@ def parse(form: dict[str, Any], *, editing: bool) -> tuple[dict[str, Any], list[
             except ValueError:
                 errors.append(FieldError("channels", f"{item.strip()[:40]!r} is not a channel id"))
     realert = text("realert_every").strip()
+    confirm = text("confirm.timeout_seconds").strip()
     fields: dict[str, Any] = {
         "name": text("name"),
         "schedule": text("schedule"),
@@ -82,6 +87,8 @@ def parse(form: dict[str, Any], *, editing: bool) -> tuple[dict[str, Any], list[
         "channels": channels,
         "alert_after_failures": _number(text("alert_after_failures").strip()),
         "realert_every": (_number(realert) if realert.isdigit() else realert) or None,
+        "tags": parse_tags(text("tags")),
+        "confirm": {"timeout_seconds": _number(confirm)} if confirm else None,
     }
     secret = text("signing_secret")
     if secret:
@@ -99,7 +106,8 @@ def values_of(job: dict[str, Any] | None) -> dict[str, str]:
         job = {"name": "", "schedule": "", "request": {"method": "GET", "url": "", "headers": {},
                                                        "body": None},
                "retry": DEFAULT_RETRY, "success_statuses": None, "channels": [],
-               "realert_every": None, "timeout_seconds": DEFAULTS["timeout_seconds"],
+               "realert_every": None, "tags": [], "confirm": None,
+               "timeout_seconds": DEFAULTS["timeout_seconds"],
                "alert_after_failures": DEFAULTS["alert_after_failures"], **{
                    k: DEFAULTS[k] for k in ("timezone", "overlap", "catchup")}}
     request = job["request"] if isinstance(job["request"], dict) else {}
@@ -108,8 +116,10 @@ def values_of(job: dict[str, Any] | None) -> dict[str, str]:
     def num(value: Any) -> str:
         return "" if value is None else f"{value:g}" if isinstance(value, float) else str(value)
 
-    return {
-        "name": job["name"], "schedule": job["schedule"], "timezone": job["timezone"],
+    confirm = job.get("confirm") if isinstance(job.get("confirm"), dict) else {}
+    return {  # a schedule written in words is edited as its words, so a save keeps them
+        "name": job["name"], "schedule": job.get("schedule_text") or job["schedule"],
+        "timezone": job["timezone"],
         "request.method": request.get("method", "GET"), "request.url": request.get("url", ""),
         "request.headers": "\n".join(f"{k}: {v}" for k, v in
                                      (request.get("headers") or {}).items()),
@@ -122,6 +132,8 @@ def values_of(job: dict[str, Any] | None) -> dict[str, str]:
         "channels": ", ".join(str(c) for c in job["channels"] or []),
         "alert_after_failures": num(job["alert_after_failures"]),
         "realert_every": num(job["realert_every"]), "signing_secret": "",
+        "tags": tags_text(job.get("tags")), "confirm.timeout_seconds": num(confirm.get(
+            "timeout_seconds")),
     }
 
 
@@ -137,13 +149,13 @@ def errors_by_field(errors: list[FieldError]) -> tuple[dict[str, list[str]], lis
     other: list[str] = []
     for error in errors:
         target = next((name for name in FIELDS if error.field == name
-                       or error.field.startswith(name + ".")), None)
+                       or error.field.startswith((name + ".", name + "["))), None)
         if target is None and error.field == "retry":
             target = "retry.attempts"
         if target is None:
             other.append(f"{error.field}: {error.message}")
             continue
-        rest = error.field[len(target) + 1:]
+        rest = error.field[len(target):].removeprefix(".")
         by_field.setdefault(target, []).append(f"{rest}: {error.message}" if rest
                                                else error.message)
     return by_field, other

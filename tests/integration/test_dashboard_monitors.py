@@ -12,7 +12,10 @@ from litestar.testing import AsyncTestClient
 from psycopg_pool import AsyncConnectionPool
 
 from core.clock import FrozenClock
+from core.errors import FieldErrors
 from core.monitors.ping import Ping, open_ping_pool, record_pings
+from core.monitors.slugs import slug_problem
+from core.tags import normalize_tags
 from tests.integration.test_dashboard_auth import sign_in
 
 HOSTILE = "<script>alert(1)</script>\"'&"
@@ -198,3 +201,57 @@ async def test_bad_input_on_these_pages_is_a_4xx_page_never_a_500(
                        (f"/ui/monitors/{uuid.uuid4()}/pause", {})):
         answer = await frozen_api.post(path, data={"csrf": csrf, **form})
         assert 400 <= answer.status_code < 500, (path, form, answer.status_code)
+
+
+async def test_tags_and_slug_go_through_the_form(
+        frozen_api: AsyncTestClient, team: dict[str, Any], pool: AsyncConnectionPool) -> None:
+    csrf = await sign_in(frozen_api, team["write"])
+    form = (await frozen_api.get("/ui/monitors/new")).text
+    assert '<label for="tags">Tags</label>' in form and '<label for="slug">Slug</label>' in form
+    answer = await frozen_api.post("/ui/monitors/new", data={
+        "csrf": csrf, "name": "Nightly backup", "schedule": "1h", "slug": "backup-db",
+        "tags": "prod, db prod"})
+    assert answer.status_code == 200, answer.text
+    monitor_id = re.search(r'/ui/monitors/([0-9a-f-]{36})/live', answer.text).group(1)  # type: ignore[union-attr]
+    stored = (await frozen_api.get(f"/v1/monitors/{monitor_id}", headers=team["auth"])).json()
+    assert stored["slug"] == "backup-db" and stored["tags"] == ["prod", "db"]
+    page = (await frozen_api.get(f"/ui/monitors/{monitor_id}")).text
+    assert "<code>backup-db</code>" in page and '<span class="tag">db</span>' in page
+    derived = await frozen_api.post("/ui/monitors/new", data={
+        "csrf": csrf, "name": "Backup DB", "schedule": "1h", "tags": ""})
+    assert derived.status_code == 200
+    taken = await frozen_api.post("/ui/monitors/new", data={
+        "csrf": csrf, "name": "other", "schedule": "1h", "slug": "backup-db"})
+    assert taken.status_code == 409 and 'id="slug-error"' in taken.text
+    bad = await frozen_api.post("/ui/monitors/new", data={
+        "csrf": csrf, "name": "x", "schedule": "1h", "slug": "Not A Slug", "tags": "ok a/b"})
+    assert bad.status_code == 422
+    core = FieldErrors()
+    normalize_tags(["a/b"], core)
+    messages = {"tags[0]": core.items[0].message, "slug": slug_problem("Not A Slug")}
+    assert f'<p class="field-error" id="tags-error">&#39;a/b&#39;: {messages["tags[0]"]}</p>' \
+        in bad.text
+    assert f'<p class="field-error" id="slug-error">{messages["slug"]}</p>' in bad.text
+    assert 'value="ok a/b"' in bad.text
+    async with pool.connection() as conn:
+        cur = await conn.execute("SELECT count(*) AS n FROM monitors WHERE team_id = %s",
+                                 (team["actor"].team_id,))
+        assert (await cur.fetchone())["n"] == 2
+
+
+async def test_job_and_monitor_pages_show_a_maintenance_in_effect(
+        frozen_api: AsyncTestClient, team: dict[str, Any], clock: FrozenClock) -> None:
+    h = team["auth"]
+    csrf = await sign_in(frozen_api, team["write"])
+    monitor_id, _ = await _create_monitor(frozen_api, csrf, "m")
+    job = (await frozen_api.post("/v1/jobs", headers=h, json={
+        "name": "j", "schedule": "@hourly", "request": {"url": "https://example.com/"}})).json()
+    assert "alerts off until" not in (await frozen_api.get(f"/ui/monitors/{monitor_id}")).text
+    assert "in maintenance until" not in (await frozen_api.get(f"/ui/jobs/{job['id']}")).text
+    now = clock.now()
+    window = await frozen_api.post("/v1/maintenance", headers=h, json={
+        "from": now.isoformat(), "to": (now + timedelta(hours=1)).isoformat(),
+        "monitors": [monitor_id], "jobs": [job["id"]]})
+    assert window.status_code == 201, window.text
+    assert "alerts off until" in (await frozen_api.get(f"/ui/monitors/{monitor_id}")).text
+    assert "in maintenance until" in (await frozen_api.get(f"/ui/jobs/{job['id']}")).text

@@ -10,6 +10,9 @@ from typing import Any
 from litestar.testing import AsyncTestClient
 from psycopg_pool import AsyncConnectionPool
 
+from core.errors import FieldErrors
+from core.jobs.definition import normalize_confirm
+from core.tags import normalize_tags
 from tests.integration.test_dashboard_auth import sign_in
 
 HOSTILE = "<img src=x onerror=alert(1)> \"quoted\" 'single' </td><script>alert(2)</script>"
@@ -160,3 +163,56 @@ async def test_bad_list_queries_are_answered_not_failed(frozen_api: AsyncTestCli
     preview = await frozen_api.get("/ui/schedules/preview", params={
         "schedule": "* * * * *\x00", "timezone": "Nowhere/\x00"})
     assert preview.status_code == 200 and "field-error" in preview.text
+
+
+async def test_tags_confirm_and_words_go_through_the_form_and_back(
+        frozen_api: AsyncTestClient, team: dict[str, Any]) -> None:
+    csrf = await sign_in(frozen_api, team["write"])
+    new = await frozen_api.get("/ui/jobs/new")
+    assert '<label for="f-tags">Tags</label>' in new.text
+    assert '<label for="f-confirm-timeout_seconds">Confirmation timeout (seconds)</label>' \
+        in new.text
+    created = await frozen_api.post("/ui/jobs/new", data={"csrf": csrf, **_form(
+        schedule="every day at 9am", tags="billing, nightly  eu,billing",
+        **{"confirm.timeout_seconds": "600"})}, follow_redirects=False)
+    assert created.status_code == 303, created.text
+    [job] = await _jobs(frozen_api, team)
+    assert job["tags"] == ["billing", "nightly", "eu"]
+    assert job["confirm"] == {"timeout_seconds": 600}
+    assert job["schedule"] == "0 9 * * *" and job["schedule_text"] == "every day at 9am"
+    shown = (await frozen_api.get(f"/ui/jobs/{job['id']}")).text
+    assert '<span class="schedule-text">every day at 9am</span>: <code>0 9 * * *</code>' in shown
+    assert '<span class="tag">billing</span>' in shown and "within 10 min" in shown
+    form = (await frozen_api.get(f"/ui/jobs/{job['id']}/edit")).text
+    assert 'name="tags" type="text" value="billing nightly eu"' in form
+    assert 'name="confirm.timeout_seconds" type="text" value="600"' in form
+    assert 'name="schedule" type="text" value="every day at 9am"' in form
+    assert '<code class="canonical">0 9 * * *</code>' in form  # the preview's canonical form
+    saved = await frozen_api.post(f"/ui/jobs/{job['id']}/edit", data={
+        "csrf": csrf, "version": str(job["version"]), **_form(
+            schedule="every day at 9am", tags="eu", **{"confirm.timeout_seconds": ""})},
+        follow_redirects=False)
+    assert saved.status_code == 303, saved.text
+    [after] = await _jobs(frozen_api, team)
+    assert after["tags"] == ["eu"] and after["confirm"] is None
+    assert after["schedule_text"] == "every day at 9am"
+    assert "none: a 2xx is the outcome" in (await frozen_api.get(f"/ui/jobs/{job['id']}")).text
+
+
+async def test_a_bad_tag_or_timeout_is_the_cores_message_at_its_field(
+        frozen_api: AsyncTestClient, team: dict[str, Any]) -> None:
+    csrf = await sign_in(frozen_api, team["write"])
+    answer = await frozen_api.post("/ui/jobs/new", data={"csrf": csrf, **_form(
+        tags="fine bad/tag", **{"confirm.timeout_seconds": "0"})})
+    assert answer.status_code == 422
+    core = FieldErrors()
+    normalize_tags(["bad/tag"], core)
+    normalize_confirm({"timeout_seconds": 0}, core)
+    messages = {e.field: e.message for e in core.items}
+    assert set(messages) == {"tags[0]", "confirm.timeout_seconds"}
+    assert ('id="err-tags">&#39;bad/tag&#39;: ' + messages["tags[0]"]) in answer.text
+    assert f'id="err-confirm-timeout_seconds">{messages["confirm.timeout_seconds"]}' \
+        in answer.text
+    assert 'id="f-tags" name="tags" aria-invalid="true"' in answer.text
+    assert 'value="fine bad/tag"' in answer.text
+    assert await _jobs(frozen_api, team) == []

@@ -21,11 +21,20 @@ from api.ui.auth import Viewer, ViewerDep, checked_form, redirect
 from api.ui.charts import run_chart
 from api.ui.live import live_fragment
 from api.ui.render import fragment, page
+from api.ui.tagfield import place_tag_errors
 from core.actor import Actor
 from core.errors import FieldError, Forbidden, InvalidInput, NotFound, invalid
 from core.jobs import commands
-from core.jobs.definition import BACKOFFS, CATCHUP_POLICIES, METHODS, OVERLAP_POLICIES
+from core.jobs.definition import (
+    BACKOFFS,
+    CATCHUP_POLICIES,
+    MAX_CONFIRM_SECONDS,
+    METHODS,
+    MIN_CONFIRM_SECONDS,
+    OVERLAP_POLICIES,
+)
 from core.jobs.queries import broken_reason, describe, get_job, job_events, list_jobs_filtered
+from core.maintenance.queries import fetch_maintenance_until
 from core.runs.queries import get_run, list_runs, recent_runs
 from core.schedule.preview import preview_schedule
 
@@ -126,8 +135,12 @@ async def _charts(pool: Any, actor: Actor, job_id: uuid.UUID) -> dict[str, Any]:
 async def job_page(request: Request[Any, Any, Any], job_id: FromPath[uuid.UUID],
                    viewer: ViewerDep, pool: PoolDep,
                    runs: FromQuery[str | None] = None) -> Template:
-    """A job: definition, actions, runs (``?runs=`` a cursor), charts, history."""
+    """A job: definition (with the end of a maintenance in effect), actions, runs
+    (``?runs=`` a cursor), charts, history."""
     parts = await _job_parts(pool, viewer.actor, job_id, runs)
+    until = await fetch_maintenance_until(pool, viewer.actor.team_id, "job", [job_id],
+                                          request.app.state.clock.now())
+    parts["job"]["in_maintenance_until"] = until.get(job_id)
     events = await job_events(pool, viewer.actor, job_id, after_version=0, limit=HISTORY)
     return page(request, viewer, "job.html", parts["job"]["name"], section="jobs", **parts,
                 **await _charts(pool, viewer.actor, job_id), history=_history(events),
@@ -189,7 +202,7 @@ def _form_page(request: Request[Any, Any, Any], viewer: Viewer, job: dict[str, A
                 preview=found, error=error,
                 job=job, values=values, errors=by_field, form_errors=[*(other or []), *unplaced],
                 methods=METHODS, overlaps=OVERLAP_POLICIES, catchups=CATCHUP_POLICIES,
-                backoffs=BACKOFFS)
+                backoffs=BACKOFFS, confirm_bounds=(MIN_CONFIRM_SECONDS, MAX_CONFIRM_SECONDS))
 
 
 @get("/ui/jobs/new", name="job_new")
@@ -210,7 +223,8 @@ async def job_create(request: Request[Any, Any, Any], viewer: ViewerDep, pool: P
     try:
         job_id = await commands.create_job(pool, viewer.actor, fields, clock.now(), keyring)
     except InvalidInput as exc:
-        return _form_page(request, viewer, None, jobform.form_texts(form), exc.errors, 422,
+        return _form_page(request, viewer, None, jobform.form_texts(form),
+                          place_tag_errors(exc.errors, fields["tags"]), 422,
                           [] if exc.errors else [exc.detail])
     return redirect(f"/ui/jobs/{job_id}")
 
@@ -239,7 +253,8 @@ async def job_save(request: Request[Any, Any, Any], job_id: FromPath[uuid.UUID],
                                   int(version) if version.isdigit() else None,
                                   request.app.state.keyring)
     except InvalidInput as exc:
-        return _form_page(request, viewer, job, jobform.form_texts(form), exc.errors, 422,
+        return _form_page(request, viewer, job, jobform.form_texts(form),
+                          place_tag_errors(exc.errors, fields["tags"]), 422,
                           [] if exc.errors else [exc.detail])
     return redirect(f"/ui/jobs/{job_id}")
 

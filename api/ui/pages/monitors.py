@@ -23,7 +23,9 @@ from api.pagination import decode_cursor, encode_cursor
 from api.ui.auth import Viewer, ViewerDep, checked_form, redirect
 from api.ui.live import live_fragment
 from api.ui.render import fragment, page
-from core.errors import InvalidInput, invalid
+from api.ui.tagfield import parse_tags, place_tag_errors
+from core.errors import Conflict, InvalidInput, invalid
+from core.maintenance.queries import fetch_maintenance_until
 from core.monitors import commands
 from core.monitors.definition import DEFAULTS, MAX_NAME
 from core.monitors.queries import describe, get_monitor, list_monitors, list_pings, monitor_flips
@@ -44,7 +46,8 @@ def _int(value: Any, field: str) -> int:
 
 
 def _fields(form: dict[str, Any]) -> dict[str, Any]:
-    """The API's create body from the form (blank optional fields: the API's defaults)."""
+    """The API's create body from the form (blank optional fields: the API's defaults; a blank
+    slug: the one derived from the name; tags: :func:`api.ui.tagfield.parse_tags`)."""
     fields: dict[str, Any] = {"name": form.get("name", ""), "schedule": form.get("schedule", "")}
     if str(form.get("timezone", "")).strip():
         fields["timezone"] = str(form["timezone"]).strip()
@@ -53,6 +56,9 @@ def _fields(form: dict[str, Any]) -> dict[str, Any]:
     if form.get("methods") in ("any", "post"):
         fields["methods"] = form["methods"]
     fields["manual_resume"] = form.get("manual_resume") == "on"
+    if str(form.get("slug", "")).strip():
+        fields["slug"] = str(form["slug"]).strip()
+    fields["tags"] = parse_tags(str(form.get("tags") or ""))
     return fields
 
 
@@ -144,12 +150,21 @@ async def monitor_new(request: Request[Any, Any, Any], viewer: ViewerDep) -> Tem
 async def monitor_create(request: Request[Any, Any, Any], viewer: ViewerDep,
                          pool: PoolDep) -> Template:
     form = await checked_form(request, viewer)
+    fields: dict[str, Any] = {}
     try:
+        fields = _fields(form)
         monitor_id, token = await commands.create_monitor(
-            pool, viewer.actor, _fields(form), request.app.state.clock.now())
+            pool, viewer.actor, fields, request.app.state.clock.now())
     except InvalidInput as exc:
-        errors = {e.field.split(".")[0]: e.message for e in exc.errors}
+        errors: dict[str, str] = {}
+        for e in place_tag_errors(exc.errors, fields.get("tags") or []):
+            field = e.field.split(".")[0].split("[")[0]
+            errors[field] = f"{errors[field]}; {e.message}" if field in errors else e.message
         return _form_page(request, viewer, form, errors, exc.detail, status=422)
+    except Conflict as exc:
+        if "slug" not in fields or "slug" not in exc.detail:
+            raise
+        return _form_page(request, viewer, form, {"slug": exc.detail}, exc.detail, status=409)
     return await _monitor_page(request, viewer, monitor_id, token=token, created=True)
 
 
@@ -164,6 +179,9 @@ async def _status_context(request: Request[Any, Any, Any], viewer: Viewer,
     bars = await monitors_uptime_days(pool, viewer.actor, [monitor_id], days=UPTIME_DAYS,
                                       now=request.app.state.clock.now())
     monitor["uptime"] = uptime_bar(bars[monitor_id])
+    until = await fetch_maintenance_until(pool, viewer.actor.team_id, "monitor", [monitor_id],
+                                          request.app.state.clock.now())
+    monitor["in_maintenance_until"] = until.get(monitor_id)
     return {"monitor": monitor, "pings": pings, "flips": flips}
 
 
