@@ -98,9 +98,9 @@ async def test_slug_ping_behaves_like_the_token_url(api: AsyncTestClient, team: 
 async def test_slugs_are_unique_per_team(api: AsyncTestClient, team: Team) -> None:
     first = (await api.post("/v1/monitors", json={"name": "db", "schedule": "1h"},
                             headers=team["auth"])).json()
-    second = await api.post("/v1/monitors", json={"name": "db", "schedule": "1h"},
+    second = await api.post("/v1/monitors", json={"name": "DB", "schedule": "1h"},
                             headers=team["auth"])
-    assert second.status_code == 201 and second.json()["slug"] is None  # derived, taken
+    assert second.status_code == 201 and second.json()["slug"] is None  # derived "db", taken
     r = await api.post("/v1/monitors", json={"name": "x", "schedule": "1h", "slug": "db"},
                        headers=team["auth"])
     assert r.status_code == 409 and "slug" in r.json()["detail"]
