@@ -41,7 +41,7 @@ def make_worker(pool: AsyncConnectionPool, dsn: str, settings: Settings, clock: 
 
 async def add_job(pool: AsyncConnectionPool, actor: Actor, now: datetime, url: str,
                   schedule: str = "* * * * *", **fields: Any) -> uuid.UUID:
-    # names are unique per team (migration 0011): the default one is made unique
+    # names are unique per team (migration 0014): the default one is made unique
     body = {"name": fields.pop("name", f"job {uuid.uuid4().hex[:8]}"), "schedule": schedule,
             "request": {"url": url, **fields.pop("request", {})}, **fields}
     return await create_job(pool, actor, body, now)

@@ -16,7 +16,7 @@ from core.monitors.ping import Ping, record_ping
 
 async def add_monitor(pool: AsyncConnectionPool, actor: Actor, now: datetime,
                       schedule: str = "1h", **fields: Any) -> tuple[uuid.UUID, str]:
-    # names are unique per team (migration 0011): the default one is made unique
+    # names are unique per team (migration 0014): the default one is made unique
     body = {"name": fields.pop("name", f"monitor {uuid.uuid4().hex[:8]}"), "schedule": schedule,
             **fields}
     return await create_monitor(pool, actor, body, now)

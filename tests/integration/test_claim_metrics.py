@@ -61,3 +61,22 @@ async def test_claims_show_their_duration_on_metrics(
     assert count == 2.0
     values = [percentiles[q] for q in ("50", "90", "99", "100")]
     assert values == sorted(values) and values[0] >= 0 and values[-1] < 30
+
+
+async def test_a_claim_of_many_runs_records_its_duration_once(
+    fresh_pool: AsyncConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink,
+) -> None:
+    actor = await new_actor(fresh_pool)
+    for n in range(5):
+        await add_job(fresh_pool, actor, T0, sink.url(f"/{n}"), "* * * * *", name=f"many {n}")
+    clock.set(T0 + timedelta(minutes=1))
+    assert await worker.run_once() == 5
+    await worker.settle()
+    async with fresh_pool.connection() as conn:
+        cur = await conn.execute(
+            "SELECT count(*) FILTER (WHERE event_type = 'run.started') AS started,"
+            "       count(*) FILTER (WHERE metadata ? 'claim_seconds') AS timed FROM events")
+        counts = await cur.fetchone()
+    assert counts == {"started": 5, "timed": 1}  # one sample per claim, not one per run
+    count, _ = _claims((await render_metrics(fresh_pool, clock.now())).decode())
+    assert count == 1.0

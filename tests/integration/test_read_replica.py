@@ -5,6 +5,7 @@ one answered."""
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import replace
 from datetime import UTC, datetime
 
@@ -17,23 +18,25 @@ from core.events import NewEvent, append_events
 from tests.conftest import _client
 from tests.helpers import project_all
 
+T0 = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)  # the events' instants; the lag is the database's
+
 
 async def test_reporting_reads_use_the_read_database(
         fresh_dsn: str, fresh_pool: AsyncConnectionPool, pool: AsyncConnectionPool,
         shared_dsn: str, settings: Settings) -> None:
-    key, record = await create_api_key(pool, f"replica-{datetime.now(UTC).timestamp()}",
+    key, record = await create_api_key(pool, f"replica-{uuid.uuid4().hex[:8]}",
                                        "write")
     auth = {"Authorization": f"Bearer {key}"}
     # Only the "replica" has the team's events and an unapplied one: its checkpoint lags.
     async with fresh_pool.connection() as conn:
         await append_events(conn, [NewEvent("monitor", record["id"], 1, "monitor.created",
-                                            record["team_id"], datetime.now(UTC),
+                                            record["team_id"], T0,
                                             {"name": "r"})])
         await conn.commit()
     await project_all(fresh_pool)
     async with fresh_pool.connection() as conn:
         await append_events(conn, [NewEvent("job", record["team_id"], 1, "job.noted",
-                                            record["team_id"], datetime.now(UTC))])
+                                            record["team_id"], T0)])
         await conn.commit()
     replica = replace(settings, read_database_url=fresh_dsn)
     async for api in _client(shared_dsn, replica, SystemClock()):
