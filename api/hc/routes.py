@@ -80,26 +80,25 @@ def _body(request_body: bytes) -> Any:
         raise InvalidInput("could not parse request body") from None
 
 
-async def _all_monitors(pool: Any, actor: Actor) -> list[dict[str, Any]]:
+async def _all(lister: Any, pool: Any, actor: Actor) -> list[dict[str, Any]]:
+    """Every row of a keyset-paged team list (``list_monitors``, ``list_channels``): the v3 API
+    answers whole lists."""
     rows: list[dict[str, Any]] = []
     after = None
     while True:
-        page = await list_monitors(pool, actor, limit=MAX_LIMIT, after=after)
+        page = await lister(pool, actor, limit=MAX_LIMIT, after=after)
         rows += page
         if len(page) < MAX_LIMIT:
             return rows
         after = (page[-1]["created_at"], page[-1]["id"])
+
+
+async def _all_monitors(pool: Any, actor: Actor) -> list[dict[str, Any]]:
+    return await _all(list_monitors, pool, actor)
 
 
 async def _all_channels(pool: Any, actor: Actor) -> list[dict[str, Any]]:
-    rows: list[dict[str, Any]] = []
-    after = None
-    while True:
-        page = await list_channels(pool, actor, limit=MAX_LIMIT, after=after)
-        rows += page
-        if len(page) < MAX_LIMIT:
-            return rows
-        after = (page[-1]["created_at"], page[-1]["id"])
+    return await _all(list_channels, pool, actor)
 
 
 async def _views(request: Request[Any, Any, Any], actor: Actor,
