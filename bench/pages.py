@@ -8,6 +8,8 @@ database, then time the pages (and the JSON read models behind them) at the serv
 One team owns everything (the heaviest case for a page: every count, list and page of it is
 over all the rows). The seed, in a scratch database made by :func:`bench.common.scratch_database`:
 
+- the daily leaves of the history tables exist for the whole seeded past, as on a server that
+  ran through it (its maintenance service creates each day's ahead);
 - jobs and monitors are created by the real commands (``core/jobs/commands.py``,
   ``core/monitors/commands.py``), so their rows, ``due_jobs`` and ``*.created`` events are the
   ones the API writes: jobs fire every 5, 10, 15, 30 or 60 minutes; monitors expect a ping
@@ -190,6 +192,20 @@ def _copy_runs(dsn: str, team: uuid.UUID, jobs: Sequence[tuple[uuid.UUID, int]],
     return lines
 
 
+async def _history_leaves(pool: Any, start: datetime, now: datetime) -> None:
+    """The daily leaves of the history tables from ``start`` to a few days after ``now``, as a
+    server running since ``start`` has them (its maintenance service creates each day's ahead,
+    core/retention/partitions.py); without them the seeded past would all be in the default
+    partitions."""
+    from core.retention.partitions import create_ahead
+
+    async with pool.connection() as conn:
+        day = start
+        while day <= now:
+            await create_ahead(conn, day, 3)
+            day += timedelta(days=1)
+
+
 async def seed(dsn: str, jobs: int, runs: int, monitors: int, now: datetime,
                ) -> dict[str, Any]:
     """Fill the scratch database at ``dsn``; returns the ids and keys the timing needs."""
@@ -205,6 +221,7 @@ async def seed(dsn: str, jobs: int, runs: int, monitors: int, now: datetime,
         rate = sum(1 / p for p in PERIODS) / len(PERIODS) * jobs  # runs per minute
         span = timedelta(minutes=math.ceil(runs / rate))
         job_start = (now - span).replace(second=0, microsecond=0)
+        await _history_leaves(pool, min(job_start, now - MONITOR_HISTORY), now)
         t = time.perf_counter()
         job_ids = await _create_jobs(pool, actor, jobs, job_start)
         print(f"  {jobs:,} jobs in {time.perf_counter() - t:.0f} s", file=sys.stderr)

@@ -21,6 +21,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from core.db import translate_errors
 from core.queries import Q
+from core.retention.policy import stream_kinds
 
 _encode = msgspec.json.Encoder().encode
 
@@ -104,17 +105,22 @@ def stream_events(
 
 async def read_stream(
     conn: psycopg.AsyncConnection,
+    stream_type: str,
     stream_id: uuid.UUID,
     team_id: uuid.UUID,
     *,
     after_version: int = 0,
     limit: int = 1000,
 ) -> list[dict[str, Any]]:
-    """Read up to ``limit`` events of one stream after ``after_version``, in version order."""
+    """Read up to ``limit`` events of one stream after ``after_version``, in version order.
+
+    ``stream_type`` names the partitions to read (:func:`core.retention.policy.stream_kinds`).
+    """
     cur = await conn.execute(
         Q["event_read_stream"],
-        {"stream_id": stream_id, "team_id": team_id, "after_version": after_version,
-         "limit": limit},
+        {"stream_type": stream_type, "stream_id": stream_id,
+         "kinds": list(stream_kinds(stream_type)), "team_id": team_id,
+         "after_version": after_version, "limit": limit},
     )
     return await cur.fetchall()
 

@@ -21,6 +21,7 @@ from core.jobs import state as job_state
 from core.monitors import definition as monitor_definition
 from core.monitors import state as monitor_state
 from core.queries import Q
+from core.retention.policy import stream_kinds
 
 # What pings and the checker append: no definition field changes with them.
 NOT_DEFINITION = ("monitor.pinged", "monitor.up", "monitor.late", "monitor.down")
@@ -45,7 +46,8 @@ async def events_until(conn: psycopg.AsyncConnection, kind: Kind, stream_id: uui
     occurred at or before ``until`` (UTC); ``[]`` when none had (not yet created, unknown, or
     another team's)."""
     cur = await conn.execute(Q["ledger_stream_until"], {
-        "stream_id": stream_id, "team_id": team_id, "stream_type": kind.name, "until": until})
+        "stream_id": stream_id, "team_id": team_id, "stream_type": kind.name, "until": until,
+        "kinds": list(stream_kinds(kind.name))})
     return await cur.fetchall()
 
 
@@ -55,7 +57,7 @@ async def stream_until(conn: psycopg.AsyncConnection, kind: Kind, stream_id: uui
     cursor = conn.cursor()
     async for row in cursor.stream(Q["ledger_stream_until"], {
             "stream_id": stream_id, "team_id": team_id, "stream_type": kind.name,
-            "until": until}):
+            "until": until, "kinds": list(stream_kinds(kind.name))}):
         yield row
 
 

@@ -60,7 +60,7 @@ async def job_events(
         cur = await conn.execute(Q["job_exists_any"], {"id": job_id, "team_id": actor.team_id})
         if await cur.fetchone() is None:
             raise NotFound(f"job {job_id} not found")
-        return await read_stream(conn, job_id, actor.team_id, after_version=after_version,
+        return await read_stream(conn, "job", job_id, actor.team_id, after_version=after_version,
                                  limit=limit)
 
 

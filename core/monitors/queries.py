@@ -118,8 +118,8 @@ async def monitor_events(
     """
     async with pool.connection() as conn:
         await _exists(conn, actor, monitor_id)
-        return await read_stream(conn, monitor_id, actor.team_id, after_version=after_version,
-                                 limit=limit)
+        return await read_stream(conn, "monitor", monitor_id, actor.team_id,
+                                 after_version=after_version, limit=limit)
 
 
 async def ping_counts(pool: AsyncConnectionPool, actor: Actor,

@@ -16,10 +16,15 @@ ORDER BY e.ordinality
 RETURNING global_position;
 
 -- name: event_read_stream
+-- One stream in version order. kinds: the partitions of events a stream of its type can be in
+-- (core/retention/policy.py, stream_kinds): naming the partition key lets the planner skip the
+-- daily leaves of the other kinds (a job's definition stream is all in events_keep).
 SELECT global_position, event_id, stream_type, stream_id, stream_version, event_type, team_id,
        data, metadata, occurred_at, recorded_at
 FROM events
 WHERE stream_id = %(stream_id)s::uuid
+  AND event_retention_kind(stream_type, event_type) = ANY(%(kinds)s::text[])
+  AND stream_type = %(stream_type)s::text
   AND team_id = %(team_id)s::uuid
   AND stream_version > %(after_version)s::int
 ORDER BY stream_version

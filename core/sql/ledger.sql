@@ -5,14 +5,18 @@
 -- name: ledger_stream_until
 -- A stream's events in version order, up to the last one that occurred at or before `until`
 -- (the stream's prefix as it stood then; a clock that stepped back cannot cut it in two).
+-- kinds: the partitions its type can be in (core/retention/policy.py, stream_kinds).
 SELECT global_position, event_id, stream_type, stream_id, stream_version, event_type, team_id,
        data, metadata, occurred_at, recorded_at, tx_id::text AS tx_id
 FROM events
 WHERE stream_id = %(stream_id)s::uuid
+  AND event_retention_kind(stream_type, event_type) = ANY(%(kinds)s::text[])
   AND team_id = %(team_id)s::uuid
   AND stream_type = %(stream_type)s
   AND stream_version <= (SELECT max(stream_version) FROM events
                          WHERE stream_id = %(stream_id)s::uuid
+                           AND event_retention_kind(stream_type, event_type)
+                               = ANY(%(kinds)s::text[])
                            AND team_id = %(team_id)s::uuid
                            AND occurred_at <= %(until)s::timestamptz)
 ORDER BY stream_version;
@@ -23,7 +27,7 @@ ORDER BY stream_version;
 SELECT e.stream_id AS run_id, e.event_type, e.occurred_at, e.tx_id::text AS tx_id,
        e.global_position, r.scheduled_for, e.data
 FROM runs r
-JOIN events e ON e.stream_id = r.id
+JOIN events e ON e.stream_id = r.id AND event_retention_kind(e.stream_type, e.event_type) = 'runs'
 WHERE r.job_id = %(job_id)s::uuid AND r.team_id = %(team_id)s::uuid
   AND e.event_type IN ('run.succeeded', 'run.failed')
   AND e.occurred_at >= %(from)s::timestamptz AND e.occurred_at <= %(to)s::timestamptz
@@ -34,6 +38,7 @@ ORDER BY e.occurred_at, e.tx_id, e.global_position;
 SELECT max(e.occurred_at) AS at
 FROM runs r
 JOIN events e ON e.stream_id = r.id AND e.event_type = 'run.succeeded'
+               AND event_retention_kind(e.stream_type, e.event_type) = 'runs'
 WHERE r.job_id = %(job_id)s::uuid AND r.team_id = %(team_id)s::uuid
   AND e.occurred_at < %(before)s::timestamptz;
 
@@ -52,9 +57,11 @@ ORDER BY created_at, event;
 -- name: ledger_definition_events
 -- A job or monitor stream without what a ping or the checker appends (pings and status
 -- flips change no definition field): its creation, edits and lifecycle, in version order.
+-- A definition event is never a ping: they are all in events_keep.
 SELECT stream_id, stream_version, event_type, team_id, data, metadata, occurred_at
 FROM events
 WHERE stream_id = %(stream_id)s::uuid
+  AND event_retention_kind(stream_type, event_type) = 'keep'
   AND team_id = %(team_id)s::uuid
   AND stream_type = %(stream_type)s
   AND event_type <> ALL (%(skip)s::text[])

@@ -71,7 +71,9 @@ SELECT 1 FROM monitors WHERE id = %(id)s::uuid AND team_id = %(team_id)s::uuid;
 -- name: monitor_ping_list
 -- A monitor's pings, latest first, from its monitor.pinged events and their stored bodies, and
 -- the newest 100 kept past the retention of their partition (monitor_pings_kept,
--- core/retention/prune.py); keyset on the stream version.
+-- core/retention/prune.py); keyset on the stream version. The partition keys are named (the
+-- pings' kind of events; a body's received_at is its ping's occurred_at): the read visits the
+-- daily leaves of pings only, and each body is looked up in its own day's leaf.
 SELECT e.stream_version AS version, e.occurred_at AS received_at, e.data ->> 'kind' AS kind,
        e.data ->> 'method' AS method, (e.data ->> 'exit_status')::int AS exit_status,
        (e.data ->> 'rid')::uuid AS rid, e.data ->> 'remote_addr' AS remote_addr,
@@ -81,7 +83,9 @@ FROM (SELECT e.stream_version, e.occurred_at, e.data, b.body
       FROM events e
       LEFT JOIN monitor_ping_bodies b
         ON b.monitor_id = e.stream_id AND b.version = e.stream_version
+       AND b.received_at = e.occurred_at
       WHERE e.stream_id = %(monitor_id)s::uuid
+        AND event_retention_kind(e.stream_type, e.event_type) = 'pings'
         AND e.team_id = %(team_id)s::uuid
         AND e.event_type = 'monitor.pinged'
         AND (%(before_version)s::int IS NULL OR e.stream_version < %(before_version)s::int)
@@ -319,6 +323,7 @@ SELECT m.id, m.team_id, m.name, m.status, m.channels, m.realert_every, m.ping_to
        CASE WHEN m.status = 'down' THEN (
            SELECT e.occurred_at FROM events e
            WHERE e.stream_id = m.id AND e.event_type = 'monitor.down'
+             AND event_retention_kind(e.stream_type, e.event_type) = 'keep'
            ORDER BY e.stream_version DESC LIMIT 1) END AS down_since
 FROM monitors m
 WHERE m.ping_token_hash = ANY(%(hashes)s::bytea[]) AND m.status <> 'deleted'
@@ -362,14 +367,17 @@ SELECT e.stream_id AS id, count(*)::int AS n_pings
 FROM events e
 WHERE e.stream_id = ANY (%(ids)s::uuid[]) AND e.team_id = %(team_id)s::uuid
   AND e.event_type = 'monitor.pinged'
+  AND event_retention_kind(e.stream_type, e.event_type) = 'pings'
 GROUP BY e.stream_id;
 
 -- name: monitor_flip_list
 -- A monitor's status changes (the dashboard's flips timeline), latest first: its events of
--- the given types (core/monitors/state.py, STATUS_AFTER); keyset on the stream version.
+-- the given types (core/monitors/state.py, STATUS_AFTER); keyset on the stream version. None
+-- of them is a ping: naming their partition (events_keep) spares the daily leaves.
 SELECT stream_version AS version, event_type, data, occurred_at
 FROM events
 WHERE stream_id = %(monitor_id)s::uuid
+  AND event_retention_kind(stream_type, event_type) = 'keep'
   AND team_id = %(team_id)s::uuid
   AND event_type = ANY(%(types)s::text[])
 ORDER BY stream_version DESC

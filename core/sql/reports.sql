@@ -55,9 +55,11 @@ WHERE job_id = %(job_id)s::uuid AND team_id = %(team_id)s::uuid
 ORDER BY bucket_start;
 
 -- name: monitor_has_events
--- The monitor exists for this team when its stream does (the uptime read models may lag).
+-- The monitor exists for this team when its stream does (the uptime read models may lag);
+-- its monitor.created is in events_keep.
 SELECT 1 AS found FROM events
 WHERE stream_id = %(id)s::uuid AND team_id = %(team_id)s::uuid AND stream_type = 'monitor'
+  AND event_retention_kind(stream_type, event_type) = 'keep'
 LIMIT 1;
 
 -- name: monitor_state_get

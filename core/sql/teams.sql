@@ -51,7 +51,8 @@ FROM teams WHERE id = %(team_id)s::uuid;
 -- The team, locked for a change of its keys, with the version of its `team` event stream.
 SELECT t.id, t.badge_key,
        (SELECT coalesce(max(e.stream_version), 0) FROM events e
-        WHERE e.stream_id = t.id AND e.stream_type = 'team')::int AS version
+        WHERE e.stream_id = t.id AND e.stream_type = 'team'
+          AND event_retention_kind(e.stream_type, e.event_type) = 'keep')::int AS version
 FROM teams t WHERE t.id = %(team_id)s::uuid
 FOR UPDATE;
 

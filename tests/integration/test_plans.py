@@ -13,6 +13,7 @@ from psycopg import sql
 
 from core.queries import Q
 from core.retention.maintenance import ensure_partitions
+from core.retention.policy import stream_kinds
 
 DAY = datetime(2027, 6, 1, tzinfo=UTC)
 BIG = ("events_pings_p20270601", "events_runs_p20270601", "runs", "jobs", "due_jobs",
@@ -88,6 +89,20 @@ def _seq_scans(plan: str) -> set[str]:
     return found
 
 
+def _relations(plan: str) -> set[str]:
+    found: set[str] = set()
+
+    def walk(node: dict) -> None:
+        if "Relation Name" in node:
+            found.add(node["Relation Name"])
+        for child in node.get("Plans", ()):
+            walk(child)
+
+    for top in json.loads(plan):
+        walk(top["Plan"])
+    return found
+
+
 async def test_hot_statements_use_indexes_on_never_analyzed_tables(
         fresh_pool, fresh_dsn: str) -> None:  # noqa: ANN001 - fixtures
     await ensure_partitions(fresh_pool, DAY, 1)  # analyzes the new, empty leaves
@@ -108,7 +123,11 @@ async def test_hot_statements_use_indexes_on_never_analyzed_tables(
             "projection_events_after": _plan(conn, Q["projection_events_after"], {
                 "tx_id": last[0], "position": last[1] - 10, "limit": 20000}),
             "event_read_stream": _plan(conn, Q["event_read_stream"], {
+                "stream_type": "monitor", "kinds": list(stream_kinds("monitor")),
                 "stream_id": one, "team_id": job[1], "after_version": 0, "limit": 1000}),
+            "event_read_stream (job)": _plan(conn, Q["event_read_stream"], {
+                "stream_type": "job", "kinds": list(stream_kinds("job")),
+                "stream_id": job[0], "team_id": job[1], "after_version": 0, "limit": 1000}),
             "monitor_ping_list": _plan(conn, Q["monitor_ping_list"], {
                 "monitor_id": one, "team_id": job[1], "before_version": None, "limit": 50}),
             "projection_lag": _plan(conn, Q["projection_lag"], {
@@ -121,3 +140,10 @@ async def test_hot_statements_use_indexes_on_never_analyzed_tables(
         }
     scans = {name: _seq_scans(plan) for name, plan in plans.items()}
     assert {name: s for name, s in scans.items() if s} == {}
+    # Stream reads name the partition key: a job's stream is read from events_keep alone, a
+    # monitor's pings from the pings' leaves (and their bodies' leaves) alone.
+    assert _relations(plans["event_read_stream (job)"]) == {"events_keep"}
+    ping_list = _relations(plans["monitor_ping_list"])
+    assert {r for r in ping_list if r.startswith("events_")} \
+        <= {"events_pings_default"} | {r for r in ping_list if r.startswith("events_pings_p")}
+    assert "events_pings_p20270601" in ping_list

@@ -14,6 +14,7 @@ from core.jobs.commands import delete_job, set_paused, trigger_job, update_job
 from core.monitors import commands
 from core.monitors.checker import Checker
 from core.monitors.ping import open_ping_pool
+from core.retention.policy import stream_kinds
 from core.runs.claim import claim_due
 from core.runs.worker import Worker
 from tests.helpers import add_job, new_actor, project_all
@@ -164,6 +165,13 @@ async def test_rebuild_equals_the_live_projections(
                      "run.failed", "run.skipped", "run.missed", "run.queued", "run.released",
                      "monitor.down", "monitor.up", "monitor.late", "monitor.pinged"}, kinds
     assert all(live[t] for t in PROJECTIONS if t != "run_attempts"), "an empty projection"
+    # Every event is in a partition its stream's reads name (core/retention/policy.py).
+    async with fresh_pool.connection() as conn:
+        cur = await conn.execute("SELECT DISTINCT stream_type, event_retention_kind("
+                                 "stream_type, event_type) AS kind FROM events")
+        placed = {(r["stream_type"], r["kind"]) for r in await cur.fetchall()}
+    assert {("job", "keep"), ("monitor", "pings"), ("monitor", "keep"), ("run", "runs")} <= placed
+    assert {p for p in placed if p[1] not in stream_kinds(p[0])} == set()
     # Damage every projection: the rebuild must not depend on what was there.
     async with fresh_pool.connection() as conn:
         await conn.execute("UPDATE jobs SET name = 'damaged ' || id")

@@ -47,7 +47,7 @@ async def test_duplicates_are_renamed_with_events(fresh_dsn: str) -> None:
         assert [j["name"] for j in jobs if j["team_id"] == other.team_id] == ["backup"]
         async with pool.connection() as conn:
             for job in mine[1:]:
-                stream = await read_stream(conn, job["id"], actor.team_id)
+                stream = await read_stream(conn, "job", job["id"], actor.team_id)
                 assert stream[-1]["event_type"] == "job.updated"
                 assert stream[-1]["metadata"] == {"actor": "migration", "migration": "0014"}
                 assert fold(stream)["name"] == job["name"] == stream[-1]["data"]["changes"]["name"]
