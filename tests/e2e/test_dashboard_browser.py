@@ -218,3 +218,53 @@ async def test_a_hostile_job_name_renders_as_text(
     await expect(page.get_by_role("heading", name=HOSTILE)).to_be_visible()
     assert dialogs == []
     await page.close()
+
+
+async def test_the_form_reads_words_tags_and_a_confirmation_and_keeps_them_on_edit(
+        browser: Browser, site: str, keys: dict[str, Any], sink: Sink) -> None:
+    context = await browser.new_context()
+    page = await context.new_page()
+    await _sign_in(page, site, keys["write"])
+    await page.goto(site + "/ui/jobs/new")
+    await page.get_by_label("Name", exact=True).fill("words job")
+    await page.get_by_label("URL").fill(sink.url("/words"))
+    await page.get_by_label("Time zone").fill("Europe/Paris")
+    preview = page.locator("#preview")
+    schedule = page.get_by_label("Schedule")
+    # A phrase in English, then in French: the preview shows the cron it reads as.
+    await schedule.press_sequentially("every weekday at 9am", delay=10)
+    await expect(preview.locator("code.canonical")).to_have_text("0 9 * * 1-5")
+    await expect(preview.locator("li")).to_have_count(10)
+    await schedule.fill("")
+    await schedule.press_sequentially("tous les jours à 9h30", delay=10)
+    await expect(preview.locator("code.canonical")).to_have_text("30 9 * * *")
+    # A word it cannot read is named in the preview's message.
+    await schedule.fill("every blursday at 9am")
+    await expect(preview.locator(".field-error")).to_contain_text("blursday")
+    await schedule.fill("tous les jours à 9h30")
+    await expect(preview.locator("code.canonical")).to_have_text("30 9 * * *")
+
+    # A bad tag is refused next to its field, and the typed values stay in the form.
+    await page.get_by_label("Tags").fill("nightly, a/b")
+    await page.get_by_label("Confirmation timeout (seconds)").fill("300")
+    await page.get_by_role("button", name="Create job").click()
+    tags_field = page.locator("#f-tags")
+    await expect(tags_field).to_have_attribute("aria-invalid", "true")
+    await expect(page.get_by_label("Name", exact=True)).to_have_value("words job")
+    await page.get_by_label("Tags").fill("nightly, billing")
+    await page.get_by_role("button", name="Create job").click()
+
+    await expect(page.get_by_role("heading", name="words job")).to_be_visible()
+    await expect(page.locator("dd.tags .tag")).to_have_text(["nightly", "billing"])
+    await expect(page.get_by_text("confirmed by a callback within")).to_be_visible()
+    await expect(page.get_by_text("tous les jours à 9h30")).to_be_visible()
+
+    # Edit shows what was saved; saving it unchanged keeps tags, words and confirmation.
+    await page.get_by_role("link", name="Edit").click()
+    await expect(page.get_by_label("Schedule")).to_have_value("tous les jours à 9h30")
+    await expect(page.get_by_label("Tags")).to_have_value("nightly billing")
+    await expect(page.get_by_label("Confirmation timeout (seconds)")).to_have_value("300")
+    await page.get_by_role("button", name="Save").click()
+    await expect(page.get_by_role("heading", name="words job")).to_be_visible()
+    await expect(page.locator("dd.tags .tag")).to_have_text(["nightly", "billing"])
+    await context.close()
