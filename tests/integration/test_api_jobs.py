@@ -94,7 +94,7 @@ async def test_patch_pause_resume_delete_and_events(
     assert events[0]["metadata"]["actor"].startswith("api_key:")
     # Replaying the stream gives the projection row.
     async with pool.connection() as conn:
-        stream = await read_stream(conn, uuid.UUID(job["id"]), team["actor"].team_id)
+        stream = await read_stream(conn, "job", uuid.UUID(job["id"]), team["actor"].team_id)
         cur = await conn.execute("SELECT * FROM jobs WHERE id = %s", (job["id"],))
         row = await cur.fetchone()
     assert fold(stream) == row

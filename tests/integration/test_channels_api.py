@@ -104,7 +104,7 @@ async def test_create_read_list_and_redaction(
 async def _events(pool: AsyncConnectionPool, team: dict[str, Any],
                   stream_id: str) -> list[dict[str, Any]]:
     async with pool.connection() as conn:
-        return await read_stream(conn, uuid.UUID(stream_id), team["actor"].team_id)
+        return await read_stream(conn, "channel", uuid.UUID(stream_id), team["actor"].team_id)
 
 
 async def test_patch_delete_and_test_endpoint(
@@ -267,7 +267,8 @@ async def test_job_channels_and_alert_rules(
     assert r.status_code == 200, r.text
     assert (r.json()["realert_every"], r.json()["channels"]) == (None, [])
     async with pool.connection() as conn:
-        events = await read_stream(conn, uuid.UUID(created["id"]), team["actor"].team_id)
+        events = await read_stream(conn, "job", uuid.UUID(created["id"]),
+                                   team["actor"].team_id)
         cur = await conn.execute("SELECT * FROM jobs WHERE id = %s", (created["id"],))
         row = await cur.fetchone()
     assert fold(events) == row

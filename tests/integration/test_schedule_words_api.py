@@ -35,9 +35,10 @@ async def _row(pool: AsyncConnectionPool, table: str, row_id: str) -> dict[str, 
     return row
 
 
-async def _stream(pool: AsyncConnectionPool, row_id: str, team: Team) -> list[dict[str, Any]]:
+async def _stream(pool: AsyncConnectionPool, row_id: str, team: Team,
+                  stream_type: str = "job") -> list[dict[str, Any]]:
     async with pool.connection() as conn:
-        return await read_stream(conn, uuid.UUID(row_id), team["actor"].team_id)
+        return await read_stream(conn, stream_type, uuid.UUID(row_id), team["actor"].team_id)
 
 
 async def test_a_job_in_words_stores_the_canonical_form_and_keeps_the_words(
@@ -128,7 +129,7 @@ async def test_a_monitor_in_words(api: AsyncTestClient, team: Team,
     r = await api.patch(url, headers=team["auth"], json={"schedule": "every 90 minutes"})
     body = r.json()
     assert (body["schedule"], body["schedule_text"]) == ("@every 1h30m", "every 90 minutes")
-    stream = await _stream(pool, monitor["id"], team)
+    stream = await _stream(pool, monitor["id"], team, "monitor")
     assert stream[0]["data"]["schedule_text"] == "toutes les 15 minutes"
     state = fold_monitor(stream)
     assert state is not None and state["schedule_text"] == "every 90 minutes"
