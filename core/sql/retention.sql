@@ -161,3 +161,86 @@ ORDER BY 2 DESC;
 
 -- name: retention_database_size
 SELECT pg_database_size(current_database())::bigint AS bytes;
+
+-- name: retention_runs_delete
+-- Finished runs rows past the runs horizon %(before)s, except each job's newest %(keep)s (by
+-- slot, the order of the job's run list): final status (a final run receives no further
+-- event), no lease, no open confirmation, created and finished before the horizon (every event
+-- of the stream is in a daily leaf past the horizon), none of its events in the default
+-- partition (never dropped). Their attempts go with them (run_attempts is not the log;
+-- run_confirmations cascade). Run in the prune's snapshot transaction, before the copy: the
+-- snapshot holds what is left (docs/architecture.md, "Retention").
+WITH newest AS (
+    SELECT j.id AS job_id, k.scheduled_for, k.id
+    FROM jobs j
+    CROSS JOIN LATERAL (
+        SELECT r.scheduled_for, r.id FROM runs r WHERE r.job_id = j.id
+        ORDER BY r.scheduled_for DESC, r.id DESC
+        OFFSET %(keep)s::int - 1 LIMIT 1) AS k),
+gone AS (
+    DELETE FROM runs r USING newest n
+    WHERE r.job_id = n.job_id
+      AND r.status IN ('succeeded', 'failed', 'skipped', 'missed')
+      AND r.finished_at < %(before)s::timestamptz
+      AND r.created_at < %(before)s::timestamptz
+      AND r.lease_token IS NULL
+      AND (r.scheduled_for, r.id) < (n.scheduled_for, n.id)
+      AND NOT EXISTS (SELECT 1 FROM run_confirmations c
+                      WHERE c.run_id = r.id AND c.outcome IS NULL)
+      AND NOT EXISTS (SELECT 1 FROM events_runs_default d WHERE d.stream_id = r.id)
+    RETURNING r.id),
+attempts AS (
+    DELETE FROM run_attempts a USING gone g
+    WHERE a.run_id = g.id AND a.started_at < %(before)s::timestamptz
+    RETURNING 1)
+SELECT (SELECT count(*) FROM gone)::bigint AS runs,
+       (SELECT count(*) FROM attempts)::bigint AS run_attempts;
+
+-- name: retention_runs_count
+-- What retention_runs_delete would delete (cronledger prune --dry-run), same rule.
+WITH newest AS (
+    SELECT j.id AS job_id, k.scheduled_for, k.id
+    FROM jobs j
+    CROSS JOIN LATERAL (
+        SELECT r.scheduled_for, r.id FROM runs r WHERE r.job_id = j.id
+        ORDER BY r.scheduled_for DESC, r.id DESC
+        OFFSET %(keep)s::int - 1 LIMIT 1) AS k)
+SELECT count(*)::bigint AS runs
+FROM runs r JOIN newest n ON r.job_id = n.job_id
+WHERE r.status IN ('succeeded', 'failed', 'skipped', 'missed')
+  AND r.finished_at < %(before)s::timestamptz
+  AND r.created_at < %(before)s::timestamptz
+  AND r.lease_token IS NULL
+  AND (r.scheduled_for, r.id) < (n.scheduled_for, n.id)
+  AND NOT EXISTS (SELECT 1 FROM run_confirmations c WHERE c.run_id = r.id AND c.outcome IS NULL)
+  AND NOT EXISTS (SELECT 1 FROM events_runs_default d WHERE d.stream_id = r.id);
+
+-- name: retention_hourly_delete
+-- Hourly statistics buckets (read models, core/projections/job_stats.py) starting before the
+-- runs horizon %(before)s: hourly buckets are kept as long as runs, daily and weekly forever.
+-- In the snapshot transaction, the projector's checkpoint held, before the copy.
+WITH jobs_gone AS (DELETE FROM job_stats_hourly WHERE bucket_start < %(before)s::timestamptz
+                   RETURNING 1),
+     teams_gone AS (DELETE FROM team_runs_hourly WHERE bucket_start < %(before)s::timestamptz
+                    RETURNING 1)
+SELECT (SELECT count(*) FROM jobs_gone)::bigint AS job_stats_hourly,
+       (SELECT count(*) FROM teams_gone)::bigint AS team_runs_hourly;
+
+-- name: retention_hourly_count
+SELECT (SELECT count(*) FROM job_stats_hourly
+        WHERE bucket_start < %(before)s::timestamptz)::bigint AS job_stats_hourly,
+       (SELECT count(*) FROM team_runs_hourly
+        WHERE bucket_start < %(before)s::timestamptz)::bigint AS team_runs_hourly;
+
+-- name: retention_notifications_delete
+-- One batch of the outbox's finished rows (delivered, given up, cancelled; never pending or
+-- sending) finished before the deliveries horizon %(before)s. Each batch is its own
+-- transaction; the notifier never claims a finished row, so nothing waits on these locks.
+DELETE FROM notifications WHERE id IN (
+    SELECT id FROM notifications
+    WHERE status IN ('sent', 'failed', 'cancelled') AND finished_at < %(before)s::timestamptz
+    ORDER BY finished_at LIMIT %(batch)s::int);
+
+-- name: retention_notifications_count
+SELECT count(*)::bigint AS notifications FROM notifications
+WHERE status IN ('sent', 'failed', 'cancelled') AND finished_at < %(before)s::timestamptz;
