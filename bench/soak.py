@@ -3,18 +3,20 @@
 
     DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres \\
         uv run python bench/soak.py [--days 365] [--monitors 1000] [--jobs 1000] \\
-        [--pings-per-day 24] [--runs-per-day 4] [--prune-every 7]
+        [--pings-per-day 24] [--runs-per-day 4] [--alerts-per-day 100] [--prune-every 7]
 
 A scratch database is created and dropped. The clock is injected: each simulated day the
 retention pass (:func:`core.retention.maintenance.ensure_partitions`) creates the partitions
 ahead; the day's history is written with COPY (a compressed rate: ``--pings-per-day`` pings
 per monitor, ``--runs-per-day`` runs per job, each a ``runs`` row, ``run.started`` and
-``run.succeeded`` events and an attempt with a 200-byte response); the projector checkpoint is
+``run.succeeded`` events and an attempt with a 200-byte response; ``--alerts-per-day``
+notifications, delivered, each a row of the outbox); the projector checkpoint is
 moved to the end of the log (the read models themselves are not built here: the reporting
 benchmark does that); and every ``--prune-every`` days a prune runs
 (:func:`core.retention.prune.prune`, default retention). At the end of each simulated month it
 prints the database size, the history tables' (the four kinds of docs/operations.md,
-"Retention"), the prune snapshot's and the ``runs`` rows'. Once, at the first prune after the pings'
+"Retention"), the prune snapshot's, the ``runs`` rows' (with the count of rows) and the
+outbox's (``notifications``). Once, at the first prune after the pings'
 horizon, it times the ping statement (a real monitor) and the scheduler's claim
 (``claim_due``) before, while and after the prune; at the end the reporting reads.
 """
@@ -37,6 +39,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.common import percentile, scratch_database  # noqa: E402
 from core.actor import Actor  # noqa: E402
 from core.apikeys import create_api_key  # noqa: E402
+from core.channels.commands import create_channel  # noqa: E402
+from core.channels.sealing import AesGcmSealer  # noqa: E402
 from core.config import load_settings  # noqa: E402
 from core.db import open_pool  # noqa: E402
 from core.events import to_json  # noqa: E402
@@ -67,9 +71,15 @@ async def _copy(conn, statement: str, rows: list[tuple[object, ...]]) -> None:  
 
 
 async def write_day(pool, day: datetime, team: uuid.UUID, monitors: list[uuid.UUID],  # noqa: ANN001
-                    versions: dict[uuid.UUID, int], jobs: list[uuid.UUID], args) -> None:  # noqa: ANN001
+                    versions: dict[uuid.UUID, int], jobs: list[uuid.UUID], channel: uuid.UUID,
+                    args) -> None:  # noqa: ANN001
     rnd = random.Random(day.toordinal())
-    events, runs, attempts = [], [], []
+    events, runs, attempts, notes = [], [], [], []
+    for i in range(args.alerts_per_day):
+        at = day + timedelta(seconds=(i + rnd.random()) * 86_400 / max(args.alerts_per_day, 1))
+        notes.append((uuid.uuid4(), team, channel, "job", jobs[i % len(jobs)], "failed",
+                      '{"text": "job failed"}', "sent", 1, 3, 2, at.isoformat(),
+                      at.isoformat(), at.isoformat()))
     for m in monitors:
         for i in range(args.pings_per_day):
             at = day + timedelta(seconds=(i + rnd.random()) * 86_400 / args.pings_per_day)
@@ -101,6 +111,9 @@ async def write_day(pool, day: datetime, team: uuid.UUID, monitors: list[uuid.UU
         await _copy(conn, "COPY run_attempts (run_id, attempt, started_at, finished_at, "
                           "duration_ms, request, response_status, response_headers, "
                           "response_body) FROM STDIN", attempts)
+        await _copy(conn, "COPY notifications (id, team_id, channel_id, subject_type, "
+                          "subject_id, event, message, status, attempt, max_attempts, version, "
+                          "created_at, sent_at, finished_at) FROM STDIN", notes)
         # The projector is taken as caught up (the read models are the reporting bench's).
         await conn.execute(
             "UPDATE projection_checkpoints SET (tx_id, global_position) = "
@@ -137,17 +150,21 @@ async def main(args: argparse.Namespace) -> None:
             "name": f"job {i}", "schedule": "0 0 1 1 *",
             "request": {"url": "http://127.0.0.1:9/"}}, START - timedelta(hours=1))
             for i in range(args.jobs)]
+        channel, _ = await create_channel(pool, AesGcmSealer.random(), actor, {
+            "name": "alerts", "kind": "webhook", "url": "http://127.0.0.1:9/"},
+            START - timedelta(hours=1))
         monitors = [uuid.uuid4() for _ in range(args.monitors)]
         versions = dict.fromkeys(monitors, 1)
         print(f"{'month':>7} {'database MB':>12} {'history MB':>11} {'snapshot MB':>12} "
-              f"{'runs rows MB':>13} {'write s':>8} {'prune s':>8}")
+              f"{'runs rows MB':>13} {'runs rows':>10} {'outbox MB':>10} {'write s':>8} "
+              f"{'prune s':>8}")
         timed: dict[str, list[float]] = {}
         write_s = prune_s = 0.0
         for d in range(args.days):
             day = START + timedelta(days=d)
             await ensure_partitions(pool, day, settings.partitions_ahead_days)
             t = time.perf_counter()
-            await write_day(pool, day, actor.team_id, monitors, versions, jobs, args)
+            await write_day(pool, day, actor.team_id, monitors, versions, jobs, channel, args)
             write_s += time.perf_counter() - t
             if d % args.prune_every == args.prune_every - 1:
                 now = day + timedelta(hours=23)
@@ -175,9 +192,13 @@ async def main(args: argparse.Namespace) -> None:
                 history = sum(int(r["bytes"]) for r in rows if r["kind"] in HISTORY)
                 runs_rows = sum(int(r["bytes"]) for r in rows if r["family"] == "runs")
                 copies = sum(int(r["bytes"]) for r in rows if r["kind"] == "snapshots")
+                outbox = sum(int(r["bytes"]) for r in rows if r["family"] == "notifications")
+                async with pool.connection() as conn:
+                    cur = await conn.execute("SELECT count(*) AS n FROM runs")
+                    run_count = (await cur.fetchone())["n"]
                 print(f"{day:%Y-%m} {total / 1e6:12.0f} {history / 1e6:11.0f} "
-                      f"{copies / 1e6:12.0f} {runs_rows / 1e6:13.0f} {write_s:8.1f} "
-                      f"{prune_s:8.1f}", flush=True)
+                      f"{copies / 1e6:12.0f} {runs_rows / 1e6:13.0f} {run_count:10d} "
+                      f"{outbox / 1e6:10.1f} {write_s:8.1f} {prune_s:8.1f}", flush=True)
                 write_s = prune_s = 0.0
         rows, total = await sizes(pool)
         print(f"\nat the end: {total / 1e6:.0f} MB; largest: " + ", ".join(
@@ -219,6 +240,7 @@ if __name__ == "__main__":
     parser.add_argument("--jobs", type=int, default=1000)
     parser.add_argument("--pings-per-day", type=int, default=24)
     parser.add_argument("--runs-per-day", type=int, default=4)
+    parser.add_argument("--alerts-per-day", type=int, default=100)
     parser.add_argument("--prune-every", type=int, default=7)
     parser.add_argument("--probes", type=int, default=200)
     asyncio.run(main(parser.parse_args()))

@@ -41,7 +41,7 @@ import asyncio
 import logging
 import uuid
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import psycopg
@@ -348,7 +348,8 @@ class _Rollback(Exception):
 
 async def _delete_notifications(pool: AsyncConnectionPool, settings: Settings, now: datetime,
                                 result: PruneResult) -> None:
-    """The outbox's finished rows past the deliveries horizon, a batch per transaction."""
+    """The outbox's finished rows past the deliveries horizon, a batch per transaction; the
+    dashboard's sign-in links expired a day ago."""
     before, total = horizon(settings.retention_deliveries_days, now), 0
     while True:
         async with pool.connection() as conn, conn.transaction():
@@ -358,6 +359,10 @@ async def _delete_notifications(pool: AsyncConnectionPool, settings: Settings, n
         if cur.rowcount < NOTIFICATIONS_BATCH:
             break
     result.deleted["notifications"] = total
+    async with pool.connection() as conn, conn.transaction():
+        cur = await conn.execute(Q["retention_signin_tokens_delete"], {
+            "before": now - timedelta(days=1)})
+        result.deleted["ui_signin_tokens"] = cur.rowcount
 
 
 async def _snapshot(conn: psycopg.AsyncConnection, now: datetime,

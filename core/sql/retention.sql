@@ -244,3 +244,8 @@ DELETE FROM notifications WHERE id IN (
 -- name: retention_notifications_count
 SELECT count(*)::bigint AS notifications FROM notifications
 WHERE status IN ('sent', 'failed', 'cancelled') AND finished_at < %(before)s::timestamptz;
+
+-- name: retention_signin_tokens_delete
+-- Dashboard sign-in links expired before %(before)s (a day before the prune): an unknown
+-- token is refused like an expired one (core/sessions.py), so the rows serve nothing.
+DELETE FROM ui_signin_tokens WHERE expires_at < %(before)s::timestamptz;
