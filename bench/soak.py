@@ -16,9 +16,10 @@ benchmark does that); and every ``--prune-every`` days a prune runs
 (:func:`core.retention.prune.prune`, default retention). At the end of each simulated month it
 prints the database size, the history tables' (the four kinds of docs/operations.md,
 "Retention"), the prune snapshot's, the ``runs`` rows' (with the count of rows) and the
-outbox's (``notifications``). Once, at the first prune after the pings'
-horizon, it times the ping statement (a real monitor) and the scheduler's claim
-(``claim_due``) before, while and after the prune; at the end the reporting reads.
+outbox's (``notifications``). Once, at the first prune after every kind's horizon (runs rows
+and notifications deleted too), it times the ping statement (a real monitor) and the
+scheduler's claim (``claim_due``) before, while and after the prune, and prints the prune's
+steps; at the end the reporting reads.
 """
 
 from __future__ import annotations
@@ -159,6 +160,8 @@ async def main(args: argparse.Namespace) -> None:
               f"{'runs rows MB':>13} {'runs rows':>10} {'outbox MB':>10} {'write s':>8} "
               f"{'prune s':>8}")
         timed: dict[str, list[float]] = {}
+        steps: dict[str, float] = {}
+        deleted: dict[str, int] = {}
         write_s = prune_s = 0.0
         for d in range(args.days):
             day = START + timedelta(days=d)
@@ -168,7 +171,9 @@ async def main(args: argparse.Namespace) -> None:
             write_s += time.perf_counter() - t
             if d % args.prune_every == args.prune_every - 1:
                 now = day + timedelta(hours=23)
-                if not timed and d >= settings.retention_pings_days:
+                if not timed and d > max(settings.retention_pings_days,
+                                         settings.retention_runs_days,
+                                         settings.retention_deliveries_days):
                     timed["before"] = await probe(pool, ping_pool, token, now, args.probes)
                     t = time.perf_counter()
                     task = asyncio.create_task(prune(pool, settings, now))
@@ -183,6 +188,9 @@ async def main(args: argparse.Namespace) -> None:
                     timed["while"] = (pings, claims)
                     timed["after"] = await probe(pool, ping_pool, token, now, args.probes)
                     timed["prune"] = [len(result.planned) if result else -1]
+                    if result is not None:
+                        steps = result.seconds
+                        deleted = result.deleted
                 else:
                     t = time.perf_counter()
                     await prune(pool, settings, now)
@@ -211,6 +219,9 @@ async def main(args: argparse.Namespace) -> None:
                 p, c = timed[phase]
                 print(f"{phase:8} {len(p):6d} {percentile(p, 50):12.1f} {percentile(p, 99):12.1f} "
                       f"{max(p):12.1f} {percentile(c, 50):13.1f} {max(c):13.1f}")
+        if steps:
+            print("the timed prune: " + ", ".join(f"{k} {v:.2f} s" for k, v in steps.items())
+                  + "; deleted " + ", ".join(f"{k} {v}" for k, v in deleted.items() if v))
         now = START + timedelta(days=args.days)
         print()
         for name, call in (

@@ -32,13 +32,15 @@ that each commit on their own:
    really dropped, the time range, the row counts and the first and last global positions,
    the leaves left (``waiting``, ``deferred``) and the projection rows deleted (``deleted``);
 
-then ``ANALYZE`` the tables it changed.
+then ``VACUUM (ANALYZE)`` the projections it deleted rows from (their space reusable at once,
+not when autovacuum comes by) and ``ANALYZE`` the partitioned tables it dropped leaves of.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -96,6 +98,7 @@ class PruneResult:
     waiting: list[str] = field(default_factory=list)
     deferred: list[str] = field(default_factory=list)  # planned, but its locks never granted
     deleted: dict[str, int] = field(default_factory=dict)  # projection table -> rows
+    seconds: dict[str, float] = field(default_factory=dict)  # step -> wall time
     snapshot_id: int | None = None
     position: int | None = None  # of the log.pruned event
 
@@ -217,15 +220,21 @@ async def prune(pool: AsyncConnectionPool, settings: Settings, now: datetime, *,
         cur = await holder.execute(Q["retention_lock_take"])
         if await cur.fetchone() is None:
             return None
+        started = time.perf_counter()
         try:
             result = await _snapshot_transaction(pool, settings, now)
         except psycopg.errors.SerializationFailure as exc:
             log.warning("retention: prune deferred to the next pass: %s",
                         str(exc).splitlines()[0])
             return None
+        result.seconds["snapshot"] = time.perf_counter() - started
+        started = time.perf_counter()
         if result.planned:
             await _drop_leaves(pool, result, lock_timeout)
+        result.seconds["drop"] = time.perf_counter() - started
+        started = time.perf_counter()
         await _delete_notifications(pool, settings, now, result)
+        result.seconds["outbox"] = time.perf_counter() - started
         if result.snapshot_id is not None:
             async with pool.connection() as conn, conn.transaction():
                 [result.position] = await append_events(conn, [NewEvent(
@@ -235,12 +244,22 @@ async def prune(pool: AsyncConnectionPool, settings: Settings, now: datetime, *,
                           "waiting": result.waiting, "deferred": result.deferred,
                           "deleted": result.deleted},
                     metadata={"actor": "maintenance"})])
-    # After the commits: ANALYZE holds up no writer.
-    changed = {p.leaf.parent for p in result.planned} | {
-        t for t, n in result.deleted.items() if n}
-    async with pool.connection() as conn, conn.transaction():
-        for table in sorted(changed):
-            await conn.execute(_template(Q["retention_analyze"], table=_ident(table)))
+    # After the commits: ANALYZE holds up no writer; VACUUM (not FULL: no lock a writer waits
+    # for) makes the deleted rows' space reusable now, not when autovacuum comes by.
+    started = time.perf_counter()
+    deleted_from = {t for t, n in result.deleted.items() if n} - {"run_attempts"}
+    analyzed = ({p.leaf.parent for p in result.planned} | {
+        t for t, n in result.deleted.items() if n}) - deleted_from
+    async with pool.connection() as conn:
+        await conn.set_autocommit(True)
+        try:
+            for table in sorted(deleted_from):
+                await conn.execute(_template(Q["retention_vacuum"], table=_ident(table)))
+            for table in sorted(analyzed):
+                await conn.execute(_template(Q["retention_analyze"], table=_ident(table)))
+        finally:
+            await conn.set_autocommit(False)
+    result.seconds["vacuum"] = time.perf_counter() - started
     if result.planned or any(result.deleted.values()):
         log.info("retention: pruned %d partitions (%s), deleted %s", len(result.planned),
                  ", ".join(f"{k}: {v['rows']} rows" for k, v in result.summary().items()),

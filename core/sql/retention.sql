@@ -249,3 +249,7 @@ WHERE status IN ('sent', 'failed', 'cancelled') AND finished_at < %(before)s::ti
 -- Dashboard sign-in links expired before %(before)s (a day before the prune): an unknown
 -- token is refused like an expired one (core/sessions.py), so the rows serve nothing.
 DELETE FROM ui_signin_tokens WHERE expires_at < %(before)s::timestamptz;
+
+-- name: retention_vacuum
+-- A template: {table}, a projection the prune deleted rows from (outside a transaction).
+VACUUM (ANALYZE) {table};
