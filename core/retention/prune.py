@@ -43,7 +43,7 @@ import logging
 import time
 import uuid
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import psycopg
@@ -75,6 +75,7 @@ SNAPSHOT_SCHEMA = "cronledger_snapshots"
 LOCK_TIMEOUT = "20ms"  # each attempt at a leaf's locks waits at most this long
 LOCK_ATTEMPTS = 25  # per leaf
 LOCK_RETRY_SECONDS = 0.1
+NO_RUNS_DROPPED = datetime(1970, 1, 1, tzinfo=UTC)  # runs_before when no run event ever went
 SYSTEM_TEAM = uuid.UUID(int=0)  # the team of events no team owns (log.pruned)
 
 
@@ -283,7 +284,7 @@ async def _snapshot_transaction(pool: AsyncConnectionPool, settings: Settings, n
         result.deleted.update(await cur.fetchone())
         cur = await conn.execute(Q["retention_hourly_delete"], {"before": before})
         result.deleted.update(await cur.fetchone())
-        result.snapshot_id = await _snapshot(conn, now, checkpoint)
+        result.snapshot_id = await _snapshot(conn, now, checkpoint, result)
     return result
 
 
@@ -385,14 +386,25 @@ async def _delete_notifications(pool: AsyncConnectionPool, settings: Settings, n
 
 
 async def _snapshot(conn: psycopg.AsyncConnection, now: datetime,
-                    checkpoint: dict[str, Any] | None) -> int:
+                    checkpoint: dict[str, Any] | None, result: PruneResult) -> int:
+    """Copy the projections; of ``runs`` only the rows created before the end of the newest
+    leaf of ``events_runs`` dropped so far or in this prune (the others' events are all in
+    the log, and a rebuild replays them). Drops the previous snapshot."""
+    cur = await conn.execute(Q["retention_runs_dropped_before"], {"team_id": SYSTEM_TEAM})
+    runs_before = max([(await cur.fetchone())["before"] or NO_RUNS_DROPPED, *(
+        p.leaf.end for p in result.planned if p.leaf.parent == "events_runs")])
     cur = await conn.execute(Q["retention_snapshot_insert"], {
         "now": now, "tx_id": checkpoint["tx_id"] if checkpoint else "0",
         "position": checkpoint["global_position"] if checkpoint else 0,
         "applied": checkpoint["events_applied"] if checkpoint else 0,
-        "tables": list(SNAPSHOT_TABLES)})
+        "tables": list(SNAPSHOT_TABLES), "runs_before": runs_before})
     snapshot_id = (await cur.fetchone())["id"]
     for table in SNAPSHOT_TABLES:
+        if table == "runs":
+            await conn.execute(_template(Q["retention_snapshot_copy_runs"],
+                                         copy=snapshot_copy(snapshot_id, table)),
+                               {"before": runs_before})
+            continue
         await conn.execute(_template(Q["retention_snapshot_copy"],
                                      copy=snapshot_copy(snapshot_id, table),
                                      table=_ident(table)))

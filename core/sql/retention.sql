@@ -88,10 +88,26 @@ WHERE k.stream_version < (
 
 -- name: retention_snapshot_insert
 INSERT INTO retention_snapshots (taken_at, tx_snapshot, checkpoint_tx_id, checkpoint_position,
-                                 checkpoint_events_applied, tables)
+                                 checkpoint_events_applied, tables, runs_before)
 VALUES (%(now)s::timestamptz, pg_current_snapshot(), %(tx_id)s::xid8, %(position)s::bigint,
-        %(applied)s::bigint, %(tables)s::text[])
+        %(applied)s::bigint, %(tables)s::text[], %(runs_before)s::timestamptz)
 RETURNING id;
+
+-- name: retention_runs_dropped_before
+-- Every event of runs before this instant may be gone: the end of the newest events_runs
+-- leaf a prune dropped or set out to drop (the latest snapshot's runs_before, the log.pruned
+-- events' runs ranges: a snapshot from before migration 0016 has none), NULL if none.
+SELECT greatest((SELECT max(runs_before) FROM retention_snapshots),
+                (SELECT max((e.data -> 'kinds' -> 'runs' ->> 'to')::timestamptz)
+                 FROM events e
+                 WHERE e.team_id = %(team_id)s::uuid AND e.stream_type = 'log'
+                   AND e.event_type = 'log.pruned')) AS before;
+
+-- name: retention_snapshot_copy_runs
+-- A template: {copy} is cronledger_snapshots.s<id>_runs: the runs rows created before
+-- %(before)s (each run with an event that may be gone); a rebuild replays the others from the
+-- log (core/projections/rebuild.py).
+CREATE TABLE {copy} AS SELECT * FROM runs WHERE created_at < %(before)s::timestamptz;
 
 -- name: retention_snapshot_copy
 -- A template: {copy} is cronledger_snapshots.s<id>_<table>, {table} the projection.
@@ -110,7 +126,7 @@ DELETE FROM retention_snapshots WHERE id = %(id)s::bigint;
 -- name: retention_snapshot_latest
 -- The latest snapshot, the one a rebuild starts from (core/projections/rebuild.py).
 SELECT id, tx_snapshot::text AS tx_snapshot, checkpoint_tx_id::text AS checkpoint_tx_id,
-       checkpoint_position, checkpoint_events_applied, tables
+       checkpoint_position, checkpoint_events_applied, tables, runs_before
 FROM retention_snapshots ORDER BY id DESC LIMIT 1;
 
 -- name: retention_lock_holders

@@ -336,6 +336,10 @@ async def test_prune_deletes_old_runs_rows_but_a_jobs_newest_100_and_finished_no
         logged = (await cur.fetchone())["data"]
         cur = await conn.execute("SELECT count(*) AS n FROM runs")
         assert (await cur.fetchone())["n"] == len(live_before["runs"]) - 35
+        # The snapshot copies only the runs created before the end of the newest runs leaf
+        # dropped (2026-11-21): the recent ones are all in the log.
+        cur = await conn.execute(f"SELECT id FROM cronledger_snapshots.s{result.snapshot_id}_runs")
+        assert {r["id"] for r in await cur.fetchall()} == {*old[35:], *stuck, *quiet_old}
     assert logged["deleted"]["runs"] == 35 and logged["deleted"]["notifications"] == 3
     assert "runs" in logged["kinds"]
     assert [r["bucket_start"] for r in (await snapshot(pool))["job_stats_hourly"]] == [
