@@ -15,11 +15,12 @@ moved to the end of the log (the read models themselves are not built here: the 
 benchmark does that); and every ``--prune-every`` days a prune runs
 (:func:`core.retention.prune.prune`, default retention). At the end of each simulated month it
 prints the database size, the history tables' (the four kinds of docs/operations.md,
-"Retention"), the prune snapshot's, the ``runs`` rows' (with the count of rows) and the
-outbox's (``notifications``). Once, at the first prune after every kind's horizon (runs rows
-and notifications deleted too), it times the ping statement (a real monitor) and the
-scheduler's claim (``claim_due``) before, while and after the prune, and prints the prune's
-steps; at the end the reporting reads.
+"Retention"), the prune snapshot's, the ``runs`` rows' (with the count of rows), the outbox's
+(``notifications``) and the system catalog's (``pg_catalog``: the partitions and snapshot
+copies created and dropped leave dead catalog rows until vacuumed). Once, at the first prune
+after every kind's horizon (runs rows and notifications deleted too), it times the ping
+statement (a real monitor) and the scheduler's claim (``claim_due``) before, while and after
+the prune, and prints the prune's steps; at the end the reporting reads.
 """
 
 from __future__ import annotations
@@ -157,8 +158,8 @@ async def main(args: argparse.Namespace) -> None:
         monitors = [uuid.uuid4() for _ in range(args.monitors)]
         versions = dict.fromkeys(monitors, 1)
         print(f"{'month':>7} {'database MB':>12} {'history MB':>11} {'snapshot MB':>12} "
-              f"{'runs rows MB':>13} {'runs rows':>10} {'outbox MB':>10} {'write s':>8} "
-              f"{'prune s':>8}")
+              f"{'runs rows MB':>13} {'runs rows':>10} {'outbox MB':>10} {'catalog MB':>11} "
+              f"{'write s':>8} {'prune s':>8}")
         timed: dict[str, list[float]] = {}
         steps: dict[str, float] = {}
         deleted: dict[str, int] = {}
@@ -204,9 +205,15 @@ async def main(args: argparse.Namespace) -> None:
                 async with pool.connection() as conn:
                     cur = await conn.execute("SELECT count(*) AS n FROM runs")
                     run_count = (await cur.fetchone())["n"]
+                    cur = await conn.execute(
+                        "SELECT sum(pg_total_relation_size(c.oid))::bigint AS b FROM pg_class c "
+                        "JOIN pg_namespace n ON n.oid = c.relnamespace "
+                        "WHERE n.nspname = 'pg_catalog' AND c.relkind = 'r'")
+                    catalog = (await cur.fetchone())["b"]
                 print(f"{day:%Y-%m} {total / 1e6:12.0f} {history / 1e6:11.0f} "
                       f"{copies / 1e6:12.0f} {runs_rows / 1e6:13.0f} {run_count:10d} "
-                      f"{outbox / 1e6:10.1f} {write_s:8.1f} {prune_s:8.1f}", flush=True)
+                      f"{outbox / 1e6:10.1f} {catalog / 1e6:11.0f} {write_s:8.1f} "
+                      f"{prune_s:8.1f}", flush=True)
                 write_s = prune_s = 0.0
         rows, total = await sizes(pool)
         print(f"\nat the end: {total / 1e6:.0f} MB; largest: " + ", ".join(

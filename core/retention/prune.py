@@ -337,7 +337,6 @@ async def _drop_leaf(pool: AsyncConnectionPool, leaf: Leaf, lock_timeout: str) -
 
 
 async def _try_drop_leaf(pool: AsyncConnectionPool, leaf: Leaf, lock_timeout: str) -> bool:
-    tables = sql.SQL(", ").join([_ident(leaf.parent), _ident(leaf.name)])
     async with pool.connection() as conn, conn.transaction():
         await conn.execute(Q["retention_lock_timeout"], {"timeout": lock_timeout})
         if leaf.parent == "events_pings":
@@ -346,7 +345,9 @@ async def _try_drop_leaf(pool: AsyncConnectionPool, leaf: Leaf, lock_timeout: st
         for attempt in range(LOCK_ATTEMPTS):
             try:
                 async with conn.transaction():  # a savepoint
-                    await conn.execute(_template(Q["retention_lock_leaves"], tables=tables))
+                    await conn.execute(_template(Q["retention_lock_leaves"],
+                                                 parent=_ident(leaf.parent),
+                                                 leaf=_ident(leaf.name)))
                     await conn.execute(_template(Q["retention_detach"],
                                                  parent=_ident(leaf.parent),
                                                  leaf=_ident(leaf.name)))

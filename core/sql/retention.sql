@@ -137,10 +137,11 @@ WHERE l.granted AND l.relation IN (to_regclass(%(parent)s), to_regclass(%(leaf)s
   AND a.pid <> pg_backend_pid();
 
 -- name: retention_lock_leaves
--- A template: {tables}, the parents and the leaves a prune detaches, locked in one statement
--- before any DETACH (so a ping or a claim that holds one of them is never stuck behind a
--- prune holding another: the prune gives up on lock_timeout and releases them all).
-LOCK TABLE {tables} IN ACCESS EXCLUSIVE MODE;
+-- A template: {parent} and its daily leaf {leaf} about to be detached, locked in one statement
+-- before the DETACH (so a ping or a claim that holds one of them is never stuck behind a
+-- prune holding the other: the prune gives up on lock_timeout and releases both). ONLY: a
+-- partitioned table locked without it locks every partition, today's too.
+LOCK TABLE ONLY {parent}, ONLY {leaf} IN ACCESS EXCLUSIVE MODE;
 
 -- name: retention_detach
 -- A template: {parent} and its daily leaf {leaf}.

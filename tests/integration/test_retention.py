@@ -361,3 +361,33 @@ async def test_prune_deletes_old_runs_rows_but_a_jobs_newest_100_and_finished_no
     for table in live:
         assert rebuilt[table] == live[table], table
     assert len([r for r in rebuilt["runs"] if r["job_id"] == busy]) == 101
+
+
+async def test_a_leaf_whose_lock_is_not_granted_stays_and_log_pruned_says_so(
+        fresh_pool: AsyncConnectionPool, fresh_dsn: str, settings: Settings,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    settings = short(settings)
+    monkeypatch.setattr(pruning, "LOCK_ATTEMPTS", 2)
+    await ensure_partitions(fresh_pool, T0, 1)
+    before = await leaf_names(fresh_pool)
+    later = T0 + timedelta(days=5)
+    planned = {p.leaf.name for p in (await pruning.plan(fresh_pool, settings, later)).planned}
+    held = "events_pings_p20261120"
+    assert {held, "monitor_ping_bodies_p20261120"} <= planned
+    with psycopg.connect(fresh_dsn) as other:  # a long reader of that day's pings
+        other.execute(f"LOCK TABLE {held} IN ACCESS SHARE MODE")
+        result = await pruning.prune(fresh_pool, settings, later)
+    assert result is not None
+    # The pings leaf stays, and so does its day's bodies leaf (its pings' copies need them).
+    assert set(result.deferred) == {held, "monitor_ping_bodies_p20261120"}
+    dropped = {p.leaf.name for p in result.planned}
+    assert dropped == planned - set(result.deferred)
+    assert await leaf_names(fresh_pool) == before - dropped
+    async with fresh_pool.connection() as conn:
+        cur = await conn.execute("SELECT data FROM events WHERE event_type = 'log.pruned'")
+        logged = (await cur.fetchone())["data"]
+    assert {n for k in logged["kinds"].values() for n in k["partitions"]} == dropped
+    assert set(logged["deferred"]) == set(result.deferred)
+    again = await pruning.prune(fresh_pool, settings, later)
+    assert again is not None and {p.leaf.name for p in again.planned} == set(result.deferred)
+    assert await leaf_names(fresh_pool) == before - planned
