@@ -236,7 +236,7 @@ async def prune(pool: AsyncConnectionPool, settings: Settings, now: datetime, *,
         started = time.perf_counter()
         await _delete_notifications(pool, settings, now, result)
         result.seconds["outbox"] = time.perf_counter() - started
-        if result.snapshot_id is not None:
+        if result.snapshot_id is not None or any(result.deleted.values()):
             async with pool.connection() as conn, conn.transaction():
                 [result.position] = await append_events(conn, [NewEvent(
                     stream_type="log", stream_id=uuid.uuid4(), version=1,
@@ -295,7 +295,8 @@ async def _drop_leaves(pool: AsyncConnectionPool, result: PruneResult, lock_time
     keeps the leaves dropped, ``deferred`` gets the others."""
     order = {"events_pings": 0, "monitor_ping_bodies": 1}
     dropped: list[Planned] = []
-    ping_days_kept = set()
+    ping_days_kept = {datetime.strptime(name[-8:], "%Y%m%d").date()
+                      for name in result.waiting if name.startswith("events_pings_p")}
     for p in sorted(result.planned, key=lambda p: (order.get(p.leaf.parent, 2), p.leaf.name)):
         if p.leaf.parent == "monitor_ping_bodies" and p.leaf.day in ping_days_kept:
             result.deferred.append(p.leaf.name)
@@ -306,9 +307,6 @@ async def _drop_leaves(pool: AsyncConnectionPool, result: PruneResult, lock_time
             result.deferred.append(p.leaf.name)
             if p.leaf.parent == "events_pings":
                 ping_days_kept.add(p.leaf.day)
-    for name in result.waiting:
-        if name.startswith("events_pings_p"):
-            ping_days_kept.add(datetime.strptime(name[-8:], "%Y%m%d").date())
     result.planned = dropped
     if any(p.leaf.parent == "events_pings" for p in dropped):
         async with pool.connection() as conn, conn.transaction():
