@@ -215,6 +215,16 @@ async def main(args: argparse.Namespace) -> None:
                       f"{outbox / 1e6:10.1f} {catalog / 1e6:11.0f} {write_s:8.1f} "
                       f"{prune_s:8.1f}", flush=True)
                 write_s = prune_s = 0.0
+        async with pool.connection() as conn:
+            cur = await conn.execute(
+                "SELECT c.relname, pg_total_relation_size(c.oid)::bigint AS b, "
+                "coalesce(s.n_dead_tup, 0) AS dead, coalesce(s.n_live_tup, 0) AS live "
+                "FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                "LEFT JOIN pg_stat_all_tables s ON s.relid = c.oid "
+                "WHERE n.nspname = 'pg_catalog' AND c.relkind = 'r' ORDER BY 2 DESC LIMIT 5")
+            print("\nlargest catalog tables: " + ", ".join(
+                f"{r['relname']} {r['b'] / 1e6:.0f} MB ({r['live']} live, {r['dead']} dead)"
+                for r in await cur.fetchall()))
         rows, total = await sizes(pool)
         print(f"\nat the end: {total / 1e6:.0f} MB; largest: " + ", ".join(
             f"{r['family']} ({r['kind']}) {int(r['bytes']) / 1e6:.0f} MB" for r in rows[:8]))
