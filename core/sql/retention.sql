@@ -186,26 +186,30 @@ SELECT pg_database_size(current_database())::bigint AS bytes;
 -- of the stream is in a daily leaf past the horizon), none of its events in the default
 -- partition (never dropped). Their attempts go with them (run_attempts is not the log;
 -- run_confirmations cascade). Run in the prune's snapshot transaction, before the copy: the
--- snapshot holds what is left (docs/architecture.md, "Retention").
-WITH newest AS (
-    SELECT j.id AS job_id, k.scheduled_for, k.id
-    FROM jobs j
-    CROSS JOIN LATERAL (
-        SELECT r.scheduled_for, r.id FROM runs r WHERE r.job_id = j.id
-        ORDER BY r.scheduled_for DESC, r.id DESC
-        OFFSET %(keep)s::int - 1 LIMIT 1) AS k),
-gone AS (
-    DELETE FROM runs r USING newest n
-    WHERE r.job_id = n.job_id
-      AND r.status IN ('succeeded', 'failed', 'skipped', 'missed')
+-- snapshot holds what is left (docs/architecture.md, "Retention"). The candidates come from
+-- runs_finished_idx (migration 0016: one day's runs per daily prune), the cut per job of
+-- theirs from runs_job_history_idx; neither walks a job's whole history.
+WITH candidates AS MATERIALIZED (
+    SELECT r.id, r.job_id, r.scheduled_for FROM runs r
+    WHERE r.status IN ('succeeded', 'failed', 'skipped', 'missed')
       AND r.finished_at < %(before)s::timestamptz
       AND r.created_at < %(before)s::timestamptz
-      AND r.lease_token IS NULL
-      AND (r.scheduled_for, r.id) < (n.scheduled_for, n.id)
-      AND NOT EXISTS (SELECT 1 FROM run_confirmations c
-                      WHERE c.run_id = r.id AND c.outcome IS NULL)
-      AND NOT EXISTS (SELECT 1 FROM events_runs_default d WHERE d.stream_id = r.id)
-    RETURNING r.id),
+      AND r.lease_token IS NULL),
+newest AS (
+    SELECT j.job_id, k.scheduled_for, k.id
+    FROM (SELECT DISTINCT job_id FROM candidates) AS j
+    CROSS JOIN LATERAL (
+        SELECT r.scheduled_for, r.id FROM runs r WHERE r.job_id = j.job_id
+        ORDER BY r.scheduled_for DESC, r.id DESC
+        OFFSET %(keep)s::int - 1 LIMIT 1) AS k),
+doomed AS (
+    SELECT c.id FROM candidates c JOIN newest n ON n.job_id = c.job_id
+    WHERE (c.scheduled_for, c.id) < (n.scheduled_for, n.id)
+      AND NOT EXISTS (SELECT 1 FROM run_confirmations rc
+                      WHERE rc.run_id = c.id AND rc.outcome IS NULL)
+      AND NOT EXISTS (SELECT 1 FROM events_runs_default d WHERE d.stream_id = c.id)),
+gone AS (
+    DELETE FROM runs r USING doomed d WHERE r.id = d.id RETURNING r.id),
 attempts AS (
     DELETE FROM run_attempts a USING gone g
     WHERE a.run_id = g.id AND a.started_at < %(before)s::timestamptz
@@ -214,23 +218,26 @@ SELECT (SELECT count(*) FROM gone)::bigint AS runs,
        (SELECT count(*) FROM attempts)::bigint AS run_attempts;
 
 -- name: retention_runs_count
--- What retention_runs_delete would delete (cronledger prune --dry-run), same rule.
-WITH newest AS (
-    SELECT j.id AS job_id, k.scheduled_for, k.id
-    FROM jobs j
+-- What retention_runs_delete would delete (cronledger prune --dry-run), by the same rule.
+WITH candidates AS MATERIALIZED (
+    SELECT r.id, r.job_id, r.scheduled_for FROM runs r
+    WHERE r.status IN ('succeeded', 'failed', 'skipped', 'missed')
+      AND r.finished_at < %(before)s::timestamptz
+      AND r.created_at < %(before)s::timestamptz
+      AND r.lease_token IS NULL),
+newest AS (
+    SELECT j.job_id, k.scheduled_for, k.id
+    FROM (SELECT DISTINCT job_id FROM candidates) AS j
     CROSS JOIN LATERAL (
-        SELECT r.scheduled_for, r.id FROM runs r WHERE r.job_id = j.id
+        SELECT r.scheduled_for, r.id FROM runs r WHERE r.job_id = j.job_id
         ORDER BY r.scheduled_for DESC, r.id DESC
         OFFSET %(keep)s::int - 1 LIMIT 1) AS k)
 SELECT count(*)::bigint AS runs
-FROM runs r JOIN newest n ON r.job_id = n.job_id
-WHERE r.status IN ('succeeded', 'failed', 'skipped', 'missed')
-  AND r.finished_at < %(before)s::timestamptz
-  AND r.created_at < %(before)s::timestamptz
-  AND r.lease_token IS NULL
-  AND (r.scheduled_for, r.id) < (n.scheduled_for, n.id)
-  AND NOT EXISTS (SELECT 1 FROM run_confirmations c WHERE c.run_id = r.id AND c.outcome IS NULL)
-  AND NOT EXISTS (SELECT 1 FROM events_runs_default d WHERE d.stream_id = r.id);
+FROM candidates c JOIN newest n ON n.job_id = c.job_id
+WHERE (c.scheduled_for, c.id) < (n.scheduled_for, n.id)
+  AND NOT EXISTS (SELECT 1 FROM run_confirmations rc
+                  WHERE rc.run_id = c.id AND rc.outcome IS NULL)
+  AND NOT EXISTS (SELECT 1 FROM events_runs_default d WHERE d.stream_id = c.id);
 
 -- name: retention_hourly_delete
 -- Hourly statistics buckets (read models, core/projections/job_stats.py) starting before the
