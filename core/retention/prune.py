@@ -33,7 +33,8 @@ that each commit on their own:
    the leaves left (``waiting``, ``deferred``) and the projection rows deleted (``deleted``);
 
 then ``VACUUM (ANALYZE)`` the projections it deleted rows from (their space reusable at once,
-not when autovacuum comes by) and ``ANALYZE`` the partitioned tables it dropped leaves of.
+not when autovacuum comes by), ``ANALYZE`` the partitioned tables it dropped leaves of and
+``VACUUM`` the system catalogs its DDL churned (where the role may).
 """
 
 from __future__ import annotations
@@ -258,6 +259,8 @@ async def prune(pool: AsyncConnectionPool, settings: Settings, now: datetime, *,
                 await conn.execute(_template(Q["retention_vacuum"], table=_ident(table)))
             for table in sorted(analyzed):
                 await conn.execute(_template(Q["retention_analyze"], table=_ident(table)))
+            if result.planned or result.snapshot_id is not None:
+                await conn.execute(Q["retention_vacuum_catalog"])
         finally:
             await conn.set_autocommit(False)
     result.seconds["vacuum"] = time.perf_counter() - started

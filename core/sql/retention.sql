@@ -277,3 +277,11 @@ DELETE FROM ui_signin_tokens WHERE expires_at < %(before)s::timestamptz;
 -- name: retention_vacuum
 -- A template: {table}, a projection the prune deleted rows from (outside a transaction).
 VACUUM (ANALYZE) {table};
+
+-- name: retention_vacuum_catalog
+-- The system catalogs a prune churns (the leaves and snapshot copies it creates and drops,
+-- the statistics ANALYZE rewrites), vacuumed after it (outside a transaction). A role that may
+-- not vacuum them gets a warning per table, not an error; autovacuum does it then.
+VACUUM pg_catalog.pg_statistic, pg_catalog.pg_attribute, pg_catalog.pg_class,
+       pg_catalog.pg_depend, pg_catalog.pg_type, pg_catalog.pg_index, pg_catalog.pg_constraint,
+       pg_catalog.pg_inherits;
