@@ -96,7 +96,7 @@ RETURNING id;
 -- name: retention_runs_dropped_before
 -- Every event of runs before this instant may be gone: the end of the newest events_runs
 -- leaf a prune dropped or set out to drop (the latest snapshot's runs_before, the log.pruned
--- events' runs ranges: a snapshot from before migration 0016 has none), NULL if none.
+-- events' runs ranges: a snapshot from before migration 0017 has none), NULL if none.
 SELECT greatest((SELECT max(runs_before) FROM retention_snapshots),
                 (SELECT max((e.data -> 'kinds' -> 'runs' ->> 'to')::timestamptz)
                  FROM events e
@@ -187,7 +187,7 @@ SELECT pg_database_size(current_database())::bigint AS bytes;
 -- partition (never dropped). Their attempts go with them (run_attempts is not the log;
 -- run_confirmations cascade). Run in the prune's snapshot transaction, before the copy: the
 -- snapshot holds what is left (docs/architecture.md, "Retention"). The candidates come from
--- runs_finished_idx (migration 0016: one day's runs per daily prune), the cut per job of
+-- runs_finished_idx (migration 0017: one day's runs per daily prune), the cut per job of
 -- theirs from runs_job_history_idx; neither walks a job's whole history.
 WITH candidates AS MATERIALIZED (
     SELECT r.id, r.job_id, r.scheduled_for FROM runs r
