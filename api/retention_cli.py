@@ -36,13 +36,19 @@ def prune(dsn: str, settings: Settings, *, dry_run: bool) -> int:
         return 1
     verb = "would drop" if dry_run else "dropped"
     summary = result.summary()
-    if not summary:
+    if not summary and not any(result.deleted.values()):
         print("nothing is past its retention")
     for kind, k in summary.items():
         print(f"{kind}: {verb} {len(k['partitions'])} partitions, {k['rows']} rows, "
               f"{_mb(k['bytes'])}, {k['from']} .. {k['to']}")
     for leaf in result.waiting:
         print(f"{leaf}: waits for the projector to apply its events")
+    for leaf in result.deferred:
+        print(f"{leaf}: its locks were not granted; the next pass tries again")
+    verb = "would delete" if dry_run else "deleted"
+    for table, rows in result.deleted.items():
+        if rows:
+            print(f"{table}: {verb} {rows} rows")
     return 0
 
 
@@ -57,8 +63,8 @@ def db_size(dsn: str) -> int:
             await pool.close()
 
     rows, total = asyncio.run(run())
-    print(f"{'table':32} {'kind':15} {'tables':>6} {'size':>12}")
+    print(f"{'table':32} {'kind':18} {'tables':>6} {'size':>12}")
     for r in rows:
-        print(f"{r['family']!s:32} {r['kind']!s:15} {r['tables']:>6} {_mb(int(r['bytes'])):>12}")
-    print(f"{'database':32} {'':15} {'':>6} {_mb(total):>12}")
+        print(f"{r['family']!s:32} {r['kind']!s:18} {r['tables']:>6} {_mb(int(r['bytes'])):>12}")
+    print(f"{'database':32} {'':18} {'':>6} {_mb(total):>12}")
     return 0

@@ -3,20 +3,24 @@
 
     DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres \\
         uv run python bench/soak.py [--days 365] [--monitors 1000] [--jobs 1000] \\
-        [--pings-per-day 24] [--runs-per-day 4] [--prune-every 7]
+        [--pings-per-day 24] [--runs-per-day 4] [--alerts-per-day 100] [--prune-every 7]
 
 A scratch database is created and dropped. The clock is injected: each simulated day the
 retention pass (:func:`core.retention.maintenance.ensure_partitions`) creates the partitions
 ahead; the day's history is written with COPY (a compressed rate: ``--pings-per-day`` pings
 per monitor, ``--runs-per-day`` runs per job, each a ``runs`` row, ``run.started`` and
-``run.succeeded`` events and an attempt with a 200-byte response); the projector checkpoint is
+``run.succeeded`` events and an attempt with a 200-byte response; ``--alerts-per-day``
+notifications, delivered, each a row of the outbox); the projector checkpoint is
 moved to the end of the log (the read models themselves are not built here: the reporting
 benchmark does that); and every ``--prune-every`` days a prune runs
 (:func:`core.retention.prune.prune`, default retention). At the end of each simulated month it
 prints the database size, the history tables' (the four kinds of docs/operations.md,
-"Retention"), the prune snapshot's and the ``runs`` rows'. Once, at the first prune after the pings'
-horizon, it times the ping statement (a real monitor) and the scheduler's claim
-(``claim_due``) before, while and after the prune; at the end the reporting reads.
+"Retention"), the prune snapshot's, the ``runs`` rows' (with the count of rows), the outbox's
+(``notifications``) and the system catalog's (``pg_catalog``: the partitions and snapshot
+copies created and dropped leave dead catalog rows until vacuumed). Once, at the first prune
+after every kind's horizon (runs rows and notifications deleted too), it times the ping
+statement (a real monitor) and the scheduler's claim (``claim_due``) before, while and after
+the prune, and prints the prune's steps; at the end the reporting reads.
 """
 
 from __future__ import annotations
@@ -37,6 +41,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.common import percentile, scratch_database  # noqa: E402
 from core.actor import Actor  # noqa: E402
 from core.apikeys import create_api_key  # noqa: E402
+from core.channels.commands import create_channel  # noqa: E402
+from core.channels.sealing import AesGcmSealer  # noqa: E402
 from core.config import load_settings  # noqa: E402
 from core.db import open_pool  # noqa: E402
 from core.events import to_json  # noqa: E402
@@ -67,9 +73,15 @@ async def _copy(conn, statement: str, rows: list[tuple[object, ...]]) -> None:  
 
 
 async def write_day(pool, day: datetime, team: uuid.UUID, monitors: list[uuid.UUID],  # noqa: ANN001
-                    versions: dict[uuid.UUID, int], jobs: list[uuid.UUID], args) -> None:  # noqa: ANN001
+                    versions: dict[uuid.UUID, int], jobs: list[uuid.UUID], channel: uuid.UUID,
+                    args) -> None:  # noqa: ANN001
     rnd = random.Random(day.toordinal())
-    events, runs, attempts = [], [], []
+    events, runs, attempts, notes = [], [], [], []
+    for i in range(args.alerts_per_day):
+        at = day + timedelta(seconds=(i + rnd.random()) * 86_400 / max(args.alerts_per_day, 1))
+        notes.append((uuid.uuid4(), team, channel, "job", jobs[i % len(jobs)], "failed",
+                      '{"text": "job failed"}', "sent", 1, 3, 2, at.isoformat(),
+                      at.isoformat(), at.isoformat()))
     for m in monitors:
         for i in range(args.pings_per_day):
             at = day + timedelta(seconds=(i + rnd.random()) * 86_400 / args.pings_per_day)
@@ -101,6 +113,9 @@ async def write_day(pool, day: datetime, team: uuid.UUID, monitors: list[uuid.UU
         await _copy(conn, "COPY run_attempts (run_id, attempt, started_at, finished_at, "
                           "duration_ms, request, response_status, response_headers, "
                           "response_body) FROM STDIN", attempts)
+        await _copy(conn, "COPY notifications (id, team_id, channel_id, subject_type, "
+                          "subject_id, event, message, status, attempt, max_attempts, version, "
+                          "created_at, sent_at, finished_at) FROM STDIN", notes)
         # The projector is taken as caught up (the read models are the reporting bench's).
         await conn.execute(
             "UPDATE projection_checkpoints SET (tx_id, global_position) = "
@@ -137,21 +152,29 @@ async def main(args: argparse.Namespace) -> None:
             "name": f"job {i}", "schedule": "0 0 1 1 *",
             "request": {"url": "http://127.0.0.1:9/"}}, START - timedelta(hours=1))
             for i in range(args.jobs)]
+        channel, _ = await create_channel(pool, AesGcmSealer.random(), actor, {
+            "name": "alerts", "kind": "webhook", "url": "http://127.0.0.1:9/"},
+            START - timedelta(hours=1))
         monitors = [uuid.uuid4() for _ in range(args.monitors)]
         versions = dict.fromkeys(monitors, 1)
         print(f"{'month':>7} {'database MB':>12} {'history MB':>11} {'snapshot MB':>12} "
-              f"{'runs rows MB':>13} {'write s':>8} {'prune s':>8}")
+              f"{'runs rows MB':>13} {'runs rows':>10} {'outbox MB':>10} {'catalog MB':>11} "
+              f"{'write s':>8} {'prune s':>8}")
         timed: dict[str, list[float]] = {}
+        steps: dict[str, float] = {}
+        deleted: dict[str, int] = {}
         write_s = prune_s = 0.0
         for d in range(args.days):
             day = START + timedelta(days=d)
             await ensure_partitions(pool, day, settings.partitions_ahead_days)
             t = time.perf_counter()
-            await write_day(pool, day, actor.team_id, monitors, versions, jobs, args)
+            await write_day(pool, day, actor.team_id, monitors, versions, jobs, channel, args)
             write_s += time.perf_counter() - t
             if d % args.prune_every == args.prune_every - 1:
                 now = day + timedelta(hours=23)
-                if not timed and d >= settings.retention_pings_days:
+                if not timed and d > max(settings.retention_pings_days,
+                                         settings.retention_runs_days,
+                                         settings.retention_deliveries_days):
                     timed["before"] = await probe(pool, ping_pool, token, now, args.probes)
                     t = time.perf_counter()
                     task = asyncio.create_task(prune(pool, settings, now))
@@ -166,6 +189,9 @@ async def main(args: argparse.Namespace) -> None:
                     timed["while"] = (pings, claims)
                     timed["after"] = await probe(pool, ping_pool, token, now, args.probes)
                     timed["prune"] = [len(result.planned) if result else -1]
+                    if result is not None:
+                        steps = result.seconds
+                        deleted = result.deleted
                 else:
                     t = time.perf_counter()
                     await prune(pool, settings, now)
@@ -175,10 +201,30 @@ async def main(args: argparse.Namespace) -> None:
                 history = sum(int(r["bytes"]) for r in rows if r["kind"] in HISTORY)
                 runs_rows = sum(int(r["bytes"]) for r in rows if r["family"] == "runs")
                 copies = sum(int(r["bytes"]) for r in rows if r["kind"] == "snapshots")
+                outbox = sum(int(r["bytes"]) for r in rows if r["family"] == "notifications")
+                async with pool.connection() as conn:
+                    cur = await conn.execute("SELECT count(*) AS n FROM runs")
+                    run_count = (await cur.fetchone())["n"]
+                    cur = await conn.execute(
+                        "SELECT sum(pg_total_relation_size(c.oid))::bigint AS b FROM pg_class c "
+                        "JOIN pg_namespace n ON n.oid = c.relnamespace "
+                        "WHERE n.nspname = 'pg_catalog' AND c.relkind = 'r'")
+                    catalog = (await cur.fetchone())["b"]
                 print(f"{day:%Y-%m} {total / 1e6:12.0f} {history / 1e6:11.0f} "
-                      f"{copies / 1e6:12.0f} {runs_rows / 1e6:13.0f} {write_s:8.1f} "
+                      f"{copies / 1e6:12.0f} {runs_rows / 1e6:13.0f} {run_count:10d} "
+                      f"{outbox / 1e6:10.1f} {catalog / 1e6:11.0f} {write_s:8.1f} "
                       f"{prune_s:8.1f}", flush=True)
                 write_s = prune_s = 0.0
+        async with pool.connection() as conn:
+            cur = await conn.execute(
+                "SELECT c.relname, pg_total_relation_size(c.oid)::bigint AS b, "
+                "coalesce(s.n_dead_tup, 0) AS dead, coalesce(s.n_live_tup, 0) AS live "
+                "FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                "LEFT JOIN pg_stat_all_tables s ON s.relid = c.oid "
+                "WHERE n.nspname = 'pg_catalog' AND c.relkind = 'r' ORDER BY 2 DESC LIMIT 5")
+            print("\nlargest catalog tables: " + ", ".join(
+                f"{r['relname']} {r['b'] / 1e6:.0f} MB ({r['live']} live, {r['dead']} dead)"
+                for r in await cur.fetchall()))
         rows, total = await sizes(pool)
         print(f"\nat the end: {total / 1e6:.0f} MB; largest: " + ", ".join(
             f"{r['family']} ({r['kind']}) {int(r['bytes']) / 1e6:.0f} MB" for r in rows[:8]))
@@ -190,6 +236,9 @@ async def main(args: argparse.Namespace) -> None:
                 p, c = timed[phase]
                 print(f"{phase:8} {len(p):6d} {percentile(p, 50):12.1f} {percentile(p, 99):12.1f} "
                       f"{max(p):12.1f} {percentile(c, 50):13.1f} {max(c):13.1f}")
+        if steps:
+            print("the timed prune: " + ", ".join(f"{k} {v:.2f} s" for k, v in steps.items())
+                  + "; deleted " + ", ".join(f"{k} {v}" for k, v in deleted.items() if v))
         now = START + timedelta(days=args.days)
         print()
         for name, call in (
@@ -219,6 +268,7 @@ if __name__ == "__main__":
     parser.add_argument("--jobs", type=int, default=1000)
     parser.add_argument("--pings-per-day", type=int, default=24)
     parser.add_argument("--runs-per-day", type=int, default=4)
+    parser.add_argument("--alerts-per-day", type=int, default=100)
     parser.add_argument("--prune-every", type=int, default=7)
     parser.add_argument("--probes", type=int, default=200)
     asyncio.run(main(parser.parse_args()))

@@ -19,7 +19,9 @@ After a prune (docs/operations.md, "Retention") the log no longer holds the whol
 the rebuild starts from the latest prune snapshot (``retention_snapshots``, copies in schema
 ``cronledger_snapshots``, :mod:`core.retention.prune`): ``runs`` rows and ``monitors`` states
 start from their copies and only the events after the snapshot's transaction snapshot are
-replayed onto them (job streams are kept whole; ``due_jobs`` starts from its copy); the read
+replayed onto them (job streams are kept whole; ``due_jobs`` starts from its copy; the copy of
+``runs`` holds the rows created before the snapshot's ``runs_before``, the runs created since,
+whose events are all in the log, are folded from them); the read
 models start from their copies at the snapshot's checkpoint and the projector's batches replay
 the kept tail after it.
 
@@ -102,17 +104,9 @@ async def _inline_from_snapshot(conn: psycopg.AsyncConnection, snap: dict[str, A
     tx_snapshot = snap["tx_snapshot"]
     due = {r["job_id"]: r["due_at"] for r in await _rows(conn, snap, "due_jobs")}
     counts = {"jobs": await jobs.rebuild(conn, skipped["jobs"], due, tx_snapshot)}
-    cur = await conn.execute(Q["rebuild_run_events"], {"snapshot": tx_snapshot})
-    tail = {e["stream_id"] for e in await cur.fetchall()}
-    base: dict[Any, dict[str, Any]] = {}
-    restored = []
-    for row in await _rows(conn, snap, "runs"):
-        if row["id"] in tail:
-            base[row["id"]] = row
-        else:
-            restored.append(row)
-    await runs.write(conn, restored)
-    counts["runs"] = len(restored) + await runs.rebuild(conn, skipped["runs"], base, tx_snapshot)
+    base = {row["id"]: row for row in await _rows(conn, snap, "runs")}
+    counts["runs"] = await runs.rebuild(conn, skipped["runs"], base, tx_snapshot,
+                                        snap["runs_before"])
     states = {r["id"]: r for r in await _rows(conn, snap, "monitors")}
     counts["monitors"] = await monitor_rows.rebuild(conn, now, skipped["monitors"], states,
                                                     tx_snapshot)

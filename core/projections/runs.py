@@ -9,6 +9,7 @@ response, which the log does not hold).
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 import psycopg
@@ -31,25 +32,40 @@ async def write(conn: psycopg.AsyncConnection, rows: list[dict[str, Any]]) -> No
 
 async def rebuild(conn: psycopg.AsyncConnection, skipped: Skipped | None = None,
                   base: dict[Any, dict[str, Any]] | None = None,
-                  snapshot: str | None = None) -> int:
+                  snapshot: str | None = None, since: datetime | None = None) -> int:
     """Write ``runs`` from the log into the (emptied) table; returns the number of runs
-    written from events.
+    written (from ``base`` and from events).
 
     Finished runs receive no further events, so they are written as soon as they finish and
     only unfinished runs stay in memory. An event that cannot be folded (a poison payload) is
-    left out and appended to ``skipped`` as ``(global_position, reason)``. After a prune
-    (``snapshot``: its ``pg_snapshot`` text), only the events after it are replayed, each
-    stream starting from its row in ``base`` (the prune snapshot's rows of those runs).
+    left out and appended to ``skipped`` as ``(global_position, reason)``.
+
+    After a prune (``snapshot``: its ``pg_snapshot`` text; ``base``: the prune snapshot's copy
+    of ``runs``, the rows created before ``since``) the events replayed are those after the
+    snapshot and those at or after ``since`` (UTC): a run of ``base`` resumes from its row
+    (events up to its version are already in it), a run not in ``base`` is folded from its
+    first event; a stream whose first event is gone and that has no row in ``base`` is a run
+    the prune deleted (docs/operations.md, "Retention") and is left out.
     """
-    open_runs: dict[Any, dict[str, Any]] = {
-        run_id: {c: row[c] for c in COLUMNS} for run_id, row in (base or {}).items()}
+    open_runs: dict[Any, dict[str, Any]] = {}
     finished: list[dict[str, Any]] = []
+    folded: dict[Any, int] = {}  # run -> version already in its row (from base)
+    for run_id, row in (base or {}).items():
+        folded[run_id] = row["version"]
+        if row["status"] in FINAL:
+            finished.append({c: row[c] for c in COLUMNS})
+        else:
+            open_runs[run_id] = {c: row[c] for c in COLUMNS}
     total = 0
     async with conn.cursor(name="cronledger_rebuild_runs") as cur:
         cur.itersize = 5000
-        await cur.execute(Q["rebuild_run_events"], {"snapshot": snapshot})
+        await cur.execute(Q["rebuild_run_events"], {"snapshot": snapshot, "since": since})
         async for event in cur:
+            if event["stream_version"] <= folded.get(event["stream_id"], 0):
+                continue  # already in the snapshot's row
             before = open_runs.pop(event["stream_id"], None)
+            if before is None and snapshot is not None and event["stream_version"] != 1:
+                continue  # a run the prune deleted (its start is gone)
             try:
                 row = evolve(before, event)
             except Exception as exc:  # noqa: BLE001 - a poison event must not stop the rebuild

@@ -10,6 +10,7 @@ monitor and channel definitions and their history, ``log.pruned``) is kept forev
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, datetime, time, timedelta
 
 from core.config import Settings
 
@@ -24,6 +25,12 @@ PARTITION_COLUMN: dict[str, str] = {
 # Pings of a monitor that stay readable whatever the retention (healthchecks keeps the last
 # N pings of a check).
 KEEP_PINGS = 100
+# Runs of a job whose ``runs`` rows stay readable whatever the retention (the newest by slot):
+# the prune deletes older finished rows once their events are past the runs horizon.
+KEEP_RUNS = 100
+# Finished notifications (delivered, given up, cancelled) are deleted in batches of this many
+# rows, each its own short transaction, once finished before the deliveries horizon.
+NOTIFICATIONS_BATCH = 5000
 
 
 @dataclass(frozen=True)
@@ -60,6 +67,13 @@ STREAM_KINDS: dict[str, tuple[str, ...]] = {
 def stream_kinds(stream_type: str) -> tuple[str, ...]:
     """The ``events`` partitions a stream of ``stream_type`` can be in (default: ``keep``)."""
     return STREAM_KINDS.get(stream_type, ("keep",))
+
+
+def horizon(days: int, now: datetime) -> datetime:
+    """UTC midnight starting the day ``days`` before ``now``: every daily leaf ending by then is
+    past a horizon of ``days`` (:func:`core.retention.partitions.past_horizon`)."""
+    day = (now - timedelta(days=days)).astimezone(UTC).date()
+    return datetime.combine(day, time(), tzinfo=UTC)
 
 
 def is_event_table(table: str) -> bool:

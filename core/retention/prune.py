@@ -1,33 +1,50 @@
 """One prune (docs/operations.md, "Retention"): drop the daily leaves past their kind's
 horizon, a whole partition at a time, never a row of the log.
 
-In one REPEATABLE READ transaction, holding the maintenance lock row and the projector's
-checkpoint (the projector skips a locked checkpoint, so the read models stand still):
+Holding the maintenance lock row for the whole prune (on a connection of its own), in steps
+that each commit on their own:
 
-1. plan: the leaves past their horizon (:func:`core.retention.partitions.past_horizon`); a
-   leaf of ``events`` holding an event the projector has not applied yet waits for a later pass;
-2. keep each monitor's newest 100 pings readable: those in the doomed leaves are copied into
-   ``monitor_pings_kept`` (not the log; its rows beyond the newest 100 are trimmed);
-3. snapshot the projections (the inline ones and the read models) into schema
-   ``cronledger_snapshots``, recording the transaction snapshot and the checkpoint
-   (``retention_snapshots``): a rebuild starts from it and replays the kept tail
-   (:mod:`core.projections.rebuild`); the previous snapshot is dropped;
-4. ``DETACH`` and ``DROP`` the leaves, each waiting at most ``lock_timeout`` for its lock
-   (otherwise everything rolls back and the next pass tries again: pings and claims never
-   queue behind it for longer);
-5. append ``log.pruned`` (stream ``log``, actor ``maintenance``) with, per kind, the partitions,
-   the time range, the row counts and the first and last global positions dropped;
+1. **the snapshot transaction** (REPEATABLE READ, holding the projector's checkpoint: the
+   projector skips a locked checkpoint, so the read models stand still):
 
-then ``ANALYZE`` the tables it changed.
+   a. plan: the leaves past their horizon (:func:`core.retention.partitions.past_horizon`); a
+      leaf of ``events`` holding an event the projector has not applied yet waits for a later
+      pass;
+   b. delete the projection rows past their horizon (docs/operations.md, "Retention"): each
+      job's finished ``runs`` rows whose events are past the runs horizon except its newest
+      :data:`~core.retention.policy.KEEP_RUNS` (with their ``run_attempts`` and confirmations),
+      and the hourly statistics buckets past the runs horizon;
+   c. snapshot the projections (the inline ones and the read models) into schema
+      ``cronledger_snapshots``, recording the transaction snapshot and the checkpoint
+      (``retention_snapshots``): a rebuild starts from it and replays the kept tail
+      (:mod:`core.projections.rebuild`); the previous snapshot is dropped;
+
+2. **each leaf in its own short transaction** (:func:`_drop_leaf`): a pings leaf first copies
+   its pings that are among their monitor's newest 100 into ``monitor_pings_kept`` (not the
+   log); then ``LOCK`` parent and leaf, ``DETACH``, ``DROP``, each attempt waiting at most
+   ``lock_timeout`` (20 ms). A leaf whose locks are never granted stays (``deferred``; the next
+   pass tries again). That is safe: the snapshot covers the events up to its checkpoint and a
+   rebuild replays the tail after it, whether a leaf is gone or not; only the ping copies are
+   tied to their leaf, so they share its transaction. Kept pings beyond the newest 100 are
+   trimmed after;
+3. the outbox's finished ``notifications`` past the deliveries horizon, in batches;
+4. append ``log.pruned`` (stream ``log``, actor ``maintenance``) with, per kind, the partitions
+   really dropped, the time range, the row counts and the first and last global positions,
+   the leaves left (``waiting``, ``deferred``) and the projection rows deleted (``deleted``);
+
+then ``VACUUM (ANALYZE)`` the projections it deleted rows from (their space reusable at once,
+not when autovacuum comes by), ``ANALYZE`` the partitioned tables it dropped leaves of and
+``VACUUM`` the system catalogs its DDL churned (where the role may).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
 import uuid
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import psycopg
@@ -40,7 +57,14 @@ from core.projections.projector import CHECKPOINT
 from core.projections.projector import TABLES as READ_MODELS
 from core.queries import Q
 from core.retention.partitions import Leaf, day_start, leaves, past_horizon
-from core.retention.policy import KEEP_PINGS, is_event_table, kinds
+from core.retention.policy import (
+    KEEP_PINGS,
+    KEEP_RUNS,
+    NOTIFICATIONS_BATCH,
+    horizon,
+    is_event_table,
+    kinds,
+)
 
 log = logging.getLogger("cronledger.retention")
 
@@ -49,8 +73,10 @@ log = logging.getLogger("cronledger.retention")
 INLINE = ("jobs", "due_jobs", "runs", "monitors")
 SNAPSHOT_TABLES: tuple[str, ...] = (*INLINE, *READ_MODELS)
 SNAPSHOT_SCHEMA = "cronledger_snapshots"
-LOCK_ATTEMPTS = 10  # per leaf, each waiting at most the lock timeout
-LOCK_RETRY_SECONDS = 0.2
+LOCK_TIMEOUT = "20ms"  # each attempt at a leaf's locks waits at most this long
+LOCK_ATTEMPTS = 25  # per leaf
+LOCK_RETRY_SECONDS = 0.1
+NO_RUNS_DROPPED = datetime(1970, 1, 1, tzinfo=UTC)  # runs_before when no run event ever went
 SYSTEM_TEAM = uuid.UUID(int=0)  # the team of events no team owns (log.pruned)
 
 
@@ -67,10 +93,14 @@ class Planned:
 
 @dataclass
 class PruneResult:
-    """What a prune dropped (or, dry, would drop), and the leaves it had to leave for later."""
+    """What a prune dropped and deleted (or, dry, would), and the leaves it left for later:
+    ``waiting`` for the projector, ``deferred`` for their locks."""
 
     planned: list[Planned] = field(default_factory=list)
     waiting: list[str] = field(default_factory=list)
+    deferred: list[str] = field(default_factory=list)  # planned, but its locks never granted
+    deleted: dict[str, int] = field(default_factory=dict)  # projection table -> rows
+    seconds: dict[str, float] = field(default_factory=dict)  # step -> wall time
     snapshot_id: int | None = None
     position: int | None = None  # of the log.pruned event
 
@@ -131,111 +161,252 @@ async def _plan(conn: psycopg.AsyncConnection, settings: Settings, now: datetime
     return result
 
 
+async def _count(conn: psycopg.AsyncConnection, settings: Settings, now: datetime,
+                 result: PruneResult) -> None:
+    """Fill ``result.deleted`` with what the deletions would remove (the dry run)."""
+    before = _runs_before(settings, now, result)
+    cur = await conn.execute(Q["retention_runs_count"], {"before": before, "keep": KEEP_RUNS})
+    result.deleted.update(await cur.fetchone())
+    cur = await conn.execute(Q["retention_hourly_count"], {"before": before})
+    result.deleted.update(await cur.fetchone())
+    cur = await conn.execute(Q["retention_notifications_count"], {
+        "before": horizon(settings.retention_deliveries_days, now)})
+    result.deleted.update(await cur.fetchone())
+
+
+def _runs_before(settings: Settings, now: datetime, result: PruneResult) -> datetime:
+    """The runs horizon for the rows deleted: UTC midnight ``retention_runs_days`` ago, or the
+    start of the oldest leaf of ``events_runs`` left waiting for the projector, if earlier
+    (a run with an event there keeps its row)."""
+    before = horizon(settings.retention_runs_days, now)
+    for name in result.waiting:
+        if name.startswith("events_runs_p"):
+            waiting = day_start(datetime.strptime(name[-8:], "%Y%m%d").date())
+            before = min(before, waiting)
+    return before
+
+
 async def plan(pool: AsyncConnectionPool, settings: Settings, now: datetime) -> PruneResult:
-    """What a prune at ``now`` would drop (``cronledger prune --dry-run``); changes nothing."""
+    """What a prune at ``now`` would drop and delete (``cronledger prune --dry-run``); changes
+    nothing."""
     async with pool.connection() as conn:
         cur = await conn.execute(Q["projection_checkpoint_get"], {"name": CHECKPOINT})
         checkpoint = await cur.fetchone()
         result = await _plan(conn, settings, now, checkpoint)
+        if result.planned:
+            await _count(conn, settings, now, result)
+        else:
+            cur = await conn.execute(Q["retention_notifications_count"], {
+                "before": horizon(settings.retention_deliveries_days, now)})
+            result.deleted.update(await cur.fetchone())
         await conn.rollback()
     return result
 
 
 async def prune(pool: AsyncConnectionPool, settings: Settings, now: datetime, *,
-                lock_timeout: str = "50ms") -> PruneResult | None:
+                lock_timeout: str = LOCK_TIMEOUT) -> PruneResult | None:
     """Prune what is past its horizon at ``now`` (UTC), as described above.
 
+    The maintenance lock row is held, on a connection of its own, for the whole prune (the
+    snapshot transaction, each leaf's transaction, the deletions and ``log.pruned``).
+
     Args:
-        lock_timeout: how long each DETACH waits for its lock (a PostgreSQL interval).
+        lock_timeout: how long each attempt at a leaf's locks waits (a PostgreSQL interval).
 
     Returns:
-        What was dropped (``planned`` empty: nothing was due), or ``None`` when another process
-        holds the maintenance lock or a lock or serialization conflict deferred the prune.
+        What was dropped and deleted (``planned`` empty: no partition was dropped; leaves whose
+        locks were not granted are in ``deferred``), or ``None`` when another process holds the
+        maintenance lock or a serialization conflict deferred the whole prune.
     """
-    try:
-        async with pool.connection() as conn, conn.transaction():
-            await conn.execute(Q["retention_repeatable_read"])
-            cur = await conn.execute(Q["retention_lock_take"])
-            if await cur.fetchone() is None:
-                return None
-            cur = await conn.execute(Q["retention_checkpoint_hold"], {"name": CHECKPOINT})
-            checkpoint = await cur.fetchone()
-            result = await _plan(conn, settings, now, checkpoint)
-            if not result.planned:
-                return result
-            await _keep_pings(conn, [p.leaf for p in result.planned
-                                     if p.leaf.parent == "events_pings"])
-            result.snapshot_id = await _snapshot(conn, now, checkpoint)
-            await conn.execute(Q["retention_lock_timeout"], {"timeout": lock_timeout})
-            await _detach_and_drop(conn, [p.leaf for p in result.planned])
-            [result.position] = await append_events(conn, [NewEvent(
-                stream_type="log", stream_id=uuid.uuid4(), version=1, event_type="log.pruned",
-                team_id=SYSTEM_TEAM, occurred_at=now,
-                data={"kinds": result.summary(), "snapshot_id": result.snapshot_id,
-                      "waiting": result.waiting},
-                metadata={"actor": "maintenance"})])
-    except (psycopg.errors.LockNotAvailable, psycopg.errors.SerializationFailure) as exc:
-        log.warning("retention: prune deferred to the next pass: %s", str(exc).splitlines()[0])
-        return None
-    # After the commit: the DETACH's lock is gone, ANALYZE holds up no writer.
-    async with pool.connection() as conn, conn.transaction():
-        for table in sorted({p.leaf.parent for p in result.planned}):
-            await conn.execute(_template(Q["retention_analyze"], table=_ident(table)))
-    log.info("retention: pruned %d partitions (%s)", len(result.planned),
-             ", ".join(f"{k}: {v['rows']} rows" for k, v in result.summary().items()))
+    async with pool.connection() as holder, holder.transaction():
+        cur = await holder.execute(Q["retention_lock_take"])
+        if await cur.fetchone() is None:
+            return None
+        started = time.perf_counter()
+        try:
+            result = await _snapshot_transaction(pool, settings, now)
+        except psycopg.errors.SerializationFailure as exc:
+            log.warning("retention: prune deferred to the next pass: %s",
+                        str(exc).splitlines()[0])
+            return None
+        result.seconds["snapshot"] = time.perf_counter() - started
+        started = time.perf_counter()
+        if result.planned:
+            await _drop_leaves(pool, result, lock_timeout)
+        result.seconds["drop"] = time.perf_counter() - started
+        started = time.perf_counter()
+        await _delete_notifications(pool, settings, now, result)
+        result.seconds["outbox"] = time.perf_counter() - started
+        if result.snapshot_id is not None or any(result.deleted.values()):
+            async with pool.connection() as conn, conn.transaction():
+                [result.position] = await append_events(conn, [NewEvent(
+                    stream_type="log", stream_id=uuid.uuid4(), version=1,
+                    event_type="log.pruned", team_id=SYSTEM_TEAM, occurred_at=now,
+                    data={"kinds": result.summary(), "snapshot_id": result.snapshot_id,
+                          "waiting": result.waiting, "deferred": result.deferred,
+                          "deleted": result.deleted},
+                    metadata={"actor": "maintenance"})])
+    # After the commits: ANALYZE holds up no writer; VACUUM (not FULL: no lock a writer waits
+    # for) makes the deleted rows' space reusable now, not when autovacuum comes by.
+    started = time.perf_counter()
+    deleted_from = {t for t, n in result.deleted.items() if n} - {"run_attempts"}
+    analyzed = ({p.leaf.parent for p in result.planned} | {
+        t for t, n in result.deleted.items() if n}) - deleted_from
+    async with pool.connection() as conn:
+        await conn.set_autocommit(True)
+        try:
+            for table in sorted(deleted_from):
+                await conn.execute(_template(Q["retention_vacuum"], table=_ident(table)))
+            for table in sorted(analyzed):
+                await conn.execute(_template(Q["retention_analyze"], table=_ident(table)))
+            if result.planned or result.snapshot_id is not None:
+                await conn.execute(Q["retention_vacuum_catalog"])
+        finally:
+            await conn.set_autocommit(False)
+    result.seconds["vacuum"] = time.perf_counter() - started
+    if result.planned or any(result.deleted.values()):
+        log.info("retention: pruned %d partitions (%s), deleted %s", len(result.planned),
+                 ", ".join(f"{k}: {v['rows']} rows" for k, v in result.summary().items()),
+                 result.deleted)
     return result
 
 
-async def _detach_and_drop(conn: psycopg.AsyncConnection, doomed: list[Leaf]) -> None:
-    """Lock every parent and leaf of ``doomed`` first, then DETACH and DROP them.
+async def _snapshot_transaction(pool: AsyncConnectionPool, settings: Settings, now: datetime
+                                ) -> PruneResult:
+    """Steps 1-3: plan, delete the projection rows past their horizon, snapshot; committed."""
+    async with pool.connection() as conn, conn.transaction():
+        await conn.execute(Q["retention_repeatable_read"])
+        cur = await conn.execute(Q["retention_checkpoint_hold"], {"name": CHECKPOINT})
+        checkpoint = await cur.fetchone()
+        result = await _plan(conn, settings, now, checkpoint)
+        if not result.planned:
+            return result
+        before = _runs_before(settings, now, result)
+        cur = await conn.execute(Q["retention_runs_delete"], {"before": before,
+                                                              "keep": KEEP_RUNS})
+        result.deleted.update(await cur.fetchone())
+        cur = await conn.execute(Q["retention_hourly_delete"], {"before": before})
+        result.deleted.update(await cur.fetchone())
+        result.snapshot_id = await _snapshot(conn, now, checkpoint, result)
+    return result
 
-    A lock not granted within the lock timeout releases all of them (a savepoint) and is tried
-    again after :data:`LOCK_RETRY_SECONDS`, at most :data:`LOCK_ATTEMPTS` times: each wait
-    holds the writers queued behind it for one lock timeout at most, and the prune never holds
-    one table while waiting for another that a ping or a claim holds.
 
-    Raises:
-        psycopg.errors.LockNotAvailable: the last attempt timed out too.
+async def _drop_leaves(pool: AsyncConnectionPool, result: PruneResult, lock_timeout: str
+                       ) -> None:
+    """Step 4: each leaf in its own transaction, pings first (their newest copied in the same
+    transaction), a day's ping bodies only once that day's pings leaf is gone; ``planned``
+    keeps the leaves dropped, ``deferred`` gets the others."""
+    order = {"events_pings": 0, "monitor_ping_bodies": 1}
+    dropped: list[Planned] = []
+    ping_days_kept = {datetime.strptime(name[-8:], "%Y%m%d").date()
+                      for name in result.waiting if name.startswith("events_pings_p")}
+    for p in sorted(result.planned, key=lambda p: (order.get(p.leaf.parent, 2), p.leaf.name)):
+        if p.leaf.parent == "monitor_ping_bodies" and p.leaf.day in ping_days_kept:
+            result.deferred.append(p.leaf.name)
+            continue
+        if await _drop_leaf(pool, p.leaf, lock_timeout):
+            dropped.append(p)
+        else:
+            result.deferred.append(p.leaf.name)
+            if p.leaf.parent == "events_pings":
+                ping_days_kept.add(p.leaf.day)
+    result.planned = dropped
+    if any(p.leaf.parent == "events_pings" for p in dropped):
+        async with pool.connection() as conn, conn.transaction():
+            await conn.execute(Q["retention_pings_kept_trim"], {"keep": KEEP_PINGS})
+
+
+async def _drop_leaf(pool: AsyncConnectionPool, leaf: Leaf, lock_timeout: str) -> bool:
+    """DETACH and DROP ``leaf`` in one short transaction (a pings leaf: after copying its pings
+    that are among their monitor's newest 100 into ``monitor_pings_kept``, in the same
+    transaction, so a leaf that stays keeps its pings once).
+
+    The parent and the leaf are locked in one ``LOCK TABLE`` first; a lock not granted within
+    ``lock_timeout`` releases both (a savepoint) and is tried again after
+    :data:`LOCK_RETRY_SECONDS`, at most :data:`LOCK_ATTEMPTS` times: each wait holds the
+    writers queued behind it for one lock timeout at most, and the prune never holds one table
+    while waiting for another that a ping or a claim holds.
+
+    Returns:
+        Whether the leaf was dropped (``False``: its locks were never granted; it stays, and
+        the next pass tries again).
     """
-    tables = sql.SQL(", ").join(_ident(t) for t in dict.fromkeys(
-        [*(leaf.parent for leaf in doomed), *(leaf.name for leaf in doomed)]))
-    for attempt in range(LOCK_ATTEMPTS):
-        try:
-            async with conn.transaction():  # a savepoint
-                await conn.execute(_template(Q["retention_lock_leaves"], tables=tables))
-                for leaf in doomed:
+    try:
+        return await _try_drop_leaf(pool, leaf, lock_timeout)
+    except _Rollback:
+        return False
+
+
+async def _try_drop_leaf(pool: AsyncConnectionPool, leaf: Leaf, lock_timeout: str) -> bool:
+    async with pool.connection() as conn, conn.transaction():
+        await conn.execute(Q["retention_lock_timeout"], {"timeout": lock_timeout})
+        if leaf.parent == "events_pings":
+            await conn.execute(_template(Q["retention_pings_keep"], table=_ident(leaf.name)),
+                               {"keep": KEEP_PINGS})
+        for attempt in range(LOCK_ATTEMPTS):
+            try:
+                async with conn.transaction():  # a savepoint
+                    await conn.execute(_template(Q["retention_lock_leaves"],
+                                                 parent=_ident(leaf.parent),
+                                                 leaf=_ident(leaf.name)))
                     await conn.execute(_template(Q["retention_detach"],
                                                  parent=_ident(leaf.parent),
                                                  leaf=_ident(leaf.name)))
                     await conn.execute(_template(Q["retention_drop"], leaf=_ident(leaf.name)))
-            return
-        except psycopg.errors.LockNotAvailable:
-            if attempt == LOCK_ATTEMPTS - 1:
-                cur = await conn.execute(Q["retention_lock_holders"], {
-                    "parent": doomed[0].parent, "leaf": doomed[0].name})
-                log.warning("retention: %s stays locked by %s", doomed[0].name,
-                            [tuple(r.values()) for r in await cur.fetchall()])
-                raise
-            await asyncio.sleep(LOCK_RETRY_SECONDS)
+                return True
+            except psycopg.errors.LockNotAvailable:
+                if attempt < LOCK_ATTEMPTS - 1:
+                    await asyncio.sleep(LOCK_RETRY_SECONDS)
+        cur = await conn.execute(Q["retention_lock_holders"], {"parent": leaf.parent,
+                                                               "leaf": leaf.name})
+        log.warning("retention: %s stays, locked by %s", leaf.name,
+                    [tuple(r.values()) for r in await cur.fetchall()])
+        raise _Rollback
 
 
-async def _keep_pings(conn: psycopg.AsyncConnection, doomed: list[Leaf]) -> None:
-    for leaf in doomed:
-        await conn.execute(_template(Q["retention_pings_keep"], table=_ident(leaf.name)),
-                           {"keep": KEEP_PINGS})
-    if doomed:
-        await conn.execute(Q["retention_pings_kept_trim"], {"keep": KEEP_PINGS})
+class _Rollback(Exception):
+    """Leaves :func:`_drop_leaf`'s transaction rolled back (the pings copied go too)."""
+
+
+async def _delete_notifications(pool: AsyncConnectionPool, settings: Settings, now: datetime,
+                                result: PruneResult) -> None:
+    """The outbox's finished rows past the deliveries horizon, a batch per transaction; the
+    dashboard's sign-in links expired a day ago."""
+    before, total = horizon(settings.retention_deliveries_days, now), 0
+    while True:
+        async with pool.connection() as conn, conn.transaction():
+            cur = await conn.execute(Q["retention_notifications_delete"], {
+                "before": before, "batch": NOTIFICATIONS_BATCH})
+            total += cur.rowcount
+        if cur.rowcount < NOTIFICATIONS_BATCH:
+            break
+    result.deleted["notifications"] = total
+    async with pool.connection() as conn, conn.transaction():
+        cur = await conn.execute(Q["retention_signin_tokens_delete"], {
+            "before": now - timedelta(days=1)})
+        result.deleted["ui_signin_tokens"] = cur.rowcount
 
 
 async def _snapshot(conn: psycopg.AsyncConnection, now: datetime,
-                    checkpoint: dict[str, Any] | None) -> int:
+                    checkpoint: dict[str, Any] | None, result: PruneResult) -> int:
+    """Copy the projections; of ``runs`` only the rows created before the end of the newest
+    leaf of ``events_runs`` dropped so far or in this prune (the others' events are all in
+    the log, and a rebuild replays them). Drops the previous snapshot."""
+    cur = await conn.execute(Q["retention_runs_dropped_before"], {"team_id": SYSTEM_TEAM})
+    runs_before = max([(await cur.fetchone())["before"] or NO_RUNS_DROPPED, *(
+        p.leaf.end for p in result.planned if p.leaf.parent == "events_runs")])
     cur = await conn.execute(Q["retention_snapshot_insert"], {
         "now": now, "tx_id": checkpoint["tx_id"] if checkpoint else "0",
         "position": checkpoint["global_position"] if checkpoint else 0,
         "applied": checkpoint["events_applied"] if checkpoint else 0,
-        "tables": list(SNAPSHOT_TABLES)})
+        "tables": list(SNAPSHOT_TABLES), "runs_before": runs_before})
     snapshot_id = (await cur.fetchone())["id"]
     for table in SNAPSHOT_TABLES:
+        if table == "runs":
+            await conn.execute(_template(Q["retention_snapshot_copy_runs"],
+                                         copy=snapshot_copy(snapshot_id, table)),
+                               {"before": runs_before})
+            continue
         await conn.execute(_template(Q["retention_snapshot_copy"],
                                      copy=snapshot_copy(snapshot_id, table),
                                      table=_ident(table)))

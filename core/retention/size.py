@@ -6,11 +6,16 @@ from psycopg_pool import AsyncConnectionPool
 
 from core.queries import Q
 
-# Table family -> the kind of history it belongs to (core/retention/policy.py); the others are
-# definitions, projections and read models, kept as long as what they describe.
+# Table family -> the kind of history it belongs to (core/retention/policy.py), or the kind
+# whose horizon bounds its rows (the runs rows and hourly buckets: runs; the outbox:
+# deliveries; the ping copies: pings); the others are definitions, projections and read
+# models, kept as long as what they describe.
 KIND_OF = {"events_pings": "pings", "monitor_ping_bodies": "pings", "events_runs": "runs",
            "run_attempts": "attempt_bodies", "events_deliveries": "deliveries",
-           "events_keep": "definitions", "snapshots": "snapshots"}
+           "events_keep": "definitions", "snapshots": "snapshots",
+           "runs": "runs (rows)", "job_stats_hourly": "runs (rows)",
+           "team_runs_hourly": "runs (rows)", "run_confirmations": "runs (rows)",
+           "notifications": "deliveries (rows)", "monitor_pings_kept": "pings (rows)"}
 
 
 async def sizes(pool: AsyncConnectionPool) -> tuple[list[dict[str, object]], int]:

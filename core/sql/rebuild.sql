@@ -50,13 +50,15 @@ WHERE stream_type = 'job'
 ORDER BY global_position;
 
 -- name: rebuild_run_events
--- Run events after the prune snapshot %(snapshot)s (every one when it is NULL).
+-- Run events after the prune snapshot %(snapshot)s, and those at or after %(since)s (its copy of
+-- runs holds the rows created before; NULL: every row) (every event when %(snapshot)s is NULL).
 SELECT global_position, stream_type, stream_id, stream_version, event_type, team_id, data,
        occurred_at
 FROM events
 WHERE stream_type = 'run'
   AND (%(snapshot)s::pg_snapshot IS NULL
-       OR NOT pg_visible_in_snapshot(tx_id, %(snapshot)s::pg_snapshot))
+       OR NOT pg_visible_in_snapshot(tx_id, %(snapshot)s::pg_snapshot)
+       OR occurred_at >= %(since)s::timestamptz)
 ORDER BY global_position;
 
 -- name: rebuild_runs_copy

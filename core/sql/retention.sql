@@ -88,10 +88,26 @@ WHERE k.stream_version < (
 
 -- name: retention_snapshot_insert
 INSERT INTO retention_snapshots (taken_at, tx_snapshot, checkpoint_tx_id, checkpoint_position,
-                                 checkpoint_events_applied, tables)
+                                 checkpoint_events_applied, tables, runs_before)
 VALUES (%(now)s::timestamptz, pg_current_snapshot(), %(tx_id)s::xid8, %(position)s::bigint,
-        %(applied)s::bigint, %(tables)s::text[])
+        %(applied)s::bigint, %(tables)s::text[], %(runs_before)s::timestamptz)
 RETURNING id;
+
+-- name: retention_runs_dropped_before
+-- Every event of runs before this instant may be gone: the end of the newest events_runs
+-- leaf a prune dropped or set out to drop (the latest snapshot's runs_before, the log.pruned
+-- events' runs ranges: a snapshot from before migration 0017 has none), NULL if none.
+SELECT greatest((SELECT max(runs_before) FROM retention_snapshots),
+                (SELECT max((e.data -> 'kinds' -> 'runs' ->> 'to')::timestamptz)
+                 FROM events e
+                 WHERE e.team_id = %(team_id)s::uuid AND e.stream_type = 'log'
+                   AND e.event_type = 'log.pruned')) AS before;
+
+-- name: retention_snapshot_copy_runs
+-- A template: {copy} is cronledger_snapshots.s<id>_runs: the runs rows created before
+-- %(before)s (each run with an event that may be gone); a rebuild replays the others from the
+-- log (core/projections/rebuild.py).
+CREATE TABLE {copy} AS SELECT * FROM runs WHERE created_at < %(before)s::timestamptz;
 
 -- name: retention_snapshot_copy
 -- A template: {copy} is cronledger_snapshots.s<id>_<table>, {table} the projection.
@@ -110,7 +126,7 @@ DELETE FROM retention_snapshots WHERE id = %(id)s::bigint;
 -- name: retention_snapshot_latest
 -- The latest snapshot, the one a rebuild starts from (core/projections/rebuild.py).
 SELECT id, tx_snapshot::text AS tx_snapshot, checkpoint_tx_id::text AS checkpoint_tx_id,
-       checkpoint_position, checkpoint_events_applied, tables
+       checkpoint_position, checkpoint_events_applied, tables, runs_before
 FROM retention_snapshots ORDER BY id DESC LIMIT 1;
 
 -- name: retention_lock_holders
@@ -121,10 +137,11 @@ WHERE l.granted AND l.relation IN (to_regclass(%(parent)s), to_regclass(%(leaf)s
   AND a.pid <> pg_backend_pid();
 
 -- name: retention_lock_leaves
--- A template: {tables}, the parents and the leaves a prune detaches, locked in one statement
--- before any DETACH (so a ping or a claim that holds one of them is never stuck behind a
--- prune holding another: the prune gives up on lock_timeout and releases them all).
-LOCK TABLE {tables} IN ACCESS EXCLUSIVE MODE;
+-- A template: {parent} and its daily leaf {leaf} about to be detached, locked in one statement
+-- before the DETACH (so a ping or a claim that holds one of them is never stuck behind a
+-- prune holding the other: the prune gives up on lock_timeout and releases both). ONLY: a
+-- partitioned table locked without it locks every partition, today's too.
+LOCK TABLE ONLY {parent}, ONLY {leaf} IN ACCESS EXCLUSIVE MODE;
 
 -- name: retention_detach
 -- A template: {parent} and its daily leaf {leaf}.
@@ -161,3 +178,110 @@ ORDER BY 2 DESC;
 
 -- name: retention_database_size
 SELECT pg_database_size(current_database())::bigint AS bytes;
+
+-- name: retention_runs_delete
+-- Finished runs rows past the runs horizon %(before)s, except each job's newest %(keep)s (by
+-- slot, the order of the job's run list): final status (a final run receives no further
+-- event), no lease, no open confirmation, created and finished before the horizon (every event
+-- of the stream is in a daily leaf past the horizon), none of its events in the default
+-- partition (never dropped). Their attempts go with them (run_attempts is not the log;
+-- run_confirmations cascade). Run in the prune's snapshot transaction, before the copy: the
+-- snapshot holds what is left (docs/architecture.md, "Retention"). The candidates come from
+-- runs_finished_idx (migration 0017: one day's runs per daily prune), the cut per job of
+-- theirs from runs_job_history_idx; neither walks a job's whole history.
+WITH candidates AS MATERIALIZED (
+    SELECT r.id, r.job_id, r.scheduled_for FROM runs r
+    WHERE r.status IN ('succeeded', 'failed', 'skipped', 'missed')
+      AND r.finished_at < %(before)s::timestamptz
+      AND r.created_at < %(before)s::timestamptz
+      AND r.lease_token IS NULL),
+newest AS (
+    SELECT j.job_id, k.scheduled_for, k.id
+    FROM (SELECT DISTINCT job_id FROM candidates) AS j
+    CROSS JOIN LATERAL (
+        SELECT r.scheduled_for, r.id FROM runs r WHERE r.job_id = j.job_id
+        ORDER BY r.scheduled_for DESC, r.id DESC
+        OFFSET %(keep)s::int - 1 LIMIT 1) AS k),
+doomed AS (
+    SELECT c.id FROM candidates c JOIN newest n ON n.job_id = c.job_id
+    WHERE (c.scheduled_for, c.id) < (n.scheduled_for, n.id)
+      AND NOT EXISTS (SELECT 1 FROM run_confirmations rc
+                      WHERE rc.run_id = c.id AND rc.outcome IS NULL)
+      AND NOT EXISTS (SELECT 1 FROM events_runs_default d WHERE d.stream_id = c.id)),
+gone AS (
+    DELETE FROM runs r USING doomed d WHERE r.id = d.id RETURNING r.id),
+attempts AS (
+    DELETE FROM run_attempts a USING gone g
+    WHERE a.run_id = g.id AND a.started_at < %(before)s::timestamptz
+    RETURNING 1)
+SELECT (SELECT count(*) FROM gone)::bigint AS runs,
+       (SELECT count(*) FROM attempts)::bigint AS run_attempts;
+
+-- name: retention_runs_count
+-- What retention_runs_delete would delete (cronledger prune --dry-run), by the same rule.
+WITH candidates AS MATERIALIZED (
+    SELECT r.id, r.job_id, r.scheduled_for FROM runs r
+    WHERE r.status IN ('succeeded', 'failed', 'skipped', 'missed')
+      AND r.finished_at < %(before)s::timestamptz
+      AND r.created_at < %(before)s::timestamptz
+      AND r.lease_token IS NULL),
+newest AS (
+    SELECT j.job_id, k.scheduled_for, k.id
+    FROM (SELECT DISTINCT job_id FROM candidates) AS j
+    CROSS JOIN LATERAL (
+        SELECT r.scheduled_for, r.id FROM runs r WHERE r.job_id = j.job_id
+        ORDER BY r.scheduled_for DESC, r.id DESC
+        OFFSET %(keep)s::int - 1 LIMIT 1) AS k)
+SELECT count(*)::bigint AS runs
+FROM candidates c JOIN newest n ON n.job_id = c.job_id
+WHERE (c.scheduled_for, c.id) < (n.scheduled_for, n.id)
+  AND NOT EXISTS (SELECT 1 FROM run_confirmations rc
+                  WHERE rc.run_id = c.id AND rc.outcome IS NULL)
+  AND NOT EXISTS (SELECT 1 FROM events_runs_default d WHERE d.stream_id = c.id);
+
+-- name: retention_hourly_delete
+-- Hourly statistics buckets (read models, core/projections/job_stats.py) starting before the
+-- runs horizon %(before)s: hourly buckets are kept as long as runs, daily and weekly forever.
+-- In the snapshot transaction, the projector's checkpoint held, before the copy.
+WITH jobs_gone AS (DELETE FROM job_stats_hourly WHERE bucket_start < %(before)s::timestamptz
+                   RETURNING 1),
+     teams_gone AS (DELETE FROM team_runs_hourly WHERE bucket_start < %(before)s::timestamptz
+                    RETURNING 1)
+SELECT (SELECT count(*) FROM jobs_gone)::bigint AS job_stats_hourly,
+       (SELECT count(*) FROM teams_gone)::bigint AS team_runs_hourly;
+
+-- name: retention_hourly_count
+SELECT (SELECT count(*) FROM job_stats_hourly
+        WHERE bucket_start < %(before)s::timestamptz)::bigint AS job_stats_hourly,
+       (SELECT count(*) FROM team_runs_hourly
+        WHERE bucket_start < %(before)s::timestamptz)::bigint AS team_runs_hourly;
+
+-- name: retention_notifications_delete
+-- One batch of the outbox's finished rows (delivered, given up, cancelled; never pending or
+-- sending) finished before the deliveries horizon %(before)s. Each batch is its own
+-- transaction; the notifier never claims a finished row, so nothing waits on these locks.
+DELETE FROM notifications WHERE id IN (
+    SELECT id FROM notifications
+    WHERE status IN ('sent', 'failed', 'cancelled') AND finished_at < %(before)s::timestamptz
+    ORDER BY finished_at LIMIT %(batch)s::int);
+
+-- name: retention_notifications_count
+SELECT count(*)::bigint AS notifications FROM notifications
+WHERE status IN ('sent', 'failed', 'cancelled') AND finished_at < %(before)s::timestamptz;
+
+-- name: retention_signin_tokens_delete
+-- Dashboard sign-in links expired before %(before)s (a day before the prune): an unknown
+-- token is refused like an expired one (core/sessions.py), so the rows serve nothing.
+DELETE FROM ui_signin_tokens WHERE expires_at < %(before)s::timestamptz;
+
+-- name: retention_vacuum
+-- A template: {table}, a projection the prune deleted rows from (outside a transaction).
+VACUUM (ANALYZE) {table};
+
+-- name: retention_vacuum_catalog
+-- The system catalogs a prune churns (the leaves and snapshot copies it creates and drops,
+-- the statistics ANALYZE rewrites), vacuumed after it (outside a transaction). A role that may
+-- not vacuum them gets a warning per table, not an error; autovacuum does it then.
+VACUUM pg_catalog.pg_statistic, pg_catalog.pg_attribute, pg_catalog.pg_class,
+       pg_catalog.pg_depend, pg_catalog.pg_type, pg_catalog.pg_index, pg_catalog.pg_constraint,
+       pg_catalog.pg_inherits;

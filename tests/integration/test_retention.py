@@ -7,6 +7,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import psycopg
 import pytest
@@ -236,3 +237,157 @@ def test_prune_and_db_size_commands(fresh_dsn: str) -> None:
     done = run_cli("prune", env=env)
     assert "pings: dropped 1 partitions" in done and "runs: dropped 1 partitions" in done, done
     assert "nothing is past its retention" in run_cli("prune", "--dry-run", env=env)
+
+
+async def _old_runs(pool: AsyncConnectionPool, actor, job: uuid.UUID, start: datetime,  # noqa: ANN001
+                    count: int, *, finish: bool = True) -> list[uuid.UUID]:
+    """``count`` manual runs of ``job`` a minute apart from ``start``: their events in the log
+    and their ``runs`` rows their fold (what the recorder would have written)."""
+    from core.projections import runs as run_rows
+    from core.runs.state import evolve
+
+    rows, ids = [], []
+    async with pool.connection() as conn:
+        for i in range(count):
+            run, slot = uuid.uuid4(), start + timedelta(minutes=i)
+            done = slot + timedelta(seconds=1)
+            events = [
+                NewEvent("run", run, 1, "run.queued", actor.team_id, slot,
+                         {"job_id": str(job), "scheduled_for": slot.isoformat(),
+                          "trigger": "manual", "available_at": slot.isoformat()}),
+                NewEvent("run", run, 2, "run.started", actor.team_id, slot,
+                         {"attempt": 1, "worker_id": "w"})]
+            if finish:
+                events.append(NewEvent("run", run, 3, "run.succeeded", actor.team_id, done,
+                                       {"duration_ms": 1000, "response_status": 200,
+                                        "started_at": slot.isoformat(),
+                                        "finished_at": done.isoformat()}))
+            positions = await append_events(conn, events)
+            row = None
+            for event, position in zip(events, positions, strict=True):
+                row = evolve(row, {"event_type": event.event_type, "data": event.data,
+                                   "stream_id": run, "stream_version": event.version,
+                                   "team_id": event.team_id, "occurred_at": event.occurred_at,
+                                   "global_position": position})
+            rows.append(row)
+            ids.append(run)
+        await run_rows.write(conn, rows)
+        await conn.commit()
+    return ids
+
+
+async def test_prune_deletes_old_runs_rows_but_a_jobs_newest_100_and_finished_notifications(
+        fresh_pool: AsyncConnectionPool, settings: Settings, sealer: Any, clock: FrozenClock
+) -> None:
+    from core.channels.commands import create_channel
+    from core.runs.queries import list_runs
+
+    settings = short(settings)  # runs 2 days, deliveries 1 day
+    pool = fresh_pool
+    for d in range(-1, 7):
+        await ensure_partitions(pool, T0 + timedelta(days=d), 1)
+    actor = await new_actor(pool)
+    busy = await add_job(pool, actor, T0 - timedelta(hours=1), "http://127.0.0.1:9/",
+                         "0 0 1 1 *", name="busy")
+    quiet = await add_job(pool, actor, T0 - timedelta(hours=1), "http://127.0.0.1:9/",
+                          "0 0 1 1 *", name="quiet")
+    old = await _old_runs(pool, actor, busy, T0 - timedelta(hours=6), 130)  # day T0
+    stuck = await _old_runs(pool, actor, busy, T0 - timedelta(hours=7), 1, finish=False)
+    quiet_old = await _old_runs(pool, actor, quiet, T0 - timedelta(hours=6), 20)
+    recent = await _old_runs(pool, actor, busy, T0 + timedelta(days=3), 5)
+    hook, _ = await create_channel(pool, sealer, actor, {
+        "name": "hook", "kind": "webhook", "url": "http://127.0.0.1:9/"}, T0)
+    notes = {}
+    async with pool.connection() as conn:
+        for name, status, finished in (
+                ("sent", "sent", T0), ("given_up", "failed", T0), ("pending", "pending", None),
+                ("cancelled", "cancelled", T0), ("sent_late", "sent", T0 + timedelta(days=3))):
+            notes[name] = uuid.uuid4()
+            await conn.execute(
+                "INSERT INTO notifications (id, team_id, channel_id, subject_type, subject_id, "
+                "event, message, status, max_attempts, version, created_at, finished_at) "
+                "VALUES (%s, %s, %s, 'job', %s, 'failed', '{}', %s, 3, 1, %s, %s)",
+                (notes[name], actor.team_id, hook, busy, status, T0, finished))
+        for bucket in (T0, T0 + timedelta(days=3)):  # hourly buckets: one old, one recent
+            await conn.execute(
+                "INSERT INTO job_stats_hourly (job_id, bucket_start, team_id, succeeded) "
+                "VALUES (%s, %s, %s, 1)", (quiet, bucket, actor.team_id))
+        await conn.commit()
+    await project_all(pool)
+
+    now = T0 + timedelta(days=3, hours=6)
+    dry = await pruning.plan(pool, settings, now)
+    assert dry.deleted["runs"] == 35 and dry.deleted["notifications"] == 3
+    live_before = await snapshot(pool)
+    result = await pruning.prune(pool, settings, now)
+    assert result is not None and not result.deferred
+    assert "events_runs_p20261120" in {p.leaf.name for p in result.planned}
+    # The busy job: its 5 recent runs and its 95 newest old ones are its newest 100; of the
+    # others, the 35 oldest finished go and the stuck one (in flight, older) stays.
+    assert result.deleted["runs"] == 35 and result.deleted["notifications"] == 3
+    assert result.deleted["job_stats_hourly"] == 1  # kept as long as runs
+    listed = await list_runs(pool, actor, busy, limit=200, before=None)
+    assert [r["id"] for r in listed] == [*reversed(recent), *reversed(old[35:]), *stuck]
+    assert len(await list_runs(pool, actor, quiet, limit=200, before=None)) == len(quiet_old)
+    async with pool.connection() as conn:
+        cur = await conn.execute("SELECT id FROM notifications")
+        assert {r["id"] for r in await cur.fetchall()} == {notes["pending"], notes["sent_late"]}
+        cur = await conn.execute("SELECT data FROM events WHERE event_type = 'log.pruned'")
+        logged = (await cur.fetchone())["data"]
+        cur = await conn.execute("SELECT count(*) AS n FROM runs")
+        assert (await cur.fetchone())["n"] == len(live_before["runs"]) - 35
+        # The snapshot copies only the runs created before the end of the newest runs leaf
+        # dropped (2026-11-21): the recent ones are all in the log.
+        cur = await conn.execute(f"SELECT id FROM cronledger_snapshots.s{result.snapshot_id}_runs")
+        assert {r["id"] for r in await cur.fetchall()} == {*old[35:], *stuck, *quiet_old}
+    assert logged["deleted"]["runs"] == 35 and logged["deleted"]["notifications"] == 3
+    assert "runs" in logged["kinds"]
+    assert [r["bucket_start"] for r in (await snapshot(pool))["job_stats_hourly"]] == [
+        T0 + timedelta(days=3)]
+
+    # A second prune, a day later: nothing more of the busy job goes (its newest 100 and the
+    # stuck one are left).
+    more = await pruning.prune(pool, settings, now + timedelta(days=1))
+    assert more is not None and more.deleted["runs"] == 0
+    await project_all(pool)
+    live = await snapshot(pool)
+    async with pool.connection() as conn:
+        await conn.execute("UPDATE runs SET error = 'damaged', version = version + 7")
+        await conn.execute("DELETE FROM job_stats_daily")
+        await conn.commit()
+    await rebuild(pool, now + timedelta(days=1))
+    await project_all(pool)
+    rebuilt = await snapshot(pool)
+    for table in live:
+        assert rebuilt[table] == live[table], table
+    assert len([r for r in rebuilt["runs"] if r["job_id"] == busy]) == 101
+
+
+async def test_a_leaf_whose_lock_is_not_granted_stays_and_log_pruned_says_so(
+        fresh_pool: AsyncConnectionPool, fresh_dsn: str, settings: Settings,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    settings = short(settings)
+    monkeypatch.setattr(pruning, "LOCK_ATTEMPTS", 2)
+    await ensure_partitions(fresh_pool, T0, 1)
+    before = await leaf_names(fresh_pool)
+    later = T0 + timedelta(days=5)
+    planned = {p.leaf.name for p in (await pruning.plan(fresh_pool, settings, later)).planned}
+    held = "events_pings_p20261120"
+    assert {held, "monitor_ping_bodies_p20261120"} <= planned
+    with psycopg.connect(fresh_dsn) as other:  # a long reader of that day's pings
+        other.execute(f"LOCK TABLE {held} IN ACCESS SHARE MODE")
+        result = await pruning.prune(fresh_pool, settings, later)
+    assert result is not None
+    # The pings leaf stays, and so does its day's bodies leaf (its pings' copies need them).
+    assert set(result.deferred) == {held, "monitor_ping_bodies_p20261120"}
+    dropped = {p.leaf.name for p in result.planned}
+    assert dropped == planned - set(result.deferred)
+    assert await leaf_names(fresh_pool) == before - dropped
+    async with fresh_pool.connection() as conn:
+        cur = await conn.execute("SELECT data FROM events WHERE event_type = 'log.pruned'")
+        logged = (await cur.fetchone())["data"]
+    assert {n for k in logged["kinds"].values() for n in k["partitions"]} == dropped
+    assert set(logged["deferred"]) == set(result.deferred)
+    again = await pruning.prune(fresh_pool, settings, later)
+    assert again is not None and {p.leaf.name for p in again.planned} == set(result.deferred)
+    assert await leaf_names(fresh_pool) == before - planned
