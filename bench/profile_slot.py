@@ -245,13 +245,14 @@ def analyse(result: dict) -> dict:
     per_slot: list[dict[str, Any]] = []
     for slot in slots:
         steps: dict[str, dict[str, Any]] = defaultdict(lambda: {
-            "total": 0.0, "n": 0, "start": None, "end": None, "intervals": []})
+            "total": 0.0, "n": 0, "start": None, "end": None, "intervals": [], "each": []})
 
         def add(name: str, a: float, b: float, n: int = 1, *, cost: bool = True,
                 steps: dict = steps) -> None:
             s = steps[name]
             if cost:
                 s["total"] += b - a
+                s["each"].append(b - a)
             s["n"] += n
             s["start"] = a if s["start"] is None else min(s["start"], a)
             s["end"] = b if s["end"] is None else max(s["end"], b)
@@ -279,8 +280,14 @@ def analyse(result: dict) -> dict:
                 if s == slot:
                     extra["gate"] = max(extra["gate"], t - slot)
             for a in mine:
+                if "create_start" in a and "create_end" in a:
+                    add("connect at slot", a["create_start"], a["create_end"])
                 if "headers_sent" in a:
                     add("send", a["enter"], a["headers_sent"])
+                    if "create_start" in a and "create_end" in a:  # connecting is not sending
+                        s = steps["send"]
+                        s["total"] -= a["create_end"] - a["create_start"]
+                        s["each"][-1] -= a["create_end"] - a["create_start"]
                     if "request_end" in a:
                         add("read", a["headers_sent"], a["request_end"])
                 if "create_end" in a:
@@ -301,7 +308,8 @@ def analyse(result: dict) -> dict:
                     if s == time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(slot))]
         out = {name: {"total": s["total"], "n": s["n"], "start": s["start"] - slot,
                       "end": s["end"] - slot,
-                      "critical": _span(s["intervals"], slot, until)}
+                      "critical": _span(s["intervals"], slot, until),
+                      "median": statistics.median(s["each"]) if s["each"] else 0.0}
                for name, s in steps.items()}
         out["_"] = {"last send": until - slot, "last arrival": max(arrivals, default=slot) - slot,
                     "per worker": per_worker, **extra}
@@ -309,7 +317,7 @@ def analyse(result: dict) -> dict:
     return {"slots": per_slot}
 
 
-STEPS = ("claim", "build", "connect ahead", "send", "read", "record")
+STEPS = ("claim", "build", "connect ahead", "connect at slot", "send", "read", "record")
 
 
 def table(result: dict, analysis: dict) -> str:
@@ -328,8 +336,11 @@ def table(result: dict, analysis: dict) -> str:
         n = statistics.mean(g["n"] for g in got)
         per_request = total / jobs
         unit = f"{per_request * 1000:.0f} µs" if per_request < 1 else f"{per_request:.2f} ms"
+        if name in ("send", "read", "connect at slot"):
+            med = statistics.mean(g["median"] for g in got) * 1e6
+            unit = f"{unit} (median {med:.0f} µs)"
         if name == "read":
-            unit += " (wall, waiting included)"
+            unit += ", wall: waiting included"
         if name == "connect ahead":
             total_s = f"{total:.1f} (wall)"
             unit = "–"
@@ -342,14 +353,18 @@ def table(result: dict, analysis: dict) -> str:
     extra = [s["_"] for s in slots]
     claims = [s["claim"] for s in slots if "claim" in s]
 
+    n_claims = statistics.mean(len_claims(result, s) for s in slot_range(result))
+
     def mean(key: str) -> float:
         return statistics.mean(e.get(key, 0) for e in extra)
 
     lines += [
         "",
         f"- claims per slot: {statistics.mean(c['n'] for c in claims) if claims else 0:.0f} rows "
-        f"in {statistics.mean(len_claims(result, s) for s in slot_range(result)):.1f} claims "
-        f"(all workers)",
+        f"in {n_claims:.1f} claims (all workers), "
+        f"{statistics.mean(c['total'] for c in claims) * 1000 / max(n_claims, 1):.0f} ms a "
+        f"claim; claims ending after the slot: "
+        + " ".join(str(late_claims(result, s)) for s in slot_range(result)),
         f"- gate opened at slot + {mean('gate') * 1000:.2f} ms; connections opened at the slot "
         f"{mean('opened at slot'):.0f}, reused {mean('reused'):.0f}, waited for the pool "
         f"{mean('queued'):.0f}",
@@ -370,6 +385,11 @@ def slot_range(result: dict) -> range:
 
 def len_claims(result: dict, slot: int) -> int:
     return sum(1 for prof in result["profiles"] for c in prof["claim"] if slot in c[4])
+
+
+def late_claims(result: dict, slot: int) -> int:
+    return sum(1 for prof in result["profiles"] for c in prof["claim"]
+               if slot in c[4] and c[1] > slot)
 
 
 def main() -> None:
