@@ -40,10 +40,6 @@ RECORD_BATCH = 500
 RECORD_RETRY_DELAYS = (0.05, 0.1, 0.2, 0.5)
 RECORD_RETRY_MAX = RECORD_RETRY_DELAYS[-1]
 PRECONNECT_MARGIN = 0.005  # seconds before the slot at which opening connections stops
-# Longest wait (seconds) of a batch of results for the attempts released at a slot to have all
-# started their sends (:meth:`Worker._until_sent`); also at most a quarter of the lease margin,
-# so a result is never held back until its lease expires.
-SENT_WAIT_MAX = 1.0
 
 
 class Worker(Service):
@@ -75,11 +71,6 @@ class Worker(Service):
         self.inflight: dict[asyncio.Task[None], Dispatch] = {}
         self._preconnects: set[asyncio.Task[None]] = set()
         self._gates: dict[datetime, asyncio.Event] = {}  # slot -> released at the slot
-        # Attempts claimed ahead of their slot that have not started their send yet; ``_sent``
-        # is set whenever there are none (the record loop waits for it: _until_sent).
-        self._unsent = 0
-        self._sent = asyncio.Event()
-        self._sent.set()
         self.quiet = QuietWindows()  # the bursts ahead, for the services sharing the loop
         self.results: asyncio.Queue[AttemptResult | None] = asyncio.Queue()  # None: stop
         # Results produced and not recorded yet (run id -> result), recording retries included.
@@ -90,47 +81,13 @@ class Worker(Service):
         self._broken: list[tuple[uuid.UUID, str]] = []  # (job_id, reason) found by _prepare
 
     # -- dispatch ---------------------------------------------------------------------------
-    async def _attempt(self, prepared: Prepared, counted: bool = False) -> None:
-        """Send one attempt (at its slot, never before) and queue its result.
-
-        ``counted``: the attempt is counted in :attr:`_unsent` (claimed ahead of its slot); it
-        is uncounted once it starts its send, or if it ends (cancelled) before.
-        """
-        try:
-            if prepared.dispatch.scheduled_for > self.clock.now():  # claimed ahead: never early
-                await self._gate(prepared.dispatch.scheduled_for).wait()
-            async with self.limit:
-                if counted:  # the request is written in this same turn of the loop
-                    counted = False
-                    self._one_sent()
-                result = await self.executor.transmit(prepared)
-        finally:
-            if counted:
-                self._one_sent()
+    async def _attempt(self, prepared: Prepared) -> None:
+        if prepared.dispatch.scheduled_for > self.clock.now():  # claimed ahead: never send early
+            await self._gate(prepared.dispatch.scheduled_for).wait()
+        async with self.limit:
+            result = await self.executor.transmit(prepared)
         self.unrecorded[result.dispatch.run_id] = result
         await self.results.put(result)
-
-    def _one_sent(self) -> None:
-        self._unsent -= 1
-        if self._unsent <= 0:
-            self._unsent = 0
-            self._sent.set()
-
-    async def _until_sent(self) -> None:
-        """Wait until every attempt claimed ahead of its slot has started its send, at most
-        :data:`SENT_WAIT_MAX` seconds (and a quarter of the lease margin).
-
-        The quiet window of the burst (:attr:`quiet`) is an estimate; on a loaded machine a
-        1,000-request burst lasts several times longer, and results recorded meanwhile
-        delayed the rest of the slot's sends (docs/benchmarks.md, "Where the time goes at
-        1,000").
-        """
-        if self._sent.is_set():
-            return
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(min(SENT_WAIT_MAX,
-                                           self.settings.lease_margin_seconds / 4)):
-                await self._sent.wait()
 
     def _gate(self, slot: datetime) -> asyncio.Event:
         """The event set at ``slot``: one timer per slot, however many attempts wait for it.
@@ -162,12 +119,9 @@ class Worker(Service):
         now = self.clock.now()
         for dispatch in dispatches:
             prepared = self._prepare(dispatch)
-            counted = dispatch.scheduled_for > now
-            if counted:
+            if dispatch.scheduled_for > now:
                 ahead.append(prepared)
-                self._unsent += 1
-                self._sent.clear()
-            task = asyncio.create_task(self._attempt(prepared, counted))
+            task = asyncio.create_task(self._attempt(prepared))
             self.inflight[task] = dispatch
             task.add_done_callback(self._done)
         if ahead:
@@ -236,10 +190,8 @@ class Worker(Service):
             # Off the send burst: the first answers of a slot come back while the rest of it
             # is still being sent; encoding and writing them then would delay those sends
             # (docs/benchmarks.md, "Where the time goes at 1,000"). They wait for the burst's
-            # end (its announced window, then every attempt of it sent, _until_sent) and are
-            # recorded with whatever arrived meanwhile, in fewer batches.
+            # end and are recorded with whatever arrived meanwhile, in fewer batches.
             await self.quiet.wait()
-            await self._until_sent()
             while item is not None:
                 batch.append(item)
                 if len(batch) >= RECORD_BATCH or self.results.empty():
