@@ -222,7 +222,9 @@ async def scenario(admin: str, jobs: int, workers: int, slots: int, logdir: Path
                 await asyncio.to_thread(stop_process, proc)
         _, _, split = await runs_in_db(dsn)
     server.close()
-    profiles = [json.loads(out.read_text()) for out in outs if out.exists()]
+    keys = ("claim", "build", "preconnect", "attempt", "gate", "record")
+    profiles = [{**{key: [] for key in keys}, **json.loads(out.read_text())}
+                for out in outs if out.exists()]  # a worker that got no work has no entries
     return {"jobs": jobs, "workers": workers, "first": first, "last": last,
             "profiles": profiles, "hits": list(SinkProtocol.hits), "split": split,
             "stats": slot_stats(SinkProtocol.hits, first, last, jobs)}
