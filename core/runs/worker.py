@@ -70,9 +70,6 @@ class Worker(Service):
         self.limit = asyncio.Semaphore(settings.max_concurrency)
         self.inflight: dict[asyncio.Task[None], Dispatch] = {}
         self._preconnects: set[asyncio.Task[None]] = set()
-        # slot -> the attempts claimed ahead of it so far (every claim batch): each batch's
-        # preconnect covers them all, until the slot's gate opens
-        self._ahead: dict[datetime, list[Prepared]] = {}
         self._gates: dict[datetime, asyncio.Event] = {}  # slot -> released at the slot
         self.quiet = QuietWindows()  # the bursts ahead, for the services sharing the loop
         self.results: asyncio.Queue[AttemptResult | None] = asyncio.Queue()  # None: stop
@@ -111,7 +108,6 @@ class Worker(Service):
         if early > 0:  # the loop's timer fired before the clock reached the slot: never early
             asyncio.get_running_loop().call_later(early, self._open_gate, slot)
             return
-        self._ahead.pop(slot, None)
         gate = self._gates.pop(slot, None)
         if gate is not None:
             gate.set()
@@ -159,29 +155,15 @@ class Worker(Service):
         """Open the connections of attempts claimed ahead of their slot; give up just before
         the slot, so that connections still held are back in the pool when the attempts start
         (a cancellation is processed after the timers that fire with it). The burst is also
-        announced in :attr:`quiet`, for the services that share this event loop.
-
-        A slot claimed in several batches: each batch's preconnect asks for the connections
-        of every attempt of the slot claimed so far, not only its own. The batches are claimed
-        one after the other, so a preconnect for its own batch only found the previous batch's
-        connections idle and took those: a 1,000-job slot had 100 connections ready per worker
-        where its 200 concurrent requests needed 200 (docs/benchmarks.md, "Where the time goes
-        at 1,000").
-        """
+        announced in :attr:`quiet`, for the services that share this event loop."""
         slot = min(p.dispatch.scheduled_for for p in ahead)
         seconds = (slot - self.clock.now()).total_seconds() - PRECONNECT_MARGIN
         self.quiet.hold(seconds + PRECONNECT_MARGIN, len(ahead))
-        now = self.clock.now()
-        for past in [s for s in self._ahead if s <= now]:  # a slot whose gate never opened
-            del self._ahead[past]
-        claimed = self._ahead.setdefault(slot, [])
-        claimed.extend(ahead)
-        wanted = list(claimed)
 
         async def bounded() -> None:
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(seconds):
-                    await self.executor.preconnect(wanted)
+                    await self.executor.preconnect(ahead)
 
         task = asyncio.create_task(bounded(), name="cronledger-preconnect")
         self._preconnects.add(task)
