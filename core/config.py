@@ -63,7 +63,7 @@ class Settings:
     public_url: str = ""
     max_concurrency: int = 200
     claim_batch: int = 100
-    claim_lookahead_seconds: float = 0.5
+    claim_lookahead_seconds: float = 1.0
     response_body_limit: int = 1024 * 1024
     lease_margin_seconds: float = 30.0
     shutdown_grace_seconds: float = 30.0
@@ -142,7 +142,7 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         public_url=env.get("CRONLEDGER_PUBLIC_URL", ""),
         max_concurrency=_int(env, "CRONLEDGER_MAX_CONCURRENCY", 200, 1, 10_000),
         claim_batch=_int(env, "CRONLEDGER_CLAIM_BATCH", 100, 1, 1_000),
-        claim_lookahead_seconds=_float(env, "CRONLEDGER_CLAIM_LOOKAHEAD", 0.5, 0.0, 5.0),
+        claim_lookahead_seconds=_float(env, "CRONLEDGER_CLAIM_LOOKAHEAD", 1.0, 0.0, 5.0),
         response_body_limit=_int(
             env, "CRONLEDGER_RESPONSE_BODY_LIMIT", 1024 * 1024, 0, 64 * 1024 * 1024
         ),
