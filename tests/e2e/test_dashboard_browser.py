@@ -264,6 +264,7 @@ async def test_the_form_reads_words_tags_and_a_confirmation_and_keeps_them_on_ed
     await expect(page.get_by_label("Schedule")).to_have_value("tous les jours à 9h30")
     await expect(page.get_by_label("Tags")).to_have_value("nightly billing")
     await expect(page.get_by_label("Confirmation timeout (seconds)")).to_have_value("300")
+    assert await page.get_by_label("Name", exact=True).input_value() == "words job"
     await page.get_by_role("button", name="Save").click()
     await expect(page.get_by_role("heading", name="words job")).to_be_visible()
     await expect(page.locator("dd.tags .tag")).to_have_text(["nightly", "billing"])
