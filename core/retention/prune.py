@@ -163,14 +163,22 @@ async def _plan(conn: psycopg.AsyncConnection, settings: Settings, now: datetime
 
 async def _count(conn: psycopg.AsyncConnection, settings: Settings, now: datetime,
                  result: PruneResult) -> None:
-    """Fill ``result.deleted`` with what the deletions would remove (the dry run)."""
-    before = _runs_before(settings, now, result)
-    cur = await conn.execute(Q["retention_runs_count"], {"before": before, "keep": KEEP_RUNS})
-    result.deleted.update(await cur.fetchone())
-    cur = await conn.execute(Q["retention_hourly_count"], {"before": before})
-    result.deleted.update(await cur.fetchone())
+    """Fill ``result.deleted`` with what the deletions would remove (the dry run): the very
+    statements of the prune, in the caller's transaction, which :func:`plan` rolls back (one
+    rule, not a second copy of it for counting)."""
+    await _delete_projection_rows(conn, _runs_before(settings, now, result), result)
     cur = await conn.execute(Q["retention_notifications_count"], {
         "before": horizon(settings.retention_deliveries_days, now)})
+    result.deleted.update(await cur.fetchone())
+
+
+async def _delete_projection_rows(conn: psycopg.AsyncConnection, before: datetime,
+                                  result: PruneResult) -> None:
+    """Delete the finished runs rows and the hourly buckets past the runs horizon ``before``
+    (UTC), in the caller's transaction; the counts go to ``result.deleted``."""
+    cur = await conn.execute(Q["retention_runs_delete"], {"before": before, "keep": KEEP_RUNS})
+    result.deleted.update(await cur.fetchone())
+    cur = await conn.execute(Q["retention_hourly_delete"], {"before": before})
     result.deleted.update(await cur.fetchone())
 
 
@@ -281,12 +289,7 @@ async def _snapshot_transaction(pool: AsyncConnectionPool, settings: Settings, n
         result = await _plan(conn, settings, now, checkpoint)
         if not result.planned:
             return result
-        before = _runs_before(settings, now, result)
-        cur = await conn.execute(Q["retention_runs_delete"], {"before": before,
-                                                              "keep": KEEP_RUNS})
-        result.deleted.update(await cur.fetchone())
-        cur = await conn.execute(Q["retention_hourly_delete"], {"before": before})
-        result.deleted.update(await cur.fetchone())
+        await _delete_projection_rows(conn, _runs_before(settings, now, result), result)
         result.snapshot_id = await _snapshot(conn, now, checkpoint, result)
     return result
 

@@ -186,9 +186,10 @@ SELECT pg_database_size(current_database())::bigint AS bytes;
 -- of the stream is in a daily leaf past the horizon), none of its events in the default
 -- partition (never dropped). Their attempts go with them (run_attempts is not the log;
 -- run_confirmations cascade). Run in the prune's snapshot transaction, before the copy: the
--- snapshot holds what is left (docs/architecture.md, "Retention"). The candidates come from
--- runs_finished_idx (migration 0017: one day's runs per daily prune), the cut per job of
--- theirs from runs_job_history_idx; neither walks a job's whole history.
+-- snapshot holds what is left (docs/architecture.md, "Retention"); the dry run runs it too, in
+-- a transaction it rolls back. The candidates come from runs_finished_idx (migration 0017:
+-- one day's runs per daily prune), the cut per job of theirs from runs_job_history_idx;
+-- neither walks a job's whole history.
 WITH candidates AS MATERIALIZED (
     SELECT r.id, r.job_id, r.scheduled_for FROM runs r
     WHERE r.status IN ('succeeded', 'failed', 'skipped', 'missed')
@@ -217,28 +218,6 @@ attempts AS (
 SELECT (SELECT count(*) FROM gone)::bigint AS runs,
        (SELECT count(*) FROM attempts)::bigint AS run_attempts;
 
--- name: retention_runs_count
--- What retention_runs_delete would delete (cronledger prune --dry-run), by the same rule.
-WITH candidates AS MATERIALIZED (
-    SELECT r.id, r.job_id, r.scheduled_for FROM runs r
-    WHERE r.status IN ('succeeded', 'failed', 'skipped', 'missed')
-      AND r.finished_at < %(before)s::timestamptz
-      AND r.created_at < %(before)s::timestamptz
-      AND r.lease_token IS NULL),
-newest AS (
-    SELECT j.job_id, k.scheduled_for, k.id
-    FROM (SELECT DISTINCT job_id FROM candidates) AS j
-    CROSS JOIN LATERAL (
-        SELECT r.scheduled_for, r.id FROM runs r WHERE r.job_id = j.job_id
-        ORDER BY r.scheduled_for DESC, r.id DESC
-        OFFSET %(keep)s::int - 1 LIMIT 1) AS k)
-SELECT count(*)::bigint AS runs
-FROM candidates c JOIN newest n ON n.job_id = c.job_id
-WHERE (c.scheduled_for, c.id) < (n.scheduled_for, n.id)
-  AND NOT EXISTS (SELECT 1 FROM run_confirmations rc
-                  WHERE rc.run_id = c.id AND rc.outcome IS NULL)
-  AND NOT EXISTS (SELECT 1 FROM events_runs_default d WHERE d.stream_id = c.id);
-
 -- name: retention_hourly_delete
 -- Hourly statistics buckets (read models, core/projections/job_stats.py) starting before the
 -- runs horizon %(before)s: hourly buckets are kept as long as runs, daily and weekly forever.
@@ -249,12 +228,6 @@ WITH jobs_gone AS (DELETE FROM job_stats_hourly WHERE bucket_start < %(before)s:
                     RETURNING 1)
 SELECT (SELECT count(*) FROM jobs_gone)::bigint AS job_stats_hourly,
        (SELECT count(*) FROM teams_gone)::bigint AS team_runs_hourly;
-
--- name: retention_hourly_count
-SELECT (SELECT count(*) FROM job_stats_hourly
-        WHERE bucket_start < %(before)s::timestamptz)::bigint AS job_stats_hourly,
-       (SELECT count(*) FROM team_runs_hourly
-        WHERE bucket_start < %(before)s::timestamptz)::bigint AS team_runs_hourly;
 
 -- name: retention_notifications_delete
 -- One batch of the outbox's finished rows (delivered, given up, cancelled; never pending or
