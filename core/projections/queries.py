@@ -29,10 +29,14 @@ BUCKET_STEP = {"hour": timedelta(hours=1), "day": timedelta(days=1)}
 RANGE_QUERIES = {"hour": Q["job_stats_hourly_range"], "day": Q["job_stats_daily_range"]}
 
 
-async def dashboard(pool: AsyncConnectionPool, actor: Actor, now: datetime) -> dict[str, Any]:
+async def dashboard(pool: AsyncConnectionPool, actor: Actor, now: datetime, *,
+                    lag: bool = True) -> dict[str, Any]:
     """The team's summary: jobs and monitors by status, runs of the last 24 hours (the current
     UTC hour and the 23 before it, by slot), failing jobs and down monitors (at most
-    :data:`LIST_LIMIT` each, most recent failure / longest down first)."""
+    :data:`LIST_LIMIT` each, most recent failure / longest down first), and the projector's
+    checkpoint with its lag in seconds (``lag=False``: ``lag_seconds`` is ``None``, and the
+    statement that finds the oldest event not applied yet, planned over every partition of the
+    log, is not run)."""
     team = {"team_id": actor.team_id}
     async with pool.connection() as conn:
         cur = await conn.execute(Q["dashboard_job_counts"], team)
@@ -48,9 +52,11 @@ async def dashboard(pool: AsyncConnectionPool, actor: Actor, now: datetime) -> d
         down = await cur.fetchall()
         cur = await conn.execute(Q["projection_checkpoint_get"], {"name": CHECKPOINT})
         checkpoint = await cur.fetchone()
-        cur = await conn.execute(Q["projection_lag"], {
-            "tx_id": checkpoint["tx_id"], "position": checkpoint["global_position"]})
-        lag = (await cur.fetchone())["lag_seconds"]
+        lag_seconds = None
+        if lag:
+            cur = await conn.execute(Q["projection_lag"], {
+                "tx_id": checkpoint["tx_id"], "position": checkpoint["global_position"]})
+            lag_seconds = (await cur.fetchone())["lag_seconds"]
     jobs = dict.fromkeys(JOB_STATUSES, 0) | {"failing": 0}
     for row in job_rows:
         if row["status"] in JOB_STATUSES:
@@ -66,7 +72,7 @@ async def dashboard(pool: AsyncConnectionPool, actor: Actor, now: datetime) -> d
         "failing_jobs": failing,
         "down_monitors": down,
         "projection": {"global_position": checkpoint["global_position"],
-                       "updated_at": checkpoint["updated_at"], "lag_seconds": lag},
+                       "updated_at": checkpoint["updated_at"], "lag_seconds": lag_seconds},
     }
 
 
