@@ -129,7 +129,7 @@ async def million(admin: str, defined: int, seconds: int, logdir: Path) -> dict:
                                   timeout_seconds, retry, overlap, catchup, status, version,
                                   anchor_at, created_at, updated_at)
                 SELECT gen_random_uuid(), j.team_id, 'scale ' || n,
-                       format('%s %s %s * * *', n % 60, n / 60 % 60, n / 3600 % 24),
+                       format('%%s %%s %%s * * *', n %% 60, n / 60 %% 60, n / 3600 %% 24),
                        j.timezone, j.request, j.timeout_seconds, j.retry, j.overlap,
                        j.catchup, j.status, j.version, j.anchor_at, j.created_at, j.updated_at
                 FROM jobs j, generate_series(1, %(n)s) AS n""", {"n": defined - 1})
