@@ -75,32 +75,27 @@ def _plan(conn: psycopg.Connection, query: str | sql.Composable,
     return json.dumps(rows[0])
 
 
-def _seq_scans(plan: str) -> set[str]:
-    found: set[str] = set()
+def _nodes(plan: str) -> list[dict]:
+    """Every node of an ``EXPLAIN (FORMAT JSON)`` plan."""
+    found: list[dict] = []
 
     def walk(node: dict) -> None:
-        if node.get("Node Type") == "Seq Scan" and node.get("Relation Name") in BIG:
-            found.add(node["Relation Name"])
+        found.append(node)
         for child in node.get("Plans", ()):
             walk(child)
 
     for top in json.loads(plan):
         walk(top["Plan"])
     return found
+
+
+def _seq_scans(plan: str) -> set[str]:
+    return {n["Relation Name"] for n in _nodes(plan)
+            if n.get("Node Type") == "Seq Scan" and n.get("Relation Name") in BIG}
 
 
 def _relations(plan: str) -> set[str]:
-    found: set[str] = set()
-
-    def walk(node: dict) -> None:
-        if "Relation Name" in node:
-            found.add(node["Relation Name"])
-        for child in node.get("Plans", ()):
-            walk(child)
-
-    for top in json.loads(plan):
-        walk(top["Plan"])
-    return found
+    return {n["Relation Name"] for n in _nodes(plan) if "Relation Name" in n}
 
 
 async def test_hot_statements_use_indexes_on_never_analyzed_tables(
