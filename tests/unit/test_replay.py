@@ -50,12 +50,7 @@ def _hours(n: float) -> datetime:
 
 def _late_then_back() -> Stream:
     """Up at 1:00; due at 2:00, late then, down at 2:05 (overdue); the ping at 2:30 is back."""
-    s = Stream()
-    s.ping(_hours(1))
-    s.add(_hours(1), "monitor.up", {"previous_status": "new", "reason": "ping"})
-    s.add(_hours(2), "monitor.late", {"previous_status": "up"})
-    s.add(_hours(2) + timedelta(minutes=5), "monitor.down",
-          {"previous_status": "late", "reason": "overdue"})
+    s = _still_down()
     s.ping(_hours(2.5))
     s.add(_hours(2.5), "monitor.up", {"previous_status": "down", "reason": "ping"})
     return s
