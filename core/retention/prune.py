@@ -167,9 +167,6 @@ async def _count(conn: psycopg.AsyncConnection, settings: Settings, now: datetim
     statements of the prune, in the caller's transaction, which :func:`plan` rolls back (one
     rule, not a second copy of it for counting)."""
     await _delete_projection_rows(conn, _runs_before(settings, now, result), result)
-    cur = await conn.execute(Q["retention_notifications_count"], {
-        "before": horizon(settings.retention_deliveries_days, now)})
-    result.deleted.update(await cur.fetchone())
 
 
 async def _delete_projection_rows(conn: psycopg.AsyncConnection, before: datetime,
@@ -201,12 +198,11 @@ async def plan(pool: AsyncConnectionPool, settings: Settings, now: datetime) -> 
         cur = await conn.execute(Q["projection_checkpoint_get"], {"name": CHECKPOINT})
         checkpoint = await cur.fetchone()
         result = await _plan(conn, settings, now, checkpoint)
-        if result.planned:
+        if result.planned:  # the rows tied to the runs horizon go with dropped partitions
             await _count(conn, settings, now, result)
-        else:
-            cur = await conn.execute(Q["retention_notifications_count"], {
-                "before": horizon(settings.retention_deliveries_days, now)})
-            result.deleted.update(await cur.fetchone())
+        cur = await conn.execute(Q["retention_notifications_count"], {
+            "before": horizon(settings.retention_deliveries_days, now)})
+        result.deleted.update(await cur.fetchone())
         await conn.rollback()
     return result
 
@@ -334,13 +330,6 @@ async def _drop_leaf(pool: AsyncConnectionPool, leaf: Leaf, lock_timeout: str) -
         Whether the leaf was dropped (``False``: its locks were never granted; it stays, and
         the next pass tries again).
     """
-    try:
-        return await _try_drop_leaf(pool, leaf, lock_timeout)
-    except _Rollback:
-        return False
-
-
-async def _try_drop_leaf(pool: AsyncConnectionPool, leaf: Leaf, lock_timeout: str) -> bool:
     async with pool.connection() as conn, conn.transaction():
         await conn.execute(Q["retention_lock_timeout"], {"timeout": lock_timeout})
         if leaf.parent == "events_pings":
@@ -364,11 +353,8 @@ async def _try_drop_leaf(pool: AsyncConnectionPool, leaf: Leaf, lock_timeout: st
                                                                "leaf": leaf.name})
         log.warning("retention: %s stays, locked by %s", leaf.name,
                     [tuple(r.values()) for r in await cur.fetchall()])
-        raise _Rollback
-
-
-class _Rollback(Exception):
-    """Leaves :func:`_drop_leaf`'s transaction rolled back (the pings copied go too)."""
+        raise psycopg.Rollback  # the pings copied go too; the transaction block swallows it
+    return False
 
 
 async def _delete_notifications(pool: AsyncConnectionPool, settings: Settings, now: datetime,
