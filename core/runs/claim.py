@@ -35,6 +35,7 @@ from core.runs import events as run_events
 from core.runs.confirm import issue_tokens
 from core.runs.dispatch import Dispatch
 from core.runs.events import new_run_id
+from core.runs.registry import live_after
 from core.runs.slots import apply_overlap, plan_slots
 from core.schedule import Schedule, cached_schedule
 from core.secrets import fetch_sealed
@@ -260,6 +261,10 @@ async def claim_due(
 ) -> tuple[int, list[Dispatch]]:
     """Claim up to ``limit`` jobs due by ``now + lookahead`` seconds and record their slots.
 
+    At most a fair share is taken: ``ceil(due / live workers)`` of the rows due by then, the
+    live workers being ``worker_id`` and the others in the registry (:mod:`core.runs.registry`),
+    so that workers woken together for a big slot split it.
+
     A claimed job whose stored definition no longer evaluates is marked broken in the same
     transaction (:func:`mark_jobs_broken`, its alerts with ``max_attempts`` delivery attempts)
     and fires nothing; the other jobs of the batch are planned as usual.
@@ -282,7 +287,8 @@ async def claim_due(
         batch = _Batch(now, worker_id, lease_margin)
         cur = await conn.execute(Q["job_claim_due"], {
             "horizon": now + timedelta(seconds=lookahead), "limit": limit,
-            "finished": list(finished)})
+            "finished": list(finished), "worker_id": worker_id,
+            "live_after": live_after(now)})
         jobs = await cur.fetchall()
         if not jobs:
             return 0, []

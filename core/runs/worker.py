@@ -26,6 +26,7 @@ from core.runs.claim import claim_due, claim_ready, mark_jobs_broken, next_wakeu
 from core.runs.dispatch import AttemptResult, Dispatch, Prepared, Refused
 from core.runs.executor import Executor
 from core.runs.recorder import Recorder
+from core.runs.registry import Registration
 from core.services.base import Service
 from core.services.quiet import QuietWindows
 from core.stored import reason_of
@@ -77,6 +78,8 @@ class Worker(Service):
         self.unrecorded: dict[uuid.UUID, AttemptResult] = {}
         self._db_back = asyncio.Event()  # set by a successful claim: cut recording backoff short
         self._recorder: asyncio.Task[None] | None = None  # the record loop, while run() runs
+        # The worker's row of the registry while run() runs: the claims' fair share.
+        self.registration = Registration(pool, settings.worker_id, clock)
         self._announced = False
         self._broken: list[tuple[uuid.UUID, str]] = []  # (job_id, reason) found by _prepare
 
@@ -308,10 +311,13 @@ class Worker(Service):
             self._announced = True
 
     async def on_start(self) -> None:
+        await self.registration.start()
         self._recorder = asyncio.create_task(self._record_loop(), name="cronledger-record")
 
     async def on_stop(self) -> None:
-        """Finish in-flight attempts (up to ``shutdown_grace_seconds``) and release the rest."""
+        """Leave the registry, finish in-flight attempts (up to ``shutdown_grace_seconds``) and
+        release the rest."""
+        await self.registration.stop()
         if self._recorder is not None:
             await self._shutdown(self._recorder)
             self._recorder = None

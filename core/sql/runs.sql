@@ -9,6 +9,18 @@
 -- `finished`: runs this worker has finished (HTTP exchange over, final outcome) whose results
 -- are not recorded yet (recording retried during an outage); for the overlap policy they are
 -- no longer in flight (docs/operations.md, "Database outages").
+-- The fair share (core/runs/registry.py): at most ceil(due / live workers) rows, counting this
+-- worker and the others seen after `live_after`, so that workers waking together for a slot
+-- each claim part of it. The count stops at `limit` rows per worker: past that the share is
+-- `limit` anyway.
+WITH others AS (
+    SELECT count(*)::int AS n FROM workers
+    WHERE worker_id <> %(worker_id)s AND seen_at > %(live_after)s::timestamptz
+), share AS (
+    SELECT ceil(count(*)::numeric / (1 + (SELECT n FROM others)))::int AS rows
+    FROM (SELECT 1 FROM due_jobs WHERE due_at <= %(horizon)s::timestamptz
+          LIMIT %(limit)s::int * (1 + (SELECT n FROM others))) due
+)
 SELECT d.job_id, d.due_at, j.team_id, j.schedule, j.timezone, j.request, j.timeout_seconds,
        j.retry, j.overlap, j.catchup, j.anchor_at, j.version, j.success_statuses,
        j.secret_names, j.signing, j.confirm_timeout_seconds,
@@ -21,7 +33,7 @@ FROM due_jobs d
 JOIN jobs j ON j.id = d.job_id
 WHERE d.due_at <= %(horizon)s::timestamptz
 ORDER BY d.due_at
-LIMIT %(limit)s::int
+LIMIT least(%(limit)s::int, (SELECT rows FROM share))
 FOR UPDATE OF d SKIP LOCKED;
 
 -- name: due_job_advance

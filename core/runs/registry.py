@@ -1,0 +1,107 @@
+"""The worker registry: which worker processes are live, so that a claim takes its fair share
+of what is due instead of the whole slot (docs/architecture.md, "The life of a run").
+
+Each running :class:`core.runs.worker.Worker` upserts its row of ``workers`` (its
+``worker_id``) when it starts and every :data:`BEAT_SECONDS` after (:class:`Registration`),
+and deletes it when it stops. A row seen within the last :data:`LIVE_SECONDS` counts as a live
+worker. ``job_claim_due`` (``core/sql/runs.sql``) then takes at most
+``ceil(due / live workers)`` rows, this worker included even when its own row is missing or
+stale: workers that wake together for a big slot each claim part of it and send part of it,
+in parallel, instead of one claiming the whole slot while the others find nothing.
+
+Nobody waits for a share: a worker that claimed its share and finds rows still due (a worker
+that was killed but is still counted, one that woke late) claims again at once, a share of
+what is left, so a slot is claimed in at most about log2(rows) rounds by a worker alone.
+The heartbeat table of procrastinate's workers (``procrastinate_workers``) is the model.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from datetime import datetime, timedelta
+
+import psycopg
+from psycopg_pool import AsyncConnectionPool
+
+from core.clock import Clock
+from core.queries import Q
+from core.services.tasks import cancel_and_wait
+
+log = logging.getLogger("cronledger.worker")
+
+BEAT_SECONDS = 10.0  # seconds between a worker's upserts of its row
+LIVE_SECONDS = 30.0  # a row seen within this many seconds is a live worker
+FORGET_SECONDS = 86400.0  # rows not seen for this long are deleted by the next beat
+WAIT_SECONDS = 2.0  # at most this long spent on one beat, or on deleting the row at stop
+
+
+def live_after(now: datetime) -> datetime:
+    """The instant (UTC) after which a row must have been seen to count as live at ``now``."""
+    return now - timedelta(seconds=LIVE_SECONDS)
+
+
+async def beat(pool: AsyncConnectionPool, worker_id: str, now: datetime) -> None:
+    """Upsert ``worker_id``'s row, seen at ``now`` (UTC); delete rows forgotten since."""
+    async with pool.connection() as conn:
+        await conn.execute(Q["worker_beat"], {
+            "worker_id": worker_id, "now": now,
+            "forget_before": now - timedelta(seconds=FORGET_SECONDS)})
+
+
+async def leave(pool: AsyncConnectionPool, worker_id: str) -> None:
+    """Delete ``worker_id``'s row: the other workers stop counting it at once."""
+    async with pool.connection() as conn:
+        await conn.execute(Q["worker_leave"], {"worker_id": worker_id})
+
+
+async def live_workers(pool: AsyncConnectionPool, now: datetime) -> list[str]:
+    """The ids of the workers live at ``now`` (UTC), sorted."""
+    async with pool.connection() as conn:
+        cur = await conn.execute(Q["worker_list_live"], {"live_after": live_after(now)})
+        return [row["worker_id"] for row in await cur.fetchall()]
+
+
+class Registration:
+    """A worker's row in the registry while it runs: :meth:`start` beats once and keeps beating
+    every :data:`BEAT_SECONDS` in a task; :meth:`stop` ends the task and deletes the row.
+
+    A beat that fails or takes more than :data:`WAIT_SECONDS` (the database unreachable: the
+    worker's own loop logs the outage) is skipped; any other error is logged with its
+    traceback. Either way the next beat comes :data:`BEAT_SECONDS` later: the registry is an
+    optimisation of the claim, never a reason to stop one. Until a beat succeeds the other
+    workers do not count this one (they claim more).
+    """
+
+    def __init__(self, pool: AsyncConnectionPool, worker_id: str, clock: Clock) -> None:
+        self.pool, self.worker_id, self.clock = pool, worker_id, clock
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        await self._beat()
+        self._task = asyncio.create_task(self._run(), name="cronledger-worker-registration")
+
+    async def stop(self) -> None:
+        """End the beats and delete the row, waiting at most :data:`WAIT_SECONDS` for the
+        database (unreachable: the row goes stale after :data:`LIVE_SECONDS` instead)."""
+        if self._task is not None:
+            await cancel_and_wait(self._task, WAIT_SECONDS)
+            self._task = None
+        with contextlib.suppress(psycopg.Error, OSError, TimeoutError):
+            async with asyncio.timeout(WAIT_SECONDS):
+                await leave(self.pool, self.worker_id)
+
+    async def _run(self) -> None:
+        while True:
+            await asyncio.sleep(BEAT_SECONDS)
+            await self._beat()
+
+    async def _beat(self) -> None:
+        try:
+            async with asyncio.timeout(WAIT_SECONDS):
+                await beat(self.pool, self.worker_id, self.clock.now())
+        except (psycopg.Error, OSError, TimeoutError) as exc:
+            log.debug("worker %s: heartbeat not written: %s", self.worker_id, exc)
+        except Exception:  # noqa: BLE001 - a failed beat must not end the registration
+            log.exception("worker %s: heartbeat failed", self.worker_id)
