@@ -15,21 +15,30 @@ import asyncio
 BEFORE = 0.1  # seconds before a burst at which deferrable work stops starting
 PER_REQUEST = 0.0002  # seconds of the burst per request (docs/benchmarks.md)
 AFTER = 0.02  # seconds of margin after a burst's expected end
+SAME_BURST = 0.001  # seconds: announced bursts starting this close together are one
 
 
 class QuietWindows:
     """The bursts this process has announced, in event-loop time (``loop.time()``, seconds).
 
     Only this process's own event loop is concerned; nothing is shared between processes.
+    Bursts announced for the same instant (the claim batches of one big slot, each announced as
+    it is claimed) are one burst of all their requests: its window lasts as long as the whole
+    slot's sends, not as long as one batch's.
     """
 
     def __init__(self) -> None:
-        self._windows: list[tuple[float, float]] = []  # (start, end)
+        self._bursts: dict[float, int] = {}  # start (loop time) -> requests
 
     def hold(self, delay: float, requests: int) -> None:
         """Announce a burst of ``requests`` sends ``delay`` seconds from now."""
         start = asyncio.get_running_loop().time() + delay
-        self._windows.append((start - BEFORE, start + requests * PER_REQUEST + AFTER))
+        same = next((s for s in self._bursts if abs(s - start) <= SAME_BURST), start)
+        self._bursts[same] = self._bursts.get(same, 0) + requests
+
+    def _windows(self) -> list[tuple[float, float]]:
+        return [(start - BEFORE, start + requests * PER_REQUEST + AFTER)
+                for start, requests in self._bursts.items()]
 
     async def wait(self) -> None:
         """Return once no announced burst is under way or less than ``BEFORE`` seconds away;
@@ -37,8 +46,10 @@ class QuietWindows:
         loop = asyncio.get_running_loop()
         while True:
             now = loop.time()
-            self._windows = [(s, e) for s, e in self._windows if e > now]
-            busy = [e for s, e in self._windows if s <= now]
+            windows = self._windows()
+            self._bursts = {start: requests for (start, requests), (_, end)
+                            in zip(self._bursts.items(), windows, strict=True) if end > now}
+            busy = [e for s, e in windows if s <= now < e]
             if not busy:
                 return
             await asyncio.sleep(max(busy) - now)

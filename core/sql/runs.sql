@@ -12,13 +12,13 @@
 -- The fair share (core/runs/registry.py): at most ceil(due / live workers) rows, counting this
 -- worker and the others seen after `live_after`, so that workers waking together for a slot
 -- each claim part of it. The count stops at `limit` rows per worker: past that the share is
--- `limit` anyway.
+-- `limit` anyway (in `due_at` order, so it walks the index, not the table).
 WITH others AS (
     SELECT count(*)::int AS n FROM workers
     WHERE worker_id <> %(worker_id)s AND seen_at > %(live_after)s::timestamptz
 ), share AS (
     SELECT ceil(count(*)::numeric / (1 + (SELECT n FROM others)))::int AS rows
-    FROM (SELECT 1 FROM due_jobs WHERE due_at <= %(horizon)s::timestamptz
+    FROM (SELECT 1 FROM due_jobs WHERE due_at <= %(horizon)s::timestamptz ORDER BY due_at
           LIMIT %(limit)s::int * (1 + (SELECT n FROM others))) due
 )
 SELECT d.job_id, d.due_at, j.team_id, j.schedule, j.timezone, j.request, j.timeout_seconds,
