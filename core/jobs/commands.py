@@ -33,6 +33,9 @@ _SCHEDULE_FIELDS = ("schedule", "timezone", "anchor_at")
 
 
 async def _lock(conn: psycopg.AsyncConnection, actor: Actor, job_id: uuid.UUID) -> dict[str, Any]:
+    """Lock the job for a command: its ``due_jobs`` row first, then its ``jobs`` row, the
+    claim's order (``due_job_lock`` in core/sql/jobs.sql says why)."""
+    await conn.execute(Q["due_job_lock"], {"job_id": job_id})
     return await team_row(conn, Q["job_lock"], "job", job_id, actor.team_id)
 
 

@@ -28,6 +28,14 @@ ON CONFLICT ON CONSTRAINT jobs_pkey DO UPDATE SET
     confirm_timeout_seconds = excluded.confirm_timeout_seconds,
     schedule_text = excluded.schedule_text;
 
+-- name: due_job_lock
+-- Taken by a job command before `job_lock`: the claim (`job_claim_due`, core/sql/runs.sql) locks
+-- the `due_jobs` row first and the `jobs` row second (its run insert's foreign-key check), so
+-- a command that locked `jobs` first and then changed `due_jobs` could deadlock with it. The
+-- same order here makes a command wait for a claim in progress, and a claim skip the job of
+-- a command in progress.
+SELECT 1 FROM due_jobs WHERE job_id = %(job_id)s::uuid FOR UPDATE;
+
 -- name: job_lock
 -- The current state of one job, locked for a command (deleted jobs are not found).
 SELECT id, team_id, name, schedule, timezone, request, timeout_seconds, retry, overlap, catchup,

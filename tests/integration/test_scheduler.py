@@ -2,15 +2,25 @@
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime, timedelta
 
+import psycopg
 from psycopg_pool import AsyncConnectionPool
 
 from core.clock import FrozenClock
 from core.config import Settings
 from core.jobs.commands import set_paused, trigger_job, update_job
 from core.runs.worker import Worker
-from tests.helpers import add_job, due_at, make_worker, new_actor, run_events, runs_of
+from tests.helpers import (
+    add_job,
+    due_at,
+    eventually,
+    make_worker,
+    new_actor,
+    run_events,
+    runs_of,
+)
 from tests.sink import Reply, Sink
 
 T0 = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
@@ -170,3 +180,33 @@ async def test_edit_during_claim_keeps_the_slot(
     assert [h.path for h in sink.hits] == ["/e"]
     await tick(worker, clock, T0 + timedelta(minutes=2))
     assert [h.path for h in sink.hits] == ["/e", "/e2"]
+
+
+async def test_a_command_during_a_claim_waits_for_it_instead_of_deadlocking(
+    fresh_pool: AsyncConnectionPool, fresh_dsn: str
+) -> None:
+    """The claim locks a job's ``due_jobs`` row, then its ``jobs`` row (the run insert's
+    foreign-key check, ``FOR KEY SHARE``). A command (pause, edit, delete) takes the same two
+    in the same order, so it waits for the claim to commit; in the opposite order the two
+    deadlocked (one failed with ``deadlock detected``)."""
+    actor = await new_actor(fresh_pool)
+    job = await add_job(fresh_pool, actor, T0, "http://127.0.0.1:9/x", "* * * * *")
+    async with await psycopg.AsyncConnection.connect(fresh_dsn) as claim, \
+            await psycopg.AsyncConnection.connect(fresh_dsn, autocommit=True) as watch:
+        await claim.execute("SELECT 1 FROM due_jobs WHERE job_id = %s FOR UPDATE OF due_jobs",
+                            (job,))
+        pause = asyncio.create_task(set_paused(fresh_pool, actor, job, True, T0))
+
+        async def pause_waits() -> bool:
+            cur = await watch.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = "
+                                      "current_database() AND wait_event_type = 'Lock'")
+            return (await cur.fetchone())[0] == 1
+
+        await eventually(pause_waits, 10, what="the pause waiting for the claim's lock")
+        async with asyncio.timeout(10):  # a deadlock would be detected after 1 s
+            await claim.execute("SELECT 1 FROM jobs WHERE id = %s FOR KEY SHARE", (job,))
+        await claim.commit()
+        await asyncio.wait_for(pause, 10)
+    async with fresh_pool.connection() as conn:
+        cur = await conn.execute("SELECT status FROM jobs WHERE id = %s", (job,))
+        assert (await cur.fetchone())["status"] == "paused"
