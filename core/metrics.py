@@ -38,6 +38,7 @@ from psycopg_pool import AsyncConnectionPool
 from core.checks import Check, tagged, worst
 from core.projections.histogram import RATIO
 from core.queries import Q
+from core.runs.registry import live_after
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 # Histogram bucket edges in seconds (Prometheus' defaults, stretched to an hour).
@@ -84,7 +85,8 @@ def _histogram(name: str, text: str, counts: dict[int, int]) -> HistogramMetricF
 async def render_metrics(pool: AsyncConnectionPool, now: datetime) -> bytes:
     """The Prometheus text exposition of the scheduler's state at ``now``."""
     async with pool.connection() as conn:
-        snap = await (await conn.execute(Q["metrics_snapshot"], {"now": now})).fetchone()
+        snap = await (await conn.execute(Q["metrics_snapshot"], {
+            "now": now, "live_after": live_after(now)})).fetchone()
         jobs = await (await conn.execute(Q["metrics_jobs_by_status"])).fetchall()
         runs = await (await conn.execute(Q["metrics_runs_by_outcome"])).fetchone()
         hist = await (await conn.execute(Q["metrics_run_histograms"])).fetchall()
@@ -105,6 +107,7 @@ async def render_metrics(pool: AsyncConnectionPool, now: datetime) -> bytes:
         "runs_running": "Runs whose attempt is in flight",
         "leases_expired": "Running runs whose lease expired (their worker died)",
         "event_position": "Global position of the newest event",
+        "workers_live": "Worker processes seen in the worker registry within the last 30 s",
     }
     for name, text in gauges.items():
         Gauge(f"cronledger_{name}", text, registry=registry).set(snap[name] or 0)

@@ -10,7 +10,9 @@ SELECT
     (SELECT count(*) FROM runs WHERE status = 'running')::bigint AS runs_running,
     (SELECT count(*) FROM runs WHERE status = 'running'
        AND lease_expires_at <= %(now)s::timestamptz)::bigint AS leases_expired,
-    (SELECT coalesce(max(global_position), 0) FROM events)::bigint AS event_position;
+    (SELECT coalesce(max(global_position), 0) FROM events)::bigint AS event_position,
+    (SELECT count(*) FROM workers
+       WHERE seen_at > %(live_after)s::timestamptz)::bigint AS workers_live;
 
 -- name: metrics_jobs_by_status
 SELECT status, count(*)::bigint AS jobs FROM jobs GROUP BY status;

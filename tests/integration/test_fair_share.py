@@ -10,6 +10,7 @@ from datetime import timedelta
 from psycopg_pool import AsyncConnectionPool
 
 from core.clock import FrozenClock
+from core.metrics import render_metrics
 from core.runs.claim import claim_due
 from core.runs.registry import FORGET_SECONDS, LIVE_SECONDS, beat, live_workers
 from core.runs.worker import Worker
@@ -90,3 +91,12 @@ async def test_a_running_worker_is_registered_until_it_stops(
         worker.stop()
         await asyncio.wait_for(task, 30)
     assert await live_workers(fresh_pool, clock.now()) == []
+
+
+async def test_metrics_count_the_live_workers(
+        fresh_pool: AsyncConnectionPool, clock: FrozenClock) -> None:
+    await beat(fresh_pool, "a", clock.now())
+    await beat(fresh_pool, "b", clock.now() - timedelta(seconds=LIVE_SECONDS - 1))
+    await beat(fresh_pool, "stale", clock.now() - timedelta(seconds=LIVE_SECONDS + 1))
+    text = (await render_metrics(fresh_pool, clock.now())).decode()
+    assert "\ncronledger_workers_live 2.0\n" in text
