@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import signal
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -67,6 +69,35 @@ def start_cronledger(args: Sequence[str], env: dict[str, str], log: Path) -> sub
     return subprocess.Popen(
         [sys.executable, "-m", "api.cli", *args], cwd=ROOT, env={**os.environ, **env},
         stdout=log.open("ab"), stderr=subprocess.STDOUT)
+
+
+def start_workers(dsn: str, ids: Sequence[str], logdir: Path, log_prefix: str,
+                  env: dict[str, str] | None = None) -> list[subprocess.Popen]:
+    """One ``cronledger worker`` per id in ``ids`` (its ``CRONLEDGER_WORKER_ID``) on ``dsn``,
+    warnings only, each logging to ``logdir/<log_prefix>-<i>.log``."""
+    return [start_cronledger(["worker"], {"DATABASE_URL": dsn, "CRONLEDGER_WORKER_ID": worker_id,
+                                          "CRONLEDGER_LOG_LEVEL": "WARNING", **(env or {})},
+                             logdir / f"{log_prefix}-{i}.log")
+            for i, worker_id in enumerate(ids)]
+
+
+async def workers_registered(dsn: str, ids: Sequence[str], timeout: float = 60) -> None:
+    """Wait until every worker of ``ids`` has its row in the worker registry (it has started
+    and will take its share of the next slot).
+
+    Raises:
+        TimeoutError: after ``timeout`` seconds.
+    """
+    deadline = time.monotonic() + timeout
+    async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn:
+        while True:
+            cur = await conn.execute("SELECT count(*) FROM workers WHERE worker_id = ANY(%s)",
+                                     (list(ids),))
+            if (await cur.fetchone())[0] == len(ids):  # type: ignore[index]
+                return
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"workers {', '.join(ids)} did not all start")
+            await asyncio.sleep(0.1)
 
 
 def stop_process(process: subprocess.Popen, timeout: float = 60) -> int:

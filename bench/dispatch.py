@@ -26,8 +26,9 @@ from bench.common import (
     peak_rss_mb,
     percentile,
     scratch_database,
-    start_cronledger,
+    start_workers,
     stop_process,
+    workers_registered,
 )
 from tests.embedded_server import server_dsn
 
@@ -112,13 +113,10 @@ async def scenario(admin: str, jobs: int, workers: int, slots: int, logdir: Path
     server = await loop.create_server(SinkProtocol, "127.0.0.1", 0, backlog=4096)
     port = server.sockets[0].getsockname()[1]
     with scratch_database(admin) as dsn:
-        procs = [start_cronledger(["worker"], {"DATABASE_URL": dsn,
-                                               "CRONLEDGER_WORKER_ID": f"bench-{i}",
-                                               "CRONLEDGER_LOG_LEVEL": "WARNING"},
-                                  logdir / f"worker-{jobs}-{workers}-{i}.log")
-                 for i in range(workers)]
+        ids = [f"bench-{i}" for i in range(workers)]
+        procs = start_workers(dsn, ids, logdir, f"worker-{jobs}-{workers}")
         try:
-            await asyncio.sleep(4)  # process start-up
+            await workers_registered(dsn, ids)
             # Create the jobs between slots so the first slot is a full one.
             while time.time() % PERIOD > 2:
                 await asyncio.sleep(0.05)

@@ -36,7 +36,7 @@ from pathlib import Path
 
 import psycopg
 
-from bench.common import scratch_database, start_cronledger, stop_process
+from bench.common import scratch_database, start_workers, stop_process, workers_registered
 from bench.dispatch import SinkProtocol, stop_scheduling
 
 PG_BIN = Path(os.environ.get("PG_BIN", "/usr/lib/postgresql/15/bin"))
@@ -126,13 +126,11 @@ async def main_async(jobs: int, restart: float, outage: float, logdir: Path) -> 
     try:
         pg.start()
         with scratch_database(pg.dsn) as dsn:
-            worker = start_cronledger(["worker"], {
-                "DATABASE_URL": dsn, "CRONLEDGER_WORKER_ID": "outage-0",
-                "CRONLEDGER_LOG_LEVEL": "WARNING", "CRONLEDGER_LEASE_MARGIN": "30"},
-                logdir / "worker.log")
+            [worker] = start_workers(dsn, ["outage-0"], logdir, "worker",
+                                     {"CRONLEDGER_LEASE_MARGIN": "30"})
             results = []
             try:
-                await asyncio.sleep(4)  # process start-up
+                await workers_registered(dsn, ["outage-0"])
                 await create_jobs(dsn, f"http://127.0.0.1:{port}/hook", jobs)
                 await asyncio.sleep(3 * PERIOD)
                 for name, seconds in (("restart", restart), ("outage", outage)):

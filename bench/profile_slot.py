@@ -46,7 +46,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from bench.common import ROOT, scratch_database, stop_process
+from bench.common import ROOT, scratch_database, stop_process, workers_registered
 from bench.dispatch import (
     PERIOD,
     SinkProtocol,
@@ -203,7 +203,7 @@ async def scenario(admin: str, jobs: int, workers: int, slots: int, logdir: Path
             stdout=(logdir / f"worker-{jobs}-{workers}-{i}.log").open("ab"),
             stderr=subprocess.STDOUT) for i, out in enumerate(outs)]
         try:
-            await asyncio.sleep(4)  # process start-up
+            await workers_registered(dsn, [f"bench-{i}" for i in range(workers)])
             while time.time() % PERIOD > 2:  # jobs created between slots: the first is full
                 await asyncio.sleep(0.05)
             await create_jobs(dsn, f"http://127.0.0.1:{port}/hook", jobs)

@@ -35,7 +35,14 @@ from pathlib import Path
 
 import psycopg
 
-from bench.common import peak_rss_mb, percentile, scratch_database, start_cronledger, stop_process
+from bench.common import (
+    peak_rss_mb,
+    percentile,
+    scratch_database,
+    start_workers,
+    stop_process,
+    workers_registered,
+)
 from bench.dispatch import SinkProtocol
 from tests.embedded_server import server_dsn
 
@@ -89,13 +96,10 @@ async def spread(admin: str, jobs: int, workers: int, minutes: int, logdir: Path
         async with await psycopg.AsyncConnection.connect(dsn) as conn:
             cur = await conn.execute("SELECT id::text, schedule FROM jobs")
             second_of = {r[0]: int(r[1].split()[0]) for r in await cur.fetchall()}
-        procs = [start_cronledger(["worker"], {"DATABASE_URL": dsn,
-                                               "CRONLEDGER_WORKER_ID": f"scale-{i}",
-                                               "CRONLEDGER_LOG_LEVEL": "WARNING"},
-                                  logdir / f"spread-{jobs}-{workers}-{i}.log")
-                 for i in range(workers)]
+        ids = [f"scale-{i}" for i in range(workers)]
+        procs = start_workers(dsn, ids, logdir, f"spread-{jobs}-{workers}")
         try:
-            await asyncio.sleep(5)  # process start-up
+            await workers_registered(dsn, ids)
             since = (int(time.time()) // 60 + 1) * 60  # the next full minute
             until = since + 60 * minutes
             await asyncio.sleep(max(0.0, until + 5 - time.time()))
@@ -146,12 +150,9 @@ async def million(admin: str, defined: int, seconds: int, logdir: Path) -> dict:
             await conn.execute("ANALYZE due_jobs")
             await conn.commit()
         print(f"  {defined} jobs defined in {time.time() - started:.0f} s", flush=True)
-        proc = start_cronledger(["worker"], {"DATABASE_URL": dsn,
-                                             "CRONLEDGER_WORKER_ID": "scale-million",
-                                             "CRONLEDGER_LOG_LEVEL": "WARNING"},
-                                logdir / "million.log")
+        [proc] = start_workers(dsn, ["scale-million"], logdir, "million")
         try:
-            await asyncio.sleep(5)  # process start-up
+            await workers_registered(dsn, ["scale-million"])
             since = int(time.time()) + 1
             until = since + seconds
             await asyncio.sleep(max(0.0, until + 5 - time.time()))
