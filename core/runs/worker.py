@@ -72,6 +72,8 @@ class Worker(Service):
         self.inflight: dict[asyncio.Task[None], Dispatch] = {}
         self._preconnects: set[asyncio.Task[None]] = set()
         self._gates: dict[datetime, asyncio.Event] = {}  # slot -> released at the slot
+        # slot -> the attempts claimed ahead of it so far, and the newest preconnect for them
+        self._ahead: dict[datetime, tuple[list[Prepared], asyncio.Task[None]]] = {}
         self.quiet = QuietWindows()  # the bursts ahead, for the services sharing the loop
         self.results: asyncio.Queue[AttemptResult | None] = asyncio.Queue()  # None: stop
         # Results produced and not recorded yet (run id -> result), recording retries included.
@@ -112,6 +114,7 @@ class Worker(Service):
             asyncio.get_running_loop().call_later(early, self._open_gate, slot)
             return
         gate = self._gates.pop(slot, None)
+        self._ahead.pop(slot, None)
         if gate is not None:
             gate.set()
 
@@ -158,17 +161,29 @@ class Worker(Service):
         """Open the connections of attempts claimed ahead of their slot; give up just before
         the slot, so that connections still held are back in the pool when the attempts start
         (a cancellation is processed after the timers that fire with it). The burst is also
-        announced in :attr:`quiet`, for the services that share this event loop."""
+        announced in :attr:`quiet`, for the services that share this event loop.
+
+        A big slot is claimed in several batches. Each batch's preconnect asks for every
+        attempt claimed for the slot so far, after the previous one has put its connections
+        back: asking for its own attempts alone, it found the previous batch's connections idle
+        and took them, and the slot started with one batch's worth of connections where its
+        concurrency needed more (docs/benchmarks.md, "Where the time goes at 1,000").
+        """
         slot = min(p.dispatch.scheduled_for for p in ahead)
         seconds = (slot - self.clock.now()).total_seconds() - PRECONNECT_MARGIN
         self.quiet.hold(seconds + PRECONNECT_MARGIN, len(ahead))
+        claimed, previous = self._ahead.get(slot, ([], None))
+        claimed = [*claimed, *ahead]
 
         async def bounded() -> None:
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(seconds):
-                    await self.executor.preconnect(ahead)
+                    if previous is not None:
+                        await asyncio.wait([previous])
+                    await self.executor.preconnect(claimed)
 
         task = asyncio.create_task(bounded(), name="cronledger-preconnect")
+        self._ahead[slot] = (claimed, task)
         self._preconnects.add(task)
         task.add_done_callback(self._preconnects.discard)
 

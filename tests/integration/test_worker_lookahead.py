@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import time
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
+import pytest
 from psycopg_pool import AsyncConnectionPool
 
 from core.clock import SystemClock
@@ -17,11 +19,15 @@ from tests.sink import counting_server
 JOBS = 5
 
 
+@pytest.mark.parametrize("claim_batch", [100, 2], ids=["one claim", "three claims"])
 async def test_slots_claimed_ahead_are_sent_at_the_slot_on_connections_opened_ahead(
-    fresh_pool: AsyncConnectionPool, fresh_dsn: str, settings: Settings
+    fresh_pool: AsyncConnectionPool, fresh_dsn: str, settings: Settings, claim_batch: int
 ) -> None:
+    """Claimed in one batch or in several, the slot's attempts find a connection each opened
+    ahead of it: no batch takes the connections opened for another."""
     clock = SystemClock()
-    worker = make_worker(fresh_pool, fresh_dsn, settings, clock)
+    worker = make_worker(fresh_pool, fresh_dsn, replace(settings, claim_batch=claim_batch),
+                         clock)
     worker.lookahead = 0.5
     actor = await new_actor(fresh_pool)
     try:
