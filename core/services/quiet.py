@@ -36,9 +36,9 @@ class QuietWindows:
         same = next((s for s in self._bursts if abs(s - start) <= SAME_BURST), start)
         self._bursts[same] = self._bursts.get(same, 0) + requests
 
-    def _windows(self) -> list[tuple[float, float]]:
-        return [(start - BEFORE, start + requests * PER_REQUEST + AFTER)
-                for start, requests in self._bursts.items()]
+    @staticmethod
+    def _end(start: float, requests: int) -> float:
+        return start + requests * PER_REQUEST + AFTER
 
     async def wait(self) -> None:
         """Return once no announced burst is under way or less than ``BEFORE`` seconds away;
@@ -46,10 +46,8 @@ class QuietWindows:
         loop = asyncio.get_running_loop()
         while True:
             now = loop.time()
-            windows = self._windows()
-            self._bursts = {start: requests for (start, requests), (_, end)
-                            in zip(self._bursts.items(), windows, strict=True) if end > now}
-            busy = [e for s, e in windows if s <= now < e]
+            self._bursts = {s: n for s, n in self._bursts.items() if self._end(s, n) > now}
+            busy = [self._end(s, n) for s, n in self._bursts.items() if s - BEFORE <= now]
             if not busy:
                 return
             await asyncio.sleep(max(busy) - now)
