@@ -33,9 +33,8 @@ _SCHEDULE_FIELDS = ("schedule", "timezone", "anchor_at")
 
 
 async def _lock(conn: psycopg.AsyncConnection, actor: Actor, job_id: uuid.UUID) -> dict[str, Any]:
-    """Lock the job for a command: its ``due_jobs`` row first, then its ``jobs`` row, the
-    claim's order (``due_job_lock`` in core/sql/jobs.sql says why)."""
-    await conn.execute(Q["due_job_lock"], {"job_id": job_id})
+    """Lock the job for a command: its ``jobs`` row, before anything touches its ``due_jobs``
+    row (the lock order of commands and claims: ``job_lock`` in core/sql/jobs.sql)."""
     return await team_row(conn, Q["job_lock"], "job", job_id, actor.team_id)
 
 

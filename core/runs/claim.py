@@ -221,10 +221,12 @@ async def mark_jobs_broken(conn: psycopg.AsyncConnection, broken: list[tuple[uui
     if not broken:
         return []
     ids = [job_id for job_id, _ in broken]
-    await conn.execute(Q["due_job_delete_many"], {"job_ids": ids})
+    # The jobs rows before their due_jobs rows: the order of every command and claim
+    # (`job_lock` in core/sql/jobs.sql).
     cur = await conn.execute(Q["job_mark_broken_many"], {
         "job_ids": ids, "reasons": [reason for _, reason in broken], "now": now})
     rows = await cur.fetchall()
+    await conn.execute(Q["due_job_delete_many"], {"job_ids": ids})
     await append_events(conn, [
         NewEvent("job", row["id"], row["version"], "job.broken", row["team_id"], now,
                  {"reason": row["broken_reason"]}, {"actor": actor})
@@ -261,6 +263,9 @@ async def claim_due(
 ) -> tuple[int, list[Dispatch]]:
     """Claim up to ``limit`` jobs due by ``now + lookahead`` seconds and record their slots.
 
+    A job with a run in flight and an overlap policy other than ``allow`` is claimed at its
+    slot, not ahead of it: the policy is decided at the slot (docs/schedules.md, "Overlap").
+
     At most a fair share is taken: ``ceil(due / live workers)`` of the rows due by then, the
     live workers being ``worker_id`` and the others in the registry (:mod:`core.runs.registry`),
     so that workers woken together for a big slot split it.
@@ -288,7 +293,7 @@ async def claim_due(
         cur = await conn.execute(Q["job_claim_due"], {
             "horizon": now + timedelta(seconds=lookahead), "limit": limit,
             "finished": list(finished), "worker_id": worker_id,
-            "live_after": live_after(now)})
+            "live_after": live_after(now), "now": now})
         jobs = await cur.fetchall()
         if not jobs:
             return 0, []

@@ -9,9 +9,10 @@ worker. ``job_claim_due`` (``core/sql/runs.sql``) then takes at most
 stale: workers that wake together for a big slot each claim part of it and send part of it,
 in parallel, instead of one claiming the whole slot while the others find nothing.
 
-Nobody waits for a share: a worker that claimed its share and finds rows still due (a worker
-that was killed but is still counted, one that woke late) claims again at once, a share of
-what is left, so a slot is claimed in at most about log2(rows) rounds by a worker alone.
+Nobody waits long for a share: a worker that claimed its share and finds rows still due (a
+worker that was killed but is still counted, one that woke late) claims a share of what is
+left again within ``RECLAIM_POLL`` (0.1 s, :meth:`core.runs.worker.Worker.next_deadline`), at
+once when the slot has come, so a slot is claimed in about log2(rows) rounds by a worker alone.
 The heartbeat table of procrastinate's workers (``procrastinate_workers``) is the model.
 """
 

@@ -41,6 +41,7 @@ RECORD_BATCH = 500
 RECORD_RETRY_DELAYS = (0.05, 0.1, 0.2, 0.5)
 RECORD_RETRY_MAX = RECORD_RETRY_DELAYS[-1]
 PRECONNECT_MARGIN = 0.005  # seconds before the slot at which opening connections stops
+RECLAIM_POLL = 0.1  # seconds between claims of work left unclaimed inside the lookahead
 
 
 class Worker(Service):
@@ -316,9 +317,21 @@ class Worker(Service):
 
     async def next_deadline(self) -> datetime | None:
         """The earliest instant with work (``due_at``, ``available_at``, lease expiry), less the
-        lookahead (seconds): claims of a slot start that long before it."""
+        lookahead (seconds): claims of a slot start that long before it.
+
+        Work inside the lookahead that a full claim round left unclaimed (a job whose run is
+        still in flight, claimed only at its slot; rows another worker is claiming; the share
+        of a worker that has not claimed it) is looked at again every :data:`RECLAIM_POLL`
+        seconds until its instant, not in a busy loop.
+        """
         wake_at = await next_wakeup(self.pool)
-        return None if wake_at is None else wake_at - timedelta(seconds=self.lookahead)
+        if wake_at is None:
+            return None
+        ahead = wake_at - timedelta(seconds=self.lookahead)
+        now = self.clock.now()
+        if ahead <= now < wake_at:
+            return min(wake_at, now + timedelta(seconds=RECLAIM_POLL))
+        return ahead
 
     def on_listening(self) -> None:
         if not self._announced:

@@ -28,16 +28,14 @@ ON CONFLICT ON CONSTRAINT jobs_pkey DO UPDATE SET
     confirm_timeout_seconds = excluded.confirm_timeout_seconds,
     schedule_text = excluded.schedule_text;
 
--- name: due_job_lock
--- Taken by a job command before `job_lock`: the claim (`job_claim_due`, core/sql/runs.sql) locks
--- the `due_jobs` row first and the `jobs` row second (its run insert's foreign-key check), so
--- a command that locked `jobs` first and then changed `due_jobs` could deadlock with it. The
--- same order here makes a command wait for a claim in progress, and a claim skip the job of
--- a command in progress.
-SELECT 1 FROM due_jobs WHERE job_id = %(job_id)s::uuid FOR UPDATE;
-
 -- name: job_lock
 -- The current state of one job, locked for a command (deleted jobs are not found).
+-- Lock order: a job's `jobs` row, then its `due_jobs` row, in every command and in the claim
+-- (`job_claim_due` locks both rows of each job it takes, skipping jobs a command holds), so a
+-- command and a claim on the same job wait for each other instead of deadlocking. FOR NO KEY
+-- UPDATE serialises commands on the job and still lets foreign-key checks (`FOR KEY SHARE`:
+-- a manual trigger's run insert) through; the command's `job_upsert` takes the same lock, as
+-- it sets no key column (`jobs_team_name_key` is partial, so `name` is not one).
 SELECT id, team_id, name, schedule, timezone, request, timeout_seconds, retry, overlap, catchup,
        status, version, anchor_at, created_at, updated_at, success_statuses, secret_names,
        signing, channels, alert_after_failures, realert_every, broken_at, broken_reason, tags,
@@ -46,7 +44,7 @@ SELECT id, team_id, name, schedule, timezone, request, timeout_seconds, retry, o
             ELSE jsonb_build_object('timeout_seconds', confirm_timeout_seconds) END AS confirm
 FROM jobs
 WHERE id = %(id)s::uuid AND team_id = %(team_id)s::uuid AND status <> 'deleted'
-FOR UPDATE;
+FOR NO KEY UPDATE;
 
 -- name: job_get
 SELECT j.id, j.team_id, j.name, j.schedule, j.timezone, j.request, j.timeout_seconds, j.retry,

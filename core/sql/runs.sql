@@ -5,7 +5,8 @@
 
 -- name: job_claim_due
 -- The claim (docs/architecture.md, "The life of a run"): due rows, oldest first, skipping
--- rows another worker holds.
+-- rows another worker holds and jobs a command holds (both rows of a job are locked, the
+-- `jobs` row as a command locks it: `job_lock`, core/sql/jobs.sql, says why).
 -- `finished`: runs this worker has finished (HTTP exchange over, final outcome) whose results
 -- are not recorded yet (recording retried during an outage); for the overlap policy they are
 -- no longer in flight (docs/operations.md, "Database outages").
@@ -32,9 +33,17 @@ SELECT d.job_id, d.due_at, j.team_id, j.schedule, j.timezone, j.request, j.timeo
 FROM due_jobs d
 JOIN jobs j ON j.id = d.job_id
 WHERE d.due_at <= %(horizon)s::timestamptz
+  -- Claimed ahead of its slot only when the overlap policy cannot apply to it: a job with a
+  -- run in flight (not `allow`) is claimed at its slot, where the policy is decided (a run
+  -- that ends before then must not make the slot skipped; docs/schedules.md, "Overlap").
+  AND (d.due_at <= %(now)s::timestamptz OR j.overlap = 'allow'
+       OR NOT EXISTS (SELECT 1 FROM runs r
+                      WHERE r.job_id = d.job_id AND r.status IN ('running', 'queued')
+                        AND r.id <> ALL(%(finished)s::uuid[])))
 ORDER BY d.due_at
 LIMIT least(%(limit)s::int, (SELECT rows FROM share))
-FOR UPDATE OF d SKIP LOCKED;
+FOR UPDATE OF d SKIP LOCKED
+FOR NO KEY UPDATE OF j SKIP LOCKED;
 
 -- name: due_job_advance
 UPDATE due_jobs d SET due_at = n.due_at

@@ -115,7 +115,7 @@ async def test_hot_statements_use_indexes_on_never_analyzed_tables(
         plans = {
             "job_claim_due": _plan(conn, Q["job_claim_due"], {
                 "finished": [], "horizon": DAY, "limit": 100, "worker_id": "w",
-                "live_after": DAY}),
+                "live_after": DAY, "now": DAY}),
             "projection_events_after": _plan(conn, Q["projection_events_after"], {
                 "tx_id": last[0], "position": last[1] - 10, "limit": 20000}),
             "event_read_stream": _plan(conn, Q["event_read_stream"], {

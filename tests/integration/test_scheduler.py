@@ -6,11 +6,14 @@ import asyncio
 from datetime import UTC, datetime, timedelta
 
 import psycopg
+from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
 from core.clock import FrozenClock
 from core.config import Settings
+from core.events import to_json
 from core.jobs.commands import set_paused, trigger_job, update_job
+from core.queries import Q
 from core.runs.worker import Worker
 from tests.helpers import (
     add_job,
@@ -182,19 +185,26 @@ async def test_edit_during_claim_keeps_the_slot(
     assert [h.path for h in sink.hits] == ["/e", "/e2"]
 
 
+def _claim_params(limit: int = 10) -> dict[str, object]:
+    """``job_claim_due``'s parameters for a claim of everything due by a day after T0."""
+    return {"horizon": T0 + timedelta(days=1), "limit": limit, "finished": [],
+            "worker_id": "claim", "live_after": T0, "now": T0}
+
+
 async def test_a_command_during_a_claim_waits_for_it_instead_of_deadlocking(
     fresh_pool: AsyncConnectionPool, fresh_dsn: str
 ) -> None:
-    """The claim locks a job's ``due_jobs`` row, then its ``jobs`` row (the run insert's
-    foreign-key check, ``FOR KEY SHARE``). A command (pause, edit, delete) takes the same two
-    in the same order, so it waits for the claim to commit; in the opposite order the two
-    deadlocked (one failed with ``deadlock detected``)."""
+    """The claim (``job_claim_due``) locks both rows of each job it takes, ``due_jobs`` and
+    ``jobs``; a command (pause, edit, delete) locks ``jobs`` first, then changes ``due_jobs``.
+    A pause during a claim therefore waits for the claim to commit. When the claim locked
+    only ``due_jobs`` and the command took ``jobs`` first, the claim's run insert (its
+    foreign-key check) and the pause's change of ``due_jobs`` deadlocked."""
     actor = await new_actor(fresh_pool)
     job = await add_job(fresh_pool, actor, T0, "http://127.0.0.1:9/x", "* * * * *")
     async with await psycopg.AsyncConnection.connect(fresh_dsn) as claim, \
             await psycopg.AsyncConnection.connect(fresh_dsn, autocommit=True) as watch:
-        await claim.execute("SELECT 1 FROM due_jobs WHERE job_id = %s FOR UPDATE OF due_jobs",
-                            (job,))
+        rows = await (await claim.execute(Q["job_claim_due"], _claim_params())).fetchall()
+        assert [r[0] for r in rows] == [job]
         pause = asyncio.create_task(set_paused(fresh_pool, actor, job, True, T0))
 
         async def pause_waits() -> bool:
@@ -205,8 +215,75 @@ async def test_a_command_during_a_claim_waits_for_it_instead_of_deadlocking(
         await eventually(pause_waits, 10, what="the pause waiting for the claim's lock")
         async with asyncio.timeout(10):  # a deadlock would be detected after 1 s
             await claim.execute("SELECT 1 FROM jobs WHERE id = %s FOR KEY SHARE", (job,))
+            await claim.execute("UPDATE due_jobs SET due_at = due_at + interval '1 minute' "
+                                "WHERE job_id = %s", (job,))
         await claim.commit()
         await asyncio.wait_for(pause, 10)
     async with fresh_pool.connection() as conn:
         cur = await conn.execute("SELECT status FROM jobs WHERE id = %s", (job,))
         assert (await cur.fetchone())["status"] == "paused"
+
+
+async def test_a_claim_skips_a_job_a_command_holds(
+    fresh_pool: AsyncConnectionPool, fresh_dsn: str
+) -> None:
+    """A command can hold a job before its ``due_jobs`` row exists or is visible (a pause
+    racing a resume that is committing the row). A claim then skips the job instead of
+    locking its due row and waiting for the ``jobs`` row (which deadlocked with the command's
+    change of ``due_jobs``), and takes it once the command is done."""
+    actor = await new_actor(fresh_pool)
+    job = await add_job(fresh_pool, actor, T0, "http://127.0.0.1:9/x", "* * * * *")
+    other = await add_job(fresh_pool, actor, T0, "http://127.0.0.1:9/y", "* * * * *")
+    async with await psycopg.AsyncConnection.connect(fresh_dsn, row_factory=dict_row) as cmd, \
+            await psycopg.AsyncConnection.connect(fresh_dsn) as claim:
+        state = await (await cmd.execute(Q["job_lock"], {"id": job, "team_id": actor.team_id})
+                       ).fetchone()
+        await cmd.execute(Q["job_upsert"], {**state, "request": to_json(state["request"]),
+                                            "retry": to_json(state["retry"])})
+        await claim.execute("SET lock_timeout = '5s'")  # a claim never waits for a command
+        rows = await (await claim.execute(Q["job_claim_due"], _claim_params())).fetchall()
+        assert [r[0] for r in rows] == [other]
+        await claim.rollback()
+        await cmd.commit()
+        rows = await (await claim.execute(Q["job_claim_due"], _claim_params())).fetchall()
+        assert sorted(r[0] for r in rows) == sorted([job, other])
+        await claim.rollback()
+
+
+async def test_a_slot_claimed_while_the_previous_run_is_in_flight_is_decided_at_the_slot(
+    fresh_pool: AsyncConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink
+) -> None:
+    """With the claim lookahead (1 s), an every-second job's next slot enters the claim window
+    while its current run is still in flight. Decided then, overlap ``skip`` skipped every
+    other slot of the job; the slot is claimed at its slot instead, and fires there."""
+    worker.lookahead = 1.0
+    sink.reply("/s", Reply(delay=1.0), Reply())  # the first run stays in flight for a second
+    actor = await new_actor(fresh_pool)
+    job = await add_job(fresh_pool, actor, T0, sink.url("/s"), "* * * * * *")
+    clock.set(T0 + timedelta(seconds=0.5))
+    assert await worker.run_once() == 1  # the slot at T0+1 s, claimed ahead
+    clock.set(T0 + timedelta(seconds=1))
+    assert await worker.run_once() == 0  # T0+2 s is in the window, but run 1 is in flight
+    assert await worker.next_deadline() == T0 + timedelta(seconds=1.1)  # looked at again soon
+    await worker.settle()
+    await tick(worker, clock, T0 + timedelta(seconds=2))
+    runs = await runs_of(fresh_pool, job)
+    assert [(r["scheduled_for"], r["status"]) for r in runs] == [
+        (T0 + timedelta(seconds=1), "succeeded"), (T0 + timedelta(seconds=2), "succeeded")]
+    assert len(sink.hits) == 2
+
+
+async def test_a_job_allowed_to_overlap_is_claimed_ahead_while_a_run_is_in_flight(
+    fresh_pool: AsyncConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink
+) -> None:
+    worker.lookahead = 1.0
+    sink.reply("/a", Reply(delay=1.0), Reply())
+    actor = await new_actor(fresh_pool)
+    await add_job(fresh_pool, actor, T0, sink.url("/a"), "* * * * * *", overlap="allow")
+    clock.set(T0 + timedelta(seconds=0.5))
+    assert await worker.run_once() == 1
+    clock.set(T0 + timedelta(seconds=1))
+    assert await worker.run_once() == 1  # no policy to decide: claimed ahead as usual
+    clock.set(T0 + timedelta(seconds=2))  # its slot: the attempt claimed ahead is sent
+    await worker.settle()
+    assert len(sink.hits) == 2
