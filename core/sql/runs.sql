@@ -36,7 +36,10 @@ WHERE d.due_at <= %(horizon)s::timestamptz
   -- Claimed ahead of its slot only when the overlap policy cannot apply to it: a job with a
   -- run in flight (not `allow`) is claimed at its slot, where the policy is decided (a run
   -- that ends before then must not make the slot skipped; docs/schedules.md, "Overlap").
-  AND (d.due_at <= %(now)s::timestamptz OR j.overlap = 'allow'
+  -- The policy is read by a subquery, not from `j`: a filter on both sides of the join made
+  -- the planner hash-join over all of `jobs` (tests/integration/test_plans.py).
+  AND (d.due_at <= %(now)s::timestamptz
+       OR (SELECT o.overlap FROM jobs o WHERE o.id = d.job_id) = 'allow'
        OR NOT EXISTS (SELECT 1 FROM runs r
                       WHERE r.job_id = d.job_id AND r.status IN ('running', 'queued')
                         AND r.id <> ALL(%(finished)s::uuid[])))
