@@ -55,7 +55,7 @@ async def test_serve_fires_a_job_created_over_http(fresh_dsn: str, tmp_path: Pat
         code = await asyncio.to_thread(stop, server)
     text = log.read_text()
     assert code == 0, text[-3000:]
-    assert "Traceback" not in text, text[text.index("Traceback") - 1000:][:6000]
+    assert "Traceback" not in text, text[max(0, text.index("Traceback") - 1000):][:6000]
 
 
 async def _workers_seen(pool: AsyncConnectionPool) -> int:
