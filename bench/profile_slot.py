@@ -153,8 +153,8 @@ def _instrument(rec: dict[str, list]) -> None:
 
     open_gate = worker_mod.Worker._open_gate
 
-    def timed_gate(self: Any, slot: Any) -> None:
-        open_gate(self, slot)
+    def timed_gate(self: Any, slot: Any, *args: Any) -> None:
+        open_gate(self, slot, *args)
         if slot not in self._gates:  # released now (not re-armed because the timer was early)
             rec["gate"].append([_epoch(slot), now()])
 

@@ -28,6 +28,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from core.clock import Clock
 from core.queries import Q
+from core.services.quiet import QuietWindows
 from core.services.tasks import cancel_and_wait
 
 log = logging.getLogger("cronledger.worker")
@@ -72,11 +73,15 @@ class Registration:
     worker's own loop logs the outage) is skipped; any other error is logged with its
     traceback. Either way the next beat comes :data:`BEAT_SECONDS` later: the registry is an
     optimisation of the claim, never a reason to stop one. Until a beat succeeds the other
-    workers do not count this one (they claim more).
+    workers do not count this one (they claim more). A beat due during a burst of sends the
+    worker announced in ``quiet`` waits for its end: a fraction of a second, nothing against
+    :data:`LIVE_SECONDS`.
     """
 
-    def __init__(self, pool: AsyncConnectionPool, worker_id: str, clock: Clock) -> None:
+    def __init__(self, pool: AsyncConnectionPool, worker_id: str, clock: Clock,
+                 quiet: QuietWindows | None = None) -> None:
         self.pool, self.worker_id, self.clock = pool, worker_id, clock
+        self.quiet = quiet or QuietWindows()
         self._task: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
@@ -96,6 +101,7 @@ class Registration:
     async def _run(self) -> None:
         while True:
             await asyncio.sleep(BEAT_SECONDS)
+            await self.quiet.wait()
             await self._beat()
 
     async def _beat(self) -> None:

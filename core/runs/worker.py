@@ -12,6 +12,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
+import time
 import uuid
 from datetime import datetime, timedelta
 
@@ -42,6 +44,10 @@ RECORD_RETRY_DELAYS = (0.05, 0.1, 0.2, 0.5)
 RECORD_RETRY_MAX = RECORD_RETRY_DELAYS[-1]
 PRECONNECT_MARGIN = 0.005  # seconds before the slot at which opening connections stops
 RECLAIM_POLL = 0.1  # seconds between claims of work left unclaimed inside the lookahead
+# Seconds before a slot at which its gate's timer fires; the rest is waited out on the CPU. The
+# event loop's timers are only as precise as its poll (whole milliseconds): released by the
+# timer alone, a slot started 1-2 ms late (docs/benchmarks.md, "Released on time").
+GATE_SPIN = 0.002
 
 
 class Worker(Service):
@@ -82,7 +88,7 @@ class Worker(Service):
         self._db_back = asyncio.Event()  # set by a successful claim: cut recording backoff short
         self._recorder: asyncio.Task[None] | None = None  # the record loop, while run() runs
         # The worker's row of the registry while run() runs: the claims' fair share.
-        self.registration = Registration(pool, settings.worker_id, clock)
+        self.registration = Registration(pool, settings.worker_id, clock, self.quiet)
         self._announced = False
         self._broken: list[tuple[uuid.UUID, str]] = []  # (job_id, reason) found by _prepare
 
@@ -101,18 +107,34 @@ class Worker(Service):
         With a timer per attempt, timers a few microseconds apart could land in different turns
         of the loop, and the responses to the first requests were then read before the rest
         were sent; released by one event, every attempt of the slot starts in the same turn.
+        The timer fires :data:`GATE_SPIN` seconds early and :meth:`_open_gate` waits out the
+        rest.
         """
         gate = self._gates.get(slot)
         if gate is None:
             gate = self._gates[slot] = asyncio.Event()
-            delay = max(0.0, (slot - self.clock.now()).total_seconds())
+            delay = max(0.0, (slot - self.clock.now()).total_seconds() - GATE_SPIN)
             asyncio.get_running_loop().call_later(delay, self._open_gate, slot)
         return gate
 
-    def _open_gate(self, slot: datetime) -> None:
+    def _open_gate(self, slot: datetime, spin: bool = True) -> None:
+        """Release the attempts waiting for ``slot``, never before the clock reaches it.
+
+        Less than :data:`GATE_SPIN` early, it waits for the clock on the CPU, yielding it to
+        any other process ready to run, for at most twice that long (an injected clock may not
+        move). Earlier than that (the timer and the clock disagree), or when that wait ran out,
+        it re-arms the timer instead.
+        """
         early = (slot - self.clock.now()).total_seconds()
-        if early > 0:  # the loop's timer fired before the clock reached the slot: never early
-            asyncio.get_running_loop().call_later(early, self._open_gate, slot)
+        if spin and 0 < early <= GATE_SPIN:
+            give_up = time.monotonic() + 2 * GATE_SPIN
+            while early > 0 and time.monotonic() < give_up:
+                os.sched_yield()  # the core goes to any other process ready to run
+                early = (slot - self.clock.now()).total_seconds()
+        if early > 0:  # never early
+            far = early > GATE_SPIN
+            asyncio.get_running_loop().call_later(early - GATE_SPIN if far else early,
+                                                  self._open_gate, slot, far)
             return
         gate = self._gates.pop(slot, None)
         self._ahead.pop(slot, None)

@@ -7,13 +7,16 @@ from __future__ import annotations
 import asyncio
 from datetime import timedelta
 
+import pytest
 from psycopg_pool import AsyncConnectionPool
 
 from core.clock import FrozenClock
 from core.metrics import render_metrics
+from core.runs import registry
 from core.runs.claim import claim_due
-from core.runs.registry import FORGET_SECONDS, LIVE_SECONDS, beat, live_workers
+from core.runs.registry import FORGET_SECONDS, LIVE_SECONDS, Registration, beat, live_workers
 from core.runs.worker import Worker
+from core.services.quiet import PER_REQUEST, QuietWindows
 from tests.helpers import add_job, eventually, new_actor
 
 JOBS = 90
@@ -100,3 +103,28 @@ async def test_metrics_count_the_live_workers(
     await beat(fresh_pool, "stale", clock.now() - timedelta(seconds=LIVE_SECONDS + 1))
     text = (await render_metrics(fresh_pool, clock.now())).decode()
     assert "\ncronledger_workers_live 2.0\n" in text
+
+
+async def test_a_beat_due_during_an_announced_burst_waits_for_its_end(
+        fresh_pool: AsyncConnectionPool, clock: FrozenClock,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The heartbeat keeps off the event loop while the worker sends a slot's burst."""
+    loop = asyncio.get_running_loop()
+    beats: list[float] = []
+
+    async def counted_beat(*args: object) -> None:
+        beats.append(loop.time())
+
+    monkeypatch.setattr(registry, "beat", counted_beat)
+    monkeypatch.setattr(registry, "BEAT_SECONDS", 0.01)
+    quiet = QuietWindows()
+    registration = Registration(fresh_pool, "a", clock, quiet)
+    await registration.start()
+    try:
+        quiet.hold(0.0, 1000)  # a burst of 1,000 sends from now on
+        burst_end = loop.time() + 1000 * PER_REQUEST
+        started = len(beats)
+        await eventually(lambda: len(beats) > started, 5, 0.01, what="a beat after the burst")
+        assert beats[started] >= burst_end
+    finally:
+        await registration.stop()

@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from psycopg_pool import AsyncConnectionPool
 
-from core.clock import SystemClock
+from core.clock import FrozenClock, SystemClock
 from core.config import Settings
 from tests.helpers import add_job, eventually, make_worker, new_actor, runs_of
 from tests.sink import counting_server
@@ -59,5 +59,40 @@ async def test_slots_claimed_ahead_are_sent_at_the_slot_on_connections_opened_ah
         for job_id in ids:
             [run] = [r for r in await runs_of(fresh_pool, job_id) if r["scheduled_for"] == slot]
             assert run["status"] == "succeeded" and run["lateness_ms"] < 1000
+    finally:
+        await worker.executor.aclose()
+
+
+async def test_the_gate_of_a_slot_opens_at_the_slot_never_before(
+    fresh_pool: AsyncConnectionPool, fresh_dsn: str, settings: Settings
+) -> None:
+    """The gate's timer fires ahead of the slot and the rest is waited out: the attempts it
+    releases still never start before the slot."""
+    worker = make_worker(fresh_pool, fresh_dsn, settings, SystemClock())
+    try:
+        for offset in (0.0, 0.0005, 0.0015, 0.003, 0.02):
+            slot = datetime.now(UTC) + timedelta(seconds=offset)
+            await asyncio.wait_for(worker._gate(slot).wait(), 5)
+            assert datetime.now(UTC) >= slot
+            assert slot not in worker._gates
+    finally:
+        await worker.executor.aclose()
+
+
+async def test_the_gate_waits_for_a_clock_that_stands_still(
+    fresh_pool: AsyncConnectionPool, fresh_dsn: str, settings: Settings
+) -> None:
+    """On an injected clock that does not move, the gate stays shut (its short wait on the CPU
+    gives up) until the clock reaches the slot."""
+    clock = FrozenClock(datetime(2026, 3, 1, 12, 0, tzinfo=UTC))
+    worker = make_worker(fresh_pool, fresh_dsn, settings, clock)
+    try:
+        slot = clock.now() + timedelta(milliseconds=1)
+        gate = worker._gate(slot)
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(gate.wait()), 0.05)
+        assert not gate.is_set()
+        clock.set(slot)
+        await asyncio.wait_for(gate.wait(), 5)
     finally:
         await worker.executor.aclose()
