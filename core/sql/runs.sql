@@ -24,14 +24,18 @@ WITH others AS (
 )
 SELECT d.job_id, d.due_at, j.team_id, j.schedule, j.timezone, j.request, j.timeout_seconds,
        j.retry, j.overlap, j.catchup, j.anchor_at, j.version, j.success_statuses,
-       j.secret_names, j.signing, j.confirm_timeout_seconds,
-       (SELECT count(*) FROM runs r
-         WHERE r.job_id = d.job_id AND r.status = 'running'
-           AND r.id <> ALL(%(finished)s::uuid[]))::int AS running,
-       (SELECT count(*) FROM runs r
-         WHERE r.job_id = d.job_id AND r.status = 'queued')::int AS queued
+       j.secret_names, j.signing, j.confirm_timeout_seconds, f.running, f.queued
 FROM due_jobs d
 JOIN jobs j ON j.id = d.job_id
+-- The job's runs in flight, read once (runs_in_flight_idx), for the overlap policy and for
+-- the filter below.
+CROSS JOIN LATERAL (
+    SELECT count(*) FILTER (WHERE r.status = 'running'
+                              AND r.id <> ALL(%(finished)s::uuid[]))::int AS running,
+           count(*) FILTER (WHERE r.status = 'queued')::int AS queued
+    FROM runs r
+    WHERE r.job_id = d.job_id AND r.status IN ('running', 'queued')
+) f
 WHERE d.due_at <= %(horizon)s::timestamptz
   -- Claimed ahead of its slot only when the overlap policy cannot apply to it: a job with a
   -- run in flight (not `allow`) is claimed at its slot, where the policy is decided (a run
@@ -40,9 +44,7 @@ WHERE d.due_at <= %(horizon)s::timestamptz
   -- the planner hash-join over all of `jobs` (tests/integration/test_plans.py).
   AND (d.due_at <= %(now)s::timestamptz
        OR (SELECT o.overlap FROM jobs o WHERE o.id = d.job_id) = 'allow'
-       OR NOT EXISTS (SELECT 1 FROM runs r
-                      WHERE r.job_id = d.job_id AND r.status IN ('running', 'queued')
-                        AND r.id <> ALL(%(finished)s::uuid[])))
+       OR f.running + f.queued = 0)
 ORDER BY d.due_at
 LIMIT least(%(limit)s::int, (SELECT rows FROM share))
 FOR UPDATE OF d SKIP LOCKED
