@@ -13,9 +13,13 @@ slots, the workers' peak RSS, and each p99 as a multiple of cronledger's best p9
 ``--runs`` repeats the whole set and prints each run's table and the spread (min–max) of p99.
 
     uv run --group bench python bench/compare.py [--jobs 100 1000] [--slots 3] [--runs 3]
+        [--smoke]
 
 DATABASE_URL names the PostgreSQL server (scratch databases are created on it); without it an
 embedded server is started. The peers are installed by the ``bench`` dependency group only.
+The exit status is 1 when a row missed a slot or fired one twice. ``--smoke`` (CI,
+``bench/smoke.py``): 10 jobs every 5 seconds, 2 slots, one run, every scheduler; no timing
+assertion.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ import time
 from pathlib import Path
 
 from bench.common import ROOT, peak_rss_mb, scratch_database, stop_process
-from bench.dispatch import PERIOD, SinkProtocol, scenario, slot_stats
+from bench.dispatch import PERIOD, SinkProtocol, counted_right, scenario, slot_stats
 from bench.peers.common import READY
 from tests.embedded_server import server_dsn
 
@@ -40,7 +44,7 @@ READY_TIMEOUT = 300  # seconds for a peer to define its jobs
 
 
 async def peer_scenario(admin: str, name: str, module: str, jobs: int, slots: int,
-                        logdir: Path) -> dict:
+                        logdir: Path, period: int = PERIOD) -> dict:
     """Run peer ``module`` with ``jobs`` jobs for ``slots`` full slots; its row of the table."""
     SinkProtocol.hits = []
     loop = asyncio.get_running_loop()
@@ -50,15 +54,15 @@ async def peer_scenario(admin: str, name: str, module: str, jobs: int, slots: in
     with scratch_database(admin, "cronledger_peer", migrate=False) as dsn:
         proc = subprocess.Popen(
             [sys.executable, "-m", module, "--dsn", dsn, "--url", url, "--jobs", str(jobs),
-             "--period", str(PERIOD)], cwd=ROOT, stdout=subprocess.PIPE, stderr=log, text=True)
+             "--period", str(period)], cwd=ROOT, stdout=subprocess.PIPE, stderr=log, text=True)
         try:
             line = await asyncio.wait_for(asyncio.to_thread(proc.stdout.readline),  # type: ignore[union-attr]
                                           READY_TIMEOUT)
             if READY not in line:
                 raise RuntimeError(f"{name} did not start: see {log.name}")
             # The first full slot: the next boundary at least one period after the jobs exist.
-            first = (int(time.time()) // PERIOD + 2) * PERIOD
-            last = first + PERIOD * (slots - 1)
+            first = (int(time.time()) // period + 2) * period
+            last = first + period * (slots - 1)
             await asyncio.sleep(max(0.0, last + 1 - time.time()))
             deadline = time.time() + 30  # let the last slot's deliveries arrive
             while time.time() < deadline and sum(
@@ -70,8 +74,8 @@ async def peer_scenario(admin: str, name: str, module: str, jobs: int, slots: in
             await asyncio.to_thread(stop_process, proc)
             log.close()
     server.close()
-    return {"name": name, "jobs": jobs, "rss_mb": rss,
-            **slot_stats(SinkProtocol.hits, first, last, jobs)}
+    return {"name": name, "jobs": jobs, "slots": slots, "rss_mb": rss,
+            **slot_stats(SinkProtocol.hits, first, last, jobs, period)}
 
 
 def _epoch(slot: str) -> int:
@@ -80,15 +84,16 @@ def _epoch(slot: str) -> int:
     return int(datetime.fromisoformat(slot.replace("Z", "+00:00")).timestamp())
 
 
-async def one_run(admin: str, sizes: list[int], slots: int, logdir: Path) -> list[dict]:
+async def one_run(admin: str, sizes: list[int], slots: int, logdir: Path,
+                  period: int = PERIOD) -> list[dict]:
     rows = []
     for jobs in sizes:
         for workers in (1, 2):
-            row = await scenario(admin, jobs, workers, slots, logdir)
+            row = await scenario(admin, jobs, workers, slots, logdir, period)
             rows.append({**row, "name": f"cronledger, {workers} worker{'s' * (workers > 1)}"})
             print(f"  {rows[-1]['name']}, {jobs} jobs: p99 {row['p99']:.0f} ms", flush=True)
         for name, module in PEERS.items():
-            rows.append(await peer_scenario(admin, name, module, jobs, slots, logdir))
+            rows.append(await peer_scenario(admin, name, module, jobs, slots, logdir, period))
             print(f"  {name}, {jobs} jobs: p99 {rows[-1]['p99']:.0f} ms", flush=True)
     return rows
 
@@ -119,21 +124,32 @@ def spread(runs: list[list[dict]]) -> str:
     return "\n".join(out)
 
 
-def main() -> None:
+def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--jobs", type=int, nargs="+", default=[100, 1000])
     parser.add_argument("--slots", type=int, default=3)
     parser.add_argument("--runs", type=int, default=1)
+    parser.add_argument("--period", type=int, default=PERIOD, help="seconds between slots")
+    parser.add_argument("--smoke", action="store_true",
+                        help="CI check: small sizes, the count checks only")
     args = parser.parse_args()
+    if args.smoke:
+        args.jobs, args.slots, args.runs, args.period = [10], 2, 1, 5
     runs = []
     with server_dsn() as admin, tempfile.TemporaryDirectory() as tmp:
         for n in range(args.runs):
             print(f"run {n + 1} of {args.runs}", flush=True)
-            runs.append(asyncio.run(one_run(admin, args.jobs, args.slots, Path(tmp))))
+            runs.append(asyncio.run(one_run(admin, args.jobs, args.slots, Path(tmp),
+                                            args.period)))
             print(f"\nrun {n + 1}\n\n{table(runs[-1])}\n", flush=True)
     if args.runs > 1:
         print(spread(runs))
+    wrong = [f"{r['name']}, {r['jobs']} jobs" for rows in runs for r in rows
+             if not counted_right(r)]
+    if wrong:
+        print(f"missed or duplicate slots: {'; '.join(wrong)}", file=sys.stderr)
+    return 1 if wrong else 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -6,10 +6,13 @@ lets SLOTS slots pass, and prints fire lateness (sink arrival minus the slot the
 meant for, read from `X-Cronledger-Scheduled-For`) p50/p99/max, the p99 of the lateness the
 worker recorded (send start minus slot), deliveries per second, and missed and duplicate slots.
 
-    uv run python bench/dispatch.py [--jobs 100 1000] [--workers 1 2] [--slots 3]
+    uv run python bench/dispatch.py [--jobs 100 1000] [--workers 1 2] [--slots 3] [--smoke]
 
 DATABASE_URL names the PostgreSQL server (a scratch database is created on it); without it an
-embedded server is started.
+embedded server is started. ``--smoke`` (CI, ``bench/smoke.py``): 20 jobs every 5 seconds, 1
+and 2 workers, 2 slots; exit status 1 unless every slot of every job arrived exactly once (no
+timing assertion). Without it the exit status is 1 as well when a slot was missed or fired
+twice.
 """
 
 from __future__ import annotations
@@ -61,7 +64,7 @@ class SinkProtocol(asyncio.Protocol):
             self.transport.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")  # type: ignore[attr-defined]
 
 
-async def create_jobs(dsn: str, url: str, count: int) -> None:
+async def create_jobs(dsn: str, url: str, count: int, period: int = PERIOD) -> None:
     from core.apikeys import create_api_key
     from core.db import open_pool
     from core.jobs.commands import create_job
@@ -74,7 +77,7 @@ async def create_jobs(dsn: str, url: str, count: int) -> None:
         actor = Actor(team_id=record["team_id"], key_id=record["id"])
         now = datetime.now(UTC)
         await asyncio.gather(*(
-            create_job(pool, actor, {"name": f"bench {i}", "schedule": f"*/{PERIOD} * * * * *",
+            create_job(pool, actor, {"name": f"bench {i}", "schedule": f"*/{period} * * * * *",
                                      "request": {"url": url}}, now)
             for i in range(count)))
     finally:
@@ -107,7 +110,8 @@ async def runs_in_db(dsn: str) -> tuple[int, list[int], str]:
         return missed, lateness, split
 
 
-async def scenario(admin: str, jobs: int, workers: int, slots: int, logdir: Path) -> dict:
+async def scenario(admin: str, jobs: int, workers: int, slots: int, logdir: Path,
+                   period: int = PERIOD) -> dict:
     SinkProtocol.hits = []
     loop = asyncio.get_running_loop()
     server = await loop.create_server(SinkProtocol, "127.0.0.1", 0, backlog=4096)
@@ -118,11 +122,11 @@ async def scenario(admin: str, jobs: int, workers: int, slots: int, logdir: Path
         try:
             await workers_registered(dsn, ids)
             # Create the jobs between slots so the first slot is a full one.
-            while time.time() % PERIOD > 2:
+            while time.time() % period > min(2, period / 2):
                 await asyncio.sleep(0.05)
-            await create_jobs(dsn, f"http://127.0.0.1:{port}/hook", jobs)
-            first = (int(time.time()) // PERIOD + 1) * PERIOD
-            last = first + PERIOD * (slots - 1)
+            await create_jobs(dsn, f"http://127.0.0.1:{port}/hook", jobs, period)
+            first = (int(time.time()) // period + 1) * period
+            last = first + period * (slots - 1)
             await asyncio.sleep(max(0.0, last + 1 - time.time()))
             deadline = time.time() + 30  # let the last slot's deliveries arrive
             last_slot = datetime.fromtimestamp(last, UTC).isoformat().replace("+00:00", "Z")
@@ -137,18 +141,18 @@ async def scenario(admin: str, jobs: int, workers: int, slots: int, logdir: Path
                 await asyncio.to_thread(stop_process, proc)
         missed_db, sent_lateness, split = await runs_in_db(dsn)
     server.close()
-    stats = slot_stats(SinkProtocol.hits, first, last, jobs)
+    stats = slot_stats(SinkProtocol.hits, first, last, jobs, period)
     stats["missed"] += missed_db
     return {"jobs": jobs, "workers": workers, "slots": slots, "rss_mb": rss,
             "sent_p99": percentile(sent_lateness, 99), "split": split, **stats}
 
 
 def slot_stats(hits: list[tuple[float, str, str]], first: int, last: int,
-               jobs: int) -> dict:
+               jobs: int, period: int = PERIOD) -> dict:
     """Fire lateness (ms: sink arrival minus slot) of the slots ``first``..``last`` (epoch
-    seconds, every :data:`PERIOD`): p50, p99, max, deliveries per second of a slot's burst,
+    seconds, every ``period``): p50, p99, max, deliveries per second of a slot's burst,
     missed and duplicate (job, slot) pairs, and each slot's latest arrival (``slot_max``)."""
-    slots_fired = range(first, last + 1, PERIOD)
+    slots_fired = range(first, last + 1, period)
     counts = collections.Counter((job, slot) for _, job, slot in hits)
     lateness = []
     per_slot: dict[int, list[float]] = collections.defaultdict(list)
@@ -172,17 +176,29 @@ def slot_stats(hits: list[tuple[float, str, str]], first: int, last: int,
     }
 
 
-def main() -> None:
+def counted_right(row: dict) -> bool:
+    """Every (job, slot) of the scenario arrived exactly once."""
+    return row["missed"] == 0 and row["duplicates"] == 0 \
+        and row["delivered"] == row["jobs"] * row["slots"]
+
+
+def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--jobs", type=int, nargs="+", default=[100, 1000])
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--slots", type=int, default=3)
+    parser.add_argument("--period", type=int, default=PERIOD, help="seconds between slots")
+    parser.add_argument("--smoke", action="store_true",
+                        help="CI check: small sizes, the count checks only")
     args = parser.parse_args()
+    if args.smoke:
+        args.jobs, args.slots, args.period = [20], 2, 5
     rows = []
     with server_dsn() as admin, tempfile.TemporaryDirectory() as tmp:
         for jobs in args.jobs:
             for workers in args.workers:
-                row = asyncio.run(scenario(admin, jobs, workers, args.slots, Path(tmp)))
+                row = asyncio.run(scenario(admin, jobs, workers, args.slots, Path(tmp),
+                                           args.period))
                 rows.append(row)
                 print(f"done: {jobs} jobs, {workers} worker(s); by slot: runs per worker "
                       f"{row['split']}; latest arrival (ms) {row['slot_max']}", flush=True)
@@ -195,7 +211,8 @@ def main() -> None:
               f"| {r['p50']:.1f} ms | {r['p99']:.1f} ms | {r['max']:.1f} ms "
               f"| {r['sent_p99']:.0f} ms | {r['rate']:.0f} "
               f"| {r['missed']} | {r['duplicates']} |")
+    return 0 if all(counted_right(r) for r in rows) else 1
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -13,10 +13,12 @@ then stops it for OUTAGE seconds, and prints for each outage:
 - ``stale``: the largest ``lateness_ms`` of a run recorded with trigger ``schedule`` (at most
   the 10 s grace when the claim instant is read after the connection is obtained).
 
-    uv run python bench/outage.py [--jobs 50] [--restart 2] [--outage 20]
+    uv run python bench/outage.py [--jobs 50] [--restart 2] [--outage 20] [--smoke]
 
 A benchmark, not a test: it uses the wall clock and real processes. docs/operations.md,
-"Database outages", describes the behaviour measured.
+"Database outages", describes the behaviour measured. The exit status is 1 when no delivery
+came after an outage, a slot was delivered twice, or the worker did not exit cleanly;
+``--smoke`` (CI, ``bench/smoke.py``) runs it with 5 jobs, a 1 s restart and a 4 s outage.
 """
 
 from __future__ import annotations
@@ -118,7 +120,9 @@ def outage_runs(dsn: str, down: float, back: float) -> dict[str, object]:
     return {"slots": len(rows), "by": dict(sorted(counts.items())), "stale_max_ms": stale}
 
 
-async def main_async(jobs: int, restart: float, outage: float, logdir: Path) -> None:
+async def main_async(jobs: int, restart: float, outage: float, logdir: Path) -> bool:
+    """Run the scenario and print its figures; whether it counted right: a delivery after
+    each outage, no (job, slot) delivered twice, the worker's exit status 0."""
     pg = Throwaway()
     loop = asyncio.get_running_loop()
     server = await loop.create_server(SinkProtocol, "127.0.0.1", 0, backlog=4096)
@@ -162,23 +166,33 @@ async def main_async(jobs: int, restart: float, outage: float, logdir: Path) -> 
               f"slots while down {runs['slots']}: {runs['by']}  "
               f"stale schedule lateness max {runs['stale_max_ms']} ms")
     print(f"all runs: {totals}")
+    delivered = collections.Counter((job, slot) for _, job, slot in SinkProtocol.hits)
+    twice = sum(1 for n in delivered.values() if n > 1)
+    back = all(first is not None for _, _, first, _ in results)
+    print(f"(job, slot) pairs delivered twice: {twice}")
+    return back and twice == 0 and code == 0
 
 
-def main() -> None:
+def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--jobs", type=int, default=50)
     parser.add_argument("--restart", type=float, default=2.0)
     parser.add_argument("--outage", type=float, default=20.0)
+    parser.add_argument("--smoke", action="store_true",
+                        help="CI check: small sizes, the count checks only")
     args = parser.parse_args()
+    if args.smoke:
+        args.jobs, args.restart, args.outage = 5, 1.0, 4.0
     with tempfile.TemporaryDirectory(prefix="cronledger-outage-logs-") as logdir:
         try:
-            asyncio.run(main_async(args.jobs, args.restart, args.outage, Path(logdir)))
+            ok = asyncio.run(main_async(args.jobs, args.restart, args.outage, Path(logdir)))
         finally:
             log = Path(logdir) / "worker.log"
             if log.exists():
                 tail = log.read_text().splitlines()[-8:]
                 print("worker log (last lines):", *tail, sep="\n  ")
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

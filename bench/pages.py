@@ -3,7 +3,7 @@ database, then time the pages (and the JSON read models behind them) at the serv
 
     DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres \\
         uv run python bench/pages.py [--jobs 10000] [--runs 1000000] [--monitors 1000]
-                                     [--repeat 30] [--keep | --reuse DSN]
+                                     [--repeat 30] [--keep | --reuse DSN] [--smoke]
 
 One team owns everything (the heaviest case for a page: every count, list and page of it is
 over all the rows). The seed, in a scratch database made by :func:`bench.common.scratch_database`:
@@ -29,6 +29,10 @@ Each route is then asked ``--repeat`` times after three warm-up calls, in proces
 ASGI test client: the application and the database, no network), with a write key (the pages
 with every control); the table gives p50/p95/max in ms and the answer's size in kB (HTML pages:
 also with the local CSS and JavaScript they load). Results: docs/benchmarks.md.
+
+Every route must answer 200 (a page not built yet may answer 404), and the seeded database must
+hold what was seeded (jobs, runs, monitors, ping events): otherwise the exit status is 1.
+``--smoke`` (CI, ``bench/smoke.py``): 20 jobs, 300 runs, 3 monitors, one timed call per route.
 """
 
 from __future__ import annotations
@@ -51,6 +55,7 @@ from typing import Any
 import psycopg
 
 from bench.common import ROOT, percentile, scratch_database
+from tests.embedded_server import server_dsn
 
 sys.path.insert(0, str(ROOT))
 
@@ -247,7 +252,21 @@ async def seed(dsn: str, jobs: int, runs: int, monitors: int, now: datetime,
         conn.execute("VACUUM ANALYZE")
     return {"key": key, "read_key": read_key, "team_id": actor.team_id,
             "job": job_ids[len(job_ids) // 2][0], "monitor": created[len(created) // 2][0],
-            "runs": lines.runs, "pings": pings}
+            "runs": lines.runs, "pings": pings, "jobs": len(job_ids), "monitors": len(created)}
+
+
+def seeded_counts(dsn: str, team_id: uuid.UUID) -> dict[str, int]:
+    """What the database holds for the team: jobs, runs rows, monitors and ping events."""
+    with psycopg.connect(dsn) as conn:
+        def one(query: str) -> int:
+            return conn.execute(query, {"team": team_id}).fetchone()[0]
+
+        return {
+            "jobs": one("SELECT count(*) FROM jobs WHERE team_id = %(team)s"),
+            "runs": one("SELECT count(*) FROM runs WHERE team_id = %(team)s"),
+            "monitors": one("SELECT count(*) FROM monitors WHERE team_id = %(team)s"),
+            "pings": one("SELECT count(*) FROM events WHERE team_id = %(team)s "
+                         "AND event_type = 'monitor.pinged'")}
 
 
 async def existing(dsn: str) -> dict[str, Any]:
@@ -390,11 +409,17 @@ def main() -> int:
     parser.add_argument("--reuse", metavar="DSN",
                         help="time a database seeded before with --keep (no seeding)")
     parser.add_argument("--dsn", default=os.environ.get("DATABASE_URL"))
+    parser.add_argument("--smoke", action="store_true",
+                        help="CI check: small sizes, the count checks only")
     args = parser.parse_args()
-    if not args.dsn and not args.reuse:
-        parser.error("set DATABASE_URL or --dsn (a server where databases can be created)")
+    if args.smoke:
+        args.jobs, args.runs, args.monitors, args.repeat = 20, 300, 3, 1
+        args.keep, args.reuse = False, None
     now = datetime.now(UTC).replace(microsecond=0)
+    mismatch: list[str] = []
     with contextlib.ExitStack() as stack:
+        if not args.dsn and not args.reuse:  # an embedded server for the run
+            args.dsn = stack.enter_context(server_dsn())
         started = time.perf_counter()
         if args.reuse:
             dsn = args.reuse
@@ -405,6 +430,9 @@ def main() -> int:
             ids = asyncio.run(seed(dsn, args.jobs, args.runs, args.monitors, now))
             if args.keep:
                 print(f"scratch database kept: {dsn}", file=sys.stderr)
+            found = seeded_counts(dsn, ids["team_id"])
+            mismatch = [f"{what}: seeded {ids[what]}, found {found[what]}"
+                        for what in found if found[what] != ids[what]]
         seconds = time.perf_counter() - started
         pages = asyncio.run(time_routes(dsn, ids["key"], page_routes(ids), args.repeat,
                                         pages=True))
@@ -415,7 +443,10 @@ def main() -> int:
     print(table(pages, page_label="page (HTML + its CSS/JS)"))
     print()
     print(table(rows))
-    return 0
+    if mismatch:
+        print("the database does not hold what was seeded: " + "; ".join(mismatch),
+              file=sys.stderr)
+    return 1 if mismatch else 0
 
 
 if __name__ == "__main__":

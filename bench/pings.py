@@ -1,14 +1,18 @@
 """Ping throughput and latency over real HTTP against ``cronledger api --workers 2``.
 
     DATABASE_URL=postgresql://... uv run python bench/pings.py [--duration 10] [--connections 16]
+        [--code DIR] [--smoke]
 
 For each ``synchronous_commit`` setting of the ping connections (``--commit both`` by default)
-it starts ``cronledger api --workers N`` on a free port against ``DATABASE_URL`` (migrating it)
-and creates a team and a key. Then, for each scenario of ``--monitors`` (default: one monitor,
-then 100 monitors pinged in turn - every ping of one monitor is serialised on its row, so one
-monitor is the worst case) and each URL form of ``--urls`` (default both: the token URL
-``/ping/<token>`` and the slug URL ``/ping/<ping-key>/<slug>``, docs/healthchecks.md), it
-creates the monitors (``1h``) and:
+it creates a scratch database on the server of ``DATABASE_URL`` (an embedded server without
+it), starts ``cronledger api --workers N`` on a free port against it and creates a team and a
+key. ``--code DIR`` runs the API (and its migrations) from another checkout of cronledger,
+with that checkout's ``.venv`` (``git worktree add /tmp/old <commit> && cd /tmp/old && uv sync
+--frozen``): the way two versions are compared side by side on one machine. Then, for each
+scenario of ``--monitors`` (default: one monitor, then 100 monitors pinged in turn - every ping
+of one monitor is serialised on its row, so one monitor is the worst case) and each URL form
+of ``--urls`` (default both: the token URL ``/ping/<token>`` and the slug URL
+``/ping/<ping-key>/<slug>``, docs/healthchecks.md), it creates the monitors (``1h``) and:
 
 1. drives ``GET`` on their ping URLs with ``wrk`` (Debian package; ``apt-get install -y wrk``) for
    ``--duration`` seconds after a short warm-up, or with an aiohttp load loop when wrk is
@@ -22,8 +26,14 @@ creates the monitors (``1h``) and:
 Client, server and PostgreSQL share the machine: the figures include the load generator, and
 whatever else runs. So the table also gives the CPU time each answered ping cost the API
 processes and the PostgreSQL backends of the database (from ``/proc``), which depends little on
-the other load, and the 1-minute load average before and after the run.
-Exit status 1 when a count does not match.
+the other load, and the 1-minute load average before and after the run. When the server loads
+``pg_stat_statements`` (``shared_preload_libraries``; ``pg_stat_statements.track_planning = on``
+for the planning column), a second table gives, per statement of the measured run, its calls,
+how many were planned, and the planning and execution time per call and per ping.
+
+``--smoke`` is the CI check (``bench/smoke.py``): one short run of each scenario (1 and 3
+monitors, both URL forms, ``synchronous_commit`` on), the same count checks, no timing
+assertion. Exit status 1 when a count does not match.
 """
 
 from __future__ import annotations
@@ -47,7 +57,19 @@ from pathlib import Path
 import aiohttp
 import psycopg
 
-ROOT = Path(__file__).resolve().parent.parent
+from bench.common import ROOT, scratch_database
+from tests.embedded_server import server_dsn
+
+
+@dataclass
+class Statement:
+    """One statement's share of a measured run, from ``pg_stat_statements`` (ms in total)."""
+
+    query: str
+    calls: int
+    plans: int
+    plan_ms: float
+    exec_ms: float
 
 
 @dataclass
@@ -68,6 +90,7 @@ class Result:
     api_cpu_ms: float
     pg_cpu_ms: float
     load: tuple[float, float]
+    statements: list[Statement]
 
     @property
     def matches(self) -> bool:
@@ -106,15 +129,52 @@ def _backends(dsn: str) -> list[int]:
     return [r[0] for r in rows]
 
 
+def statements_available(dsn: str) -> bool:
+    """Whether the server loads ``pg_stat_statements``; if so, the extension is created in the
+    database at ``dsn`` (a scratch database) so that its view can be read."""
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        loaded = conn.execute("SHOW shared_preload_libraries").fetchone()[0]
+        if "pg_stat_statements" not in loaded:
+            return False
+        conn.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+    return True
+
+
+def statements_reset(dsn: str) -> None:
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("SELECT pg_stat_statements_reset(0, (SELECT oid FROM pg_database "
+                      "WHERE datname = current_database()), 0)")
+
+
+def statements_read(dsn: str) -> list[Statement]:
+    """The statements run in this database since :func:`statements_reset`, most time first."""
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT query, calls, plans, total_plan_time, total_exec_time "
+            "FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database "
+            "WHERE datname = current_database()) AND query NOT LIKE '%%pg_stat_statements%%' "
+            "ORDER BY total_plan_time + total_exec_time DESC LIMIT 5").fetchall()
+    return [Statement(" ".join(q.split())[:60], calls, plans, plan, exe)
+            for q, calls, plans, plan, exe in rows]
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
 
 
-def cli(*args: str, env: dict[str, str]) -> str:
-    done = subprocess.run([sys.executable, "-m", "api.cli", *args], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=300, check=True)
+def python_of(code: Path) -> str:
+    """The interpreter that runs checkout ``code``: its own ``.venv``, else this one."""
+    venv = code / ".venv" / "bin" / "python"
+    return str(venv) if code != ROOT and venv.exists() else sys.executable
+
+
+def cli(code: Path, *args: str, env: dict[str, str]) -> str:
+    done = subprocess.run([python_of(code), "-m", "api.cli", *args], cwd=code, env=env,
+                          capture_output=True, text=True, timeout=300)
+    if done.returncode:
+        raise SystemExit(f"cronledger {' '.join(args)} failed:\n{done.stderr[-2000:]}")
     return done.stdout.strip()
 
 
@@ -225,18 +285,22 @@ def run_scenario(dsn: str, base: str, key: str, commit: str, monitors: int, form
     use_wrk = shutil.which("wrk") is not None and not args.no_wrk
     script = Path(tempfile.mkstemp(suffix=".lua")[1])
     script.write_text(_lua([u.removeprefix(base) for u in urls]))
+    with_statements = statements_available(dsn)
     try:
         load = (lambda d: run_wrk(urls[0], d, args.connections, args.threads, script)) \
             if use_wrk else (lambda d: run_loop(urls, d, args.connections))
-        load(2)  # warm-up: connections, prepared statements
+        load(args.warmup)  # warm-up: connections, caches
         time.sleep(1.0)  # the warm-up's requests in flight are recorded before counting starts
         before = pinged_events(dsn, ids)
-        api, pg = _descendants(server_pid), _backends(dsn)
+        api, pg = [server_pid, *_descendants(server_pid)], _backends(dsn)
+        if with_statements:
+            statements_reset(dsn)
         cpu_before = (_cpu_seconds(api), _cpu_seconds(pg))
         load_before = os.getloadavg()[0]
         rate, p50, p99, answered, errors = load(args.duration)
         cpu_after = (_cpu_seconds(api), _cpu_seconds(pg))
         load_after = os.getloadavg()[0]
+        statements = statements_read(dsn) if with_statements else []
         time.sleep(1.0)  # requests in flight when the load stopped are still recorded
         recorded = pinged_events(dsn, ids) - before
         before = pinged_events(dsn, ids)
@@ -248,37 +312,42 @@ def run_scenario(dsn: str, base: str, key: str, commit: str, monitors: int, form
                 for before, after in zip(cpu_before, cpu_after, strict=True)]
     return Result(commit, form, monitors, "wrk" if use_wrk else "aiohttp", rate, p50, p99, answered,
                   errors + exact_errors, recorded, args.connections, args.exact, exact_recorded,
-                  per_ping[0], per_ping[1], (load_before, load_after))
+                  per_ping[0], per_ping[1], (load_before, load_after), statements)
 
 
-def bench(dsn: str, commit: str, args: argparse.Namespace) -> list[Result]:
-    port = free_port()
-    env = {**os.environ, "DATABASE_URL": dsn, "CRONLEDGER_PORT": str(port),
-           "CRONLEDGER_PING_SYNCHRONOUS_COMMIT": commit, "CRONLEDGER_LOG_LEVEL": "WARNING"}
-    key = cli("apikey", "create", "--team", f"bench-{uuid.uuid4().hex[:8]}", env=env)
-    base = f"http://127.0.0.1:{port}"
-    log = open(Path(tempfile.gettempdir()) / f"cronledger-bench-{port}.log", "wb")  # noqa: SIM115
-    server = subprocess.Popen([sys.executable, "-m", "api.cli", "api", "--workers",
-                               str(args.workers)], cwd=ROOT, env=env, stdout=log,
-                              stderr=subprocess.STDOUT)
-    try:
-        wait_ready(f"{base}/readyz", server)
-        return [run_scenario(dsn, base, key, commit, n, form, args, server.pid)
-                for form in args.urls for n in args.monitors]
-    finally:
-        server.send_signal(signal.SIGTERM)
-        try:
-            server.wait(60)
-        except subprocess.TimeoutExpired:
-            server.kill()
-        log.close()
+def bench(admin: str, commit: str, args: argparse.Namespace) -> list[Result]:
+    """The scenarios of one commit setting, on a scratch database of their own."""
+    code = args.code
+    with scratch_database(admin, "cronledger_bench_pings", migrate=False) as dsn:
+        port = free_port()
+        env = {**os.environ, "DATABASE_URL": dsn, "CRONLEDGER_PORT": str(port),
+               "CRONLEDGER_PING_SYNCHRONOUS_COMMIT": commit, "CRONLEDGER_LOG_LEVEL": "WARNING"}
+        cli(code, "migrate", env=env)  # the schema of the code measured
+        key = cli(code, "apikey", "create", "--team", f"bench-{uuid.uuid4().hex[:8]}", env=env)
+        base = f"http://127.0.0.1:{port}"
+        log_path = Path(tempfile.gettempdir()) / f"cronledger-bench-{port}.log"
+        with log_path.open("wb") as log:
+            server = subprocess.Popen([python_of(code), "-m", "api.cli", "api", "--workers",
+                                       str(args.workers)], cwd=code, env=env, stdout=log,
+                                      stderr=subprocess.STDOUT)
+            try:
+                wait_ready(f"{base}/readyz", server)
+                return [run_scenario(dsn, base, key, commit, n, form, args, server.pid)
+                        for form in args.urls for n in args.monitors]
+            finally:
+                server.send_signal(signal.SIGTERM)
+                try:
+                    server.wait(60)
+                except subprocess.TimeoutExpired:
+                    server.kill()
 
 
 async def _create_monitor(base: str, key: str) -> dict:
     headers = {"Authorization": f"Bearer {key}"}
+    # Names are unique per team; the slug is derived from the name.
+    name = f"bench-{uuid.uuid4().hex}"
     async with aiohttp.ClientSession(headers=headers) as session, session.post(
-            f"{base}/v1/monitors", json={"name": "bench", "schedule": "1h",
-                                         "slug": f"bench-{uuid.uuid4().hex}"}) as response:
+            f"{base}/v1/monitors", json={"name": name, "schedule": "1h"}) as response:
         assert response.status == 201, await response.text()
         return await response.json()
 
@@ -291,9 +360,17 @@ async def _ping_key(base: str, key: str) -> str:
         return (await response.json())["ping_key"]
 
 
+def _code(value: str) -> Path:
+    code = Path(value).resolve()
+    if not (code / "api" / "cli.py").exists():
+        raise argparse.ArgumentTypeError(f"{code} is not a cronledger checkout")
+    return code
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--duration", type=int, default=10, help="seconds of load per run")
+    parser.add_argument("--warmup", type=int, default=2, help="seconds of load before each run")
     parser.add_argument("--connections", type=int, default=16)
     parser.add_argument("--threads", type=int, default=2, help="wrk threads")
     parser.add_argument("--workers", type=int, default=2, help="cronledger api --workers")
@@ -305,15 +382,19 @@ def main() -> int:
     parser.add_argument("--urls", type=lambda t: t.split(","), default=["token", "slug"],
                         help="ping URL forms, per scenario (token,slug)")
     parser.add_argument("--no-wrk", action="store_true", help="use the aiohttp load loop")
+    parser.add_argument("--code", type=_code, default=ROOT,
+                        help="the cronledger checkout whose API is measured (default: this one)")
+    parser.add_argument("--smoke", action="store_true",
+                        help="CI check: short runs, small sizes, the count checks only")
     args = parser.parse_args()
-    dsn = os.environ.get("DATABASE_URL")
-    if not dsn:
-        print("set DATABASE_URL to a PostgreSQL database (it is migrated)", file=sys.stderr)
-        return 2
+    if args.smoke:
+        args.duration, args.warmup, args.exact, args.connections = 2, 1, 100, 4
+        args.monitors, args.commit, args.workers = [1, 3], "on", 1
     commits = ("off", "on") if args.commit == "both" else (args.commit,)
-    results = [r for commit in commits for r in bench(dsn, commit, args)]
+    with server_dsn() as admin:
+        results = [r for commit in commits for r in bench(admin, commit, args)]
     print(f"\n{os.cpu_count()} CPUs, cronledger api --workers {args.workers}, "
-          f"{args.connections} connections, {args.duration} s per run\n")
+          f"{args.connections} connections, {args.duration} s per run, code {args.code}\n")
     print("| ping commit | URL | monitors | load | pings/s | p50 ms | p99 ms | answered | errors | "
           "pinged events | exact check | CPU ms/ping api + pg | load avg |")
     print("|---|---|---:|---|---:|---:|---:|---:|---:|---:|---|---|---|")
@@ -323,6 +404,18 @@ def main() -> int:
               f"{r.pings_per_s:,.0f} | {r.p50_ms:.1f} | {r.p99_ms:.1f} | {r.answered:,} | "
               f"{r.errors} | {r.recorded:,} | {exact} {'ok' if r.matches else 'MISMATCH'} | "
               f"{r.api_cpu_ms:.2f} + {r.pg_cpu_ms:.2f} | {r.load[0]:.1f} / {r.load[1]:.1f} |")
+    if any(r.statements for r in results):
+        print("\npg_stat_statements over each measured run (the five statements with the most "
+              "time; ms per call, and per answered ping):\n")
+        print("| ping commit | URL | monitors | statement | calls | planned | plan ms/call "
+              "| exec ms/call | plan + exec ms/ping |")
+        print("|---|---|---:|---|---:|---:|---:|---:|---:|")
+        for r in results:
+            for st in r.statements:
+                per_ping = (st.plan_ms + st.exec_ms) / max(r.answered, 1)
+                print(f"| {r.commit} | {r.url} | {r.monitors} | `{st.query}` | {st.calls:,} "
+                      f"| {st.plans:,} | {st.plan_ms / max(st.plans, 1):.3f} "
+                      f"| {st.exec_ms / max(st.calls, 1):.3f} | {per_ping:.3f} |")
     return 0 if all(r.matches for r in results) else 1
 
 

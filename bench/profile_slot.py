@@ -24,10 +24,12 @@ slots), and how much of it fell between the slot instant and the slot's last sen
 critical path).
 
     uv run python bench/profile_slot.py [--jobs 1000] [--workers 1 2] [--slots 3]
-        [--env CRONLEDGER_MAX_CONCURRENCY=500 ...]
+        [--env CRONLEDGER_MAX_CONCURRENCY=500 ...] [--smoke]
 
 DATABASE_URL names the PostgreSQL server (a scratch database is created on it); without it an
-embedded server is started.
+embedded server is started. The exit status is 1 when a slot was missed or fired twice, or an
+attempt sent was not profiled; ``--smoke`` (CI, ``bench/smoke.py``): 20 jobs every 5 seconds,
+1 worker, 2 slots.
 """
 
 from __future__ import annotations
@@ -188,7 +190,7 @@ def child(out: str) -> int:
 
 
 async def scenario(admin: str, jobs: int, workers: int, slots: int, logdir: Path,
-                   env: dict[str, str]) -> dict:
+                   env: dict[str, str], period: int = PERIOD) -> dict:
     """One scenario; the children's measurements, the sink's hits and the database's split."""
     SinkProtocol.hits = []
     loop = asyncio.get_running_loop()
@@ -204,11 +206,12 @@ async def scenario(admin: str, jobs: int, workers: int, slots: int, logdir: Path
             stderr=subprocess.STDOUT) for i, out in enumerate(outs)]
         try:
             await workers_registered(dsn, [f"bench-{i}" for i in range(workers)])
-            while time.time() % PERIOD > 2:  # jobs created between slots: the first is full
+            # Jobs created between slots: the first is full.
+            while time.time() % period > min(2, period / 2):
                 await asyncio.sleep(0.05)
-            await create_jobs(dsn, f"http://127.0.0.1:{port}/hook", jobs)
-            first = (int(time.time()) // PERIOD + 1) * PERIOD
-            last = first + PERIOD * (slots - 1)
+            await create_jobs(dsn, f"http://127.0.0.1:{port}/hook", jobs, period)
+            first = (int(time.time()) // period + 1) * period
+            last = first + period * (slots - 1)
             await asyncio.sleep(max(0.0, last + 1 - time.time()))
             deadline = time.time() + 30
             last_slot = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(last))
@@ -225,9 +228,9 @@ async def scenario(admin: str, jobs: int, workers: int, slots: int, logdir: Path
     keys = ("claim", "build", "preconnect", "attempt", "gate", "record")
     profiles = [{**{key: [] for key in keys}, **json.loads(out.read_text())}
                 for out in outs if out.exists()]  # a worker that got no work has no entries
-    return {"jobs": jobs, "workers": workers, "first": first, "last": last,
+    return {"jobs": jobs, "workers": workers, "first": first, "last": last, "period": period,
             "profiles": profiles, "hits": list(SinkProtocol.hits), "split": split,
-            "stats": slot_stats(SinkProtocol.hits, first, last, jobs)}
+            "stats": slot_stats(SinkProtocol.hits, first, last, jobs, period)}
 
 
 def _span(intervals: list[tuple[float, float]], slot: float, until: float) -> float:
@@ -243,7 +246,7 @@ def _span(intervals: list[tuple[float, float]], slot: float, until: float) -> fl
 
 def analyse(result: dict) -> dict:
     """Per step, means over the slots: total ms, ms per request, window, critical-path ms."""
-    slots = range(result["first"], result["last"] + 1, PERIOD)
+    slots = slot_range(result)
     per_slot: list[dict[str, Any]] = []
     for slot in slots:
         steps: dict[str, dict[str, Any]] = defaultdict(lambda: {
@@ -382,7 +385,7 @@ def table(result: dict, analysis: dict) -> str:
 
 
 def slot_range(result: dict) -> range:
-    return range(result["first"], result["last"] + 1, PERIOD)
+    return range(result["first"], result["last"] + 1, result["period"])
 
 
 def len_claims(result: dict, slot: int) -> int:
@@ -394,30 +397,51 @@ def late_claims(result: dict, slot: int) -> int:
                if slot in c[4] and c[1] > slot)
 
 
-def main() -> None:
+def counted_right(result: dict) -> bool:
+    """Every (job, slot) delivered once, and every attempt of the slots profiled."""
+    stats = result["stats"]
+    expected = result["jobs"] * len(slot_range(result))
+    profiled = sum(1 for prof in result["profiles"] for a in prof["attempt"]
+                   if result["first"] <= a["slot"] <= result["last"])
+    return stats["missed"] == 0 and stats["duplicates"] == 0 \
+        and stats["delivered"] == expected == profiled
+
+
+def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--jobs", type=int, nargs="+", default=[1000])
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--slots", type=int, default=3)
     parser.add_argument("--env", nargs="*", default=[], metavar="NAME=VALUE",
                         help="settings for the workers (e.g. CRONLEDGER_MAX_CONCURRENCY=500)")
+    parser.add_argument("--period", type=int, default=PERIOD, help="seconds between slots")
+    parser.add_argument("--smoke", action="store_true",
+                        help="CI check: small sizes, the count checks only")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         sys.exit(child(args.child))
+    if args.smoke:
+        args.jobs, args.workers, args.slots, args.period = [20], [1], 2, 5
     from tests.embedded_server import server_dsn
 
     env = dict(item.split("=", 1) for item in args.env)
+    ok = True
     with server_dsn() as admin, tempfile.TemporaryDirectory() as tmp:
         for jobs in args.jobs:
             for workers in args.workers:
                 started = os.getloadavg()[0]
                 result = asyncio.run(scenario(admin, jobs, workers, args.slots, Path(tmp),
-                                              env))
+                                              env, args.period))
                 print(table(result, analyse(result)))
+                ok = ok and counted_right(result)
                 print(f"- load average (1 min) at the start {started:.2f}, at the end "
                       f"{os.getloadavg()[0]:.2f}; settings {env or 'defaults'}\n", flush=True)
+    if not ok:
+        print("a slot was missed or fired twice, or an attempt was not profiled",
+              file=sys.stderr)
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -3,11 +3,13 @@ run the projector over them, then time the dashboard endpoint, the stats and upt
 and every example query of docs/reporting.md.
 
     DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres \\
-        uv run python bench/reporting.py [--events 10000000] [--keep]
+        uv run python bench/reporting.py [--events 10000000] [--keep] [--smoke]
 
-The scratch database ``cronledger_bench_reporting`` is created (dropped first if left over) and
-dropped at the end unless ``--keep``. The synthetic workload, generated hour by hour in time
-order over a span sized to the event budget:
+A scratch database ``cronledger_bench_reporting_<random>`` is created and dropped at the end
+unless ``--keep``. The exit status is 1 when the database does not hold the events and runs
+loaded; ``--smoke`` (CI, ``bench/smoke.py``) loads 20,000 events and times each read twice.
+The synthetic workload, generated hour by hour in time order over a span sized to the event
+budget:
 - 100 teams; team 0 (the one timed) owns 10 % of the jobs and monitors;
 - 2,000 jobs firing every 5, 10, 15, 30 or 60 minutes: about 70 % of the events are runs
   (``run.started`` + final outcome; 90 % succeed, 6 % fail, 1 in 3 failures retried once,
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import logging
 import math
 import multiprocessing
@@ -38,17 +41,17 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
-from psycopg import sql
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.common import scratch_database  # noqa: E402
 from core.config import Settings  # noqa: E402
-from core.migrate import upgrade  # noqa: E402
+from tests.embedded_server import server_dsn  # noqa: E402
 
 logging.getLogger("httpx").setLevel(logging.WARNING)
 
-SCRATCH = "cronledger_bench_reporting"
+SCRATCH = "cronledger_bench_reporting"  # the scratch database's prefix
 TEAMS, JOBS, MONITORS = 100, 2000, 1000
 PERIODS = (5, 10, 15, 30, 60)  # minutes
 RUN_SHARE = 0.7
@@ -61,10 +64,6 @@ RUN_COPY = ("COPY runs (id, job_id, team_id, scheduled_for, trigger, status, att
             "max_attempts, available_at, lease_expires_at, lease_token, worker_id, "
             "started_at, finished_at, lateness_ms, duration_ms, response_status, "
             "error_class, error, reason, version, created_at) FROM STDIN")
-
-
-def dsn_for(dsn: str, name: str) -> str:
-    return psycopg.conninfo.make_conninfo(dsn, dbname=name)
 
 
 def iso(t: datetime) -> str:
@@ -409,31 +408,29 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--keep", action="store_true", help="keep the scratch database")
     parser.add_argument("--dsn", default=os.environ.get("DATABASE_URL"))
+    parser.add_argument("--smoke", action="store_true",
+                        help="CI check: small sizes, the count checks only")
     args = parser.parse_args()
-    if not args.dsn:
-        parser.error("set DATABASE_URL or --dsn (a server where databases can be created)")
-    with psycopg.connect(args.dsn, autocommit=True) as conn:
-        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(
-            sql.Identifier(SCRATCH)))
-        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(SCRATCH)))
-    dsn = dsn_for(args.dsn, SCRATCH)
-    try:
-        upgrade(dsn)
+    if args.smoke:
+        args.events, args.repeat, args.keep = 20_000, 2, False
+    with contextlib.ExitStack() as stack:
+        admin = args.dsn or stack.enter_context(server_dsn())  # embedded without a server
+        dsn = stack.enter_context(scratch_database(admin, SCRATCH, keep=args.keep))
+        if args.keep:
+            print(f"scratch database kept: {dsn}", file=sys.stderr)
         gen, load_seconds = load(dsn, args.events)
         print(f"loaded {gen.events:,} events ({gen.runs:,} runs) over "
               f"{gen.minutes / 1440:.1f} days in {load_seconds:.0f} s "
               f"({gen.events / load_seconds:,.0f} events/s)", file=sys.stderr)
+        with psycopg.connect(dsn) as conn:
+            held = conn.execute("SELECT (SELECT count(*) FROM events), "
+                                "(SELECT count(*) FROM runs)").fetchone()
         applied, seconds = asyncio.run(project(dsn))
         print(f"projected {applied:,} events in {seconds:.0f} s", file=sys.stderr)
         with psycopg.connect(dsn, autocommit=True) as conn:
             conn.execute("VACUUM ANALYZE")
         endpoints = asyncio.run(time_endpoints(dsn, gen, args.repeat))
         queries = time_queries(dsn, gen, max(5, args.repeat // 2))
-    finally:
-        if not args.keep:
-            with psycopg.connect(args.dsn, autocommit=True) as conn:
-                conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(
-                    sql.Identifier(SCRATCH)))
     print(f"\n{gen.events:,} events ({gen.runs:,} runs, {JOBS:,} jobs, {MONITORS:,} monitors, "
           f"{TEAMS} teams) over {gen.minutes / 1440:.1f} days; load (COPY + indexes + "
           f"analyze) {load_seconds:.0f} s\n")
@@ -443,6 +440,10 @@ def main() -> int:
     print(table(endpoints, lambda name: 50 if "dashboard" in name else QUERY_TARGET_MS))
     print()
     print(table(queries, lambda name: QUERY_TARGET_MS))
+    if held != (gen.events, gen.runs):
+        print(f"the database holds {held[0]:,} events and {held[1]:,} runs; "
+              f"{gen.events:,} and {gen.runs:,} were loaded", file=sys.stderr)
+        return 1
     return 0
 
 

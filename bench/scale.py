@@ -14,13 +14,18 @@ for ``--seconds`` seconds; prints the peak RSS, lateness and missed slots.
     uv run python bench/scale.py spread [--jobs 10000] [--workers 1 2] [--minutes 2]
     uv run python bench/scale.py million [--defined 1000000] [--seconds 60]
     uv run python bench/scale.py storage [--pings 200000] [--monitors 100]
+    uv run python bench/scale.py --smoke
 
 ``storage``: ``--pings`` pings (a 20-byte body each) spread over ``--monitors`` monitors,
 written by the ping route's statement in batches of 500, then the projector; prints the growth
 of the database (tables and indexes) per million pings.
 
 DATABASE_URL names the PostgreSQL server (a scratch database is created on it); without it an
-embedded server is started.
+embedded server is started. The exit status is 1 when a slot was missed or fired twice, or the
+database does not hold the pings written. ``--smoke`` (CI, ``bench/smoke.py``) runs the three
+scenarios small: ``spread`` with 60 jobs over a 10-second window and one worker, ``million``
+with 2,000 jobs for 8 seconds (their slots start at the next seconds), ``storage`` with 2,000
+pings.
 """
 
 from __future__ import annotations
@@ -86,7 +91,10 @@ def stats(hits: list[tuple[float, str, str]], since: float, until: float,
             "missed": missed, "duplicates": sum(c - 1 for c in counts.values() if c > 1)}
 
 
-async def spread(admin: str, jobs: int, workers: int, minutes: int, logdir: Path) -> dict:
+async def spread(admin: str, jobs: int, workers: int, seconds: int, logdir: Path) -> dict:
+    """Job ``i`` due at second ``i % 60`` of every minute; the slots of ``seconds`` seconds
+    from the next full minute (or, for a window shorter than a minute, from two seconds after
+    the workers have started) fired."""
     SinkProtocol.hits = []
     server = await asyncio.get_running_loop().create_server(SinkProtocol, "127.0.0.1", 0,
                                                              backlog=4096)
@@ -100,16 +108,18 @@ async def spread(admin: str, jobs: int, workers: int, minutes: int, logdir: Path
         procs = start_workers(dsn, ids, logdir, f"spread-{jobs}-{workers}")
         try:
             await workers_registered(dsn, ids)
-            since = (int(time.time()) // 60 + 1) * 60  # the next full minute
-            until = since + 60 * minutes
+            # The next full minute (a shorter window: two seconds from now).
+            now = int(time.time())
+            since = (now // 60 + 1) * 60 if seconds >= 60 else now + 2
+            until = since + seconds
             await asyncio.sleep(max(0.0, until + 5 - time.time()))
             rss = max(peak_rss_mb(p.pid) for p in procs)
         finally:
             for proc in procs:
                 await asyncio.to_thread(stop_process, proc)
     server.close()
-    expected = {(job, _iso(minute + second)) for job, second in second_of.items()
-                for minute in range(since, until, 60)}
+    expected = {(job, _iso(at)) for job, second in second_of.items()
+                for at in range(since, until) if at % 60 == second}
     return {"jobs": jobs, "workers": workers, "rss_mb": rss,
             **stats(SinkProtocol.hits, since, until, expected)}
 
@@ -118,7 +128,11 @@ def _iso(epoch: int) -> str:
     return datetime.fromtimestamp(epoch, UTC).isoformat().replace("+00:00", "Z")
 
 
-async def million(admin: str, defined: int, seconds: int, logdir: Path) -> dict:
+async def million(admin: str, defined: int, seconds: int, logdir: Path,
+                  offset: int | None = 0) -> dict:
+    """``defined`` daily jobs, job ``n`` at ``offset + n`` seconds after midnight (UTC, modulo
+    a day; ``offset`` ``None``: the next seconds from now), fired by one worker for
+    ``seconds`` seconds."""
     SinkProtocol.hits = []
     server = await asyncio.get_running_loop().create_server(SinkProtocol, "127.0.0.1", 0,
                                                              backlog=4096)
@@ -126,17 +140,22 @@ async def million(admin: str, defined: int, seconds: int, logdir: Path) -> dict:
     with scratch_database(admin) as dsn:
         await create_jobs(dsn, url, ["0 0 0 * * *"])
         started = time.time()
+        if offset is None:
+            offset = int(started) % DAY + 15  # after the copies below are made
         async with await psycopg.AsyncConnection.connect(dsn) as conn:
-            # Copies of the first job: job n at n seconds after midnight (UTC), modulo a day.
+            # Copies of the first job: job n at offset + n seconds after midnight (UTC),
+            # modulo a day.
             await conn.execute("""
                 INSERT INTO jobs (id, team_id, name, schedule, timezone, request,
                                   timeout_seconds, retry, overlap, catchup, status, version,
                                   anchor_at, created_at, updated_at)
                 SELECT gen_random_uuid(), j.team_id, 'scale ' || n,
-                       format('%%s %%s %%s * * *', n %% 60, n / 60 %% 60, n / 3600 %% 24),
+                       format('%%s %%s %%s * * *', s %% 60, s / 60 %% 60, s / 3600 %% 24),
                        j.timezone, j.request, j.timeout_seconds, j.retry, j.overlap,
                        j.catchup, j.status, j.version, j.anchor_at, j.created_at, j.updated_at
-                FROM jobs j, generate_series(1, %(n)s) AS n""", {"n": defined - 1})
+                FROM jobs j, generate_series(1, %(n)s) AS n,
+                     LATERAL (SELECT (%(offset)s + n) %% 86400 AS s) AS at""",
+                {"n": defined - 1, "offset": offset})
             await conn.execute("""
                 INSERT INTO due_jobs (job_id, due_at)
                 SELECT id, CASE WHEN at > now() THEN at ELSE at + interval '1 day' END
@@ -153,7 +172,7 @@ async def million(admin: str, defined: int, seconds: int, logdir: Path) -> dict:
         [proc] = start_workers(dsn, ["scale-million"], logdir, "million")
         try:
             await workers_registered(dsn, ["scale-million"])
-            since = int(time.time()) + 1
+            since = max(int(time.time()) + 1, int(started) - int(started) % DAY + offset)
             until = since + seconds
             await asyncio.sleep(max(0.0, until + 5 - time.time()))
             rss = peak_rss_mb(proc.pid)
@@ -215,16 +234,61 @@ async def storage(admin: str, pings: int, monitors: int) -> dict:
             async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn:
                 await conn.execute("VACUUM ANALYZE")
                 after = (await (await conn.execute(size)).fetchone())[0]
+                recorded = (await (await conn.execute(
+                    "SELECT count(*) FROM events WHERE event_type = 'monitor.pinged'"
+                )).fetchone())[0]
         finally:
             await ping_pool.close()
             await pool.close()
-    return {"pings": pings, "monitors": monitors, "seconds": written,
+    return {"pings": pings, "monitors": monitors, "seconds": written, "recorded": recorded,
             "per_million_mb": (after - before) / pings * 1_000_000 / 1e6}
 
 
-def main() -> None:
+def _print_storage(r: dict) -> bool:
+    print("| pings written | monitors | pings/s (one writer, batches of 500) "
+          "| database growth per million pings | ping events in the database |")
+    print("|---:|---:|---:|---:|---:|")
+    print(f"| {r['pings']} | {r['monitors']} | {r['pings'] / r['seconds']:.0f} "
+          f"| {r['per_million_mb']:.0f} MB | {r['recorded']} |", flush=True)
+    return r["recorded"] == r["pings"]
+
+
+def _print_spread(rows: list[dict]) -> bool:
+    print("| jobs (over a minute) | workers | fired | lateness p50 | p99 | max | missed "
+          "| duplicates | peak RSS per worker |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for r in rows:
+        print(f"| {r['jobs']} | {r['workers']} | {r['fired']} | {r['p50']:.1f} ms "
+              f"| {r['p99']:.1f} ms | {r['max']:.1f} ms | {r['missed']} "
+              f"| {r['duplicates']} | {r['rss_mb']:.0f} MB |", flush=True)
+    return all(r["missed"] == 0 and r["duplicates"] == 0 for r in rows)
+
+
+def _print_million(r: dict) -> bool:
+    print("| jobs defined | seconds | fired | lateness p50 | p99 | max | missed "
+          "| duplicates | worker peak RSS |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print(f"| {r['defined']} | {r['seconds']} | {r['fired']} | {r['p50']:.1f} ms "
+          f"| {r['p99']:.1f} ms | {r['max']:.1f} ms | {r['missed']} "
+          f"| {r['duplicates']} | {r['rss_mb']:.0f} MB |", flush=True)
+    return r["missed"] == 0 and r["duplicates"] == 0
+
+
+def smoke(admin: str, logdir: Path) -> bool:
+    """The three scenarios, small (CI): whether each counted right."""
+    spread_row = asyncio.run(spread(admin, 60, 1, 10, logdir))
+    million_row = asyncio.run(million(admin, 2_000, 8, logdir, offset=None))
+    storage_row = asyncio.run(storage(admin, 2_000, 10))
+    results = [_print_spread([spread_row]), _print_million(million_row),
+               _print_storage(storage_row)]
+    return all(results) and spread_row["fired"] > 0 and million_row["fired"] > 0
+
+
+def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    sub = parser.add_subparsers(dest="scenario", required=True)
+    parser.add_argument("--smoke", action="store_true",
+                        help="CI check: every scenario small, the count checks only")
+    sub = parser.add_subparsers(dest="scenario")
     one = sub.add_parser("spread")
     one.add_argument("--jobs", type=int, default=10_000)
     one.add_argument("--workers", type=int, nargs="+", default=[1, 2])
@@ -236,34 +300,22 @@ def main() -> None:
     three.add_argument("--pings", type=int, default=200_000)
     three.add_argument("--monitors", type=int, default=100)
     args = parser.parse_args()
-    if args.scenario == "storage":
-        with server_dsn() as admin:
-            r = asyncio.run(storage(admin, args.pings, args.monitors))
-        print("| pings written | monitors | pings/s (one writer, batches of 500) "
-              "| database growth per million pings |")
-        print("|---:|---:|---:|---:|")
-        print(f"| {r['pings']} | {r['monitors']} | {r['pings'] / r['seconds']:.0f} "
-              f"| {r['per_million_mb']:.0f} MB |")
-        return
+    if args.smoke == (args.scenario is not None):
+        parser.error("name one scenario (spread, million, storage), or --smoke alone")
     with server_dsn() as admin, tempfile.TemporaryDirectory() as tmp:
-        if args.scenario == "spread":
-            print("| jobs (over a minute) | workers | fired | lateness p50 | p99 | max | missed "
-                  "| duplicates | peak RSS per worker |")
-            print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-            for workers in args.workers:
-                r = asyncio.run(spread(admin, args.jobs, workers, args.minutes, Path(tmp)))
-                print(f"| {r['jobs']} | {r['workers']} | {r['fired']} | {r['p50']:.1f} ms "
-                      f"| {r['p99']:.1f} ms | {r['max']:.1f} ms | {r['missed']} "
-                      f"| {r['duplicates']} | {r['rss_mb']:.0f} MB |", flush=True)
+        if args.smoke:
+            ok = smoke(admin, Path(tmp))
+        elif args.scenario == "storage":
+            ok = _print_storage(asyncio.run(storage(admin, args.pings, args.monitors)))
+        elif args.scenario == "spread":
+            ok = _print_spread([asyncio.run(spread(admin, args.jobs, workers,
+                                                   args.minutes * 60, Path(tmp)))
+                                for workers in args.workers])
         else:
-            r = asyncio.run(million(admin, args.defined, args.seconds, Path(tmp)))
-            print("| jobs defined | seconds | fired | lateness p50 | p99 | max | missed "
-                  "| duplicates | worker peak RSS |")
-            print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-            print(f"| {r['defined']} | {r['seconds']} | {r['fired']} | {r['p50']:.1f} ms "
-                  f"| {r['p99']:.1f} ms | {r['max']:.1f} ms | {r['missed']} "
-                  f"| {r['duplicates']} | {r['rss_mb']:.0f} MB |")
+            ok = _print_million(asyncio.run(million(admin, args.defined, args.seconds,
+                                                    Path(tmp))))
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

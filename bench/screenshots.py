@@ -7,14 +7,19 @@ worker on a frozen clock against a local sink (some replies fail), a heartbeat m
 projector run once. The app is served on a free port with that clock and Debian's chromium
 (Playwright, ``executable_path``) takes the overview, a job page and the job form, narrow
 (390 px) and wide (1280 px), light and dark: ``docs/screenshots/<page>-<width>-<scheme>.png``.
+
+``--smoke`` (CI, ``bench/smoke.py``) seeds half an hour instead of four hours and writes to a
+temporary folder; the exit status is 1 unless every screenshot was written as a PNG.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
-import os
 import shutil
 import socket
+import sys
+import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -32,6 +37,7 @@ from core.jobs.commands import create_job, set_paused
 from core.monitors.commands import create_monitor
 from core.projections.projector import Projector
 from core.secrets import put_secret
+from tests.embedded_server import server_dsn
 from tests.helpers import make_worker
 from tests.sink import Reply, Sink
 
@@ -41,8 +47,8 @@ SIZES = {"narrow": (390, 844), "wide": (1280, 900)}
 KEY = "Qm9vdHN0cmFwIGtleSBmb3Igc2NyZWVuc2hvdHMhISE="  # a throwaway AES key (base64, 32 bytes)
 
 
-async def seed(dsn: str, clock: FrozenClock, sink: Sink) -> tuple[str, str]:
-    """Jobs with a few hours of runs; the write key and the id of the job to show."""
+async def seed(dsn: str, clock: FrozenClock, sink: Sink, minutes: int = 240) -> tuple[str, str]:
+    """Jobs with ``minutes`` of runs; the write key and the id of the job to show."""
     settings = Settings(database_url=dsn, secret_key=KEY)
     pool = await open_pool(dsn, min_size=1, max_size=4)
     key, record = await create_api_key(pool, "default", "write", "screenshots")
@@ -68,7 +74,7 @@ async def seed(dsn: str, clock: FrozenClock, sink: Sink) -> tuple[str, str]:
     for name in ("backup-db", "certbot-renew"):
         await create_monitor(pool, actor, {"name": name, "schedule": "@every 1h"}, clock.now())
     worker = make_worker(pool, dsn, settings, clock)
-    for _ in range(4 * 120):  # four hours in 30-second steps (retries come 5 s after)
+    for _ in range(2 * minutes):  # 30-second steps (retries come 5 s after)
         clock.advance(25)
         await worker.run_once()
         await worker.settle()
@@ -87,12 +93,12 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-async def shoot(dsn: str) -> list[Path]:
+async def shoot(dsn: str, out: Path = OUT, minutes: int = 240) -> list[Path]:
     from api.app import create_app
 
     clock = FrozenClock(T0)
     async with Sink() as sink:
-        key, job_id = await seed(dsn, clock, sink)
+        key, job_id = await seed(dsn, clock, sink, minutes)
         port = _free_port()
         server = uvicorn.Server(uvicorn.Config(
             create_app(dsn, Settings(database_url=dsn, secret_key=KEY), clock),
@@ -120,7 +126,7 @@ async def shoot(dsn: str) -> list[Path]:
                     for name, path in pages.items():
                         await page.goto(base + path)
                         await page.wait_for_load_state("load")
-                        target = OUT / f"{name}-{size}-{scheme}.png"
+                        target = out / f"{name}-{size}-{scheme}.png"
                         await page.screenshot(path=str(target), full_page=name != "job-form"
                                               or size == "wide")
                         written.append(target)
@@ -131,17 +137,27 @@ async def shoot(dsn: str) -> list[Path]:
     return written
 
 
-def main() -> None:
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--smoke", action="store_true",
+                        help="CI check: a shorter seed, written to a temporary folder")
+    args = parser.parse_args()
     if shutil.which("chromium") is None:
         raise SystemExit("chromium is not installed: apt-get install chromium")
-    admin = os.environ.get("DATABASE_URL")
-    if not admin:
-        raise SystemExit("set DATABASE_URL to a PostgreSQL server (a scratch database is made)")
-    OUT.mkdir(parents=True, exist_ok=True)
-    with scratch_database(admin, "cronledger_screens") as dsn:
-        for path in asyncio.run(shoot(dsn)):
-            print(path.relative_to(ROOT))
+    with tempfile.TemporaryDirectory() as tmp, server_dsn() as admin:
+        out = Path(tmp) if args.smoke else OUT
+        out.mkdir(parents=True, exist_ok=True)
+        with scratch_database(admin, "cronledger_screens") as dsn:
+            written = asyncio.run(shoot(dsn, out, 30 if args.smoke else 240))
+        for path in written:
+            print(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path.name)
+        pngs = [p for p in written if p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"]
+        expected = 2 * len(SIZES) * 4  # schemes x sizes x pages
+    if len(written) != expected or len(pngs) != expected:
+        print(f"{len(pngs)} PNG screenshots of {expected}", file=sys.stderr)
+        return 1
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -21,6 +21,11 @@ copies created and dropped leave dead catalog rows until vacuumed). Once, at the
 after every kind's horizon (runs rows and notifications deleted too), it times the ping
 statement (a real monitor) and the scheduler's claim (``claim_due``) before, while and after
 the prune, and prints the prune's steps; at the end the reporting reads.
+
+Count check: every ping event and run event written (COPY, and the probes' pings) is either
+still in the log or was in a leaf a prune dropped; otherwise the exit status is 1.
+``--smoke`` (CI, ``bench/smoke.py``): 12 simulated days of 5 monitors and 5 jobs with
+horizons of 3 to 5 days (``CRONLEDGER_RETENTION_*``), a prune every 3 days (one timed).
 """
 
 from __future__ import annotations
@@ -28,7 +33,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import io
-import os
 import random
 import sys
 import time
@@ -52,9 +56,10 @@ from core.monitors.ping import Ping, open_ping_pool, record_ping  # noqa: E402
 from core.monitors.queries import list_pings  # noqa: E402
 from core.projections import queries as reports  # noqa: E402
 from core.retention.maintenance import ensure_partitions  # noqa: E402
-from core.retention.prune import prune  # noqa: E402
+from core.retention.prune import PruneResult, prune  # noqa: E402
 from core.retention.size import sizes  # noqa: E402
 from core.runs.claim import claim_due  # noqa: E402
+from tests.embedded_server import server_dsn  # noqa: E402
 
 START = datetime(2027, 1, 1, tzinfo=UTC)
 HISTORY = ("pings", "runs", "attempt_bodies", "deliveries")
@@ -74,7 +79,7 @@ async def _copy(conn, statement: str, rows: list[tuple[object, ...]]) -> None:  
 
 async def write_day(pool, day: datetime, team: uuid.UUID, monitors: list[uuid.UUID],  # noqa: ANN001
                     versions: dict[uuid.UUID, int], jobs: list[uuid.UUID], channel: uuid.UUID,
-                    args) -> None:  # noqa: ANN001
+                    args, written: dict[str, int]) -> None:  # noqa: ANN001
     rnd = random.Random(day.toordinal())
     events, runs, attempts, notes = [], [], [], []
     for i in range(args.alerts_per_day):
@@ -104,6 +109,8 @@ async def write_day(pool, day: datetime, team: uuid.UUID, monitors: list[uuid.UU
             attempts.append((run, 1, slot.isoformat(), done.isoformat(), 300,
                              '{"method": "GET"}', 200, "{}", body))
     events.sort(key=lambda e: e[6])
+    written["pings"] += sum(1 for e in events if e[3] == "monitor.pinged")
+    written["runs"] += sum(1 for e in events if e[0] == "run")
     async with pool.connection() as conn:
         await _copy(conn, "COPY runs (id, job_id, team_id, scheduled_for, trigger, status, "
                           "attempt, max_attempts, started_at, finished_at, lateness_ms, "
@@ -137,10 +144,30 @@ async def probe(pool, ping_pool, token: str, now: datetime, n: int  # noqa: ANN0
     return pings, claims
 
 
-async def main(args: argparse.Namespace) -> None:
-    admin = os.environ.get("DATABASE_URL") or "postgresql://postgres@127.0.0.1:5432/postgres"
-    settings = load_settings({})
-    with scratch_database(admin, "cronledger_bench_soak") as dsn:
+SMOKE_SETTINGS = {"CRONLEDGER_RETENTION_PINGS_DAYS": "3", "CRONLEDGER_RETENTION_RUNS_DAYS": "5",
+                  "CRONLEDGER_RETENTION_ATTEMPT_BODIES_DAYS": "2",
+                  "CRONLEDGER_RETENTION_DELIVERIES_DAYS": "5"}
+
+
+def dropped_rows(result: PruneResult | None, parent: str) -> int:
+    """Rows of the leaves of ``parent`` a prune dropped (planned and not deferred)."""
+    if result is None:
+        return 0
+    return sum(p.rows for p in result.planned
+               if p.leaf.parent == parent and p.leaf.name not in result.deferred)
+
+
+async def main(args: argparse.Namespace) -> bool:
+    """The soak; whether every ping and run event written is in the log or was pruned."""
+    settings = load_settings(SMOKE_SETTINGS if args.smoke else {})
+    written = {"pings": 0, "runs": 0}
+    dropped = {"pings": 0, "runs": 0}
+
+    def count_dropped(result: PruneResult | None) -> None:
+        dropped["pings"] += dropped_rows(result, "events_pings")
+        dropped["runs"] += dropped_rows(result, "events_runs")
+
+    with server_dsn() as admin, scratch_database(admin, "cronledger_bench_soak") as dsn:
         pool = await open_pool(dsn, min_size=2, max_size=6)
         ping_pool = await open_ping_pool(dsn, size=1)
         _, record = await create_api_key(pool, "soak", "write")
@@ -168,7 +195,8 @@ async def main(args: argparse.Namespace) -> None:
             day = START + timedelta(days=d)
             await ensure_partitions(pool, day, settings.partitions_ahead_days)
             t = time.perf_counter()
-            await write_day(pool, day, actor.team_id, monitors, versions, jobs, channel, args)
+            await write_day(pool, day, actor.team_id, monitors, versions, jobs, channel, args,
+                            written)
             write_s += time.perf_counter() - t
             if d % args.prune_every == args.prune_every - 1:
                 now = day + timedelta(hours=23)
@@ -185,6 +213,7 @@ async def main(args: argparse.Namespace) -> None:
                         pings += p
                         claims += c
                     result = task.result()
+                    count_dropped(result)
                     prune_s += time.perf_counter() - t
                     timed["while"] = (pings, claims)
                     timed["after"] = await probe(pool, ping_pool, token, now, args.probes)
@@ -194,7 +223,7 @@ async def main(args: argparse.Namespace) -> None:
                         deleted = result.deleted
                 else:
                     t = time.perf_counter()
-                    await prune(pool, settings, now)
+                    count_dropped(await prune(pool, settings, now))
                     prune_s += time.perf_counter() - t
             if (day + timedelta(days=1)).day == 1:
                 rows, total = await sizes(pool)
@@ -257,8 +286,22 @@ async def main(args: argparse.Namespace) -> None:
                 await call()
                 times.append((time.perf_counter() - t) * 1000)
             print(f"{name:28} p50 {percentile(times, 50):7.1f} ms   max {max(times):7.1f} ms")
+        written["pings"] += sum(len(p) for p, _ in (timed[k] for k in ("before", "while",
+                                                                       "after") if k in timed))
+        async with pool.connection() as conn:
+            cur = await conn.execute(
+                "SELECT count(*) FILTER (WHERE event_type = 'monitor.pinged') AS pings, "
+                "count(*) FILTER (WHERE stream_type = 'run') AS runs FROM events")
+            held = await cur.fetchone()
         await ping_pool.close()
         await pool.close()
+    print()
+    ok = True
+    for kind in ("pings", "runs"):
+        print(f"{kind} events: written {written[kind]}, in the log {held[kind]}, pruned "
+              f"{dropped[kind]}")
+        ok = ok and written[kind] == held[kind] + dropped[kind]
+    return ok
 
 
 if __name__ == "__main__":
@@ -271,4 +314,11 @@ if __name__ == "__main__":
     parser.add_argument("--alerts-per-day", type=int, default=100)
     parser.add_argument("--prune-every", type=int, default=7)
     parser.add_argument("--probes", type=int, default=200)
-    asyncio.run(main(parser.parse_args()))
+    parser.add_argument("--smoke", action="store_true",
+                        help="CI check: small sizes, short horizons, the count check only")
+    arguments = parser.parse_args()
+    if arguments.smoke:
+        arguments.days, arguments.monitors, arguments.jobs = 12, 5, 5
+        arguments.pings_per_day, arguments.runs_per_day, arguments.alerts_per_day = 4, 2, 4
+        arguments.prune_every, arguments.probes = 3, 5
+    raise SystemExit(0 if asyncio.run(main(arguments)) else 1)
