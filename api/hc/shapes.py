@@ -3,7 +3,9 @@ translation of a create/update body to a monitor definition (healthchecks' docs,
 *Management API*, and ``hc/api/views.py``: the field names, defaults and limits).
 
 A check is a monitor. ``timeout`` (seconds) is a period schedule ``@every <n>s``; ``schedule``
-and ``tz`` a cron one. ``tags`` is one space-separated string, ``methods`` ``""`` (any) or
+and ``tz`` any other schedule, read by :func:`core.schedule.parse_schedule` as every schedule
+is (cron, systemd calendar events as healthchecks' ``oncalendar`` kind, words) and answered as
+it was given. ``tags`` is one space-separated string, ``methods`` ``""`` (any) or
 ``"POST"``, ``channels`` ``"*"`` (all of the team's channels), ``""`` (none) or ids joined by
 commas. ``desc``, ``subject``, ``*_kw`` and ``filter_*`` have no cronledger counterpart: they
 are accepted, ignored and answered empty. Status: ``new``, ``up``, ``grace`` (cronledger's
@@ -74,7 +76,10 @@ def check_view(monitor: dict[str, Any], n_pings: int, base: str, *, read_only: b
     if timeout is not None:
         check["timeout"] = timeout
     else:
-        check["schedule"], check["tz"] = monitor["schedule"], monitor["timezone"]
+        # The schedule as it was given (healthchecks answers its own text): the words or
+        # the calendar event or the cron line, never a translation of them.
+        check["schedule"] = monitor.get("schedule_text") or monitor["schedule"]
+        check["tz"] = monitor["timezone"]
     if read_only:
         check["unique_key"] = unique_key(monitor["id"])
         return check

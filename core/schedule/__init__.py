@@ -56,8 +56,21 @@ from cron_descriptor import ExpressionDescriptor, Options
 
 from core.schedule.cron import Slots, cron_fires
 from core.schedule.fields import CronSpec, check_occurs, parse_cron
-from core.schedule.grammar import format_utc, parse_at, parse_interval, split_form
-from core.schedule.model import MAX_FIRES, SEARCH_YEARS, Fire, InvalidSchedule, require_utc
+from core.schedule.grammar import format_utc, parse_at, parse_interval, recognise, split_form
+from core.schedule.model import (
+    MAX_EXPRESSION_LENGTH,
+    MAX_FIRES,
+    SEARCH_YEARS,
+    Fire,
+    InvalidSchedule,
+    require_utc,
+)
+from core.schedule.oncalendar import (
+    OnCalendarSpec,
+    calendar_fires,
+    describe_oncalendar,
+    never_fires_message,
+)
 from core.schedule.words import looks_like_words, parse_phrase
 from core.schedule.zones import load_zone, make_fire
 
@@ -77,7 +90,8 @@ class Schedule:
         text: The phrase as given, stripped, when the schedule was written in words
             (``"every weekday at 9am"``), else None.
         timezone: IANA zone name the schedule is evaluated in.
-        kind: ``"cron"`` (macros included), ``"interval"`` or ``"at"``.
+        kind: ``"cron"`` (macros included), ``"oncalendar"`` (systemd calendar events),
+            ``"interval"`` or ``"at"``.
         interval_seconds: The period in seconds for intervals, else None.
     """
 
@@ -87,6 +101,7 @@ class Schedule:
     interval_seconds: float | None
     _zone: zoneinfo.ZoneInfo = field(repr=False, compare=False)
     _cron: CronSpec | None = field(default=None, repr=False)
+    _calendar: OnCalendarSpec | None = field(default=None, repr=False)
     _period: timedelta | None = field(default=None, repr=False)
     _anchor: datetime | None = field(default=None, repr=False)
     _at: datetime | None = field(default=None, repr=False)
@@ -159,6 +174,8 @@ class Schedule:
     def _fires(self, after: datetime) -> Iterator[Fire]:
         if self._cron is not None:
             return cron_fires(self._cron, self._zone, after)
+        if self._calendar is not None:
+            return calendar_fires(self._calendar, self._zone, after)
         if self._at is not None:
             return iter([make_fire(self._at, self._zone)] if self._at > after else [])
         return self._interval_fires(after)
@@ -198,19 +215,27 @@ def parse_schedule(
             (for a phrase, :class:`core.schedule.words.PhraseError` names the word).
         ValueError: ``anchor`` or ``now`` is naive or out of range (a programming error).
     """
-    if looks_like_words(expression):
+    zone_checked = False
+    if isinstance(expression, str) and 0 < len(expression.strip()) <= MAX_EXPRESSION_LENGTH:
         text = expression.strip()
-        load_zone(timezone)  # a bad zone is reported as such, not as a reading
-        canonical = parse_phrase(text).canonical
-        try:
-            parsed = parse_schedule(canonical, timezone, anchor=anchor, now=now)
-        except InvalidSchedule as exc:
-            raise InvalidSchedule(f"{text!r} reads as {canonical!r}, which is rejected: {exc}"
-                                  ) from None
-        return dataclasses.replace(parsed, text=text)
+        zone = load_zone(timezone)  # a bad zone is reported as such, not as a reading
+        zone_checked = True
+        form, found = recognise(text, zone)
+        if isinstance(found, OnCalendarSpec):
+            require_utc(anchor, "anchor")
+            return _oncalendar_schedule(found, timezone, zone, now or anchor)
+        if form == "words":
+            assert isinstance(found, str)
+            canonical = found
+            try:
+                parsed = parse_schedule(canonical, timezone, anchor=anchor, now=now)
+            except InvalidSchedule as exc:
+                raise InvalidSchedule(f"{text!r} reads as {canonical!r}, which is rejected: "
+                                      f"{exc}") from None
+            return dataclasses.replace(parsed, text=text)
     anchor = require_utc(anchor, "anchor")
     now = None if now is None else require_utc(now, "now")
-    zone = load_zone(timezone)
+    zone = load_zone(timezone) if not zone_checked else zoneinfo.ZoneInfo(timezone)
     kind, body = split_form(expression)
     common = {"expression": expression.strip(), "timezone": timezone, "_zone": zone}
     if kind == "interval":
@@ -234,6 +259,16 @@ def parse_schedule(
         kind="cron", interval_seconds=None, _cron=spec, _label=_describe(spec), **common
     )
     _check_fires(schedule, spec, start)
+    return schedule
+
+
+def _oncalendar_schedule(calendar: OnCalendarSpec, timezone: str, zone: zoneinfo.ZoneInfo,
+                         start: datetime) -> Schedule:
+    schedule = Schedule(expression=calendar.text, timezone=timezone, kind="oncalendar",
+                        interval_seconds=None, _zone=zone, _calendar=calendar,
+                        _label=describe_oncalendar(calendar, timezone))
+    if schedule.next_fire(require_utc(start, "now")) is None:
+        raise InvalidSchedule(never_fires_message(calendar, start))
     return schedule
 
 

@@ -1,5 +1,9 @@
 """Top-level schedule grammar: which form a string is, plus the interval and ``@at`` forms.
 
+Which grammar reads a string (:func:`recognise`, docs/schedules.md, *Which grammar reads a
+string*): ``@`` keywords and cron fields first, then systemd's calendar events when their
+grammar reads the whole string, then words; nothing is read by two grammars.
+
 Forms (docs/schedules.md):
 
 * cron, 5 fields or 6 with seconds first - see :mod:`core.schedule.fields`;
@@ -18,6 +22,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from core.schedule.model import MAX_EXPRESSION_LENGTH, InvalidSchedule, require_utc
+from core.schedule.oncalendar import CalendarError, OnCalendarSpec, parse_oncalendar
+from core.schedule.words import looks_like_words, parse_phrase
 from core.schedule.zones import transition_at
 
 MACROS = {
@@ -32,6 +38,13 @@ MACROS = {
 MAX_INTERVAL = timedelta(days=366)
 
 _ALLOWED = re.compile(r"[\x20-\x7e\t]*")
+_CRON_FIELD = re.compile(r"[\d*?/,-]+")
+#: Marks only systemd's calendar grammar has: ranges ``..``, last days ``~``, a year-month date,
+#: several lines. A string with one of them that no grammar reads gets the calendar's message.
+_CALENDAR_MARKS = re.compile(r"\.\.|~|\n|(?<![\w:])(?:\d{2,4}|\*)-(?:\d{1,2}|\*)\b")
+_CALENDAR_SHAPE = re.compile(r":|^(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*\b|^(?:minutely|hourly|"
+                             r"daily|weekly|monthly|yearly|annually|quarterly|semiannually)$",
+                             re.IGNORECASE)
 _DURATION = re.compile(r"(?:(\d{1,9})d)?(?:(\d{1,9})h)?(?:(\d{1,9})m)?(?:(\d{1,9})s)?", re.I)
 _UNITS = (("day", 86400), ("hour", 3600), ("minute", 60), ("second", 1))
 _RFC3339 = re.compile(
@@ -45,6 +58,50 @@ class Interval:
 
     period: timedelta
     label: str
+
+
+def recognise(text: str, zone: zoneinfo.ZoneInfo) -> tuple[str, OnCalendarSpec | str | None]:
+    """Which grammar reads ``text`` (stripped, at most 200 characters).
+
+    1. ``@`` keywords (macros, intervals, one-shots) and cron fields - one line of five or
+       more fields whose first two are cron fields, or any five or more fields with a ``*`` -
+       are the canonical grammar (:func:`split_form`), whatever else they could mean.
+    2. Else, when systemd's calendar grammar reads every line whole, it is a calendar event
+       (``Mon..Fri 09:00``, ``daily``, ``weekly`` - Monday, as systemd -, ``17:30``).
+    3. Else, when the phrase reader reads it whole, a phrase in words.
+    4. Else nothing reads it, and the message is the grammar's it was meant for: the
+       calendar's when the string has marks only calendar events have (``..``, ``~``, a
+       date, several lines), or when its parts are a calendar event's with one of them wrong
+       (``Mon..Fri 25:00``, ``09:00 CET``); else the phrase reader's for a phrase
+       (:func:`core.schedule.words.looks_like_words`); else the canonical grammar's.
+
+    Returns:
+        ``("canonical", None)``, ``("oncalendar", spec)`` or ``("words", canonical form)``.
+
+    Raises:
+        InvalidSchedule: in the last case, unless the canonical grammar's message applies
+            (then :func:`split_form` and the cron parser raise it).
+    """
+    fields = text.split()
+    if text.startswith("@") or "\n" not in text and len(fields) >= 5 and (
+            all(_CRON_FIELD.fullmatch(f) for f in fields[:2]) or "*" in text):
+        return "canonical", None
+    calendar_error: CalendarError | None = None
+    if text.isascii():
+        try:
+            return "oncalendar", parse_oncalendar(text, zone)
+        except CalendarError as exc:
+            calendar_error = exc
+    meant_calendar = calendar_error is not None and (
+        _CALENDAR_MARKS.search(text) is not None or not calendar_error.structural)
+    if meant_calendar:
+        assert calendar_error is not None
+        raise calendar_error
+    if looks_like_words(text):
+        return "words", parse_phrase(text).canonical
+    if calendar_error is not None and _CALENDAR_SHAPE.search(text):
+        raise calendar_error
+    return "canonical", None
 
 
 def split_form(expression: str) -> tuple[str, str]:

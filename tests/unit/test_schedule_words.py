@@ -41,7 +41,6 @@ PHRASES = [
     ("every 30 seconds", "*/30 * * * * *"),
     ("every 45 seconds", "@every 45s"),
     ("every hour", "0 * * * *"),
-    ("hourly", "0 * * * *"),
     ("every 2 hours", "0 */2 * * *"),
     ("every 6 hours", "0 */6 * * *"),
     ("every 5 hours", "@every 5h"),
@@ -88,7 +87,6 @@ PHRASES = [
     ("on the 15th of every month at 12:00", "0 12 15 * *"),
     ("on the 1st and 15th of every month at 6am", "0 6 1,15 * *"),
     ("every month on the 2nd at 14:30", "30 14 2 * *"),
-    ("monthly", "0 0 1 * *"),
     ("on the last day of the month", "0 0 L * *"),
     ("on the last day of every month at 23:00", "0 23 L * *"),
     ("on the first monday of the month at 9am", "0 9 * * 1#1"),
@@ -103,7 +101,6 @@ PHRASES = [
     ("every year on March 3 at 10:00", "0 10 3 3 *"),
     ("every year on december 25 at 8am", "0 8 25 12 *"),
     ("every year on 1 january at midnight", "0 0 1 1 *"),
-    ("yearly", "0 0 1 1 *"),
     ("every day in march at noon", "0 12 * 3 *"),
     # -- English: minutes past, windows
     ("every hour at 15 minutes past", "15 * * * *"),
@@ -274,3 +271,15 @@ def test_schedule_text_is_kept_only_while_it_reads_as_the_schedule() -> None:
     assert schedule_text(other, "every weekday at 9am") is None
     assert schedule_text(same, None) is None
     assert schedule_text(same, "not a phrase at all, zzz") is None
+
+
+@pytest.mark.parametrize("word", ["minutely", "hourly", "daily", "weekly", "monthly", "yearly",
+                                  "annually", "quarterly", "semiannually", "Monday", "mon,fri",
+                                  "17:30"])
+def test_whole_calendar_events_are_read_by_systemds_grammar_not_as_words(word: str) -> None:
+    """A string systemd's calendar grammar reads whole is a calendar event (docs/schedules.md,
+    *Which grammar reads a string*): ``weekly`` is Monday 00:00, as in systemd and healthchecks,
+    and ``hourly`` fires once in a repeated hour."""
+    parsed = parse_schedule(word, "Europe/Paris", anchor=ANCHOR)
+    assert parsed.kind == "oncalendar" and parsed.text is None and parsed.expression == word
+    assert parse_schedule("weekly", "UTC", anchor=ANCHOR).describe() == "At 00:00, Monday"

@@ -110,5 +110,6 @@ def test_any_text_is_read_or_refused_with_a_message(text: str) -> None:
     except InvalidSchedule as exc:
         assert str(exc)
         return
-    assert not looks_like_words(schedule.expression)
-    parse_schedule(schedule.expression, "Europe/Paris", anchor=ANCHOR, now=ANCHOR)
+    assert schedule.kind == "oncalendar" or not looks_like_words(schedule.expression)
+    again = parse_schedule(schedule.expression, "Europe/Paris", anchor=ANCHOR, now=ANCHOR)
+    assert again.kind == schedule.kind and again.expression == schedule.expression

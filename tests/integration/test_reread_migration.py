@@ -1,0 +1,80 @@
+"""Migration 0019: stored words that the readers in force read otherwise lose their words by an
+event; the stored schedule keeps firing as before (docs/schedules.md, *When the reading of
+stored words changes*).
+
+Rows as an earlier release wrote them are made by writing a phrase today and then giving the
+row the words and schedule that release stored (the log is append-only: the event that created
+them cannot be rewritten, so the fold is not compared here; 0014's test does that)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from psycopg_pool import AsyncConnectionPool
+
+from core.db import open_pool
+from core.events import read_stream
+from core.migrate import downgrade, upgrade
+from tests.helpers import add_job, new_actor
+from tests.monitor_helpers import add_monitor
+
+NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+
+
+async def _as_stored_before(pool: AsyncConnectionPool, table: str, row_id, text: str,
+                            schedule: str) -> None:
+    async with pool.connection() as conn:
+        await conn.execute(f"UPDATE {table} SET schedule_text = %s, schedule = %s "  # noqa: S608
+                           "WHERE id = %s", (text, schedule, row_id))
+
+
+async def _row(pool: AsyncConnectionPool, table: str, row_id) -> dict:
+    async with pool.connection() as conn:
+        cur = await conn.execute(f"SELECT * FROM {table} WHERE id = %s", (row_id,))  # noqa: S608
+        return await cur.fetchone()
+
+
+async def test_words_read_otherwise_are_removed_by_an_event(fresh_dsn: str) -> None:
+    downgrade(fresh_dsn, "0018")
+    pool = await open_pool(fresh_dsn, min_size=1, max_size=2)
+    try:
+        actor = await new_actor(pool)
+        # the issue's example: /api/v3 stored 'Mon..Fri 09:00' as Monday and Friday
+        monitor, _ = await add_monitor(pool, actor, NOW, "every monday at 9am",
+                                       timezone="Europe/Paris")
+        await _as_stored_before(pool, "monitors", monitor, "Mon..Fri 09:00", "0 9 * * 1,5")
+        # 'hourly' was cron's 0 * * * * (both passes of a repeated hour); systemd's is once
+        hourly = await add_job(pool, actor, NOW, "https://example.com/", "every hour",
+                               timezone="Europe/Paris")
+        await _as_stored_before(pool, "jobs", hourly, "hourly", "0 * * * *")
+        # the same meaning in both readings: kept as it is, no event
+        monday = await add_job(pool, actor, NOW, "https://example.com/", "every monday")
+        await _as_stored_before(pool, "jobs", monday, "monday", "0 0 * * 1")
+        unchanged = await add_job(pool, actor, NOW, "https://example.com/", "every day at 9am")
+    finally:
+        await pool.close()
+    upgrade(fresh_dsn)
+    pool = await open_pool(fresh_dsn, min_size=1, max_size=2)
+    try:
+        row = await _row(pool, "monitors", monitor)
+        assert row["schedule"] == "0 9 * * 1,5" and row["schedule_text"] is None
+        async with pool.connection() as conn:
+            stream = await read_stream(conn, "monitor", monitor, actor.team_id)
+        last = stream[-1]
+        assert last["event_type"] == "monitor.updated" and last["stream_version"] == row[
+            "version"]
+        assert last["metadata"] == {"actor": "migration", "migration": "0019"}
+        assert last["data"]["changes"] == {"schedule_text": None}
+        reread = last["data"]["reread"]
+        assert reread["schedule_text"] == "Mon..Fri 09:00" and reread["reads_as"] == \
+            "Mon..Fri 09:00" and reread["schedule"] == "0 9 * * 1,5"
+        assert "Monday through Friday" in reread["reason"]
+        assert "keeps firing as '0 9 * * 1,5'" in reread["reason"]
+
+        row = await _row(pool, "jobs", hourly)
+        assert row["schedule"] == "0 * * * *" and row["schedule_text"] is None
+        for kept in (monday, unchanged):
+            row = await _row(pool, "jobs", kept)
+            assert row["schedule_text"] is not None and row["version"] == 1
+    finally:
+        await pool.close()

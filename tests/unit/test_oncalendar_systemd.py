@@ -1,0 +1,188 @@
+"""OnCalendar against systemd itself: ``systemd-analyze calendar`` is the oracle.
+
+A generated set of calendar events (``tests/oncalendar_gen.py``: every part of systemd.time(7),
+plus mutations that may be invalid) is given to ``systemd-analyze calendar --base-time=…
+--iterations=N`` in six zones, from base instants around both DST changes of each (and inside
+the repeated hour's second pass). For every expression:
+
+- systemd refuses it -> cronledger's calendar grammar refuses it;
+- systemd accepts it -> cronledger reads it as a calendar event, and its next N fires equal
+  systemd's elapses, instant for instant (none when systemd answers "never").
+
+Two behaviours of systemd 252 are not followed (docs/schedules.md, *OnCalendar*), and the
+comparison recognises them exactly rather than skipping expressions:
+
+- **Repetitions that overflow** (``*-*-4/8`` after the 28th, ``01/7:36`` after 22:36): systemd
+  adds the repetition past the field's end (day 36 of December), lets ``mktime`` carry it into
+  the next month (5 January) and so skips that month's first matches (4 January). cronledger
+  fires on every value systemd.time(7) defines. Accepted as systemd's miss only when systemd
+  itself, asked from one microsecond before the slot it skipped, answers that very slot.
+- **Which pass of a repeated hour**: systemd resolves a wall time inside a fall-back fold with
+  ``mktime(tm_isdst=-1)``, whose answer depends on glibc's previous call; cronledger fires the
+  first occurrence (the second when the search starts in the second pass). Where the two
+  differ, the wall-clock times must be equal and the instants the two passes of one time.
+
+Deliberate refusals (fractional seconds, "never", zone abbreviations) are tested by name
+below. The larger run of the same comparison is
+``tests/integration/test_oncalendar_differential.py``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import zoneinfo
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from core.schedule import InvalidSchedule, parse_schedule
+from core.schedule.grammar import recognise
+from core.schedule.oncalendar import CalendarError, calendar_fires, parse_oncalendar
+from tests.oncalendar_gen import ZONES, calendar_expressions, dst_bases
+from tests.systemd_calendar import FAILED, systemd_elapses
+
+ITERATIONS = 5
+
+
+def differential(seed: int, count: int, zones=ZONES) -> list[str]:
+    """Problems found comparing ``count`` generated expressions with systemd (empty: none)."""
+    expressions = calendar_expressions(seed, count)
+    problems: list[str] = []
+    for zone_name in zones:
+        zone = zoneinfo.ZoneInfo(zone_name)
+        for base in dst_bases(zone_name):
+            expected = systemd_elapses(expressions, zone_name, base, ITERATIONS)
+            for expression in expressions:
+                problem = _compare(expression, zone, base, expected[expression])
+                if problem:
+                    problems.append(f"{zone_name} after {base.isoformat()}: {problem}")
+    return problems
+
+
+def _compare(expression: str, zone: zoneinfo.ZoneInfo, base: datetime,
+             elapses: list[datetime] | str | None, iterations: int = ITERATIONS) -> str | None:
+    if elapses == FAILED:  # systemd's own bug (tests/systemd_calendar.py): nothing to compare
+        return None
+    try:
+        spec = parse_oncalendar(expression, zone)
+    except CalendarError as exc:
+        if elapses is None:
+            return None
+        return f"{expression!r}: systemd accepts it, cronledger refuses: {exc}"
+    if elapses is None:
+        return f"{expression!r}: systemd refuses it, cronledger accepts it"
+    assert isinstance(elapses, list)
+    if recognise(expression, zone)[0] != "oncalendar":
+        return f"{expression!r}: not recognised as a calendar event"
+    fires = [f.at for f in itertools.islice(calendar_fires(spec, zone, base), iterations)]
+    if fires == elapses or _fold_choice(spec, zone, fires, elapses) \
+            or _overflow_miss(expression, spec, zone, base, elapses):
+        return None
+    return (f"{expression!r}: cronledger {[f.isoformat() for f in fires]} != systemd "
+            f"{[e.isoformat() for e in elapses]}")
+
+
+def _event_zone(spec, zone: zoneinfo.ZoneInfo) -> zoneinfo.ZoneInfo:
+    names = {event.zone for event in spec.events}
+    return zone if names == {None} else zoneinfo.ZoneInfo(names.pop() or zone.key)
+
+
+def _fold_choice(spec, zone, fires: list[datetime], elapses: list[datetime]) -> bool:
+    """Same wall-clock times, and every differing instant is the other pass of its time."""
+    local = _event_zone(spec, zone)
+    if len(fires) != len(elapses):
+        return False
+    for ours, theirs in zip(fires, elapses, strict=True):
+        wall_ours = ours.astimezone(local).replace(tzinfo=None, fold=0)
+        wall_theirs = theirs.astimezone(local).replace(tzinfo=None, fold=0)
+        if wall_ours != wall_theirs or ours != theirs and abs(ours - theirs) > timedelta(
+                hours=1):
+            return False
+    return True
+
+
+def _overflow_miss(expression, spec, zone, base, elapses: list[datetime]) -> bool:
+    """systemd skipped slots after a repetition overflowed, and nothing else: every elapse of
+    systemd is a fire of ours, and each fire of ours that systemd skipped is what systemd
+    answers itself when asked from one microsecond before it (from a second before, the
+    overflow can hit again: 23:59:59 + 11 minutes skips midnight)."""
+    if "/" not in expression or not elapses:
+        return False
+    ours = [f.at for f in itertools.takewhile(lambda f: f.at <= elapses[-1],
+                                              calendar_fires(spec, zone, base))]
+    if not set(elapses) <= set(ours):
+        return False
+    for skipped in sorted(set(ours) - set(elapses))[:3]:
+        again = systemd_elapses([expression], zone.key, skipped - timedelta(microseconds=1), 1)
+        if again[expression] != [skipped]:
+            return False
+    return True
+
+
+def test_generated_calendar_events_fire_as_systemd_says():
+    problems = differential(seed=26, count=120)
+    assert not problems, f"{len(problems)} differences, first ones:\n" + "\n".join(problems[:20])
+
+
+@pytest.mark.parametrize("expression", [
+    "Mon..Fri 09:00", "*-*-* 02:00:00", "Mon *-*-1..7 09:00", "*-*~01 05:00", "quarterly",
+    "semiannually", "weekly", "*:0/15", "Sat,Sun 10:00 Europe/Paris", "*-*-* 01:30",
+    "*-*-* *:00/20", "*-*-* 02:30",
+])
+@pytest.mark.parametrize("zone_name", ["Europe/Paris", "America/New_York"])
+def test_the_issues_examples_and_dst_days(expression, zone_name):
+    zone = zoneinfo.ZoneInfo(zone_name)
+    for base in dst_bases(zone_name):
+        expected = systemd_elapses([expression], zone_name, base, 8)[expression]
+        assert _compare(expression, zone, base, expected, 8) is None
+
+
+def test_fold_second_pass_fires_in_that_pass_as_systemd_does():
+    # New York, 2024-11-03: 01:00-01:59 happens twice (05:00-05:59Z EDT, 06:00-06:59Z EST).
+    # From 01:10 EST (second pass) systemd's next 01:30 is 01:30 EST; the oncalendar package
+    # answers 01:30 EDT, an instant before the base.
+    zone = zoneinfo.ZoneInfo("America/New_York")
+    spec = parse_oncalendar("*-*-* 01:30", zone)
+    base = datetime(2024, 11, 3, 6, 10, tzinfo=UTC)
+    fires = [f.at for f in itertools.islice(calendar_fires(spec, zone, base), 2)]
+    assert fires == [datetime(2024, 11, 3, 6, 30, tzinfo=UTC),
+                     datetime(2024, 11, 4, 6, 30, tzinfo=UTC)]
+    assert systemd_elapses(["*-*-* 01:30"], "America/New_York", base, 2)["*-*-* 01:30"] == fires
+
+
+NOW = datetime(2024, 3, 30, 12, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(("expression", "zone", "message"), [
+    ("*:*:0.5", "UTC", "fractional seconds are not supported"),
+    ("*-02-30", "UTC", "never fires after 2024-03-30T12:00:00Z"),
+    ("2020-01-01", "UTC", "never fires"),
+    ("09:00 CET", "Europe/Paris", "'CET' is an abbreviation of Europe/Paris"),
+    ("09:00 edt", "America/New_York", "'edt' is an abbreviation of America/New_York"),
+    ("09:00 Mars/Base", "UTC", "unknown time zone 'Mars/Base'"),
+    ("Mon..Fri 25:00", "UTC", "the hour part is not valid"),
+    ("Mon..Fri at 9am", "UTC", "calendar event 'Mon..Fri at 9am' is not valid"),
+    ("Fri..Mon 09:00", "UTC", "the day-of-week part is not valid"),
+    ("@1700000000", "UTC", "unknown schedule keyword"),
+    ("Mon 09:00\n" * 11, "UTC", "at most 10 calendar events"),
+])
+def test_deliberate_refusals_name_the_part(expression, zone, message):
+    """systemd accepts the first five (fractions, 'never', abbreviations, epoch times);
+    cronledger refuses them, saying why (docs/schedules.md, *OnCalendar*)."""
+    with pytest.raises(InvalidSchedule, match=None) as info:
+        parse_schedule(expression, zone, anchor=NOW, now=NOW)
+    assert message in str(info.value)
+
+
+def test_several_lines_fire_at_the_union_like_several_oncalendar_lines():
+    text = "Mon..Fri 09:00\nSat 12:00 UTC"
+    schedule = parse_schedule(text, "Europe/Paris", anchor=NOW, now=NOW)
+    assert schedule.kind == "oncalendar" and schedule.expression == text
+    fires = [f.at for f in schedule.fires(NOW, 12)]
+    base = NOW
+    expected = sorted({*systemd_elapses(["Mon..Fri 09:00"], "Europe/Paris", base, 12)[
+        "Mon..Fri 09:00"], *systemd_elapses(["Sat 12:00 UTC"], "Europe/Paris", base, 12)[
+        "Sat 12:00 UTC"]})[:12]
+    assert fires == expected
+    assert schedule.describe() == ("At 09:00, Monday through Friday; At 12:00, Saturday "
+                                   "(UTC time) (Europe/Paris)")
