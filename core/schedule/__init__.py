@@ -55,6 +55,13 @@ from datetime import datetime, timedelta
 from cron_descriptor import ExpressionDescriptor, Options
 
 from core.schedule.cron import Slots, cron_fires
+from core.schedule.days import (
+    DayPeriod,
+    day_period_fires,
+    describe_day_period,
+    is_day_period,
+    parse_day_period,
+)
 from core.schedule.fields import CronSpec, check_occurs, parse_cron
 from core.schedule.grammar import format_utc, parse_at, parse_interval, recognise, split_form
 from core.schedule.model import (
@@ -91,7 +98,8 @@ class Schedule:
             (``"every weekday at 9am"``), else None.
         timezone: IANA zone name the schedule is evaluated in.
         kind: ``"cron"`` (macros included), ``"oncalendar"`` (systemd calendar events),
-            ``"interval"`` or ``"at"``.
+            ``"interval"``, ``"days"`` (an anchored calendar period, ``@every 3d at 09:00``)
+            or ``"at"``.
         interval_seconds: The period in seconds for intervals, else None.
     """
 
@@ -102,6 +110,7 @@ class Schedule:
     _zone: zoneinfo.ZoneInfo = field(repr=False, compare=False)
     _cron: CronSpec | None = field(default=None, repr=False)
     _calendar: OnCalendarSpec | None = field(default=None, repr=False)
+    _days: DayPeriod | None = field(default=None, repr=False)
     _period: timedelta | None = field(default=None, repr=False)
     _anchor: datetime | None = field(default=None, repr=False)
     _at: datetime | None = field(default=None, repr=False)
@@ -169,13 +178,16 @@ class Schedule:
         cron jobs, which follow real elapsed time."""
         if self._cron is not None:
             return self._cron.is_fixed_time
-        return self.kind == "at"
+        return self.kind in ("at", "days")
 
     def _fires(self, after: datetime) -> Iterator[Fire]:
         if self._cron is not None:
             return cron_fires(self._cron, self._zone, after)
         if self._calendar is not None:
             return calendar_fires(self._calendar, self._zone, after)
+        if self._days is not None:
+            assert self._anchor is not None
+            return day_period_fires(self._days, self._zone, self._anchor, after)
         if self._at is not None:
             return iter([make_fire(self._at, self._zone)] if self._at > after else [])
         return self._interval_fires(after)
@@ -238,6 +250,10 @@ def parse_schedule(
     zone = load_zone(timezone) if not zone_checked else zoneinfo.ZoneInfo(timezone)
     kind, body = split_form(expression)
     common = {"expression": expression.strip(), "timezone": timezone, "_zone": zone}
+    if kind == "interval" and is_day_period(body):
+        period = parse_day_period(body)
+        return Schedule(kind="days", interval_seconds=None, _days=period, _anchor=anchor,
+                        _label=describe_day_period(period, zone, anchor), **common)
     if kind == "interval":
         interval = parse_interval(body)
         return Schedule(

@@ -16,6 +16,7 @@ Kinds:
 * ``month`` 1-12; ``ordinal`` 1-5 or -1 (last); ``suffix`` the ``st``/``er`` of ``1st``/``1er``;
 * ``number`` a number spelled out; ``ampm`` ``"am" | "pm"``; ``clock`` a named time
   ``(hour, minute)``; ``hour_mark`` the ``h`` of ``9h30``;
+* ``other`` (``every other day``: a period of 2), ``sur`` (``un jour sur deux``: of N);
 * ``past`` (``past``, ``apres``), ``range`` (``through``, ``au``), ``between``, ``and``, ``or``,
   ``at`` (a following bare number is an hour), ``the`` (a following bare number is a day of
   the month), ``every``, ``filler`` (read and ignored: ``on``, ``of``, ``du``).
@@ -98,7 +99,8 @@ ENGLISH = Vocabulary(
         "the": ("the", None), "on": ("the", None),
         "every": ("every", None), "each": ("every", None), "all": ("every", None),
         "of": ("filler", None), "in": ("filler", None), "only": ("filler", None),
-        "a": ("filler", None), "per": ("every", None),
+        "a": ("filler", None), "per": ("every", None), "other": ("other", None),
+        "alternate": ("other", None),
     },
     terms={("business", "days"): "business_days", ("business", "day"): "business_days",
            ("working", "days"): "working_days", ("work", "days"): "working_days",
@@ -156,6 +158,7 @@ FRENCH = Vocabulary(
         "tout": ("every", None), "toute": ("every", None), "par": ("every", None),
         "du": ("filler", None), "d": ("filler", None), "en": ("filler", None),
         "seulement": ("filler", None), "uniquement": ("filler", None),
+        "sur": ("sur", None),
     },
     terms={("jours", "ouvres"): "jours_ouvres", ("jour", "ouvre"): "jours_ouvres",
            ("jours", "ouvrables"): "jours_ouvrables", ("jour", "ouvrable"): "jours_ouvrables",

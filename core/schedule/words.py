@@ -24,6 +24,7 @@ from typing import Any
 
 from core.schedule.model import MAX_EXPRESSION_LENGTH, InvalidSchedule
 from core.schedule.vocab import LANGUAGES, Vocabulary
+from core.schedule.windows import WindowError, window_fields
 
 __all__ = ["Phrase", "PhraseError", "looks_like_words", "parse_phrase"]
 
@@ -37,7 +38,6 @@ _CRON_FIELD = re.compile(r"[\d*?/,-]+")
 _INTERVAL = re.compile(r"(?:\d+d)?(?:\d+h)?(?:\d+m)?(?:\d+s)?|[\d.,+-]+", re.IGNORECASE)
 _TIME_LIKE = re.compile(r"\d{1,2}\s*(?:h\d{0,2}|[ap]\.?m\.?|:\d{2})(?![a-z])", re.IGNORECASE)
 _TOKEN = re.compile(r"\d{1,9}:\d{1,2}(?::\d{1,2})?|\d{1,9}|[a-z]+|[,&@-]")
-_IGNORED = re.compile(r"[.!;/()\"?]|:(?!\d)")
 
 
 class PhraseError(InvalidSchedule):
@@ -78,8 +78,12 @@ class _Reading:
     doms: set[int] = field(default_factory=set)
     last_dom: bool = False
     months: set[int] = field(default_factory=set)
-    hours: tuple[int, int] | None = None
+    #: the time window (between … and …): start and end as (h, m, s, word)
+    window: tuple[tuple[int, int, int, str], tuple[int, int, int, str]] | None = None
     said_or: bool = False
+    #: days ("D") and times ("T") in the order the phrase gives them, consecutive ones of a
+    #: kind together: (kind, what was added, the first word)
+    segments: list[tuple[str, frozenset, str]] = field(default_factory=list)
     said_past: bool = False
     dow_word: str = ""
 
@@ -145,14 +149,15 @@ def parse_phrase(text: str) -> Phrase:
             f"schedule is {len(stripped)} characters long; the limit is {MAX_EXPRESSION_LENGTH}")
     vocab, tokens = _tokenise(stripped)
     reading = _Reader(vocab, tokens, stripped).read()
-    return Phrase(_build(reading, stripped), vocab.language)
+    return Phrase(_build(reading, stripped, vocab.language), vocab.language)
 
 
 def _reads(text: str) -> bool:
     """Whether ``text`` reads (without looking for suggestions of its own)."""
     try:
         vocab, tokens = _tokenise(text)
-        _build(_Reader(vocab, tokens, text, suggest=False).read(), text)
+        _build(_Reader(vocab, tokens, text, suggest=False).read(), text, vocab.language,
+               suggest=False)
     except InvalidSchedule:
         return False
     return True
@@ -164,8 +169,10 @@ def _in_term(word: str, vocab: Vocabulary) -> bool:
 
 def _tokenise(text: str) -> tuple[Vocabulary, list[_Token]]:
     raw: list[_Token] = []
+    if text.endswith(".") and not text.endswith(".."):
+        text = text[:-1]  # a full stop ends a sentence; any other '.' must be read
     for word in text.split():
-        norm = _IGNORED.sub(" ", normalise(word))  # "9:30" survives: _IGNORED spares "9:30"
+        norm = normalise(word)
         pieces = _TOKEN.findall(norm)
         leftover = _TOKEN.sub("", norm).strip()
         if leftover:
@@ -209,6 +216,7 @@ class _Reader:
         self.tokens = tokens
         self.i = 0
         self.r = _Reading()
+        self.day_items: list[tuple[str, frozenset]] = []  # every day word read, in order
 
     # -- token helpers --------------------------------------------------------------------
     def kind(self, offset: int = 0) -> str | None:
@@ -246,8 +254,27 @@ class _Reader:
     # -- the reading ----------------------------------------------------------------------
     def read(self) -> _Reading:
         while self.i < len(self.tokens):
+            before = self.days_and_times()
+            word = self.word()
             self.step()
+            self.note_segment(before, word)
         return self.r
+
+    def days_and_times(self) -> tuple[int, int]:
+        return len(self.day_items), len(self.r.times)
+
+    def note_segment(self, before: tuple[int, int], word: str) -> None:
+        """Days and times are kept in the order given, so that "at 9am on mondays and 5pm on
+        fridays" is seen as two groups (one schedule cannot hold them)."""
+        days = frozenset(self.day_items[before[0]:])
+        times = frozenset((h, m, s) for h, m, s, _ in self.r.times[before[1]:])
+        for kind, new in (("D", days), ("T", times)):
+            if new:
+                segments = self.r.segments
+                if segments and segments[-1][0] == kind:
+                    segments[-1] = (kind, segments[-1][1] | new, segments[-1][2])
+                else:
+                    segments.append((kind, new, word))
 
     def step(self) -> None:  # noqa: C901 - one branch per kind of word, kept side by side
         kind = self.kind()
@@ -265,7 +292,9 @@ class _Reader:
         elif kind == "dow":
             self.weekdays()
         elif kind == "days":
+            self.no_adjacent_days()
             self.r.dows |= self.value()
+            self.day_items.append(("dow", frozenset(self.value())))
             self.r.dow_word = self.word()
             self.i += 1
         elif kind == "month":
@@ -275,13 +304,67 @@ class _Reader:
         elif kind == "between":
             self.between()
         elif kind == "or":
+            self.attached()
             self.r.said_or = True
             self.i += 1
-        elif kind in ("and", "at", "the", "every", "filler") \
-                or kind == "past" and self.r.minutes_past:
+        elif kind == "other":
+            self.other()
+        elif kind == "sur":
+            self.sur()
+        elif kind in ("and", "at", "the", "every", "filler"):
+            self.attached()
+            self.i += 1
+        elif kind == "past" and self.r.minutes_past:
             self.i += 1
         else:
             self.unknown()
+
+    def attached(self) -> None:
+        """A word that only links others must have one to link: "every day at" and "at 9am
+        and" are refused, not read as if the word were not there."""
+        kind, nxt = self.kind(), self.kind(1)
+        if nxt is None or kind in ("and", "or") and self.i == 0:
+            raise self.fail("this word needs something after it" if nxt is None
+                            else "this word needs something before it")
+        if kind == "at" and nxt not in ("digits", "number", "clocktime", "clock", "unit",
+                                        "the"):
+            raise self.fail("'at' needs a time after it (9am, 17:30, noon)")
+        if kind == "every" and self.vocab.language == "en" and nxt in (
+                "the", "and", "or", "at", "every", "filler"):
+            raise self.fail("'every' needs a period, a weekday or a number after it")
+
+    def other(self) -> None:
+        """``every other day``, ``every other tuesday``, ``every other week``: a period of 2."""
+        if self.previous() != "every":
+            raise self.fail("'other' is read after 'every' only ('every other day')")
+        word = " ".join(t.word for t in self.tokens[self.i - 1:self.i + 2])
+        self.i += 1
+        if self.kind() == "unit" and self.value() in ("day", "week", "month", "year", "hour",
+                                                      "minute", "second"):
+            self.r.periods.append((2, self.value(), word))
+            self.i += 1
+        elif self.kind() == "dow":
+            self.r.periods.append((2, "week", word))
+            self.r.dows.add(self.value())
+            self.day_items.append(("dow", frozenset({self.value()})))
+            self.r.dow_word = self.word()
+            self.i += 1
+        else:
+            raise self.fail("'every other' needs a period or a weekday after it ('every other "
+                            "day', 'every other tuesday')", -1)
+
+    def sur(self) -> None:
+        """French ``un jour sur deux``, ``un mardi sur trois``: a period of N of the unit."""
+        periods = self.r.periods
+        if not periods or periods[-1][0] != 1 or not self.is_number(1):
+            raise self.fail("'sur' se lit après 'un jour', 'un lundi' … et avant un nombre "
+                            "('un jour sur deux')")
+        n = self.value(1)
+        if n < 2:
+            raise self.fail(f"a period of {n} is impossible here: it must be at least 2", 1)
+        _, unit, word = periods[-1]
+        periods[-1] = (n, unit, f"{word} {self.word()} {self.word(1)}")
+        self.i += 2
 
     def unknown(self) -> None:
         text = self.tokens[self.i].text
@@ -313,9 +396,16 @@ class _Reader:
         n = self.value()
         if nxt == "ampm" or nxt == "hour_mark" and prev not in ("every", "the"):
             self.clock_time()
+        elif n == 1 and nxt == "dow" and self.kind(2) == "sur":  # "un lundi sur deux"
+            self.i += 1
+            word = self.word()
+            self.weekdays()
+            self.r.periods.append((1, "week", word))
         elif nxt == "suffix":
             self.i += 2
-            if self.kind() == "dow":
+            if prev == "every":  # "every 2nd day", "every 3rd tuesday"
+                self.every_nth(n, offset=-2)
+            elif self.kind() == "dow":
                 self.nth_weekday(n, offset=-2)
             else:
                 self.day_of_month(n, offset=-2)
@@ -452,21 +542,70 @@ class _Reader:
         if not 1 <= n <= 31:
             raise self.fail(f"day {n} of the month does not exist (1-31)", offset)
         self.r.doms.add(n)
+        self.day_items.append(("dom", frozenset({n})))
 
     def nth_weekday(self, k: int, offset: int = 0) -> None:
         if k != -1 and not 1 <= k <= 5:
             raise self.fail(f"a month has no weekday number {k} (1-5, or last)", offset)
-        self.r.nth |= {(day, k) for day in self.weekday_set()}
+        nth = {(day, k) for day in self.weekday_set()}
+        self.r.nth |= nth
+        self.day_items.append(("nth", frozenset(nth)))
+
+    def every_nth(self, k: int, offset: int) -> None:
+        """``every 2nd day``, ``every third day``: a period of k days. ``every 2nd tuesday``
+        could be every other Tuesday or the 2nd Tuesday of each month: refused unless "of
+        the month" follows (then it is the 2nd Tuesday of each month)."""
+        j = 1
+        while self.kind(j) in ("filler", "the", "every") and j < 4:
+            j += 1
+        of_month = self.kind(j) == "unit" and self.value(j) == "month"
+        kind = self.kind()
+        unit = self.value() if kind == "unit" else None
+        first = self.i + offset - 1  # the "every"
+        nth = _ordinal_en(k)
+        if unit in ("day", "week") and not of_month:
+            word = " ".join(dict.fromkeys(t.word for t in self.tokens[first:self.i + 1]))
+            self.r.periods.append((k, unit, word))
+            self.i += 1
+        elif kind == "dow" and of_month:
+            self.nth_weekday(k, offset)
+        elif kind == "dow" or unit == "day":
+            what = self.word()
+            other = (f"every {k} weeks on {what}", f"the {nth} {what} of every month") \
+                if kind == "dow" else (f"every {k} days", f"the {nth} of every month")
+            suggestion = self.checked(self.replaced(
+                first, self.i + (j if of_month else 0), other[0]))
+            raise self.fail(f"'every {nth} {what}' could mean {other[0]!r} or "
+                            f"{other[1]!r}; say which", suggestion=suggestion)
+        else:
+            raise self.fail("'every' and an ordinal need 'day', 'week' or a weekday after them",
+                            offset)
+
+    def replaced(self, first: int, last: int, replacement: str) -> str:
+        """The whole phrase with the words of tokens ``first`` to ``last`` replaced."""
+        words = list(dict.fromkeys(t.word for t in self.tokens[first:last + 1]))
+        pattern = r"(?<!\S)" + r"\s+".join(re.escape(w) for w in words) + r"(?!\S)"
+        return re.sub(pattern, lambda _: replacement, self.text, count=1, flags=re.IGNORECASE)
+
+    def checked(self, candidate: str) -> str | None:
+        """``candidate`` when it is worth offering: the reader reads it (suggestions are
+        phrases the reader accepts, docs/schedules.md)."""
+        return candidate if self.suggest and _reads(candidate) else None
 
     def ordinal(self, k: int) -> None:
+        every = self.previous() == "every"
         self.i += 1
         kind = self.kind()
+        if every and k != -1:
+            self.every_nth(k, offset=-1)
+            return
         if kind == "dow":
             self.nth_weekday(k, offset=-1)
         elif kind == "unit" and self.value() == "day":
             self.i += 1
             if k == -1:
                 self.r.last_dom = True
+                self.day_items.append(("last", frozenset()))
             else:
                 self.day_of_month(k, -1)
         elif k == -1:
@@ -475,7 +614,15 @@ class _Reader:
             self.day_of_month(k, -1)
 
     def weekdays(self) -> None:
-        self.r.dows |= self.weekday_set()
+        self.no_adjacent_days()
+        days = self.weekday_set()
+        self.r.dows |= days
+        self.day_items.append(("dow", frozenset(days)))
+
+    def no_adjacent_days(self) -> None:
+        """Two day words side by side ("weekday friday") are refused: a list says 'and'."""
+        if self.previous() in ("dow", "days"):
+            raise self.fail("two day words need 'and', ',' or 'or' between them")
 
     def weekday_set(self) -> set[int]:
         """One weekday or a range of them (``monday through friday``, ``du lundi au
@@ -494,6 +641,11 @@ class _Reader:
         return read
 
     def months(self) -> None:
+        if self.previous() not in (None, "filler", "the", "digits", "number", "range", "and",
+                                   "at", "between", "suffix", "every") \
+                and not self.is_number(1):
+            raise self.fail("a month here needs 'in' before it or a day after it ('in "
+                            "March', 'March 3')")
         start = self.value()
         self.i += 1
         if self.kind() in ("range", "at") and self.kind(1) == "month":
@@ -502,16 +654,18 @@ class _Reader:
             if end < start:
                 raise self.fail("a range of months may not wrap past December", -1)
             self.r.months |= set(range(start, end + 1))
+            self.day_items.append(("month", frozenset(range(start, end + 1))))
         else:
             self.r.months.add(start)
+            self.day_items.append(("month", frozenset({start})))
         if self.is_number() and self.kind(1) not in ("ampm", "hour_mark", "unit"):
             n = self.value()  # "March 3", "March 3rd"
             self.day_of_month(n)
             self.i += 2 if self.kind(1) == "suffix" else 1
 
     def between(self) -> None:
-        """``between 9am and 5pm``, ``from 9:00 to 17:00``, ``entre 9h et 17h``: an hour
-        window, read as cron's ``9-17`` (docs/schedules.md)."""
+        """``between 9am and 5pm``, ``from 9:00 to 17:00``, ``entre 9h et 17h``: a window of
+        the day, both ends included (:mod:`core.schedule.windows`)."""
         if not (self.is_number(1) or self.kind(1) in ("clocktime", "clock")):
             self.i += 1  # French "de", "des": a filler when no time follows
             return
@@ -522,16 +676,13 @@ class _Reader:
             raise self.fail("expected 'and' or 'to' and the end of the time window")
         self.i += 1
         self.time_or_clock()
-        (h1, m1, _, w1), (h2, m2, _, _) = self.r.times[before:]
+        start, end = self.r.times[before:]
         del self.r.times[before:]
-        if m1 != 0:
-            raise PhraseError(f"could not read the schedule at {w1!r}: a time window starts on "
-                              "the hour", w1)
-        if h2 < h1:
+        if self.r.window is not None:
+            raise self.fail("a schedule has one time window", -1)
+        if end[:3] < start[:3]:
             raise self.fail("the time window ends before it starts", -1)
-        if m2 not in (0, 59):
-            raise self.fail("a time window ends on the hour (5pm) or at minute 59 (5:59pm)", -1)
-        self.r.hours = (h1, h2)
+        self.r.window = (start, end)
 
     def time_or_clock(self) -> None:
         if self.kind() == "clock":
@@ -544,22 +695,30 @@ class _Reader:
             raise self.fail("expected a time such as 9am, 17:30 or 9h")
 
 
-def _build(r: _Reading, text: str) -> str:  # noqa: C901 - one rule per slot, in order
+def _build(r: _Reading, text: str, language: str = "en",  # noqa: C901
+           suggest: bool = True) -> str:
+    def checked(candidate: str) -> str | None:
+        return candidate if suggest and _reads(candidate) else None
+
     def ambiguous(message: str, word: str, suggestion: str | None = None) -> PhraseError:
         hint = f"; did you mean {suggestion!r}?" if suggestion else ""
         return PhraseError(f"could not read the schedule at {word!r}: {message}{hint}", word,
                            suggestion)
 
+    _check_groups(r, ambiguous)
     periods = {(n, unit) for n, unit, _ in r.periods}
     words = {(n, unit): w for n, unit, w in r.periods}
     days_given = bool(r.dows or r.nth or r.doms or r.last_dom or r.months)
     sub_day = sorted((p for p in periods if p[1] in _SUB_DAY), key=lambda p: -_UNIT_SECONDS[p[1]])
+    calendar = [p for p in periods if p[1] in ("day", "week") and (p[0] > 1 or p[1] == "week"
+                                                                    and not days_given)]
+    if calendar:
+        return _day_period(r, calendar, sub_day, words, text, language, ambiguous, checked)
     if len(sub_day) > 1:
-        if days_given or r.times or r.hours or r.minutes_past:
+        if days_given or r.times or r.window or r.minutes_past:
             raise ambiguous("a period of several units cannot be combined with days or times",
                             words[sub_day[0]])
         return "@every " + _duration(sum(n * _UNIT_SECONDS[u] for n, u in sub_day))
-    hour_field = "*" if r.hours is None else _list(list(range(r.hours[0], r.hours[1] + 1)))
     if sub_day:
         n, unit = sub_day[0]
         word = words[sub_day[0]]
@@ -569,36 +728,31 @@ def _build(r: _Reading, text: str) -> str:  # noqa: C901 - one rule per slot, in
                             "both hold; use 'between ... and ...' for a window", r.times[0][3])
         cycle = 24 if unit == "hour" else 60
         if n > 1 and cycle % n:
-            if days_given or r.hours or r.minutes_past:
+            if days_given or r.window or r.minutes_past:
                 raise ambiguous(f"every {n} {unit}s does not divide the {_cycle_name(unit)}, "
                                 "so it can only be an interval, which cannot be limited to days "
                                 "or hours", word)
             return "@every " + _duration(n * _UNIT_SECONDS[unit])
-        step = "*" if n == 1 else f"*/{n}"
-        if unit == "second":
-            if r.minutes_past:
-                raise ambiguous("seconds and minutes past the hour cannot both hold", word)
-            fields = [step, "*", hour_field]
-        elif unit == "minute":
-            if r.minutes_past:
-                raise ambiguous("'every N minutes' and 'minutes past the hour' cannot both hold",
-                                word)
-            fields = [step, hour_field]
+        if r.minutes_past and unit != "hour":
+            raise ambiguous(f"'every {n} {unit}s' and 'minutes past the hour' cannot both hold",
+                            word)
+        if r.window is not None:
+            fields = _windowed(r, unit, n, text, language, ambiguous, checked)
         else:
-            minutes = _list(sorted(set(r.minutes_past or [0])))
-            hours = step if r.hours is None else (
-                hour_field if n == 1 else f"{r.hours[0]}-{r.hours[1]}/{n}")
-            fields = [minutes, hours]
+            step = "*" if n == 1 else f"*/{n}"
+            fields = {"second": [step, "*", "*"], "minute": [step, "*"],
+                      "hour": [_list(sorted(set(r.minutes_past or [0]))), step]}[unit]
         return " ".join([*fields, *_day_fields(r, periods, words, ambiguous)])
     if r.minutes_past:
         if r.times:
             raise ambiguous("minutes past the hour and a time of day cannot both hold",
                             r.times[0][3])
-        return " ".join([_list(sorted(set(r.minutes_past))), hour_field,
-                         *_day_fields(r, periods, words, ambiguous)])
-    if r.hours is not None:
+        fields = [_list(sorted(set(r.minutes_past))), "*"] if r.window is None \
+            else _windowed(r, None, 1, text, language, ambiguous, checked)
+        return " ".join([*fields, *_day_fields(r, periods, words, ambiguous)])
+    if r.window is not None:
         raise ambiguous("a time window needs a period inside it, such as 'every 15 minutes'",
-                        text)
+                        r.window[0][3])
     times = sorted({(h, m, s) for h, m, s, _ in r.times}) or [(0, 0, 0)]
     seconds = {s for _, _, s in times}
     minutes = {m for _, m, _ in times}
@@ -612,6 +766,94 @@ def _build(r: _Reading, text: str) -> str:  # noqa: C901 - one rule per slot, in
     if seconds != {0}:
         fields.insert(0, str(next(iter(seconds))))
     return " ".join([*fields, *_day_fields(r, periods, words, ambiguous)])
+
+
+def _check_groups(r: _Reading, ambiguous: Any) -> None:
+    """Days and times given in several groups ("at 9am on mondays and 5pm on fridays") hold
+    in one schedule only when every group has the same times or the same days."""
+    segments = r.segments
+    if len(segments) <= 2:
+        return
+    if len(segments) % 2:
+        kind, _, word = segments[-1]
+        what = "days" if kind == "T" else "times"
+        raise ambiguous(f"it is not clear which {what} {word!r} belongs with; give the days and "
+                        "the times once each ('at 9am and 5pm on mondays and fridays')", word)
+    groups = [(segments[i][1], segments[i + 1][1]) for i in range(0, len(segments), 2)]
+    if all(g == groups[0] for g in groups):
+        return
+    if len({g[0] for g in groups}) == 1 or len({g[1] for g in groups}) == 1:
+        return  # the same times on several day groups, or several times on the same days
+    word = segments[2][2]
+    raise ambiguous("different times on different days: one schedule cannot hold them; make "
+                    "one job or monitor for each", word)
+
+
+def _day_period(r: _Reading, calendar: list[tuple[int, str]], sub_day: list, words: dict,
+                text: str, language: str, ambiguous: Any, checked: Any) -> str:
+    """``every 3 days at 9am``, ``every other tuesday``: an anchored calendar period
+    (:mod:`core.schedule.days`), ``@every <N>d [on <day>] at HH:MM[,…]``."""
+    n, unit = calendar[0]
+    word = words[(n, unit)]
+    if unit == "week" and n == 1:
+        monday = "every monday" if language == "en" else "chaque lundi"
+        suggestion = checked(re.sub(rf"(?<!\S)(?:every |each |chaque |toutes les |tous les )?"
+                                     rf"{re.escape(word)}(?!\S)", monday, text, count=1,
+                                     flags=re.IGNORECASE))
+        raise ambiguous("a week has no first day everyone agrees on (Sunday for cron, Monday "
+                        "for systemd): say which day ('every monday', 'every sunday')", word,
+                        suggestion)
+    others = [p for p in words if p != (n, unit)]
+    if len(calendar) > 1 or sub_day or others or r.minutes_past or r.window:
+        raise ambiguous(f"{word!r} is a period of whole days and cannot be combined with "
+                        "another period, minutes past the hour or a time window", word)
+    if r.doms or r.last_dom or r.nth or r.months:
+        raise ambiguous(f"{word!r} fires every {n} {unit}s whatever the date, and cannot be "
+                        "limited to days of the month or months", word)
+    days = n * (7 if unit == "week" else 1)
+    if days > 366:
+        raise ambiguous(f"{word!r} is longer than the longest period, 366 days", word)
+    on = ""
+    if r.dows:
+        if unit != "week" or len(r.dows) > 1:
+            raise ambiguous(f"every {n} {unit}{'s' if n > 1 else ''} and "
+                            f"{'these weekdays' if unit == 'week' else 'a weekday'} cannot "
+                            "both hold: a weekday goes with a period of weeks, one weekday at "
+                            "a time ('every 2 weeks on monday')", r.dow_word)
+        on = " on " + ("sun", "mon", "tue", "wed", "thu", "fri", "sat")[next(iter(r.dows))]
+    times = sorted({(h, m, s) for h, m, s, _ in r.times}) or [(0, 0, 0)]
+    shown = ",".join(f"{h:02d}:{m:02d}" + (f":{s:02d}" if s else "") for h, m, s in times)
+    return f"@every {days}d{on} at {shown}"
+
+
+def _windowed(r: _Reading, unit: str | None, n: int, text: str, language: str,
+              ambiguous: Any, checked: Any) -> list[str]:
+    assert r.window is not None
+    (h1, m1, s1, w1), (h2, m2, s2, w2) = r.window
+    try:
+        fields = window_fields(unit, n, sorted(set(r.minutes_past)), (h1, m1, s1),
+                               (h2, m2, s2))
+    except WindowError as exc:
+        suggestion, word = text, (w1 if exc.start is not None else w2)
+        for old, new in ((w1, exc.start), (w2, exc.end)):
+            if new is not None:
+                spoken = _spoken(new, old, language)
+                suggestion = re.sub(rf"(?<!\S){re.escape(old)}(?!\S)", spoken, suggestion,
+                                    count=1)
+        raise ambiguous(str(exc), word, checked(suggestion)) from None
+    return ([fields.seconds] if fields.seconds is not None else []) + [fields.minutes,
+                                                                        fields.hours]
+
+
+def _spoken(clock: tuple[int, int, int], like: str, language: str) -> str:
+    """A time of day written as the phrase writes its times: ``4:45pm``, ``16h45``,
+    ``16:45``."""
+    h, m, s = clock
+    if language == "fr":
+        return f"{h}h{m:02d}" if not s else f"{h}:{m:02d}:{s:02d}"
+    if re.search(r"[ap]\.?m", like, re.IGNORECASE) and not s:
+        return f"{h % 12 or 12}:{m:02d}{'pm' if h >= 12 else 'am'}"
+    return f"{h:02d}:{m:02d}" + (f":{s:02d}" if s else "")
 
 
 def _day_fields(r: _Reading, periods: set[tuple[int, str]], words: dict, ambiguous: Any
@@ -691,6 +933,11 @@ def _list(values: list[int]) -> str:
             items += [f"{run[0]}-{run[-1]}"] if len(run) >= 3 else [str(x) for x in run]
         run = [] if v is None else [v]
     return ",".join(items)
+
+
+def _ordinal_en(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
 
 
 def _cycle_name(unit: str) -> str:

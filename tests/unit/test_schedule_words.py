@@ -81,7 +81,6 @@ PHRASES = [
     ("mon-fri at 9am", "0 9 * * 1-5"),
     ("friday to monday at 20:00", "0 20 * * 5,6,0,1"),
     ("every sunday at midnight", "0 0 * * 0"),
-    ("every week", "0 0 * * 0"),
     # -- English: days of the month
     ("on the 1st of every month", "0 0 1 * *"),
     ("on the 15th of every month at 12:00", "0 12 15 * *"),
@@ -95,7 +94,15 @@ PHRASES = [
     ("on the last friday of the month at 5pm", "0 17 * * 5L"),
     ("on the first day of the month at 8am", "0 8 1 * *"),
     ("on the 1st or on monday at 9am", "0 9 1 * 1"),
-    ("every 2 days at 9am", "0 9 */2 * *"),
+    # -- English: calendar periods, anchored (docs/schedules.md, *Calendar periods*)
+    ("every 2 days at 9am", "@every 2d at 09:00"),
+    ("every 2nd day at noon", "@every 2d at 12:00"),
+    ("every other day", "@every 2d at 00:00"),
+    ("every third day at 8:30", "@every 3d at 08:30"),
+    ("every 3 days at 9am and 5pm", "@every 3d at 09:00,17:00"),
+    ("every other tuesday at 10am", "@every 14d on tue at 10:00"),
+    ("every 2 weeks on monday at 9am", "@every 14d on mon at 09:00"),
+    ("every 3 weeks", "@every 21d at 00:00"),
     ("on the 1st of every 3 months", "0 0 1 */3 *"),
     # -- English: years and months
     ("every year on March 3 at 10:00", "0 10 3 3 *"),
@@ -107,7 +114,10 @@ PHRASES = [
     ("at 15 minutes past the hour", "15 * * * *"),
     ("every hour at minute 45", "45 * * * *"),
     ("every 2 hours at 30 minutes past", "30 */2 * * *"),
-    ("every 15 minutes between 9am and 5pm on weekdays", "*/15 9-17 * * 1-5"),
+    ("every 15 minutes between 9am and 4:45pm on weekdays", "*/15 9-16 * * 1-5"),
+    ("every 15 minutes between 9am and 5:45pm", "*/15 9-17 * * *"),
+    ("every 2 hours between 8am and 5pm", "0 8-16/2 * * *"),
+    ("at 15 minutes past the hour between 9am and 5pm", "15 9-16 * * *"),
     ("every hour between 8:00 and 18:00", "0 8-18 * * *"),
     ("every 10 minutes from 22:00 to 23:59", "*/10 22-23 * * *"),
     # -- French
@@ -148,7 +158,12 @@ PHRASES = [
     ("le dernier jour du mois à 23h", "0 23 L * *"),
     ("tous les ans le 3 mars à 10h", "0 10 3 3 *"),
     ("chaque année le 25 décembre à 8h", "0 8 25 12 *"),
-    ("toutes les 15 minutes du lundi au vendredi de 9h à 17h", "*/15 9-17 * * 1-5"),
+    ("toutes les 15 minutes du lundi au vendredi de 9h à 16h45", "*/15 9-16 * * 1-5"),
+    ("un jour sur deux à 9h", "@every 2d at 09:00"),
+    ("tous les deux jours à 9h", "@every 2d at 09:00"),
+    ("tous les 3 jours", "@every 3d at 00:00"),
+    ("un mardi sur deux à 10h", "@every 14d on tue at 10:00"),
+    ("toutes les 2 semaines le lundi à 9h", "@every 14d on mon at 09:00"),
     ("toutes les heures à la minute 15", "15 * * * *"),
     ("toutes les heures 15 minutes après", "15 * * * *"),
 ]
@@ -181,11 +196,11 @@ def test_phrase_fires_like_the_expression_a_person_would_write(phrase: str,
 def test_canonical_form_is_what_a_person_writes() -> None:
     read = {phrase: parse_phrase(phrase).canonical for phrase in (
         "every weekday at 9:30 am", "toutes les 5 minutes", "every 90 minutes",
-        "le dernier jour du mois à 23h", "every 15 minutes between 9am and 5pm")}
+        "le dernier jour du mois à 23h", "every 15 minutes between 9am and 4:45pm")}
     assert read == {
         "every weekday at 9:30 am": "30 9 * * 1-5", "toutes les 5 minutes": "*/5 * * * *",
         "every 90 minutes": "@every 1h30m", "le dernier jour du mois à 23h": "0 23 L * *",
-        "every 15 minutes between 9am and 5pm": "*/15 9-17 * * *"}
+        "every 15 minutes between 9am and 4:45pm": "*/15 9-16 * * *"}
 
 
 @pytest.mark.parametrize("expression", [
@@ -229,9 +244,15 @@ def test_canonical_schedules_keep_their_text_and_messages() -> None:
     ("every 5 minutes at 9am", "9am", "cannot both hold", None),
     ("on the 1st and every monday", "monday", "say 'or'", None),
     ("every 7 minutes on weekdays", "7", "can only be an interval", None),
-    ("every 3 weeks", "3", "cannot be written in cron", "@every 21d"),
+    ("every week", "week", "a week has no first day", "every monday"),
+    ("weekly at 9am", "weekly", "say which day", "every monday at 9am"),
     ("every day at 9am pm", "pm", "needs a number or a time in front of it", None),
-    ("every 15 minutes between 9:30 and 17:00", "9:30", "starts on the hour", None),
+    ("every 15 minutes between 9:30 and 17:00", "9:30", "start it at 10:00",
+     "every 15 minutes between 10:00 and 16:45"),
+    ("every 15 minutes between 9am and 5pm", "5pm", "end it at 16:45",
+     "every 15 minutes between 9am and 4:45pm"),
+    ("toutes les 15 minutes de 9h à 17h", "17h", "end it at 16:45",
+     "toutes les 15 minutes de 9h à 16h45"),
     ("last", "last", "needs a weekday or 'day'", None),
 ])
 def test_phrases_that_cannot_be_read_name_the_word(
