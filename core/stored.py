@@ -10,10 +10,14 @@ raising out of a read, a claim or a check.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any
+
+import psycopg
+import psycopg.rows
 
 from core.schedule import Schedule
 
@@ -94,3 +98,44 @@ def job_problem(job: dict[str, Any], parse: Callable[[str, str, datetime], Sched
         if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
             problem = "the stored timeout_seconds is not a positive number"
     return (schedule, None) if problem is None else (None, problem)
+
+
+def reread_stored(conn: Any, migration: str, now: datetime) -> int:
+    """Read the words of every live job and monitor again with the readers in force, and
+    remove the words that no longer mean the stored schedule (docs/schedules.md, *When the
+    reading of stored words changes*): the schedule is kept, a ``job.updated`` /
+    ``monitor.updated`` event ``{"changes": {"schedule_text": null}, "reread": …}`` (metadata
+    ``{"actor": "migration", "migration": migration}``) is appended at the next stream version
+    and the row follows it.
+
+    Args:
+        conn: a synchronous psycopg connection inside the migration's transaction.
+        migration: the revision that runs it, for the events' metadata.
+        now: the instant of the events (UTC).
+
+    Returns:
+        How many definitions lost their words.
+    """
+    from core.queries import Q
+    from core.schedule.reread import reread
+
+    changed = 0
+    for stream, listing, remove in (
+            ("job", Q["reread_jobs"], Q["reread_job_words_remove"]),
+            ("monitor", Q["reread_monitors"], Q["reread_monitor_words_remove"])):
+        cur = conn.cursor(row_factory=psycopg.rows.dict_row)
+        for row in cur.execute(listing).fetchall():
+            found = reread(row["schedule_text"], row["schedule"], row["timezone"],
+                           row["anchor"], now)
+            if found is None:
+                continue
+            version = row["version"] + 1
+            conn.execute(Q["reread_event_append"], {
+                "stream": stream, "id": row["id"], "version": version,
+                "team_id": row["team_id"], "now": now,
+                "data": json.dumps({"changes": {"schedule_text": None},
+                                    "reread": found.as_data()}),
+                "metadata": json.dumps({"actor": "migration", "migration": migration})})
+            conn.execute(remove, {"version": version, "now": now, "id": row["id"]})
+            changed += 1
+    return changed

@@ -4,6 +4,7 @@ anchored calendar periods, windows with both ends included, and suggestions that
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from itertools import pairwise
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -21,7 +22,7 @@ def _local(schedule: str, zone: str, count: int, anchor: datetime = ANCHOR) -> l
 
 def test_every_2nd_day_at_noon_is_every_two_days_not_the_2nd_of_the_month() -> None:
     fires = _local("every 2nd day at noon", "Europe/Paris", 20)
-    assert all((b.date() - a.date()).days == 2 for a, b in zip(fires, fires[1:]))
+    assert all((b.date() - a.date()).days == 2 for a, b in pairwise(fires))
     assert all((f.hour, f.minute) == (12, 0) for f in fires)  # across the DST change of 29 March
     assert fires[0].date().isoformat() == "2026-03-20"  # today: noon is after the anchor
     described = parse_schedule("every 2nd day at noon", "Europe/Paris", anchor=ANCHOR).describe()
@@ -32,10 +33,10 @@ def test_every_2nd_day_at_noon_is_every_two_days_not_the_2nd_of_the_month() -> N
 def test_every_3_days_is_three_days_apart_across_month_ends(phrase: str) -> None:
     anchor = datetime(2026, 1, 26, 12, tzinfo=UTC)
     fires = _local(phrase, "America/New_York", 40, anchor)
-    assert {(b.date() - a.date()).days for a, b in zip(fires, fires[1:])} == {3}
+    assert {(b.date() - a.date()).days for a, b in pairwise(fires)} == {3}
     assert len({(f.hour, f.minute) for f in fires}) == 1  # the same time of day across DST
     # across month ends too: no restart on the 1st, as cron's */3 does
-    assert sum(a.month != b.month for a, b in zip(fires, fires[1:])) >= 3
+    assert sum(a.month != b.month for a, b in pairwise(fires)) >= 3
 
 
 @pytest.mark.parametrize(("phrase", "weekday", "weeks"), [
@@ -46,7 +47,7 @@ def test_week_periods_fire_on_their_weekday_that_many_weeks_apart(phrase, weekda
                                                                     weeks) -> None:
     fires = _local(phrase, "Europe/Paris", 12)
     assert {f.weekday() for f in fires} == {weekday}
-    assert {(b.date() - a.date()).days for a, b in zip(fires, fires[1:])} == {7 * weeks}
+    assert {(b.date() - a.date()).days for a, b in pairwise(fires)} == {7 * weeks}
     assert "from " in parse_schedule(phrase, "Europe/Paris", anchor=ANCHOR).describe()
 
 
