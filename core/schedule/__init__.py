@@ -78,7 +78,6 @@ from core.schedule.oncalendar import (
     describe_oncalendar,
     never_fires_message,
 )
-from core.schedule.words import looks_like_words, parse_phrase
 from core.schedule.zones import load_zone, make_fire
 
 __all__ = ["Fire", "InvalidSchedule", "Schedule", "cached_schedule", "parse_schedule",
@@ -289,16 +288,12 @@ def _oncalendar_schedule(calendar: OnCalendarSpec, timezone: str, zone: zoneinfo
 
 
 def canonical_form(expression: object) -> object:
-    """What ``expression`` reads as when it is a readable phrase (``"every day at noon"`` ->
-    ``"0 12 * * *"``), else ``expression`` itself: lets a caller compare a schedule given in
-    words with a stored canonical one (the same schedule in words is no change of timing)."""
-    if not looks_like_words(expression):
-        return expression
-    assert isinstance(expression, str)
-    try:
-        return parse_phrase(expression.strip()).canonical
-    except InvalidSchedule:
-        return expression
+    """What ``expression`` is stored as when it is read: a phrase's canonical form (``"every
+    day at noon"`` -> ``"0 12 * * *"``), a calendar event with its whitespace collapsed;
+    else ``expression`` itself. Lets a caller compare a schedule given again with the stored
+    one (the same schedule written again is no change of timing)."""
+    found = _read_form(expression)
+    return expression if found is None else found[1]
 
 
 def schedule_text(parsed: Schedule, carried: object = None) -> str | None:
@@ -317,14 +312,28 @@ def schedule_text(parsed: Schedule, carried: object = None) -> str | None:
     """
     if parsed.text is not None:
         return parsed.text
-    if not looks_like_words(carried):
+    found = _read_form(carried)
+    if found is None or found[0] != "words" or found[1] != parsed.expression:
         return None
     assert isinstance(carried, str)
+    return carried.strip()
+
+
+def _read_form(expression: object) -> tuple[str, str] | None:
+    """``(form, stored string)`` of a phrase or a calendar event (:func:`recognise`, zone
+    UTC: the form of a string does not depend on its zone), or None."""
+    if not isinstance(expression, str) or not 0 < len(expression.strip()) <= \
+            MAX_EXPRESSION_LENGTH:
+        return None
     try:
-        same = parse_phrase(carried.strip()).canonical == parsed.expression
+        form, found = recognise(expression.strip(), zoneinfo.ZoneInfo("UTC"))
     except InvalidSchedule:
         return None
-    return carried.strip() if same else None
+    if isinstance(found, OnCalendarSpec):
+        return form, found.text
+    if isinstance(found, str):
+        return form, found
+    return None
 
 
 @functools.lru_cache(maxsize=65536)

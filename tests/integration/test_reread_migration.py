@@ -51,6 +51,11 @@ async def test_words_read_otherwise_are_removed_by_an_event(fresh_dsn: str) -> N
         monday = await add_job(pool, actor, NOW, "https://example.com/", "every monday")
         await _as_stored_before(pool, "jobs", monday, "monday", "0 0 * * 1")
         unchanged = await add_job(pool, actor, NOW, "https://example.com/", "every day at 9am")
+        # phrases whose reading was corrected, or that are refused now
+        every3 = await add_job(pool, actor, NOW, "https://example.com/", "every day")
+        await _as_stored_before(pool, "jobs", every3, "every 3 days", "0 0 */3 * *")
+        week, _ = await add_monitor(pool, actor, NOW, "every sunday")
+        await _as_stored_before(pool, "monitors", week, "every week", "0 0 * * 0")
     finally:
         await pool.close()
     upgrade(fresh_dsn)
@@ -73,6 +78,18 @@ async def test_words_read_otherwise_are_removed_by_an_event(fresh_dsn: str) -> N
 
         row = await _row(pool, "jobs", hourly)
         assert row["schedule"] == "0 * * * *" and row["schedule_text"] is None
+        row = await _row(pool, "jobs", every3)
+        assert row["schedule"] == "0 0 */3 * *" and row["schedule_text"] is None
+        async with pool.connection() as conn:
+            reread = (await read_stream(conn, "job", every3, actor.team_id))[-1]["data"]["reread"]
+        assert reread["reads_as"] == "@every 3d at 00:00" and "every 3 days from" in reread[
+            "reason"]
+        row = await _row(pool, "monitors", week)
+        assert row["schedule"] == "0 0 * * 0" and row["schedule_text"] is None
+        async with pool.connection() as conn:
+            reread = (await read_stream(conn, "monitor", week, actor.team_id))[-1]["data"][
+                "reread"]
+        assert reread["reads_as"] is None and "no longer accepted" in reread["reason"]
         for kept in (monday, unchanged):
             row = await _row(pool, "jobs", kept)
             assert row["schedule_text"] is not None and row["version"] == 1
