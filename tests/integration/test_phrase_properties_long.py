@@ -4,11 +4,11 @@ phrases a run (English and French) checked by the independent reading, a new sam
 
 from hypothesis import given, settings
 
-from tests.unit.test_phrase_properties import EXAMPLE, Spec, check
+from tests.unit.test_phrase_properties import EXAMPLE, Spec, _check_phrase
 
 
 @settings(max_examples=400, deadline=None)
 @given(**EXAMPLE)
 def test_many_generated_phrases_fire_as_their_words_say(spec: Spec, language: str, style: int,
                                                         zone_name: str) -> None:
-    check(spec, language, style, zone_name)
+    _check_phrase(spec, language, style, zone_name)

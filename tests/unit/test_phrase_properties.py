@@ -181,7 +181,7 @@ def specs(draw: st.DrawFn) -> Spec:
                 draw(st.integers(2, 4)))
 
 
-def check(spec: Spec, language: str, style: int, zone_name: str) -> None:
+def _check_phrase(spec: Spec, language: str, style: int, zone_name: str) -> None:
     """The property, for one example (also run at length by
     ``tests/integration/test_phrase_properties_long.py``)."""
     words = phrase(spec, language, style)
@@ -207,4 +207,4 @@ EXAMPLE = {"spec": specs(), "language": st.sampled_from(("en", "fr")),
 @given(**EXAMPLE)
 def test_generated_phrases_fire_as_their_words_say(spec: Spec, language: str, style: int,
                                                    zone_name: str) -> None:
-    check(spec, language, style, zone_name)
+    _check_phrase(spec, language, style, zone_name)

@@ -14,6 +14,7 @@ ASSERTING_HELPERS = {
     "eventually",  # tests/helpers.py: fails when the condition never holds
     "_compare_with_reference",  # tests/unit/test_schedule_engine.py
     "_check_days_against_reference",  # tests/unit/test_schedule_engine.py
+    "_check_phrase",  # tests/unit/test_phrase_properties.py
 }
 
 
