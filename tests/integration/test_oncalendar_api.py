@@ -116,3 +116,25 @@ async def test_apply_file_with_calendar_events_is_idempotent(api: AsyncTestClien
     exported = (await api.get("/v1/export", headers=team["read_auth"])).json()
     assert [m["schedule"] for m in exported["monitors"] if m["name"] == "oc-backup"] == [
         "Mon..Fri 02:00"]
+
+
+async def test_the_dashboard_form_takes_a_calendar_event(frozen_api: AsyncTestClient,
+                                                         team: Team) -> None:
+    from tests.integration.test_dashboard_auth import sign_in
+    from tests.integration.test_dashboard_pages import _form
+
+    csrf = await sign_in(frozen_api, team["write"])
+    answer = await frozen_api.post("/ui/jobs/new", follow_redirects=False, data={
+        "csrf": csrf, **_form(name="oc-form", schedule="Mon..Fri 09:00")})
+    assert answer.status_code == 303, answer.text
+    jobs = (await frozen_api.get("/v1/jobs", headers=team["auth"])).json()["items"]
+    [job] = [j for j in jobs if j["name"] == "oc-form"]
+    assert job["schedule"] == "Mon..Fri 09:00"
+    page = await frozen_api.get(f"/ui/jobs/{job['id']}")
+    assert "Monday through Friday" in page.text
+    preview = await frozen_api.get("/ui/schedules/preview",
+                                   params={"schedule": "*-*~01 05:00", "timezone": "UTC"})
+    assert preview.status_code == 200 and preview.text.count("<li>") == 10
+    bad = await frozen_api.post("/ui/jobs/new", data={
+        "csrf": csrf, **_form(name="oc-bad", schedule="Mon..Fri 25:00")})
+    assert bad.status_code == 422 and "the hour part is not valid" in bad.text
