@@ -710,8 +710,9 @@ def _build(r: _Reading, text: str, language: str = "en",  # noqa: C901
     words = {(n, unit): w for n, unit, w in r.periods}
     days_given = bool(r.dows or r.nth or r.doms or r.last_dom or r.months)
     sub_day = sorted((p for p in periods if p[1] in _SUB_DAY), key=lambda p: -_UNIT_SECONDS[p[1]])
-    calendar = [p for p in periods if p[1] in ("day", "week") and (p[0] > 1 or p[1] == "week"
-                                                                    and not days_given)]
+    weekday_given = bool(r.dows or r.nth or r.doms or r.last_dom)
+    calendar = [p for p in periods if p[1] in ("day", "week") and (
+        p[0] > 1 or p[1] == "week" and not weekday_given)]
     if calendar:
         return _day_period(r, calendar, sub_day, words, text, language, ambiguous, checked)
     if len(sub_day) > 1:
@@ -804,15 +805,16 @@ def _day_period(r: _Reading, calendar: list[tuple[int, str]], sub_day: list, wor
                         "for systemd): say which day ('every monday', 'every sunday')", word,
                         suggestion)
     others = [p for p in words if p != (n, unit)]
+    what = f"every {n} {unit}s"
     if len(calendar) > 1 or sub_day or others or r.minutes_past or r.window:
-        raise ambiguous(f"{word!r} is a period of whole days and cannot be combined with "
+        raise ambiguous(f"{what} is a period of whole days and cannot be combined with "
                         "another period, minutes past the hour or a time window", word)
     if r.doms or r.last_dom or r.nth or r.months:
-        raise ambiguous(f"{word!r} fires every {n} {unit}s whatever the date, and cannot be "
+        raise ambiguous(f"{what} fires whatever the date, and cannot be "
                         "limited to days of the month or months", word)
     days = n * (7 if unit == "week" else 1)
     if days > 366:
-        raise ambiguous(f"{word!r} is longer than the longest period, 366 days", word)
+        raise ambiguous(f"{what} is longer than the longest period, 366 days", word)
     on = ""
     if r.dows:
         if unit != "week" or len(r.dows) > 1:
@@ -881,21 +883,9 @@ def _day_fields(r: _Reading, periods: set[tuple[int, str]], words: dict, ambiguo
     dow_items += [f"{d}L" if k == -1 else f"{d}#{k}" for d, k in sorted(r.nth)]
     month_items = [_list(sorted(r.months))] if r.months else []
     (unit, n), = long.items() if long else [("", 1)]
-    if unit == "day" and n > 1:
-        if dom_items or dow_items:
-            raise ambiguous(f"every {n} days cannot be combined with days of the month or "
-                            "weekdays", words[(n, "day")])
-        if n > 31:
-            raise ambiguous(f"every {n} days is longer than a month", words[(n, "day")])
-        dom_items = [f"*/{n}"]
-    elif unit == "week":
-        if n > 1:
-            raise ambiguous(f"every {n} weeks cannot be written in cron; an interval can",
-                            words[(n, "week")],
-                            f"@every {7 * n}d")
-        if not dow_items and not dom_items:
-            dow_items = ["0"]
-    elif unit == "month":
+    # periods of days and weeks are calendar periods (_day_period); "every week" comes here
+    # only with its days
+    if unit == "month":
         if n > 1:
             if month_items:
                 raise ambiguous(f"every {n} months cannot be combined with named months",
