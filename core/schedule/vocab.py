@@ -50,7 +50,7 @@ def _plural(names: dict[str, Any], kind: str, suffix: str = "s") -> dict[str, tu
 
 _EN_UNITS = {"second": "second", "sec": "second", "minute": "minute", "min": "minute",
              "hour": "hour", "hr": "hour", "day": "day", "week": "week", "month": "month",
-             "year": "year"}
+             "year": "year", "fortnight": "fortnight"}
 _EN_DAYS = {"sunday": 0, "monday": 1, "tuesday": 2, "wednesday": 3, "thursday": 4, "friday": 5,
             "saturday": 6, "sun": 0, "mon": 1, "tue": 2, "tues": 2, "wed": 3, "thu": 4,
             "thur": 4, "thurs": 4, "fri": 5, "sat": 6}
@@ -72,6 +72,7 @@ ENGLISH = Vocabulary(
         "hourly": ("every_unit", "hour"), "daily": ("every_unit", "day"),
         "nightly": ("every_unit", "day"), "everyday": ("every_unit", "day"),
         "weekly": ("every_unit", "week"), "monthly": ("every_unit", "month"),
+        "fortnightly": ("every_unit", "fortnight"),
         "yearly": ("every_unit", "year"), "annually": ("every_unit", "year"),
         **_plural(_EN_DAYS, "dow"),
         "weekday": ("days", WEEKDAYS), "weekdays": ("days", WEEKDAYS),

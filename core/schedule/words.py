@@ -706,6 +706,8 @@ def _build(r: _Reading, text: str, language: str = "en",  # noqa: C901
                            suggestion)
 
     _check_groups(r, ambiguous)
+    # a fortnight is two weeks
+    r.periods = [(2 * n, "week", w) if u == "fortnight" else (n, u, w) for n, u, w in r.periods]
     periods = {(n, unit) for n, unit, _ in r.periods}
     words = {(n, unit): w for n, unit, w in r.periods}
     days_given = bool(r.dows or r.nth or r.doms or r.last_dom or r.months)
@@ -892,6 +894,11 @@ def _day_fields(r: _Reading, periods: set[tuple[int, str]], words: dict, ambiguo
                                 words[(n, "month")])
             if n > 12:
                 raise ambiguous(f"every {n} months is longer than a year", words[(n, "month")])
+            if 12 % n:
+                months = ", ".join(str(m) for m in range(1, 13, n))
+                raise ambiguous(f"every {n} months does not divide the year: cron's month step "
+                                f"restarts each January (months {months}, then 1 again), so "
+                                "the months would not be that far apart", words[(n, "month")])
             month_items = [f"*/{n}"]
         if not dom_items and not dow_items:
             dom_items = ["1"]

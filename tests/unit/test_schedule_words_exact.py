@@ -42,6 +42,7 @@ def test_every_3_days_is_three_days_apart_across_month_ends(phrase: str) -> None
 @pytest.mark.parametrize(("phrase", "weekday", "weeks"), [
     ("every other tuesday", 1, 2), ("every 2 weeks on monday", 0, 2),
     ("every 3 weeks on friday at 18:00", 4, 3), ("un mardi sur deux", 1, 2),
+    ("every fortnight on friday at 5pm", 4, 2),
 ])
 def test_week_periods_fire_on_their_weekday_that_many_weeks_apart(phrase, weekday,
                                                                     weeks) -> None:
@@ -86,6 +87,7 @@ def test_groups_that_one_schedule_holds_are_read(phrase: str, expected: str) -> 
     ("every day at", "at"), ("at 9am and", "and"), ("every the tuesday", "every"),
     ("every weekday sept friday at 9", "sept"), ("every weekday friday at 9", "friday"),
     ("every 2nd tuesday", "tuesday"), ("every (day) at 9am", "(day)"),
+    ("every 5 months", "5"),
 ])
 def test_every_word_is_placed_or_the_phrase_is_refused(phrase: str, word: str) -> None:
     with pytest.raises(InvalidSchedule) as caught:
