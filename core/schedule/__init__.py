@@ -234,7 +234,7 @@ def parse_schedule(
         form, found = recognise(text, zone)
         if isinstance(found, OnCalendarSpec):
             require_utc(anchor, "anchor")
-            return _oncalendar_schedule(found, timezone, zone, now or anchor)
+            return _oncalendar_schedule(text, found, timezone, zone, now or anchor)
         if form == "words":
             assert isinstance(found, str)
             canonical = found
@@ -277,9 +277,10 @@ def parse_schedule(
     return schedule
 
 
-def _oncalendar_schedule(calendar: OnCalendarSpec, timezone: str, zone: zoneinfo.ZoneInfo,
-                         start: datetime) -> Schedule:
-    schedule = Schedule(expression=calendar.text, timezone=timezone, kind="oncalendar",
+def _oncalendar_schedule(text: str, calendar: OnCalendarSpec, timezone: str,
+                         zone: zoneinfo.ZoneInfo, start: datetime) -> Schedule:
+    # kept as given (stripped), as cron is: /api/v3 answers the text it was given
+    schedule = Schedule(expression=text, timezone=timezone, kind="oncalendar",
                         interval_seconds=None, _zone=zone, _calendar=calendar,
                         _label=describe_oncalendar(calendar, timezone))
     if schedule.next_fire(require_utc(start, "now")) is None:
@@ -289,8 +290,8 @@ def _oncalendar_schedule(calendar: OnCalendarSpec, timezone: str, zone: zoneinfo
 
 def canonical_form(expression: object) -> object:
     """What ``expression`` is stored as when it is read: a phrase's canonical form (``"every
-    day at noon"`` -> ``"0 12 * * *"``), a calendar event with its whitespace collapsed;
-    else ``expression`` itself. Lets a caller compare a schedule given again with the stored
+    day at noon"`` -> ``"0 12 * * *"``), a calendar event as given (stripped); else
+    ``expression`` itself. Lets a caller compare a schedule given again with the stored
     one (the same schedule written again is no change of timing)."""
     found = _read_form(expression)
     return expression if found is None else found[1]
@@ -330,7 +331,7 @@ def _read_form(expression: object) -> tuple[str, str] | None:
     except InvalidSchedule:
         return None
     if isinstance(found, OnCalendarSpec):
-        return form, found.text
+        return form, expression.strip()
     if isinstance(found, str):
         return form, found
     return None

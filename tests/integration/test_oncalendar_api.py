@@ -53,7 +53,7 @@ async def test_hc_check_on_weekdays_is_read_as_systemd_reads_it(api: AsyncTestCl
 
 @pytest.mark.parametrize("schedule", ["*-*-* 02:00:00", "Mon *-*-1..7 09:00", "*-*~01 05:00",
                                       "quarterly", "daily", "Sat,Sun 10:00 UTC",
-                                      "Mon..Fri 09:00\nSat 12:00"])
+                                      "Mon..Fri 09:00\nSat 12:00", "mon-fri  9:00"])
 async def test_hc_accepts_the_oncalendar_forms(api: AsyncTestClient, team: Team,
                                                schedule: str) -> None:
     r = await api.post("/api/v3/checks/", headers=_hc(team), json={
