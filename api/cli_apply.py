@@ -276,9 +276,14 @@ def add_parsers(sub: Any, command: Any) -> None:
 
 def main(args: argparse.Namespace) -> int:
     """Run ``apply``, ``export`` or ``import``; 0, 1 (refused) or 2 (usage)."""
+    from core.config import ConfigError
+
     handler = {"apply": _apply, "export": _export, "import": _import}[args.command]
     try:
         return handler(args)
+    except ConfigError as exc:  # DATABASE_URL & co. (docs/operations.md, "Configuration")
+        print(f"cronledger: {exc}", file=sys.stderr)
+        return 2
     except Usage as exc:
         print(f"cronledger {args.command}: {exc}", file=sys.stderr)
         return 2

@@ -10,6 +10,8 @@ import socket
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from core.dsn import InvalidDsn, check_dsn
+
 
 class ConfigError(ValueError):
     """An environment variable holds a value that cannot be used."""
@@ -135,7 +137,7 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     identity = {"worker_id": env["CRONLEDGER_WORKER_ID"]} if env.get("CRONLEDGER_WORKER_ID") else {}
     return Settings(
         **identity,
-        database_url=env.get("DATABASE_URL") or None,
+        database_url=_dsn(env, "DATABASE_URL") or None,
         data_dir=env.get("CRONLEDGER_DATA_DIR") or ".cronledger",
         host=env.get("CRONLEDGER_HOST") or "127.0.0.1",
         port=_int(env, "CRONLEDGER_PORT", 8000, 1, 65535),
@@ -190,9 +192,27 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         partitions_ahead_days=_int(env, "CRONLEDGER_PARTITIONS_AHEAD_DAYS", 3, 1, 365),
         retention_interval_seconds=_float(env, "CRONLEDGER_RETENTION_INTERVAL", 3600.0, 1.0,
                                             86_400.0),
-        listen_database_url=env.get("CRONLEDGER_LISTEN_DATABASE_URL", ""),
-        read_database_url=env.get("CRONLEDGER_READ_DATABASE_URL", ""),
+        listen_database_url=_dsn(env, "CRONLEDGER_LISTEN_DATABASE_URL"),
+        read_database_url=_dsn(env, "CRONLEDGER_READ_DATABASE_URL"),
     )
+
+
+def _dsn(env: Mapping[str, str], name: str) -> str:
+    """The connection string in ``name`` (``""`` when unset), as libpq reads it
+    (:func:`core.dsn.check_dsn`): several hosts, ``target_session_attrs`` and every other
+    libpq option pass unchanged.
+
+    Raises:
+        ConfigError: libpq rejects it (its message, never the password).
+    """
+    raw = env.get(name, "")
+    if not raw:
+        return ""
+    try:
+        check_dsn(raw)
+    except InvalidDsn as exc:
+        raise ConfigError(f"{name} is not a connection string libpq accepts: {exc}") from None
+    return raw
 
 
 def _choice(env: Mapping[str, str], name: str, default: str, allowed: tuple[str, ...]) -> str:

@@ -9,8 +9,9 @@ import psycopg
 from alembic import command
 from alembic.config import Config
 from alembic.script import ScriptDirectory
+from sqlalchemy import Engine, create_engine
+from sqlalchemy.pool import NullPool
 
-from core.dsn import libpq_dsn, sqlalchemy_url
 from core.queries import Q
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -18,11 +19,27 @@ MIGRATION_LOCK = 0x63726F6E  # pg_advisory_lock key: concurrent starts migrate o
 
 
 def alembic_config(dsn: str) -> Config:
-    """An alembic ``Config`` for ``dsn`` using the repository's ``alembic.ini``."""
+    """An alembic ``Config`` for ``dsn`` using the repository's ``alembic.ini``; the DSN travels
+    in ``config.attributes["dsn"]`` (read by ``migrations/env.py``), never as a URL."""
     config = Config(str(ROOT / "alembic.ini"))
     config.set_main_option("script_location", str(ROOT / "migrations"))
-    config.set_main_option("sqlalchemy.url", sqlalchemy_url(dsn).replace("%", "%%"))
+    config.attributes["dsn"] = dsn
     return config
+
+
+def engine(dsn: str) -> Engine:
+    """A SQLAlchemy engine (alembic's) whose connections psycopg makes from ``dsn`` itself.
+
+    A SQLAlchemy URL cannot hold what libpq accepts (several ``host:port`` pairs), so the URL
+    only names the dialect and the ``creator`` connects: every libpq option, the hosts and
+    ``target_session_attrs`` included, is used as given (docs/operations.md, "High
+    availability"), with :func:`core.services.outage.connect_dsn`'s connect timeout.
+    """
+    from core.services.outage import connect_dsn
+
+    conninfo = connect_dsn(dsn)
+    return create_engine("postgresql+psycopg://", poolclass=NullPool,
+                         creator=lambda: psycopg.connect(conninfo))
 
 
 def upgrade(dsn: str, revision: str = "head") -> None:
@@ -31,7 +48,9 @@ def upgrade(dsn: str, revision: str = "head") -> None:
     Raises:
         psycopg.OperationalError: the database cannot be reached.
     """
-    with psycopg.connect(libpq_dsn(dsn), autocommit=True) as conn:
+    from core.services.outage import connect_dsn
+
+    with psycopg.connect(connect_dsn(dsn), autocommit=True) as conn:
         conn.execute(Q["migration_lock"], {"key": MIGRATION_LOCK})
         try:
             command.upgrade(alembic_config(dsn), revision)

@@ -25,7 +25,6 @@ from pathlib import Path
 from types import ModuleType, TracebackType
 from typing import Any, Self
 
-from core.dsn import sqlalchemy_url
 from core.embedded.binaries import use_root_binaries
 from core.embedded.dsn import build_dsn
 from core.embedded.errors import EmbeddedPostgresError, command_failure, describe_unexpected
@@ -124,15 +123,6 @@ class EmbeddedPostgres:
             EmbeddedPostgresError: The handle is not started.
         """
         return self.dsn_for(DATABASE_NAME)
-
-    @property
-    def sqlalchemy_url(self) -> str:
-        """``postgresql+psycopg://`` form of :attr:`dsn` for SQLAlchemy/alembic.
-
-        Raises:
-            EmbeddedPostgresError: The handle is not started.
-        """
-        return sqlalchemy_url(self.dsn)
 
     @property
     def started_server(self) -> bool:

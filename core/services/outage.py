@@ -94,16 +94,21 @@ def connect_dsn(dsn: str, connect_timeout: int = CONNECT_TIMEOUT_SECONDS) -> str
 
 
 def describe(dsn: str) -> str:
-    """``host:port/dbname`` of ``dsn`` for log lines (never the password)."""
+    """``host:port/dbname`` of ``dsn`` for log lines (never the password); several hosts are
+    listed each with its port, ``h1:5432,h2:5433/db``."""
     from core.dsn import libpq_dsn
 
     try:
         params = conninfo_to_dict(libpq_dsn(dsn))
     except psycopg.Error:
         return "the configured database"
-    host = params.get("host") or os.environ.get("PGHOST") or "localhost"
-    port = params.get("port") or os.environ.get("PGPORT") or "5432"
-    return f"{host}:{port}/{params.get('dbname') or params.get('user') or ''}"
+    hosts = str(params.get("host") or os.environ.get("PGHOST") or "localhost").split(",")
+    ports = str(params.get("port") or os.environ.get("PGPORT") or "5432").split(",")
+    if len(ports) != len(hosts):
+        ports = [ports[0]] * len(hosts)
+    where = ",".join(f"{host or 'localhost'}:{port or '5432'}"
+                     for host, port in zip(hosts, ports, strict=True))
+    return f"{where}/{params.get('dbname') or params.get('user') or ''}"
 
 
 def start_delays(first: float = FIRST_START_DELAY_SECONDS,

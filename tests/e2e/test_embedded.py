@@ -25,9 +25,9 @@ from urllib.parse import parse_qs, urlsplit
 import psutil
 import psycopg
 import pytest
-from sqlalchemy.engine import make_url
+from psycopg.conninfo import conninfo_to_dict
 
-from core.dsn import sqlalchemy_url
+from core.dsn import check_dsn
 from core.embedded import (
     OWNERS_NAME,
     POINTER_NAME,
@@ -36,6 +36,7 @@ from core.embedded import (
     build_dsn,
     read_dsn,
 )
+from core.migrate import engine as migration_engine
 
 REPO = Path(__file__).resolve().parents[2]
 IS_ROOT = os.geteuid() == 0
@@ -173,15 +174,8 @@ def children() -> Iterator[list[subprocess.Popen[str]]]:
 def test_dsn_helpers() -> None:
     dsn = build_dsn("/srv/my data/run", 5433)
     assert dsn == "postgresql://postgres@/cronledger?host=/srv/my%20data/run&port=5433"
-    assert sqlalchemy_url(dsn).startswith("postgresql+psycopg://postgres@/cronledger?")
-    query = make_url(sqlalchemy_url(dsn)).query
-    assert (query["host"], query["port"]) == ("/srv/my data/run", "5433")
-    assert sqlalchemy_url("postgres://u@h/db") == "postgresql+psycopg://u@h/db"
-    assert sqlalchemy_url("postgresql+psycopg://u@h/db") == "postgresql+psycopg://u@h/db"
-    assert make_url(sqlalchemy_url("host=/tmp dbname=x")).query["host"] == "/tmp"
-    for dsn in ("postgresql:///db?host=/run/pg", "postgresql+psycopg:///db?host=%2Frun%2Fpg"):
-        url = make_url(sqlalchemy_url(dsn))  # an empty host must survive the round trip
-        assert (url.database, url.query["host"]) == ("db", "/run/pg")
+    assert check_dsn(dsn) == dsn  # libpq reads it as it is
+    assert conninfo_to_dict(dsn)["host"] == "/srv/my data/run"
     with pytest.raises(ValueError):
         build_dsn("relative/dir")
     with pytest.raises(ValueError):
@@ -203,10 +197,9 @@ def test_start_stop_restart_keeps_data(scratch: Path, make_pg: Callable[..., Emb
         conn.execute("CREATE TABLE kept (id int PRIMARY KEY, note text)")
         conn.execute("INSERT INTO kept VALUES (1, 'survives restarts')")
 
-    from sqlalchemy import create_engine, text
-    from sqlalchemy.pool import NullPool
+    from sqlalchemy import text
 
-    engine = create_engine(pg.sqlalchemy_url, poolclass=NullPool)
+    engine = migration_engine(pg.dsn)  # what alembic migrates through
     try:
         with engine.connect() as conn:
             assert conn.execute(text("SELECT note FROM kept")).scalar() == "survives restarts"
