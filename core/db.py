@@ -6,7 +6,10 @@ Only this module and the SQL files know about psycopg's error classes; callers s
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import select
+import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from datetime import datetime
@@ -93,16 +96,37 @@ class _CappedBackoff(AttemptWithBackoff):
         self.delay = min(self.delay, RECONNECT_MAX_DELAY)
 
 
-class QuickReconnectPool(AsyncConnectionPool):
-    """An :class:`AsyncConnectionPool` whose reconnection attempts after a failure are at most
-    :data:`RECONNECT_MAX_DELAY` seconds apart (``reconnect_timeout`` still bounds how long it
-    keeps trying before giving up on a connection slot).
+# A connection back in the pool for less than this many seconds, whose socket has nothing to
+# read, is handed out without a round trip (see Pool.getconn).
+QUIET_CHECK_SECONDS = 1.0
+CHECK_TIMEOUT_SECONDS = 1.0  # a round-trip check that takes longer finds the connection dead
 
-    psycopg_pool has no setting for its backoff: each connection slot's attempts share one
-    ``AttemptWithBackoff``, created when the first attempt fails; this pool hands in a capped
-    one instead (tests/integration/test_outage.py checks the delay, so a psycopg_pool upgrade
-    that changes this hook fails there).
+
+class Pool(AsyncConnectionPool):
+    """The one pool class of cronledger (:func:`open_pool` makes every pool): an
+    :class:`AsyncConnectionPool` that never hands out a connection that died while idle, and
+    reconnects at most :data:`RECONNECT_MAX_DELAY` seconds apart after a failure.
+
+    **Dead idle connections.** After PostgreSQL restarts (or a standby is promoted, docs/
+    operations.md, "High availability") every idle pooled connection is dead; psycopg_pool
+    finds that out only when a request uses one, and that request fails (measured: one 503 per
+    pooled connection for as long as they sat idle). :meth:`getconn` checks each connection
+    as it leaves the pool and throws a dead one away (the pool makes a new one), taking the
+    next at once: psycopg_pool's own ``check`` waits a backoff of 1 s, doubling, after each
+    failed check, more than a request waits for a connection. The check costs no round trip
+    for a connection back from use within :data:`QUIET_CHECK_SECONDS` whose socket has
+    nothing to read (a server that ended the session has closed it, so it reads as EOF or a
+    FATAL message); otherwise it is psycopg_pool's ``check_connection`` (an empty query),
+    bounded by :data:`CHECK_TIMEOUT_SECONDS`.
+
+    **Reconnection.** psycopg_pool has no setting for its backoff: each connection slot's
+    attempts share one ``AttemptWithBackoff``, created when the first attempt fails; this pool
+    hands in a capped one instead (``reconnect_timeout`` still bounds how long it keeps trying;
+    tests/integration/test_outage.py checks the delay, so a psycopg_pool upgrade that changes
+    this hook fails there).
     """
+
+    dead_connections = 0  # connections found dead on their way out, thrown away
 
     async def _add_connection(self, attempt: AttemptWithBackoff | None,
                               growing: bool = False) -> None:
@@ -110,31 +134,79 @@ class QuickReconnectPool(AsyncConnectionPool):
             attempt = _CappedBackoff(timeout=self.reconnect_timeout)
         await super()._add_connection(attempt, growing)
 
+    async def getconn(self, timeout: float | None = None) -> psycopg.AsyncConnection:
+        """A live connection, waiting at most ``timeout`` (default the pool's) seconds in all.
+
+        Raises:
+            psycopg_pool.PoolTimeout: no live connection within the timeout.
+        """
+        deadline = time.monotonic() + (self.timeout if timeout is None else timeout)
+        while True:
+            conn = await super().getconn(max(0.0, deadline - time.monotonic()))
+            if await _alive(conn):
+                return conn
+            self.dead_connections += 1
+            await self.putconn(conn)  # broken: the pool closes it and makes a new one
+
+    async def putconn(self, conn: psycopg.AsyncConnection) -> None:
+        conn._cronledger_back_at = time.monotonic()  # type: ignore[attr-defined]
+        await super().putconn(conn)
+
+
+async def _alive(conn: psycopg.AsyncConnection) -> bool:
+    """Whether ``conn`` can serve a request (see :class:`Pool`); a dead one is left BAD."""
+    pgconn = conn.pgconn
+    if pgconn.status != psycopg.pq.ConnStatus.OK:
+        return False
+    back_at = getattr(conn, "_cronledger_back_at", None)
+    try:
+        readable = bool(select.select([pgconn.socket], [], [], 0)[0])
+    except (OSError, ValueError, psycopg.OperationalError):
+        return False
+    if not readable and back_at is not None and \
+            time.monotonic() - back_at < QUIET_CHECK_SECONDS:
+        return True
+    try:
+        async with asyncio.timeout(CHECK_TIMEOUT_SECONDS):
+            await AsyncConnectionPool.check_connection(conn)
+    except (psycopg.Error, OSError, TimeoutError):
+        if not conn.closed:
+            await conn.close()  # a timed-out check leaves it mid-query: never reuse it
+        return False
+    return True
+
 
 async def open_pool(dsn: str, *, min_size: int = 1, max_size: int = 10,
-                    **options: Any) -> AsyncConnectionPool:
-    """Open an async pool whose connections return rows as dicts; after a database outage it
-    reconnects within :data:`RECONNECT_MAX_DELAY` seconds of PostgreSQL accepting connections.
+                    connection: dict[str, Any] | None = None, name: str = "cronledger",
+                    **options: Any) -> Pool:
+    """Open a :class:`Pool` (the one place pools are made): dead idle connections are never
+    handed out; after a database outage it reconnects within :data:`RECONNECT_MAX_DELAY`
+    seconds of PostgreSQL accepting connections.
 
     Args:
-        dsn: a libpq connection string or URI.
+        dsn: a libpq connection string or URI (several hosts included: core/dsn.py).
         min_size: connections kept open.
         max_size: upper bound on connections.
+        connection: the connections' settings (``psycopg.AsyncConnection.connect``
+            arguments); default: rows as dicts, transactions, no server-side prepared
+            statements.
+        name: the pool's name in psycopg_pool's logs.
         options: more ``AsyncConnectionPool`` arguments (the API passes ``timeout``,
             ``reconnect_timeout`` and ``configure``: see ``api/app.py``).
 
     Raises:
         psycopg_pool.PoolTimeout: when no connection can be made within 30 seconds.
     """
-    pool = QuickReconnectPool(
+    pool = Pool(
         connect_dsn(dsn),  # a connect to a silent host gives up after a bounded time
         min_size=min_size,
         max_size=max_size,
         # No server-side prepared statements: they are session state, which a transaction
         # pooler (PgBouncer) would hand to another client (docs/operations.md, "PgBouncer").
-        kwargs={"row_factory": dict_row, "autocommit": False, "prepare_threshold": None},
+        kwargs=connection or {"row_factory": dict_row, "autocommit": False,
+                              "prepare_threshold": None},
         open=False,
-        name="cronledger",
+        name=name,
         **options,
     )
     await pool.open(wait=True, timeout=30)

@@ -1,5 +1,9 @@
 """A real local TCP proxy between cronledger and PostgreSQL that can cut the database off.
 
+The upstream server may listen on TCP (``DATABASE_URL``) or on a Unix socket (the embedded
+server): the proxy reaches it either way (tests/servers.py) and is itself reached on
+``127.0.0.1``.
+
 Modes (switching away from ``forward`` cuts every proxied connection, as a PostgreSQL restart
 does):
 
@@ -21,7 +25,9 @@ import threading
 from collections.abc import Coroutine
 from typing import Any
 
-from psycopg.conninfo import conninfo_to_dict, make_conninfo
+from psycopg.conninfo import make_conninfo
+
+from tests.servers import server_address
 
 _SSL_REQUEST, _GSS_REQUEST = 80877103, 80877104
 
@@ -93,9 +99,8 @@ class DbProxy:
 class _Proxy:
 
     def __init__(self, upstream: str, port: int = 0, mode: str = "forward") -> None:
-        params = conninfo_to_dict(upstream)
         self.upstream = upstream
-        self.target = (params.get("host") or "127.0.0.1", int(params.get("port") or 5432))
+        self.target = server_address(upstream)
         self.port = port
         self.mode = mode
         self.server: asyncio.Server | None = None
@@ -189,7 +194,11 @@ class _Proxy:
 
     async def _pipe(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
-            up_reader, up_writer = await asyncio.open_connection(*self.target)
+            if self.target.is_unix:
+                up_reader, up_writer = await asyncio.open_unix_connection(self.target.path)
+            else:
+                up_reader, up_writer = await asyncio.open_connection(self.target.host,
+                                                                     self.target.port)
         except OSError:
             writer.transport.abort()
             return

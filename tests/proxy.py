@@ -1,7 +1,7 @@
 """A real local TCP proxy between a pool and PostgreSQL that a test can cut: the fault injector
 of the outage tests (tests/integration/test_outage.py).
 
-``async with Proxy("127.0.0.1", 5432) as proxy``: ``proxy.dsn(dsn)`` points a DSN at it;
+``async with Proxy.for_dsn(dsn) as proxy``: ``proxy.dsn(dsn)`` points a DSN at it;
 ``proxy.cut()`` drops every open connection and from then on accepts and at once closes new
 ones (counted in ``refused``, so a test can wait for the pool to have tried); ``proxy.restore()``
 forwards again.
@@ -13,12 +13,16 @@ import asyncio
 import contextlib
 from types import TracebackType
 
-from psycopg.conninfo import conninfo_to_dict, make_conninfo
+from psycopg.conninfo import make_conninfo
+
+from tests.servers import ServerAddress, server_address
 
 
 class Proxy:
-    def __init__(self, host: str, port: int) -> None:
-        self.target = (host, port)
+    """Forwards to ``target`` (TCP or a Unix socket, tests/servers.py) from ``127.0.0.1``."""
+
+    def __init__(self, target: ServerAddress) -> None:
+        self.target = target
         self.port = 0
         self.down = False
         self.refused = 0
@@ -28,8 +32,7 @@ class Proxy:
 
     @classmethod
     def for_dsn(cls, dsn: str) -> Proxy:
-        params = conninfo_to_dict(dsn)
-        return cls(str(params.get("host") or "127.0.0.1"), int(params.get("port") or 5432))
+        return cls(server_address(dsn))
 
     def dsn(self, dsn: str) -> str:
         """``dsn`` with host and port replaced by the proxy's."""
@@ -62,7 +65,11 @@ class Proxy:
             writer.transport.abort()
             return
         try:
-            up_reader, up_writer = await asyncio.open_connection(*self.target)
+            if self.target.is_unix:
+                up_reader, up_writer = await asyncio.open_unix_connection(self.target.path)
+            else:
+                up_reader, up_writer = await asyncio.open_connection(self.target.host,
+                                                                     self.target.port)
         except OSError:
             writer.transport.abort()
             return

@@ -36,13 +36,12 @@ from psycopg.rows import dict_row, tuple_row
 from psycopg_pool import AsyncConnectionPool
 
 from core.clock import rfc3339
-from core.db import QuickReconnectPool
+from core.db import open_pool
 from core.monitors.commands import token_hash
 from core.monitors.rules import alert_for
 from core.monitors.slugs import SLUG_PATTERN
 from core.notifications.outbox import DEFAULT_MAX_ATTEMPTS, enqueue_monitor_alert
 from core.queries import Q
-from core.services.outage import connect_dsn
 from core.teams import PING_KEY_PATTERN, ping_key_hash
 
 MAX_BODY_BYTES = 10 * 1024 * 1024  # larger request bodies are refused (413)
@@ -223,11 +222,8 @@ async def open_ping_pool(dsn: str, *, size: int, synchronous_commit: bool = True
                                  "prepare_threshold": None}  # pooler-safe, as core/db.py
     if not synchronous_commit:
         kwargs["options"] = "-c synchronous_commit=off"
-    pool = QuickReconnectPool(connect_dsn(dsn), min_size=size, max_size=size,
-                              kwargs=kwargs, open=False,
-                              name="cronledger-pings", **options)
-    await pool.open(wait=True, timeout=30)
-    return pool
+    return await open_pool(dsn, min_size=size, max_size=size, connection=kwargs,
+                           name="cronledger-pings", **options)
 
 
 def ping_batch_params(pings: Sequence[tuple[Ping, datetime]], defer: bool = True
