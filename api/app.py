@@ -54,6 +54,7 @@ from core.monitors.batcher import PingBatcher
 from core.monitors.ping import open_ping_pool
 from core.notifications.delivery import Delivery
 from core.notifications.lookup import KeyRingSecrets, SecretLookup
+from core.services.health import ServicesHealth
 from core.services.heap import freeze_long_lived
 from core.services.outage import OutageLog, connect_dsn
 from core.version import VERSION
@@ -63,7 +64,8 @@ log = logging.getLogger("cronledger.api")
 
 def create_app(dsn: str, settings: Settings, clock: Clock | None = None, *,
                sealer: Sealer | None = None, secrets: SecretLookup | None = None,
-               freeze_after_startup: bool = False) -> Litestar:
+               freeze_after_startup: bool = False,
+               services_health: ServicesHealth | None = None) -> Litestar:
     """Build the API application; its lifespan opens and closes the database pool and the
     HTTP client of channel tests.
 
@@ -75,6 +77,8 @@ def create_app(dsn: str, settings: Settings, clock: Clock | None = None, *,
         secrets: team-secret lookup for channel tests (default: the secrets store).
         freeze_after_startup: exempt what start-up allocated from garbage collection
             (:func:`core.services.heap.freeze_long_lived`); for server processes, not for tests.
+        services_health: the background services of the same process (``cronledger serve``),
+            whose heartbeat ``/readyz`` reports.
     """
     clock = clock or SystemClock()
     dsn = connect_dsn(dsn)  # a connect to a silent host gives up after 2 s
@@ -156,6 +160,7 @@ def create_app(dsn: str, settings: Settings, clock: Clock | None = None, *,
     _fix_options_allow(app)
     complete_document(app.openapi_schema)  # error answers, ping and health routes
     app.state.clock = clock
+    app.state.services_health = services_health
     app.state.outage = outage
     app.state.settings = settings
     app.state.keyring = KeyRing.from_sources(settings.secret_key, settings.secret_key_file)

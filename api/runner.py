@@ -41,7 +41,7 @@ from core.runs.confirm import ConfirmTimeouts
 from core.runs.executor import Executor
 from core.runs.worker import Worker
 from core.services.base import Service as BackgroundService
-from core.services.health import Heartbeat, heartbeat_path
+from core.services.health import Heartbeat, ServicesHealth, heartbeat_path
 from core.services.heap import freeze_long_lived
 from core.services.tasks import cancel_and_wait
 
@@ -103,7 +103,8 @@ async def _stopped_within(tasks: dict[asyncio.Task[None], Service], seconds: flo
 
 
 async def _run_services(dsn: str, settings: Settings, stop: asyncio.Event, *,
-                        extra: Sequence[Service] = ()) -> None:
+                        extra: Sequence[Service] = (),
+                        health: ServicesHealth | None = None) -> None:
     """Run the background services until ``stop`` is set, then shut them down gracefully.
 
     Supervision: if any service task ends (returns or raises) while ``stop`` is not set, one
@@ -113,6 +114,7 @@ async def _run_services(dsn: str, settings: Settings, stop: asyncio.Event, *,
 
     Args:
         extra: more services to run and watch alongside the built-in ones (tests).
+        health: told what each heartbeat found (the API of the same process reports it).
 
     Raises:
         ServiceFailed: a service ended unexpectedly.
@@ -144,7 +146,8 @@ async def _run_services(dsn: str, settings: Settings, stop: asyncio.Event, *,
                                           release, maintenance)), *extra]
     freeze_long_lived()  # a full collection in a slot's burst delays it (docs/benchmarks.md)
     tasks = {asyncio.create_task(s.run(), name=f"cronledger-{s.name}"): s for s in services}
-    beat = asyncio.create_task(Heartbeat(heartbeat_path(), pool, clock).run(list(tasks)),
+    heartbeat = Heartbeat(heartbeat_path(), pool, clock, health=health)
+    beat = asyncio.create_task(heartbeat.run(list(tasks)),
                                name="cronledger-heartbeat")
     stopped = asyncio.create_task(stop.wait())
     failure: ServiceFailed | None = None
@@ -199,10 +202,12 @@ async def serve(dsn: str, settings: Settings, *, with_api: bool, with_services: 
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     server: _Server | None = None
+    health = ServicesHealth() if with_services else None
     if with_api:
         from api.app import create_app  # a worker process does not need the web stack
 
-        config = uvicorn.Config(create_app(dsn, settings, freeze_after_startup=True),
+        config = uvicorn.Config(create_app(dsn, settings, freeze_after_startup=True,
+                                           services_health=health),
                                 host=settings.host, port=settings.port, log_level="info",
                                 lifespan="on", access_log=False, proxy_headers=False,
                                 log_config=None)  # our logging setup
@@ -218,7 +223,8 @@ async def serve(dsn: str, settings: Settings, *, with_api: bool, with_services: 
     _on_signals(loop, request_stop)
     tasks = []
     if with_services:
-        tasks.append(asyncio.create_task(_run_services(dsn, settings, stop, extra=extra)))
+        tasks.append(asyncio.create_task(_run_services(dsn, settings, stop, extra=extra,
+                                                       health=health)))
     if server is not None:
         tasks.append(asyncio.create_task(server.serve()))
     ready = (asyncio.create_task(_when_started(server, on_ready))

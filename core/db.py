@@ -127,6 +127,16 @@ class Pool(AsyncConnectionPool):
     """
 
     dead_connections = 0  # connections found dead on their way out, thrown away
+    connect_error: str | None = None  # why the latest connection attempt failed; None: it did not
+
+    async def _connect(self, timeout: float | None = None) -> psycopg.AsyncConnection:
+        try:
+            conn = await super()._connect(timeout)
+        except Exception as exc:
+            self.connect_error = " ".join(str(exc).split()) or type(exc).__name__
+            raise
+        self.connect_error = None
+        return conn
 
     async def _add_connection(self, attempt: AttemptWithBackoff | None,
                               growing: bool = False) -> None:

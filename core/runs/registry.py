@@ -65,6 +65,26 @@ async def live_workers(pool: AsyncConnectionPool, now: datetime) -> list[str]:
         return [row["worker_id"] for row in await cur.fetchall()]
 
 
+async def workers_problem(conn: psycopg.AsyncConnection, now: datetime
+                          ) -> tuple[int, str | None]:
+    """How many workers are live at ``now`` (UTC), and why jobs are not firing when the
+    registry says so: workers are registered but none was seen within :data:`LIVE_SECONDS`
+    (they cannot reach the database, or were killed). No row at all (no worker ever started,
+    or every one stopped cleanly) is no problem here: an ``api`` process may run before its
+    workers. Read by ``/readyz`` (docs/operations.md, "Health checks").
+    """
+    cur = await conn.execute(Q["worker_reach"], {"live_after": live_after(now)})
+    row = await cur.fetchone()
+    live, registered, last_seen = (row["live"], row["registered"], row["last_seen"]) \
+        if isinstance(row, dict) else row
+    if registered and not live:
+        age = (now - last_seen).total_seconds()
+        return 0, (f"workers cannot reach the database: none of the {registered} registered "
+                   f"workers has written its heartbeat for {age:.0f} s (more than "
+                   f"{LIVE_SECONDS:.0f} s), so jobs are not firing")
+    return live, None
+
+
 class Registration:
     """A worker's row in the registry while it runs: :meth:`start` beats once and keeps beating
     every :data:`BEAT_SECONDS` in a task; :meth:`stop` ends the task and deletes the row.

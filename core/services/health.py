@@ -72,6 +72,28 @@ def check_heartbeat(path: Path, now: datetime, max_age: float = DEFAULT_MAX_AGE)
     return None
 
 
+class ServicesHealth:
+    """What the last heartbeat found about this process's background services, for ``/readyz``
+    of ``cronledger serve`` (API and services in one process): ``problem`` is ``None`` while
+    they run and reach the database, else why not (since ``since``, UTC).
+
+    The services have a pool of their own: the API's connections answering says nothing about
+    whether the worker can claim (measured: 42 s without a delivery while ``/readyz`` said
+    ready), so readiness asks this too (docs/operations.md, "Health checks").
+    """
+
+    def __init__(self) -> None:
+        self.problem: str | None = None
+        self.since: datetime | None = None
+
+    def report(self, problem: str | None, now: datetime) -> None:
+        if problem is None:
+            self.since = None
+        elif self.problem is None:
+            self.since = now
+        self.problem = problem
+
+
 class Heartbeat:
     """Writes the heartbeat file while ``tasks`` all run and the database answers.
 
@@ -81,12 +103,15 @@ class Heartbeat:
         clock: the injected clock (the instant written).
         interval: seconds between beats.
         db_timeout: seconds the ``SELECT 1`` may take.
+        health: told what each beat found (``/readyz`` of ``serve`` reads it).
     """
 
     def __init__(self, path: Path, pool: AsyncConnectionPool, clock: Clock, *,
-                 interval: float = DEFAULT_INTERVAL, db_timeout: float = DB_TIMEOUT) -> None:
+                 interval: float = DEFAULT_INTERVAL, db_timeout: float = DB_TIMEOUT,
+                 health: ServicesHealth | None = None) -> None:
         self.path, self.pool, self.clock = path, pool, clock
         self.interval, self.db_timeout = interval, db_timeout
+        self.health = health or ServicesHealth()
         self._warned = False
 
     async def beat(self, tasks: Sequence[asyncio.Task[object]]) -> bool:
@@ -103,7 +128,12 @@ class Heartbeat:
                     async with self.pool.connection(timeout=self.db_timeout) as conn:
                         await conn.execute(Q["database_probe"])
             except Exception as exc:  # noqa: BLE001 - any failure means "not reached"
-                problem = f"the database did not answer: {str(exc) or type(exc).__name__}"
+                reason = " ".join(str(exc).split()) or type(exc).__name__
+                tried = getattr(self.pool, "connect_error", None)  # core.db.Pool's
+                if tried:
+                    reason = f"no connection within {self.db_timeout:g} s ({tried})"
+                problem = f"the background services cannot reach the database: {reason}"
+        self.health.report(problem, self.clock.now())
         if problem is not None:
             if not self._warned:
                 log.warning("heartbeat not written: %s", problem)

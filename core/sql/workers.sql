@@ -18,3 +18,9 @@ DELETE FROM workers WHERE worker_id = %(worker_id)s;
 SELECT worker_id, started_at, seen_at FROM workers
 WHERE seen_at > %(live_after)s::timestamptz
 ORDER BY worker_id;
+
+-- name: worker_reach
+-- For /readyz: the registered workers, how many of them are live, and when one was last seen.
+SELECT count(*) FILTER (WHERE seen_at > %(live_after)s::timestamptz)::int AS live,
+       count(*)::int AS registered, max(seen_at) AS last_seen
+FROM workers;
