@@ -128,12 +128,16 @@ class Pool(AsyncConnectionPool):
 
     dead_connections = 0  # connections found dead on their way out, thrown away
     connect_error: str | None = None  # why the latest connection attempt failed; None: it did not
+    # Connections found dead plus connection attempts failed: a change means the database went
+    # away (restart, failover) since it was last read (the worker then looks for orphan runs).
+    interruptions = 0
 
     async def _connect(self, timeout: float | None = None) -> psycopg.AsyncConnection:
         try:
             conn = await super()._connect(timeout)
         except Exception as exc:
             self.connect_error = " ".join(str(exc).split()) or type(exc).__name__
+            self.interruptions += 1
             raise
         self.connect_error = None
         return conn
@@ -156,6 +160,7 @@ class Pool(AsyncConnectionPool):
             if await _alive(conn):
                 return conn
             self.dead_connections += 1
+            self.interruptions += 1
             await self.putconn(conn)  # broken: the pool closes it and makes a new one
 
     async def putconn(self, conn: psycopg.AsyncConnection) -> None:

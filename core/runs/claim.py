@@ -108,7 +108,7 @@ class _Batch:
         dispatch = Dispatch(
             run_id=run_id, job_id=job["job_id"], team_id=job["team_id"], scheduled_for=slot,
             trigger=trigger, attempt=1, max_attempts=attempts, lease_token=lease_token,
-            version=1, **_job_sending(job),
+            version=1, lease_expires_at=lease_expires, **_job_sending(job),
         ) if running else None
         self.starts[run_id] = (event, dispatch)
 
@@ -355,7 +355,7 @@ async def claim_ready(
                      scheduled_for=r["scheduled_for"], trigger=r["trigger"],
                      attempt=r["attempt"], max_attempts=r["max_attempts"],
                      lease_token=r["lease_token"], version=r["version"], due_at=r["due_at"],
-                     **_job_sending(r))
+                     lease_expires_at=r["lease_expires_at"], **_job_sending(r))
             for r in rows
         ]))
 

@@ -47,6 +47,9 @@ class Dispatch:
             outcome; docs/ledger.md).
         confirm_token: the attempt's one-time confirmation token (in memory only; its hash is
             in ``run_confirmations``), set by :func:`core.runs.confirm.issue_tokens`.
+        lease_expires_at: when the lease taken by the claim ends (UTC; the claim's instant
+            plus the timeout and the lease margin): an attempt that could not finish before
+            it is not sent (:meth:`lease_covers`). ``None``: not known (tests).
     """
 
     run_id: uuid.UUID
@@ -69,6 +72,15 @@ class Dispatch:
     due_at: datetime | None = None
     confirm_timeout_seconds: int | None = None
     confirm_token: str | None = field(default=None, repr=False)
+    lease_expires_at: datetime | None = None
+
+    def lease_covers(self, now: datetime) -> bool:
+        """Whether the lease still covers a whole attempt started at ``now`` (UTC): sent
+        later, the exchange could outlive the lease while another worker sends the run again
+        (a worker frozen past its lease, docs/operations.md, "High availability")."""
+        if self.lease_expires_at is None:
+            return True
+        return now + timedelta(seconds=self.timeout_seconds) < self.lease_expires_at
 
 
 @dataclass

@@ -21,6 +21,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import uuid
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 
 import psycopg
@@ -85,6 +87,39 @@ async def workers_problem(conn: psycopg.AsyncConnection, now: datetime
     return live, None
 
 
+async def release_orphans(pool: AsyncConnectionPool, worker_id: str,
+                          held: Sequence[uuid.UUID], now: datetime) -> list[uuid.UUID]:
+    """End now the leases of runs leased to a worker that does not hold them: ``worker_id``'s
+    runs whose lease token is not in ``held`` (the tokens of the attempts it has in memory),
+    and the runs of workers not live at ``now`` (UTC) by the registry. ``run_claim_ready``
+    then dispatches them again at once, same run id, same ``Idempotency-Key``.
+
+    The caller must not claim while this runs (a run claimed and not yet in ``held`` would be
+    released): the worker calls it between its claims (docs/operations.md, "High
+    availability").
+
+    Returns:
+        The ids of the runs released.
+    """
+    async with pool.connection() as conn:
+        cur = await conn.execute(Q["run_release_orphans"], {
+            "now": now, "worker_id": worker_id, "held": list(held),
+            "live_after": live_after(now)})
+        rows = await cur.fetchall()
+        if rows:
+            await conn.execute(Q["event_notify_wakeup"], {"reason": "released"})
+        await conn.commit()
+    released = [row["id"] for row in rows]
+    if released:
+        gone = sorted({row["worker_id"] for row in rows} - {worker_id})
+        log.warning("released %d runs leased to workers that do not hold them (%d of this "
+                    "worker %s, the rest of gone workers: %s); they are sent again with the "
+                    "same Idempotency-Key", len(released),
+                    sum(row["worker_id"] == worker_id for row in rows), worker_id,
+                    ", ".join(gone) or "none")
+    return released
+
+
 class Registration:
     """A worker's row in the registry while it runs: :meth:`start` beats once and keeps beating
     every :data:`BEAT_SECONDS` in a task; :meth:`stop` ends the task and deletes the row.
@@ -99,9 +134,11 @@ class Registration:
     """
 
     def __init__(self, pool: AsyncConnectionPool, worker_id: str, clock: Clock,
-                 quiet: QuietWindows | None = None) -> None:
+                 quiet: QuietWindows | None = None,
+                 on_beat: Callable[[], None] | None = None) -> None:
         self.pool, self.worker_id, self.clock = pool, worker_id, clock
         self.quiet = quiet or QuietWindows()
+        self.on_beat = on_beat  # after each beat written (the worker looks for orphans)
         self._task: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
@@ -132,3 +169,6 @@ class Registration:
             log.debug("worker %s: heartbeat not written: %s", self.worker_id, exc)
         except Exception:  # noqa: BLE001 - a failed beat must not end the registration
             log.exception("worker %s: heartbeat failed", self.worker_id)
+        else:
+            if self.on_beat is not None:
+                self.on_beat()

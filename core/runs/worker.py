@@ -28,7 +28,7 @@ from core.runs.claim import claim_due, claim_ready, mark_jobs_broken, next_wakeu
 from core.runs.dispatch import AttemptResult, Dispatch, Prepared, Refused
 from core.runs.executor import Executor
 from core.runs.recorder import Recorder
-from core.runs.registry import Registration
+from core.runs.registry import Registration, release_orphans
 from core.services.base import Service
 from core.services.quiet import QuietWindows
 from core.stored import reason_of
@@ -88,7 +88,12 @@ class Worker(Service):
         self._db_back = asyncio.Event()  # set by a successful claim: cut recording backoff short
         self._recorder: asyncio.Task[None] | None = None  # the record loop, while run() runs
         # The worker's row of the registry while run() runs: the claims' fair share.
-        self.registration = Registration(pool, settings.worker_id, clock, self.quiet)
+        self.registration = Registration(pool, settings.worker_id, clock, self.quiet,
+                                         on_beat=self._look_for_orphans)
+        # Look for runs leased to workers that do not hold them (release_orphans) at the next
+        # pass: at start, after each registry beat, and when the pool saw the database go away.
+        self._orphans_due = False
+        self._interruptions = getattr(pool, "interruptions", 0)
         self._announced = False
         self._broken: list[tuple[uuid.UUID, str]] = []  # (job_id, reason) found by _prepare
 
@@ -97,9 +102,22 @@ class Worker(Service):
         if prepared.dispatch.scheduled_for > self.clock.now():  # claimed ahead: never send early
             await self._gate(prepared.dispatch.scheduled_for).wait()
         async with self.limit:
+            if not prepared.dispatch.lease_covers(self.clock.now()):
+                await self._lease_gone(prepared.dispatch)
+                return
             result = await self.executor.transmit(prepared)
         self.unrecorded[result.dispatch.run_id] = result
         await self.results.put(result)
+
+    async def _lease_gone(self, dispatch: Dispatch) -> None:
+        """Do not send an attempt whose lease no longer covers it (the worker was frozen or
+        starved past it: another worker may have sent the run already); give the rest of the
+        lease up, so that a worker claims the run again at once with a lease of its own."""
+        log.warning("run %s of job %s not sent: its lease (until %s) no longer covers an "
+                    "attempt; released to be claimed again", dispatch.run_id, dispatch.job_id,
+                    dispatch.lease_expires_at)
+        with contextlib.suppress(psycopg.Error, OSError):
+            await self._release([dispatch], quiet=True)
 
     def _gate(self, slot: datetime) -> asyncio.Event:
         """The event set at ``slot``: one timer per slot, however many attempts wait for it.
@@ -316,6 +334,8 @@ class Worker(Service):
         s = self.settings
         total = 0
         while not self.stopping.is_set():
+            if self._orphans_found():
+                await self._release_orphans()
             # The clock, not an instant: claim_due reads it once it holds a connection, so a
             # wait for the pool (an outage) does not age the claim instant (docs/operations.md).
             at = now or self.clock
@@ -332,10 +352,35 @@ class Worker(Service):
             self._start(ready)
             await self._mark_broken()
             total += claimed + len(ready)
-            if claimed < s.claim_batch and len(ready) < s.claim_batch:
+            if claimed < s.claim_batch and len(ready) < s.claim_batch \
+                    and not self._orphans_found():  # the database went away meanwhile
                 return total
             now = None
         return total
+
+    def _look_for_orphans(self) -> None:
+        self._orphans_due = True
+        self.wake.set()
+
+    def _orphans_found(self) -> bool:
+        """Whether to look for orphan runs before the next claim (see ``_orphans_due``)."""
+        interruptions = getattr(self.pool, "interruptions", 0)
+        if interruptions != self._interruptions:
+            self._interruptions = interruptions
+            self._orphans_due = True
+        return self._orphans_due
+
+    def held_leases(self) -> list[uuid.UUID]:
+        """The lease tokens of every attempt this worker has in memory: waiting for its slot,
+        being sent, or sent and not recorded yet."""
+        return [*(d.lease_token for d in self.inflight.values()),
+                *(r.dispatch.lease_token for r in self.unrecorded.values())]
+
+    async def _release_orphans(self) -> None:
+        """:func:`core.runs.registry.release_orphans`, between claims (never during one)."""
+        await release_orphans(self.pool, self.settings.worker_id, self.held_leases(),
+                              self.clock.now())
+        self._orphans_due = False
 
     async def next_deadline(self) -> datetime | None:
         """The earliest instant with work (``due_at``, ``available_at``, lease expiry), less the
@@ -362,6 +407,7 @@ class Worker(Service):
 
     async def on_start(self) -> None:
         await self.registration.start()
+        self._orphans_due = True  # a previous process with this worker id may have left some
         self._recorder = asyncio.create_task(self._record_loop(), name="cronledger-record")
 
     async def on_stop(self) -> None:
@@ -388,7 +434,7 @@ class Worker(Service):
         if unfinished:
             await self._release(unfinished)
 
-    async def _release(self, dispatches: list[Dispatch]) -> None:
+    async def _release(self, dispatches: list[Dispatch], quiet: bool = False) -> None:
         """Expire the leases of unfinished attempts so another worker takes them at once."""
         async with self.pool.connection() as conn:
             await conn.execute(Q["run_release_leases"], {
@@ -397,4 +443,5 @@ class Worker(Service):
                 "now": self.clock.now()})
             await conn.execute(Q["event_notify_wakeup"], {"reason": "released"})
             await conn.commit()
-        log.info("released %d unfinished runs", len(dispatches))
+        if not quiet:
+            log.info("released %d unfinished runs", len(dispatches))

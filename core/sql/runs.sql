@@ -236,3 +236,18 @@ CROSS JOIN LATERAL (
     ORDER BY scheduled_for DESC, id DESC
     LIMIT %(per_job)s::int) AS r
 ORDER BY j.job_id, r.scheduled_for DESC;
+
+-- name: run_release_orphans
+-- Runs leased to a worker that does not hold them (docs/operations.md, "High availability"):
+-- this worker's own runs it has no attempt of in memory (`held`: the lease tokens it holds; a
+-- result whose recording an asynchronous failover lost, a previous process with the same
+-- worker id), and the runs of workers gone from the registry (not seen since `live_after`).
+-- Their leases end now: `run_claim_ready` takes them again at once, with the same run id and
+-- so the same Idempotency-Key.
+UPDATE runs r SET lease_expires_at = %(now)s::timestamptz
+WHERE r.status = 'running' AND r.lease_expires_at > %(now)s::timestamptz
+  AND CASE WHEN r.worker_id = %(worker_id)s THEN r.lease_token <> ALL(%(held)s::uuid[])
+           ELSE NOT EXISTS (SELECT 1 FROM workers w
+                            WHERE w.worker_id = r.worker_id
+                              AND w.seen_at > %(live_after)s::timestamptz) END
+RETURNING r.id, r.worker_id;
