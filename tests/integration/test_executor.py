@@ -472,3 +472,26 @@ async def test_cancelled_preconnect_leaves_the_pool_free(sink: Sink) -> None:
         assert all(r.ok for r in results) and len(sink.hits_for("/after")) == 2
     finally:
         await small.aclose()
+
+
+@pytest.mark.parametrize("flood", [b"X-Flood-%d: aaaaaaaa\r\n", b"X-Long: %d" + b"a" * 70000])
+async def test_a_header_flood_is_an_http_protocol_error(executor: Executor,
+                                                         flood: bytes) -> None:
+    """Too many headers, or one too long: the response is not HTTP the client can read."""
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.read(65536)
+        with contextlib.suppress(OSError):
+            writer.write(b"HTTP/1.1 200 OK\r\n")
+            for i in range(20000):
+                writer.write(flood % i)
+                await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(answer, "127.0.0.1", 0)
+    try:
+        port = server.sockets[0].getsockname()[1]
+        result = await executor.send(dispatch(f"http://127.0.0.1:{port}/", timeout=5))
+    finally:
+        server.close()
+    assert result.error_class == "http", result.error
+    assert (result.error or "").startswith("HTTP protocol error: the response could not be read")
