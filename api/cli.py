@@ -127,6 +127,35 @@ def with_key_source(settings: Settings) -> Settings:
     return settings
 
 
+def listen_problem(host: str, port: int) -> str | None:
+    """Why the API could not listen on ``host:port``, or ``None`` when it can: checked before
+    PostgreSQL is started or waited for, so a port already taken is one clear line at once,
+    not uvicorn's ``[Errno 98]`` after the database's start-up. The socket is bound as uvicorn
+    binds it (``SO_REUSEADDR``) and closed at once."""
+    import errno
+    import socket
+
+    try:
+        infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM,
+                                   flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        return (f"cannot listen on {host}:{port}: the host does not resolve ({exc.strerror}); "
+                "set --host (or CRONLEDGER_HOST) to an address of this machine")
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(address)
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                return (f"cannot listen on {host}:{port}: port {port} is already in use by "
+                        f"another program; choose another with --port N (or "
+                        f"CRONLEDGER_PORT=N), e.g. --port {port + 1 if port < 65535 else 8000}")
+            return (f"cannot listen on {host}:{port}: {exc.strerror or exc}; choose another "
+                    "address with --host/--port (or CRONLEDGER_HOST/CRONLEDGER_PORT)")
+    return None
+
+
 def _serve(settings: Settings, *, with_api: bool, with_services: bool, workers: int = 1,
            config: Any = None) -> int:
     from api.runner import ServiceFailed, serve, serve_api_workers
@@ -620,6 +649,10 @@ def main(argv: list[str] | None = None) -> int:
         from dataclasses import replace
 
         settings = replace(settings, **overrides)
+    if args.command in ("serve", "api") and \
+            (problem := listen_problem(settings.host, settings.port)):
+        print(f"cronledger: {problem}", file=sys.stderr)  # before anything is started
+        return 2
     if args.command in ("serve", "api", "worker", "secrets") and \
             getattr(args, "action", None) != "new-key":
         try:
