@@ -36,6 +36,24 @@ from tests.helpers import make_worker
 from tests.sink import Sink
 
 RUN = uuid.uuid4().hex[:8]
+# Modules whose tests need the PostgreSQL server itself - a proxy in front of it, a restart,
+# more clusters, the embedded server's own processes: marked ``dbserver``, so that .ci/run
+# runs them again the way a new user does (a 0700 clone as root, no DATABASE_URL: the
+# embedded server, which listens on a Unix socket only).
+DBSERVER_HELPERS = ("tests.dbproxy", "tests.proxy", "tests.clusters", "tests.servers",
+                    "core.embedded")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    sources: dict[str, bool] = {}
+    for item in items:
+        path = str(item.path)
+        if path not in sources:
+            text = item.path.read_text() if item.path.suffix == ".py" else ""
+            sources[path] = any(f"from {name} import" in text or f"import {name}" in text
+                                for name in DBSERVER_HELPERS)
+        if sources[path]:
+            item.add_marker(pytest.mark.dbserver)
 # A fixed test key (base64 of 32 bytes): the suite's secrets are encrypted with it.
 TEST_SECRET_KEY = "Y3JvbmxlZGdlci10ZXN0LWtleS0wMDAwMDAwMDAwMDA="
 

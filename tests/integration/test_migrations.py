@@ -10,6 +10,10 @@ import pytest
 
 from core.migrate import downgrade, head_revision, upgrade
 
+# Through the suite's session fixture, as the README's `uv run pytest` migrates: .ci/run runs
+# it again on the embedded server from a 0700 clone as root.
+pytestmark = pytest.mark.dbserver
+
 TABLES = {"teams", "api_keys", "events", "jobs", "due_jobs", "runs", "run_attempts",
           "secrets", "job_signing_secrets", "channels", "notifications", "alert_states",
           "monitors", "monitor_ping_bodies"}
