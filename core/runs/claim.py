@@ -34,7 +34,7 @@ from core.queries import Q
 from core.runs import events as run_events
 from core.runs.confirm import issue_tokens
 from core.runs.dispatch import Dispatch
-from core.runs.events import new_run_id
+from core.runs.events import slot_run_id
 from core.runs.registry import live_after
 from core.runs.slots import apply_overlap, plan_slots
 from core.schedule import Schedule, cached_schedule
@@ -82,7 +82,7 @@ class _Batch:
 
     def add_run(self, job: dict[str, Any], slot: datetime, trigger: str, status: str,
                 reason: str | None = None) -> None:
-        run_id = new_run_id()
+        run_id = slot_run_id(job["job_id"], slot)
         running = status == "running"
         attempts = job["retry"]["attempts"]
         lease_token = uuid.uuid4() if running else None

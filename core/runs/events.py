@@ -10,15 +10,25 @@ models need no lookup. ``metadata`` is the event's metadata (``{"actor": "worker
 from __future__ import annotations
 
 import uuid
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Literal
 
 from core.events import NewEvent
 
 
 def new_run_id() -> uuid.UUID:
-    """A fresh run id; it is also the ``Idempotency-Key`` of every attempt of the run."""
+    """A fresh run id (a manual trigger's); it is also the ``Idempotency-Key`` of every
+    attempt of the run."""
     return uuid.uuid4()
+
+
+def slot_run_id(job_id: uuid.UUID, slot: datetime) -> uuid.UUID:
+    """The run id of ``job_id``'s slot ``slot`` (UTC): a name-based UUID (RFC 9562 version 5,
+    the job id as namespace, the slot's RFC 3339 instant as name), so that a slot claimed
+    again has the same id and the same ``Idempotency-Key``: after an asynchronous failover
+    lost the claim's commit (docs/operations.md, "High availability"), the target sees the
+    slot again with the key it already saw. A slot has one run (``runs_job_slot_key``)."""
+    return uuid.uuid5(job_id, slot.astimezone(UTC).isoformat(timespec="microseconds"))
 
 
 def _event(kind: str, run_id: uuid.UUID, team_id: uuid.UUID, version: int, now: datetime,

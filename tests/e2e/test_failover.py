@@ -223,3 +223,46 @@ async def _lose_a_recording(pair, dsn: str, api: httpx.AsyncClient, sink: Sink) 
         assert conn.execute("SELECT count(*) FROM runs WHERE job_id = %s AND status = 'skipped'"
                             " AND scheduled_for > %s", (job, promoted + timedelta(seconds=5))
                             ).fetchone() == (0,)
+
+
+async def test_a_slot_whose_claim_an_asynchronous_failover_lost_keeps_its_key(
+        tmp_path: Path) -> None:
+    """The standby stops receiving before a slot is claimed: the claim, the request and its
+    recording are on the old primary only. The new primary has the slot still due; it is
+    claimed and sent again - with the Idempotency-Key the target already saw (a slot's run id
+    is derived from the job and the slot)."""
+    with replicated_pair(synchronous=False) as pair:
+        pair.primary.execute("CREATE DATABASE cronledger")
+        dsn = pair.dsn("cronledger")
+        env = {"DATABASE_URL": dsn, "CRONLEDGER_SECRET_KEY": TEST_SECRET_KEY,
+               "CRONLEDGER_HEARTBEAT_FILE": str(tmp_path / "heartbeat")}
+        key = run_cli("apikey", "create", env=env).strip()
+        port = free_port()
+        base = f"http://127.0.0.1:{port}"
+        log = tmp_path / "serve.log"
+        async with Sink() as sink:
+            serve = cronledger("serve", "--port", str(port), env=env, log=log)
+            try:
+                await asyncio.to_thread(wait_http, f"{base}/readyz", 60)
+                async with httpx.AsyncClient(base_url=base, timeout=10,
+                                             headers={"Authorization": f"Bearer {key}"}) as api:
+                    r = await api.post("/v1/jobs", json={
+                        "name": "every 3 s", "schedule": "*/3 * * * * *",
+                        "request": {"url": sink.url("/claimed")}})
+                    assert r.status_code == 201, r.text
+                    await asyncio.to_thread(pair.standby_caught_up)
+                    await asyncio.to_thread(pair.detach_standby)
+                    detached = datetime.now(UTC)
+                    lost = await eventually(
+                        lambda: next((h for h in sink.hits if h.at > detached), None), 30,
+                        what="a slot claimed on the old primary only")
+                    slot = lost.headers["X-Cronledger-Scheduled-For"]
+                    await asyncio.to_thread(pair.fail_over)
+                    again = await eventually(
+                        lambda: [h for h in sink.hits
+                                 if h.headers["X-Cronledger-Scheduled-For"] == slot][1:], 20,
+                        what="the slot sent again by the new primary")
+                    assert again[0].headers["Idempotency-Key"] == lost.headers["Idempotency-Key"]
+            finally:
+                code = await asyncio.to_thread(stop, serve)
+        assert code == 0, log.read_text()[-3000:]
