@@ -13,18 +13,35 @@ then stops it for OUTAGE seconds, and prints for each outage:
 - ``stale``: the largest ``lateness_ms`` of a run recorded with trigger ``schedule`` (at most
   the 10 s grace when the claim instant is read after the connection is obtained).
 
-    uv run python bench/outage.py [--jobs 50] [--restart 2] [--outage 20] [--smoke]
+Then, for a failover (docs/operations.md, "High availability"), once with a synchronous and once
+with an asynchronous standby: a primary and a streaming standby of their own
+(``tests/clusters.py``), one ``cronledger serve`` given the multi-host DSN
+(``target_session_attrs=read-write``), the same jobs, and PINGERS clients pinging one monitor
+without pause. After a few slots the primary is killed (``pg_ctl stop -m immediate``) and the
+standby promoted; it prints the seconds from the end of the promotion to the first delivery,
+the slots lost (no row on the new primary between the first and the last slot), the slots
+delivered twice (with the same Idempotency-Key / with different keys) and the pings answered 200
+that are on the new primary. With an asynchronous standby the commits of the replication lag at
+the kill are lost; under this light load that lag is about zero, so the standby is detached
+LAG seconds before the kill (``--async-lag``, default 1): the row shows what a standby 1 s
+behind loses.
+
+    uv run python bench/outage.py [--jobs 50] [--restart 2] [--outage 20] [--failover-only]
+                                  [--pingers 4] [--async-lag 1] [--smoke]
 
 A benchmark, not a test: it uses the wall clock and real processes. docs/operations.md,
-"Database outages", describes the behaviour measured. The exit status is 1 when no delivery
-came after an outage, a slot was delivered twice, or the worker did not exit cleanly;
-``--smoke`` (CI, ``bench/smoke.py``) runs it with 5 jobs, a 1 s restart and a 4 s outage.
+"Database outages" and "High availability", describes the behaviour measured. The exit status
+is 1 when no delivery came after an outage or a failover, a slot was delivered twice by the
+outages, a slot was lost or delivered under two keys by a failover, a ping answered 200 was lost
+by the synchronous failover, or a process did not exit cleanly; ``--smoke`` (CI,
+``bench/smoke.py``) runs it with 5 jobs, a 1 s restart, a 4 s outage and one pinger.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
 import collections
 import contextlib
 import os
@@ -38,7 +55,13 @@ from pathlib import Path
 
 import psycopg
 
-from bench.common import scratch_database, start_workers, stop_process, workers_registered
+from bench.common import (
+    scratch_database,
+    start_cronledger,
+    start_workers,
+    stop_process,
+    workers_registered,
+)
 from bench.dispatch import SinkProtocol, stop_scheduling
 
 PG_BIN = Path(os.environ.get("PG_BIN", "/usr/lib/postgresql/15/bin"))
@@ -173,26 +196,191 @@ async def main_async(jobs: int, restart: float, outage: float, logdir: Path) -> 
     return back and twice == 0 and code == 0
 
 
+class KeyedSink(SinkProtocol):
+    """:class:`SinkProtocol` that also keeps each request's Idempotency-Key per (job, slot)."""
+
+    keys: dict[tuple[str, str], list[str]] = collections.defaultdict(list)
+
+    def data_received(self, data: bytes) -> None:
+        for line in data.split(b"\r\n"):
+            if line.lower().startswith(b"idempotency-key:"):
+                self._key = line.partition(b":")[2].strip().decode()
+        before = len(self.hits)
+        super().data_received(data)
+        for _, job, slot in self.hits[before:]:
+            self.keys[(job, slot)].append(getattr(self, "_key", ""))
+
+
+async def ping_forever(base: str, token: str, answered: list[str], n: list[int]) -> None:
+    import httpx
+
+    async with httpx.AsyncClient(base_url=base, timeout=10) as client:
+        while True:
+            n[0] += 1
+            body = f"ping {n[0]}"
+            with contextlib.suppress(httpx.HTTPError):
+                if (await client.post(f"/ping/{token}", content=body.encode())).status_code \
+                        == 200:
+                    answered.append(body)
+
+
+async def failover_run(synchronous: bool, jobs: int, pingers: int, logdir: Path,
+                       lag: float = 0.0) -> dict[str, object]:
+    """One failover under load; the figures of its row."""
+    import httpx
+
+    from tests.clusters import replicated_pair
+
+    mode = "sync" if synchronous else "async"
+    KeyedSink.hits.clear()
+    KeyedSink.keys.clear()
+    loop = asyncio.get_running_loop()
+    server = await loop.create_server(KeyedSink, "127.0.0.1", 0, backlog=4096)
+    sink = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/hook"
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    base = f"http://127.0.0.1:{port}"
+    try:
+        with replicated_pair(synchronous=synchronous) as pair:
+            pair.primary.execute("CREATE DATABASE cronledger")
+            dsn = pair.dsn("cronledger")
+            serve = start_cronledger(["serve", "--port", str(port)], {
+                "DATABASE_URL": dsn, "CRONLEDGER_LOG_LEVEL": "WARNING",
+                "CRONLEDGER_SECRET_KEY": base64.b64encode(os.urandom(32)).decode(),
+                "CRONLEDGER_HEARTBEAT_FILE": str(logdir / f"heartbeat-{mode}")},
+                logdir / f"serve-{mode}.log")
+            tasks: list[asyncio.Task[None]] = []
+            answered: list[str] = []
+            sent = [0]
+            try:
+                deadline = time.monotonic() + 60
+                while True:
+                    with contextlib.suppress(httpx.HTTPError):
+                        if httpx.get(f"{base}/readyz", timeout=1).status_code == 200:
+                            break
+                    if time.monotonic() > deadline or serve.poll() is not None:
+                        raise RuntimeError(f"serve did not start: see {logdir}/serve-{mode}.log")
+                    await asyncio.sleep(0.2)
+                await create_jobs(dsn, sink, jobs)
+                token = await create_monitor(dsn)
+                tasks = [asyncio.create_task(ping_forever(base, token, answered, sent))
+                         for _ in range(pingers)]
+                await asyncio.sleep(3 * PERIOD)
+                if lag:
+                    await asyncio.to_thread(pair.detach_standby)
+                    await asyncio.sleep(lag)
+                killed = time.time()
+                await asyncio.to_thread(pair.fail_over)
+                promoted = time.time()
+                deadline = time.time() + 60
+                while first_hit_after(promoted) is None and time.time() < deadline:
+                    await asyncio.sleep(0.05)
+                first = first_hit_after(promoted)
+                await asyncio.sleep(3 * PERIOD + 2)
+                for task in tasks:
+                    task.cancel()
+                await asyncio.gather(*tasks, return_exceptions=True)
+                await stop_scheduling(dsn)
+                await asyncio.sleep(2)
+                row: dict[str, object] = {
+                    "mode": mode, "kill->promoted": promoted - killed, "first": first,
+                    **failover_outcome(dsn, answered)}
+            finally:
+                for task in tasks:
+                    task.cancel()
+                code = await asyncio.to_thread(stop_process, serve)
+    finally:
+        server.close()
+    return {**row, "exit": code}
+
+
+async def create_monitor(dsn: str) -> str:
+    from core.actor import Actor
+    from core.apikeys import create_api_key
+    from core.db import open_pool
+    from core.monitors.commands import create_monitor as create
+
+    pool = await open_pool(dsn, min_size=1, max_size=2)
+    try:
+        _, record = await create_api_key(pool, "bench-pings")
+        _, token = await create(pool, Actor(team_id=record["team_id"], key_id=record["id"]),
+                                {"name": "failover", "schedule": "1h"}, datetime.now(UTC))
+        return token
+    finally:
+        await pool.close()
+
+
+def failover_outcome(dsn: str, answered: list[str]) -> dict[str, object]:
+    """Lost slots, duplicated deliveries and kept pings, read on the new primary."""
+    with psycopg.connect(dsn) as conn:
+        runs = conn.execute("SELECT job_id::text, scheduled_for FROM runs "
+                            "WHERE trigger <> 'manual' ORDER BY 1, 2").fetchall()
+        bodies = {bytes(b).decode() for (b,) in conn.execute(
+            "SELECT body FROM monitor_ping_bodies")}
+    by_job: dict[str, list[datetime]] = collections.defaultdict(list)
+    for job, slot in runs:
+        by_job[job].append(slot)
+    lost = sum(round((slots[-1] - slots[0]).total_seconds() / PERIOD) + 1 - len(slots)
+               for slots in by_job.values())
+    twice_same = sum(1 for keys in KeyedSink.keys.values() if len(keys) > 1 and len(set(keys)) == 1)
+    twice_other = sum(1 for keys in KeyedSink.keys.values() if len(set(keys)) > 1)
+    return {"lost": lost, "twice_same_key": twice_same, "twice_other_key": twice_other,
+            "pings": f"{sum(1 for b in answered if b in bodies)}/{len(answered)}"}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--jobs", type=int, default=50)
     parser.add_argument("--restart", type=float, default=2.0)
     parser.add_argument("--outage", type=float, default=20.0)
+    parser.add_argument("--pingers", type=int, default=4)
+    parser.add_argument("--async-lag", type=float, default=1.0,
+                        help="seconds the asynchronous standby is behind at the kill")
+    parser.add_argument("--failover-only", action="store_true",
+                        help="skip the restart and outage rows")
     parser.add_argument("--smoke", action="store_true",
                         help="CI check: small sizes, the count checks only")
     args = parser.parse_args()
     if args.smoke:
-        args.jobs, args.restart, args.outage = 5, 1.0, 4.0
+        args.jobs, args.restart, args.outage, args.pingers = 5, 1.0, 4.0, 1
+    ok = True
     with tempfile.TemporaryDirectory(prefix="cronledger-outage-logs-") as logdir:
         try:
-            ok = asyncio.run(main_async(args.jobs, args.restart, args.outage, Path(logdir)))
+            if not args.failover_only:
+                ok = asyncio.run(main_async(args.jobs, args.restart, args.outage,
+                                            Path(logdir)))
+            for synchronous in (True, False):
+                row = asyncio.run(failover_run(synchronous, args.jobs, args.pingers,
+                                               Path(logdir),
+                                               0.0 if synchronous else args.async_lag))
+                ok = failover_row(row, synchronous, args.async_lag) and ok
         finally:
-            log = Path(logdir) / "worker.log"
-            if log.exists():
+            for log in sorted(Path(logdir).glob("*.log")):
                 tail = log.read_text().splitlines()[-8:]
-                print("worker log (last lines):", *tail, sep="\n  ")
+                if tail:
+                    print(f"{log.name} (last lines):", *tail, sep="\n  ")
     return 0 if ok else 1
 
 
+def failover_row(row: dict[str, object], synchronous: bool, lag: float) -> bool:
+    """Print a failover's row; whether it counted right: a delivery from the new primary, no
+    slot lost or delivered under two keys, the serve process's exit status 0, and with a
+    synchronous standby every ping answered 200 kept and nothing delivered twice."""
+    first = row["first"]
+    mode = "sync" if synchronous else f"async, {lag:g} s behind"
+    print(f"failover ({mode}) kill->promoted {row['kill->promoted']:.2f} s  "
+          f"promoted->first delivery {f'{first:.2f} s' if first is not None else 'none'}  "
+          f"slots lost {row['lost']}  delivered twice: same key {row['twice_same_key']}, "
+          f"other key {row['twice_other_key']}  pings answered 200 kept {row['pings']}  "
+          f"serve exit {row['exit']}")
+    kept, answered = (int(n) for n in str(row["pings"]).split("/"))
+    ok = first is not None and row["lost"] == 0 and row["twice_other_key"] == 0 \
+        and row["exit"] == 0 and answered > 0
+    if synchronous:
+        ok = ok and kept == answered and row["twice_same_key"] == 0
+    return ok
+
+
 if __name__ == "__main__":
-    raise SystemExit(main())
+    main()
