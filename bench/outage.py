@@ -125,9 +125,16 @@ async def create_jobs(dsn: str, url: str, count: int) -> None:
         await pool.close()
 
 
-def first_hit_after(instant: float) -> float | None:
-    arrivals = [at for at, _, _ in SinkProtocol.hits if at >= instant]
+def first_hit_after(instant: float, slot_after: float = 0.0) -> float | None:
+    """Seconds from ``instant`` (Unix) to the first delivery after it (of a slot later than
+    ``slot_after``, Unix seconds, when given)."""
+    arrivals = [at for at, _, slot in SinkProtocol.hits if at >= instant
+                and (not slot_after or _unix(slot) > slot_after)]
     return min(arrivals) - instant if arrivals else None
+
+
+def _unix(slot: str) -> float:
+    return datetime.fromisoformat(slot.replace("Z", "+00:00")).timestamp() if slot else 0.0
 
 
 def outage_runs(dsn: str, down: float, back: float) -> dict[str, object]:
@@ -273,10 +280,14 @@ async def failover_run(synchronous: bool, jobs: int, pingers: int, logdir: Path,
                 killed = time.time()
                 await asyncio.to_thread(pair.fail_over)
                 promoted = time.time()
+                # The first delivery of a slot claimed on the new primary: later than the kill
+                # plus the claim lookahead (1 s); requests sent before the kill may still
+                # arrive after the promotion.
+                fresh = killed + 1.0
                 deadline = time.time() + 60
-                while first_hit_after(promoted) is None and time.time() < deadline:
+                while first_hit_after(promoted, fresh) is None and time.time() < deadline:
                     await asyncio.sleep(0.05)
-                first = first_hit_after(promoted)
+                first = first_hit_after(promoted, fresh)
                 await asyncio.sleep(3 * PERIOD + 2)
                 for task in tasks:
                     task.cancel()

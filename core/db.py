@@ -117,7 +117,7 @@ class Pool(AsyncConnectionPool):
     for a connection back from use within :data:`QUIET_CHECK_SECONDS` whose socket has
     nothing to read (a server that ended the session has closed it, so it reads as EOF or a
     FATAL message); otherwise it is psycopg_pool's ``check_connection`` (an empty query),
-    bounded by :data:`CHECK_TIMEOUT_SECONDS`.
+    bounded by :data:`CHECK_TIMEOUT_SECONDS` and by what is left of the request's wait.
 
     **Reconnection.** psycopg_pool has no setting for its backoff: each connection slot's
     attempts share one ``AttemptWithBackoff``, created when the first attempt fails; this pool
@@ -157,7 +157,9 @@ class Pool(AsyncConnectionPool):
         deadline = time.monotonic() + (self.timeout if timeout is None else timeout)
         while True:
             conn = await super().getconn(max(0.0, deadline - time.monotonic()))
-            if await _alive(conn):
+            # the check never takes the request past its own wait
+            bound = min(CHECK_TIMEOUT_SECONDS, max(0.05, deadline - time.monotonic()))
+            if await _alive(conn, bound):
                 return conn
             self.dead_connections += 1
             self.interruptions += 1
@@ -168,8 +170,9 @@ class Pool(AsyncConnectionPool):
         await super().putconn(conn)
 
 
-async def _alive(conn: psycopg.AsyncConnection) -> bool:
-    """Whether ``conn`` can serve a request (see :class:`Pool`); a dead one is left BAD."""
+async def _alive(conn: psycopg.AsyncConnection, timeout: float) -> bool:
+    """Whether ``conn`` can serve a request (see :class:`Pool`), finding out within
+    ``timeout`` seconds; a dead one is left BAD or closed."""
     pgconn = conn.pgconn
     if pgconn.status != psycopg.pq.ConnStatus.OK:
         return False
@@ -182,7 +185,7 @@ async def _alive(conn: psycopg.AsyncConnection) -> bool:
             time.monotonic() - back_at < QUIET_CHECK_SECONDS:
         return True
     try:
-        async with asyncio.timeout(CHECK_TIMEOUT_SECONDS):
+        async with asyncio.timeout(timeout):
             await AsyncConnectionPool.check_connection(conn)
     except (psycopg.Error, OSError, TimeoutError):
         if not conn.closed:

@@ -93,11 +93,18 @@ async def _fail_over_under_load(pair, dsn: str, api: httpx.AsyncClient, sink: Si
     pinger = Pinger(api, token)
     pinger.start()
     await eventually(lambda: len(sink.hits) >= 3, 30, what="deliveries before the failover")
+    killed = datetime.now(UTC)
     await asyncio.to_thread(pair.fail_over)
     promoted = datetime.now(UTC)
-    first = await eventually(
-        lambda: next((h.at for h in sink.hits if h.at > promoted), None), 30,
-        what="a delivery from the new primary")
+    # A slot later than the kill plus the claim lookahead (1 s) was claimed on the new primary
+    # (a request sent before the kill may still arrive after the promotion).
+    fresh = killed + timedelta(seconds=1)
+
+    def from_new_primary() -> datetime | None:
+        return next((h.at for h in sink.hits if h.at > promoted and datetime.fromisoformat(
+            h.headers["X-Cronledger-Scheduled-For"].replace("Z", "+00:00")) > fresh), None)
+
+    first = await eventually(from_new_primary, 30, what="a delivery from the new primary")
     took = (first - promoted).total_seconds()
     assert took < FIRST_DELIVERY_BOUND, took
     # Pings and the API served by the new primary, with no restart.
