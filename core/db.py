@@ -178,9 +178,13 @@ async def _alive(conn: psycopg.AsyncConnection, timeout: float) -> bool:
         return False
     back_at = getattr(conn, "_cronledger_back_at", None)
     try:
-        readable = bool(select.select([pgconn.socket], [], [], 0)[0])
-    except (OSError, ValueError, psycopg.OperationalError):
+        poller = select.poll()  # not select(): descriptors above 1024 are common in a worker
+        poller.register(pgconn.socket, select.POLLIN)
+        readable = bool(poller.poll(0))
+    except psycopg.OperationalError:  # no socket: closed
         return False
+    except (OSError, ValueError):
+        readable = True  # cannot tell: the round trip decides
     if not readable and back_at is not None and \
             time.monotonic() - back_at < QUIET_CHECK_SECONDS:
         return True
