@@ -43,6 +43,7 @@ from core.runs.worker import Worker
 from core.services.base import Service as BackgroundService
 from core.services.health import Heartbeat, ServicesHealth, heartbeat_path
 from core.services.heap import freeze_long_lived
+from core.services.outage import connect_dsn
 from core.services.tasks import cancel_and_wait
 
 log = logging.getLogger("cronledger")
@@ -120,7 +121,8 @@ async def _run_services(dsn: str, settings: Settings, stop: asyncio.Event, *,
         ServiceFailed: a service ended unexpectedly.
     """
     pool = await open_pool(dsn, min_size=2, max_size=max(4, settings.db_pool_size))
-    listen_dsn = settings.listen_database_url or dsn  # direct, never through a pooler
+    # direct, never through a pooler; a silent host gives up after connect_timeout
+    listen_dsn = connect_dsn(settings.listen_database_url or dsn)
     client = make_client(settings.max_concurrency,
                          block_private_targets=settings.block_private_targets)
     clock = SystemClock()
