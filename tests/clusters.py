@@ -88,6 +88,11 @@ class Cluster:
     def stop(self, mode: str = "fast") -> None:
         self.run("pg_ctl", "-D", str(self.data), "-m", mode, "-w", "stop", check=False)
 
+    def restart(self, mode: str = "fast") -> None:
+        """``pg_ctl restart``: every session ends; returns once it accepts connections."""
+        self.run("pg_ctl", "-D", str(self.data), "-m", mode, "-l",
+                 str(self.data / "server.log"), "-w", "-t", str(START_TIMEOUT), "restart")
+
     def promote(self) -> None:
         self.run("pg_ctl", "-D", str(self.data), "-w", "-t", str(START_TIMEOUT), "promote")
 
@@ -159,6 +164,27 @@ def _conf(cluster: Cluster, extra: str = "") -> None:
                    "max_wal_senders = 5\nwal_level = replica\nhot_standby = on\n"
                    "fsync = off\nfull_page_writes = off\nmax_connections = 60\n"
                    "shared_buffers = 16MB\n" + extra)
+
+
+@contextlib.contextmanager
+def single_cluster() -> Iterator[Cluster]:
+    """One PostgreSQL cluster of its own (to restart for real), destroyed afterwards."""
+    bin_dir = require_pg_bin()
+    user = _owner()
+    folder = Path(tempfile.mkdtemp(prefix="cronledger-pg-"))
+    os.chmod(folder, 0o755)
+    cluster = Cluster(bin_dir, folder / "data", free_port(), folder, user)
+    if user is not None:
+        shutil.chown(folder, user)
+    try:
+        cluster.run("initdb", "-D", str(cluster.data), "-U", "postgres", "--auth=trust",
+                    "--no-sync", "-E", "UTF8", "--locale=C")
+        _conf(cluster)
+        cluster.start()
+        yield cluster
+    finally:
+        cluster.stop("immediate")
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 @contextlib.contextmanager

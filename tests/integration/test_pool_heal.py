@@ -5,14 +5,19 @@ while idle - not a query of the pools, not an API route, not a ping. The restart
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from litestar.testing import AsyncTestClient
 
 from api.app import create_app
+from core.apikeys import create_api_key
 from core.clock import SystemClock
 from core.config import Settings
 from core.db import QUIET_CHECK_SECONDS, open_pool
+from core.migrate import upgrade
 from core.monitors.ping import open_ping_pool
+from tests.clusters import single_cluster
 from tests.dbproxy import DbProxy
 from tests.helpers import eventually
 
@@ -63,3 +68,33 @@ async def test_no_request_fails_after_a_restart(shared_dsn: str, settings: Setti
                           (await api.get(f"/ping/{token}")).status_code,
                           (await api.get("/readyz")).status_code]
             assert codes == [200] * 30, codes
+
+
+async def test_no_request_fails_after_a_real_restart(settings: Settings) -> None:
+    """PostgreSQL itself restarted (``pg_ctl restart``, fast and immediate): its sessions end
+    with FATAL 57P01 or without a word."""
+    with single_cluster() as cluster:
+        cluster.execute("CREATE DATABASE cronledger")
+        dsn = cluster.conninfo("cronledger")
+        upgrade(dsn)
+        pool = await open_pool(dsn, min_size=1, max_size=1)
+        try:
+            key, _ = await create_api_key(pool, "restart")
+        finally:
+            await pool.close()
+        app = create_app(dsn, settings, SystemClock())
+        async with AsyncTestClient(app=app, raise_server_exceptions=False) as api:
+            auth = {"Authorization": f"Bearer {key}"}
+            r = await api.post("/v1/monitors", json={"name": "heal", "schedule": "1h"},
+                               headers=auth)
+            assert r.status_code == 201, r.text
+            token = r.json()["ping_token"]
+            for mode in ("fast", "immediate"):
+                assert (await api.get(f"/ping/{token}")).status_code == 200
+                assert (await api.get("/v1/jobs", headers=auth)).status_code == 200
+                await asyncio.to_thread(cluster.restart, mode)
+                codes = []
+                for _ in range(8):
+                    codes += [(await api.get("/v1/jobs", headers=auth)).status_code,
+                              (await api.get(f"/ping/{token}")).status_code]
+                assert codes == [200] * 16, (mode, codes)
