@@ -209,27 +209,36 @@ async def _lose_a_recording(pair, dsn: str, api: httpx.AsyncClient, sink: Sink) 
             f"SELECT status FROM runs WHERE id = '{lost_key}'", "cronledger") == [("succeeded",)]
 
     await eventually(recorded_on_primary, 10, what="the run recorded on the old primary only")
+    killed = datetime.now(UTC)
     await asyncio.to_thread(pair.fail_over)
     promoted = datetime.now(UTC)
-    with psycopg.connect(dsn) as conn:
-        assert conn.execute("SELECT status FROM runs WHERE id = %s",
-                            (lost_key,)).fetchone() == ("running",)  # the recording was lost
+    # The new primary lost the recording: the run is sent again (the worker may do it before
+    # `pg_ctl promote` has returned), with the key the target already saw.
     again = await eventually(
-        lambda: next((h for h in sink.hits if h.at > promoted
+        lambda: next((h for h in sink.hits if h.at > killed
                       and h.headers["Idempotency-Key"] == lost_key), None), 20,
         what="the lost run sent again")
     assert (again.at - promoted).total_seconds() < FIRST_DELIVERY_BOUND
+    with psycopg.connect(dsn) as conn:
+        started = conn.execute("SELECT data->>'redispatch' FROM events WHERE stream_id = %s "
+                               "AND event_type = 'run.started' ORDER BY stream_version",
+                               (lost_key,)).fetchall()
+    assert [r[0] for r in started] in ([None, "true"], ["false", "true"]), started
     later = await eventually(
         lambda: next((h for h in sink.hits if h.at > promoted
                       and h.headers["Idempotency-Key"] != lost_key), None), 20,
         what="a later slot delivered")
     assert (later.at - promoted).total_seconds() < FIRST_DELIVERY_BOUND
+    await eventually(lambda: len({h.headers["Idempotency-Key"] for h in sink.hits
+                                  if h.at > later.at}) >= 2, 20, what="two more slots")
     with psycopg.connect(dsn) as conn:
         assert conn.execute("SELECT status FROM runs WHERE id = %s",
                             (lost_key,)).fetchone() in (("succeeded",), ("running",))
-        assert conn.execute("SELECT count(*) FROM runs WHERE job_id = %s AND status = 'skipped'"
-                            " AND scheduled_for > %s", (job, promoted + timedelta(seconds=5))
-                            ).fetchone() == (0,)
+        # The job was not frozen: at most the slot or two that came while the lost run was
+        # sent again (1 s answers) are skipped, not every slot of its 40 s lease.
+        skipped = conn.execute("SELECT count(*) FROM runs WHERE job_id = %s AND status = "
+                               "'skipped' AND scheduled_for > %s", (job, promoted)).fetchone()
+        assert skipped[0] <= 2, skipped
 
 
 async def test_a_slot_whose_claim_an_asynchronous_failover_lost_keeps_its_key(
@@ -253,8 +262,11 @@ async def test_a_slot_whose_claim_an_asynchronous_failover_lost_keeps_its_key(
                 await asyncio.to_thread(wait_http, f"{base}/readyz", 60)
                 async with httpx.AsyncClient(base_url=base, timeout=10,
                                              headers={"Authorization": f"Bearer {key}"}) as api:
+                    # catch-up `all`: the lost slot is sent again however late the new
+                    # primary claims it (with `latest` a slot more than 10 s late that is not
+                    # the newest is recorded missed, docs/operations.md)
                     r = await api.post("/v1/jobs", json={
-                        "name": "every 3 s", "schedule": "*/3 * * * * *",
+                        "name": "every 3 s", "schedule": "*/3 * * * * *", "catchup": "all",
                         "request": {"url": sink.url("/claimed")}})
                     assert r.status_code == 201, r.text
                     await asyncio.to_thread(pair.standby_caught_up)
