@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import pwd
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,6 +17,7 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from tests.helpers import eventually
 from tests.processes import cronledger, free_port, run_cli, stop, wait_http
+from tests.servers import server_address
 from tests.sink import Sink
 
 PGBOUNCER = Path("/usr/sbin/pgbouncer")
@@ -55,8 +57,10 @@ ignore_startup_parameters = extra_float_digits
     tmp_path.chmod(0o755)
     for name in ("users.txt", "pgbouncer.ini"):
         (tmp_path / name).chmod(0o644)
-    # PgBouncer refuses to run as root.
-    user_flag = ["-u", "nobody"] if os.geteuid() == 0 else []
+    # PgBouncer refuses to run as root: it runs as a user that can reach the server, the
+    # owner of its socket folder when it listens on a Unix socket only (the embedded server,
+    # whose folder is 0700), else nobody.
+    user_flag = ["-u", _server_user(fresh_dsn)] if os.geteuid() == 0 else []
     log = tmp_path / "pgbouncer.log"
     with open(log, "wb") as out:
         process = subprocess.Popen([str(PGBOUNCER), *user_flag, str(tmp_path / "pgbouncer.ini")],
@@ -67,6 +71,13 @@ ignore_startup_parameters = extra_float_digits
     finally:
         process.terminate()
         process.wait(10)
+
+
+def _server_user(dsn: str) -> str:
+    address = server_address(dsn)
+    if address.is_unix and address.path:
+        return pwd.getpwuid(os.stat(os.path.dirname(address.path)).st_uid).pw_name
+    return "nobody"
 
 
 def wait_port(port: int, process: subprocess.Popen, log: Path) -> None:
