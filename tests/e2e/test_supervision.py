@@ -117,7 +117,10 @@ async def test_a_service_that_ignores_its_stop_is_cancelled_after_the_grace(
     requested.set()
     assert await asyncio.wait_for(task, 30) is None  # ended although "deaf" never stopped
     assert deaf.cancelled
-    [line] = [r.getMessage() for r in caplog.records if "did not stop" in r.getMessage()]
+    # (with no grace at all, a service busy at the stop - the retention pass making its
+    # partitions at start on a loaded machine - may be cancelled too: only "deaf" is asserted)
+    [line] = [r.getMessage() for r in caplog.records
+              if "did not stop" in r.getMessage() and "service deaf " in r.getMessage()]
     assert "background service deaf did not stop within 0 s" in line
     assert "in run" in line  # where it was waiting: its task's stack
 
