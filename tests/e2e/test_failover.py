@@ -269,6 +269,13 @@ async def test_a_slot_whose_claim_an_asynchronous_failover_lost_keeps_its_key(
                         "name": "every 3 s", "schedule": "*/3 * * * * *", "catchup": "all",
                         "request": {"url": sink.url("/claimed")}})
                     assert r.status_code == 201, r.text
+                    await eventually(lambda: sink.hits, 30, what="a first delivery")
+                    # Nothing of the job in flight, all of it on the standby, then detached: a
+                    # run in flight now would be sent again by the new primary, and the
+                    # overlap policy would skip the slot below meanwhile.
+                    await eventually(lambda: pair.primary.execute(
+                        "SELECT count(*) FROM runs WHERE status IN ('running', 'queued')",
+                        "cronledger") == [(0,)], 30, 0.01, what="no run in flight")
                     await asyncio.to_thread(pair.standby_caught_up)
                     await asyncio.to_thread(pair.detach_standby)
                     detached = datetime.now(UTC)
