@@ -31,6 +31,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
 from core.config import ConfigError, Settings, load_settings
+from core.dsn import libpq_dsn
 from core.errors import DomainError
 
 log = logging.getLogger("cronledger")
@@ -49,8 +50,9 @@ def database(settings: Settings, *, migrate: bool = True, wait: bool = False) ->
     (:func:`core.services.outage.wait_for_database`) - and migrated once it answers.
 
     Raises:
-        SystemExit: (code 1) the embedded server could not be started; one paragraph saying
-            what failed and what to do was printed to stderr.
+        SystemExit: (code 1) the embedded server could not be started, or the database refused
+            or could not be reached for the migrations; one line or paragraph saying what
+            failed was printed to stderr (never a traceback).
     """
     embedded = None
     try:
@@ -86,9 +88,17 @@ def database(settings: Settings, *, migrate: bool = True, wait: bool = False) ->
                 raise SystemExit(1) from None
             log.info("embedded PostgreSQL in %s (DATABASE_URL is unset)", embedded.data_dir)
         if migrate:
-            from core.migrate import upgrade
+            import psycopg
 
-            upgrade(settings.listen_database_url or dsn)
+            from core.migrate import upgrade
+            from core.services.outage import describe
+
+            target = settings.listen_database_url or dsn
+            try:
+                upgrade(target)
+            except psycopg.OperationalError as exc:  # unreachable, refused: one line, exit 1
+                text = " ".join(str(exc).split())
+                raise SystemExit(f"cronledger: PostgreSQL at {describe(target)}: {text}") from None
         yield dsn
     finally:
         if embedded is not None:
@@ -383,8 +393,8 @@ def _projections_rebuild(settings: Settings) -> int:
 
 
 def _db_url(settings: Settings) -> int:
-    if settings.database_url:
-        print(settings.database_url)
+    if settings.database_url:  # as libpq reads it: psql "$(cronledger db-url)" must connect
+        print(libpq_dsn(settings.database_url))
         return 0
     from core.embedded import read_dsn
 

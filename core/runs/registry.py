@@ -39,6 +39,9 @@ BEAT_SECONDS = 10.0  # seconds between a worker's upserts of its row
 LIVE_SECONDS = 30.0  # a row seen within this many seconds is a live worker
 FORGET_SECONDS = 86400.0  # rows not seen for this long are deleted by the next beat
 WAIT_SECONDS = 2.0  # at most this long spent on one beat, or on deleting the row at stop
+# seconds before the next beat after one failed: ``/readyz`` reads the rows, so after an outage
+# longer than LIVE_SECONDS it must not wait a whole BEAT_SECONDS to see the worker back
+RETRY_SECONDS = 1.0
 
 
 def live_after(now: datetime) -> datetime:
@@ -126,8 +129,9 @@ class Registration:
 
     A beat that fails or takes more than :data:`WAIT_SECONDS` (the database unreachable: the
     worker's own loop logs the outage) is skipped; any other error is logged with its
-    traceback. Either way the next beat comes :data:`BEAT_SECONDS` later: the registry is an
-    optimisation of the claim, never a reason to stop one. Until a beat succeeds the other
+    traceback. Either way the next beat comes :data:`RETRY_SECONDS` later (after a written one,
+    :data:`BEAT_SECONDS`): the registry is an optimisation of the claim, never a reason to stop
+    one. Until a beat succeeds the other
     workers do not count this one (they claim more). A beat due during a burst of sends the
     worker announced in ``quiet`` waits for its end: a fraction of a second, nothing against
     :data:`LIVE_SECONDS`.
@@ -142,8 +146,9 @@ class Registration:
         self._task: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
-        await self._beat()
-        self._task = asyncio.create_task(self._run(), name="cronledger-worker-registration")
+        written = await self._beat()
+        self._task = asyncio.create_task(self._run(written),
+                                         name="cronledger-worker-registration")
 
     async def stop(self) -> None:
         """End the beats and delete the row, waiting at most :data:`WAIT_SECONDS` for the
@@ -155,20 +160,24 @@ class Registration:
             async with asyncio.timeout(WAIT_SECONDS):
                 await leave(self.pool, self.worker_id)
 
-    async def _run(self) -> None:
+    async def _run(self, written: bool) -> None:
+        """Beat until cancelled; ``written``: whether the beat just before was written."""
         while True:
-            await asyncio.sleep(BEAT_SECONDS)
+            await asyncio.sleep(BEAT_SECONDS if written else RETRY_SECONDS)
             await self.quiet.wait()
-            await self._beat()
+            written = await self._beat()
 
-    async def _beat(self) -> None:
+    async def _beat(self) -> bool:
+        """One beat; whether the row was written."""
         try:
             async with asyncio.timeout(WAIT_SECONDS):
                 await beat(self.pool, self.worker_id, self.clock.now())
         except (psycopg.Error, OSError, TimeoutError) as exc:
             log.debug("worker %s: heartbeat not written: %s", self.worker_id, exc)
+            return False
         except Exception:  # noqa: BLE001 - a failed beat must not end the registration
             log.exception("worker %s: heartbeat failed", self.worker_id)
-        else:
-            if self.on_beat is not None:
-                self.on_beat()
+            return False
+        if self.on_beat is not None:
+            self.on_beat()
+        return True

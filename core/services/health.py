@@ -34,6 +34,10 @@ log = logging.getLogger("cronledger.health")
 HEARTBEAT_ENV = "CRONLEDGER_HEARTBEAT_FILE"
 HEARTBEAT_NAME = "cronledger-heartbeat"
 DEFAULT_INTERVAL = 10.0  # seconds between beats
+# seconds between beats while the last one failed: ``/readyz`` of ``serve`` reads what the last
+# beat found, so after an outage it must not wait a whole ``DEFAULT_INTERVAL`` to see the
+# database back (measured: 503 for up to 10 s after PostgreSQL answered again)
+RETRY_INTERVAL = 1.0
 DEFAULT_MAX_AGE = 60.0  # seconds after which ``cronledger health`` calls the file stale
 DB_TIMEOUT = 5.0  # seconds a ``SELECT 1`` may take to count as "the database answered"
 
@@ -102,15 +106,19 @@ class Heartbeat:
         pool: the services' pool; each beat runs ``SELECT 1`` on it.
         clock: the injected clock (the instant written).
         interval: seconds between beats.
+        retry_interval: seconds between beats while the last one failed (at most
+            ``interval``), so recovery is seen within about that long.
         db_timeout: seconds the ``SELECT 1`` may take.
         health: told what each beat found (``/readyz`` of ``serve`` reads it).
     """
 
     def __init__(self, path: Path, pool: AsyncConnectionPool, clock: Clock, *,
-                 interval: float = DEFAULT_INTERVAL, db_timeout: float = DB_TIMEOUT,
+                 interval: float = DEFAULT_INTERVAL, retry_interval: float = RETRY_INTERVAL,
+                 db_timeout: float = DB_TIMEOUT,
                  health: ServicesHealth | None = None) -> None:
         self.path, self.pool, self.clock = path, pool, clock
         self.interval, self.db_timeout = interval, db_timeout
+        self.retry_interval = min(retry_interval, interval)
         self.health = health or ServicesHealth()
         self._warned = False
 
@@ -148,12 +156,13 @@ class Heartbeat:
         return True
 
     async def run(self, tasks: Sequence[asyncio.Task[object]]) -> None:
-        """Beat every ``interval`` seconds until cancelled; the file is removed on the way out,
-        so a stopped process is never reported healthy."""
+        """Beat every ``interval`` seconds (every ``retry_interval`` seconds while the last beat
+        failed) until cancelled; the file is removed on the way out, so a stopped process is
+        never reported healthy."""
         try:
             while True:
-                await self.beat(tasks)
-                await asyncio.sleep(self.interval)
+                written = await self.beat(tasks)
+                await asyncio.sleep(self.interval if written else self.retry_interval)
         finally:
             with contextlib.suppress(OSError):
                 self.path.unlink()

@@ -108,3 +108,26 @@ def test_a_dsn_libpq_rejects_is_exit_2_naming_the_variable() -> None:
             lines = done.stderr.strip().splitlines()
             assert len(lines) == 1 and lines[0].startswith(f"cronledger: {variable} "), lines
             assert "target_session_attrs" in lines[0] and "s3cr3t" not in done.stderr
+
+
+def test_db_url_prints_what_libpq_reads() -> None:
+    """A SQLAlchemy-style scheme in DATABASE_URL is printed without its driver suffix, so
+    ``psql "$(cronledger db-url)"`` connects (libpq does not know ``postgresql+psycopg``)."""
+    dsn = "postgresql+psycopg://u@h1:5432,h2:5433/db?target_session_attrs=read-write"
+    done = subprocess.run([sys.executable, "-m", "api.cli", "db-url"], cwd=ROOT,
+                          env={**os.environ, "DATABASE_URL": dsn}, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == dsn.replace("postgresql+psycopg://", "postgresql://")
+
+
+def test_migrate_against_no_server_is_one_line() -> None:
+    """``cronledger migrate`` with every host down: exit 1 and one line naming the hosts."""
+    dsn = f"postgresql://u@127.0.0.1:{free_port()},127.0.0.1:{free_port()}/db?connect_timeout=2"
+    done = subprocess.run([sys.executable, "-m", "api.cli", "migrate"], cwd=ROOT,
+                          env={**os.environ, "DATABASE_URL": dsn}, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 1, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("cronledger: PostgreSQL at 127.0.0.1:"), lines
+    assert "Traceback" not in done.stderr

@@ -57,6 +57,38 @@ async def test_services_starved_of_connections_are_not_ready(
             await services_pool.close()
 
 
+async def test_services_ready_again_soon_after_the_database_is_back(
+        fresh_dsn: str, settings: Settings, tmp_path: Path) -> None:
+    """A failed beat is retried every ``retry_interval`` s, not after a whole ``interval``: an
+    hour-long interval here, so only the retry can see the database back."""
+    health = ServicesHealth()
+    app = create_app(fresh_dsn, settings, SystemClock(), services_health=health)
+    with DbProxy(fresh_dsn) as proxy:
+        services_pool = await open_pool(proxy.dsn, min_size=1, max_size=1, timeout=0.5)
+        heartbeat = Heartbeat(tmp_path / "beat", services_pool, SystemClock(), interval=3600,
+                              retry_interval=0.2, db_timeout=0.5, health=health)
+        forever = asyncio.create_task(asyncio.Event().wait())
+        proxy.full()  # the first beat fails
+        beating = asyncio.create_task(heartbeat.run([forever]))
+        try:
+            async with AsyncTestClient(app=app, raise_server_exceptions=False) as api:
+                async def not_ready() -> bool:
+                    return (await api.get("/readyz")).status_code == 503
+                await eventually(not_ready, what="/readyz 503 while the services are starved")
+                proxy.forward()
+
+                async def ready_again() -> bool:
+                    return (await api.get("/readyz")).status_code == 200
+                await eventually(ready_again, 20,
+                                 what="/readyz 200 within seconds, not after the interval")
+                assert (tmp_path / "beat").exists()
+        finally:
+            beating.cancel()
+            forever.cancel()
+            await asyncio.gather(beating, forever, return_exceptions=True)
+            await services_pool.close()
+
+
 async def test_registered_workers_none_live_are_not_ready(fresh_dsn: str,
                                                           settings: Settings) -> None:
     app = create_app(fresh_dsn, settings, SystemClock())
