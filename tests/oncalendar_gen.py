@@ -17,7 +17,8 @@ from zoneinfo import ZoneInfo
 WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 LONG = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 SHORTHANDS = ("minutely", "hourly", "daily", "monthly", "weekly", "yearly", "annually",
-              "quarterly", "semiannually")
+              "quarterly", "semiannually", "anually", "biannually", "bi-annually",
+              "semi-annually")
 TRAILING_ZONES = ("UTC", "utc", "Asia/Tokyo", "Europe/London", "America/Santiago")
 #: Zones of the differential: none, the two usual DST changes, 30-minute DST (Lord Howe),
 #: DST changes at midnight (Santiago), a 30-minute offset without DST (Kolkata).
@@ -56,7 +57,9 @@ def _value(rng: random.Random, low: int, high: int, width: int) -> str:
         b = rng.randint(a, high)
         return f"{n(a)}..{n(b)}"
     a = rng.randint(low, min(high, low + 5))
-    step = rng.randint(1, max(1, (high - low) // 3))
+    # now and then a repetition near or past the part's length (systemd refuses some)
+    step = rng.randint(1, max(1, (high - low) // 3)) if rng.random() < 0.8 \
+        else rng.randint(high - low - 2, high - low + 2)
     if rng.random() < 0.3:
         b = rng.randint(a, high)
         return f"{n(a)}..{n(b)}/{step}"
@@ -67,7 +70,9 @@ def _date(rng: random.Random) -> str:
     year = rng.choice(("*", "*", "*", "2024", "2025", "24", "2024..2026", "2025,2027"))
     month = _value(rng, 1, 12, 2)
     if rng.random() < 0.2:
-        day = "~" + rng.choice(("1", "01", "3", "1..3", "7/2", "2,5"))
+        day = "~" + rng.choice(("1", "01", "3", "1..3", "7/2", "2,5", "06..09/2",
+                                "01/1", "02/1", "01..31", "20,27", "07,25", "1,2,22",
+                                "1,2,23", "28", "29", "04/3", "1..28/27"))
         return f"{year}-{month}{day}" if rng.random() < 0.7 else f"{month}{day}"
     day = _value(rng, 1, 31, 2)
     return f"{year}-{month}-{day}" if rng.random() < 0.7 else f"{month}-{day}"
@@ -89,6 +94,10 @@ _MUTATIONS = (
     lambda e: e.replace("~", "~29", 1), lambda e: e.replace("-", "-13-", 1),
     lambda e: "* " + e, lambda e: e.replace("*", "*,1", 1), lambda e: e + " Mars/Base",
     lambda e: "1969-01-01 " + e.split()[-1], lambda e: e.replace(":", "::", 1),
+    lambda e: "Tues " + e, lambda e: "Thurs,Fri " + e, lambda e: "Mon,,Tue " + e,
+    lambda e: "Mon..Wed..Fri " + e, lambda e: "Mon, " + e, lambda e: e + " " + e.split()[-1],
+    lambda e: "*-06/7-* " + e.split()[-1], lambda e: e.replace(":", ":00/60:", 1),
+    lambda e: "Mon-Wed..Fri " + e, lambda e: "Monday,Sun " + e,
 )
 
 

@@ -63,7 +63,14 @@ from core.schedule.days import (
     parse_day_period,
 )
 from core.schedule.fields import CronSpec, check_occurs, parse_cron
-from core.schedule.grammar import format_utc, parse_at, parse_interval, recognise, split_form
+from core.schedule.grammar import (
+    format_utc,
+    normalise_spaces,
+    parse_at,
+    parse_interval,
+    recognise,
+    split_form,
+)
 from core.schedule.model import (
     MAX_EXPRESSION_LENGTH,
     MAX_FIRES,
@@ -227,6 +234,8 @@ def parse_schedule(
         ValueError: ``anchor`` or ``now`` is naive or out of range (a programming error).
     """
     zone_checked = False
+    if isinstance(expression, str):
+        expression = normalise_spaces(expression)
     if isinstance(expression, str) and 0 < len(expression.strip()) <= MAX_EXPRESSION_LENGTH:
         text = expression.strip()
         zone = load_zone(timezone)  # a bad zone is reported as such, not as a reading
@@ -327,11 +336,11 @@ def _read_form(expression: object) -> tuple[str, str] | None:
             MAX_EXPRESSION_LENGTH:
         return None
     try:
-        form, found = recognise(expression.strip(), zoneinfo.ZoneInfo("UTC"))
+        form, found = recognise(normalise_spaces(expression).strip(), zoneinfo.ZoneInfo("UTC"))
     except InvalidSchedule:
         return None
     if isinstance(found, OnCalendarSpec):
-        return form, expression.strip()
+        return form, normalise_spaces(expression).strip()
     if isinstance(found, str):
         return form, found
     return None

@@ -60,6 +60,13 @@ class Interval:
     label: str
 
 
+def normalise_spaces(text: str) -> str:
+    """Every Unicode space (no-break, narrow, thin …, ``\\r``) as an ASCII space, tabs and
+    line breaks kept: a space is a space whichever key typed it, so it never changes which
+    grammar reads a string (docs/schedules.md, *Grammar*)."""
+    return "".join(" " if ch.isspace() and ch not in "\t\n" else ch for ch in text)
+
+
 def recognise(text: str, zone: zoneinfo.ZoneInfo) -> tuple[str, OnCalendarSpec | str | None]:
     """Which grammar reads ``text`` (stripped, at most 200 characters).
 

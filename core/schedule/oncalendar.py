@@ -5,9 +5,11 @@
 several ``OnCalendar=`` lines of one timer, healthchecks' ``oncalendar`` kind): it fires at the
 union of their times.
 
-The fields are parsed by the ``oncalendar`` package (the evaluator healthchecks uses, by its
-author); its iterator also searches the naive wall-clock slots, as croniter does for cron. What
-this module adds, each found by the differential against ``systemd-analyze calendar``
+The parts are read as systemd reads them - what it refuses is refused, naming the part, and
+each part fires at the values systemd fires at (:mod:`core.schedule.calendar_chains`, a port of
+systemd's ``calendarspec.c``) - and searched by the ``oncalendar`` package's iterator (the
+evaluator healthchecks uses, by its author), as croniter does for cron. What this module adds,
+each found by the differential against ``systemd-analyze calendar``
 (``tests/unit/test_oncalendar_systemd.py``; docs/schedules.md, *OnCalendar*):
 
 1. **DST as systemd does it** (``calendar_spec_next_usec``: a wall-clock search forward from the
@@ -39,8 +41,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from oncalendar import SPECIALS, BaseIterator, OnCalendarError
+from oncalendar import BaseIterator
 
+from core.schedule.calendar_chains import SHORTHANDS, ChainError, read_event
 from core.schedule.model import Fire, InvalidSchedule
 from core.schedule.zones import _known_zones, load_zone, make_fire, transition_at
 
@@ -53,8 +56,6 @@ _WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday",
 _MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August",
            "September", "October", "November", "December")
 _ZONE_LIKE = re.compile(r"[A-Za-z][A-Za-z0-9_+-]*(?:/[A-Za-z0-9_+-]+)*")
-_FIELD_NAMES = ("day-of-week", "year", "month", "day", "hour", "minute", "second")
-_RANGES = ((0, 6), (1970, 2199), (1, 12), (1, 31), (0, 23), (0, 59), (0, 59))
 _SEARCH_END = datetime(2199, 12, 31, 23, 59, 59)
 
 
@@ -131,36 +132,27 @@ def parse_oncalendar(text: str, zone: zoneinfo.ZoneInfo) -> OnCalendarSpec:
     return OnCalendarSpec("\n".join(lines), tuple(_parse_line(line, zone) for line in lines))
 
 
-_EQUAL_RANGE_STEP = re.compile(r"(?<![\d.])(\d+)\.\.(\d+)/\d+")
-_EQUAL_RANGE = re.compile(r"(\d+)\.\.(\d+)")
-
-
 def _parse_line(line: str, zone: zoneinfo.ZoneInfo) -> CalendarEvent:
     body, zone_name = _split_zone(line, zone)
     if "." in body.replace("..", ""):
         raise CalendarError(f"calendar event {line!r}: '.' is only read in ranges ('..'); "
                             "fractional seconds are not supported", structural=not _shaped(body))
-    time_part = body.split()[-1].split(":")
-    if len(time_part) == 3 and any(
-            (m := _EQUAL_RANGE.fullmatch(term)) and int(m[1]) == int(m[2])
-            for term in time_part[2].split(",")):
-        raise CalendarError(f"calendar event {line!r} is not valid: a range of seconds must "
-                            "not start and end on the same second (systemd refuses it)",
-                            structural=not _shaped(body))
-    # The package reads 'A..A/S' as 'A/S' (from A to the end); systemd reads it as A alone.
-    body = _EQUAL_RANGE_STEP.sub(lambda m: m[1] if int(m[1]) == int(m[2]) else m[0], body)
     try:
-        template = BaseIterator(body, datetime(2000, 1, 1))
-    except (OnCalendarError, ValueError) as exc:
-        raise CalendarError(f"calendar event {line!r} is not valid: {_why(body, exc)} "
-                            "(systemd.time(7), 'Calendar Events')",
-                            structural=not _shaped(body)) from None
+        fields = read_event(body)
+    except ChainError as exc:
+        raise CalendarError(f"calendar event {line!r} is not valid: {exc} (systemd.time(7), "
+                            "'Calendar Events')", structural=not _shaped(body)) from None
+    # systemd's values (core/schedule/calendar_chains.py) searched by the package's iterator
+    template = BaseIterator("*-*-* 00:00:00", datetime(2000, 1, 1))
+    template.weekdays, template.years = set(fields.weekdays), set(fields.years)
+    template.months, template.days = set(fields.months), set(fields.days)
+    template.hours, template.minutes = set(fields.hours), set(fields.minutes)
+    template.seconds = set(fields.seconds)
+    template.any_reverse_day = any(d < 0 for d in fields.days)
     return CalendarEvent(
-        text=line, zone=zone_name, weekdays=frozenset(template.weekdays),
-        years=frozenset(template.years), months=frozenset(template.months),
-        days=frozenset(template.days), hours=frozenset(template.hours),
-        minutes=frozenset(template.minutes), seconds=frozenset(template.seconds),
-        _template=template)
+        text=line, zone=zone_name, weekdays=fields.weekdays, years=fields.years,
+        months=fields.months, days=fields.days, hours=fields.hours, minutes=fields.minutes,
+        seconds=fields.seconds, _template=template)
 
 
 def _split_zone(line: str, zone: zoneinfo.ZoneInfo) -> tuple[str, str | None]:
@@ -177,36 +169,44 @@ def _split_zone(line: str, zone: zoneinfo.ZoneInfo) -> tuple[str, str | None]:
             "Europe/Paris, or none")
     if last in _known_zones():
         return head, last
-    if _ZONE_LIKE.fullmatch(last) and last.lower() not in SPECIALS \
+    if _ZONE_LIKE.fullmatch(last) and last.lower() not in SHORTHANDS \
             and not _is_weekday_list(last):
         raise CalendarError(f"calendar event {line!r}: unknown time zone {last[:64]!r}",
                             structural=not _is_calendar_body(head))
     return line, None
 
 
-_WEEKDAY_PART = re.compile(r"(?:[A-Za-z]+(?:\.\.|-|,)?)+")
 _DATE_PART = re.compile(r"[\d*.,/~-]*[-~][\d*.,/~-]*")
 _TIME_PART = re.compile(r"[\d*.,/]*:[\d*.,/:]*")
 
 
 def _shaped(body: str) -> bool:
-    """Whether ``body``'s words have the shapes of ``[weekday] [date] [time]`` in that order
-    (or are one shorthand): then a refusal is about a value, not about the grammar."""
+    """Whether every word of ``body`` has the shape of a calendar event's part - a weekday
+    or a list of them, even misspelt (``Tues``, ``Mon,,Tue``), a date, a time, a shorthand:
+    then the string is a calendar event, and a refusal is about a part of it, never a reason
+    to read it in another grammar (docs/schedules.md, *Which grammar reads a string*)."""
     parts = body.split()
-    if len(parts) == 1 and parts[0].isalpha():
-        return parts[0].lower() in SPECIALS or _is_weekday_list(parts[0])
-    for pattern in (_WEEKDAY_PART, _DATE_PART, _TIME_PART):
-        if parts and pattern.fullmatch(parts[0]) and (
-                pattern is not _WEEKDAY_PART or _is_weekday_list(parts[0].rstrip(","))):
-            parts.pop(0)
-    return not parts
+    return bool(parts) and all(
+        _weekday_like(p) or _DATE_PART.fullmatch(p) or _TIME_PART.fullmatch(p)
+        or p.lower() in SHORTHANDS for p in parts)
+
+
+def _weekday_like(token: str) -> bool:
+    """``Mon``, ``monday``, ``Tues``, ``Thurs``, ``mondays``, ``Mon,,Tue``, ``Mon..Fri``:
+    weekday names, their prefixes of three letters or more, plurals, with separators."""
+    names = [p.lower() for p in re.split(r"[.,-]+", token) if p]
+    return bool(names) and len("".join(names)) + token.count(".") + token.count(",") \
+        + token.count("-") == len(token) and all(
+            n.isalpha() and len(n) >= 3 and any(
+                full.lower().startswith(n) or n == full.lower() + "s" for full in _WEEKDAYS)
+            for n in names)
 
 
 def _is_calendar_body(head: str) -> bool:
     """Whether ``head`` reads as a calendar event (then a bad last word is a bad zone)."""
     try:
-        BaseIterator(head, datetime(2000, 1, 1))
-    except (OnCalendarError, ValueError):
+        read_event(head)
+    except ChainError:
         return False
     return True
 
@@ -224,20 +224,6 @@ def _abbreviations(zone_name: str) -> frozenset[str]:
     names = {datetime(year, month, 1, 12, tzinfo=zone).tzname() or ""
              for year in range(1970, 2041) for month in (1, 4, 7, 10)}
     return frozenset(n.upper() for n in names if n and n[0] not in "+-") - {"UTC"}
-
-
-def _why(body: str, exc: Exception) -> str:
-    """Which part of ``body`` the package refused, in words."""
-    message = str(exc)
-    for index, name in enumerate(_FIELD_NAMES):
-        if message.lower() == f"bad {name}":
-            low, high = _RANGES[index]
-            return f"the {name} part is not valid (values {low}-{high}; lists with ',', " \
-                   "ranges with '..', repetitions with '/')"
-    if message == "Wrong number of fields":
-        return "expected [weekday] [year-month-day] [hour:minute[:second]] [time zone], " \
-               "with 'Mon..Fri' weekdays, '*-*-1' dates and '09:00' times"
-    return message[:1].lower() + message[1:]
 
 
 def calendar_fires(spec: OnCalendarSpec, zone: zoneinfo.ZoneInfo,

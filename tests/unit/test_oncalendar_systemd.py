@@ -63,6 +63,9 @@ def _compare(expression: str, zone: zoneinfo.ZoneInfo, base: datetime,
              elapses: list[datetime] | str | None, iterations: int = ITERATIONS) -> str | None:
     if elapses == FAILED:  # systemd's own bug (tests/systemd_calendar.py): nothing to compare
         return None
+    whole = _whole(expression, zone, base, elapses)
+    if whole:
+        return whole
     try:
         spec = parse_oncalendar(expression, zone)
     except CalendarError as exc:
@@ -80,6 +83,25 @@ def _compare(expression: str, zone: zoneinfo.ZoneInfo, base: datetime,
         return None
     return (f"{expression!r}: cronledger {[f.isoformat() for f in fires]} != systemd "
             f"{[e.isoformat() for e in elapses]}")
+
+
+def _whole(expression: str, zone: zoneinfo.ZoneInfo, base: datetime,
+           elapses: list[datetime] | str | None) -> str | None:
+    """The schedule as a whole (every grammar, as the API reads it): what systemd refuses is
+    refused (a 422), whatever grammar tries it; what it accepts is read as a calendar event
+    (unless it never fires again: "never", refused on purpose)."""
+    try:
+        schedule = parse_schedule(expression, zone.key, anchor=base)
+    except InvalidSchedule as exc:
+        if elapses is None or elapses == []:
+            return None
+        return f"{expression!r}: systemd accepts it, parse_schedule refuses: {exc}"
+    if elapses is None:
+        return (f"{expression!r}: systemd refuses it, parse_schedule accepts it as "
+                f"{schedule.kind} {schedule.expression!r}")
+    if schedule.kind != "oncalendar":
+        return f"{expression!r}: read as {schedule.kind}, not as a calendar event"
+    return None
 
 
 def _event_zone(spec, zone: zoneinfo.ZoneInfo) -> zoneinfo.ZoneInfo:
@@ -160,9 +182,9 @@ NOW = datetime(2024, 3, 30, 12, tzinfo=UTC)
     ("09:00 CET", "Europe/Paris", "'CET' is an abbreviation of Europe/Paris"),
     ("09:00 edt", "America/New_York", "'edt' is an abbreviation of America/New_York"),
     ("09:00 Mars/Base", "UTC", "unknown time zone 'Mars/Base'"),
-    ("Mon..Fri 25:00", "UTC", "the hour part is not valid"),
+    ("Mon..Fri 25:00", "UTC", "the hour part '25' is not valid: values are 0-23"),
     ("Mon..Fri at 9am", "UTC", "calendar event 'Mon..Fri at 9am' is not valid"),
-    ("Fri..Mon 09:00", "UTC", "the day-of-week part is not valid"),
+    ("Fri..Mon 09:00", "UTC", "the weekday part 'Fri..Mon' is not valid"),
     ("@1700000000", "UTC", "unknown schedule keyword"),
     ("Mon 09:00\n" * 11, "UTC", "at most 10 calendar events"),
 ])
@@ -186,3 +208,54 @@ def test_several_lines_fire_at_the_union_like_several_oncalendar_lines():
     assert fires == expected
     assert schedule.describe() == ("At 09:00, Monday through Friday; At 12:00, Saturday "
                                    "(UTC time) (Europe/Paris)")
+
+
+#: Read wrongly or accepted against systemd before (issue 26's verification): each is now
+#: read as systemd reads it, or refused as systemd refuses it, with the part named.
+SYSTEMD_CASES = [
+    ("*-06~06..09/2", None),  # '/' in a '~' range counts from its first day (~6, ~8)
+    ("*-*~06..09/2 12:00", None),
+    ("*-06/7-*", "the month part '06/7'"),
+    ("*:00/60", "the minute part '00/60'"),
+    ("*:*:00/60", "the second part '00/60'"),
+    ("*-*~01/1", "the day part '~01/1'"),
+    ("*-*~01..31", "the day part '~01..31'"),
+    ("*-*~20,27", "the day part '~20,27'"),
+    ("*-*~07,25", None),
+    ("*-*~1,2,23", "the day part '~1,2,23'"),
+    ("*-*-* 09:00 09:00", "'09:00' after the time of day '09:00'"),
+    ("Mon,,Tue 09:00", "the weekday part 'Mon,,Tue'"),
+    ("Tues 09:00", "'Tues' is not a weekday name"),
+    ("Thurs,Fri 09:00", "'Thurs' is not a weekday name"),
+    ("Mon, hourly", "'hourly' is a shorthand and stands alone"),
+    ("03..03/13:00", None), ("*-*-* 9..17/24:00", None), ("*:00..59/60", None),
+    ("biannually", None), ("bi-annually", None), ("semi-annually", None), ("anually", None),
+    ("*-*-01/30", None), ("*-*-02/30", "the day part '02/30'"),
+    ("1970/229-*-* 12:00", None), ("1970/230-*-*", "the year part '1970/230'"),
+]
+
+
+@pytest.mark.parametrize(("expression", "refused"), SYSTEMD_CASES)
+@pytest.mark.parametrize("zone_name", ["Europe/Paris", "America/New_York"])
+def test_systemd_reads_it_so_do_we_or_both_refuse(expression, refused, zone_name):
+    """The rule: systemd refuses it -> a 422 naming the part; systemd accepts it -> the same
+    fires, around both DST changes."""
+    zone = zoneinfo.ZoneInfo(zone_name)
+    for base in dst_bases(zone_name):
+        expected = systemd_elapses([expression], zone_name, base, 6)[expression]
+        assert (expected is None) == (refused is not None), (expression, expected)
+        assert _compare(expression, zone, base, expected, 6) is None
+        if refused is not None:
+            with pytest.raises(InvalidSchedule) as info:
+                parse_schedule(expression, zone_name, anchor=base)
+            assert refused in str(info.value)
+
+
+@pytest.mark.parametrize("expression", ["Mon\u00a009:00", "Mon 09:00\u202fUTC",
+                                        "*-*-*\u200902:30"])
+def test_a_unicode_space_is_a_space_and_keeps_the_grammar(expression):
+    plain = "".join(" " if ch.isspace() else ch for ch in expression)
+    ours = parse_schedule(expression, "Europe/Paris", anchor=NOW)
+    theirs = parse_schedule(plain, "Europe/Paris", anchor=NOW)
+    assert ours.kind == theirs.kind == "oncalendar"
+    assert [f.at for f in ours.fires(NOW, 10)] == [f.at for f in theirs.fires(NOW, 10)]

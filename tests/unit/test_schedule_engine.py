@@ -237,7 +237,7 @@ def test_at_fires_once() -> None:
         ("x" * 201, "201 characters long; the limit is 200"),
         ("", "schedule is empty"),
         ("   ", "schedule is empty"),
-        ("*\u00a0* * * *", "character that is not allowed"),
+        ("*\u200b* * * *", "character that is not allowed"),
         ("@foo", "unknown schedule keyword '@foo'"),
         ("@daily 5", "@daily takes nothing after it"),
         ("hello", "'hello' is not a schedule"),
