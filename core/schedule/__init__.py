@@ -44,9 +44,11 @@ canonical expression we generate (:mod:`core.schedule.cron`). What the wrapper c
 
 from __future__ import annotations
 
+import calendar
 import dataclasses
 import functools
 import itertools
+import re
 import zoneinfo
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -62,7 +64,7 @@ from core.schedule.days import (
     is_day_period,
     parse_day_period,
 )
-from core.schedule.fields import CronSpec, check_occurs, parse_cron
+from core.schedule.fields import CronSpec, check_occurs, compress, parse_cron
 from core.schedule.grammar import (
     format_utc,
     normalise_spaces,
@@ -90,6 +92,7 @@ from core.schedule.zones import load_zone, make_fire
 __all__ = ["Fire", "InvalidSchedule", "Schedule", "cached_schedule", "parse_schedule",
            "canonical_form", "schedule_text"]
 
+_NTH = {1: "first", 2: "second", 3: "third", 4: "fourth", 5: "fifth"}
 _DESCRIBE_OPTIONS = Options(locale_code="en_US", use_24hour_time_format=False)
 
 
@@ -367,16 +370,51 @@ def _check_fires(schedule: Schedule, spec: CronSpec, start: datetime) -> None:
 def _describe(spec: CronSpec) -> str:
     # cron_descriptor guesses whether a 6-field string starts with seconds; 7 fields (seconds
     # first, year last) are unambiguous.
-    text = f"{spec.text} *" if spec.has_seconds else spec.text
+    text = _describable(spec)
+    dow = spec.dow
+    mixed = bool(dow.days) and bool(dow.nth or dow.last) and not dow.star
+    if mixed:  # cron_descriptor reads "0,3#2" as "the second Sunday and Wednesday"
+        fields = text.split()
+        fields[-1] = compress(dow.days, 0, 6)
+        text = " ".join(fields)
+    text = f"{text} *" if spec.has_seconds else text
     try:
         label = ExpressionDescriptor(text, _DESCRIBE_OPTIONS).get_description()
     except Exception:  # cron_descriptor raises assorted errors on exotic but valid input
         return f"Cron '{spec.text}'"
+    if mixed:
+        label = label.replace(", only on ", ", on ") + ", and on " + " and ".join(
+            [f"the {_NTH[k]} {calendar.day_name[(d - 1) % 7]} of the month"
+             for d, k in sorted(dow.nth)]
+            + [f"the last {calendar.day_name[(d - 1) % 7]} of the month"
+               for d in sorted(dow.last)])
+    hours = spec.text.split()[-4]
+    if hours.startswith("*/") and hours != "*/1":
+        # a wildcard step of hours follows the clock's hours (a DST change shortens or
+        # lengthens one gap); the words "every 2 hours" are elapsed time (docs/schedules.md)
+        label = re.sub(r"(?i)\b(every \d+ hours)", r"\1 of the clock", label, count=1)
     if not spec.day_or:
         # cron_descriptor always reads two restricted day fields as OR; Vixie ANDs them when one
         # starts with '*' (e.g. */2).
         label = label.replace(", or on ", ", and only on ")
     return label
+
+
+def _describable(spec: CronSpec) -> str:
+    """``spec.text`` with a day-of-week that names 7 (Sunday, as 0) rewritten in 0-6:
+    cron_descriptor reads ``0-7`` as "Sunday through Sunday"."""
+    fields = spec.text.split()
+    if not re.search(r"(?:^|[,-])7(?:$|[,/-])", spec.dow.text):
+        return " ".join(fields)
+    dow = spec.dow
+    special = [f"{d}#{k}" for d, k in sorted(dow.nth)] + [f"{d}L" for d in sorted(dow.last)]
+    if dow.days == frozenset(range(7)) and not special:
+        fields[-1] = "*"
+        if spec.day_or:  # every weekday ORed with the days of the month: every day
+            fields[-3] = "*"
+    else:
+        fields[-1] = ",".join(([compress(dow.days, 0, 6)] if dow.days else []) + special)
+    return " ".join(fields)
 
 
 def _check_limit(value: int, name: str) -> None:

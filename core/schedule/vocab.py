@@ -19,7 +19,10 @@ Kinds:
 * ``other`` (``every other day``: a period of 2), ``sur`` (``un jour sur deux``: of N);
 * ``past`` (``past``, ``apres``), ``range`` (``through``, ``au``), ``between``, ``and``, ``or``,
   ``at`` (a following bare number is an hour), ``the`` (a following bare number is a day of
-  the month), ``every``, ``filler`` (read and ignored: ``on``, ``of``, ``du``).
+  the month), ``every``, ``filler`` (read and ignored: ``on``, ``of``, ``du``);
+* ``single`` (``every single day``: read after ``every`` only), ``part_of_day``
+  (``morning``, ``soir``: known, so that they are refused as what they are - not times - and
+  never "corrected" into a word of another meaning).
 """
 
 from __future__ import annotations
@@ -101,7 +104,10 @@ ENGLISH = Vocabulary(
         "every": ("every", None), "each": ("every", None), "all": ("every", None),
         "of": ("filler", None), "in": ("filler", None), "only": ("filler", None),
         "a": ("filler", None), "per": ("every", None), "other": ("other", None),
-        "alternate": ("other", None),
+        "alternate": ("other", None), "single": ("single", None),
+        **{w: ("part_of_day", None) for w in ("morning", "mornings", "evening", "evenings",
+                                              "afternoon", "afternoons", "night", "nights",
+                                              "tonight", "dawn", "dusk")},
     },
     terms={("business", "days"): "business_days", ("business", "day"): "business_days",
            ("working", "days"): "working_days", ("work", "days"): "working_days",
@@ -160,13 +166,17 @@ FRENCH = Vocabulary(
         "du": ("filler", None), "d": ("filler", None), "en": ("filler", None),
         "seulement": ("filler", None), "uniquement": ("filler", None),
         "sur": ("sur", None),
+        **{w: ("part_of_day", None) for w in ("matin", "matins", "soir", "soirs", "soiree",
+                                              "soirees", "nuit", "nuits", "matinee",
+                                              "matinees", "apres_midi")},
     },
     terms={("jours", "ouvres"): "jours_ouvres", ("jour", "ouvre"): "jours_ouvres",
            ("jours", "ouvrables"): "jours_ouvrables", ("jour", "ouvrable"): "jours_ouvrables",
            ("en", "semaine"): "en_semaine", ("week", "end"): "weekend",
            ("week", "-", "end"): "weekend", ("week", "-", "ends"): "weekends",
            ("week", "ends"): "weekends", ("fin", "de", "semaine"): "fin_de_semaine",
-           ("fins", "de", "semaine"): "fin_de_semaine"},
+           ("fins", "de", "semaine"): "fin_de_semaine",
+           ("apres", "-", "midi"): "apres_midi", ("apres", "midi"): "apres_midi"},
 )
 
 LANGUAGES = (ENGLISH, FRENCH)

@@ -58,6 +58,9 @@ def window_fields(unit: str | None, n: int, minutes_past: list[int], start: Cloc
             return {(m, 0) for m in range(0, 60, n)}
         if unit == "hour" and (hour - start[0]) % n:
             return set()
+        if unit == "hour" and not minutes_past:
+            # every N hours from the window's start: 9:30, 11:30 … (not 11:00)
+            return {(start[1], start[2])}
         return {(m, 0) for m in (minutes_past or [0])}
 
     inside = {h: frozenset((m, s) for m, s in base(h) if start <= (h, m, s) <= end)
@@ -85,7 +88,7 @@ def window_fields(unit: str | None, n: int, minutes_past: list[int], start: Cloc
     seconds = sorted({s for _, s in full})
     minutes = sorted({m for m, _ in full})
     return WindowFields(
-        seconds=_field(seconds, 60) if unit == "second" else None,
+        seconds=_field(seconds, 60) if unit == "second" or seconds != [0] else None,
         minutes=_field(minutes, 60),
         hours=_hours(hours, n if unit == "hour" else 1))
 

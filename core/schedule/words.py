@@ -86,6 +86,9 @@ class _Reading:
     segments: list[tuple[str, frozenset, str]] = field(default_factory=list)
     said_past: bool = False
     dow_word: str = ""
+    #: long units said with "every" ("every day", "of every month", "daily"): unit -> word
+    every_units: dict[str, str] = field(default_factory=dict)
+    month_word: str = ""
 
 
 def normalise(text: str) -> str:
@@ -161,6 +164,13 @@ def _reads(text: str) -> bool:
     except InvalidSchedule:
         return False
     return True
+
+
+def _reading(text: str) -> str:
+    """The canonical form ``text`` reads as (it reads)."""
+    vocab, tokens = _tokenise(text)
+    return _build(_Reader(vocab, tokens, text, suggest=False).read(), text, vocab.language,
+                  suggest=False)
 
 
 def _in_term(word: str, vocab: Vocabulary) -> bool:
@@ -288,7 +298,15 @@ class _Reader:
             self.unit()
         elif kind == "every_unit":
             self.r.periods.append((1, self.value(), self.word()))
+            self.said_every(self.value(), self.word())
             self.i += 1
+        elif kind == "single":  # "every single day": "every", said with weight
+            if self.previous() != "every":
+                raise self.fail("'single' is read after 'every' only ('every single day')")
+            self.i += 1
+        elif kind == "part_of_day":
+            raise self.fail("a part of the day is not a time the reader can place: give the "
+                            "time ('every day at 9am', 'tous les jours à 19h')")
         elif kind == "dow":
             self.weekdays()
         elif kind == "days":
@@ -374,13 +392,25 @@ class _Reader:
         vocabulary = [w for w in self.vocab.words if len(w) > 1 and "_" not in w]
         vocabulary += [" ".join(term) for term in self.vocab.terms]
         suggestion = None
-        if self.suggest:  # the nearest reading: the closest word whose phrase reads
-            for close in difflib.get_close_matches(text, vocabulary, n=3, cutoff=0.6):
-                candidate = self.corrected(close)
-                if _reads(candidate):
-                    suggestion = candidate
-                    break
+        if self.suggest:
+            suggestion = self.misspelling(text, vocabulary)
         raise self.fail("this word is not understood", suggestion=suggestion)
+
+    def misspelling(self, text: str, vocabulary: list[str]) -> str | None:
+        """The phrase with ``text`` corrected, when it is a misspelling of one word: the
+        nearest words (fewest edits) whose phrases read must all read the same schedule -
+        "onday" is "monday", but a word as near to two readings is not guessed."""
+        near = [w for w in difflib.get_close_matches(text, vocabulary, n=10, cutoff=0.6)
+                if _is_typo(text, w)]
+        if not near:
+            return None
+        fewest = min(_edits(text, w) for w in near)
+        readings: dict[str, str] = {}
+        for close in (w for w in near if _edits(text, w) == fewest):
+            candidate = self.corrected(close)
+            if _reads(candidate):
+                readings.setdefault(_reading(candidate), candidate)
+        return next(iter(readings.values())) if len(readings) == 1 else None
 
     def corrected(self, replacement: str) -> str:
         """The whole phrase with the word not understood replaced."""
@@ -409,7 +439,7 @@ class _Reader:
                 self.nth_weekday(n, offset=-2)
             else:
                 self.day_of_month(n, offset=-2)
-        elif nxt == "unit" and self.is_past_after():
+        elif nxt == "unit" and self.is_past_after() and not self.after_every():
             self.minutes_after()
         elif nxt == "unit" or nxt == "every_unit":
             self.period(n)
@@ -486,16 +516,41 @@ class _Reader:
         if value == "day" and self.is_number(1):  # "day 1 and 15 of the month"
             self.i += 1
             return
+        if self.previous() not in ("every", "the", "filler", "single", None):
+            raise self.fail(f"{self.word()!r} needs 'every' or 'of' before it ('every "
+                            f"{value}', 'of the {value}')")
+        if self.after_every():
+            self.said_every(value, self.word())
         self.r.periods.append((1, value, self.word()))
         self.i += 1
+
+    def after_every(self) -> bool:
+        """Whether the word here follows "every" ("every day", "tous les jours", "of every
+        month"), articles between."""
+        j = self.i - 1
+        while j >= 0 and self.vocab.words.get(self.tokens[j].text, ("",))[0] in ("the",
+                                                                                 "single"):
+            j -= 1
+        return j >= 0 and self.vocab.words.get(self.tokens[j].text, ("",))[0] == "every"
+
+    def said_every(self, unit: str, word: str) -> None:
+        """A long period said with "every": two of them cannot both hold ("every day at 9am
+        yearly"), nor one twice ("monthly monthly")."""
+        if unit in _SUB_DAY:
+            return
+        if self.r.every_units:
+            (other, said), = list(self.r.every_units.items())[:1]
+            raise self.fail(f"{said!r} and {word!r} are two periods; one schedule has one"
+                            if other != unit else f"{word!r} is said twice")
+        self.r.every_units[unit] = word
 
     def period(self, n: int, unit: str | None = None) -> None:
         word = self.word()
         unit = unit or self.value(1)
         if n < 1:
             singular = {"second": "second", "minute": "minute", "hour": "hour"}.get(unit, unit)
-            raise self.fail(f"a period of {n} is impossible: it must be at least 1",
-                            suggestion=f"every {singular}")
+            raise self.fail(f"a period of {n} is impossible: it must be at least 1 (every "
+                            f"{singular}, every 2 {singular}s …)")
         self.r.periods.append((n, unit, word))
         self.i += 2
 
@@ -519,6 +574,12 @@ class _Reader:
                     self.i += 1
                     if self.kind() == "unit" and self.value() == "minute":
                         self.i += 1
+        if self.i - begin == 2 and self.is_number() and self.kind(1) == "unit" \
+                and self.value(1) in ("minute", "second"):
+            both = " ".join(dict.fromkeys(t.word for t in self.tokens[begin:self.i + 2]))
+            raise PhraseError(f"could not read the schedule at {both!r}: a duration is written "
+                              f"in one piece ('{both.replace(' ', '')}', every so long) and a "
+                              "time of day with 'at' ('at 1:30')", both)
         meridiem = self.value() if self.kind() == "ampm" else None
         self.i += meridiem is not None
         word = " ".join(dict.fromkeys(t.word for t in self.tokens[begin:self.i]))
@@ -573,10 +634,8 @@ class _Reader:
             what = self.word()
             other = (f"every {k} weeks on {what}", f"the {nth} {what} of every month") \
                 if kind == "dow" else (f"every {k} days", f"the {nth} of every month")
-            suggestion = self.checked(self.replaced(
-                first, self.i + (j if of_month else 0), other[0]))
             raise self.fail(f"'every {nth} {what}' could mean {other[0]!r} or "
-                            f"{other[1]!r}; say which", suggestion=suggestion)
+                            f"{other[1]!r}; say which")
         else:
             raise self.fail("'every' and an ordinal need 'day', 'week' or a weekday after them",
                             offset)
@@ -620,8 +679,17 @@ class _Reader:
         self.day_items.append(("dow", frozenset(days)))
 
     def no_adjacent_days(self) -> None:
-        """Two day words side by side ("weekday friday") are refused: a list says 'and'."""
-        if self.previous() in ("dow", "days"):
+        """Two weekday words are a list only when 'and', ',' or 'or' joins them: "weekday
+        friday" and "every weekday on saturday" are refused, not read as their union."""
+        if not self.r.dows:
+            return
+        j = self.i - 1
+        while j >= 0 and self.vocab.words.get(self.tokens[j].text, ("",))[0] not in (
+                "dow", "days"):
+            if self.vocab.words.get(self.tokens[j].text, ("",))[0] in ("and", "or"):
+                return
+            j -= 1
+        if j >= 0:
             raise self.fail("two day words need 'and', ',' or 'or' between them")
 
     def weekday_set(self) -> set[int]:
@@ -647,6 +715,7 @@ class _Reader:
             raise self.fail("a month here needs 'in' before it or a day after it ('in "
                             "March', 'March 3')")
         start = self.value()
+        self.r.month_word = self.r.month_word or self.word()
         self.i += 1
         if self.kind() in ("range", "at") and self.kind(1) == "month":
             end = self.value(1)
@@ -706,6 +775,7 @@ def _build(r: _Reading, text: str, language: str = "en",  # noqa: C901
                            suggestion)
 
     _check_groups(r, ambiguous)
+    _check_frames(r, ambiguous)
     # a fortnight is two weeks
     r.periods = [(2 * n, "week", w) if u == "fortnight" else (n, u, w) for n, u, w in r.periods]
     periods = {(n, unit) for n, unit, _ in r.periods}
@@ -739,6 +809,15 @@ def _build(r: _Reading, text: str, language: str = "en",  # noqa: C901
         if r.minutes_past and unit != "hour":
             raise ambiguous(f"'every {n} {unit}s' and 'minutes past the hour' cannot both hold",
                             word)
+        if unit == "hour" and n > 1 and r.window is None:
+            if not (days_given or r.minutes_past):
+                # elapsed time, as systemd's OnUnitActiveSec= and Cloud Scheduler's "every N
+                # hours": exactly N hours apart across DST changes, anchored like intervals
+                return f"@every {n}h"
+            # limited to days (or at minutes past): those wall-clock times of those days,
+            # fixed times (DST as for "at 9am"): 0-22/2 starts with a digit
+            fields = [_list(sorted(set(r.minutes_past or [0]))), f"0-{24 - n}/{n}"]
+            return " ".join([*fields, *_day_fields(r, periods, words, ambiguous)])
         if r.window is not None:
             fields = _windowed(r, unit, n, text, language, ambiguous, checked)
         else:
@@ -771,6 +850,28 @@ def _build(r: _Reading, text: str, language: str = "en",  # noqa: C901
     return " ".join([*fields, *_day_fields(r, periods, words, ambiguous)])
 
 
+def _check_frames(r: _Reading, ambiguous: Any) -> None:
+    """A period said with "every" and the days given must agree: "every day" is every day
+    (not "every day and every monday"), "every year" needs a month for its day, "every
+    month" names no month and needs to say which of its weekdays."""
+    days = r.dows or r.nth or r.doms or r.last_dom
+    every = r.every_units
+    if "day" in every and days:
+        raise ambiguous(f"{every['day']!r} and the days given cannot both hold: every day is "
+                        "every day; name only the days ('every monday', 'on the 1st')",
+                        every["day"])
+    if "year" in every and days and not r.months:
+        raise ambiguous(f"{every['year']!r} needs the month of its day ('every year on March "
+                        "3', 'every year on the first monday of march')", every["year"])
+    if "month" in every and r.months:
+        raise ambiguous(f"{every['month']!r} and the month {r.month_word!r} cannot both hold",
+                        r.month_word)
+    if "month" in every and r.dows and not (r.nth or r.doms or r.last_dom):
+        raise ambiguous(f"{every['month']!r} and {r.dow_word!r}: which one of the month? "
+                        f"('the first {r.dow_word} of every month', 'every {r.dow_word}')",
+                        r.dow_word)
+
+
 def _check_groups(r: _Reading, ambiguous: Any) -> None:
     """Days and times given in several groups ("at 9am on mondays and 5pm on fridays") hold
     in one schedule only when every group has the same times or the same days."""
@@ -799,13 +900,8 @@ def _day_period(r: _Reading, calendar: list[tuple[int, str]], sub_day: list, wor
     n, unit = calendar[0]
     word = words[(n, unit)]
     if unit == "week" and n == 1:
-        monday = "every monday" if language == "en" else "chaque lundi"
-        suggestion = checked(re.sub(rf"(?<!\S)(?:every |each |chaque |toutes les |tous les )?"
-                                     rf"{re.escape(word)}(?!\S)", monday, text, count=1,
-                                     flags=re.IGNORECASE))
         raise ambiguous("a week has no first day everyone agrees on (Sunday for cron, Monday "
-                        "for systemd): say which day ('every monday', 'every sunday')", word,
-                        suggestion)
+                        "for systemd): say which day ('every monday', 'every sunday')", word)
     others = [p for p in words if p != (n, unit)]
     what = f"every {n} {unit}s"
     if len(calendar) > 1 or sub_day or others or r.minutes_past or r.window:
@@ -815,6 +911,8 @@ def _day_period(r: _Reading, calendar: list[tuple[int, str]], sub_day: list, wor
         raise ambiguous(f"{what} fires whatever the date, and cannot be "
                         "limited to days of the month or months", word)
     days = n * (7 if unit == "week" else 1)
+    if language == "fr" and unit == "day" and n in (8, 15):
+        days = n - 1  # "tous les quinze jours" is every two weeks, "huit jours" one week
     if days > 366:
         raise ambiguous(f"{what} is longer than the longest period, 366 days", word)
     on = ""
@@ -838,13 +936,7 @@ def _windowed(r: _Reading, unit: str | None, n: int, text: str, language: str,
         fields = window_fields(unit, n, sorted(set(r.minutes_past)), (h1, m1, s1),
                                (h2, m2, s2))
     except WindowError as exc:
-        suggestion, word = text, (w1 if exc.start is not None else w2)
-        for old, new in ((w1, exc.start), (w2, exc.end)):
-            if new is not None:
-                spoken = _spoken(new, old, language)
-                suggestion = re.sub(rf"(?<!\S){re.escape(old)}(?!\S)", spoken, suggestion,
-                                    count=1)
-        raise ambiguous(str(exc), word, checked(suggestion)) from None
+        raise ambiguous(str(exc), w1 if exc.start is not None else w2) from None
     return ([fields.seconds] if fields.seconds is not None else []) + [fields.minutes,
                                                                         fields.hours]
 
@@ -916,6 +1008,30 @@ def _day_fields(r: _Reading, periods: set[tuple[int, str]], words: dict, ambiguo
                         "rule); say 'or' if that is what you mean", r.dow_word)
     return [",".join(dom_items) or "*", ",".join(month_items) or "*",
             ",".join(dow_items) or "*"]
+
+
+def _is_typo(word: str, close: str) -> bool:
+    """Whether ``close`` is ``word`` misspelt: one letter wrong, missing, extra or two
+    swapped (two for words of eight letters or more), and not a shorter word inside a longer
+    one ("matin" is not "mai", "soirs" not "mois"): a correction keeps the meaning the user
+    typed, it never picks another word that happens to be near."""
+    limit = 2 if len(word) >= 8 else 1
+    return len(close) >= 3 and abs(len(word) - len(close)) <= limit \
+        and _edits(word, close) <= limit
+
+
+def _edits(a: str, b: str) -> int:
+    """Optimal string alignment distance (Damerau-Levenshtein, adjacent swaps)."""
+    rows = [list(range(len(b) + 1))]
+    for i in range(1, len(a) + 1):
+        row = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            row[j] = min(rows[-1][j] + 1, row[j - 1] + 1,
+                         rows[-1][j - 1] + (a[i - 1] != b[j - 1]))
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                row[j] = min(row[j], rows[-2][j - 2] + 1)
+        rows.append(row)
+    return rows[-1][-1]
 
 
 def _list(values: list[int]) -> str:

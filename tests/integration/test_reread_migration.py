@@ -95,3 +95,42 @@ async def test_words_read_otherwise_are_removed_by_an_event(fresh_dsn: str) -> N
             assert row["schedule_text"] is not None and row["version"] == 1
     finally:
         await pool.close()
+
+
+async def test_0020_phrases_read_exactly_now_lose_their_words(fresh_dsn: str) -> None:
+    """Phrases 0019's readers read wrongly (issue 26's verification): after 0020 each keeps
+    its stored schedule - nothing fires differently - and loses its words by an event."""
+    downgrade(fresh_dsn, "0019")
+    stored_before = [
+        ("every 2 hours", "0 */2 * * *", "@every 2h"),
+        ("every day and every monday", "0 0 * * 1", None),
+        ("tous les quinze jours", "@every 15d at 00:00", "@every 14d at 00:00"),
+        ("every weekday on saturday", "0 0 * * 1-6", None),
+    ]
+    pool = await open_pool(fresh_dsn, min_size=1, max_size=2)
+    try:
+        actor = await new_actor(pool)
+        jobs = []
+        for text, schedule, _ in stored_before:
+            job = await add_job(pool, actor, NOW, "https://example.com/", "every day",
+                                timezone="Europe/Paris")
+            await _as_stored_before(pool, "jobs", job, text, schedule)
+            jobs.append(job)
+        kept = await add_job(pool, actor, NOW, "https://example.com/", "every day at 9am")
+    finally:
+        await pool.close()
+    upgrade(fresh_dsn)
+    pool = await open_pool(fresh_dsn, min_size=1, max_size=2)
+    try:
+        for job, (text, schedule, reads_as) in zip(jobs, stored_before, strict=True):
+            row = await _row(pool, "jobs", job)
+            assert row["schedule"] == schedule and row["schedule_text"] is None, text
+            async with pool.connection() as conn:
+                last = (await read_stream(conn, "job", job, actor.team_id))[-1]
+            assert last["metadata"] == {"actor": "migration", "migration": "0020"}
+            assert last["data"]["reread"]["reads_as"] == reads_as, text
+            assert f"keeps firing as {schedule!r}" in last["data"]["reread"]["reason"]
+        row = await _row(pool, "jobs", kept)
+        assert row["schedule_text"] == "every day at 9am" and row["version"] == 1
+    finally:
+        await pool.close()
