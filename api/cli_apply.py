@@ -204,7 +204,7 @@ def _export_local(team: str) -> dict[str, Any]:
 
 
 def _import(args: argparse.Namespace) -> int:
-    from core.declarative.crontab import import_crontab
+    from core.declarative.crontab import CrontabRefused, import_crontab
     from core.declarative.render import render_document
 
     path = Path(args.file)
@@ -212,7 +212,10 @@ def _import(args: argparse.Namespace) -> int:
         text = path.read_text()
     except (OSError, UnicodeDecodeError) as exc:
         raise Usage(f"cannot read {path}: {exc}") from None
-    imported = import_crontab(text, system=args.system)
+    try:
+        imported = import_crontab(text, system=args.system)
+    except CrontabRefused as exc:
+        raise Refused([f"{path}: {exc}"]) from None
     toml = render_document(imported.document, [
         f"Imported from {path} by `cronledger import crontab`: review it, then "
         "`cronledger apply -f` it (this file changes nothing by itself)."])

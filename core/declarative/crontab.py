@@ -50,6 +50,19 @@ _CURL_ARGS = {"-X", "--request", "-H", "--header", "-d", "--data", "--data-raw",
 _SHORT_WITH_ARG = set("XHdumAoweCrc")
 
 
+class CrontabRefused(ValueError):
+    """The crontab cannot be imported as it is: a line would change how the lines after it
+    are read (an unknown ``CRON_TZ``), so importing around it would be silently wrong.
+
+    Attributes:
+        line: the line's number (1-based).
+    """
+
+    def __init__(self, line: int, message: str) -> None:
+        super().__init__(f"line {line}: {message}")
+        self.line = line
+
+
 @dataclass
 class Imported:
     """The result of :func:`import_crontab`.
@@ -316,6 +329,10 @@ def import_crontab(text: str, *, system: bool | None = None) -> Imported:
         The :class:`Imported` document, report and secret names. Lines that cannot be
         imported (``@reboot``, a schedule the engine refuses, a malformed line) are reported
         and left out.
+
+    Raises:
+        CrontabRefused: a ``CRON_TZ`` or ``TZ`` line names no time zone (``localtime``, a
+            typo): every line after it would be read in the wrong zone.
     """
     if system is None:
         system = looks_like_system(text)
@@ -336,11 +353,13 @@ def import_crontab(text: str, *, system: bool | None = None) -> Imported:
             if key in ("CRON_TZ", "TZ"):
                 try:
                     load_zone(value)
-                    zone = value
-                    out.report.append(f"{where}: {key}={value}: the time zone of the lines "
-                                      "below")
-                except InvalidSchedule:
-                    out.report.append(f"{where}: {key}={value}: unknown time zone, ignored")
+                except InvalidSchedule as exc:
+                    # the lines below would be read in another zone than the crontab says
+                    raise CrontabRefused(number, f"{key}={value}: {exc}; the lines below "
+                                         "would fire at other times than cron's, so nothing "
+                                         "is imported (fix the line or remove it)") from None
+                zone = value
+                out.report.append(f"{where}: {key}={value}: the time zone of the lines below")
             else:
                 out.report.append(f"{where}: environment line kept here (not imported; jobs "
                                   f"and monitors do not run commands): {stripped}")

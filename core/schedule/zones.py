@@ -19,9 +19,16 @@ from core.schedule.model import Fire, InvalidSchedule
 _MAX_ZONE_NAME = 64
 
 
+#: Names tzdata ships that are not zones of a place: ``localtime`` is whatever zone the
+#: machine is set to (it would change with the machine), ``Factory`` and ``posixrules`` are
+#: placeholders. Refused, naming why.
+NOT_ZONES = {"localtime": "the zone of whatever machine reads it",
+             "Factory": "a placeholder of tzdata", "posixrules": "a placeholder of tzdata"}
+
+
 @lru_cache(maxsize=1)
 def _known_zones() -> frozenset[str]:
-    return frozenset(zoneinfo.available_timezones())
+    return frozenset(zoneinfo.available_timezones()) - NOT_ZONES.keys()
 
 
 def load_zone(name: str) -> zoneinfo.ZoneInfo:
@@ -33,6 +40,9 @@ def load_zone(name: str) -> zoneinfo.ZoneInfo:
     """
     if not isinstance(name, str) or not name.strip():
         raise InvalidSchedule("time zone must be an IANA name such as 'Europe/Paris'")
+    if name in NOT_ZONES:
+        raise InvalidSchedule(f"{name!r} is not a time zone but {NOT_ZONES[name]}: give an "
+                              "IANA name such as 'Europe/Paris'")
     if len(name) > _MAX_ZONE_NAME or name not in _known_zones():
         shown = name if len(name) <= _MAX_ZONE_NAME else name[:_MAX_ZONE_NAME] + "..."
         raise InvalidSchedule(f"unknown time zone {shown!r}")

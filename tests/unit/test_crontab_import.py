@@ -3,11 +3,20 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 
-from core.declarative.crontab import http_request, import_crontab, looks_like_system
+import pytest
+
+from core.declarative.crontab import (
+    CrontabRefused,
+    http_request,
+    import_crontab,
+    looks_like_system,
+)
 from core.declarative.document import check_document, secret_warnings
 from core.errors import FieldErrors
+from core.schedule import InvalidSchedule, parse_schedule
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "crontabs"
 
@@ -100,3 +109,18 @@ def test_curl_and_wget_parsing() -> None:
     assert http_request("curl https://a/ | sh") is None
     assert http_request("curl --unknown-flag https://a/") is None
     assert http_request("/usr/bin/backup") is None
+
+
+@pytest.mark.parametrize("line", ["CRON_TZ=Mars/Base", "CRON_TZ=localtime", "TZ=Europe/Pariss",
+                                  "CRON_TZ=Factory"])
+def test_a_zone_line_that_names_no_zone_refuses_the_import_naming_the_line(line) -> None:
+    """The lines after it would be read in another zone than cron's: refused, not warned."""
+    text = f"# nightly\n{line}\n30 2 * * * curl -fsS https://example.com/run\n"
+    with pytest.raises(CrontabRefused) as caught:
+        import_crontab(text)
+    assert caught.value.line == 2 and str(caught.value).startswith(f"line 2: {line}:")
+
+
+def test_localtime_is_not_a_zone_anywhere() -> None:
+    with pytest.raises(InvalidSchedule, match="'localtime' is not a time zone"):
+        parse_schedule("0 9 * * *", "localtime", anchor=datetime(2026, 1, 1, tzinfo=UTC))
