@@ -39,6 +39,7 @@ from core.jobs import definition as jobdef
 from core.monitors import commands as monitor_commands
 from core.monitors import definition as mondef
 from core.queries import Q
+from core.schedule import InvalidSchedule, parse_schedule
 from core.secrets import PLACEHOLDER, fetch_sealed
 
 ACTOR = "apply"  # the ``actor`` of every event an apply appends (core/actor.py)
@@ -90,6 +91,23 @@ def current_job(row: dict[str, Any], names: dict[uuid.UUID, str]) -> dict[str, A
     if row["status"] != "completed":
         out["enabled"] = row["status"] == "active"
     return out
+
+
+def pinned_schedule(schedule: str, timezone: str, anchor: datetime,
+                    kinds: tuple[str, ...] = ("interval", "days")) -> str:
+    """``schedule`` with its anchor named when it is anchored (an interval, a calendar
+    period: :meth:`core.schedule.Schedule.pinned`), so that it fires the same wherever and
+    whenever it is applied; else ``schedule``. A stored schedule that no longer parses is
+    left as it is (its problem is reported elsewhere)."""
+    try:
+        parsed = parse_schedule(schedule, timezone, anchor=anchor)
+    except (InvalidSchedule, ValueError):
+        return schedule
+    return parsed.pinned() if parsed.kind in kinds else schedule
+
+
+#: Monitors' periods are measured from the last ping: only calendar periods are anchored.
+MONITOR_PINNED = ("days",)
 
 
 def current_monitor(row: dict[str, Any], names: dict[uuid.UUID, str]) -> dict[str, Any]:
@@ -218,6 +236,13 @@ async def _desired_monitors(items: list[dict[str, Any]], state: TeamState, known
         current = state.monitors.get(item["name"])
         if "slug" not in write and current is not None:
             write["slug"] = current["slug"]
+        if current is not None and isinstance(write.get("schedule"), str) \
+                and write["schedule"].strip() != current["schedule"] \
+                and write.get("timezone", mondef.DEFAULTS["timezone"]) == current["timezone"] \
+                and write["schedule"].strip() == pinned_schedule(
+                    current["schedule"], current["timezone"], current["created_at"],
+                    MONITOR_PINNED):
+            write["schedule"] = current["schedule"]  # its export: the same series
         names = _check_channel_names(item.get("channels", []), known, path, errors)
         try:
             definition = mondef.normalize_definition(write, now=now)
@@ -250,8 +275,13 @@ async def _desired_jobs(conn: psycopg.AsyncConnection, team_id: uuid.UUID,
             if secret is None:
                 continue
         # A one-shot whose instant has passed stays valid while its timing is unchanged.
-        same_timing = row is not None and row["schedule"] == str(write.get("schedule", "")) \
-            .strip() and row["timezone"] == write.get("timezone", jobdef.DEFAULTS["timezone"])
+        same_zone = row is not None and row["timezone"] == write.get(
+            "timezone", jobdef.DEFAULTS["timezone"])
+        given = str(write.get("schedule", "")).strip()
+        if same_zone and given != row["schedule"] and given == pinned_schedule(
+                row["schedule"], row["timezone"], row["anchor_at"]):
+            write["schedule"] = given = row["schedule"]  # its export: the same fires
+        same_timing = same_zone and row["schedule"] == given
         checked_at = row["anchor_at"] if same_timing else now
         try:
             definition = jobdef.normalize_definition(

@@ -16,11 +16,13 @@ from psycopg_pool import AsyncConnectionPool
 from core.actor import Actor
 from core.channels.definition import SECRET_FIELDS
 from core.declarative.apply import (
+    MONITOR_PINNED,
     TeamState,
     current_channel,
     current_job,
     current_monitor,
     load_team,
+    pinned_schedule,
 )
 from core.jobs import definition as jobdef
 from core.monitors import definition as mondef
@@ -80,9 +82,20 @@ def document_of(state: TeamState) -> dict[str, list[dict[str, Any]]]:
     names = state.channel_names()
     return {
         "channels": [_channel(current_channel(row)) for row in state.channels.values()],
-        "monitors": [_monitor(current_monitor(row, names)) for row in state.monitors.values()],
-        "jobs": [_job(current_job(row, names)) for row in state.jobs.values()],
+        "monitors": [_monitor(_pinned(current_monitor(row, names), row["created_at"],
+                                      MONITOR_PINNED)) for row in state.monitors.values()],
+        "jobs": [_job(_pinned(current_job(row, names), row["anchor_at"]))
+                 for row in state.jobs.values()],
     }
+
+
+def _pinned(fields: dict[str, Any], anchor: Any,
+            kinds: tuple[str, ...] = ("interval", "days")) -> dict[str, Any]:
+    """An anchored schedule (an interval, a calendar period) with its anchor named, so that
+    the document applied anywhere, at any time, fires at the same instants (apply reads it
+    back as the stored schedule: :func:`core.declarative.apply.pinned_schedule`)."""
+    return {**fields, "schedule": pinned_schedule(fields["schedule"], fields["timezone"],
+                                                  anchor, kinds)}
 
 
 async def export_document(pool: AsyncConnectionPool, actor: Actor

@@ -61,6 +61,7 @@ from core.schedule.days import (
     DayPeriod,
     day_period_fires,
     describe_day_period,
+    first_day,
     is_day_period,
     parse_day_period,
 )
@@ -180,6 +181,21 @@ class Schedule:
         suffix = "" if self.timezone == "UTC" else f" ({self.timezone})"
         return self._label + suffix
 
+    def pinned(self) -> str:
+        """The schedule string that fires as this one whatever anchor it is parsed with: an
+        interval or a calendar period with its anchor named (``@every 90m from
+        2026-03-01T10:00:00Z``, ``@every 14d on tue at 09:00 from 2026-03-03``), else
+        :attr:`expression`. What an export writes, so that applying it elsewhere (another
+        instant, another instance) fires at the same instants."""
+        if self.kind == "interval" and self._anchor is not None \
+                and " from " not in self.expression:
+            return f"{self.expression} from {format_utc(self._anchor)}"
+        if self._days is not None and self._days.start is None:
+            assert self._anchor is not None
+            first = first_day(self._days, self._zone, self._anchor)
+            return "@every " + dataclasses.replace(self._days, start=first).canonical
+        return self.expression
+
     @property
     def is_fixed_time(self) -> bool:
         """True for a one-shot and for a Vixie fixed-time cron job (minute and hour fields not
@@ -266,13 +282,14 @@ def parse_schedule(
         return Schedule(kind="days", interval_seconds=None, _days=period, _anchor=anchor,
                         _label=describe_day_period(period, zone, anchor), **common)
     if kind == "interval":
+        body, named = _named_anchor(body, zone)
         interval = parse_interval(body)
         return Schedule(
             kind="interval",
             interval_seconds=interval.period.total_seconds(),
             _period=interval.period,
-            _anchor=anchor,
-            _label=f"Every {interval.label}",
+            _anchor=named or anchor,
+            _label=f"Every {interval.label}" + (f" from {format_utc(named)}" if named else ""),
             **common,
         )
     if kind == "at":
@@ -287,6 +304,15 @@ def parse_schedule(
     )
     _check_fires(schedule, spec, start)
     return schedule
+
+
+def _named_anchor(body: str, zone: zoneinfo.ZoneInfo) -> tuple[str, datetime | None]:
+    """``("90m", instant)`` for ``"90m from 2026-03-01T10:00:00Z"``: an interval whose anchor
+    is named fires the same whatever anchor it is parsed with (what an export writes)."""
+    match = re.fullmatch(r"(\S+)\s+from\s+(\S+)", body.strip())
+    if match is None:
+        return body, None
+    return match[1], parse_at(match[2], zone, None)
 
 
 def _oncalendar_schedule(text: str, calendar: OnCalendarSpec, timezone: str,
@@ -326,7 +352,8 @@ def schedule_text(parsed: Schedule, carried: object = None) -> str | None:
     if parsed.text is not None:
         return parsed.text
     found = _read_form(carried)
-    if found is None or found[0] != "words" or found[1] != parsed.expression:
+    unnamed = re.sub(r"\s+from\s+\S+$", "", parsed.expression)  # an export names the anchor
+    if found is None or found[0] != "words" or found[1] not in (parsed.expression, unnamed):
         return None
     assert isinstance(carried, str)
     return carried.strip()

@@ -30,7 +30,8 @@ MAX_DAYS = 366
 DAY_NAMES = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 _LONG_NAMES = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 _FORM = re.compile(r"(?P<n>\d{1,3})d(?:\s+on\s+(?P<day>[a-z]{3}))?\s+at\s+"
-                   r"(?P<times>\d{1,2}:\d{2}(?::\d{2})?(?:,\d{1,2}:\d{2}(?::\d{2})?)*)",
+                   r"(?P<times>\d{1,2}:\d{2}(?::\d{2})?(?:,\d{1,2}:\d{2}(?::\d{2})?)*)"
+                   r"(?:\s+from\s+(?P<start>\d{4}-\d{2}-\d{2}))?",
                    re.IGNORECASE)
 
 
@@ -42,12 +43,17 @@ class DayPeriod:
     days: int
     times: tuple[time, ...]
     weekday: int | None = None
+    #: the series' first day when the schedule names it (``from 2026-03-03``); else the first
+    #: day is found from the anchor (:func:`first_day`)
+    start: date | None = None
 
     @property
     def canonical(self) -> str:
-        """``"3d at 09:00"`` / ``"14d on tue at 09:00,17:30"`` (after ``@every``)."""
+        """``"3d at 09:00"`` / ``"14d on tue at 09:00,17:30 from 2026-03-03"`` (after
+        ``@every``)."""
         on = f" on {DAY_NAMES[self.weekday]}" if self.weekday is not None else ""
-        return f"{self.days}d{on} at " + ",".join(_clock(t) for t in self.times)
+        start = f" from {self.start.isoformat()}" if self.start is not None else ""
+        return f"{self.days}d{on} at " + ",".join(_clock(t) for t in self.times) + start
 
 
 def is_day_period(body: str) -> bool:
@@ -56,7 +62,9 @@ def is_day_period(body: str) -> bool:
 
 
 def parse_day_period(body: str) -> DayPeriod:
-    """Parse ``3d at 09:00``, ``14d on tue at 09:00,17:30``.
+    """Parse ``3d at 09:00``, ``14d on tue at 09:00,17:30``, ``3d at 09:00 from 2026-03-21``
+    (the series' first day named: the schedule then fires the same whatever its anchor - what
+    an export writes, docs/schedules.md, *Calendar periods*).
 
     Raises:
         InvalidSchedule: malformed, a period of 0 or more than 366 days, a weekday with a
@@ -87,12 +95,25 @@ def parse_day_period(body: str) -> DayPeriod:
         times.append(time(hour, minute, second))
     if len(set(times)) != len(times) or times != sorted(times):
         raise InvalidSchedule("the times of a calendar period must be ascending and distinct")
-    return DayPeriod(days, tuple(times), weekday)
+    start = None
+    if match["start"] is not None:
+        try:
+            start = date.fromisoformat(match["start"])
+        except ValueError:
+            raise InvalidSchedule(f"'from {match['start']}' is not a date") from None
+        if weekday is not None and start.weekday() != weekday:
+            raise InvalidSchedule(f"'from {match['start']}' is a {_LONG_NAMES[start.weekday()]}"
+                                  f", not a {_LONG_NAMES[weekday]}")
+        if not 1971 <= start.year <= 2399:
+            raise InvalidSchedule(f"'from {match['start']}' is out of range")
+    return DayPeriod(days, tuple(times), weekday, start)
 
 
 def first_day(period: DayPeriod, zone: zoneinfo.ZoneInfo, anchor: datetime) -> date:
-    """The first day of the series: on or after the anchor's local date (on the weekday, if
-    any), with a fire after the anchor."""
+    """The first day of the series: the one the schedule names (``from``), else on or after
+    the anchor's local date (on the weekday, if any), with a fire after the anchor."""
+    if period.start is not None:
+        return period.start
     day = anchor.astimezone(zone).date()
     while True:
         if (period.weekday is None or day.weekday() == period.weekday) \
@@ -105,6 +126,8 @@ def day_period_fires(period: DayPeriod, zone: zoneinfo.ZoneInfo, anchor: datetim
                      after: datetime) -> Iterator[Fire]:
     """Fires strictly after UTC ``after`` (and after the anchor), ascending."""
     start = first_day(period, zone, anchor)
+    if period.start is not None:
+        anchor = after  # the series is named: the anchor plays no part
     after_day = after.astimezone(zone).date()
     k = max(0, (after_day - start).days // period.days - 1)
     end = start.replace(year=min(start.year + SEARCH_YEARS, 2399))

@@ -11,6 +11,8 @@ from litestar.testing import AsyncTestClient
 from psycopg_pool import AsyncConnectionPool
 
 from api.app import create_app
+from core.apikeys import create_api_key
+from core.schedule import parse_schedule
 
 DIGEST = "ab" * 32
 
@@ -272,3 +274,45 @@ async def test_words_tags_slugs_and_confirm_apply_and_export_as_no_ops(
     exported = (await api.get("/v1/export", headers=team["read_auth"])).json()
     assert set(_actions(await _apply(api, team, exported)).values()) == {"unchanged"}
     assert len(await _events(pool, team)) == count
+
+
+async def test_export_applied_elsewhere_later_fires_at_the_same_instants(
+        frozen_api: AsyncTestClient, team: dict[str, Any], pool: AsyncConnectionPool,
+        clock: Any) -> None:
+    """Anchored schedules (calendar periods, intervals) are exported with their anchor named
+    (``… from 2026-12-01``), so the export applied in another team ten days and three hours
+    later fires at the same instants; applied back to its own team it changes nothing."""
+    document = {
+        "monitors": [{"name": "fortnight", "schedule": "every other tuesday at 9am",
+                      "timezone": "Europe/Paris"}],
+        "jobs": [{"name": name, "schedule": schedule, "timezone": "Europe/Paris",
+                  "request": {"url": f"https://example.com/{name}"}}
+                 for name, schedule in (("fortnightly", "@every 14d on tue at 09:00"),
+                                        ("three-days", "every 3 days at 9am"),
+                                        ("elapsed", "every 2 hours"),
+                                        ("odd", "@every 7m"), ("cron", "0 9 * * 1-5"))],
+    }
+    await _apply(frozen_api, team, document)
+    exported = (await frozen_api.get("/v1/export", headers=team["read_auth"])).json()
+    schedules = {j["name"]: j["schedule"] for j in exported["jobs"]}
+    assert schedules["fortnightly"] == "@every 14d on tue at 09:00 from 2026-12-01"
+    assert schedules["elapsed"] == "@every 2h from 2026-11-30T12:00:00Z"
+    assert schedules["cron"] == "0 9 * * 1-5"
+    assert exported["monitors"][0]["schedule"] == "@every 14d on tue at 09:00 from 2026-12-01"
+    assert set(_actions(await _apply(frozen_api, team, exported)).values()) == {"unchanged"}
+
+    created = clock.now()
+    stored = {j["name"]: j["schedule"] for j in (
+        await frozen_api.get("/v1/jobs", headers=team["auth"])).json()["items"]}
+    later = clock.advance(10 * 86400 + 3 * 3600 + 17)
+    name = f"team-{random.getrandbits(40):x}"
+    write, _ = await create_api_key(pool, name, "write")
+    other = {"auth": {"Authorization": f"Bearer {write}"}}
+    await _apply(frozen_api, other, exported)
+    jobs = (await frozen_api.get("/v1/jobs", headers=other["auth"])).json()["items"]
+    for job in jobs:  # the next 20 fires of the copy are those of the original
+        original = parse_schedule(stored[job["name"]], "Europe/Paris", anchor=created)
+        copy = parse_schedule(job["schedule"], "Europe/Paris", anchor=later)
+        assert copy.fires(later, 20) == original.fires(later, 20), job["name"]
+        assert job["next_run_at"] == original.next_fire(later).isoformat().replace(
+            "+00:00", "Z"), job["name"]

@@ -208,6 +208,12 @@ def test_round_trip_keeps_the_fires(text, zone):
     starts = [ANCHOR, *DST_DAYS[zone]]
     for start in starts:
         assert [f.at for f in first.fires(start, 50)] == [f.at for f in again.fires(start, 50)]
+    # the exported form names the anchor: applied later (another anchor), the same fires
+    later = ANCHOR + timedelta(days=10, hours=3, seconds=17)
+    exported = parse_schedule(first.pinned(), zone, anchor=later)
+    for start in [later, *DST_DAYS[zone]]:
+        assert [f.at for f in exported.fires(start, 50)] == [
+            f.at for f in first.fires(start, 50)], (text, first.pinned())
     try:
         described = parse_schedule(first.describe().removesuffix(f" ({zone})"), zone,
                                    anchor=ANCHOR)
