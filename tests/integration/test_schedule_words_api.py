@@ -186,7 +186,7 @@ async def test_parse_answers_the_reading_and_the_next_fires(
 
 @pytest.mark.parametrize(("body", "status", "field", "word"), [
     ({"text": "at 25h"}, 422, "text", "'25h'"),
-    ({"text": "every 0 minutes"}, 422, "text", "'every minute'"),
+    ({"text": "every 0 minutes"}, 422, "text", "'0'"),
     ({"text": "the 32nd"}, 422, "text", "'32nd'"),
     ({"text": "tous les jours à 9h", "timezone": "Mars/Base"}, 422, "timezone", "Mars/Base"),
     ({"text": ""}, 422, "text", "length >= 1"),
