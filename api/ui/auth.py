@@ -143,6 +143,16 @@ async def checked_form(request: Request[Any, Any, Any], viewer: Viewer, *,
     return dict(form.items())
 
 
+def writable(viewer: Viewer) -> None:
+    """Refuse a form page to a read key (its controls are hidden; this answers a typed URL).
+
+    Raises:
+        Forbidden: (403) the session's key is read-only.
+    """
+    if not viewer.can_write:
+        raise Forbidden("this API key is read-only")
+
+
 def redirect(path: str, status: int = 303, cookies: list[Cookie] | None = None) -> Response[Any]:
     """A redirect (303 after a POST: the browser GETs ``path``)."""
     return Response(content=None, status_code=status, headers={"Location": path},

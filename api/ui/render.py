@@ -12,7 +12,10 @@ A page module (``api/ui/pages/<group>.py``) holds Litestar handlers and a module
 and ``templates/things.html`` starts with ``{% extends "base.html" %}`` and fills
 ``{% block content %}``. Every template sees ``viewer`` (``viewer.can_write`` hides
 controls for read keys), ``csrf`` (put ``{{ csrf_field() }}`` in every POST form),
-``section`` (the :data:`NAV` entry marked current) and ``now`` (the injected clock's instant).
+``section`` (the :data:`NAV` entry marked current), ``now`` (the injected clock's instant) and
+``flash`` (the notice of the form posted just before, :mod:`api.ui.flash`, shown by
+``base.html``). A handler that changes something answers a redirect
+(:func:`api.ui.flash.redirect_with`), never a page, so a reload sends nothing again.
 Autoescape is on for every template: values are text, never markup.
 """
 
@@ -30,6 +33,7 @@ from litestar.response import Template
 from markupsafe import Markup, escape
 
 from api.ui.auth import Viewer
+from api.ui.flash import take
 
 NAV = (  # (section, label, path): the navigation bar of base.html, in order
     ("overview", "Overview", "/"),
@@ -50,10 +54,15 @@ def page(request: Request[Any, Any, Any], viewer: Viewer | None, template: str, 
         viewer: the signed-in viewer (``None`` on the sign-in and error pages: no nav).
         title: the page's ``<title>`` and heading.
         section: the :data:`NAV` entry to mark as current.
+
+    The notice a form's redirect left (:mod:`api.ui.flash`) is shown at the top as ``flash``,
+    and its cookie deleted.
     """
-    return Template(template_name=template, status_code=status_code, context={
+    flash, cookies = take(request, viewer)
+    return Template(template_name=template, status_code=status_code, cookies=cookies, context={
         **context, "title": title, "viewer": viewer, "nav": NAV, "section": section,
-        "csrf": viewer.csrf if viewer else "", "now": request.app.state.clock.now()})
+        "flash": flash, "csrf": viewer.csrf if viewer else "",
+        "now": request.app.state.clock.now()})
 
 
 def fragment(request: Request[Any, Any, Any], viewer: Viewer, template: str,

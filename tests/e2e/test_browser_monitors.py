@@ -91,7 +91,7 @@ def test_a_monitor_created_in_the_browser_turns_up_live_when_pinged(
     page.get_by_label("Name").fill(HOSTILE_NAME)
     page.get_by_label("Schedule").fill("1h")
     page.get_by_role("button", name="Create monitor").click()
-    ping_url = page.locator("#ping-url").inner_text()
+    ping_url = page.locator("#flash-secret").inner_text()
     assert ping_url.startswith(f"{base}/ping/")
     expect(page.get_by_role("heading", level=1)).to_have_text(HOSTILE_NAME)
 
@@ -138,3 +138,58 @@ def test_a_read_key_sees_the_monitor_pages_without_controls(
     page.goto(f"{base}/ui/monitors")
     assert page.get_by_role("link", name="New monitor").count() == 0
     expect(page.get_by_role("link", name="seen by a reader")).to_be_visible()
+
+
+def test_a_monitor_is_edited_and_deleted_in_the_browser_and_a_reload_makes_no_second(
+        server: dict[str, str], browser_page: Any) -> None:
+    import httpx
+    from playwright.sync_api import expect
+
+    page, base = browser_page, server["base"]
+    _sign_in(page, base, server["write"])
+    page.goto(f"{base}/ui/monitors/new")
+    page.get_by_label("Name").fill("nightly backup")
+    page.get_by_label("Schedule").fill("1h")
+    page.get_by_role("button", name="Create monitor").click()
+    expect(page.get_by_role("status", name="Notice")).to_contain_text(
+        "Monitor “nightly backup” created.")
+    assert page.locator("#flash-secret").inner_text().startswith(f"{base}/ping/")
+    monitor_url = page.url
+    page.reload()  # a GET: nothing is sent again, and the URL is not shown again
+    expect(page.get_by_role("heading", level=1)).to_have_text("nightly backup")
+    assert page.locator("#flash-secret").count() == 0
+    auth = {"Authorization": f"Bearer {server['write']}"}
+    listed = httpx.get(f"{base}/v1/monitors", headers=auth).json()["items"]
+    assert [m["name"] for m in listed] == ["nightly backup"]
+
+    page.get_by_role("link", name="Edit").click()
+    expect(page.get_by_label("Name")).to_have_value("nightly backup")
+    page.get_by_label("Schedule").fill("every blursday")
+    page.get_by_role("button", name="Save").click()
+    expect(page.locator("#schedule-error")).to_contain_text("blursday")
+    page.get_by_label("Name").fill("backup à 3h")
+    page.get_by_label("Schedule").fill("tous les jours à 3h")
+    page.get_by_label("Time zone").fill("Europe/Paris")
+    page.get_by_role("button", name="Save").click()
+    expect(page.get_by_role("heading", level=1)).to_have_text("backup à 3h")
+    expect(page.get_by_role("status", name="Notice")).to_contain_text("saved")
+    expect(page.get_by_text("tous les jours à 3h")).to_be_visible()
+    assert page.url == monitor_url
+
+    # Someone else saves while this form is open: the form comes back with the message.
+    page.get_by_role("link", name="Edit").click()
+    monitor_id = monitor_url.rsplit("/", 1)[1]
+    httpx.patch(f"{base}/v1/monitors/{monitor_id}", headers=auth,
+                json={"grace_seconds": 120}).raise_for_status()
+    page.get_by_label("Name").fill("mine")
+    page.get_by_role("button", name="Save").click()
+    expect(page.get_by_role("alert")).to_contain_text("while you edited it")
+    expect(page.get_by_label("Name")).to_have_value("mine")
+    page.get_by_role("link", name="Cancel").click()
+
+    page.evaluate("window.confirm = () => true")
+    page.get_by_role("button", name="Delete").click()
+    page.wait_for_url(f"{base}/ui/monitors")
+    expect(page.get_by_role("status", name="Notice")).to_contain_text("deleted")
+    assert page.get_by_role("link", name="backup à 3h").count() == 0
+    assert httpx.get(f"{base}/v1/monitors", headers=auth).json()["items"] == []

@@ -19,7 +19,7 @@ from core.tags import normalize_tags
 from tests.integration.test_dashboard_auth import sign_in
 
 HOSTILE = "<script>alert(1)</script>\"'&"
-PING_URL = re.compile(r'<code id="ping-url">([^<]+)</code>')
+PING_URL = re.compile(r'<code id="flash-secret">([^<]+)</code>')
 
 
 async def _create_monitor(client: AsyncTestClient, csrf: str, name: str,
@@ -145,7 +145,7 @@ async def test_api_keys_are_shown_once_and_revoked_by_a_button(
     answer = await frozen_api.post("/ui/apikeys", data={"csrf": csrf, "name": "deploy",
                                                         "scope": "read"})
     assert answer.status_code == 200
-    key = re.search(r'<code id="new-key">([^<]+)</code>', answer.text).group(1)  # type: ignore[union-attr]
+    key = re.search(r'<code id="flash-secret">([^<]+)</code>', answer.text).group(1)  # type: ignore[union-attr]
     page = await frozen_api.get("/ui/apikeys")
     assert key not in page.text and "deploy" in page.text
     key_id = re.search(r'action="/ui/apikeys/([0-9a-f-]{36})/revoke"[^>]*>'

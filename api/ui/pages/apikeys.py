@@ -7,13 +7,14 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from litestar import Request, get, post
+from litestar import Request, Response, get, post
 from litestar.params import FromPath, FromQuery
 from litestar.response import Template
 
 from api.deps import PoolDep
 from api.pagination import decode_cursor, encode_cursor
-from api.ui.auth import Viewer, ViewerDep, checked_form, redirect
+from api.ui.auth import Viewer, ViewerDep, checked_form
+from api.ui.flash import redirect_with
 from api.ui.render import page
 from core.apikeys import SCOPES, create_api_key, list_api_keys, revoke_api_key
 from core.errors import InvalidInput
@@ -42,7 +43,7 @@ async def apikeys(request: Request[Any, Any, Any], viewer: ViewerDep,
 
 @post("/ui/apikeys", name="apikey_create")
 async def apikey_create(request: Request[Any, Any, Any], viewer: ViewerDep,
-                        pool: PoolDep) -> Template:
+                        pool: PoolDep) -> Response[Any]:
     form = await checked_form(request, viewer)
     try:
         key, record = await create_api_key(pool, viewer.actor.team_id,
@@ -51,15 +52,19 @@ async def apikey_create(request: Request[Any, Any, Any], viewer: ViewerDep,
     except InvalidInput as exc:
         errors = {e.field.split(".")[0]: e.message for e in exc.errors}
         return await _page(request, viewer, status=422, errors=errors, detail=exc.detail)
-    return await _page(request, viewer, new_key=key, new_record=record)
+    label = f" “{record['name']}”" if record.get("name") else ""
+    return redirect_with(request, viewer, "/ui/apikeys",
+                         f"New {record['scope']} key{label} created.", secret=key,
+                         secret_label="API key")
 
 
 @post("/ui/apikeys/{key_id:uuid}/revoke", name="apikey_revoke")
 async def apikey_revoke(request: Request[Any, Any, Any], viewer: ViewerDep, pool: PoolDep,
-                        key_id: FromPath[uuid.UUID]) -> Any:
+                        key_id: FromPath[uuid.UUID]) -> Response[Any]:
     await checked_form(request, viewer)
     await revoke_api_key(pool, viewer.actor, key_id, request.app.state.clock.now())
-    return redirect("/ui/apikeys")
+    return redirect_with(request, viewer, "/ui/apikeys",
+                         "Key revoked: programs that use it are refused from now on.")
 
 
 ROUTES = [apikeys, apikey_create, apikey_revoke]

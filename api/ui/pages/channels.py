@@ -11,13 +11,14 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from litestar import Request, get, post
+from litestar import Request, Response, get, post
 from litestar.params import FromPath, FromQuery
 from litestar.response import Template
 
 from api.deps import NotifyDep, PoolDep
 from api.pagination import decode_cursor, encode_cursor
 from api.ui.auth import Viewer, ViewerDep, checked_form
+from api.ui.flash import redirect_with
 from api.ui.render import page
 from core.channels.commands import create_channel
 from core.channels.definition import MAX_NAME
@@ -50,7 +51,7 @@ async def channels(request: Request[Any, Any, Any], viewer: ViewerDep,
 
 @post("/ui/channels", name="channel_create")
 async def channel_create(request: Request[Any, Any, Any], viewer: ViewerDep, pool: PoolDep,
-                         notify: NotifyDep) -> Template:
+                         notify: NotifyDep) -> Response[Any]:
     form = await checked_form(request, viewer)
     kind = form.get("kind") if form.get("kind") in FORM_KINDS else "webhook"
     fields = {"name": form.get("name", ""), "kind": kind, "url": form.get("url", "")}
@@ -61,18 +62,38 @@ async def channel_create(request: Request[Any, Any, Any], viewer: ViewerDep, poo
         errors = {e.field.split(".")[0]: e.message for e in exc.errors}
         return await _page(request, viewer, status=422, values=form, errors=errors,
                            detail=exc.detail)
-    created = channel_view(await get_channel(pool, viewer.actor, channel_id))
-    return await _page(request, viewer, created=created, signing_secret=generated)
+    return redirect_with(request, viewer, "/ui/channels",
+                         f"Channel “{fields['name']}” created.", secret=generated,
+                         secret_label="Webhook signing secret")
 
 
 @post("/ui/channels/{channel_id:uuid}/test", name="channel_test")
 async def channel_test(request: Request[Any, Any, Any], viewer: ViewerDep, pool: PoolDep,
-                       notify: NotifyDep, channel_id: FromPath[uuid.UUID]) -> Template:
+                       notify: NotifyDep, channel_id: FromPath[uuid.UUID]) -> Response[Any]:
+    """Send a test message; the provider's answer is the next page's notice (a reload does
+    not send another)."""
     await checked_form(request, viewer)
+    tested = await get_channel(pool, viewer.actor, channel_id)
     outcome = await send_test(pool, notify.sealer, notify.secrets, notify.delivery,
                               viewer.actor, channel_id, request.app.state.clock.now())
-    tested = channel_view(await get_channel(pool, viewer.actor, channel_id))
-    return await _page(request, viewer, tested=tested, outcome=outcome)
+    return redirect_with(request, viewer, "/ui/channels", outcome_line(tested["name"], outcome),
+                         level="ok" if outcome["ok"] else "error")
+
+
+def outcome_line(name: str, outcome: dict[str, Any]) -> str:
+    """One line of a test send's outcome (:func:`core.notifications.probe.send_test`): delivered
+    or failed, the provider's status, the time taken, the error and the start of the answer."""
+    parts = [f"Test message to “{name}”: {'delivered' if outcome['ok'] else 'failed'}"]
+    if outcome.get("status") is not None:
+        parts.append(f"status {outcome['status']}")
+    if outcome.get("duration_ms") is not None:
+        parts.append(f"in {outcome['duration_ms']:.0f} ms")
+    if outcome.get("error"):
+        parts.append(f"{outcome.get('error_class') or 'error'}: {outcome['error']}")
+    if outcome.get("answer"):
+        answer = str(outcome["answer"])
+        parts.append(f"answer: {answer[:300]}{'…' if len(answer) > 300 else ''}")
+    return ", ".join(parts[:2]) + ("; " + "; ".join(parts[2:]) if parts[2:] else "") + "."
 
 
 ROUTES = [channels, channel_create, channel_test]

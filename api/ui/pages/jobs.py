@@ -17,13 +17,21 @@ from litestar.response import ServerSentEvent, Template
 from api.deps import ClockDep, KeyRingDep, PoolDep
 from api.pagination import decode_cursor, encode_cursor
 from api.ui import jobform
-from api.ui.auth import Viewer, ViewerDep, checked_form, redirect
+from api.ui.auth import Viewer, ViewerDep, checked_form, redirect, writable
 from api.ui.charts import run_chart
+from api.ui.flash import redirect_with
 from api.ui.live import live_fragment
 from api.ui.render import fragment, page
 from api.ui.tagfield import place_tag_errors
 from core.actor import Actor
-from core.errors import FieldError, Forbidden, InvalidInput, NotFound, invalid
+from core.errors import (
+    ConcurrencyConflict,
+    Conflict,
+    FieldError,
+    InvalidInput,
+    NotFound,
+    invalid,
+)
 from core.jobs import commands
 from core.jobs.definition import (
     BACKOFFS,
@@ -177,8 +185,13 @@ async def _act(request: Request[Any, Any, Any], viewer: Viewer, job_id: uuid.UUI
     elif action in ("pause", "resume"):
         await commands.set_paused(pool, viewer.actor, job_id, action == "pause", now)
     elif action == "delete":
+        job = await get_job(pool, viewer.actor, job_id)
         await commands.delete_job(pool, viewer.actor, job_id, now)
-        return redirect("/ui/jobs")
+        return redirect_with(request, viewer, "/ui/jobs", f"Job “{job['name']}” deleted; its "
+                             "history stays in the event log.")
+    if action == "trigger":
+        return redirect_with(request, viewer, f"/ui/jobs/{job_id}",
+                             "Run queued: it appears in the runs below.")
     return redirect(f"/ui/jobs/{job_id}")
 
 
@@ -207,8 +220,7 @@ def _form_page(request: Request[Any, Any, Any], viewer: Viewer, job: dict[str, A
 
 @get("/ui/jobs/new", name="job_new")
 async def job_new(request: Request[Any, Any, Any], viewer: ViewerDep) -> Template:
-    if not viewer.can_write:
-        raise Forbidden("this API key is read-only")
+    writable(viewer)
     return _form_page(request, viewer, None, jobform.values_of(None), [])
 
 
@@ -226,15 +238,18 @@ async def job_create(request: Request[Any, Any, Any], viewer: ViewerDep, pool: P
         return _form_page(request, viewer, None, jobform.form_texts(form),
                           place_tag_errors(exc.errors, fields["tags"]), 422,
                           [] if exc.errors else [exc.detail])
-    return redirect(f"/ui/jobs/{job_id}")
+    except Conflict as exc:
+        return _form_page(request, viewer, None, jobform.form_texts(form),
+                          _conflict(exc), 409, [] if "name" in exc.detail else [exc.detail])
+    return redirect_with(request, viewer, f"/ui/jobs/{job_id}",
+                         f"Job “{fields['name']}” created.")
 
 
 @get("/ui/jobs/{job_id:uuid}/edit", name="job_edit")
 async def job_edit(request: Request[Any, Any, Any], job_id: FromPath[uuid.UUID],
                    viewer: ViewerDep, pool: PoolDep) -> Template:
     job = await get_job(pool, viewer.actor, job_id)
-    if not viewer.can_write:
-        raise Forbidden("this API key is read-only")
+    writable(viewer)
     return _form_page(request, viewer, job, jobform.values_of(job), [])
 
 
@@ -256,7 +271,21 @@ async def job_save(request: Request[Any, Any, Any], job_id: FromPath[uuid.UUID],
         return _form_page(request, viewer, job, jobform.form_texts(form),
                           place_tag_errors(exc.errors, fields["tags"]), 422,
                           [] if exc.errors else [exc.detail])
-    return redirect(f"/ui/jobs/{job_id}")
+    except ConcurrencyConflict as exc:
+        fresh = await get_job(pool, viewer.actor, job_id)
+        return _form_page(request, viewer, fresh, jobform.form_texts(form), [], 409, [
+            f"{exc.detail}: someone saved this job while you edited it. Your changes are "
+            "below; saving again replaces theirs."])
+    except Conflict as exc:
+        return _form_page(request, viewer, job, jobform.form_texts(form), _conflict(exc),
+                          409, [] if "name" in exc.detail else [exc.detail])
+    return redirect_with(request, viewer, f"/ui/jobs/{job_id}",
+                         f"Job “{fields['name']}” saved.")
+
+
+def _conflict(exc: Conflict) -> list[FieldError]:
+    """A name already taken, at the name field."""
+    return [FieldError("name", exc.detail)] if "name" in exc.detail else []
 
 
 def _preview(schedule: str, timezone: str, now: Any) -> tuple[Any, str | None]:

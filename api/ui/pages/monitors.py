@@ -1,11 +1,11 @@
 """Monitors: the list (live), a monitor's page (live status, ping log, flips, 30-day uptime,
-ping snippets), the new-monitor form and the pause / resume / rotate-token buttons.
+ping snippets), the new and edit forms and the pause / resume / rotate-token / delete buttons.
 
 Every read and command is the one the JSON API calls (``core/monitors/``,
-``core/projections/queries.py``). The ping token exists in plaintext only in the answer that
-mints it (the new-monitor form's answer, the rotate button's answer): those answers render the
-monitor's page with the ping URL and its snippets filled in; every other view shows the
-snippets with a ``<token>`` placeholder (docs/heartbeats.md, "Create a monitor").
+``core/projections/queries.py``). Every POST ends in a redirect (:mod:`api.ui.flash`); the
+ping URL of a token just minted (create, rotate) rides in the redirect's sealed notice and is
+shown once on the monitor's page; every other view shows the snippets with a ``<token>``
+placeholder (docs/heartbeats.md, "Create a monitor").
 """
 
 from __future__ import annotations
@@ -13,18 +13,20 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from litestar import Request, get, post
+from litestar import Request, Response, get, post
 from litestar.params import FromPath, FromQuery
 from litestar.response import ServerSentEvent, Template
 
 from api.controllers.monitors import base_url
 from api.deps import PoolDep
 from api.pagination import decode_cursor, encode_cursor
-from api.ui.auth import Viewer, ViewerDep, checked_form, redirect
+from api.ui.auth import Viewer, ViewerDep, checked_form, redirect, writable
+from api.ui.flash import redirect_with
+from api.ui.formerrors import conflict_errors, field_errors
 from api.ui.live import live_fragment
 from api.ui.render import fragment, page
-from api.ui.tagfield import parse_tags, place_tag_errors
-from core.errors import Conflict, InvalidInput, invalid
+from api.ui.tagfield import parse_tags, tags_text
+from core.errors import ConcurrencyConflict, Conflict, InvalidInput, invalid
 from core.maintenance.queries import fetch_maintenance_until
 from core.monitors import commands
 from core.monitors.definition import DEFAULTS, MAX_NAME
@@ -133,22 +135,37 @@ async def monitors_live(request: Request[Any, Any, Any], viewer: ViewerDep,
 
 
 def _form_page(request: Request[Any, Any, Any], viewer: Viewer, values: dict[str, Any],
-               errors: dict[str, str] | None = None, detail: str = "",
-               status: int = 200) -> Template:
-    return page(request, viewer, "monitor_form.html", "New monitor", section="monitors",
+               errors: dict[str, str] | None = None, detail: str = "", status: int = 200,
+               monitor: dict[str, Any] | None = None) -> Template:
+    title = f"Edit {monitor['name']}" if monitor else "New monitor"
+    return page(request, viewer, "monitor_form.html", title, section="monitors",
                 status_code=status, values=values, errors=errors or {}, detail=detail,
-                defaults=DEFAULTS, max_name=MAX_NAME)
+                defaults=DEFAULTS, max_name=MAX_NAME, monitor=monitor)
+
+
+def _values_of(monitor: dict[str, Any]) -> dict[str, Any]:
+    """The edit form's texts of a stored monitor (a schedule in words: its words)."""
+    return {"name": monitor["name"],
+            "schedule": monitor.get("schedule_text") or monitor["schedule"],
+            "timezone": monitor["timezone"], "grace_seconds": str(monitor["grace_seconds"]),
+            "slug": monitor.get("slug") or "", "tags": tags_text(monitor.get("tags")),
+            "methods": monitor["methods"],
+            "manual_resume": "on" if monitor["manual_resume"] else "",
+            "version": str(monitor["version"])}
 
 
 @get("/ui/monitors/new", name="monitor_new")
 async def monitor_new(request: Request[Any, Any, Any], viewer: ViewerDep) -> Template:
+    writable(viewer)
     return _form_page(request, viewer, {"timezone": DEFAULTS.get("timezone", "UTC"),
                                         "grace_seconds": DEFAULTS["grace_seconds"]})
 
 
 @post("/ui/monitors/new", name="monitor_create")
 async def monitor_create(request: Request[Any, Any, Any], viewer: ViewerDep,
-                         pool: PoolDep) -> Template:
+                         pool: PoolDep) -> Response[Any]:
+    """Create the monitor and go to its page (its ping URL in the notice, once), or show the
+    form again with the API's messages next to the fields."""
     form = await checked_form(request, viewer)
     fields: dict[str, Any] = {}
     try:
@@ -156,16 +173,66 @@ async def monitor_create(request: Request[Any, Any, Any], viewer: ViewerDep,
         monitor_id, token = await commands.create_monitor(
             pool, viewer.actor, fields, request.app.state.clock.now())
     except InvalidInput as exc:
-        errors: dict[str, str] = {}
-        for e in place_tag_errors(exc.errors, fields.get("tags") or []):
-            field = e.field.split(".")[0].split("[")[0]
-            errors[field] = f"{errors[field]}; {e.message}" if field in errors else e.message
-        return _form_page(request, viewer, form, errors, exc.detail, status=422)
+        return _form_page(request, viewer, form, field_errors(exc, fields.get("tags") or []),
+                          exc.detail, status=422)
     except Conflict as exc:
-        if "slug" not in fields or "slug" not in exc.detail:
-            raise
-        return _form_page(request, viewer, form, {"slug": exc.detail}, exc.detail, status=409)
-    return await _monitor_page(request, viewer, monitor_id, token=token, created=True)
+        return _form_page(request, viewer, form, conflict_errors(exc), exc.detail, status=409)
+    return redirect_with(request, viewer, f"/ui/monitors/{monitor_id}",
+                         f"Monitor “{fields['name']}” created.",
+                         secret=f"{base_url(request)}/ping/{token}", secret_label="Ping URL")
+
+
+@get("/ui/monitors/{monitor_id:uuid}/edit", name="monitor_edit")
+async def monitor_edit(request: Request[Any, Any, Any], viewer: ViewerDep, pool: PoolDep,
+                       monitor_id: FromPath[uuid.UUID]) -> Template:
+    monitor = await get_monitor(pool, viewer.actor, monitor_id)
+    writable(viewer)
+    return _form_page(request, viewer, _values_of(monitor), monitor=monitor)
+
+
+@post("/ui/monitors/{monitor_id:uuid}/edit", name="monitor_save")
+async def monitor_save(request: Request[Any, Any, Any], viewer: ViewerDep, pool: PoolDep,
+                       monitor_id: FromPath[uuid.UUID]) -> Response[Any]:
+    """Save the edit form (``PATCH /v1/monitors/{id}`` with the form's ``version``): back to
+    the monitor's page; the API's messages next to the fields (422); a change made meanwhile
+    or a slug taken shows the form again with the message (409)."""
+    form = await checked_form(request, viewer)
+    monitor = await get_monitor(pool, viewer.actor, monitor_id)
+    version = str(form.get("version") or "")
+    fields: dict[str, Any] = {}
+    try:
+        fields = _fields(form)
+        fields.setdefault("slug", None)  # emptied: no slug
+        fields.setdefault("timezone", DEFAULTS["timezone"])
+        await commands.update_monitor(pool, viewer.actor, monitor_id, fields,
+                                      request.app.state.clock.now(),
+                                      int(version) if version.isdigit() else None)
+    except InvalidInput as exc:
+        return _form_page(request, viewer, form, field_errors(exc, fields.get("tags") or []),
+                          exc.detail, status=422, monitor=monitor)
+    except ConcurrencyConflict as exc:
+        fresh = await get_monitor(pool, viewer.actor, monitor_id)
+        detail = (f"{exc.detail}: someone saved this monitor while you edited it. Your "
+                  "changes are below; saving again replaces theirs.")
+        return _form_page(request, viewer, {**form, "version": str(fresh["version"])}, {},
+                          detail, status=409, monitor=fresh)
+    except Conflict as exc:
+        return _form_page(request, viewer, form, conflict_errors(exc), exc.detail, status=409,
+                          monitor=monitor)
+    return redirect_with(request, viewer, f"/ui/monitors/{monitor_id}",
+                         f"Monitor “{fields['name']}” saved.")
+
+
+@post("/ui/monitors/{monitor_id:uuid}/delete", name="monitor_delete")
+async def monitor_delete(request: Request[Any, Any, Any], viewer: ViewerDep, pool: PoolDep,
+                         monitor_id: FromPath[uuid.UUID]) -> Response[Any]:
+    """Delete the monitor (its URL stops working at once; its history stays in the log)."""
+    await checked_form(request, viewer)
+    monitor = await get_monitor(pool, viewer.actor, monitor_id)
+    await commands.delete_monitor(pool, viewer.actor, monitor_id,
+                                  request.app.state.clock.now())
+    return redirect_with(request, viewer, "/ui/monitors",
+                         f"Monitor “{monitor['name']}” deleted; its ping URL no longer works.")
 
 
 async def _status_context(request: Request[Any, Any, Any], viewer: Viewer,
@@ -212,15 +279,12 @@ def snippets(ping_url: str, schedule: str) -> dict[str, str]:
 
 
 async def _monitor_page(request: Request[Any, Any, Any], viewer: Viewer,
-                        monitor_id: uuid.UUID, *, token: str | None = None,
-                        created: bool = False) -> Template:
+                        monitor_id: uuid.UUID) -> Template:
     context = await _status_context(request, viewer, monitor_id)
-    base = base_url(request)
-    ping_url = f"{base}/ping/{token or TOKEN_PLACEHOLDER}"
+    ping_url = f"{base_url(request)}/ping/{TOKEN_PLACEHOLDER}"
     return page(request, viewer, "monitor.html", context["monitor"]["name"],
-                section="monitors", token=token, created=created, ping_url=ping_url,
-                snippets=snippets(ping_url, context["monitor"]["schedule"]),
-                **context)
+                section="monitors", ping_url=ping_url,
+                snippets=snippets(ping_url, context["monitor"]["schedule"]), **context)
 
 
 @get("/ui/monitors/{monitor_id:uuid}", name="monitor")
@@ -242,7 +306,7 @@ async def monitor_live(request: Request[Any, Any, Any], viewer: ViewerDep,
 
 @post("/ui/monitors/{monitor_id:uuid}/pause", name="monitor_pause")
 async def monitor_pause(request: Request[Any, Any, Any], viewer: ViewerDep, pool: PoolDep,
-                        monitor_id: FromPath[uuid.UUID]) -> Any:
+                        monitor_id: FromPath[uuid.UUID]) -> Response[Any]:
     await checked_form(request, viewer)
     await commands.set_paused(pool, viewer.actor, monitor_id, True,
                               request.app.state.clock.now())
@@ -251,7 +315,7 @@ async def monitor_pause(request: Request[Any, Any, Any], viewer: ViewerDep, pool
 
 @post("/ui/monitors/{monitor_id:uuid}/resume", name="monitor_resume")
 async def monitor_resume(request: Request[Any, Any, Any], viewer: ViewerDep, pool: PoolDep,
-                         monitor_id: FromPath[uuid.UUID]) -> Any:
+                         monitor_id: FromPath[uuid.UUID]) -> Response[Any]:
     await checked_form(request, viewer)
     await commands.set_paused(pool, viewer.actor, monitor_id, False,
                               request.app.state.clock.now())
@@ -260,12 +324,14 @@ async def monitor_resume(request: Request[Any, Any, Any], viewer: ViewerDep, poo
 
 @post("/ui/monitors/{monitor_id:uuid}/rotate", name="monitor_rotate")
 async def monitor_rotate(request: Request[Any, Any, Any], viewer: ViewerDep, pool: PoolDep,
-                         monitor_id: FromPath[uuid.UUID]) -> Template:
+                         monitor_id: FromPath[uuid.UUID]) -> Response[Any]:
     await checked_form(request, viewer)
     token = await commands.rotate_token(pool, viewer.actor, monitor_id,
                                         request.app.state.clock.now())
-    return await _monitor_page(request, viewer, monitor_id, token=token)
+    return redirect_with(request, viewer, f"/ui/monitors/{monitor_id}",
+                         "Ping token rotated: the old ping URL no longer works.",
+                         secret=f"{base_url(request)}/ping/{token}", secret_label="Ping URL")
 
 
-ROUTES = [monitors, monitors_live, monitor_new, monitor_create, monitor, monitor_live,
-          monitor_pause, monitor_resume, monitor_rotate]
+ROUTES = [monitors, monitors_live, monitor_new, monitor_create, monitor_edit, monitor_save,
+          monitor_delete, monitor, monitor_live, monitor_pause, monitor_resume, monitor_rotate]

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from litestar import Request, get, post
+from litestar import Request, Response, get, post
 from litestar.params import FromQuery
 from litestar.response import Template
 
 from api.deps import KeyRingDep, PoolDep
 from api.ui.auth import Viewer, ViewerDep, checked_form
+from api.ui.flash import redirect_with
 from api.ui.render import page
 from core.errors import InvalidInput, invalid
 from core.secrets import NAME, list_secrets, put_secret
@@ -43,7 +44,7 @@ async def secrets_page(request: Request[Any, Any, Any], viewer: ViewerDep,
 
 @post("/ui/secrets", name="secret_set")
 async def secret_set(request: Request[Any, Any, Any], viewer: ViewerDep, pool: PoolDep,
-                     keyring: KeyRingDep) -> Template:
+                     keyring: KeyRingDep) -> Response[Any]:
     form = await checked_form(request, viewer)
     name = str(form.get("name", "")).strip()
     try:
@@ -53,7 +54,8 @@ async def secret_set(request: Request[Any, Any, Any], viewer: ViewerDep, pool: P
         errors = {e.field.split(".")[0]: e.message for e in exc.errors}
         return await _page(request, viewer, status=422, name=name, errors=errors,
                            detail=exc.detail)
-    return await _page(request, viewer, saved=row, created=created)
+    return redirect_with(request, viewer, "/ui/secrets",
+                         f"Secret {row['name']} {'created' if created else 'replaced'}.")
 
 
 ROUTES = [secrets_page, secret_set]
