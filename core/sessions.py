@@ -17,6 +17,8 @@ import secrets
 import uuid
 from datetime import datetime, timedelta
 
+from dataclasses import dataclass
+
 import psycopg
 from psycopg_pool import AsyncConnectionPool
 
@@ -80,6 +82,44 @@ async def session_actor(pool: AsyncConnectionPool, session_id: str | None,
     if row is None:
         return None
     return Actor(team_id=row["team_id"], key_id=row["key_id"], scope=row["scope"])
+
+
+@dataclass(frozen=True)
+class HeldSession:
+    """A live session a browser holds (it may hold several, one per team it signed in to).
+
+    Attributes:
+        session_id: the session id (a cookie's value; never shown).
+        actor: its key's team and scope.
+        team_name: the team's name (what the dashboard shows).
+        key_name: the key's name, ``None`` for an unnamed key.
+    """
+
+    session_id: str
+    actor: Actor
+    team_name: str
+    key_name: str | None
+
+
+async def held_sessions(pool: AsyncConnectionPool, session_ids: list[str],
+                        now: datetime) -> list[HeldSession]:
+    """The live ones of ``session_ids`` (unknown, expired, signed-out sessions and those of a
+    revoked key left out), in the order given, in one query."""
+    wanted = [sid for sid in session_ids if sid and len(sid) <= MAX_TOKEN]
+    if not wanted:
+        return []
+    async with pool.connection() as conn:
+        cur = await conn.execute(Q["session_find_held"], {
+            "id_hashes": [_hash(sid) for sid in wanted], "now": now})
+        rows = {bytes(row["id_hash"]): row for row in await cur.fetchall()}
+    held = []
+    for sid in wanted:
+        row = rows.get(_hash(sid))
+        if row is not None:
+            held.append(HeldSession(sid, Actor(team_id=row["team_id"], key_id=row["key_id"],
+                                               scope=row["scope"]),
+                                    row["team_name"], row["key_name"]))
+    return held
 
 
 async def sign_out(pool: AsyncConnectionPool, session_id: str) -> None:

@@ -7,6 +7,10 @@
 - Every page handler takes ``viewer: ViewerDep`` (:func:`provide_viewer`): the
   :class:`Viewer` of a live session, or :class:`SignInRequired`, which the dashboard's error
   handlers answer with a redirect to the sign-in page.
+- A browser may hold several sessions, one per team it signed in to (signing in with another
+  key adds one): the cookie ``cronledger_session`` is the one pages act with, the cookie
+  ``cronledger_sessions`` the others (their ids joined by ``.``, at most :data:`MAX_HELD`), for
+  the team switcher at the top of every page (:func:`switch_cookies`).
 - Every form POST goes through :func:`checked_form`: the form's ``csrf`` field must be the
   session's CSRF token and the key must have write scope, or the answer is 403 and nothing
   changes (the sign-in form itself is checked against a pre-session cookie,
@@ -27,9 +31,17 @@ from litestar.di import NamedDependency
 from core.actor import Actor
 from core.errors import Forbidden
 from core.http.proxies import trusted_proxies
-from core.sessions import SESSION_SECONDS, csrf_matches, csrf_token, session_actor
+from core.sessions import (
+    SESSION_SECONDS,
+    HeldSession,
+    csrf_matches,
+    csrf_token,
+    held_sessions,
+)
 
 SESSION_COOKIE = "cronledger_session"
+HELD_COOKIE = "cronledger_sessions"  # the browser's other sessions (other teams), "."-joined
+MAX_HELD = 10  # sessions one browser holds at most
 SIGNIN_COOKIE = "cronledger_signin"  # the sign-in form's CSRF token (before a session exists)
 SIGNIN_PATH = "/ui/signin"
 
@@ -50,11 +62,17 @@ class Viewer:
         actor: the session's team, key and scope; every ``core/`` call takes it.
         csrf: the token every form of the page must send back (field ``csrf``).
         session_id: the cookie's value.
+        team_name: the name of the session's team (shown on every page).
+        key_name: the name of the session's key (``None``: unnamed).
+        others: the browser's other live sessions (other teams), for the team switcher.
     """
 
     actor: Actor
     csrf: str
     session_id: str
+    team_name: str = ""
+    key_name: str | None = None
+    others: tuple[HeldSession, ...] = ()
 
     @property
     def can_write(self) -> bool:
@@ -83,6 +101,27 @@ def session_cookie(request: Request[Any, Any, Any], value: str) -> Cookie:
                   secure=is_https(request), max_age=SESSION_SECONDS if value else 0)
 
 
+def held_ids(request: Request[Any, Any, Any]) -> list[str]:
+    """The ids of the browser's other sessions (the ``cronledger_sessions`` cookie)."""
+    value = request.cookies.get(HELD_COOKIE, "")
+    return [sid for sid in value.split(".") if sid][:MAX_HELD]
+
+
+def held_cookie(request: Request[Any, Any, Any], ids: list[str]) -> Cookie:
+    """The cookie of the browser's other sessions (none: deleted)."""
+    value = ".".join(dict.fromkeys(ids))
+    return Cookie(key=HELD_COOKIE, value=value, path="/", httponly=True, samesite="lax",
+                  secure=is_https(request), max_age=SESSION_SECONDS if value else 0)
+
+
+def switch_cookies(request: Request[Any, Any, Any], current: str,
+                   others: list[str]) -> list[Cookie]:
+    """The cookies that make ``current`` the session pages act with and keep ``others`` (the
+    newest first, at most :data:`MAX_HELD` - 1, ``current`` left out)."""
+    kept = [sid for sid in dict.fromkeys(others) if sid and sid != current][:MAX_HELD - 1]
+    return [session_cookie(request, current), held_cookie(request, kept)]
+
+
 def signin_cookie(request: Request[Any, Any, Any], value: str) -> Cookie:
     """The sign-in form's CSRF cookie (10 minutes; deleted on sign-in)."""
     return Cookie(key=SIGNIN_COOKIE, value=value, path=SIGNIN_PATH, httponly=True,
@@ -109,14 +148,16 @@ async def provide_viewer(request: Request[Any, Any, Any]) -> Viewer:
     if known is not None:
         return known  # type: ignore[no-any-return]
     session_id = request.cookies.get(SESSION_COOKIE, "")
-    actor = await session_actor(request.app.state.pool, session_id,
-                                request.app.state.clock.now())
-    if actor is None:
+    held = await held_sessions(request.app.state.pool, [session_id, *held_ids(request)],
+                               request.app.state.clock.now()) if session_id else []
+    if not held or held[0].session_id != session_id:
         path = request.url.path
         if request.url.query:
             path += "?" + request.url.query
         raise SignInRequired(path if request.method == "GET" else "/")
-    viewer = Viewer(actor, csrf_token(session_id), session_id)
+    current = held[0]
+    viewer = Viewer(current.actor, csrf_token(session_id), session_id, current.team_name,
+                    current.key_name, tuple(h for h in held[1:] if h.session_id != session_id))
     request.scope["cronledger_viewer"] = viewer  # type: ignore[typeddict-unknown-key]
     return viewer
 

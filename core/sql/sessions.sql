@@ -1,5 +1,6 @@
 -- Dashboard sessions and one-time sign-in links (core/sessions.py): open, find (with the
--- API key's team and scope, a revoked key ends its sessions), end and prune sessions; issue
+-- API key's team and scope, a revoked key ends its sessions; the several a browser holds),
+-- end and prune sessions; issue
 -- and redeem sign-in tokens; find or create the key a sign-in link signs in with.
 
 -- name: session_insert
@@ -11,6 +12,15 @@ SELECT k.id AS key_id, k.team_id, k.scope, s.expires_at
 FROM ui_sessions s
 JOIN api_keys k ON k.id = s.key_id AND k.revoked_at IS NULL
 WHERE s.id_hash = %(id_hash)s AND s.expires_at > %(now)s::timestamptz;
+
+-- name: session_find_held
+-- The live sessions among several a browser holds (the dashboard's team switcher), with each
+-- key's team and name.
+SELECT s.id_hash, k.id AS key_id, k.team_id, k.scope, k.name AS key_name, t.name AS team_name
+FROM ui_sessions s
+JOIN api_keys k ON k.id = s.key_id AND k.revoked_at IS NULL
+JOIN teams t ON t.id = k.team_id
+WHERE s.id_hash = ANY(%(id_hashes)s::bytea[]) AND s.expires_at > %(now)s::timestamptz;
 
 -- name: session_delete
 DELETE FROM ui_sessions WHERE id_hash = %(id_hash)s;

@@ -269,3 +269,45 @@ async def test_the_form_reads_words_tags_and_a_confirmation_and_keeps_them_on_ed
     await expect(page.get_by_role("heading", name="words job")).to_be_visible()
     await expect(page.locator("dd.tags .tag")).to_have_text(["nightly", "billing"])
     await context.close()
+
+
+async def test_switch_between_the_teams_this_browser_signed_in_to(
+        browser: Browser, site: str, keys: dict[str, Any], fresh_pool: AsyncConnectionPool,
+        clock: FrozenClock) -> None:
+    from core.actor import Actor
+
+    await create_job(fresh_pool, Actor(team_id=keys["team_id"]), {
+        "name": "browser team's job", "schedule": "@every 1h",
+        "request": {"url": "https://example.com/"}}, clock.now())
+    ops_key, ops = await create_api_key(fresh_pool, "ops", "write", "ops laptop")
+    await create_job(fresh_pool, Actor(team_id=ops["team_id"]), {
+        "name": "ops team's job", "schedule": "@every 1h",
+        "request": {"url": "https://example.com/"}}, clock.now())
+    context = await browser.new_context()
+    page = await context.new_page()
+    await _sign_in(page, site, keys["write"])
+    await expect(page.locator("[data-team]")).to_have_text("browser")
+    await page.get_by_role("link", name="Add a team").click()
+    await expect(page.get_by_role("note")).to_contain_text("signed in to team browser")
+    await page.get_by_label("API key").fill(ops_key)
+    await page.get_by_role("button", name="Sign in").click()
+    switcher = page.get_by_label("Team")
+    await expect(switcher).to_have_value("")
+    await expect(switcher.locator("option:checked")).to_have_text("ops (ops laptop)")
+    await page.get_by_role("link", name="Jobs", exact=True).click()
+    await expect(page.get_by_role("link", name="ops team's job")).to_be_visible()
+    await expect(page.get_by_role("link", name="browser team's job")).to_have_count(0)
+
+    await switcher.select_option(label="browser")  # sends the form by itself
+    await expect(page.get_by_role("status", name="Notice")).to_have_text(
+        "Now showing team “browser”.")
+    await expect(page.get_by_label("Team").locator("option:checked")).to_have_text("browser")
+    await page.get_by_role("link", name="Jobs", exact=True).click()
+    await expect(page.get_by_role("link", name="browser team's job")).to_be_visible()
+    await expect(page.get_by_role("link", name="ops team's job")).to_have_count(0)
+
+    await page.get_by_role("button", name="Sign out").click()
+    await expect(page.get_by_role("status", name="Notice")).to_contain_text(
+        "now showing team “ops”")
+    await expect(page.locator("[data-team]")).to_have_text("ops")
+    await context.close()

@@ -4,6 +4,7 @@
 //   (api/ui/live.py);
 // - [data-preview] forms fetch the schedule preview fragment as the schedule and zone change;
 // - forms with data-confirm ask before they are sent;
+// - select[data-autosubmit] (the team switcher) sends its form when changed;
 // - buttons with data-copy="ID" copy the text of element ID (ping URLs, snippets, new keys).
 (function () {
   "use strict";
@@ -66,6 +67,11 @@
         var label = button.textContent;
         button.textContent = "Copied";
         setTimeout(function () { button.textContent = label; }, 1500);
+      });
+    });
+    document.querySelectorAll("select[data-autosubmit]").forEach(function (select) {
+      select.addEventListener("change", function () {  // the team switcher: no extra click
+        if (select.value) { select.form.submit(); }
       });
     });
     document.querySelectorAll("form[data-confirm]").forEach(function (form) {
