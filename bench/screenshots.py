@@ -5,8 +5,10 @@
 A scratch database is seeded through the real code: jobs created by ``core/``, fired by a real
 worker on a frozen clock against a local sink (some replies fail), a heartbeat monitor, the
 projector run once. The app is served on a free port with that clock and Debian's chromium
-(Playwright, ``executable_path``) takes the overview, a job page and the job form, narrow
-(390 px) and wide (1280 px), light and dark: ``docs/screenshots/<page>-<width>-<scheme>.png``.
+(Playwright, ``executable_path``) takes every page of :data:`PAGES` (overview, jobs, a job, the
+job form, monitors, a monitor, the monitor form, channels, events), narrow (390 px) and wide
+(1440 px), light and dark: ``docs/screenshots/<page>-<width>-<scheme>.png``. The browser signs
+in to a second team first, so the pages show the team switcher.
 
 ``--smoke`` (CI, ``bench/smoke.py``) seeds half an hour instead of four hours and writes to a
 temporary folder; the exit status is 1 unless every screenshot was written as a PNG.
@@ -29,12 +31,15 @@ from playwright.async_api import async_playwright
 from bench.common import ROOT, scratch_database
 from core.actor import Actor
 from core.apikeys import create_api_key
+from core.channels.commands import create_channel
+from core.channels.sealing import AesGcmSealer
 from core.clock import FrozenClock
 from core.config import Settings
 from core.crypto import KeyRing
 from core.db import open_pool
 from core.jobs.commands import create_job, set_paused
 from core.monitors.commands import create_monitor
+from core.monitors.ping import Ping, open_ping_pool, record_pings
 from core.projections.projector import Projector
 from core.secrets import put_secret
 from tests.embedded_server import server_dsn
@@ -43,27 +48,35 @@ from tests.sink import Reply, Sink
 
 OUT = ROOT / "docs" / "screenshots"
 T0 = datetime(2026, 11, 30, 6, 0, 0, tzinfo=UTC)
-SIZES = {"narrow": (390, 844), "wide": (1280, 900)}
+SIZES = {"narrow": (390, 844), "wide": (1440, 900)}
+PAGES = ("overview", "jobs", "job", "job-form", "monitors", "monitor", "monitor-form",
+         "channels", "events")
 KEY = "Qm9vdHN0cmFwIGtleSBmb3Igc2NyZWVuc2hvdHMhISE="  # a throwaway AES key (base64, 32 bytes)
 
 
-async def seed(dsn: str, clock: FrozenClock, sink: Sink, minutes: int = 240) -> tuple[str, str]:
-    """Jobs with ``minutes`` of runs; the write key and the id of the job to show."""
+async def seed(dsn: str, clock: FrozenClock, sink: Sink,
+               minutes: int = 240) -> dict[str, str]:
+    """Jobs with ``minutes`` of runs, monitors pinged along, a channel: ``{"key", "ops_key",
+    "job", "monitor"}`` (the write keys of the teams ``default`` and ``ops``, the ids shown)."""
     settings = Settings(database_url=dsn, secret_key=KEY)
     pool = await open_pool(dsn, min_size=1, max_size=4)
     key, record = await create_api_key(pool, "default", "write", "screenshots")
+    ops_key, _ = await create_api_key(pool, "ops", "write", "ops laptop")
     actor = Actor(team_id=record["team_id"], key_id=record["id"])
+    ring = KeyRing.from_sources(KEY, None)
+    alerts, _ = await create_channel(pool, AesGcmSealer(ring), actor, {
+        "name": "ops-alerts", "kind": "webhook", "url": sink.url("/alerts")}, clock.now())
     sink.reply("/flaky", *[Reply(status=500 if i % 5 == 3 else 200, body=b'{"ok": true}')
                            for i in range(500)])
     sink.reply("/broken", *[Reply(status=503, body=b"upstream unavailable")
                             for _ in range(500)])
-    await put_secret(pool, KeyRing.from_sources(KEY, None), actor, "REPORT_TOKEN",
+    await put_secret(pool, ring, actor, "REPORT_TOKEN",
                      "s3cr3t-token", clock.now())
     shown = await create_job(pool, actor, {
         "name": "nightly-report", "schedule": "*/10 * * * *", "timezone": "Europe/Berlin",
         "request": {"url": sink.url("/flaky"), "method": "POST", "body": '{"report": "daily"}',
                     "headers": {"Authorization": "Bearer ${secrets.REPORT_TOKEN}"}},
-        "retry": {"attempts": 2, "delay_seconds": 5}}, clock.now())
+        "retry": {"attempts": 2, "delay_seconds": 5}, "channels": [alerts]}, clock.now())
     await create_job(pool, actor, {"name": "cache-warmup", "schedule": "*/15 * * * *",
                                    "request": {"url": sink.url("/ok")}}, clock.now())
     await create_job(pool, actor, {"name": "billing-sync", "schedule": "0 * * * *",
@@ -71,20 +84,35 @@ async def seed(dsn: str, clock: FrozenClock, sink: Sink, minutes: int = 240) -> 
     paused = await create_job(pool, actor, {"name": "legacy-export", "schedule": "0 4 * * 1",
                                             "request": {"url": sink.url("/ok")}}, clock.now())
     await set_paused(pool, actor, paused, True, clock.now())
+    tokens = {}
     for name in ("backup-db", "certbot-renew"):
-        await create_monitor(pool, actor, {"name": name, "schedule": "@every 1h"}, clock.now())
+        monitor_id, tokens[name] = await create_monitor(pool, actor, {
+            "name": name, "schedule": "@every 1h", "grace_seconds": 600,
+            "channels": [alerts]}, clock.now())
+        if name == "backup-db":
+            shown_monitor = monitor_id
     worker = make_worker(pool, dsn, settings, clock)
-    for _ in range(2 * minutes):  # 30-second steps (retries come 5 s after)
+    ping_pool = await open_ping_pool(dsn, size=1)
+    for step in range(2 * minutes):  # 30-second steps (retries come 5 s after)
         clock.advance(25)
         await worker.run_once()
         await worker.settle()
         clock.advance(5)
         await worker.run_once()
         await worker.settle()
+        if step % 120 == 1 and not 4 <= step // 120 < 6:  # hourly, two hours missed
+            await record_pings(ping_pool, [
+                (Ping(token=tokens["backup-db"], kind="success", method="POST",
+                      body=b"backup done: 1.2 GB in 241 s", body_size=28), clock.now())])
+        if step % 120 == 5:
+            await record_pings(ping_pool, [
+                (Ping(token=tokens["certbot-renew"], kind="success", method="GET",
+                      body=None, body_size=0), clock.now())])
+    await ping_pool.close()
     await worker.executor.aclose()
     await Projector(pool, dsn, clock).run_once(clock.now())
     await pool.close()
-    return key, str(shown)
+    return {"key": key, "ops_key": ops_key, "job": str(shown), "monitor": str(shown_monitor)}
 
 
 def _free_port() -> int:
@@ -98,7 +126,8 @@ async def shoot(dsn: str, out: Path = OUT, minutes: int = 240) -> list[Path]:
 
     clock = FrozenClock(T0)
     async with Sink() as sink:
-        key, job_id = await seed(dsn, clock, sink, minutes)
+        seeded = await seed(dsn, clock, sink, minutes)
+        job_id, monitor_id = seeded["job"], seeded["monitor"]
         port = _free_port()
         server = uvicorn.Server(uvicorn.Config(
             create_app(dsn, Settings(database_url=dsn, secret_key=KEY), clock),
@@ -107,8 +136,12 @@ async def shoot(dsn: str, out: Path = OUT, minutes: int = 240) -> list[Path]:
         while not server.started:
             await asyncio.sleep(0.05)
         base = f"http://127.0.0.1:{port}"
-        pages = {"overview": "/", "job": f"/ui/jobs/{job_id}", "jobs": "/ui/jobs",
-                 "job-form": f"/ui/jobs/{job_id}/edit"}
+        pages = {"overview": "/", "jobs": "/ui/jobs", "job": f"/ui/jobs/{job_id}",
+                 "job-form": f"/ui/jobs/{job_id}/edit", "monitors": "/ui/monitors",
+                 "monitor": f"/ui/monitors/{monitor_id}",
+                 "monitor-form": f"/ui/monitors/{monitor_id}/edit", "channels": "/ui/channels",
+                 "events": "/ui/events"}
+        assert tuple(pages) == PAGES
         written = []
         async with async_playwright() as playwright:
             browser = await playwright.chromium.launch(
@@ -119,15 +152,17 @@ async def shoot(dsn: str, out: Path = OUT, minutes: int = 240) -> list[Path]:
                         viewport={"width": width, "height": height}, color_scheme=scheme,
                         timezone_id="Europe/Berlin", locale="en-GB")
                     page = await context.new_page()
-                    await page.goto(base + "/")
-                    await page.get_by_label("API key").fill(key)
-                    await page.get_by_role("button", name="Sign in").click()
-                    await page.wait_for_url(base + "/")
+                    for key in (seeded["ops_key"], seeded["key"]):  # default shown; ops held
+                        await page.goto(base + "/ui/signin")
+                        await page.get_by_label("API key").fill(key)
+                        await page.get_by_role("button", name="Sign in").click()
+                        await page.wait_for_url(base + "/")
                     for name, path in pages.items():
                         await page.goto(base + path)
                         await page.wait_for_load_state("load")
                         target = out / f"{name}-{size}-{scheme}.png"
-                        await page.screenshot(path=str(target), full_page=name != "job-form"
+                        await page.screenshot(path=str(target),
+                                              full_page=not name.endswith("-form")
                                               or size == "wide")
                         written.append(target)
                     await context.close()
@@ -152,7 +187,7 @@ def main() -> int:
         for path in written:
             print(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path.name)
         pngs = [p for p in written if p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"]
-        expected = 2 * len(SIZES) * 4  # schemes x sizes x pages
+        expected = 2 * len(SIZES) * len(PAGES)  # schemes x sizes x pages
     if len(written) != expected or len(pngs) != expected:
         print(f"{len(pngs)} PNG screenshots of {expected}", file=sys.stderr)
         return 1

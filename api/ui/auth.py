@@ -42,6 +42,7 @@ from core.sessions import (
 SESSION_COOKIE = "cronledger_session"
 HELD_COOKIE = "cronledger_sessions"  # the browser's other sessions (other teams), "."-joined
 MAX_HELD = 10  # sessions one browser holds at most
+MULTI_FIELDS = ("channels",)  # form fields sent once per checked box: read as lists
 SIGNIN_COOKIE = "cronledger_signin"  # the sign-in form's CSRF token (before a session exists)
 SIGNIN_PATH = "/ui/signin"
 
@@ -164,8 +165,9 @@ async def provide_viewer(request: Request[Any, Any, Any]) -> Viewer:
 
 async def checked_form(request: Request[Any, Any, Any], viewer: Viewer, *,
                        write: bool = True) -> dict[str, Any]:
-    """The POSTed form as ``{field: value}`` (a repeated field: its last value; use
-    ``request.form()`` for lists) after the two checks every changing form passes.
+    """The POSTed form as ``{field: value}`` (a repeated field: its last value, except the
+    fields of :data:`MULTI_FIELDS`, always a list) after the two checks every changing form
+    passes.
 
     Args:
         write: the form changes something (``False`` only for signing out, which a read
@@ -181,7 +183,11 @@ async def checked_form(request: Request[Any, Any, Any], viewer: Viewer, *,
                         "try again")
     if write and not viewer.can_write:
         raise Forbidden("this API key is read-only")
-    return dict(form.items())
+    values: dict[str, Any] = dict(form.items())
+    for key in MULTI_FIELDS:
+        if key in form:
+            values[key] = form.getall(key)
+    return values
 
 
 def writable(viewer: Viewer) -> None:

@@ -10,9 +10,9 @@ is the API's own ("must be a number").
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
+from api.ui.channelform import channel_ids, channel_items
 from api.ui.tagfield import parse_tags, tags_text
 from core.errors import FieldError
 from core.jobs.definition import DEFAULT_RETRY, DEFAULTS
@@ -63,13 +63,8 @@ def parse(form: dict[str, Any], *, editing: bool) -> tuple[dict[str, Any], list[
     statuses: list[Any] | None = None
     if text("success_statuses").strip():
         statuses = [_number(s.strip()) for s in text("success_statuses").split(",") if s.strip()]
-    channels: list[Any] = []
-    for item in text("channels").replace("\n", ",").split(","):
-        if item.strip():
-            try:
-                channels.append(uuid.UUID(item.strip()))
-            except ValueError:
-                errors.append(FieldError("channels", f"{item.strip()[:40]!r} is not a channel id"))
+    channels, problems = channel_ids(form.get("channels"))
+    errors.extend(problems)
     realert = text("realert_every").strip()
     confirm = text("confirm.timeout_seconds").strip()
     fields: dict[str, Any] = {
@@ -100,7 +95,7 @@ def parse(form: dict[str, Any], *, editing: bool) -> tuple[dict[str, Any], list[
     return fields, errors
 
 
-def values_of(job: dict[str, Any] | None) -> dict[str, str]:
+def values_of(job: dict[str, Any] | None) -> dict[str, Any]:
     """The form's initial texts: a stored job's definition, or the defaults of a new job."""
     if job is None:
         job = {"name": "", "schedule": "", "request": {"method": "GET", "url": "", "headers": {},
@@ -129,7 +124,7 @@ def values_of(job: dict[str, Any] | None) -> dict[str, str]:
            for k in DEFAULT_RETRY},
         "overlap": job["overlap"], "catchup": job["catchup"],
         "success_statuses": ", ".join(str(s) for s in job["success_statuses"] or []),
-        "channels": ", ".join(str(c) for c in job["channels"] or []),
+        "channels": [str(c) for c in job["channels"] or []],
         "alert_after_failures": num(job["alert_after_failures"]),
         "realert_every": num(job["realert_every"]), "signing_secret": "",
         "tags": tags_text(job.get("tags")), "confirm.timeout_seconds": num(confirm.get(
@@ -137,9 +132,12 @@ def values_of(job: dict[str, Any] | None) -> dict[str, str]:
     }
 
 
-def form_texts(form: dict[str, Any]) -> dict[str, str]:
-    """A submitted form's texts, to show it again with its errors."""
-    return {name: str(form.get(name) or "") for name in FIELDS}
+def form_texts(form: dict[str, Any]) -> dict[str, Any]:
+    """A submitted form's texts, to show it again with its errors (``channels``: the ids
+    checked)."""
+    texts: dict[str, Any] = {name: str(form.get(name) or "") for name in FIELDS}
+    texts["channels"] = [c.strip() for c in channel_items(form.get("channels")) if c.strip()]
+    return texts
 
 
 def errors_by_field(errors: list[FieldError]) -> tuple[dict[str, list[str]], list[str]]:

@@ -46,6 +46,12 @@ NAV = (  # (section, label, path): the navigation bar of base.html, in order
 )
 
 
+SCHEDULE_HINT = (  # what every schedule field takes (core/schedule/grammar.py:recognise)
+    "cron (0 3 * * *, or 6 fields with seconds first), an interval (@every 10m, 1h), "
+    "systemd OnCalendar (Mon..Fri 09:00, *-*-01 06:00) or words in English or French "
+    "(every weekday at 9am, tous les jours à 9h30)")
+
+
 def page(request: Request[Any, Any, Any], viewer: Viewer | None, template: str, title: str, *,
          section: str = "", status_code: int = 200, **context: Any) -> Template:
     """A whole page: ``template`` (which extends ``base.html``) with ``context``.
@@ -190,3 +196,4 @@ def configure(environment: Any) -> None:
     environment.filters["tojson_text"] = lambda v: json.dumps(v, indent=2, sort_keys=True,
                                                               default=str)
     environment.globals["csrf_field"] = _csrf_field
+    environment.globals["schedule_hint"] = SCHEDULE_HINT

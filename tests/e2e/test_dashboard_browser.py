@@ -311,3 +311,44 @@ async def test_switch_between_the_teams_this_browser_signed_in_to(
         "now showing team “ops”")
     await expect(page.locator("[data-team]")).to_have_text("ops")
     await context.close()
+
+
+async def test_a_telegram_channel_made_in_the_browser_is_picked_by_name_on_a_job(
+        browser: Browser, site: str, keys: dict[str, Any], fresh_pool: AsyncConnectionPool,
+        sink: Sink) -> None:
+    context = await browser.new_context()
+    page = await context.new_page()
+    await _sign_in(page, site, keys["write"])
+    await page.get_by_role("link", name="Channels").click()
+    await page.get_by_label("Kind").select_option(label="Telegram")
+    await expect(page.get_by_label("URL")).to_be_hidden()  # only the kind's own fields
+    await page.get_by_label("Name", exact=True).fill("on-call")
+    await page.get_by_label("Chat id").fill("@opsroom")
+    await page.get_by_label("Bot token secret").fill("TG TOKEN")
+    await page.get_by_role("button", name="Create channel").click()
+    await expect(page.locator("#err-token_secret")).to_contain_text("must name a team secret")
+    await expect(page.get_by_label("Kind")).to_have_value("telegram")
+    await page.get_by_label("Bot token secret").fill("TG_TOKEN")
+    await page.get_by_role("button", name="Create channel").click()
+    await expect(page.get_by_role("status", name="Notice")).to_have_text(
+        "Channel “on-call” created.")
+    await page.reload()  # a GET: no second channel
+    await expect(page.get_by_role("link", name="Edit on-call")).to_have_count(1)
+
+    await page.get_by_role("link", name="Jobs", exact=True).click()
+    await page.get_by_role("link", name="New job").click()
+    await expect(page.get_by_text("systemd OnCalendar")).to_be_visible()
+    await page.get_by_label("Name", exact=True).fill("alerted job")
+    await page.get_by_label("URL").fill(sink.url("/alerted"))
+    await page.get_by_label("Schedule").fill("tous les jours à 9h30")
+    await page.get_by_label("on-call").check()
+    await page.get_by_role("button", name="Create job").click()
+    await expect(page.get_by_role("heading", name="alerted job")).to_be_visible()
+    await expect(page.get_by_text("1 channel(s)")).to_be_visible()
+    await page.get_by_role("link", name="Edit").click()
+    await expect(page.get_by_label("on-call")).to_be_checked()
+    async with fresh_pool.connection() as conn:
+        cur = await conn.execute("SELECT j.channels = ARRAY[c.id] AS picked FROM jobs j, "
+                                 "channels c WHERE j.name = 'alerted job' AND c.name = 'on-call'")
+        assert (await cur.fetchone())["picked"] is True
+    await context.close()

@@ -18,6 +18,7 @@ from api.deps import ClockDep, KeyRingDep, PoolDep
 from api.pagination import decode_cursor, encode_cursor
 from api.ui import jobform
 from api.ui.auth import Viewer, ViewerDep, checked_form, redirect, writable
+from api.ui.channelform import channel_choices
 from api.ui.charts import run_chart
 from api.ui.flash import redirect_with
 from api.ui.live import live_fragment
@@ -205,9 +206,10 @@ async def job_action(request: Request[Any, Any, Any], job_id: FromPath[uuid.UUID
     return await _act(request, viewer, job_id, action, pool, clock.now())
 
 
-def _form_page(request: Request[Any, Any, Any], viewer: Viewer, job: dict[str, Any] | None,
-               values: dict[str, str], errors: list[FieldError], status: int = 200,
-               other: list[str] | None = None) -> Template:
+async def _form_page(request: Request[Any, Any, Any], viewer: Viewer,
+                     job: dict[str, Any] | None, values: dict[str, Any],
+                     errors: list[FieldError], status: int = 200,
+                     other: list[str] | None = None) -> Template:
     by_field, unplaced = jobform.errors_by_field(errors)
     title = f"Edit {job['name']}" if job else "New job"
     found, error = _preview(values["schedule"], values["timezone"], request.app.state.clock.now())
@@ -215,13 +217,15 @@ def _form_page(request: Request[Any, Any, Any], viewer: Viewer, job: dict[str, A
                 preview=found, error=error,
                 job=job, values=values, errors=by_field, form_errors=[*(other or []), *unplaced],
                 methods=METHODS, overlaps=OVERLAP_POLICIES, catchups=CATCHUP_POLICIES,
-                backoffs=BACKOFFS, confirm_bounds=(MIN_CONFIRM_SECONDS, MAX_CONFIRM_SECONDS))
+                backoffs=BACKOFFS, confirm_bounds=(MIN_CONFIRM_SECONDS, MAX_CONFIRM_SECONDS),
+                channel_choices=await channel_choices(request.app.state.pool, viewer.actor,
+                                                      values["channels"]))
 
 
 @get("/ui/jobs/new", name="job_new")
 async def job_new(request: Request[Any, Any, Any], viewer: ViewerDep) -> Template:
     writable(viewer)
-    return _form_page(request, viewer, None, jobform.values_of(None), [])
+    return await _form_page(request, viewer, None, jobform.values_of(None), [])
 
 
 @post("/ui/jobs/new", name="job_create")
@@ -231,15 +235,15 @@ async def job_create(request: Request[Any, Any, Any], viewer: ViewerDep, pool: P
     form = await checked_form(request, viewer)
     fields, problems = jobform.parse(form, editing=False)
     if problems:
-        return _form_page(request, viewer, None, jobform.form_texts(form), problems, 422)
+        return await _form_page(request, viewer, None, jobform.form_texts(form), problems, 422)
     try:
         job_id = await commands.create_job(pool, viewer.actor, fields, clock.now(), keyring)
     except InvalidInput as exc:
-        return _form_page(request, viewer, None, jobform.form_texts(form),
+        return await _form_page(request, viewer, None, jobform.form_texts(form),
                           place_tag_errors(exc.errors, fields["tags"]), 422,
                           [] if exc.errors else [exc.detail])
     except Conflict as exc:
-        return _form_page(request, viewer, None, jobform.form_texts(form),
+        return await _form_page(request, viewer, None, jobform.form_texts(form),
                           _conflict(exc), 409, [] if "name" in exc.detail else [exc.detail])
     return redirect_with(request, viewer, f"/ui/jobs/{job_id}",
                          f"Job “{fields['name']}” created.")
@@ -250,7 +254,7 @@ async def job_edit(request: Request[Any, Any, Any], job_id: FromPath[uuid.UUID],
                    viewer: ViewerDep, pool: PoolDep) -> Template:
     job = await get_job(pool, viewer.actor, job_id)
     writable(viewer)
-    return _form_page(request, viewer, job, jobform.values_of(job), [])
+    return await _form_page(request, viewer, job, jobform.values_of(job), [])
 
 
 @post("/ui/jobs/{job_id:uuid}/edit", name="job_save")
@@ -261,23 +265,23 @@ async def job_save(request: Request[Any, Any, Any], job_id: FromPath[uuid.UUID],
     job = await get_job(pool, viewer.actor, job_id)
     fields, problems = jobform.parse(form, editing=True)
     if problems:
-        return _form_page(request, viewer, job, jobform.form_texts(form), problems, 422)
+        return await _form_page(request, viewer, job, jobform.form_texts(form), problems, 422)
     version = str(form.get("version") or "")
     try:
         await commands.update_job(pool, viewer.actor, job_id, fields, clock.now(),
                                   int(version) if version.isdigit() else None,
                                   request.app.state.keyring)
     except InvalidInput as exc:
-        return _form_page(request, viewer, job, jobform.form_texts(form),
+        return await _form_page(request, viewer, job, jobform.form_texts(form),
                           place_tag_errors(exc.errors, fields["tags"]), 422,
                           [] if exc.errors else [exc.detail])
     except ConcurrencyConflict as exc:
         fresh = await get_job(pool, viewer.actor, job_id)
-        return _form_page(request, viewer, fresh, jobform.form_texts(form), [], 409, [
+        return await _form_page(request, viewer, fresh, jobform.form_texts(form), [], 409, [
             f"{exc.detail}: someone saved this job while you edited it. Your changes are "
             "below; saving again replaces theirs."])
     except Conflict as exc:
-        return _form_page(request, viewer, job, jobform.form_texts(form), _conflict(exc),
+        return await _form_page(request, viewer, job, jobform.form_texts(form), _conflict(exc),
                           409, [] if "name" in exc.detail else [exc.detail])
     return redirect_with(request, viewer, f"/ui/jobs/{job_id}",
                          f"Job “{fields['name']}” saved.")

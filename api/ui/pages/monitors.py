@@ -21,6 +21,7 @@ from api.controllers.monitors import base_url
 from api.deps import PoolDep
 from api.pagination import decode_cursor, encode_cursor
 from api.ui.auth import Viewer, ViewerDep, checked_form, redirect, writable
+from api.ui.channelform import channel_choices, channel_ids, channel_items
 from api.ui.flash import redirect_with
 from api.ui.formerrors import conflict_errors, field_errors
 from api.ui.live import live_fragment
@@ -61,6 +62,10 @@ def _fields(form: dict[str, Any]) -> dict[str, Any]:
     if str(form.get("slug", "")).strip():
         fields["slug"] = str(form["slug"]).strip()
     fields["tags"] = parse_tags(str(form.get("tags") or ""))
+    channels, problems = channel_ids(form.get("channels"))
+    if problems:
+        raise InvalidInput("channels: " + problems[0].message, problems)
+    fields["channels"] = channels
     return fields
 
 
@@ -134,13 +139,18 @@ async def monitors_live(request: Request[Any, Any, Any], viewer: ViewerDep,
     return live_fragment(render)
 
 
-def _form_page(request: Request[Any, Any, Any], viewer: Viewer, values: dict[str, Any],
-               errors: dict[str, str] | None = None, detail: str = "", status: int = 200,
-               monitor: dict[str, Any] | None = None) -> Template:
+async def _form_page(request: Request[Any, Any, Any], viewer: Viewer,
+                     values: dict[str, Any], errors: dict[str, str] | None = None,
+                     detail: str = "", status: int = 200,
+                     monitor: dict[str, Any] | None = None) -> Template:
     title = f"Edit {monitor['name']}" if monitor else "New monitor"
+    values = {**values, "channels": [c.strip() for c in channel_items(values.get("channels"))
+                                     if c.strip()]}
+    choices = await channel_choices(request.app.state.pool, viewer.actor, values["channels"])
     return page(request, viewer, "monitor_form.html", title, section="monitors",
                 status_code=status, values=values, errors=errors or {}, detail=detail,
-                defaults=DEFAULTS, max_name=MAX_NAME, monitor=monitor)
+                defaults=DEFAULTS, max_name=MAX_NAME, monitor=monitor,
+                channel_choices=choices)
 
 
 def _values_of(monitor: dict[str, Any]) -> dict[str, Any]:
@@ -151,13 +161,14 @@ def _values_of(monitor: dict[str, Any]) -> dict[str, Any]:
             "slug": monitor.get("slug") or "", "tags": tags_text(monitor.get("tags")),
             "methods": monitor["methods"],
             "manual_resume": "on" if monitor["manual_resume"] else "",
+            "channels": [str(c) for c in monitor.get("channels") or []],
             "version": str(monitor["version"])}
 
 
 @get("/ui/monitors/new", name="monitor_new")
 async def monitor_new(request: Request[Any, Any, Any], viewer: ViewerDep) -> Template:
     writable(viewer)
-    return _form_page(request, viewer, {"timezone": DEFAULTS.get("timezone", "UTC"),
+    return await _form_page(request, viewer, {"timezone": DEFAULTS.get("timezone", "UTC"),
                                         "grace_seconds": DEFAULTS["grace_seconds"]})
 
 
@@ -173,10 +184,10 @@ async def monitor_create(request: Request[Any, Any, Any], viewer: ViewerDep,
         monitor_id, token = await commands.create_monitor(
             pool, viewer.actor, fields, request.app.state.clock.now())
     except InvalidInput as exc:
-        return _form_page(request, viewer, form, field_errors(exc, fields.get("tags") or []),
+        return await _form_page(request, viewer, form, field_errors(exc, fields.get("tags") or []),
                           exc.detail, status=422)
     except Conflict as exc:
-        return _form_page(request, viewer, form, conflict_errors(exc), exc.detail, status=409)
+        return await _form_page(request, viewer, form, conflict_errors(exc), exc.detail, status=409)
     return redirect_with(request, viewer, f"/ui/monitors/{monitor_id}",
                          f"Monitor “{fields['name']}” created.",
                          secret=f"{base_url(request)}/ping/{token}", secret_label="Ping URL")
@@ -187,7 +198,7 @@ async def monitor_edit(request: Request[Any, Any, Any], viewer: ViewerDep, pool:
                        monitor_id: FromPath[uuid.UUID]) -> Template:
     monitor = await get_monitor(pool, viewer.actor, monitor_id)
     writable(viewer)
-    return _form_page(request, viewer, _values_of(monitor), monitor=monitor)
+    return await _form_page(request, viewer, _values_of(monitor), monitor=monitor)
 
 
 @post("/ui/monitors/{monitor_id:uuid}/edit", name="monitor_save")
@@ -208,16 +219,16 @@ async def monitor_save(request: Request[Any, Any, Any], viewer: ViewerDep, pool:
                                       request.app.state.clock.now(),
                                       int(version) if version.isdigit() else None)
     except InvalidInput as exc:
-        return _form_page(request, viewer, form, field_errors(exc, fields.get("tags") or []),
+        return await _form_page(request, viewer, form, field_errors(exc, fields.get("tags") or []),
                           exc.detail, status=422, monitor=monitor)
     except ConcurrencyConflict as exc:
         fresh = await get_monitor(pool, viewer.actor, monitor_id)
         detail = (f"{exc.detail}: someone saved this monitor while you edited it. Your "
                   "changes are below; saving again replaces theirs.")
-        return _form_page(request, viewer, {**form, "version": str(fresh["version"])}, {},
+        return await _form_page(request, viewer, {**form, "version": str(fresh["version"])}, {},
                           detail, status=409, monitor=fresh)
     except Conflict as exc:
-        return _form_page(request, viewer, form, conflict_errors(exc), exc.detail, status=409,
+        return await _form_page(request, viewer, form, conflict_errors(exc), exc.detail, status=409,
                           monitor=monitor)
     return redirect_with(request, viewer, f"/ui/monitors/{monitor_id}",
                          f"Monitor “{fields['name']}” saved.")

@@ -1,4 +1,4 @@
-"""Secrets: the team's secret names and dates, and a form that sets a value.
+"""Secrets: the team's secret names and dates, a form that sets a value, and **Delete**.
 
 A value is write-only here as in ``/v1/secrets`` (:mod:`core.secrets`): no page ever shows one,
 not even the one just set (the form's field is emptied in the answer).
@@ -17,7 +17,7 @@ from api.ui.auth import Viewer, ViewerDep, checked_form
 from api.ui.flash import redirect_with
 from api.ui.render import page
 from core.errors import InvalidInput, invalid
-from core.secrets import NAME, list_secrets, put_secret
+from core.secrets import NAME, delete_secret, list_secrets, put_secret
 
 PAGE_SIZE = 100
 
@@ -58,4 +58,18 @@ async def secret_set(request: Request[Any, Any, Any], viewer: ViewerDep, pool: P
                          f"Secret {row['name']} {'created' if created else 'replaced'}.")
 
 
-ROUTES = [secrets_page, secret_set]
+@post("/ui/secrets/delete", name="secret_delete")
+async def secret_delete(request: Request[Any, Any, Any], viewer: ViewerDep,
+                        pool: PoolDep) -> Response[Any]:
+    """Delete the secret the form names; jobs that still use it fail with error class
+    ``secret`` until it is set again."""
+    form = await checked_form(request, viewer)
+    name = str(form.get("name", "")).strip()
+    if not NAME.match(name):
+        raise invalid("name", "must be a secret name")
+    await delete_secret(pool, viewer.actor, name, request.app.state.clock.now())
+    return redirect_with(request, viewer, "/ui/secrets",
+                         f"Secret {name} deleted; jobs that use it fail until it is set again.")
+
+
+ROUTES = [secrets_page, secret_set, secret_delete]

@@ -4,6 +4,7 @@
 //   (api/ui/live.py);
 // - [data-preview] forms fetch the schedule preview fragment as the schedule and zone change;
 // - forms with data-confirm ask before they are sent;
+// - [data-channel-kind] channel forms show only the fields of the chosen kind;
 // - select[data-autosubmit] (the team switcher) sends its form when changed;
 // - buttons with data-copy="ID" copy the text of element ID (ping URLs, snippets, new keys).
 (function () {
@@ -68,6 +69,18 @@
         button.textContent = "Copied";
         setTimeout(function () { button.textContent = label; }, 1500);
       });
+    });
+    document.querySelectorAll("[data-channel-kind]").forEach(function (grid) {
+      var select = grid.querySelector("select[name=kind]");
+      var fixed = grid.querySelector("input[type=hidden][name=kind]");
+      function show() {  // only the chosen kind's fields (the server ignores the others)
+        var kind = select ? select.value : (fixed ? fixed.value : "");
+        grid.querySelectorAll("[data-kinds]").forEach(function (field) {
+          field.hidden = field.getAttribute("data-kinds").split(" ").indexOf(kind) < 0;
+        });
+      }
+      if (select) { select.addEventListener("change", show); }
+      show();
     });
     document.querySelectorAll("select[data-autosubmit]").forEach(function (select) {
       select.addEventListener("change", function () {  // the team switcher: no extra click

@@ -1,0 +1,133 @@
+"""The channel form: HTML form fields to the fields of ``POST /v1/channels`` (or a ``PATCH``)
+and back, for every kind (:data:`core.channels.definition.KINDS`).
+
+Only shapes are handled here: the kind's own fields are taken (the others' are ignored, so a
+form that shows every kind's fields without JavaScript still sends one kind), recipients split
+at commas and spaces, the SMTP fields grouped; every rule and message is
+:mod:`core.channels.definition`'s. On an edit a blank URL or signing secret keeps the stored
+one (they are sealed and never shown again).
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from typing import Any
+
+from core.channels.definition import KIND_FIELDS, SMTP_FIELDS
+from core.channels.queries import list_channels
+from core.errors import FieldError
+
+URL_KINDS = ("webhook", "slack", "discord")
+FIELDS = ("name", "kind", "url", "signing_secret", "chat_id", "token_secret", "to",
+          *(f"smtp.{k}" for k in SMTP_FIELDS))
+_RECIPIENTS = re.compile(r"[\s,;]+")
+
+
+def _text(form: dict[str, Any], name: str) -> str:
+    return str(form.get(name) or "").strip()
+
+
+def _smtp(form: dict[str, Any]) -> dict[str, Any] | None:
+    given = {k: _text(form, f"smtp.{k}") for k in SMTP_FIELDS}
+    if not any(given.values()):
+        return None
+    smtp: dict[str, Any] = {k: v for k, v in given.items() if v}
+    if "port" in smtp and smtp["port"].isdigit():
+        smtp["port"] = int(smtp["port"])  # anything else is passed on for the core's message
+    smtp.setdefault("host", "")
+    return smtp
+
+
+def parse(form: dict[str, Any], kind: str, *, editing: bool) -> dict[str, Any]:
+    """The API fields of a submitted form for a channel of ``kind``.
+
+    Args:
+        editing: a ``PATCH`` (no ``kind``; a blank URL or signing secret keeps the stored one;
+            blank SMTP fields remove the SMTP settings).
+    """
+    fields: dict[str, Any] = {"name": str(form.get("name") or "")}
+    if not editing:
+        fields["kind"] = kind
+    allowed = KIND_FIELDS.get(kind, ())
+    if "url" in allowed and (_text(form, "url") or not editing):
+        fields["url"] = _text(form, "url")
+    if "signing_secret" in allowed and _text(form, "signing_secret"):
+        fields["signing_secret"] = _text(form, "signing_secret")
+    for name in ("chat_id", "token_secret"):
+        if name in allowed:
+            fields[name] = _text(form, name)
+    if "to" in allowed:
+        recipients = [r for r in _RECIPIENTS.split(_text(form, "to")) if r]
+        fields["to"] = recipients[0] if len(recipients) == 1 else recipients
+        fields["smtp"] = _smtp(form)
+    return fields
+
+
+def values_of(channel: dict[str, Any]) -> dict[str, str]:
+    """The edit form's texts of a channel (:func:`core.channels.queries.channel_view`); its
+    sealed URL and signing secret are never among them."""
+    smtp = channel.get("smtp") or {}
+    to = channel.get("to") or []
+    values = {"name": channel["name"], "kind": channel["kind"],
+              "chat_id": str(channel.get("chat_id") or ""),
+              "token_secret": str(channel.get("token_secret") or ""),
+              "to": ", ".join(to) if isinstance(to, list) else str(to)}
+    for key in SMTP_FIELDS:
+        value = smtp.get(key)
+        values[f"smtp.{key}"] = "" if value is None else str(value)
+    return values
+
+
+def form_texts(form: dict[str, Any]) -> dict[str, str]:
+    """A submitted form's texts, to show it again with its messages (secrets left out)."""
+    return {name: _text(form, name) for name in FIELDS
+            if name not in ("url", "signing_secret")}
+
+
+def errors_by_field(errors: list[FieldError]) -> dict[str, str]:
+    """``{form field: message}``: ``to.2`` at ``to``, ``smtp.port`` at its own field."""
+    placed: dict[str, str] = {}
+    for error in errors:
+        field = error.field
+        if field.startswith("to."):
+            field = "to"
+        elif field not in FIELDS:
+            field = field.split(".")[0]
+        placed[field] = f"{placed[field]}; {error.message}" if field in placed else error.message
+    return placed
+
+
+def channel_items(value: Any) -> list[str]:
+    """The channel ids a form sent: one per checked box (a list), or a comma-separated text."""
+    if isinstance(value, list):
+        return [str(v) for v in value]
+    return str(value or "").replace("\n", ",").split(",")
+
+
+def channel_ids(value: Any) -> tuple[list[uuid.UUID], list[FieldError]]:
+    """The channel ids of a form's ``channels`` (:func:`channel_items`) and the problems of
+    those that are not ids."""
+    ids: list[uuid.UUID] = []
+    errors: list[FieldError] = []
+    for item in channel_items(value):
+        if item.strip():
+            try:
+                ids.append(uuid.UUID(item.strip()))
+            except ValueError:
+                errors.append(FieldError("channels", f"{item.strip()[:40]!r} is not a channel"))
+    return ids, errors
+
+
+CHOICES = 200  # channels offered by a job's or monitor's form
+
+
+async def channel_choices(pool: Any, actor: Any, selected: list[str]) -> list[dict[str, Any]]:
+    """The channels a job or monitor form offers, by name: the team's live channels
+    (``{"id", "name", "kind"}``, creation order) and, after them, each selected id that is no
+    live channel (``name`` ``None``: deleted), so that saving the form keeps it as it was."""
+    rows = await list_channels(pool, actor, limit=CHOICES, after=None)
+    choices = [{"id": str(r["id"]), "name": r["name"], "kind": r["kind"]} for r in rows]
+    known = {c["id"] for c in choices}
+    choices += [{"id": c, "name": None, "kind": ""} for c in selected if c not in known]
+    return choices
