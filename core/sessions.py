@@ -15,9 +15,8 @@ import hashlib
 import hmac
 import secrets
 import uuid
-from datetime import datetime, timedelta
-
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 
 import psycopg
 from psycopg_pool import AsyncConnectionPool

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import base64
 import json
-import uuid
 from datetime import datetime
 from typing import Any
 
@@ -77,21 +76,6 @@ def fragment(request: Request[Any, Any, Any], viewer: Viewer, template: str,
     engine = request.app.template_engine
     return engine.get_template(template).render(  # type: ignore[union-attr]
         **context, viewer=viewer, csrf=viewer.csrf, now=request.app.state.clock.now())
-
-
-def event_job_ids(events: list[dict[str, Any]]) -> list[uuid.UUID]:
-    """The job ids events refer to (a job's stream, or a run's ``job_id``), for
-    :func:`core.jobs.queries.job_names` and the ``event_row`` macro's ``names``."""
-    ids: set[uuid.UUID] = set()
-    for event in events:
-        if event["stream_type"] == "job":
-            ids.add(event["stream_id"])
-        elif isinstance(event["data"], dict) and event["data"].get("job_id"):
-            try:
-                ids.add(uuid.UUID(str(event["data"]["job_id"])))
-            except ValueError:
-                continue
-    return sorted(ids)
 
 
 def _time(value: datetime | None, style: str = "datetime") -> Markup:
@@ -180,6 +164,12 @@ def _run_marks(runs: list[dict[str, Any]]) -> Markup:
                   ).format(len(runs), label, Markup(marks))
 
 
+def json_text(value: Any) -> str:
+    """A value as indented JSON for reading: text as text (``à``, not ``\\u00e0``; the
+    template escapes it), keys sorted, instants and ids as text."""
+    return json.dumps(value, indent=2, sort_keys=True, default=str, ensure_ascii=False)
+
+
 @pass_context
 def _csrf_field(context: Any) -> Markup:
     """``{{ csrf_field() }}``: the hidden ``csrf`` input every POST form carries."""
@@ -193,7 +183,6 @@ def configure(environment: Any) -> None:
     environment.filters["ago"] = _ago
     environment.filters["body_preview"] = body_preview
     environment.filters["run_marks"] = _run_marks
-    environment.filters["tojson_text"] = lambda v: json.dumps(v, indent=2, sort_keys=True,
-                                                              default=str)
+    environment.filters["tojson_text"] = json_text
     environment.globals["csrf_field"] = _csrf_field
     environment.globals["schedule_hint"] = SCHEDULE_HINT

@@ -86,12 +86,3 @@ async def list_jobs_filtered(
             "after_id": after[1] if after else None})
         return await cur.fetchall()
 
-
-async def job_names(pool: AsyncConnectionPool, actor: Actor,
-                    ids: list[uuid.UUID]) -> dict[uuid.UUID, str]:
-    """``{job id: name}`` of the team's jobs among ``ids`` (deleted jobs included)."""
-    if not ids:
-        return {}
-    async with pool.connection() as conn:
-        cur = await conn.execute(Q["job_names"], {"team_id": actor.team_id, "ids": ids})
-        return {row["id"]: row["name"] for row in await cur.fetchall()}

@@ -117,7 +117,3 @@ WHERE j.team_id = %(team_id)s::uuid
        OR (j.created_at, j.id) > (%(after_created)s::timestamptz, %(after_id)s::uuid))
 ORDER BY j.created_at, j.id
 LIMIT %(limit)s::int;
-
--- name: job_names
--- Names of the team's jobs among %(ids)s (deleted ones too): the dashboard's event lines.
-SELECT id, name FROM jobs WHERE team_id = %(team_id)s::uuid AND id = ANY(%(ids)s::uuid[]);

@@ -1,6 +1,7 @@
 -- The log read as history (core/history/, core/replay/): one stream up to an instant (time
 -- travel, what-if replay), a job's final run outcomes with their recording transaction, and
--- the alerts actually queued for a job or monitor, the maintenance windows of a period. Reads only: nothing here writes.
+-- the alerts actually queued for a job or monitor, the maintenance windows of a period, what
+-- each event of a page is about (named). Reads only: nothing here writes.
 
 -- name: ledger_stream_until
 -- A stream's events in version order, up to the last one that occurred at or before `until`
@@ -76,3 +77,48 @@ WHERE team_id = %(team_id)s::uuid
   AND (ended_at IS NULL OR ended_at > %(from)s::timestamptz)
   AND (schedule IS NOT NULL OR ends_at > %(from)s::timestamptz)
 ORDER BY created_at, id;
+
+-- name: event_subjects
+-- What each of the team's events at %(positions)s is about, named: a job (a run's job too), a
+-- monitor, a channel, a secret, a maintenance window (its comment), or the job or monitor a
+-- notification alerts about, with the channel it goes to. Deleted objects keep their names
+-- (their rows stay; a deleted secret's name is in its events). The ids in event data are
+-- checked to be UUIDs before the cast, so an odd payload gives no name rather than an error.
+WITH ev AS (
+    SELECT e.global_position, e.stream_type, e.stream_id, e.team_id, e.data,
+           n.subject_type AS n_subject_type, n.subject_id AS n_subject_id,
+           n.channel_id AS n_channel_id
+    FROM events e
+    LEFT JOIN notifications n ON e.stream_type = 'notification' AND n.id = e.stream_id
+    WHERE e.team_id = %(team_id)s::uuid AND e.global_position = ANY(%(positions)s::bigint[])
+), subject AS (
+    SELECT ev.*,
+           CASE ev.stream_type WHEN 'run' THEN 'job'
+                WHEN 'notification' THEN coalesce(ev.n_subject_type, ev.data->>'subject_type')
+                ELSE ev.stream_type END AS subject_type,
+           CASE ev.stream_type
+                WHEN 'run' THEN CASE WHEN ev.data->>'job_id' ~* %(uuid)s
+                                     THEN (ev.data->>'job_id')::uuid END
+                WHEN 'notification' THEN coalesce(ev.n_subject_id, CASE
+                    WHEN ev.data->>'subject_id' ~* %(uuid)s THEN (ev.data->>'subject_id')::uuid END)
+                WHEN 'team' THEN NULL
+                ELSE ev.stream_id END AS subject_id,
+           CASE WHEN ev.stream_type = 'notification' THEN coalesce(ev.n_channel_id, CASE
+                    WHEN ev.data->>'channel_id' ~* %(uuid)s THEN (ev.data->>'channel_id')::uuid END)
+                END AS channel_id
+    FROM ev
+)
+SELECT s.global_position, s.subject_type, s.subject_id,
+       CASE s.subject_type WHEN 'job' THEN j.name WHEN 'monitor' THEN m.name
+            WHEN 'channel' THEN c.name WHEN 'secret' THEN s.data->>'name'
+            WHEN 'maintenance' THEN w.comment END AS subject_name,
+       s.channel_id, nc.name AS channel_name
+FROM subject s
+LEFT JOIN jobs j ON s.subject_type = 'job' AND j.id = s.subject_id AND j.team_id = s.team_id
+LEFT JOIN monitors m ON s.subject_type = 'monitor' AND m.id = s.subject_id
+                    AND m.team_id = s.team_id
+LEFT JOIN channels c ON s.subject_type = 'channel' AND c.id = s.subject_id
+                    AND c.team_id = s.team_id
+LEFT JOIN maintenance_windows w ON s.subject_type = 'maintenance' AND w.id = s.subject_id
+                               AND w.team_id = s.team_id
+LEFT JOIN channels nc ON nc.id = s.channel_id AND nc.team_id = s.team_id;

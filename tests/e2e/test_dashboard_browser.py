@@ -257,7 +257,7 @@ async def test_the_form_reads_words_tags_and_a_confirmation_and_keeps_them_on_ed
     await expect(page.get_by_role("heading", name="words job")).to_be_visible()
     await expect(page.locator("dd.tags .tag")).to_have_text(["nightly", "billing"])
     await expect(page.get_by_text("confirmed by a callback within")).to_be_visible()
-    await expect(page.get_by_text("tous les jours à 9h30")).to_be_visible()
+    await expect(page.locator(".schedule-text")).to_have_text("tous les jours à 9h30")
 
     # Edit shows what was saved; saving it unchanged keeps tags, words and confirmation.
     await page.get_by_role("link", name="Edit").click()
@@ -351,4 +351,10 @@ async def test_a_telegram_channel_made_in_the_browser_is_picked_by_name_on_a_job
         cur = await conn.execute("SELECT j.channels = ARRAY[c.id] AS picked FROM jobs j, "
                                  "channels c WHERE j.name = 'alerted job' AND c.name = 'on-call'")
         assert (await cur.fetchone())["picked"] is True
+    # The audit log names what each event is about and links to it.
+    await page.get_by_role("link", name="Events").click()
+    await expect(page.get_by_role("link", name="alerted job")).to_be_visible()
+    await expect(page.get_by_role("link", name="channel on-call")).to_be_visible()
+    await page.get_by_role("link", name="alerted job").click()
+    await expect(page.get_by_role("heading", name="alerted job")).to_be_visible()
     await context.close()

@@ -19,9 +19,11 @@ from api.ui.auth import ViewerDep
 from api.ui.render import page
 from core.errors import invalid
 from core.events import list_team_events
+from core.history.subjects import event_subjects
 
 PAGE_SIZE = 50
-STREAM_TYPES = ("job", "run", "monitor", "channel", "secret", "notification")  # the filter's menu
+STREAM_TYPES = ("job", "run", "monitor", "channel", "secret", "notification", "maintenance",
+                "team")  # the filter's menu
 MAX_ACTOR = 200
 
 
@@ -61,7 +63,10 @@ async def events(request: Request[Any, Any, Any], viewer: ViewerDep, pool: PoolD
     rows = rows[:PAGE_SIZE]
     filters = {"stream_type": kind or "", "actor": who or "", "since": since or "",
                "until": until or ""}
+    subjects = await event_subjects(pool, viewer.actor.team_id,
+                                    [r["global_position"] for r in rows])
     return page(request, viewer, "events.html", "Events", section="events", events=rows,
+                subjects=subjects,
                 filters=filters, stream_types=STREAM_TYPES, paged=position is not None,
                 next_before=rows[-1]["global_position"] if more else None)
 

@@ -11,9 +11,9 @@ from litestar.response import ServerSentEvent, Template
 from api.deps import ClockDep, PoolDep
 from api.ui.auth import Viewer, ViewerDep
 from api.ui.live import live_fragment
-from api.ui.render import event_job_ids, fragment, page
+from api.ui.render import fragment, page
 from core.events import list_team_events
-from core.jobs.queries import job_names
+from core.history.subjects import event_subjects
 from core.projections.queries import dashboard
 
 NEWEST_EVENTS = 10
@@ -25,8 +25,8 @@ async def _summary(request: Request[Any, Any, Any], viewer: Viewer) -> dict[str,
     events = await list_team_events(pool, viewer.actor.team_id, limit=NEWEST_EVENTS)
     # The page shows when the read models were updated, not the lag: that statement is skipped.
     return {"board": await dashboard(pool, viewer.actor, now, lag=False), "events": events,
-            "names": {str(k): v for k, v in (await job_names(
-                pool, viewer.actor, event_job_ids(events))).items()}}
+            "subjects": await event_subjects(pool, viewer.actor.team_id,
+                                             [e["global_position"] for e in events])}
 
 
 @get("/", name="overview")

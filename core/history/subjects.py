@@ -1,0 +1,55 @@
+"""What events are about, by name: the dashboard's event lines (the overview, the audit log)
+name and link the job or monitor of every event type, not its id.
+
+One query for a page of events (``event_subjects`` in ``core/sql/ledger.sql``): a job's and a
+run's events are about the job, a monitor's about the monitor, a notification's about the job
+or monitor it alerts on (and the channel it goes to), a channel's, a secret's and a maintenance
+window's about themselves; a team's about no one object. Deleted objects keep their names.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from psycopg_pool import AsyncConnectionPool
+
+from core.queries import Q
+
+UUID_PATTERN = "^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"
+
+
+@dataclass(frozen=True)
+class Subject:
+    """What one event is about.
+
+    Attributes:
+        type: ``job``, ``monitor``, ``channel``, ``secret``, ``maintenance`` or ``None`` (a
+            team's event, or a notification whose subject is gone from its data).
+        id: its id (``None`` for a secret named only, or no subject).
+        name: its name (a maintenance window: its comment; ``None`` when it has none).
+        channel_id: a notification's channel.
+        channel_name: that channel's name.
+    """
+
+    type: str | None
+    id: uuid.UUID | None
+    name: str | None
+    channel_id: uuid.UUID | None = None
+    channel_name: str | None = None
+
+
+async def event_subjects(pool: AsyncConnectionPool, team_id: uuid.UUID,
+                         positions: Iterable[int]) -> dict[int, Subject]:
+    """``{global position: Subject}`` of the team's events at ``positions`` (others: absent)."""
+    wanted = sorted(set(positions))
+    if not wanted:
+        return {}
+    async with pool.connection() as conn:
+        cur = await conn.execute(Q["event_subjects"], {
+            "team_id": team_id, "positions": wanted, "uuid": UUID_PATTERN})
+        rows = await cur.fetchall()
+    return {row["global_position"]: Subject(row["subject_type"], row["subject_id"],
+                                            row["subject_name"], row["channel_id"],
+                                            row["channel_name"]) for row in rows}
