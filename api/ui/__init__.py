@@ -33,6 +33,7 @@ PAGE_MODULES = (  # one line per page group: api/ui/pages/<name>.py, its ROUTES
     "monitors",
     "channels",
     "secrets",
+    "maintenance",
     "apikeys",
     "events",
     "errors",  # last: its catch-all answers unknown /ui/ paths with the 404 page

@@ -40,6 +40,7 @@ NAV = (  # (section, label, path): the navigation bar of base.html, in order
     ("monitors", "Monitors", "/ui/monitors"),
     ("channels", "Channels", "/ui/channels"),
     ("secrets", "Secrets", "/ui/secrets"),
+    ("maintenance", "Maintenance", "/ui/maintenance"),
     ("apikeys", "API keys", "/ui/apikeys"),
     ("events", "Events", "/ui/events"),
 )
