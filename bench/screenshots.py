@@ -38,6 +38,7 @@ from core.config import Settings
 from core.crypto import KeyRing
 from core.db import open_pool
 from core.jobs.commands import create_job, set_paused
+from core.monitors.checker import Checker
 from core.monitors.commands import create_monitor
 from core.monitors.ping import Ping, open_ping_pool, record_pings
 from core.projections.projector import Projector
@@ -85,12 +86,13 @@ async def seed(dsn: str, clock: FrozenClock, sink: Sink,
                                             "request": {"url": sink.url("/ok")}}, clock.now())
     await set_paused(pool, actor, paused, True, clock.now())
     tokens = {}
-    for name in ("backup-db", "certbot-renew"):
+    for name, every in (("backup-db", "@every 20m"), ("certbot-renew", "@every 1h")):
         monitor_id, tokens[name] = await create_monitor(pool, actor, {
-            "name": name, "schedule": "@every 1h", "grace_seconds": 600,
+            "name": name, "schedule": every, "grace_seconds": 300,
             "channels": [alerts]}, clock.now())
         if name == "backup-db":
             shown_monitor = monitor_id
+    checker = Checker(pool, "", clock)
     worker = make_worker(pool, dsn, settings, clock)
     ping_pool = await open_ping_pool(dsn, size=1)
     for step in range(2 * minutes):  # 30-second steps (retries come 5 s after)
@@ -100,10 +102,13 @@ async def seed(dsn: str, clock: FrozenClock, sink: Sink,
         clock.advance(5)
         await worker.run_once()
         await worker.settle()
-        if step % 120 == 1 and not 4 <= step // 120 < 6:  # hourly, two hours missed
+        if step % 40 == 1 and not 0.5 < step / (2 * minutes) < 0.7:  # a gap: down
+            failed = step % 200 == 161  # now and then a run that failed
             await record_pings(ping_pool, [
-                (Ping(token=tokens["backup-db"], kind="success", method="POST",
+                (Ping(token=tokens["backup-db"], kind="fail" if failed else "success",
+                      method="POST", exit_status=1 if failed else 0,
                       body=b"backup done: 1.2 GB in 241 s", body_size=28), clock.now())])
+        await checker.run_once(clock.now())
         if step % 120 == 5:
             await record_pings(ping_pool, [
                 (Ping(token=tokens["certbot-renew"], kind="success", method="GET",

@@ -26,7 +26,8 @@ async def test_a_window_is_made_edited_and_ended(
                                          clock.now())
     csrf = await sign_in(frozen_api, team["write"])
     page = await frozen_api.get("/ui/maintenance")
-    assert f'value="{job_id}"> nightly' in page.text and f'value="{monitor_id}"> backup' in page.text
+    assert f'value="{job_id}"> nightly' in page.text
+    assert f'value="{monitor_id}"> backup' in page.text
     bad = await frozen_api.post("/ui/maintenance", data={
         "csrf": csrf, "from": "2026-12-02T10:00", "to": "2026-12-02T09:00"})
     assert bad.status_code == 422 and 'id="err-to"' in bad.text

@@ -8,6 +8,7 @@ the buttons are forms posting to ``/ui/jobs/{id}/<action>`` with the session's C
 from __future__ import annotations
 
 import uuid
+from datetime import timedelta
 from typing import Annotated, Any
 
 from litestar import Request, Response, get, post
@@ -19,7 +20,7 @@ from api.pagination import decode_cursor, encode_cursor
 from api.ui import jobform
 from api.ui.auth import Viewer, ViewerDep, checked_form, redirect, writable
 from api.ui.channelform import channel_choices
-from api.ui.charts import run_chart
+from api.ui.charts import days_chart, outcome_strip, run_chart
 from api.ui.flash import redirect_with
 from api.ui.live import live_fragment
 from api.ui.render import fragment, page
@@ -44,12 +45,14 @@ from core.jobs.definition import (
 )
 from core.jobs.queries import broken_reason, describe, get_job, job_events, list_jobs_filtered
 from core.maintenance.queries import fetch_maintenance_until
+from core.projections.queries import job_stats
 from core.runs.queries import get_run, list_runs, recent_runs
 from core.schedule.preview import preview_schedule
 
 PAGE_SIZE = 50  # jobs per page of the list
 RUNS_PAGE = 25  # runs per page of a job's runs table
-CHART_RUNS = 100  # runs drawn in a job's charts
+CHART_RUNS = 100  # runs drawn one by one in a job's charts
+CHART_DAYS = 35  # days of a job's outcome strip and per-day charts (five weeks)
 MARKS = 20  # coloured marks per job in the list
 HISTORY = 200  # events of a job's history shown
 STATES = ("active", "paused", "completed", "broken")
@@ -133,11 +136,22 @@ async def _job_parts(pool: Any, actor: Actor, job_id: uuid.UUID,
     return {"job": job, "runs": runs, "runs_next": next_cursor}
 
 
-async def _charts(pool: Any, actor: Actor, job_id: uuid.UUID) -> dict[str, Any]:
+async def _charts(pool: Any, actor: Actor, job_id: uuid.UUID, now: Any) -> dict[str, Any]:
+    """The job's pictures: its last :data:`CHART_RUNS` runs one by one, and its last
+    :data:`CHART_DAYS` days from the read model (median and 95th percentile per day, the
+    outcomes as a strip), which reads the same with 10 runs or 10,000."""
     runs = await list_runs(pool, actor, job_id, limit=CHART_RUNS, before=None)
-    return {"duration_chart": run_chart(runs, "duration_ms", "Duration of the last runs"),
-            "lateness_chart": run_chart(runs, "lateness_ms", "Lateness of the last runs"),
-            "rate": _rate(runs), "chart_runs": len(runs)}
+    days = (await job_stats(pool, actor, job_id, start=now - timedelta(days=CHART_DAYS - 1),
+                            end=now, bucket="day", now=now))["items"]
+    n = len(runs)
+    last = f"the last {n} runs" if n != 1 else "its one run"
+    return {"duration_chart": run_chart(runs, "duration_ms", f"Duration of {last}"),
+            "lateness_chart": run_chart(runs, "lateness_ms", f"Lateness of {last}"),
+            "duration_days": days_chart(days, "duration_ms",
+                                        f"Duration per day, {CHART_DAYS} days"),
+            "lateness_days": days_chart(days, "lateness_ms",
+                                        f"Lateness per day, {CHART_DAYS} days"),
+            "outcomes": outcome_strip(days), "rate": _rate(runs), "chart_runs": n}
 
 
 @get("/ui/jobs/{job_id:uuid}", name="job")
@@ -152,7 +166,8 @@ async def job_page(request: Request[Any, Any, Any], job_id: FromPath[uuid.UUID],
     parts["job"]["in_maintenance_until"] = until.get(job_id)
     events = await job_events(pool, viewer.actor, job_id, after_version=0, limit=HISTORY)
     return page(request, viewer, "job.html", parts["job"]["name"], section="jobs", **parts,
-                **await _charts(pool, viewer.actor, job_id), history=_history(events),
+                **await _charts(pool, viewer.actor, job_id, request.app.state.clock.now()),
+                history=_history(events),
                 paged=runs is not None)
 
 

@@ -17,7 +17,7 @@
   function localTimes(root) {
     root.querySelectorAll("time[datetime]").forEach(function (el) {
       var d = new Date(el.getAttribute("datetime"));
-      if (isNaN(d)) { return; }
+      if (isNaN(d) || el.getAttribute("data-style") === "date") { return; }  // UTC days stay
       if (el.getAttribute("data-style") === "ago") {  // "3 min ago" stays; local time on hover
         el.title = fmt.format(d) + " (" + el.title + ")";
       } else { el.textContent = fmt.format(d); }
