@@ -305,6 +305,8 @@ async def test_switch_between_the_teams_this_browser_signed_in_to(
     await page.get_by_role("link", name="Jobs", exact=True).click()
     await expect(page.get_by_role("link", name="browser team's job")).to_be_visible()
     await expect(page.get_by_role("link", name="ops team's job")).to_have_count(0)
+    held = {c["name"]: c for c in await context.cookies()}
+    assert held["cronledger_sessions"]["httpOnly"] and held["cronledger_session"]["httpOnly"]
 
     await page.get_by_role("button", name="Sign out").click()
     await expect(page.get_by_role("status", name="Notice")).to_contain_text(
