@@ -6,8 +6,9 @@ by its SHA-256. ``/ping/<ping-key>/<slug>`` and the same suffixes name the monit
 ping key (looked up by its SHA-256, :mod:`core.teams`) and the monitor's slug instead: the
 statement resolves the pair to the monitor's token hash, and everything else is the same
 (healthchecks' ``hc/api/tests/test_ping_by_slug.py``). :func:`record_pings` runs the single
-``monitor_ping_batch`` statement on an autocommit connection: one round trip and one commit
-for any number of pings, applied per monitor in the given order under the monitor's row lock
+``monitor_ping_batch`` statement (a call of the PL/pgSQL function of that name, which each
+server process plans once: migration 0020) on an autocommit connection: one round trip and one
+commit for any number of pings, applied per monitor in the given order under the monitor's row lock
 (so concurrent batches serialise on a monitor and each sees the state the previous one left).
 :class:`core.monitors.batcher.PingBatcher` gathers the pings arriving while a statement is in
 flight into the next one.
@@ -59,7 +60,7 @@ def native_placeholders(statement: str) -> tuple[str, tuple[str, ...]]:
     """``%(name)s`` placeholders rewritten as PostgreSQL's ``$n`` and the names in ``$n`` order.
 
     The ping statement is run by a raw cursor, which sends it as is: psycopg then neither
-    re-parses its 5 kB of text on every call (its parse cache stops at 4 kB) nor rewrites it.
+    parses nor rewrites it on every call.
     """
     names: list[str] = []
 
