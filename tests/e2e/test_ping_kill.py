@@ -52,7 +52,7 @@ async def test_every_ping_answered_200_survives_kill_9_of_the_api(
     answered: set[int] = set()
     numbers = iter(range(10**9))
     try:
-        await asyncio.to_thread(wait_http, f"{base}/readyz", 60)
+        await asyncio.to_thread(wait_http, f"{base}/readyz", 120)
         async with httpx.AsyncClient(base_url=base,
                                      headers={"Authorization": f"Bearer {key}"}) as api:
             monitors = []
@@ -60,7 +60,7 @@ async def test_every_ping_answered_200_survives_kill_9_of_the_api(
                 r = await api.post("/v1/monitors", json={"name": f"m{n}", "schedule": "1h"})
                 assert r.status_code == 201, r.text
                 monitors.append(r.json())
-        await asyncio.to_thread(wait_http, f"{base}/readyz", 60)
+        await asyncio.to_thread(wait_http, f"{base}/readyz", 120)
         workers = _descendants(server.pid)
 
         async def send(client: httpx.AsyncClient) -> None:
