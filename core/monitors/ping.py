@@ -7,7 +7,7 @@ ping key (looked up by its SHA-256, :mod:`core.teams`) and the monitor's slug in
 statement resolves the pair to the monitor's token hash, and everything else is the same
 (healthchecks' ``hc/api/tests/test_ping_by_slug.py``). :func:`record_pings` runs the single
 ``monitor_ping_batch`` statement (a call of the PL/pgSQL function of that name, which each
-server process plans once: migration 0020) on an autocommit connection: one round trip and one
+server process plans once: migration 0021) on an autocommit connection: one round trip and one
 commit for any number of pings, applied per monitor in the given order under the monitor's row lock
 (so concurrent batches serialise on a monitor and each sees the state the previous one left).
 :class:`core.monitors.batcher.PingBatcher` gathers the pings arriving while a statement is in

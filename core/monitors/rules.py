@@ -7,7 +7,7 @@ This module is the specification. Everything else applies it:
   the time transitions with :func:`timing`, :func:`status_at`, :func:`next_alert` and
   :func:`time_transition`;
 * the ping path (the function ``monitor_ping_batch``, made by
-  ``migrations/versions/2026_12_02_0020_ping_batch_function.py`` and called from
+  ``migrations/versions/2026_12_02_0021_ping_batch_function.py`` and called from
   ``core/sql/monitors.sql``) applies :func:`ping` in SQL, one statement per batch for speed;
   ``tests/integration/test_monitor_rules_property.py`` checks on generated ping sequences
   that the statement and :func:`ping` agree (docs/architecture.md, *Invariants*);

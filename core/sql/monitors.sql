@@ -104,7 +104,7 @@ SELECT pg_notify('cronledger_monitors', %(reason)s::text);
 
 -- name: monitor_ping_batch
 -- Records a batch of pings in one statement and one commit: the PL/pgSQL function of the same
--- name (migrations/versions/2026_12_02_0020_ping_batch_function.py, which says what it does), so
+-- name (migrations/versions/2026_12_02_0021_ping_batch_function.py, which says what it does), so
 -- that each server process plans the statement once, not on every call, without prepared
 -- statements (docs/benchmarks.md, "Pings"). %(pings)s: one JSON array, in arrival order, of
 -- {"i": position, "h": token SHA-256 (base64), "k": kind, "m": method, "r": rid, "t": arrival,

@@ -1,5 +1,5 @@
 """The ping statement's kept plan reaches ``monitors`` through its keys whatever the table's
-size was when the plan was made (migration 0020): each PostgreSQL process keeps the plan of
+size was when the plan was made (migration 0021): each PostgreSQL process keeps the plan of
 ``monitor_ping_batch`` for its life, and a plan made while the table had a few rows would
 otherwise go on scanning it whole after it grew (autovacuum off, nothing analyzed)."""
 

@@ -49,8 +49,8 @@ unqualified name in the statement the column, and the arguments are qualified):
     records them again in an explicit transaction (core/monitors/ping.py). Ordinary pings never
     take that path.
 
-Revision ID: 0020
-Revises: 0019
+Revision ID: 0021
+Revises: 0020
 Create Date: 2026-12-02
 """
 
@@ -58,8 +58,8 @@ from __future__ import annotations
 
 from alembic import op
 
-revision = "0020"
-down_revision = "0019"
+revision = "0021"
+down_revision = "0020"
 branch_labels = None
 depends_on = None
 
