@@ -133,3 +133,19 @@ async def test_a_secret_is_deleted_by_its_button(
     assert again.status_code == 404
     bad = await frozen_api.post("/ui/secrets/delete", data={"csrf": csrf, "name": "a b"})
     assert bad.status_code == 422
+
+
+async def test_a_jobs_page_names_its_channels_and_its_history_too(
+        frozen_api: AsyncTestClient, team: dict[str, Any], pool: AsyncConnectionPool) -> None:
+    csrf = await sign_in(frozen_api, team["write"])
+    await frozen_api.post("/ui/channels", data={
+        "csrf": csrf, "name": "équipe de garde", "kind": "telegram", "chat_id": "@opsroom",
+        "token_secret": "TG"})
+    channel_id = (await _channel(pool, team, "équipe de garde"))["id"]
+    created = await frozen_api.post("/ui/jobs/new", data={
+        "csrf": csrf, "name": "named", **JOB, "channels": str(channel_id)},
+        follow_redirects=False)
+    page = await frozen_api.get(created.headers["location"])
+    assert "<dd>to équipe de garde, after 1 failure(s)" in page.text
+    assert "+ channels: [\n  &#34;équipe de garde&#34;\n]" in page.text
+    assert str(channel_id) not in page.text

@@ -90,9 +90,18 @@ async def jobs(request: Request[Any, Any, Any], viewer: ViewerDep, pool: PoolDep
                 paged=cursor is not None)
 
 
-def _history(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _history(events: list[dict[str, Any]],
+             channel_names: dict[str, str] | None = None) -> list[dict[str, Any]]:
     """Each event with ``diff``: ``[(field, old, new)]`` of what it changed in the definition
-    (dotted fields, ``request.url``) or its status."""
+    (dotted fields, ``request.url``) or its status; channel ids are shown as the channels'
+    names (``channel_names``: id text to name)."""
+    names = channel_names or {}
+
+    def named(key: str, value: Any) -> Any:
+        if key == "channels" and isinstance(value, list):
+            return [names.get(str(c), str(c)) for c in value]
+        return value
+
     state: dict[str, Any] = {}
 
     def flat(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -117,8 +126,8 @@ def _history(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
                                   "job.completed": "completed", "job.deleted": "deleted"}[kind]}
         else:
             changes = flat(data)
-        diff = [(key, state.get(key), value) for key, value in changes.items()
-                if state.get(key) != value]
+        diff = [(key, named(key, state.get(key)), named(key, value))
+                for key, value in changes.items() if state.get(key) != value]
         state.update(changes)
         shown.append({**event, "diff": diff})
     return list(reversed(shown))
@@ -165,9 +174,16 @@ async def job_page(request: Request[Any, Any, Any], job_id: FromPath[uuid.UUID],
                                           request.app.state.clock.now())
     parts["job"]["in_maintenance_until"] = until.get(job_id)
     events = await job_events(pool, viewer.actor, job_id, after_version=0, limit=HISTORY)
+    listed = [str(c) for c in parts["job"]["channels"] or []]
+    ever = {str(c) for e in events if isinstance(e["data"], dict)
+            for c in (e["data"].get("channels")
+                      or (e["data"].get("changes") or {}).get("channels") or [])}
+    known = await channel_choices(pool, viewer.actor, [*listed, *sorted(ever - set(listed))])
+    names = {c["id"]: c["name"] or "a deleted channel" for c in known}
+    parts["job"]["channel_names"] = [names.get(c, c) for c in listed]
     return page(request, viewer, "job.html", parts["job"]["name"], section="jobs", **parts,
                 **await _charts(pool, viewer.actor, job_id, request.app.state.clock.now()),
-                history=_history(events),
+                history=_history(events, names),
                 paged=runs is not None)
 
 
