@@ -1,7 +1,7 @@
 """A monitor's timeline: the slots it expected against the pings that came, over its status,
 so that "when did it go wrong, and how" is one look (the monitor's page).
 
-Three rows on one time axis (the last 24 hours at least, back to the oldest ping loaded):
+Three rows on one time axis (48 periods of the schedule, 24 hours at least, 30 days at most):
 
 - **expected**: each slot, coloured by what came for it: on time (a ping by the slot plus the
   grace), late (a ping after that, before the next slot's), missing (none), pending (its grace
@@ -30,6 +30,7 @@ from core.monitors.definition import cached_schedule
 from core.schedule import InvalidSchedule
 
 MIN_SPAN = timedelta(hours=24)
+SLOTS_SHOWN = 48  # periods of the schedule the timeline spans (within MIN_SPAN and MAX_SPAN)
 MAX_SPAN = timedelta(days=30)
 MAX_SLOTS = 1000  # slots drawn at most (a per-minute cron over a day: 1,440, the last 1,000)
 HEIGHT = 60
@@ -123,24 +124,37 @@ def _ping_class(ping: dict[str, Any]) -> str:
     return {"success": "ok", "start": "start"}.get(ping["kind"], "log")
 
 
+def period_of(monitor: dict[str, Any], now: datetime) -> timedelta | None:
+    """The monitor's period: its interval, or the gap between two fires of its cron or
+    calendar schedule after ``now``; ``None`` when its schedule does not evaluate."""
+    try:
+        schedule = cached_schedule(monitor["schedule"], monitor["timezone"],
+                                   monitor["created_at"])
+    except InvalidSchedule:
+        return None
+    if schedule.interval_seconds is not None:
+        return timedelta(seconds=schedule.interval_seconds)
+    fires = schedule.fires(now, 2)
+    return fires[1].at - fires[0].at if len(fires) == 2 else None
+
+
 def window(pings: Sequence[dict[str, Any]], created_at: datetime, now: datetime,
-           complete: bool) -> datetime:
-    """The timeline's start: 24 hours back at least, back to the oldest ping loaded when the
-    pings loaded are all of that span (``complete``: fewer than asked for), at most 30 days,
-    never before the monitor was created."""
-    start = now - MIN_SPAN
-    if pings and complete:
-        start = min(start, min(p["received_at"] for p in pings) - timedelta(minutes=1))
-    elif pings:
-        start = max(start, min(p["received_at"] for p in pings))  # only what was loaded
-    return max(start, now - MAX_SPAN, created_at)
+           complete: bool, period: timedelta | None) -> datetime:
+    """The timeline's start: :data:`SLOTS_SHOWN` periods back (24 hours at least, 30 days at
+    most), never before the monitor was created, nor before the oldest ping loaded when the
+    pings loaded are not all of that span (``complete`` false)."""
+    span = min(max(MIN_SPAN, (period or MIN_SPAN) * SLOTS_SHOWN), MAX_SPAN)
+    start = now - span
+    if pings and not complete:
+        start = max(start, min(p["received_at"] for p in pings))
+    return max(start, created_at)
 
 
 def monitor_timeline(monitor: dict[str, Any], pings: Sequence[dict[str, Any]],
                      flips: Sequence[dict[str, Any]], now: datetime,
                      complete: bool) -> Markup:
     """The timeline figure of a monitor (its row, its pings and flips, newest first)."""
-    start = window(pings, monitor["created_at"], now, complete)
+    start = window(pings, monitor["created_at"], now, complete, period_of(monitor, now))
     span = max((now - start).total_seconds(), 1.0)
 
     def x(at: datetime) -> float:

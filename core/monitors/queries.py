@@ -107,6 +107,18 @@ async def list_pings(
     return [{**row, **body_view(row["body"], row["body_size"])} for row in rows]
 
 
+async def ping_marks(pool: AsyncConnectionPool, actor: Actor, monitor_id: uuid.UUID, *,
+                     since: datetime, limit: int) -> list[dict[str, Any]]:
+    """The monitor's pings received at or after ``since`` (UTC), latest first, at most
+    ``limit``, without bodies: ``{"received_at", "kind", "exit_status"}`` (the dashboard's
+    timeline). An unknown monitor has none."""
+    async with pool.connection() as conn:
+        cur = await conn.execute(Q["monitor_ping_marks"], {
+            "monitor_id": monitor_id, "team_id": actor.team_id, "since": since,
+            "limit": limit})
+        return await cur.fetchall()
+
+
 async def monitor_events(
     pool: AsyncConnectionPool, actor: Actor, monitor_id: uuid.UUID, *, after_version: int,
     limit: int,

@@ -99,6 +99,21 @@ FROM (SELECT e.stream_version, e.occurred_at, e.data, b.body
 ORDER BY e.stream_version DESC
 LIMIT %(limit)s::int;
 
+-- name: monitor_ping_marks
+-- A monitor's pings since %(since)s, latest first, without their bodies (the timeline of its
+-- dashboard page): when, which kind, the exit status. The partition keys are named as in
+-- monitor_ping_list, and the time bound prunes the daily leaves.
+SELECT e.occurred_at AS received_at, e.data ->> 'kind' AS kind,
+       (e.data ->> 'exit_status')::int AS exit_status
+FROM events e
+WHERE e.stream_id = %(monitor_id)s::uuid
+  AND event_retention_kind(e.stream_type, e.event_type) = 'pings'
+  AND e.team_id = %(team_id)s::uuid
+  AND e.event_type = 'monitor.pinged'
+  AND e.occurred_at >= %(since)s::timestamptz
+ORDER BY e.stream_version DESC
+LIMIT %(limit)s::int;
+
 -- name: monitor_notify
 SELECT pg_notify('cronledger_monitors', %(reason)s::text);
 

@@ -85,6 +85,10 @@ async def test_pings_flips_and_hostile_text_render_inert(
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page.text
     assert 'data-status="up"' in page.text and "3 min ago" in page.text
     assert "00000000  ff fe 00 62 69 6e 61 72 79" in page.text  # not text: a hex preview
+    # The timeline reads the pings without their bodies: two received, the slot an hour on.
+    assert 'aria-label="Timeline: 0 expected pings, 0 missing, 0 late; 2 pings received"' \
+        in page.text
+    assert page.text.count('class="ping-ok"') == 1 and page.text.count('class="ping-log"') == 1
     listing = await frozen_api.get("/ui/monitors")
     assert "<script>alert(1)" not in listing.text and 'data-status="up"' in listing.text
 

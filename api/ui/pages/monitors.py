@@ -27,19 +27,26 @@ from api.ui.formerrors import conflict_errors, field_errors
 from api.ui.live import live_fragment
 from api.ui.render import fragment, page
 from api.ui.tagfield import parse_tags, tags_text
-from api.ui.timeline import monitor_timeline
+from api.ui.timeline import MAX_SPAN, monitor_timeline
 from core.errors import ConcurrencyConflict, Conflict, InvalidInput, invalid
 from core.maintenance.queries import fetch_maintenance_until
 from core.monitors import commands
 from core.monitors.definition import DEFAULTS, MAX_NAME
-from core.monitors.queries import describe, get_monitor, list_monitors, list_pings, monitor_flips
+from core.monitors.queries import (
+    describe,
+    get_monitor,
+    list_monitors,
+    list_pings,
+    monitor_flips,
+    ping_marks,
+)
 from core.projections.queries import monitors_uptime_days
 
 PAGE_SIZE = 50  # monitors per list page
 PINGS = 30  # pings shown on a monitor's page (the API pages through all of them)
 FLIPS = 50  # status changes shown on a monitor's page
 UPTIME_DAYS = 30  # days of the uptime bar
-TIMELINE_PINGS = 500  # pings the timeline reads (it spans no further back than they go)
+TIMELINE_PINGS = 3000  # pings the timeline reads (it spans no further back than they go)
 TOKEN_PLACEHOLDER = "<token>"
 
 
@@ -295,10 +302,11 @@ async def _monitor_page(request: Request[Any, Any, Any], viewer: Viewer,
                         monitor_id: uuid.UUID) -> Template:
     context = await _status_context(request, viewer, monitor_id)
     ping_url = f"{base_url(request)}/ping/{TOKEN_PLACEHOLDER}"
-    recent = await list_pings(request.app.state.pool, viewer.actor, monitor_id,
-                              limit=TIMELINE_PINGS, before_version=None)
-    timeline = monitor_timeline(context["monitor"], recent, context["flips"],
-                                request.app.state.clock.now(), len(recent) < TIMELINE_PINGS)
+    now = request.app.state.clock.now()
+    recent = await ping_marks(request.app.state.pool, viewer.actor, monitor_id,
+                              since=now - MAX_SPAN, limit=TIMELINE_PINGS)
+    timeline = monitor_timeline(context["monitor"], recent, context["flips"], now,
+                                len(recent) < TIMELINE_PINGS)
     return page(request, viewer, "monitor.html", context["monitor"]["name"],
                 section="monitors", ping_url=ping_url, timeline=timeline,
                 snippets=snippets(ping_url, context["monitor"]["schedule"]), **context)
