@@ -189,7 +189,8 @@ class Schedule:
         instant, another instance) fires at the same instants."""
         if self.kind == "interval" and self._anchor is not None \
                 and " from " not in self.expression:
-            return f"{self.expression} from {format_utc(self._anchor)}"
+            every = "" if self.expression.startswith("@") else "@every "  # a bare "90s"
+            return f"{every}{self.expression} from {format_utc(self._anchor)}"
         if self._days is not None and self._days.start is None:
             assert self._anchor is not None
             first = first_day(self._days, self._zone, self._anchor)

@@ -195,7 +195,8 @@ _ROUND_TRIP = ["every monday at 9am", "every 2 hours", "every 90 minutes", "ever
                "every other tuesday at 10am", "tous les quinze jours", "every weekday at 8:30",
                "le dernier vendredi du mois à 17h", "every 2 hours between 9:30am and 5pm",
                "Mon..Fri 09:00", "*-*~03 05:00", "0 */2 * * *", "@every 14d on tue at 09:00",
-               "@every 7m", "30 2 * * *", "every 2 hours on weekdays"]
+               "@every 7m", "30 2 * * *", "every 2 hours on weekdays", "90s", "1h30m",
+               "@every 3d at 09:00 from 2026-01-21", "@every 2h from 2026-01-20T10:00:00Z"]
 
 
 @pytest.mark.parametrize("text", _ROUND_TRIP)
