@@ -7,6 +7,7 @@ not (its outcome is unknown to the client, which retries it)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 from pathlib import Path
@@ -81,9 +82,10 @@ async def test_every_ping_answered_200_survives_kill_9_of_the_api(
             for pid in [server.pid, *workers]:  # every process of the API at once
                 os.kill(pid, signal.SIGKILL)
             await asyncio.wait_for(asyncio.gather(*senders), 30)
-    finally:
-        if server.poll() is None:
-            server.kill()
+    finally:  # whatever happened, no process of the API is left behind
+        for pid in [server.pid, *_descendants(server.pid)]:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
         server.wait()
     with psycopg.connect(fresh_dsn) as conn:
         rows = conn.execute(
