@@ -1,7 +1,8 @@
 """What events are about, by name: the dashboard's event lines (the overview, the audit log)
 name and link the job or monitor of every event type, not its id.
 
-One query for a page of events (``event_subjects`` in ``core/sql/ledger.sql``): a job's and a
+One query for a page of events (``event_subjects`` in ``core/sql/ledger.sql``, given the rows
+the page read: the partitioned log is not read again): a job's and a
 run's events are about the job, a monitor's about the monitor, a notification's about the job
 or monitor it alerts on (and the channel it goes to), a channel's, a secret's and a maintenance
 window's about themselves; a team's about no one object. Deleted objects keep their names.
@@ -10,9 +11,11 @@ window's about themselves; a team's about no one object. Deleted objects keep th
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
+from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool
 
 from core.queries import Q
@@ -41,14 +44,21 @@ class Subject:
 
 
 async def event_subjects(pool: AsyncConnectionPool, team_id: uuid.UUID,
-                         positions: Iterable[int]) -> dict[int, Subject]:
-    """``{global position: Subject}`` of the team's events at ``positions`` (others: absent)."""
-    wanted = sorted(set(positions))
-    if not wanted:
+                         events: Iterable[Mapping[str, Any]]) -> dict[int, Subject]:
+    """``{global position: Subject}`` of the team's ``events`` (rows of
+    :func:`core.events.list_team_events`: ``global_position``, ``stream_type``, ``stream_id``,
+    ``data``), named from the team's own rows only."""
+    rows_in = list(events)
+    if not rows_in:
         return {}
     async with pool.connection() as conn:
         cur = await conn.execute(Q["event_subjects"], {
-            "team_id": team_id, "positions": wanted, "uuid": UUID_PATTERN})
+            "team_id": team_id, "uuid": UUID_PATTERN,
+            "positions": [e["global_position"] for e in rows_in],
+            "stream_types": [e["stream_type"] for e in rows_in],
+            "stream_ids": [e["stream_id"] for e in rows_in],
+            "datas": [Jsonb(e["data"] if isinstance(e["data"], dict) else {})
+                      for e in rows_in]})
         rows = await cur.fetchall()
     return {row["global_position"]: Subject(row["subject_type"], row["subject_id"],
                                             row["subject_name"], row["channel_id"],

@@ -79,18 +79,20 @@ WHERE team_id = %(team_id)s::uuid
 ORDER BY created_at, id;
 
 -- name: event_subjects
--- What each of the team's events at %(positions)s is about, named: a job (a run's job too), a
--- monitor, a channel, a secret, a maintenance window (its comment), or the job or monitor a
--- notification alerts about, with the channel it goes to. Deleted objects keep their names
--- (their rows stay; a deleted secret's name is in its events). The ids in event data are
--- checked to be UUIDs before the cast, so an odd payload gives no name rather than an error.
+-- What each of the team's events given (position, stream type, stream id and data, as read by
+-- the page: the log is not read again) is about, named: a job (a run's job too), a monitor, a
+-- channel, a secret, a maintenance window (its comment), or the job or monitor a notification
+-- alerts about, with the channel it goes to. Deleted objects keep their names (their rows
+-- stay; a deleted secret's name is in its events). The ids in event data are checked to be
+-- UUIDs before the cast, so an odd payload gives no name rather than an error.
 WITH ev AS (
-    SELECT e.global_position, e.stream_type, e.stream_id, e.team_id, e.data,
+    SELECT e.global_position, e.stream_type, e.stream_id, %(team_id)s::uuid AS team_id, e.data,
            n.subject_type AS n_subject_type, n.subject_id AS n_subject_id,
            n.channel_id AS n_channel_id
-    FROM events e
+    FROM unnest(%(positions)s::bigint[], %(stream_types)s::text[], %(stream_ids)s::uuid[],
+                %(datas)s::jsonb[]) AS e(global_position, stream_type, stream_id, data)
     LEFT JOIN notifications n ON e.stream_type = 'notification' AND n.id = e.stream_id
-    WHERE e.team_id = %(team_id)s::uuid AND e.global_position = ANY(%(positions)s::bigint[])
+                             AND n.team_id = %(team_id)s::uuid
 ), subject AS (
     SELECT ev.*,
            CASE ev.stream_type WHEN 'run' THEN 'job'

@@ -68,15 +68,18 @@ async def test_events_of_every_type_name_and_link_their_subject(
     overview = await frozen_api.get("/")
     assert f'<a href="/ui/monitors/{monitor_id}">alert on backup-db</a>' in overview.text
     assert "maintenance window “database upgrade”" in overview.text
-    # Another team's positions give nothing.
+    # Every event gets a subject; another team's id names nothing of this team's.
     async with pool.connection() as conn:
-        cur = await conn.execute("SELECT global_position FROM events WHERE team_id = %s",
-                                 (actor.team_id,))
-        positions = [r["global_position"] for r in await cur.fetchall()]
+        cur = await conn.execute("SELECT global_position, stream_type, stream_id, data "
+                                 "FROM events WHERE team_id = %s", (actor.team_id,))
+        events = await cur.fetchall()
     import uuid
 
-    assert await event_subjects(pool, uuid.uuid4(), positions) == {}
-    assert len(await event_subjects(pool, actor.team_id, positions)) == len(positions)
+    mine = await event_subjects(pool, actor.team_id, events)
+    assert len(mine) == len(events)
+    assert {s.name for s in mine.values()} >= {"sauvegarde à 3h", "backup-db", "on-call"}
+    other = await event_subjects(pool, uuid.uuid4(), events)
+    assert {s.name for s in other.values()} <= {None, "TG"}  # a secret's name is its event's
 
 
 async def test_a_job_history_diff_shows_text_as_text(

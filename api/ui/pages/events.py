@@ -63,8 +63,7 @@ async def events(request: Request[Any, Any, Any], viewer: ViewerDep, pool: PoolD
     rows = rows[:PAGE_SIZE]
     filters = {"stream_type": kind or "", "actor": who or "", "since": since or "",
                "until": until or ""}
-    subjects = await event_subjects(pool, viewer.actor.team_id,
-                                    [r["global_position"] for r in rows])
+    subjects = await event_subjects(pool, viewer.actor.team_id, rows)
     return page(request, viewer, "events.html", "Events", section="events", events=rows,
                 subjects=subjects,
                 filters=filters, stream_types=STREAM_TYPES, paged=position is not None,

@@ -25,8 +25,7 @@ async def _summary(request: Request[Any, Any, Any], viewer: Viewer) -> dict[str,
     events = await list_team_events(pool, viewer.actor.team_id, limit=NEWEST_EVENTS)
     # The page shows when the read models were updated, not the lag: that statement is skipped.
     return {"board": await dashboard(pool, viewer.actor, now, lag=False), "events": events,
-            "subjects": await event_subjects(pool, viewer.actor.team_id,
-                                             [e["global_position"] for e in events])}
+            "subjects": await event_subjects(pool, viewer.actor.team_id, events)}
 
 
 @get("/", name="overview")
