@@ -2,9 +2,12 @@
 phrases a run (English and French) checked by the independent reading, a new sample each run
 (not derandomized; hypothesis prints the failing example to reproduce it)."""
 
+import pytest
 from hypothesis import given, settings
 
 from tests.unit.test_phrase_properties import EXAMPLE, Spec, _check_phrase
+
+pytestmark = pytest.mark.long  # a long property run, like tests/long
 
 
 @settings(max_examples=400, deadline=None)

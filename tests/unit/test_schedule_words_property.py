@@ -84,7 +84,7 @@ def _fires(expression: str, zone: str) -> list[list[datetime]]:
     return [[f.at for f in schedule.fires(start, 6)] for start in STARTS]
 
 
-@settings(max_examples=300, deadline=None, derandomize=True)
+@settings(max_examples=30, deadline=None, derandomize=True)  # 300 in tests/long
 @given(time=TIMES, days=DAYS, month=MONTHS)
 def test_the_description_read_back_fires_the_same(time: str, days: tuple[str, str],
                                                   month: str) -> None:
@@ -103,7 +103,7 @@ _WORDS = sorted({*ENGLISH.words, *FRENCH.words, "9am", "17:30", "9h30", "25h", "
 _PHRASE = st.lists(st.sampled_from(_WORDS), min_size=1, max_size=12).map(" ".join)
 
 
-@settings(max_examples=2000, deadline=None, derandomize=True)
+@settings(max_examples=200, deadline=None, derandomize=True)  # 2000 in tests/long
 @given(text=st.one_of(_PHRASE, st.text(max_size=60)))
 def test_any_text_is_read_or_refused_with_a_message(text: str) -> None:
     """No input makes the reader fail otherwise than with InvalidSchedule (a 422), and

@@ -1,0 +1,49 @@
+"""The unit layer's property tests at full length (marked ``long``).
+
+``tests/unit`` runs each hypothesis property with a few examples so that the unit layer stays
+under 20 seconds; here the same tests run again with the example counts they had before, same
+strategies, same checks. ``uv run pytest`` (the README's command, the one .ci/run runs) runs
+them; ``uv run pytest -m "not long"`` leaves them out, ``uv run pytest -m long`` runs only them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+
+from tests.unit import test_phrase_properties as phrases
+from tests.unit import test_schedule_engine as engine
+from tests.unit import test_schedule_words_property as words
+
+pytestmark = pytest.mark.long
+
+
+def at_length(test: Callable[..., Any], max_examples: int) -> Callable[..., Any]:
+    """``test`` (a ``@given`` test) with its own settings but ``max_examples`` examples."""
+    own = test._hypothesis_internal_use_settings  # type: ignore[attr-defined]  # set by @settings
+    strategies = test.hypothesis._given_kwargs  # type: ignore[attr-defined]  # set by @given
+    inner = test.hypothesis.inner_test  # type: ignore[attr-defined]  # the undecorated test
+    return given(**strategies)(settings(own, max_examples=max_examples)(inner))
+
+
+test_the_description_read_back_fires_the_same = at_length(
+    words.test_the_description_read_back_fires_the_same, 300)
+test_any_text_is_read_or_refused_with_a_message = at_length(
+    words.test_any_text_is_read_or_refused_with_a_message, 2000)
+test_generated_phrases_fire_as_their_words_say = at_length(
+    phrases.test_generated_phrases_fire_as_their_words_say, 80)
+test_five_fields_match_reference_across_dst = at_length(
+    engine.test_five_fields_match_reference_across_dst, 100)
+test_five_fields_with_day_rules_match_reference = at_length(
+    engine.test_five_fields_with_day_rules_match_reference, 100)
+test_six_fields_match_reference_around_dst = at_length(
+    engine.test_six_fields_match_reference_around_dst, 60)
+test_day_rules_match_reference_over_years = at_length(
+    engine.test_day_rules_match_reference_over_years, 100)
+test_month_edge_day_rules_match_reference = at_length(
+    engine.test_month_edge_day_rules_match_reference, 100)
+test_fires_chain_is_consistent = at_length(engine.test_fires_chain_is_consistent, 100)
+test_interval_property = at_length(engine.test_interval_property, 100)
