@@ -6,7 +6,6 @@ guessed from its hash, and authentication stays one indexed lookup.
 
 from __future__ import annotations
 
-import hashlib
 import secrets
 import uuid
 from datetime import datetime
@@ -18,16 +17,12 @@ from core.actor import Actor
 from core.db import fetch_team_page, transaction
 from core.errors import NotFound, invalid
 from core.queries import Q
+from core.tokens import token_hash
 
 KEY_PREFIX = "clk_"
 SCOPES = ("read", "write")
 DEFAULT_SCOPE = "write"  # of a new key
 MAX_KEY_NAME = 200
-
-
-def hash_key(key: str) -> bytes:
-    """SHA-256 of the key's text."""
-    return hashlib.sha256(key.encode()).digest()
 
 
 async def create_api_key(
@@ -56,7 +51,7 @@ async def create_api_key(
             cur = await conn.execute(Q["team_ensure"], {"name": team})
             team_id = (await cur.fetchone())["id"]
         cur = await conn.execute(Q["api_key_insert"], {
-            "team_id": team_id, "name": name, "prefix": key[:8], "key_hash": hash_key(key),
+            "team_id": team_id, "name": name, "prefix": key[:8], "key_hash": token_hash(key),
             "scope": scope})
         record = await cur.fetchone()
     return key, record
@@ -67,7 +62,7 @@ async def authenticate(pool: AsyncConnectionPool, key: str) -> Actor | None:
     if not key.startswith(KEY_PREFIX) or len(key) > 200:
         return None
     async with pool.connection() as conn:
-        cur = await conn.execute(Q["api_key_authenticate"], {"key_hash": hash_key(key)})
+        cur = await conn.execute(Q["api_key_authenticate"], {"key_hash": token_hash(key)})
         row = await cur.fetchone()
     if row is None:
         return None

@@ -21,9 +21,24 @@ from psycopg_pool import AsyncConnectionPool
 
 from core.db import translate_errors
 from core.queries import Q
-from core.retention.policy import stream_kinds
 
 _encode = msgspec.json.Encoder().encode
+
+# The partitions of ``events`` (values of ``event_retention_kind``) a stream of a given type
+# can have events in: ``monitor.pinged`` is only ever appended to monitor streams, run and
+# notification streams are wholly in their kind. A read of one stream names them, so that it
+# visits those partitions only instead of every daily leaf of the history
+# (``event_read_stream``); tests/integration/test_rebuild.py checks it against the log.
+STREAM_KINDS: dict[str, tuple[str, ...]] = {
+    "monitor": ("keep", "pings"),
+    "run": ("runs",),
+    "notification": ("deliveries",),
+}
+
+
+def stream_kinds(stream_type: str) -> tuple[str, ...]:
+    """The ``events`` partitions a stream of ``stream_type`` can be in (default: ``keep``)."""
+    return STREAM_KINDS.get(stream_type, ("keep",))
 
 
 def to_json(value: Any) -> str:
@@ -114,7 +129,7 @@ async def read_stream(
 ) -> list[dict[str, Any]]:
     """Read up to ``limit`` events of one stream after ``after_version``, in version order.
 
-    ``stream_type`` names the partitions to read (:func:`core.retention.policy.stream_kinds`).
+    ``stream_type`` names the partitions to read (:func:`stream_kinds`).
     """
     cur = await conn.execute(
         Q["event_read_stream"],

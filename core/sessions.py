@@ -25,15 +25,12 @@ from core.actor import Actor
 from core.apikeys import authenticate, create_api_key
 from core.db import transaction
 from core.queries import Q
+from core.tokens import token_hash
 
 SESSION_SECONDS = 12 * 3600  # a session's lifetime from sign-in
 SIGNIN_LINK_SECONDS = 24 * 3600  # a one-time sign-in link's lifetime
 SIGNIN_KEY_NAME = "dashboard sign-in link"  # the key a sign-in link signs in with
 MAX_TOKEN = 200  # characters of a presented session id or link token looked at
-
-
-def _hash(token: str) -> bytes:
-    return hashlib.sha256(token.encode()).digest()
 
 
 def csrf_token(session_id: str) -> str:
@@ -51,7 +48,7 @@ async def _open(conn: psycopg.AsyncConnection, key_id: uuid.UUID, now: datetime)
     session_id = secrets.token_urlsafe(32)
     await conn.execute(Q["session_prune"], {"now": now})
     await conn.execute(Q["session_insert"], {
-        "id_hash": _hash(session_id), "key_id": key_id, "now": now,
+        "id_hash": token_hash(session_id), "key_id": key_id, "now": now,
         "expires_at": now + timedelta(seconds=SESSION_SECONDS)})
     return session_id
 
@@ -76,7 +73,7 @@ async def session_actor(pool: AsyncConnectionPool, session_id: str | None,
     if not session_id or len(session_id) > MAX_TOKEN:
         return None
     async with pool.connection() as conn:
-        cur = await conn.execute(Q["session_find"], {"id_hash": _hash(session_id), "now": now})
+        cur = await conn.execute(Q["session_find"], {"id_hash": token_hash(session_id), "now": now})
         row = await cur.fetchone()
     if row is None:
         return None
@@ -109,11 +106,11 @@ async def held_sessions(pool: AsyncConnectionPool, session_ids: list[str],
         return []
     async with pool.connection() as conn:
         cur = await conn.execute(Q["session_find_held"], {
-            "id_hashes": [_hash(sid) for sid in wanted], "now": now})
+            "id_hashes": [token_hash(sid) for sid in wanted], "now": now})
         rows = {bytes(row["id_hash"]): row for row in await cur.fetchall()}
     held = []
     for sid in wanted:
-        row = rows.get(_hash(sid))
+        row = rows.get(token_hash(sid))
         if row is not None:
             held.append(HeldSession(sid, Actor(team_id=row["team_id"], key_id=row["key_id"],
                                                scope=row["scope"]),
@@ -124,7 +121,7 @@ async def held_sessions(pool: AsyncConnectionPool, session_ids: list[str],
 async def sign_out(pool: AsyncConnectionPool, session_id: str) -> None:
     """End a session (nothing happens for an unknown one)."""
     async with pool.connection() as conn:
-        await conn.execute(Q["session_delete"], {"id_hash": _hash(session_id[:MAX_TOKEN])})
+        await conn.execute(Q["session_delete"], {"id_hash": token_hash(session_id[:MAX_TOKEN])})
 
 
 async def issue_signin_link(pool: AsyncConnectionPool, team: str, now: datetime) -> str:
@@ -146,7 +143,7 @@ async def issue_signin_link(pool: AsyncConnectionPool, team: str, now: datetime)
     token = secrets.token_urlsafe(32)
     async with transaction(pool) as conn:
         await conn.execute(Q["signin_token_insert"], {
-            "token_hash": _hash(token), "key_id": key_id, "now": now,
+            "token_hash": token_hash(token), "key_id": key_id, "now": now,
             "expires_at": now + timedelta(seconds=SIGNIN_LINK_SECONDS)})
     return token
 
@@ -158,7 +155,7 @@ async def redeem_signin_link(pool: AsyncConnectionPool, token: str,
     if not token or len(token) > MAX_TOKEN:
         return None
     async with transaction(pool) as conn:
-        cur = await conn.execute(Q["signin_token_redeem"], {"token_hash": _hash(token),
+        cur = await conn.execute(Q["signin_token_redeem"], {"token_hash": token_hash(token),
                                                            "now": now})
         row = await cur.fetchone()
         if row is None:

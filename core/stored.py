@@ -19,21 +19,10 @@ from typing import Any
 import psycopg
 import psycopg.rows
 
+from core.reasons import reason_of
 from core.schedule import Schedule
 
 log = logging.getLogger("cronledger.stored")
-
-MAX_REASON = 500  # characters of a broken reason kept in events, rows and alerts
-
-
-def reason_of(exc: BaseException) -> str:
-    """A short, user-facing reason for ``exc`` (its message, else its type), at most
-    :data:`MAX_REASON` characters."""
-    text = str(exc).strip() or type(exc).__name__
-    if not isinstance(exc, ValueError):  # InvalidSchedule is a ValueError: its text says it
-        text = f"{type(exc).__name__}: {text}"
-    return text if len(text) <= MAX_REASON else text[:MAX_REASON - 1] + "…"
-
 
 def schedule_problem(parse: Callable[[str, str, datetime], Schedule], expression: Any,
                      timezone: Any, anchor: Any) -> tuple[Schedule | None, str | None]:

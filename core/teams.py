@@ -16,7 +16,6 @@ Both changes are events of the team's ``team`` stream (``team.ping_key_rotated``
 
 from __future__ import annotations
 
-import hashlib
 import secrets
 import uuid
 from datetime import datetime
@@ -29,15 +28,11 @@ from core.db import transaction
 from core.errors import NotFound
 from core.events import append_events, stream_events
 from core.queries import Q
+from core.tokens import token_hash as ping_key_hash  # a ping key is a token like any other
 
 PING_KEY_PATTERN = "[A-Za-z0-9_-]{22,64}"
 PING_KEY_BYTES = 16  # 22 URL-safe characters
 BADGE_KEY_PATTERN = "[A-Za-z0-9_-]{16,64}"
-
-
-def ping_key_hash(key: str) -> bytes:
-    """SHA-256 of a ping key's text (128 random bits: a fast hash is enough, as for tokens)."""
-    return hashlib.sha256(key.encode()).digest()
 
 
 def new_ping_key() -> str:

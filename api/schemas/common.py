@@ -10,8 +10,8 @@ from typing import Annotated, Any
 import msgspec
 from msgspec import UNSET, Meta, Struct
 
+from core import alerting
 from core import tags as tagdef
-from core.jobs import definition as jobdef
 from core.monitors import slugs
 
 Schedule = Annotated[str, Meta(
@@ -20,9 +20,9 @@ Schedule = Annotated[str, Meta(
                 "French words (stored in its canonical form, the words as schedule_text): see "
                 "docs/schedules.md")]
 Zone = Annotated[str, Meta(examples=["UTC", "Europe/Paris"], description="an IANA time zone")]
-Channels = Annotated[list[uuid.UUID], Meta(max_length=jobdef.MAX_CHANNELS)]
-RealertSeconds = Annotated[int, Meta(ge=jobdef.MIN_REALERT_SECONDS,
-                                     le=jobdef.MAX_REALERT_SECONDS)]
+Channels = Annotated[list[uuid.UUID], Meta(max_length=alerting.MAX_CHANNELS)]
+RealertSeconds = Annotated[int, Meta(ge=alerting.MIN_REALERT_SECONDS,
+                                     le=alerting.MAX_REALERT_SECONDS)]
 Duration = Annotated[str, Meta(description="a duration such as 90s, 30m, 1h30m, 1d")]
 Tags = Annotated[list[Annotated[str, Meta(pattern=f"^{tagdef.TAG_PATTERN}$")]],
                  Meta(max_length=tagdef.MAX_TAGS,

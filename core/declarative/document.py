@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from core.alerting import MAX_CHANNELS
 from core.channels import definition as chandef
 from core.errors import FieldError, FieldErrors, nul_errors
 from core.jobs import definition as jobdef
@@ -103,8 +104,8 @@ def _check_object(kind: str, i: int, item: dict[str, Any], seen: dict[str, int],
             errors.add(f"{path}.{directive}", "must be true or false")
     if kind != "channels" and "channels" in item:
         names = item["channels"]
-        if not isinstance(names, list) or len(names) > jobdef.MAX_CHANNELS:
-            errors.add(f"{path}.channels", f"must be a list of at most {jobdef.MAX_CHANNELS} "
+        if not isinstance(names, list) or len(names) > MAX_CHANNELS:
+            errors.add(f"{path}.channels", f"must be a list of at most {MAX_CHANNELS} "
                                            "channel names")
         else:
             for k, entry in enumerate(names):

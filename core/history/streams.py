@@ -16,12 +16,12 @@ import psycopg
 from psycopg_pool import AsyncConnectionPool
 
 from core.actor import Actor
+from core.events import stream_kinds
 from core.jobs import definition as job_definition
 from core.jobs import state as job_state
 from core.monitors import definition as monitor_definition
 from core.monitors import state as monitor_state
 from core.queries import Q
-from core.retention.policy import stream_kinds
 
 # What pings and the checker append: no definition field changes with them.
 NOT_DEFINITION = ("monitor.pinged", "monitor.up", "monitor.late", "monitor.down")

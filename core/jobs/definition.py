@@ -7,15 +7,15 @@ fills defaults, checks every rule and returns the canonical form that events car
 from __future__ import annotations
 
 import re
-import uuid
 from datetime import datetime
 from typing import Any
 from urllib.parse import urlsplit
 
+from core.alerting import normalize_channels, normalize_realert
 from core.errors import FieldErrors, nul_errors
 from core.http.urls import url_problem
 from core.schedule import InvalidSchedule, parse_schedule, schedule_text
-from core.schedule.zones import load_zone
+from core.schedule.zones import valid_zone
 from core.secrets import PLACEHOLDER, check_signing_secret, has_malformed_placeholder
 from core.tags import normalize_tags
 
@@ -59,11 +59,7 @@ DEFINITION_FIELDS = ("name", "schedule", "timezone", "request", "timeout_seconds
                      "alert_after_failures", "realert_every", "tags", "confirm", "schedule_text")
 MIN_CONFIRM_SECONDS = 1
 MAX_CONFIRM_SECONDS = 7 * 86400
-MAX_CHANNELS = 20
 MAX_ALERT_AFTER = 1000
-MIN_REALERT_SECONDS = 60
-MAX_REALERT_SECONDS = 30 * 86400
-_DURATION = re.compile(r"^(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
 
 HEADER_NAME_PATTERN = r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$"  # RFC 9110 field-name token
 _TOKEN = re.compile(HEADER_NAME_PATTERN)
@@ -210,51 +206,6 @@ def _normalize_statuses(value: Any, errors: FieldErrors) -> list[int] | None:
     return sorted(set(value))
 
 
-def normalize_channels(value: Any, errors: FieldErrors) -> list[uuid.UUID]:
-    """Channel ids, de-duplicated in order (their team is checked by the command); problems go
-    to ``errors`` as ``channels`` / ``channels.<i>``. Shared by jobs and monitors."""
-    if not isinstance(value, list | tuple) or len(value) > MAX_CHANNELS:
-        errors.add("channels", f"must be a list of at most {MAX_CHANNELS} channel ids")
-        return []
-    out: list[uuid.UUID] = []
-    for i, item in enumerate(value):
-        try:
-            channel = item if isinstance(item, uuid.UUID) else uuid.UUID(str(item))
-        except ValueError:
-            errors.add(f"channels.{i}", "is not a channel id")
-            continue
-        if channel not in out:
-            out.append(channel)
-    return out
-
-
-def parse_duration(value: Any) -> int | None:
-    """Seconds of ``value``: a number of seconds, or ``"90s"``, ``"30m"``, ``"1h30m"``, ``"1d"``;
-    ``None`` when it is neither."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int | float):
-        return int(value) if value == int(value) else None
-    if isinstance(value, str):
-        match = _DURATION.match(value.strip())
-        if match and any(match.groups()):
-            d, h, m, sec = (int(g or 0) for g in match.groups())
-            return ((d * 24 + h) * 60 + m) * 60 + sec
-    return None
-
-
-def normalize_realert(value: Any, errors: FieldErrors) -> int | None:
-    """``realert_every`` in seconds (60 s to 30 days; seconds or ``"1h"``-style), or ``None``
-    (no re-alerts); a problem goes to ``errors``. Shared by jobs and monitors."""
-    if value is None:
-        return None
-    seconds = parse_duration(value)
-    if seconds is None or not MIN_REALERT_SECONDS <= seconds <= MAX_REALERT_SECONDS:
-        errors.add("realert_every", "must be a duration between 60 s and 30 days: seconds "
-                   "or a string such as '30m', '1h', '1d' (null: off)")
-    return seconds
-
-
 def _normalize_alerting(out: dict[str, Any], errors: FieldErrors) -> None:
     out["channels"] = normalize_channels(out["channels"], errors)
     after = out["alert_after_failures"]
@@ -277,15 +228,6 @@ def normalize_confirm(value: Any, errors: FieldErrors) -> dict[str, int] | None:
                    f"{MIN_CONFIRM_SECONDS} to {MAX_CONFIRM_SECONDS}")
         return None
     return {"timeout_seconds": int(seconds)}
-
-
-def valid_zone(name: Any) -> bool:
-    """Whether ``name`` is an IANA time zone the schedule engine accepts."""
-    try:
-        load_zone(name)
-    except InvalidSchedule:
-        return False
-    return True
 
 
 def normalize_definition(

@@ -14,9 +14,10 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from core.durations import parse_duration
 from core.errors import FieldErrors, nul_errors
-from core.jobs.definition import parse_duration, valid_zone
 from core.schedule import InvalidSchedule, parse_schedule
+from core.schedule.zones import valid_zone
 from core.tags import normalize_tags
 
 SUPPRESS = ("alerts", "runs")

@@ -51,8 +51,9 @@ from core.notifications.outbox import (
     reschedule_monitor_realert,
 )
 from core.queries import Q
+from core.reasons import MAX_REASON, reason_of
 from core.services.base import Service
-from core.stored import MAX_REASON, reason_of, schedule_problem
+from core.stored import schedule_problem
 
 log = logging.getLogger("cronledger.checker")
 

@@ -10,8 +10,8 @@ import functools
 from datetime import datetime
 from typing import Any
 
+from core.alerting import normalize_channels, normalize_realert
 from core.errors import FieldErrors, nul_errors
-from core.jobs.definition import normalize_channels, normalize_realert
 from core.monitors.slugs import slug_problem
 from core.schedule import InvalidSchedule, Schedule, parse_schedule, schedule_text
 from core.schedule.zones import load_zone

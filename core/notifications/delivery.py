@@ -26,7 +26,7 @@ from core.clock import Clock
 from core.config import Settings
 from core.http.clients import SIGNATURE_HEADER, classify_error, sign, tracking_progress
 from core.notifications import formatting
-from core.stored import reason_of
+from core.reasons import reason_of
 from core.version import USER_AGENT
 
 log = logging.getLogger("cronledger.delivery")

@@ -39,8 +39,8 @@ from core.notifications.delivery import Delivery, DeliveryResult, Target
 from core.notifications.lookup import SecretLookup
 from core.notifications.outbox import NOTIFY_CHANNEL
 from core.queries import Q
+from core.reasons import reason_of
 from core.services.base import Service
-from core.stored import reason_of
 
 log = logging.getLogger("cronledger.notifier")
 

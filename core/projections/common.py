@@ -1,8 +1,8 @@
-"""Helpers shared by the read models: fast reads, event field decoding, UTC time buckets."""
+"""Helpers shared by the read models: fast reads, skipped events, UTC time buckets (event
+fields are decoded by :mod:`core.coerce`)."""
 
 from __future__ import annotations
 
-import uuid
 from datetime import UTC, datetime
 from typing import Any
 
@@ -35,23 +35,6 @@ async def record_skipped(conn: psycopg.AsyncConnection, name: str, position: int
 
 
 Skipped = list[tuple[int, str]]  # (global_position, reason) of events a rebuild skipped
-
-
-def instant(value: Any) -> datetime | None:
-    """A UTC datetime from an event field (RFC 3339 text in ``data``, or already a datetime)."""
-    if value is None:
-        return None
-    t = value if isinstance(value, datetime) else datetime.fromisoformat(value)
-    if t.tzinfo is None:
-        return t.replace(tzinfo=UTC)  # the log only holds UTC instants
-    return t.astimezone(UTC) if t.utcoffset() else t
-
-
-def uuid_of(value: Any) -> uuid.UUID | None:
-    """A uuid from an event field (text in ``data``)."""
-    if value is None or isinstance(value, uuid.UUID):
-        return value
-    return uuid.UUID(value)
 
 
 def hour_start(t: datetime) -> datetime:

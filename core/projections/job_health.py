@@ -15,9 +15,10 @@ from typing import Any
 
 import psycopg
 
+from core.coerce import uuid_of
 from core.events import to_json
 from core.jobs.state import STATUS_AFTER
-from core.projections.common import fetch_all, uuid_of
+from core.projections.common import fetch_all
 from core.queries import Q
 
 TABLES = ("job_health",)

@@ -24,9 +24,10 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
+from core.coerce import instant, uuid_of
 from core.events import to_json
 from core.projections import histogram
-from core.projections.common import day_start, fetch_all, hour_start, instant, uuid_of
+from core.projections.common import day_start, fetch_all, hour_start
 from core.queries import Q
 
 TABLES = ("job_stats_hourly", "job_stats_daily", "job_stats_weekly", "team_runs_hourly")

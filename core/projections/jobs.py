@@ -33,8 +33,8 @@ from core.events import to_json
 from core.jobs.state import evolve
 from core.projections.common import Skipped
 from core.queries import Q
+from core.reasons import reason_of
 from core.schedule import cached_schedule
-from core.stored import reason_of
 
 TABLES = ("jobs", "due_jobs")
 _TIMING = ("schedule", "timezone", "anchor_at")

@@ -18,8 +18,9 @@ from core.monitors.rules import timing
 from core.monitors.state import evolve
 from core.projections.common import Skipped
 from core.queries import Q
+from core.reasons import reason_of
 from core.schedule import cached_schedule
-from core.stored import reason_of, schedule_problem
+from core.stored import schedule_problem
 
 TABLES = ("monitors",)
 

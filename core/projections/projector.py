@@ -42,9 +42,9 @@ from core.db import transaction
 from core.projections import job_health, job_stats, monitors
 from core.projections.common import fetch_all, record_skipped
 from core.queries import Q
+from core.reasons import reason_of
 from core.services.base import Service
 from core.services.quiet import QuietWindows
-from core.stored import reason_of
 
 log = logging.getLogger("cronledger.projector")
 

@@ -16,8 +16,8 @@ import psycopg
 
 from core.projections.common import Skipped
 from core.queries import Q
+from core.reasons import reason_of
 from core.runs.state import COLUMNS, FINAL, evolve
-from core.stored import reason_of
 
 TABLES = ("runs",)
 FLUSH_EVERY = 5000

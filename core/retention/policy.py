@@ -52,23 +52,6 @@ def kinds(settings: Settings) -> tuple[Kind, ...]:
     )
 
 
-# The partitions of ``events`` (values of ``event_retention_kind``) a stream of a given type
-# can have events in: ``monitor.pinged`` is only ever appended to monitor streams, run and
-# notification streams are wholly in their kind. A read of one stream names them, so that it
-# visits those partitions only instead of every daily leaf of the history
-# (``event_read_stream``); tests/integration/test_stream_kinds.py checks it against the log.
-STREAM_KINDS: dict[str, tuple[str, ...]] = {
-    "monitor": ("keep", "pings"),
-    "run": ("runs",),
-    "notification": ("deliveries",),
-}
-
-
-def stream_kinds(stream_type: str) -> tuple[str, ...]:
-    """The ``events`` partitions a stream of ``stream_type`` can be in (default: ``keep``)."""
-    return STREAM_KINDS.get(stream_type, ("keep",))
-
-
 def horizon(days: int, now: datetime) -> datetime:
     """UTC midnight starting the day ``days`` before ``now``: every daily leaf ending by then is
     past a horizon of ``days`` (:func:`core.retention.partitions.past_horizon`)."""

@@ -31,6 +31,7 @@ from core.maintenance.windows import Window, in_maintenance_until
 from core.notifications.messages import job_broken_message
 from core.notifications.outbox import DEFAULT_MAX_ATTEMPTS, Alert, enqueue
 from core.queries import Q
+from core.reasons import reason_of
 from core.runs import events as run_events
 from core.runs.confirm import issue_tokens
 from core.runs.dispatch import Dispatch
@@ -39,7 +40,7 @@ from core.runs.registry import live_after
 from core.runs.slots import apply_overlap, plan_slots
 from core.schedule import Schedule, cached_schedule
 from core.secrets import fetch_sealed
-from core.stored import job_problem, reason_of
+from core.stored import job_problem
 
 log = logging.getLogger("cronledger.scheduler")
 

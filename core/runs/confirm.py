@@ -25,7 +25,6 @@ The token, like the lease, is a transient claim and not in the log; the outcome 
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import secrets
 import uuid
@@ -45,6 +44,7 @@ from core.queries import Q
 from core.runs import events as run_events
 from core.runs.dispatch import Dispatch
 from core.services.base import Service
+from core.tokens import token_hash
 
 log = logging.getLogger("cronledger.confirm")
 
@@ -55,11 +55,6 @@ CHANNEL = "cronledger_confirm"  # the channel of run_confirm_notify
 UNCONFIRMED = "unconfirmed"
 REPORTED_FAILURE = "reported_failure"
 BATCH = 100
-
-
-def token_hash(token: str) -> bytes:
-    """What is stored of a token: its SHA-256."""
-    return hashlib.sha256(token.encode()).digest()
 
 
 def confirm_url(base_url: str, token: str) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.projections.common import instant, uuid_of
+from core.coerce import instant, uuid_of
 
 FINAL = ("succeeded", "failed", "skipped", "missed")
 COLUMNS = ("id", "job_id", "team_id", "scheduled_for", "trigger", "status", "attempt",

@@ -24,6 +24,7 @@ from core.clock import Clock
 from core.config import Settings
 from core.db import transaction
 from core.queries import Q
+from core.reasons import reason_of
 from core.runs.claim import claim_due, claim_ready, mark_jobs_broken, next_wakeup
 from core.runs.dispatch import AttemptResult, Dispatch, Prepared, Refused
 from core.runs.executor import Executor
@@ -31,7 +32,6 @@ from core.runs.recorder import Recorder
 from core.runs.registry import Registration, release_orphans
 from core.services.base import Service
 from core.services.quiet import QuietWindows
-from core.stored import reason_of
 
 log = logging.getLogger("cronledger.worker")
 

@@ -13,6 +13,7 @@ import zoneinfo
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
+from typing import Any
 
 from core.schedule.model import Fire, InvalidSchedule
 
@@ -47,6 +48,15 @@ def load_zone(name: str) -> zoneinfo.ZoneInfo:
         shown = name if len(name) <= _MAX_ZONE_NAME else name[:_MAX_ZONE_NAME] + "..."
         raise InvalidSchedule(f"unknown time zone {shown!r}")
     return zoneinfo.ZoneInfo(name)
+
+
+def valid_zone(name: Any) -> bool:
+    """Whether ``name`` is an IANA time zone the schedule engine accepts."""
+    try:
+        load_zone(name)
+    except InvalidSchedule:
+        return False
+    return True
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ import psycopg
 import pytest
 
 from api import cli
-from core.apikeys import hash_key
+from core.tokens import token_hash
 
 ROOT = Path(__file__).resolve().parents[2]
 DATABASE = ("DATABASE_URL", "CRONLEDGER_DATA_DIR")
@@ -119,16 +119,16 @@ def test_apikey_list_and_revoke(on_database: str, capsys: pytest.CaptureFixture[
                                               [team, "write", "-", second[:8]]]
     assert all(r.split()[-1] == "-" for r in rows)
     for key in (first, second):  # never the key, nor its hash
-        assert key not in out and hash_key(key).hex() not in out
+        assert key not in out and token_hash(key).hex() not in out
     first_id = rows[0].split()[0]
 
     status, out, err = _run(capsys, "apikey", "revoke", first_id)
     assert (status, err) == (0, "") and first_id in out
     with psycopg.connect(on_database) as conn:
         revoked = conn.execute("SELECT id::text FROM api_keys WHERE key_hash = %s "
-                               "AND revoked_at IS NOT NULL", (hash_key(first),)).fetchall()
+                               "AND revoked_at IS NOT NULL", (token_hash(first),)).fetchall()
         active = conn.execute("SELECT count(*) FROM api_keys WHERE key_hash = %s "
-                              "AND revoked_at IS NULL", (hash_key(second),)).fetchone()
+                              "AND revoked_at IS NULL", (token_hash(second),)).fetchone()
     assert revoked == [(first_id,)] and active == (1,)
     status, out, _ = _run(capsys, "apikey", "list", "--team", team)
     rows = out.splitlines()[1:]

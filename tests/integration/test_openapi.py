@@ -10,6 +10,7 @@ import pytest
 from litestar.testing import AsyncTestClient
 
 from core import apikeys, secrets
+from core.alerting import MAX_CHANNELS
 from core.channels import definition as chandef
 from core.jobs import definition as jobdef
 from core.monitors import definition as mondef
@@ -132,7 +133,7 @@ def test_field_constraints_are_the_cores(doc: dict[str, Any]) -> None:
     assert prop("RetrySpec", "attempts")["maximum"] == jobdef.MAX_ATTEMPTS
     assert prop("JobCreate", "success_statuses")["items"]["maximum"] == jobdef.MAX_STATUS
     assert set(prop("JobCreate", "overlap")["enum"]) == set(jobdef.OVERLAP_POLICIES)
-    assert prop("JobCreate", "channels")["maxItems"] == jobdef.MAX_CHANNELS
+    assert prop("JobCreate", "channels")["maxItems"] == MAX_CHANNELS
     assert prop("JobCreate", "signing_secret")["minLength"] == secrets.MIN_SIGNING_SECRET
     assert prop("MonitorCreate", "grace_seconds")["maximum"] == mondef.MAX_GRACE_SECONDS
     assert set(prop("ChannelCreate", "kind")["enum"]) == set(chandef.KINDS)

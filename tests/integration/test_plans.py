@@ -11,9 +11,9 @@ from datetime import UTC, datetime
 import psycopg
 from psycopg import sql
 
+from core.events import stream_kinds
 from core.queries import Q
 from core.retention.maintenance import ensure_partitions
-from core.retention.policy import stream_kinds
 
 DAY = datetime(2027, 6, 1, tzinfo=UTC)
 BIG = ("events_pings_p20270601", "events_runs_p20270601", "runs", "jobs", "due_jobs",

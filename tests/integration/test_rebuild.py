@@ -10,11 +10,11 @@ from typing import Any
 from psycopg_pool import AsyncConnectionPool
 
 from core.clock import FrozenClock
+from core.events import stream_kinds
 from core.jobs.commands import delete_job, set_paused, trigger_job, update_job
 from core.monitors import commands
 from core.monitors.checker import Checker
 from core.monitors.ping import open_ping_pool
-from core.retention.policy import stream_kinds
 from core.runs.claim import claim_due
 from core.runs.worker import Worker
 from tests.helpers import add_job, new_actor, project_all

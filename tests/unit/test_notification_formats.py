@@ -11,9 +11,9 @@ import pytest
 
 from core.channels.definition import normalize_channel, redact_url
 from core.channels.sealing import AesGcmSealer, SealError, channel_aad, parse_keys
+from core.durations import parse_duration
 from core.errors import InvalidInput, Unavailable
 from core.http.clients import sign
-from core.jobs.definition import parse_duration
 from core.notifications import formatting
 from core.notifications.messages import job_message, monitor_message
 
