@@ -181,7 +181,7 @@ def _export(args: argparse.Namespace) -> int:
 
 def _export_local(team: str) -> dict[str, Any]:
     """The export of ``team`` read on the database directly (``--team``)."""
-    from api.cli import database
+    from api.database import database
     from core.actor import Actor
     from core.config import load_settings
     from core.db import open_pool

@@ -26,7 +26,6 @@ from core.channels.sealing import Sealer, SealError, channel_aad, seal_channel, 
 from core.db import team_row, transaction
 from core.errors import ConcurrencyConflict, FieldError, InvalidInput
 from core.events import append_events, stream_events, to_json
-from core.notifications.outbox import cancel_for_channel
 from core.queries import Q
 
 
@@ -111,6 +110,25 @@ async def update_channel(
             [("channel.updated", {"changes": changes})], actor.metadata()))
 
 
+async def _cancel_notifications(
+    conn: psycopg.AsyncConnection, channel_id: uuid.UUID, now: datetime
+) -> int:
+    """Cancel the channel's undelivered outbox rows (it is being deleted), each with its
+    ``notification.cancelled`` event (:mod:`core.notifications.outbox`); returns how many."""
+    cur = await conn.execute(Q["notification_cancel_for_channel"], {
+        "channel_id": channel_id, "now": now})
+    rows = await cur.fetchall()
+    await append_events(conn, [
+        event
+        for row in rows
+        for event in stream_events("notification", row["id"], row["team_id"],
+                                   row["version"] - 1, now,
+                                   [("notification.cancelled", {"reason": "channel deleted"})],
+                                   {"actor": "system"})
+    ])
+    return len(rows)
+
+
 async def delete_channel(
     pool: AsyncConnectionPool, actor: Actor, channel_id: uuid.UUID, now: datetime
 ) -> int:
@@ -130,7 +148,7 @@ async def delete_channel(
         await append_events(conn, stream_events(
             "channel", channel_id, actor.team_id, before["version"], now,
             [("channel.deleted", {})], actor.metadata()))
-        return await cancel_for_channel(conn, channel_id, now)
+        return await _cancel_notifications(conn, channel_id, now)
 
 
 async def reseal_channels(pool: AsyncConnectionPool, sealer: Sealer, current_key_id: str,

@@ -26,6 +26,7 @@ from psycopg_pool import AsyncConnectionPool
 from core.clock import Clock, Instant, read_now, rfc3339
 from core.db import transaction
 from core.maintenance.commands import NOTIFY_CHANNEL
+from core.maintenance.holds import held_alerts
 from core.maintenance.queries import live_windows, subject_tags
 from core.maintenance.windows import Window, closings, covers, in_maintenance_until, next_closing
 from core.notifications.outbox import DEFAULT_MAX_ATTEMPTS, enqueue_monitor_alert
@@ -72,7 +73,7 @@ async def release_due(pool: AsyncConnectionPool, now: Instant, *,
                     conn, team_id=m["team_id"], monitor_id=m["id"], monitor_name=m["name"],
                     channel_ids=m["channels"], event="down", since=m["down_since"] or now,
                     last_ping=last, now=now, realert_every=m["realert_every"],
-                    max_attempts=max_attempts)
+                    max_attempts=max_attempts, hold=held_alerts)
                 released += 1
             await conn.execute(Q["maintenance_mark_released"], {"id": window.id, "until": now})
     if released:

@@ -33,6 +33,7 @@ from psycopg_pool import AsyncConnectionPool
 from core.clock import Clock, Instant, read_now, rfc3339
 from core.db import transaction
 from core.events import NewEvent, append_events
+from core.maintenance.holds import held_alerts
 from core.monitors.definition import cached_schedule
 from core.monitors.rules import (
     ACTIVE,
@@ -227,7 +228,8 @@ async def apply_decisions(conn: psycopg.AsyncConnection, decisions: list[Decisio
             await enqueue_monitor_alert(
                 conn, team_id=m["team_id"], monitor_id=m["id"], monitor_name=m["name"],
                 channel_ids=m["channels"], event=alert, since=now, last_ping=_last_ping(m),
-                now=now, realert_every=m["realert_every"], max_attempts=max_attempts)
+                now=now, realert_every=m["realert_every"], max_attempts=max_attempts,
+                hold=held_alerts)
     return applied
 
 
@@ -264,7 +266,7 @@ async def send_realerts(pool: AsyncConnectionPool, now: Instant, *, limit: int =
                     conn, team_id=m["team_id"], monitor_id=m["id"], monitor_name=m["name"],
                     channel_ids=m["channels"], event="still_down", since=row["down_since"],
                     last_ping=_last_ping(m), now=now, realert_every=m["realert_every"],
-                    max_attempts=max_attempts)
+                    max_attempts=max_attempts, hold=held_alerts)
         return handled
 
 

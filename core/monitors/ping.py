@@ -38,6 +38,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from core.clock import rfc3339
 from core.db import open_pool
+from core.maintenance.holds import held_alerts
 from core.monitors.commands import token_hash
 from core.monitors.rules import alert_for
 from core.monitors.slugs import SLUG_PATTERN
@@ -275,7 +276,7 @@ async def _record_alerting(conn: psycopg.AsyncConnection, pings: Sequence[tuple[
                 conn, team_id=row["team_id"], monitor_id=row["id"], monitor_name=row["name"],
                 channel_ids=row["channels"], event=event, since=down_since[key] or at,
                 last_ping=_last_ping(ping, at), now=at, realert_every=row["realert_every"],
-                max_attempts=max_attempts)
+                max_attempts=max_attempts, hold=held_alerts)
     return statuses
 
 

@@ -25,7 +25,7 @@ from typing import Any
 import psycopg
 
 from core.notifications.messages import job_message
-from core.notifications.outbox import Alert, enqueue
+from core.notifications.outbox import Alert, Hold, enqueue
 from core.queries import Q
 
 
@@ -150,7 +150,7 @@ async def _fail(conn: psycopg.AsyncConnection, failures: dict[uuid.UUID, list[Fi
 
 async def record_job_outcomes(
     conn: psycopg.AsyncConnection, finals: Sequence[FinalRun], now: datetime,
-    max_attempts: int,
+    max_attempts: int, hold: Hold,
 ) -> list[uuid.UUID]:
     """Update the jobs' failure streaks and queue their alerts, in the caller's transaction.
 
@@ -159,6 +159,7 @@ async def record_job_outcomes(
         finals: final failures, and successes of jobs that had a streak.
         now: the recording instant (UTC).
         max_attempts: delivery attempts of each notification.
+        hold: which alerts a maintenance window holds (:data:`core.notifications.outbox.Hold`).
 
     Returns:
         The outbox row ids written.
@@ -169,4 +170,4 @@ async def record_job_outcomes(
         alerts += await _recover(conn, recoveries, now)
     if failures:
         alerts += await _fail(conn, failures, now)
-    return await enqueue(conn, alerts, now, max_attempts) if alerts else []
+    return await enqueue(conn, alerts, now, max_attempts, hold=hold) if alerts else []

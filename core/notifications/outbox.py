@@ -7,9 +7,10 @@ when the event does: a crash can lose neither one without the other. The notifie
 
 Each row is its own ``notification`` stream: ``notification.queued`` here, then one
 ``notification.sent`` or ``notification.failed`` per delivery attempt, or
-``notification.cancelled`` when its channel is deleted first. An alert a maintenance window
-holds is written ``suppressed`` instead (``notification.suppressed``, never delivered; see
-:func:`_held_by_maintenance`).
+``notification.cancelled`` when its channel is deleted first (:mod:`core.channels.commands`).
+An alert a maintenance window holds is written ``suppressed`` instead
+(``notification.suppressed``, never delivered): the caller hands in a :data:`Hold` that says
+which (:func:`core.maintenance.holds.held_alerts`), so the outbox knows nothing of maintenance.
 
 Monitors (see :func:`enqueue_monitor_alert` and the re-alert helpers below) keep their alert
 state in ``alert_states`` (``subject_type = 'monitor'``), like jobs do.
@@ -18,7 +19,7 @@ state in ``alert_states`` (``subject_type = 'monitor'``), like jobs do.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -26,8 +27,6 @@ from typing import Any
 import psycopg
 
 from core.events import append_events, stream_events, to_json
-from core.maintenance.queries import live_windows, subject_tags
-from core.maintenance.windows import in_maintenance_until
 from core.notifications.messages import MONITOR_EVENTS, monitor_message
 from core.queries import Q
 
@@ -57,9 +56,15 @@ class Alert:
     message: dict[str, Any]
 
 
+# Which job and monitor subjects of the alerts a maintenance window holds at ``now``, with the
+# end of their maintenance: :func:`core.maintenance.holds.held_alerts`.
+Hold = Callable[[psycopg.AsyncConnection, Sequence[Alert], datetime],
+                Awaitable[Mapping[uuid.UUID, datetime]]]
+
+
 async def enqueue(
     conn: psycopg.AsyncConnection, alerts: Sequence[Alert], now: datetime,
-    max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS, *, hold: Hold,
 ) -> list[uuid.UUID]:
     """Write outbox rows for ``alerts`` in the caller's transaction and wake the notifiers.
 
@@ -67,6 +72,7 @@ async def enqueue(
         conn: a connection inside the transaction of the event that causes the alerts.
         now: the alert instant (UTC); rows are deliverable from then on.
         max_attempts: delivery attempts before a row is kept as ``failed``.
+        hold: says which alerts a maintenance window holds (their rows are ``suppressed``).
 
     Returns:
         The ids of the rows written (one per live channel of the team).
@@ -85,7 +91,7 @@ async def enqueue(
     cur = await conn.execute(Q["notification_enqueue"], {
         **rows, "now": now, "max_attempts": max_attempts})
     written = await cur.fetchall()
-    held = await _held_by_maintenance(conn, alerts, now)
+    held = await hold(conn, alerts, now)
     suppressed = [row["id"] for row in written if row["subject_id"] in held]
     if suppressed:
         await conn.execute(Q["notification_suppress"], {"ids": suppressed, "now": now})
@@ -106,57 +112,12 @@ async def enqueue(
     return [row["id"] for row in written]
 
 
-async def _held_by_maintenance(conn: psycopg.AsyncConnection, alerts: Sequence[Alert],
-                               now: datetime) -> dict[uuid.UUID, datetime]:
-    """The job and monitor subjects of ``alerts`` that a ``suppress: "alerts"`` maintenance
-    window holds at ``now``, with the end of their maintenance (docs/ledger.md):
-    the one place where an alert is held. Their rows are written ``suppressed`` (never sent,
-    event ``notification.suppressed``); :mod:`core.maintenance.release` sends the one alert a
-    closing window owes a monitor still down."""
-    subjects = [a for a in alerts if a.subject_type in ("job", "monitor")]
-    if not subjects:
-        return {}
-    windows = await live_windows(conn, [a.team_id for a in subjects], now, "alerts")
-    if not windows:
-        return {}
-    held: dict[uuid.UUID, datetime] = {}
-    for kind in ("job", "monitor"):
-        ids = [a.subject_id for a in subjects if a.subject_type == kind]
-        tags = await subject_tags(conn, kind, ids) if ids else {}
-        for a in subjects:
-            if a.subject_type != kind:
-                continue
-            until = in_maintenance_until([w for w in windows if w.team_id == a.team_id], kind,
-                                         a.subject_id, now, tags=tags.get(a.subject_id, ()))
-            if until is not None:
-                held[a.subject_id] = until
-    return held
-
-
-async def cancel_for_channel(
-    conn: psycopg.AsyncConnection, channel_id: uuid.UUID, now: datetime
-) -> int:
-    """Cancel the channel's undelivered rows (it is being deleted); returns how many."""
-    cur = await conn.execute(Q["notification_cancel_for_channel"], {
-        "channel_id": channel_id, "now": now})
-    rows = await cur.fetchall()
-    await append_events(conn, [
-        event
-        for row in rows
-        for event in stream_events("notification", row["id"], row["team_id"],
-                                   row["version"] - 1, now,
-                                   [("notification.cancelled", {"reason": "channel deleted"})],
-                                   {"actor": "system"})
-    ])
-    return len(rows)
-
-
 # -- monitors -------------------------------------------------------------------------------------
 async def enqueue_monitor_alert(
     conn: psycopg.AsyncConnection, *, team_id: uuid.UUID, monitor_id: uuid.UUID,
     monitor_name: str, channel_ids: Sequence[uuid.UUID], event: str, since: datetime,
     last_ping: dict[str, Any] | None, now: datetime, realert_every: int | None = None,
-    max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS, hold: Hold,
 ) -> list[uuid.UUID]:
     """Queue a monitor alert in the caller's transaction (the one appending ``monitor.down``
     or ``monitor.up``), and keep the monitor's alert state for re-alerts.
@@ -169,6 +130,7 @@ async def enqueue_monitor_alert(
         last_ping: ``{"at", "kind", "body", ...}`` of the last ping, ``None`` if none.
         realert_every: seconds between re-alerts while down (``None``: never); ignored for
             ``up``.
+        hold: which alerts a maintenance window holds (:data:`Hold`).
 
     Returns:
         The outbox row ids written.
@@ -189,7 +151,7 @@ async def enqueue_monitor_alert(
     message = monitor_message(event, monitor_id=monitor_id, monitor_name=monitor_name,
                               since=since, last_ping=last_ping, now=now)
     return await enqueue(conn, [Alert(team_id, "monitor", monitor_id, event, channel_ids,
-                                      message)], now, max_attempts)
+                                      message)], now, max_attempts, hold=hold)
 
 
 async def claim_monitor_realerts(

@@ -4,7 +4,7 @@ docs/architecture.md, "The life of an event into a read model". The inline proje
 ``due_jobs``, ``runs``) are written by the
 commands in the transaction that appends their events; :mod:`core.projections.jobs` and
 :mod:`core.projections.runs` derive the same rows from the log for ``cronledger projections
-rebuild`` (:mod:`core.projections.rebuild`). The asynchronous read models behind the dashboard
+rebuild`` (:mod:`core.rebuild`). The asynchronous read models behind the dashboard
 and the ``reporting`` schema (:mod:`core.projections.job_stats`,
 :mod:`core.projections.job_health`, :mod:`core.projections.monitors`) are applied in batches by
 :mod:`core.projections.projector`, which advances a forward-only checkpoint in the same

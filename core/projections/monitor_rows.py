@@ -3,7 +3,7 @@
 A ``monitors`` row is :func:`core.monitors.state.evolve` folded over the monitor's stream, with
 ``next_expected_at`` and ``alert_at`` computed from that state as of the rebuild instant
 (:func:`core.monitors.rules.timing`), exactly as the commands and the checker compute them.
-Ping bodies are not in the log; :mod:`core.projections.rebuild` carries them over.
+Ping bodies are not in the log; :mod:`core.rebuild` carries them over.
 """
 
 from __future__ import annotations

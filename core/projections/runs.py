@@ -2,7 +2,7 @@
 (:func:`core.runs.state.evolve`).
 
 Not derived from the log, and so carried over from the rows being replaced (see
-:mod:`core.projections.rebuild`): the lease of a running run (``lease_token``,
+:mod:`core.rebuild`): the lease of a running run (``lease_token``,
 ``lease_expires_at``, a transient claim) and ``run_attempts`` (each attempt's full request and
 response, which the log does not hold).
 """

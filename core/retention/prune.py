@@ -17,7 +17,7 @@ that each commit on their own:
    c. snapshot the projections (the inline ones and the read models) into schema
       ``cronledger_snapshots``, recording the transaction snapshot and the checkpoint
       (``retention_snapshots``): a rebuild starts from it and replays the kept tail
-      (:mod:`core.projections.rebuild`); the previous snapshot is dropped;
+      (:mod:`core.rebuild`); the previous snapshot is dropped;
 
 2. **each leaf in its own short transaction** (:func:`_drop_leaf`): a pings leaf first copies
    its pings that are among their monitor's newest 100 into ``monitor_pings_kept`` (not the

@@ -26,6 +26,7 @@ from psycopg_pool import AsyncConnectionPool
 from core.clock import Instant, read_now
 from core.db import transaction
 from core.events import NewEvent, append_events, to_json
+from core.maintenance.holds import held_alerts
 from core.maintenance.queries import live_windows, subject_tags
 from core.maintenance.windows import Window, in_maintenance_until
 from core.notifications.messages import job_broken_message
@@ -237,7 +238,7 @@ async def mark_jobs_broken(conn: psycopg.AsyncConnection, broken: list[tuple[uui
                                        reason=row["broken_reason"], now=now))
               for row in rows if row["channels"]]
     if alerts:
-        await enqueue(conn, alerts, now, max_attempts)
+        await enqueue(conn, alerts, now, max_attempts, hold=held_alerts)
     for row in rows:
         log.error("job %s marked broken: %s", row["id"], row["broken_reason"])
     return [row["id"] for row in rows]

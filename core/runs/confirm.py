@@ -38,6 +38,7 @@ from psycopg_pool import AsyncConnectionPool
 from core.clock import Clock, Instant, read_now
 from core.db import transaction
 from core.events import append_events
+from core.maintenance.holds import held_alerts
 from core.notifications.job_alerts import FinalRun, record_job_outcomes
 from core.notifications.outbox import DEFAULT_MAX_ATTEMPTS
 from core.queries import Q
@@ -143,7 +144,7 @@ async def _finish(conn: psycopg.AsyncConnection,
                                       "error": row["error"]})
               for row in rows if row["status"] == "failed" or row["was_failing"]]
     if finals:
-        await record_job_outcomes(conn, finals, now, max_attempts)
+        await record_job_outcomes(conn, finals, now, max_attempts, held_alerts)
     return rows
 
 

@@ -21,6 +21,7 @@ from core.backoff import retry_delay
 from core.clock import Instant, read_now
 from core.db import transaction
 from core.events import NewEvent, append_events, notify_wakeup, to_json
+from core.maintenance.holds import held_alerts
 from core.notifications.job_alerts import FinalRun, reaches_rules, record_job_outcomes
 from core.notifications.messages import snippet
 from core.notifications.outbox import DEFAULT_MAX_ATTEMPTS
@@ -171,7 +172,8 @@ class Recorder:
                 for row in accepted])
             finals = _final_runs(accepted, by_id)
             if finals:  # the alert rules cost queries only on final failures and recoveries
-                await record_job_outcomes(conn, finals, now, self.notify_max_attempts)
+                await record_job_outcomes(conn, finals, now, self.notify_max_attempts,
+                                          held_alerts)
             awaiting = [row["id"] for row in accepted if row["status"] == "awaiting_confirmation"]
             if awaiting:
                 await arm_confirmations(conn, awaiting, now, self.notify_max_attempts)

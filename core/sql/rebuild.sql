@@ -1,5 +1,5 @@
 -- The rebuild of the inline projections and the read models from the log
--- (core/projections/rebuild.py, core/projections/monitor_rows.py): the lock that holds the
+-- (core/rebuild.py, core/projections/monitor_rows.py): the lock that holds the
 -- writers, what is carried over, the truncations and the event streams replayed.
 
 -- name: rebuild_lock_inline

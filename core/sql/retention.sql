@@ -106,7 +106,7 @@ SELECT greatest((SELECT max(runs_before) FROM retention_snapshots),
 -- name: retention_snapshot_copy_runs
 -- A template: {copy} is cronledger_snapshots.s<id>_runs: the runs rows created before
 -- %(before)s (each run with an event that may be gone); a rebuild replays the others from the
--- log (core/projections/rebuild.py).
+-- log (core/rebuild.py).
 CREATE TABLE {copy} AS SELECT * FROM runs WHERE created_at < %(before)s::timestamptz;
 
 -- name: retention_snapshot_copy
@@ -124,7 +124,7 @@ SELECT id, tables FROM retention_snapshots WHERE id < %(id)s::bigint;
 DELETE FROM retention_snapshots WHERE id = %(id)s::bigint;
 
 -- name: retention_snapshot_latest
--- The latest snapshot, the one a rebuild starts from (core/projections/rebuild.py).
+-- The latest snapshot, the one a rebuild starts from (core/rebuild.py).
 SELECT id, tx_snapshot::text AS tx_snapshot, checkpoint_tx_id::text AS checkpoint_tx_id,
        checkpoint_position, checkpoint_events_applied, tables, runs_before
 FROM retention_snapshots ORDER BY id DESC LIMIT 1;

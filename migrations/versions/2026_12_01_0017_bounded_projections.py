@@ -9,7 +9,7 @@ the runs horizon. Without them each prune walks the whole table.
 
 and ``retention_snapshots.runs_before``: the snapshot's copy of ``runs`` holds the rows created
 before it (every run with an event in a dropped leaf); the others are replayed from the log
-(core/projections/rebuild.py). NULL (a snapshot taken before this migration): every row.
+(core/rebuild.py). NULL (a snapshot taken before this migration): every row.
 """
 
 from __future__ import annotations

@@ -280,6 +280,7 @@ async def test_notifications_list_shows_outbox_rows(
     from datetime import UTC, datetime
 
     from core.db import transaction
+    from core.maintenance.holds import held_alerts
     from core.notifications.outbox import enqueue_monitor_alert
 
     ch = await _create(napi, team, name="c", kind="slack", url="https://h/x")
@@ -288,7 +289,7 @@ async def test_notifications_list_shows_outbox_rows(
         [nid] = await enqueue_monitor_alert(
             conn, team_id=team["actor"].team_id, monitor_id=uuid.uuid4(), monitor_name="m",
             channel_ids=[uuid.UUID(ch["id"])], event="down", since=now, last_ping=None,
-            now=now)
+            now=now, hold=held_alerts)
     page = (await napi.get("/v1/notifications", params={"status": "pending"},
                            headers=team["read_auth"])).json()
     assert [n["id"] for n in page["items"]] == [str(nid)]

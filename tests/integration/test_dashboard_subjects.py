@@ -18,6 +18,7 @@ from core.db import transaction
 from core.history.subjects import event_subjects
 from core.jobs.commands import create_job, delete_job, trigger_job
 from core.maintenance.commands import create_window
+from core.maintenance.holds import held_alerts
 from core.monitors.commands import create_monitor, set_paused
 from core.notifications.outbox import enqueue_monitor_alert
 from core.secrets import put_secret
@@ -46,7 +47,8 @@ async def test_events_of_every_type_name_and_link_their_subject(
     async with transaction(pool) as conn:
         await enqueue_monitor_alert(conn, team_id=actor.team_id, monitor_id=monitor_id,
                                     monitor_name="backup-db", channel_ids=[channel_id],
-                                    event="down", since=now, last_ping=None, now=now)
+                                    event="down", since=now, last_ping=None, now=now,
+                                    hold=held_alerts)
     await put_secret(pool, ring, actor, "TG", "token", now)
     await create_window(pool, actor, {"from": (now + timedelta(hours=1)).isoformat(),
                                       "to": (now + timedelta(hours=2)).isoformat(),

@@ -26,6 +26,7 @@ from core.config import Settings
 from core.db import transaction
 from core.errors import InvalidInput
 from core.jobs.commands import update_job
+from core.maintenance.holds import held_alerts
 from core.notifications.delivery import DeliveryResult
 from core.notifications.notifier import Notifier
 from core.notifications.outbox import (
@@ -295,7 +296,7 @@ async def _monitor_down(pool: AsyncConnectionPool, actor: Actor, channels: list[
             conn, team_id=actor.team_id, monitor_id=monitor_id, monitor_name=name,
             channel_ids=channels, event="down", since=now - timedelta(minutes=5),
             last_ping={"at": "2026-11-30T10:00:00Z", "kind": "success", "body": "done 42"},
-            now=now, **extra)
+            now=now, **extra, hold=held_alerts)
     return monitor_id
 
 
@@ -579,7 +580,7 @@ async def test_monitor_hook_is_transactional_and_drives_realerts(
             await enqueue_monitor_alert(
                 conn, team_id=actor.team_id, monitor_id=monitor_id, monitor_name="m",
                 channel_ids=[hook], event="down", since=T0, last_ping=None, now=T0,
-                realert_every=3600)
+                realert_every=3600, hold=held_alerts)
             raise Boom  # the monitor's own transaction fails: no alert survives it
     assert await outbox(fresh_pool) == []
 
@@ -588,7 +589,7 @@ async def test_monitor_hook_is_transactional_and_drives_realerts(
         await enqueue_monitor_alert(
             conn, team_id=actor.team_id, monitor_id=monitor_id, monitor_name="m",
             channel_ids=[hook, hook], event="down", since=T0, last_ping=None, now=down_at,
-            realert_every=3600)
+            realert_every=3600, hold=held_alerts)
         assert await next_monitor_realert_at(conn) == down_at + timedelta(hours=1)
         assert await claim_monitor_realerts(conn, down_at + timedelta(minutes=59)) == []
         [due] = await claim_monitor_realerts(conn, down_at + timedelta(hours=1))
@@ -598,13 +599,13 @@ async def test_monitor_hook_is_transactional_and_drives_realerts(
         await enqueue_monitor_alert(
             conn, team_id=actor.team_id, monitor_id=monitor_id, monitor_name="m",
             channel_ids=[hook], event="still_down", since=due["down_since"], last_ping=None,
-            now=later, realert_every=3600)
+            now=later, realert_every=3600, hold=held_alerts)
         assert await next_monitor_realert_at(conn) == later + timedelta(hours=1)
         await enqueue_monitor_alert(
             conn, team_id=actor.team_id, monitor_id=monitor_id, monitor_name="m",
             channel_ids=[hook], event="up", since=T0,
             last_ping={"at": "2026-11-30T13:01:00Z", "kind": "success", "body": None},
-            now=later + timedelta(minutes=5))
+            now=later + timedelta(minutes=5), hold=held_alerts)
         assert await next_monitor_realert_at(conn) is None
     rows = await outbox(fresh_pool)
     assert [r["event"] for r in rows] == ["down", "still_down", "up"]  # duplicates collapsed
@@ -616,7 +617,8 @@ async def test_monitor_hook_is_transactional_and_drives_realerts(
         async with transaction(fresh_pool) as conn:
             await enqueue_monitor_alert(
                 conn, team_id=actor.team_id, monitor_id=monitor_id, monitor_name="m",
-                channel_ids=[hook], event="sideways", since=T0, last_ping=None, now=T0)
+                channel_ids=[hook], event="sideways", since=T0, last_ping=None, now=T0,
+                hold=held_alerts)
 
 
 async def test_unreadable_secrets_fail_the_row_not_the_notifier(

@@ -18,11 +18,12 @@ from core.clock import FrozenClock
 from core.config import Settings
 from core.db import transaction
 from core.events import append_events
+from core.maintenance.holds import held_alerts
 from core.monitors.checker import Checker
 from core.monitors.commands import update_monitor
 from core.notifications import messages
 from core.notifications.outbox import Alert, enqueue
-from core.projections.rebuild import rebuild
+from core.rebuild import rebuild
 from tests.helpers import add_job, new_actor, project_all
 from tests.integration.test_projector import outcome_events
 from tests.monitor_helpers import add_monitor, advance, monitor_row, ping, stream
@@ -92,7 +93,8 @@ async def test_a_poison_notification_fails_with_its_error_and_the_others_are_sen
         ids = await enqueue(conn, [
             Alert(actor.team_id, "channel", channel, "test", [channel],
                   messages.test_message(channel, name, T0))
-            for channel, name in ((hook, "a"), (hook, "b"), (bot, "c"), (hook, "d"))], T0)
+            for channel, name in ((hook, "a"), (hook, "b"), (bot, "c"), (hook, "d"))], T0,
+            hold=held_alerts)
     bad_message, bad_channel = ids[1], ids[2]
     async with fresh_pool.connection() as conn:
         await conn.execute("UPDATE notifications SET message = '{}' WHERE id = %s",

@@ -20,7 +20,7 @@ from core.events import NewEvent, append_events
 from core.monitors.checker import Checker
 from core.monitors.ping import open_ping_pool
 from core.monitors.queries import list_pings
-from core.projections.rebuild import rebuild
+from core.rebuild import rebuild
 from core.retention import prune as pruning
 from core.retention.maintenance import Maintenance, ensure_partitions
 from core.retention.policy import PARTITION_COLUMN

@@ -18,7 +18,7 @@ from core.events import read_stream
 from core.jobs.state import fold as fold_job
 from core.monitors.commands import update_monitor
 from core.monitors.state import fold as fold_monitor
-from core.projections.rebuild import rebuild
+from core.rebuild import rebuild
 from tests.helpers import add_job, new_actor
 from tests.monitor_helpers import add_monitor
 
