@@ -142,8 +142,9 @@ async def eventually(predicate: Callable[[], Any | Awaitable[Any]], timeout: flo
 def signal_on(obj: object, method: str, after: asyncio.Event | None = None) -> asyncio.Event:
     """An event set when ``obj.method`` is called (the original still runs), counting only
     calls made once ``after`` is set: a service's own signals, e.g. ``signal_on(service,
-    "on_listening")`` (its LISTEN is up, core/listen.py) and ``signal_on(service, "sleep_until",
-    after=listened)`` (a pass begun after that is done and it is going to sleep)."""
+    "on_listening")`` (its LISTEN is up, core/services/listen.py) and ``signal_on(service,
+    "sleep_until", after=listened)`` (a pass begun after that is done and it is going to
+    sleep)."""
     event = asyncio.Event()
     original = getattr(obj, method)
 

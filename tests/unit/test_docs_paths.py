@@ -1,13 +1,25 @@
-"""Every repository path the docs name in backquotes exists (docs/*.md and README.md).
+"""Every repository path the docs and the code's comments name exists, and every named function
+is defined where they say.
 
-A backquoted ``core/…``, ``api/…``, ``tests/…``, ``migrations/…`` or ``bench/…`` path, with any
-``:function`` suffix stripped, must be a file or folder of the repository (a glob such as
-``core/sql/*.sql`` must match one), so that moving a module without updating the docs fails here.
+- A backquoted ``core/…``, ``api/…``, ``tests/…``, ``migrations/…`` or ``bench/…`` path in
+  docs/*.md and README.md, with any ``:function`` suffix stripped, must be a file or folder of
+  the repository (a glob such as ``core/sql/*.sql`` must match one).
+- A path named in a comment or docstring of the code (``core``, ``api``, ``tests``,
+  ``migrations``, ``bench``: ``#`` comments and docstrings of ``.py`` files, ``--`` comments of
+  ``.sql`` files), ``docs/…`` pages included, must exist too.
+- A ``file.py:name`` or ``file.py:Class.member`` in either must name a function, class or
+  assignment of that file (``core/runs/worker.py:Worker._open_gate``).
+
+So moving or renaming a module or a function without updating what points at it fails here.
 """
 
 from __future__ import annotations
 
+import ast
+import io
 import re
+import tokenize
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -15,10 +27,60 @@ import pytest
 # The repository root, wherever under tests/ this file lives.
 ROOT = next(p for p in Path(__file__).resolve().parents if (p / "pyproject.toml").exists())
 DOCS = sorted((ROOT / "docs").glob("*.md")) + [ROOT / "README.md"]
+CODE = sorted(p for top in ("core", "api", "tests", "migrations", "bench")
+              for p in (ROOT / top).rglob("*") if p.suffix in (".py", ".sql"))
 # A path inside single or double backquotes: `core/runs/worker.py:Worker._gate`, `core/jobs/`.
 PATH = re.compile(r"`+((?:core|api|tests|migrations|bench)/[^`\s]*)`+")
+# A path in a comment: core/runs/claim.py, docs/operations.md, core/sql/*.sql (no backquotes).
+COMMENT_PATH = re.compile(r"(?<![\w/.-])((?:core|api|tests|migrations|bench|docs)/[\w./*-]*\w)")
+# A function named by its file: core/db.py:Pool.getconn
+NAMED = re.compile(r"((?:core|api|tests|migrations|bench)/[\w./-]*\.py):([A-Za-z_]\w*(?:\.\w+)?)")
 
 
+def _exists(path: str) -> bool:
+    return any(ROOT.glob(path)) if "*" in path else (ROOT / path).exists()
+
+
+@cache
+def comments(path: Path) -> list[tuple[int, str]]:
+    """``(line, text)`` of the comments and docstrings of a ``.py`` or ``.sql`` file."""
+    text = path.read_text(encoding="utf-8")
+    if path.suffix == ".sql":
+        return [(n, line.partition("--")[2]) for n, line in enumerate(text.splitlines(), 1)
+                if "--" in line]
+    tokens = tokenize.generate_tokens(io.StringIO(text).readline)
+    found = [(tok.start[0], tok.string) for tok in tokens if tok.type == tokenize.COMMENT]
+    for node in ast.walk(ast.parse(text, filename=str(path))):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            doc = ast.get_docstring(node, clean=False)
+            if doc is not None:
+                found.append((node.body[0].lineno, doc))
+    return found
+
+
+@cache
+def defined(path: str) -> frozenset[str]:
+    """The names a module defines at its top level and in its classes (``Class.member``)."""
+    names: set[str] = set()
+
+    def collect(body: list[ast.stmt], prefix: str) -> None:
+        for node in body:
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                names.add(prefix + node.name)
+                if isinstance(node, ast.ClassDef):
+                    collect(node.body, f"{node.name}.")
+            elif isinstance(node, ast.Assign | ast.AnnAssign):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                names.update(prefix + n.id for t in targets for n in ast.walk(t)
+                             if isinstance(n, ast.Name))
+            elif isinstance(node, ast.If | ast.Try):
+                collect(node.body, prefix)
+
+    collect(ast.parse((ROOT / path).read_text(encoding="utf-8")).body, "")
+    return frozenset(names)
+
+
+@cache
 def named_paths() -> list[tuple[str, str]]:
     found = []
     for doc in DOCS:
@@ -28,11 +90,48 @@ def named_paths() -> list[tuple[str, str]]:
     return sorted(set(found))
 
 
+@cache
+def commented_paths() -> list[tuple[str, str]]:
+    return sorted({(f"{p.relative_to(ROOT).as_posix()}:{line}", m.group(1))
+                   for p in CODE for line, text in comments(p)
+                   for m in COMMENT_PATH.finditer(text)})
+
+
+@cache
+def named_functions() -> list[tuple[str, str, str]]:
+    texts = [(d.relative_to(ROOT).as_posix(), d.read_text(encoding="utf-8")) for d in DOCS]
+    texts += [(f"{p.relative_to(ROOT).as_posix()}:{line}", text)
+              for p in CODE for line, text in comments(p)]
+    return sorted({(where, m.group(1), m.group(2)) for where, text in texts
+                   for m in NAMED.finditer(text)})
+
+
 def test_docs_name_paths() -> None:
     assert len(named_paths()) > 20
+    assert len(commented_paths()) > 100
+    assert len(named_functions()) > 30
 
 
 @pytest.mark.parametrize(("doc", "path"), named_paths())
 def test_named_path_exists(doc: str, path: str) -> None:
-    exists = any(ROOT.glob(path)) if "*" in path else (ROOT / path).exists()
-    assert exists, f"{doc} names `{path}`, which does not exist"
+    assert _exists(path), f"{doc} names `{path}`, which does not exist"
+
+
+def test_every_path_in_a_comment_exists() -> None:
+    missing = [f"{where}: {path}" for where, path in commented_paths() if not _exists(path)]
+    assert missing == [], "comments name paths that do not exist"
+
+
+def test_every_named_function_is_defined_there() -> None:
+    wrong = [f"{where}: {path}:{name}" for where, path, name in named_functions()
+             if not _exists(path) or name not in defined(path)]
+    assert wrong == [], "file:name references whose file does not define the name"
+
+
+def test_the_scan_reads_comments_and_docstrings(tmp_path: Path) -> None:
+    module = tmp_path / "m.py"
+    module.write_text('"""See core/db.py."""\nx = "core/not/a/comment.py"  # core/clock.py\n\n\n'
+                      'def f():\n    """core/events.py:append_events"""\n')
+    assert sorted(comments(module)) == [(1, "See core/db.py."), (2, "# core/clock.py"),
+                                        (6, "core/events.py:append_events")]
+    assert "Pool.getconn" in defined("core/db.py") and "transaction" in defined("core/db.py")
