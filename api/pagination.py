@@ -1,6 +1,6 @@
 """Opaque cursors of the paginated routes, and the one place that decodes them.
 
-Three encodings, each decoded strictly (docs/api.md, "Pagination"):
+Three encodings, each decoded strictly (docs/api.md, "REST API": cursors):
 
 - keyset ``base64url(json([instant, id]))`` (jobs, monitors, channels, notifications, runs,
   API keys): :func:`encode_cursor` / :func:`decode_cursor`;

@@ -46,7 +46,7 @@ CONSTRAINT_DETAIL = {
 
 def _constraint_family(name: str) -> str:
     """The name a constraint is registered under: a daily leaf of the event log
-    (``events_runs_p20261201_stream_version_key``, docs/architecture.md, "Retention") means what
+    (``events_runs_p20261201_stream_version_key``, docs/storage.md) means what
     ``events_stream_version_key`` means."""
     if name.startswith("events_") and name.endswith("_stream_version_key"):
         return "events_stream_version_key"

@@ -1,4 +1,5 @@
-"""Prometheus metrics computed from the database at scrape time (docs/operations.md, *Metrics*).
+"""Prometheus metrics computed from the database at scrape time (docs/healthchecks.md,
+"Prometheus").
 
 Every process is stateless and any of them may answer a scrape, so the figures come from
 PostgreSQL (cheap indexed aggregates and the read models), not from in-process counters.

@@ -1,4 +1,4 @@
-"""Dashboard sessions and one-time sign-in links (docs/architecture.md, "Dashboard").
+"""Dashboard sessions and one-time sign-in links (docs/dashboard-code.md).
 
 A session is opened with an API key (the sign-in form) or a one-time sign-in link
 (``cronledger serve``'s first-run link) and acts with that key's team and scope. The session

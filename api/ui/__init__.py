@@ -1,4 +1,4 @@
-"""The web dashboard (docs/architecture.md, "Dashboard"): server-rendered pages at ``/`` and
+"""The web dashboard (docs/dashboard-code.md): server-rendered pages at ``/`` and
 ``/ui/…``, calling ``core/`` directly.
 
 To add a page group: write ``api/ui/pages/<group>.py`` with Litestar handlers and a

@@ -1,5 +1,5 @@
 """A team's current definitions as a declarative document that applies as a no-op
-(docs/config.md, "Export").
+(docs/config.md, "`cronledger export`").
 
 Fields at their default are left out (applying restores the default, which they have); jobs and
 monitors list their channels by name. Sealed values cannot be exported: a channel's ``url`` and

@@ -1,5 +1,6 @@
-"""The plan of an apply (docs/config.md, "The plan"): for each object of the document, and for
-each object of the team the document no longer names, what applying would do. Pure.
+"""The plan of an apply (docs/config.md, "`cronledger apply`"): for each object of the
+document, and for each object of the team the document no longer names, what applying would
+do. Pure.
 
 An object is compared in its canonical form (what the kind's ``normalize_*`` returns, with
 channels by name): fields are compared by value, tables key by key, so the diff names the

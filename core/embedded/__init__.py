@@ -9,7 +9,7 @@ lives in a folder only the server's owner can enter. Example::
         conn = psycopg.connect(pg.dsn)
 
 This package re-exports the public API; the parts, one concept per module, and how they fit
-are in docs/architecture.md ("Embedded PostgreSQL"), the user-facing behaviour (data folder,
+are in docs/embedded.md, the user-facing behaviour (data folder,
 several processes, crashes, root, failures) in docs/operations.md ("Embedded PostgreSQL").
 """
 

@@ -4,8 +4,8 @@
 user's ``<data dir>/pgdata``, or root's, :mod:`core.embedded.root`), the package
 (:mod:`core.embedded.package`), the binaries copy as root (:mod:`core.embedded.binaries`),
 stale pid files (:mod:`core.embedded.pidfiles`) and the reference count
-(:mod:`core.embedded.refcount`), under the data folder's lock. How they fit: "Embedded
-PostgreSQL" in docs/architecture.md.
+(:mod:`core.embedded.refcount`), under the data folder's lock. How they fit:
+docs/embedded.md.
 """
 
 from __future__ import annotations

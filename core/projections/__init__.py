@@ -1,6 +1,6 @@
 """Projections of the event log: inline ones rebuilt from it, asynchronous ones fed by it.
 
-docs/architecture.md, "The life of an event into a read model". The inline projections (``jobs``,
+docs/architecture.md, "An event". The inline projections (``jobs``,
 ``due_jobs``, ``runs``) are written by the
 commands in the transaction that appends their events; :mod:`core.projections.jobs` and
 :mod:`core.projections.runs` derive the same rows from the log for ``cronledger projections

@@ -1,6 +1,6 @@
 """The asynchronous projector: applies the event log to the read models, batch by batch.
 
-docs/architecture.md, "The life of an event into a read model". A batch, in one transaction:
+docs/architecture.md, "An event". A batch, in one transaction:
 
 1. locks the checkpoint row ``FOR UPDATE SKIP LOCKED`` (another process projecting: skip);
 2. reads the next events in ``(tx_id, global_position)`` order, only those whose ``tx_id`` is

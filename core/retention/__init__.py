@@ -1,5 +1,5 @@
 """Bounded storage: the kinds of history, their daily partitions, pruning and the maintenance
-service (docs/operations.md, "Retention"; docs/architecture.md, "Retention").
+service (docs/operations.md, "Retention"; docs/storage.md).
 
 ``policy.py``      the kinds, their tables and retention (from :class:`core.config.Settings`)
 ``partitions.py``  the daily leaves: list, create ahead, what is past its horizon

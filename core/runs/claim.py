@@ -1,4 +1,4 @@
-"""The claim side of the scheduler (docs/architecture.md, "The life of a run").
+"""The claim side of the scheduler (docs/architecture.md, "A run").
 
 :func:`claim_due` takes a batch of due jobs with ``FOR UPDATE SKIP LOCKED`` and, in the same
 short transaction, decides their slots (catch-up and overlap, :mod:`core.runs.slots`), inserts the

@@ -1,5 +1,5 @@
 """What the claim hands the executor and the executor hands the recorder (docs/architecture.md,
-"The life of a run").
+"A run").
 
 :class:`Dispatch` is one claimed attempt of a run (built by :mod:`core.runs.claim`),
 :class:`Prepared` the same attempt built ahead of its slot

@@ -1,5 +1,5 @@
 """The worker registry: which worker processes are live, so that a claim takes its fair share
-of what is due instead of the whole slot (docs/architecture.md, "The life of a run").
+of what is due instead of the whole slot (docs/architecture.md, "A run").
 
 Each running :class:`core.runs.worker.Worker` upserts its row of ``workers`` (its
 ``worker_id``) when it starts and every :data:`BEAT_SECONDS` after (:class:`Registration`),
@@ -76,7 +76,7 @@ async def workers_problem(conn: psycopg.AsyncConnection, now: datetime
     registry says so: workers are registered but none was seen within :data:`LIVE_SECONDS`
     (they cannot reach the database, or were killed). No row at all (no worker ever started,
     or every one stopped cleanly) is no problem here: an ``api`` process may run before its
-    workers. Read by ``/readyz`` (docs/operations.md, "Health checks").
+    workers. Read by ``/readyz`` (docs/operations.md, "Supervision and health checks").
     """
     cur = await conn.execute(Q["worker_reach"], {"live_after": live_after(now)})
     row = await cur.fetchone()

@@ -5,8 +5,9 @@ A ``worker`` container serves no HTTP, so its health check reads a file instead:
 services run, :class:`Heartbeat` rewrites the file every ``interval`` seconds, but only when
 every service task is still running **and** a ``SELECT 1`` on the pool succeeded within
 ``db_timeout`` seconds. ``cronledger health`` (:func:`check_heartbeat`) then exits 0 only while
-the file is fresh (docs/operations.md, "Health checks"). A dead loop or an unreachable database
-stops the rewrites, so the file goes stale and the check fails after ``max_age`` seconds.
+the file is fresh (docs/operations.md, "Supervision and health checks"). A dead loop or an
+unreachable database stops the rewrites, so the file goes stale and the check fails after
+``max_age`` seconds.
 
 File content: one line, ``<RFC 3339 instant of the beat> <pid>``; the instant is the injected
 clock's, and the check compares it with its own clock (not the file's mtime), so tests run on a
@@ -83,7 +84,7 @@ class ServicesHealth:
 
     The services have a pool of their own: the API's connections answering says nothing about
     whether the worker can claim (measured: 42 s without a delivery while ``/readyz`` said
-    ready), so readiness asks this too (docs/operations.md, "Health checks").
+    ready), so readiness asks this too (docs/operations.md, "Supervision and health checks").
     """
 
     def __init__(self) -> None:

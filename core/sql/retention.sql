@@ -186,7 +186,7 @@ SELECT pg_database_size(current_database())::bigint AS bytes;
 -- of the stream is in a daily leaf past the horizon), none of its events in the default
 -- partition (never dropped). Their attempts go with them (run_attempts is not the log;
 -- run_confirmations cascade). Run in the prune's snapshot transaction, before the copy: the
--- snapshot holds what is left (docs/architecture.md, "Retention"); the dry run runs it too, in
+-- snapshot holds what is left (docs/storage.md); the dry run runs it too, in
 -- a transaction it rolls back. The candidates come from runs_finished_idx (migration 0017:
 -- one day's runs per daily prune), the cut per job of theirs from runs_job_history_idx;
 -- neither walks a job's whole history.

@@ -4,7 +4,7 @@
 -- API's reads of runs and attempts.
 
 -- name: job_claim_due
--- The claim (docs/architecture.md, "The life of a run"): due rows, oldest first, skipping
+-- The claim (docs/architecture.md, "A run"): due rows, oldest first, skipping
 -- rows another worker holds and jobs a command holds (both rows of a job are locked, the
 -- `jobs` row as a command locks it: `job_lock`, core/sql/jobs.sql, says why).
 -- `finished`: runs this worker has finished (HTTP exchange over, final outcome) whose results

@@ -1,4 +1,4 @@
-"""Dashboard sign-in (docs/architecture.md, "Dashboard"): sessions and one-time sign-in links.
+"""Dashboard sign-in (docs/dashboard-code.md): sessions and one-time sign-in links.
 
     ui_sessions          one row per signed-in browser: only the SHA-256 of the session id
                          (the cookie's value) is stored, with the API key it was opened with

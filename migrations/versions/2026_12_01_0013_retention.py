@@ -1,4 +1,4 @@
-"""Bounded storage (docs/operations.md, "Retention"; docs/architecture.md, "Retention"):
+"""Bounded storage (docs/operations.md, "Retention"; docs/storage.md):
 the event log, run attempts and ping bodies in partitions, pruned a whole partition at a time.
 
     events                 PARTITION BY LIST (event_retention_kind(stream_type, event_type)):
@@ -13,7 +13,7 @@ the event log, run attempts and ping bodies in partitions, pruned a whole partit
                            started_at). No foreign key to runs any more (nor from ping bodies to
                            monitors): dropping a leaf that has one takes an ACCESS EXCLUSIVE
                            lock on the referenced table, which would stall claims and pings;
-                           the writers insert only for rows they hold (docs/architecture.md)
+                           the writers insert only for rows they hold (docs/storage.md)
     monitor_ping_bodies    gains received_at (the ping's arrival); PARTITION BY RANGE
                            (received_at), daily
     retention_partition_create(parent, day)
@@ -54,7 +54,7 @@ def upgrade() -> None:
 
     -- One daily leaf of a partitioned history table, [day, day + 1) in UTC, with its named
     -- constraints; false when it exists already. A leaf of events gets the per-partition
-    -- uniqueness of the log (docs/architecture.md, "Retention") and the TRUNCATE guard.
+    -- uniqueness of the log (docs/storage.md) and the TRUNCATE guard.
     CREATE FUNCTION retention_partition_create(parent text, day date) RETURNS boolean
     LANGUAGE plpgsql AS $fn$
     DECLARE

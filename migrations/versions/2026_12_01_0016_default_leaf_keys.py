@@ -1,5 +1,4 @@
-"""The default partitions of the log get the keys every daily leaf has (docs/architecture.md,
-"Retention").
+"""The default partitions of the log get the keys every daily leaf has (docs/storage.md).
 
 Migration 0013 made ``events_pings_default``, ``events_runs_default`` and
 ``events_deliveries_default`` (the events whose day has no leaf) without the per-leaf keys that

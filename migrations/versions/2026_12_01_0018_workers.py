@@ -1,4 +1,4 @@
-"""The worker registry (core/runs/registry.py; docs/architecture.md, "The life of a run"):
+"""The worker registry (core/runs/registry.py; docs/architecture.md, "A run"):
 one row per running worker process, upserted every few seconds, so that a claim can take its
 fair share of what is due instead of the whole slot.
 

@@ -4,7 +4,7 @@ the schedule, its first run appearing live, Run now, pause and resume, a read ke
 controls and refused POSTs, a hostile job name rendered as text, sign out.
 
 The app runs in-process under uvicorn on a free port with the frozen clock, and a real worker
-on the same clock sends the job's requests to a local sink (docs/architecture.md, "Dashboard").
+on the same clock sends the job's requests to a local sink (docs/dashboard-code.md).
 Without chromium these tests are skipped with the install command; with ``CI=true`` they fail.
 """
 

@@ -1,5 +1,5 @@
 """``cronledger serve`` with the embedded database prints a one-time sign-in link to the
-dashboard once it is ready (docs/architecture.md, "Dashboard")."""
+dashboard once it is ready (docs/dashboard-code.md)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The dashboard's sign-in, sessions, CSRF and scope checks, through the ASGI test client
-(docs/architecture.md, "Dashboard")."""
+(docs/dashboard-code.md)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
 """Dashboard pages through the ASGI test client: the job form with the API's messages, the
-actions and their CSRF / scope checks, hostile text rendered inert (docs/architecture.md,
-"Dashboard")."""
+actions and their CSRF / scope checks, hostile text rendered inert (docs/dashboard-code.md)."""
 
 from __future__ import annotations
 

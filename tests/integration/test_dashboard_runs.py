@@ -1,6 +1,6 @@
 """A run's page in the dashboard: the request as recorded (secret placeholders, never the
 value), the response as text or, when it is not text, as a hex preview; hostile bytes inert
-(docs/architecture.md, "Dashboard")."""
+(docs/dashboard-code.md)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""The hot statements' plans on large tables that autovacuum never analyzed (docs/architecture.md,
-"Retention"): the claim, the projector's read, a stream's read, a monitor's pings and the
+"""The hot statements' plans on large tables that autovacuum never analyzed (docs/storage.md):
+the claim, the projector's read, a stream's read, a monitor's pings and the
 recorder's update use indexes, never a sequential scan of a large table or partition."""
 
 from __future__ import annotations

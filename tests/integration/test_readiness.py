@@ -1,7 +1,8 @@
-"""``/readyz`` never says ready while jobs are not firing (docs/operations.md, "Health
-checks"): the background services of the same process (``serve``) starved of connections
-while the API still holds its own, or registered workers none of which has reached the
-database lately, are a 503 that says so; the API alone with no worker registered is ready."""
+"""``/readyz`` never says ready while jobs are not firing (docs/operations.md,
+"Supervision and health checks"): the background services of the same process (``serve``)
+starved of connections while the API still holds its own, or registered workers none of which
+has reached the database lately, are a 503 that says so; the API alone with no worker
+registered is ready."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The dashboard's error pages: a failing page is the 500 page in the dashboard's style, with
-no internals; a missing session is a redirect to sign-in (docs/architecture.md, "Dashboard")."""
+no internals; a missing session is a redirect to sign-in (docs/dashboard-code.md)."""
 
 from __future__ import annotations
 

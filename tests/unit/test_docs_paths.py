@@ -9,6 +9,8 @@ is defined where they say.
   ``.sql`` files), ``docs/…`` pages included, must exist too.
 - A ``file.py:name`` or ``file.py:Class.member`` in either must name a function, class or
   assignment of that file (``core/runs/worker.py:Worker._open_gate``).
+- A section cited as ``docs/<page>.md, "Heading"`` (or ``*Heading*``) in either must begin a
+  heading or a bold lead of that page.
 
 So moving or renaming a module or a function without updating what points at it fails here.
 """
@@ -33,6 +35,8 @@ CODE = sorted(p for top in ("core", "api", "tests", "migrations", "bench")
 PATH = re.compile(r"`+((?:core|api|tests|migrations|bench)/[^`\s]*)`+")
 # A path in a comment: core/runs/claim.py, docs/operations.md, core/sql/*.sql (no backquotes).
 COMMENT_PATH = re.compile(r"(?<![\w/.-])((?:core|api|tests|migrations|bench|docs)/[\w./*-]*\w)")
+# A section cited by its page: docs/operations.md, "Poison items"; docs/ledger.md, *Replay*
+SECTION = re.compile(r'docs/([\w-]+\.md), (?:"([^"]+)"|\*([^*]+)\*)')
 # A function named by its file: core/db.py:Pool.getconn
 NAMED = re.compile(r"((?:core|api|tests|migrations|bench)/[\w./-]*\.py):([A-Za-z_]\w*(?:\.\w+)?)")
 
@@ -106,10 +110,32 @@ def named_functions() -> list[tuple[str, str, str]]:
                    for m in NAMED.finditer(text)})
 
 
+@cache
+def headings(page: str) -> tuple[str, ...]:
+    """The headings and bold leads (``**Snapshots.**``) of ``docs/<page>``, without markup."""
+    text = (ROOT / "docs" / page).read_text(encoding="utf-8")
+    found = [line.lstrip("#") for line in text.splitlines() if line.startswith("#")]
+    found += re.findall(r"\*\*([^*]+)\*\*", text)
+    return tuple(re.sub(r"[`*]", "", h).strip() for h in found)
+
+
+@cache
+def cited_sections() -> list[tuple[str, str, str]]:
+    texts = [(d.relative_to(ROOT).as_posix(), d.read_text(encoding="utf-8")) for d in DOCS]
+    texts += [(f"{p.relative_to(ROOT).as_posix()}:{line}", text)
+              for p in CODE for line, text in comments(p)]
+    found = set()
+    for where, text in texts:
+        flat = re.sub(r"\s*\n\s*(?:#|--)?\s*", " ", text)  # a citation wrapped over lines
+        found |= {(where, m.group(1), m.group(2) or m.group(3)) for m in SECTION.finditer(flat)}
+    return sorted(found)
+
+
 def test_docs_name_paths() -> None:
     assert len(named_paths()) > 20
     assert len(commented_paths()) > 100
     assert len(named_functions()) > 30
+    assert len(cited_sections()) > 30
 
 
 @pytest.mark.parametrize(("doc", "path"), named_paths())
@@ -126,6 +152,14 @@ def test_every_named_function_is_defined_there() -> None:
     wrong = [f"{where}: {path}:{name}" for where, path, name in named_functions()
              if not _exists(path) or name not in defined(path)]
     assert wrong == [], "file:name references whose file does not define the name"
+
+
+def test_every_cited_section_exists() -> None:
+    wrong = [f"{where}: docs/{page}, {section!r}" for where, page, section in cited_sections()
+             if not (ROOT / "docs" / page).exists()
+             or not any(h.startswith(re.sub(r"[`*]", "", section).strip())
+                        for h in headings(page))]
+    assert wrong == [], "citations of sections that their page does not have"
 
 
 def test_the_scan_reads_comments_and_docstrings(tmp_path: Path) -> None:
