@@ -90,6 +90,7 @@ class _CappedBackoff(AttemptWithBackoff):
     """psycopg_pool's reconnection backoff, starting at and capped by our delays (seconds)."""
 
     INITIAL_DELAY = RECONNECT_INITIAL_DELAY
+    delay: float  # seconds until the next attempt (psycopg_pool.pool.AttemptWithBackoff)
 
     def update_delay(self, now: float) -> None:
         super().update_delay(now)
@@ -166,7 +167,7 @@ class Pool(AsyncConnectionPool):
             await self.putconn(conn)  # broken: the pool closes it and makes a new one
 
     async def putconn(self, conn: psycopg.AsyncConnection) -> None:
-        conn._cronledger_back_at = time.monotonic()  # type: ignore[attr-defined]
+        conn._cronledger_back_at = time.monotonic()
         await super().putconn(conn)
 
 

@@ -93,7 +93,7 @@ async def rebuild(pool: AsyncConnectionPool, now: datetime) -> dict[str, int]:
 
 async def _rows(conn: psycopg.AsyncConnection, snap: dict[str, Any], table: str
                 ) -> list[dict[str, Any]]:
-    cur = await conn.execute(sql.SQL(Q["rebuild_snapshot_rows"]).format(  # type: ignore[arg-type]
+    cur = await conn.execute(sql.SQL(Q["rebuild_snapshot_rows"]).format(
         copy=snapshot_copy(snap["id"], table)))
     return await cur.fetchall()
 
@@ -118,10 +118,10 @@ async def _read_models_from_snapshot(conn: psycopg.AsyncConnection, snap: dict[s
     """The read models from their copies, the checkpoint at the snapshot's."""
     for table in TABLES:
         copy = snapshot_copy(snap["id"], table)
-        cur = await conn.execute(sql.SQL(Q["rebuild_snapshot_columns"]).format(  # type: ignore[arg-type]
+        cur = await conn.execute(sql.SQL(Q["rebuild_snapshot_columns"]).format(
             copy=copy))
         columns = sql.SQL(", ").join(sql.Identifier(c.name) for c in cur.description or ())
-        await conn.execute(sql.SQL(Q["rebuild_snapshot_restore"]).format(  # type: ignore[arg-type]
+        await conn.execute(sql.SQL(Q["rebuild_snapshot_restore"]).format(
             table=sql.Identifier(table), copy=copy, columns=columns))
     await conn.execute(Q["rebuild_checkpoint_from_snapshot"], {
         "name": CHECKPOINT, "tx_id": snap["checkpoint_tx_id"],

@@ -60,7 +60,7 @@ async def sign_in(pool: AsyncConnectionPool, api_key: str, now: datetime) -> str
         The new session id (the cookie's value), shown only this once.
     """
     actor = await authenticate(pool, api_key.strip())
-    if actor is None:
+    if actor is None or actor.key_id is None:  # an API key's actor always has its key id
         return None
     async with transaction(pool) as conn:
         return await _open(conn, actor.key_id, now)

@@ -99,7 +99,7 @@ def _normalize_smtp(value: Any, errors: FieldErrors) -> dict[str, Any] | None:
         return None
     for key in sorted(set(value) - set(SMTP_FIELDS)):
         errors.add(f"smtp.{key}", "is not a known field")
-    out = {k: value.get(k) for k in SMTP_FIELDS}
+    out: dict[str, Any] = {k: value.get(k) for k in SMTP_FIELDS}
     if not isinstance(out["host"], str) or not _HOST.match(out["host"]):
         errors.add("smtp.host", "is required: a host name or address")
     out["security"] = out["security"] or "starttls"
@@ -136,7 +136,8 @@ def normalize_channel(fields: dict[str, Any]) -> tuple[dict[str, Any], dict[str,
     """
     errors = FieldErrors()
     fields = {k: v for k, v in fields.items() if v is not None}
-    name, kind = fields.get("name"), fields.get("kind")
+    name: Any = fields.get("name")
+    kind: Any = fields.get("kind")
     if not isinstance(name, str) or not name.strip() or len(name) > MAX_NAME:
         errors.add("name", f"is required: 1 to {MAX_NAME} characters")
     if kind not in KINDS:

@@ -218,7 +218,8 @@ def _curl(args: list[str]) -> dict[str, Any]:
 
 
 def _wget(args: list[str]) -> dict[str, Any]:
-    method, url, headers, body, options = None, None, {}, None, {}
+    method, url, headers, body = None, None, {}, None
+    options: dict[str, str | None] = {}
     i = 0
     while i < len(args):
         token = args[i]

@@ -123,8 +123,12 @@ def secret_warnings(objects: dict[str, list[dict[str, Any]]]) -> list[FieldError
     webhook URLs or signing secrets written in clear instead of ``${secrets.NAME}``."""
     found: list[FieldError] = []
     for i, job in enumerate(objects.get("jobs", [])):
-        request = job.get("request") if isinstance(job.get("request"), dict) else {}
-        headers = request.get("headers") if isinstance(request.get("headers"), dict) else {}
+        request = job.get("request")
+        if not isinstance(request, dict):
+            request = {}
+        headers = request.get("headers")
+        if not isinstance(headers, dict):
+            headers = {}
         for name, value in headers.items():
             if isinstance(value, str) and _literal(value) and (
                     _SECRET_HEADERS.match(str(name)) or _SCHEMES.match(value)):

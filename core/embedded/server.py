@@ -466,7 +466,7 @@ def _ensure_database(admin_dsn: str, name: str, alive: Callable[[], bool]) -> bo
                     with contextlib.suppress(errors.DuplicateDatabase, errors.UniqueViolation):
                         # A database name cannot be a bound parameter: sql.Identifier fills
                         # the named template's {name} (core/sql/embedded.sql).
-                        create = sql.SQL(Q["database_create"])  # type: ignore[arg-type]
+                        create = sql.SQL(Q["database_create"])
                         conn.execute(create.format(name=sql.Identifier(name)))
                         logger.info("created database %r", name)
                 return True

@@ -129,6 +129,7 @@ class _TrackedResolver(AbstractResolver):
                       family: int = 0) -> list[ResolveResult]:
         self.lookups.begin(host)
         try:
+            # aiohttp's AbstractResolver says int, DefaultResolver socket.AddressFamily: same value
             return await self.inner.resolve(host, port, family)  # type: ignore[arg-type]
         finally:
             self.lookups.end(host)
@@ -208,9 +209,10 @@ def sign(secret: bytes | str, timestamp: int, body: bytes) -> str:
 # -- error classes ------------------------------------------------------------------------------
 def _causes(exc: BaseException) -> list[BaseException]:
     chain: list[BaseException] = []
-    while exc is not None and exc not in chain:
-        chain.append(exc)
-        exc = exc.__cause__ or exc.__context__  # type: ignore[assignment]
+    current: BaseException | None = exc
+    while current is not None and current not in chain:
+        chain.append(current)
+        current = current.__cause__ or current.__context__
     return chain
 
 

@@ -116,7 +116,7 @@ def discord_payload(message: dict[str, Any], base_url: str) -> dict[str, Any]:
     # 6000 characters over the whole embed: keep some description, then fields while they fit.
     budget = DISCORD_EMBED_TOTAL - len(title) - len(footer)
     reserve = min(len(description), 500)
-    candidates = [{"name": trim(f["name"], DISCORD_FIELD_NAME),
+    candidates: list[dict[str, Any]] = [{"name": trim(f["name"], DISCORD_FIELD_NAME),
                    "value": trim(f["value"], DISCORD_FIELD_VALUE) or "-", "inline": False}
                   for f in message.get("facts") or []]
     if links:

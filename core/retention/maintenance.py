@@ -44,7 +44,7 @@ async def ensure_partitions(pool: AsyncConnectionPool, now: datetime, ahead_days
             # An empty leaf that was never analyzed is planned as if it held pages of rows.
             async with conn.transaction():
                 for name in created:
-                    await conn.execute(sql.SQL(Q["retention_analyze"]).format(  # type: ignore[arg-type]
+                    await conn.execute(sql.SQL(Q["retention_analyze"]).format(
                         table=sql.Identifier(name)))
             log.info("retention: created partitions %s", ", ".join(created))
     return created

@@ -70,7 +70,7 @@ async def create_ahead(conn: psycopg.AsyncConnection, now: datetime, ahead_days:
             day = today + timedelta(days=offset)
             name = f"{parent}_p{day:%Y%m%d}"
             start, end = day_start(day), day_start(day + timedelta(days=1))
-            query = sql.SQL(Q["retention_default_has_rows"]).format(  # type: ignore[arg-type]
+            query = sql.SQL(Q["retention_default_has_rows"]).format(
                 table=sql.Identifier(f"{parent}_default"), column=sql.Identifier(column))
             cur = await conn.execute(query, {"start": start, "end": end})
             if (await cur.fetchone())["found"]:

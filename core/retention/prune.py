@@ -128,7 +128,7 @@ def _ident(*names: str) -> sql.Identifier:
 
 
 def _template(query: str, **identifiers: sql.Composable) -> sql.Composed:
-    return sql.SQL(query).format(**identifiers)  # type: ignore[arg-type]
+    return sql.SQL(query).format(**identifiers)
 
 
 def snapshot_copy(snapshot_id: int, table: str) -> sql.Identifier:

@@ -111,7 +111,7 @@ class _Batch:
             run_id=run_id, job_id=job["job_id"], team_id=job["team_id"], scheduled_for=slot,
             trigger=trigger, attempt=1, max_attempts=attempts, lease_token=lease_token,
             version=1, lease_expires_at=lease_expires, **_job_sending(job),
-        ) if running else None
+        ) if lease_token is not None else None  # a lease is taken exactly when it runs
         self.starts[run_id] = (event, dispatch)
 
 

@@ -38,7 +38,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import timedelta
 
 import aiohttp
@@ -127,7 +127,7 @@ def _resolve_headers(headers: dict[str, str], values: Mapping[str, str]) -> dict
     return wire
 
 
-def _header_dict(raw: list[tuple[bytes, bytes]]) -> dict[str, str]:
+def _header_dict(raw: Sequence[tuple[bytes, bytes]]) -> dict[str, str]:
     """Response headers as received (original case), repeated ones joined with ``, ``."""
     headers: dict[str, str] = {}
     seen: dict[str, str] = {}
@@ -291,6 +291,7 @@ class Executor:
         if not origins:
             return 0
         session = self.session
+        connector = session.connector  # never None: make_session gives it one
         loop = asyncio.get_running_loop()
         timeout = aiohttp.ClientTimeout(total=None, connect=30, sock_connect=30)
         held: list[aiohttp.connector.Connection] = []
@@ -298,7 +299,8 @@ class Executor:
         async def acquire(url: yarl.URL) -> None:
             request = aiohttp.ClientRequest("GET", url, loop=loop, ssl=True)
             with contextlib.suppress(Exception):
-                held.append(await session.connector.connect(request, [], timeout))
+                if connector is not None:
+                    held.append(await connector.connect(request, [], timeout))
 
         try:
             tasks = []

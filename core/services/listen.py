@@ -23,7 +23,7 @@ RECONNECT_SECONDS = 0.25  # short: NOTIFYs are lost while nobody listens (docs/o
 def listen_statement(channel: str) -> sql.Composed:
     """``LISTEN "<channel>"``: the ``service_listen`` template of ``core/sql/services.sql`` with
     the channel quoted as an identifier (LISTEN takes no bind parameter)."""
-    return sql.SQL(Q["service_listen"]).format(channel=sql.Identifier(channel))  # type: ignore[arg-type]
+    return sql.SQL(Q["service_listen"]).format(channel=sql.Identifier(channel))
 
 
 async def listen(dsn: str, channel: str, wake: asyncio.Event, name: str,
