@@ -19,15 +19,15 @@ from core.channels.queries import check_new_channels
 from core.crypto import KeyRing
 from core.db import team_row, transaction
 from core.errors import ConcurrencyConflict, Conflict
-from core.events import append_events, notify_wakeup, stream_events, to_json
-from core.jobs.definition import DEFINITION_FIELDS, normalize_definition
+from core.events import append_events, notify_wakeup, to_json
+from core.jobs.decide import broken_conflict, decide_pause, decide_update, next_fire
+from core.jobs.definition import normalize_definition
 from core.jobs.state import evolve
 from core.queries import Q
 from core.runs import events as run_events
 from core.runs.events import new_run_id
-from core.schedule import cached_schedule, canonical_form, parse_schedule
 from core.secrets import set_signing_secret
-from core.stored import job_problem
+from core.streams import append_changes
 
 _SCHEDULE_FIELDS = ("schedule", "timezone", "anchor_at")
 
@@ -36,11 +36,6 @@ async def _lock(conn: psycopg.AsyncConnection, actor: Actor, job_id: uuid.UUID) 
     """Lock the job for a command: its ``jobs`` row, before anything touches its ``due_jobs``
     row (the lock order of commands and claims: ``job_lock`` in core/sql/jobs.sql)."""
     return await team_row(conn, Q["job_lock"], "job", job_id, actor.team_id)
-
-
-def _next_fire(state: dict[str, Any], now: datetime) -> datetime | None:
-    schedule = parse_schedule(state["schedule"], state["timezone"], anchor=state["anchor_at"])
-    return schedule.next_fire(now)
 
 
 async def _sync_due(
@@ -62,7 +57,7 @@ async def _sync_due(
     )
     if unchanged:
         return  # keep the pending slot: an edit must not drop or repeat it
-    due_at = _next_fire(after, now)
+    due_at = next_fire(after, now)
     if due_at is None:
         await conn.execute(Q["due_job_delete"], {"job_id": after["id"]})
     else:
@@ -77,16 +72,8 @@ async def _apply(
     changes: list[tuple[str, dict[str, Any]]],
     now: datetime,
 ) -> dict[str, Any]:
-    version = before["version"] if before else 0
-    events = stream_events("job", job_id, actor.team_id, version, now, changes, actor.metadata())
-    state = before
-    for event in events:
-        state = evolve(state, {
-            "event_type": event.event_type, "data": event.data, "stream_id": job_id,
-            "team_id": actor.team_id, "stream_version": event.version, "occurred_at": now,
-        })
-    assert state is not None
-    await append_events(conn, events)
+    state = await append_changes(conn, evolve, "job", job_id, actor.team_id, before, changes,
+                                 now, actor.metadata())
     await conn.execute(Q["job_upsert"], {
         **state, "request": to_json(state["request"]), "retry": to_json(state["retry"]),
     })
@@ -152,54 +139,14 @@ async def update_job(
             raise ConcurrencyConflict(
                 f"job {job_id} is at version {before['version']}, not {expected_version}"
             )
-        merged = {key: before[key] for key in DEFINITION_FIELDS}
-        for key, value in fields.items():
-            if key in ("request", "retry") and isinstance(value, dict):
-                merged[key] = {**merged[key], **value}
-            elif key in DEFINITION_FIELDS:
-                merged[key] = value
-        if "schedule" in fields:  # a schedule given anew brings its own words, or none
-            merged["schedule_text"] = None
-        timing_changed = any(
-            canonical_form(merged[k]) != before[k] if k == "schedule" else merged[k] != before[k]
-            for k in ("schedule", "timezone") if k in fields
-        )
-        anchor = now if timing_changed else before["anchor_at"]
-        signing_given = "signing_secret" in fields
-        signing_secret = fields.get("signing_secret")
-        definition = normalize_definition({**merged, "signing_secret": signing_secret},
-                                          anchor=anchor, now=now)
-        await check_new_channels(conn, actor.team_id, definition["channels"], before["channels"])
-        changes = {k: v for k, v in definition.items() if v != before[k]}
-        if timing_changed:
-            changes["anchor_at"] = now
-        if signing_given and (signing_secret is not None or before["signing"]):
+        update = decide_update(before, fields, now)
+        await check_new_channels(conn, actor.team_id, update.definition["channels"],
+                                 before["channels"])
+        if update.set_signing:
             await set_signing_secret(conn, keyring or KeyRing([]), actor.team_id, job_id,
-                                     signing_secret, now)
-            changes["signing"] = signing_secret is not None
-        events: list[tuple[str, dict[str, Any]]] = []
-        if changes:
-            events.append(("job.updated", {"changes": changes}))
-        paused = fields.get("paused")
-        if paused is True and before["status"] == "active":
-            events.append(("job.paused", {}))
-        elif paused is False and before["status"] == "paused":
-            events.append(("job.resumed", {}))
-        if before["broken_at"] is not None:
-            # The merged definition was validated just above, so it evaluates again.
-            events.append(("job.repaired", {"previous_reason": before["broken_reason"]}))
-        if events:
-            await _apply(conn, actor, before, job_id, events, now)
-
-
-def _evaluates(job: dict[str, Any]) -> bool:
-    """Whether the stored definition of ``job`` evaluates (see :mod:`core.stored`)."""
-    return job_problem(job, cached_schedule)[1] is None
-
-
-def _broken_conflict(job: dict[str, Any]) -> Conflict:
-    return Conflict(f"job {job['id']} is broken ({job['broken_reason']}); fix its definition "
-                    "with PATCH first")
+                                     fields.get("signing_secret"), now)
+        if update.events:
+            await _apply(conn, actor, before, job_id, update.events, now)
 
 
 async def set_paused(
@@ -221,24 +168,9 @@ async def set_paused(
     """
     async with transaction(pool) as conn:
         before = await _lock(conn, actor, job_id)
-        if before["status"] == "completed":
-            raise Conflict(f"job {job_id} is completed")
-        target = "paused" if paused else "active"
-        broken = before["broken_at"] is not None
-        if before["status"] == target and (paused or not broken):
-            return
-        events: list[tuple[str, dict[str, Any]]] = []
-        if not paused:
-            if broken and not _evaluates(before):
-                raise _broken_conflict(before)
-            if _next_fire(before, now) is None:
-                raise Conflict(f"job {job_id} has no future fire time; change its schedule "
-                               "first")
-            if broken:
-                events.append(("job.repaired", {"previous_reason": before["broken_reason"]}))
-        if before["status"] != target:
-            events.insert(0, ("job.paused" if paused else "job.resumed", {}))
-        await _apply(conn, actor, before, job_id, events, now)
+        events = decide_pause(before, paused, now)
+        if events is not None:
+            await _apply(conn, actor, before, job_id, events, now)
 
 
 async def delete_job(
@@ -278,7 +210,7 @@ async def trigger_job(
         if job["status"] == "completed":
             raise Conflict(f"job {job_id} is completed")
         if job["broken_at"] is not None:
-            raise _broken_conflict(job)
+            raise broken_conflict(job)
         run_id = new_run_id()
         await conn.execute(Q["run_insert_many"], {"rows": to_json([{
             "id": run_id, "job_id": job_id, "team_id": actor.team_id, "scheduled_for": now,

@@ -28,6 +28,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
+from core import streams
 from core.jobs.definition import DEFAULTS, DEFINITION_FIELDS
 from core.secrets import placeholder_names
 
@@ -96,8 +97,6 @@ def evolve(state: dict[str, Any] | None, event: dict[str, Any]) -> dict[str, Any
 
 
 def fold(events: Iterable[dict[str, Any]]) -> dict[str, Any] | None:
-    """The state after all ``events`` of one stream, in version order (``None`` if empty)."""
-    state = None
-    for event in events:
-        state = evolve(state, event)
-    return state
+    """The state after all ``events`` of one job stream, in version order (``None`` if
+    empty): :func:`core.streams.fold` with :func:`evolve`."""
+    return streams.fold(evolve, events)

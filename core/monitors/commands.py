@@ -22,7 +22,6 @@ from core.actor import Actor
 from core.channels.queries import check_new_channels
 from core.db import team_row, transaction
 from core.errors import ConcurrencyConflict, Conflict
-from core.events import append_events, stream_events
 from core.monitors.definition import DEFINITION_FIELDS, cached_schedule, normalize_definition
 from core.monitors.rules import timing
 from core.monitors.slugs import slugify
@@ -30,6 +29,7 @@ from core.monitors.state import evolve
 from core.notifications.outbox import forget_monitor_alert, reschedule_monitor_realert
 from core.queries import Q
 from core.stored import schedule_problem
+from core.streams import append_changes
 
 TOKEN_BYTES = 32  # docs/heartbeats.md: 32 random bytes, 64 hex characters
 
@@ -59,23 +59,14 @@ async def _apply(
     changes: list[tuple[str, dict[str, Any]]],
     now: datetime,
 ) -> dict[str, Any]:
-    version = before["version"] if before else 0
-    events = stream_events("monitor", monitor_id, actor.team_id, version, now, changes,
-                           actor.metadata())
-    state = before
-    for event in events:
-        state = evolve(state, {
-            "event_type": event.event_type, "data": event.data, "stream_id": monitor_id,
-            "team_id": actor.team_id, "stream_version": event.version, "occurred_at": now,
-        })
-    assert state is not None
+    state = await append_changes(conn, evolve, "monitor", monitor_id, actor.team_id, before,
+                                 changes, now, actor.metadata())
     schedule, _ = schedule_problem(cached_schedule, state["schedule"], state["timezone"],
                                    state["created_at"])
     if schedule is None or state["broken_at"] is not None:
         state["next_expected_at"], state["alert_at"] = None, None  # the checker leaves it
     else:
         state["next_expected_at"], state["alert_at"] = timing(state, schedule, now)
-    await append_events(conn, events)
     await conn.execute(Q["monitor_upsert"], state)
     old_alert = before["alert_at"] if before else None
     if state["alert_at"] is not None and (old_alert is None or state["alert_at"] < old_alert):

@@ -35,6 +35,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
+from core import streams
 from core.monitors.definition import DEFINITION_FIELDS
 from core.monitors.rules import apply_ping
 
@@ -113,8 +114,6 @@ def evolve(state: dict[str, Any] | None, event: dict[str, Any]) -> dict[str, Any
 
 
 def fold(events: Iterable[dict[str, Any]]) -> dict[str, Any] | None:
-    """The state after all ``events`` of one stream, in version order (``None`` if empty)."""
-    state = None
-    for event in events:
-        state = evolve(state, event)
-    return state
+    """The state after all ``events`` of one monitor stream, in version order (``None`` if
+    empty): :func:`core.streams.fold` with :func:`evolve`."""
+    return streams.fold(evolve, events)

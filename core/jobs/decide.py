@@ -1,0 +1,125 @@
+"""What a job command decides, without the database: from the job's state (its locked
+``jobs`` row or its fold) and the command, the events to append.
+
+Pure functions of their arguments (the instant ``now`` is one, UTC), tested without
+PostgreSQL (``tests/unit/test_job_decide.py``); :mod:`core.jobs.commands` locks the row, asks
+here, does the few writes that are not events (a signing secret, the channel check), and
+appends what was decided (:func:`core.streams.append_changes`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from core.errors import Conflict
+from core.jobs.definition import DEFINITION_FIELDS, normalize_definition
+from core.schedule import cached_schedule, canonical_form, parse_schedule
+from core.stored import job_problem
+
+Change = tuple[str, dict[str, Any]]  # (event_type, data)
+
+
+@dataclass(frozen=True)
+class Update:
+    """What ``PATCH /v1/jobs/{id}`` decided.
+
+    Attributes:
+        definition: the whole definition after the patch, normalised (its ``channels`` are
+            checked against the team's by the command).
+        set_signing: whether the job's signing secret is set, replaced or removed.
+        events: ``job.updated`` (with the changed fields), ``job.paused`` or ``job.resumed``,
+            ``job.repaired``, in that order; empty when nothing changes.
+    """
+
+    definition: dict[str, Any]
+    set_signing: bool
+    events: list[Change] = field(default_factory=list)
+
+
+def next_fire(state: dict[str, Any], now: datetime) -> datetime | None:
+    """The job's first fire instant after ``now`` (UTC), ``None`` when there is none."""
+    schedule = parse_schedule(state["schedule"], state["timezone"], anchor=state["anchor_at"])
+    return schedule.next_fire(now)
+
+
+def decide_update(before: dict[str, Any], fields: dict[str, Any], now: datetime) -> Update:
+    """A partial update: fields absent from ``fields`` keep their value; ``request`` and
+    ``retry`` are merged key by key; a schedule or time zone change re-anchors at ``now``; a
+    ``signing_secret`` string sets the secret, ``None`` removes it; a broken job whose patched
+    definition is valid is repaired.
+
+    Raises:
+        InvalidInput: the resulting definition is not acceptable.
+    """
+    merged = {key: before[key] for key in DEFINITION_FIELDS}
+    for key, value in fields.items():
+        if key in ("request", "retry") and isinstance(value, dict):
+            merged[key] = {**merged[key], **value}
+        elif key in DEFINITION_FIELDS:
+            merged[key] = value
+    if "schedule" in fields:  # a schedule given anew brings its own words, or none
+        merged["schedule_text"] = None
+    timing_changed = any(
+        canonical_form(merged[k]) != before[k] if k == "schedule" else merged[k] != before[k]
+        for k in ("schedule", "timezone") if k in fields
+    )
+    anchor = now if timing_changed else before["anchor_at"]
+    signing_secret = fields.get("signing_secret")
+    definition = normalize_definition({**merged, "signing_secret": signing_secret},
+                                      anchor=anchor, now=now)
+    changes = {k: v for k, v in definition.items() if v != before[k]}
+    if timing_changed:
+        changes["anchor_at"] = now
+    set_signing = "signing_secret" in fields and (signing_secret is not None
+                                                  or before["signing"])
+    if set_signing:
+        changes["signing"] = signing_secret is not None
+    events: list[Change] = []
+    if changes:
+        events.append(("job.updated", {"changes": changes}))
+    paused = fields.get("paused")
+    if paused is True and before["status"] == "active":
+        events.append(("job.paused", {}))
+    elif paused is False and before["status"] == "paused":
+        events.append(("job.resumed", {}))
+    if before["broken_at"] is not None:
+        # The merged definition was validated just above, so it evaluates again.
+        events.append(("job.repaired", {"previous_reason": before["broken_reason"]}))
+    return Update(definition, set_signing, events)
+
+
+def broken_conflict(job: dict[str, Any]) -> Conflict:
+    """The refusal of a command that needs a working definition on a broken job."""
+    return Conflict(f"job {job['id']} is broken ({job['broken_reason']}); fix its definition "
+                    "with PATCH first")
+
+
+def decide_pause(before: dict[str, Any], paused: bool, now: datetime) -> list[Change] | None:
+    """Pause or resume: the events, or ``None`` when the job is already so (nothing to do).
+
+    Resuming a broken job whose stored definition evaluates again repairs it.
+
+    Raises:
+        Conflict: the job is completed, or resuming a one-shot whose instant has passed, or
+            resuming a broken job whose definition still does not evaluate.
+    """
+    if before["status"] == "completed":
+        raise Conflict(f"job {before['id']} is completed")
+    target = "paused" if paused else "active"
+    broken = before["broken_at"] is not None
+    if before["status"] == target and (paused or not broken):
+        return None
+    events: list[Change] = []
+    if not paused:
+        if broken and job_problem(before, cached_schedule)[1] is not None:
+            raise broken_conflict(before)
+        if next_fire(before, now) is None:
+            raise Conflict(f"job {before['id']} has no future fire time; change its schedule "
+                           "first")
+        if broken:
+            events.append(("job.repaired", {"previous_reason": before["broken_reason"]}))
+    if before["status"] != target:
+        events.insert(0, ("job.paused" if paused else "job.resumed", {}))
+    return events
