@@ -4,7 +4,7 @@ In the spirit of River's start-stop and ``run_once`` maintenance services: a sub
 one pass does (:meth:`Service.run_once`) and when the next pass is due
 (:meth:`Service.next_deadline`); the base owns the loop, the LISTEN wake-up
 (:mod:`core.services.listen`), the sleep until the deadline, graceful stop and the one error policy
-(docs/architecture.md, "Processes"):
+(docs/services.md):
 
 * A failure of one item (a job, monitor, notification or event) is isolated inside the
   subclass's ``run_once`` (docs/operations.md, "Poison items"); it never reaches the base.
