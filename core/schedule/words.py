@@ -11,7 +11,7 @@ docs/schedules.md, *Schedules in words*.
 Public API: :func:`looks_like_words` (whether a string is a phrase rather than canonical
 grammar; canonical strings are never read as words), :func:`parse_phrase` (phrase -> canonical
 string) and :class:`PhraseError` (an :class:`~core.schedule.model.InvalidSchedule` naming the
-word that was not understood, with the nearest reading when there is one, from difflib).
+word that was not understood, with a misspelling corrected when the correction is sure).
 """
 
 from __future__ import annotations
@@ -45,7 +45,9 @@ class PhraseError(InvalidSchedule):
 
     Attributes:
         word: the word (as written, accents kept) that was not understood or is impossible.
-        suggestion: the nearest reading, or None.
+        suggestion: the phrase with a misspelt word corrected, when the nearest words all give
+            one reading (:meth:`_Reader.misspelling`); else None - never a guess between
+            meanings.
     """
 
     def __init__(self, message: str, word: str, suggestion: str | None = None) -> None:
@@ -640,17 +642,6 @@ class _Reader:
             raise self.fail("'every' and an ordinal need 'day', 'week' or a weekday after them",
                             offset)
 
-    def replaced(self, first: int, last: int, replacement: str) -> str:
-        """The whole phrase with the words of tokens ``first`` to ``last`` replaced."""
-        words = list(dict.fromkeys(t.word for t in self.tokens[first:last + 1]))
-        pattern = r"(?<!\S)" + r"\s+".join(re.escape(w) for w in words) + r"(?!\S)"
-        return re.sub(pattern, lambda _: replacement, self.text, count=1, flags=re.IGNORECASE)
-
-    def checked(self, candidate: str) -> str | None:
-        """``candidate`` when it is worth offering: the reader reads it (suggestions are
-        phrases the reader accepts, docs/schedules.md)."""
-        return candidate if self.suggest and _reads(candidate) else None
-
     def ordinal(self, k: int) -> None:
         every = self.previous() == "every"
         self.i += 1
@@ -766,9 +757,6 @@ class _Reader:
 
 def _build(r: _Reading, text: str, language: str = "en",  # noqa: C901
            suggest: bool = True) -> str:
-    def checked(candidate: str) -> str | None:
-        return candidate if suggest and _reads(candidate) else None
-
     def ambiguous(message: str, word: str, suggestion: str | None = None) -> PhraseError:
         hint = f"; did you mean {suggestion!r}?" if suggestion else ""
         return PhraseError(f"could not read the schedule at {word!r}: {message}{hint}", word,
@@ -786,7 +774,7 @@ def _build(r: _Reading, text: str, language: str = "en",  # noqa: C901
     calendar = [p for p in periods if p[1] in ("day", "week") and (
         p[0] > 1 or p[1] == "week" and not weekday_given)]
     if calendar:
-        return _day_period(r, calendar, sub_day, words, text, language, ambiguous, checked)
+        return _day_period(r, calendar, sub_day, words, language, ambiguous)
     if len(sub_day) > 1:
         if days_given or r.times or r.window or r.minutes_past:
             raise ambiguous("a period of several units cannot be combined with days or times",
@@ -819,7 +807,7 @@ def _build(r: _Reading, text: str, language: str = "en",  # noqa: C901
             fields = [_list(sorted(set(r.minutes_past or [0]))), f"0-{24 - n}/{n}"]
             return " ".join([*fields, *_day_fields(r, periods, words, ambiguous)])
         if r.window is not None:
-            fields = _windowed(r, unit, n, text, language, ambiguous, checked)
+            fields = _windowed(r, unit, n, ambiguous)
         else:
             step = "*" if n == 1 else f"*/{n}"
             fields = {"second": [step, "*", "*"], "minute": [step, "*"],
@@ -830,7 +818,7 @@ def _build(r: _Reading, text: str, language: str = "en",  # noqa: C901
             raise ambiguous("minutes past the hour and a time of day cannot both hold",
                             r.times[0][3])
         fields = [_list(sorted(set(r.minutes_past))), "*"] if r.window is None \
-            else _windowed(r, None, 1, text, language, ambiguous, checked)
+            else _windowed(r, None, 1, ambiguous)
         return " ".join([*fields, *_day_fields(r, periods, words, ambiguous)])
     if r.window is not None:
         raise ambiguous("a time window needs a period inside it, such as 'every 15 minutes'",
@@ -894,7 +882,7 @@ def _check_groups(r: _Reading, ambiguous: Any) -> None:
 
 
 def _day_period(r: _Reading, calendar: list[tuple[int, str]], sub_day: list, words: dict,
-                text: str, language: str, ambiguous: Any, checked: Any) -> str:
+                language: str, ambiguous: Any) -> str:
     """``every 3 days at 9am``, ``every other tuesday``: an anchored calendar period
     (:mod:`core.schedule.days`), ``@every <N>d [on <day>] at HH:MM[,…]``."""
     n, unit = calendar[0]
@@ -928,8 +916,7 @@ def _day_period(r: _Reading, calendar: list[tuple[int, str]], sub_day: list, wor
     return f"@every {days}d{on} at {shown}"
 
 
-def _windowed(r: _Reading, unit: str | None, n: int, text: str, language: str,
-              ambiguous: Any, checked: Any) -> list[str]:
+def _windowed(r: _Reading, unit: str | None, n: int, ambiguous: Any) -> list[str]:
     assert r.window is not None
     (h1, m1, s1, w1), (h2, m2, s2, w2) = r.window
     try:
@@ -939,17 +926,6 @@ def _windowed(r: _Reading, unit: str | None, n: int, text: str, language: str,
         raise ambiguous(str(exc), w1 if exc.start is not None else w2) from None
     return ([fields.seconds] if fields.seconds is not None else []) + [fields.minutes,
                                                                         fields.hours]
-
-
-def _spoken(clock: tuple[int, int, int], like: str, language: str) -> str:
-    """A time of day written as the phrase writes its times: ``4:45pm``, ``16h45``,
-    ``16:45``."""
-    h, m, s = clock
-    if language == "fr":
-        return f"{h}h{m:02d}" if not s else f"{h}:{m:02d}:{s:02d}"
-    if re.search(r"[ap]\.?m", like, re.IGNORECASE) and not s:
-        return f"{h % 12 or 12}:{m:02d}{'pm' if h >= 12 else 'am'}"
-    return f"{h:02d}:{m:02d}" + (f":{s:02d}" if s else "")
 
 
 def _day_fields(r: _Reading, periods: set[tuple[int, str]], words: dict, ambiguous: Any
