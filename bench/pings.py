@@ -12,7 +12,9 @@ with that checkout's ``.venv`` (``git worktree add /tmp/old <commit> && cd /tmp/
 scenario of ``--monitors`` (default: one monitor, then 100 monitors pinged in turn - every ping
 of one monitor is serialised on its row, so one monitor is the worst case) and each URL form
 of ``--urls`` (default both: the token URL ``/ping/<token>`` and the slug URL
-``/ping/<ping-key>/<slug>``, docs/healthchecks.md), it creates the monitors (``1h``) and:
+``/ping/<ping-key>/<slug>``, docs/healthchecks.md), it creates the monitors (``1h``; with
+``--keywords``, every other one also has keyword rules, ``success_keywords`` and
+``failure_keywords``, so the statement matches its pings' bodies: docs/heartbeats.md) and:
 
 1. drives ``GET`` on their ping URLs with ``wrk`` (Debian package; ``apt-get install -y wrk``) for
    ``--duration`` seconds after a short warm-up, or with an aiohttp load loop when wrk is
@@ -275,7 +277,8 @@ def _lua(paths: list[str]) -> str:
 
 def run_scenario(dsn: str, base: str, key: str, commit: str, monitors: int, form: str,
                  args: argparse.Namespace, server_pid: int) -> Result:
-    created = [asyncio.run(_create_monitor(base, key)) for _ in range(monitors)]
+    created = [asyncio.run(_create_monitor(base, key, args.keywords and n % 2 == 1))
+               for n in range(monitors)]
     ids = [m["id"] for m in created]
     if form == "slug":
         ping_key = asyncio.run(_ping_key(base, key))
@@ -342,12 +345,15 @@ def bench(admin: str, commit: str, args: argparse.Namespace) -> list[Result]:
                     server.kill()
 
 
-async def _create_monitor(base: str, key: str) -> dict:
+async def _create_monitor(base: str, key: str, keywords: bool = False) -> dict:
     headers = {"Authorization": f"Bearer {key}"}
     # Names are unique per team; the slug is derived from the name.
     name = f"bench-{uuid.uuid4().hex}"
+    body: dict = {"name": name, "schedule": "1h"}
+    if keywords:
+        body.update(success_keywords=["backup done", "OK"], failure_keywords=["ERROR", "FAIL"])
     async with aiohttp.ClientSession(headers=headers) as session, session.post(
-            f"{base}/v1/monitors", json={"name": name, "schedule": "1h"}) as response:
+            f"{base}/v1/monitors", json=body) as response:
         assert response.status == 201, await response.text()
         return await response.json()
 
@@ -384,12 +390,15 @@ def main() -> int:
     parser.add_argument("--no-wrk", action="store_true", help="use the aiohttp load loop")
     parser.add_argument("--code", type=_code, default=ROOT,
                         help="the cronledger checkout whose API is measured (default: this one)")
+    parser.add_argument("--keywords", action="store_true",
+                        help="keyword rules on every other monitor of a scenario")
     parser.add_argument("--smoke", action="store_true",
                         help="CI check: short runs, small sizes, the count checks only")
     args = parser.parse_args()
     if args.smoke:
         args.duration, args.warmup, args.exact, args.connections = 2, 1, 100, 4
         args.monitors, args.commit, args.workers = [1, 3], "on", 1
+        args.keywords = True
     commits = ("off", "on") if args.commit == "both" else (args.commit,)
     with server_dsn() as admin:
         results = [r for commit in commits for r in bench(admin, commit, args)]

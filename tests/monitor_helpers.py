@@ -58,3 +58,27 @@ async def advance(checker: Checker, pool: AsyncConnectionPool, until: datetime) 
             return
         await checker.run_once(at)
     raise AssertionError("alert_at did not move forward: the checker would spin")
+
+
+# The columns of `monitors` that migrations after 0021 added (0022 run-time bounds, 0023
+# keywords). Today's commands write them, so a test that writes monitors at an older revision
+# adds them first and drops them before upgrading: the rows are then those the older release
+# wrote, and the upgrade adds the columns as it does in production.
+LATER_MONITOR_COLUMNS = {
+    "min_duration": "int", "max_duration": "int",
+    "start_keywords": "text[] NOT NULL DEFAULT '{}'",
+    "success_keywords": "text[] NOT NULL DEFAULT '{}'",
+    "failure_keywords": "text[] NOT NULL DEFAULT '{}'",
+}
+
+
+async def add_later_monitor_columns(pool: AsyncConnectionPool) -> None:
+    async with pool.connection() as conn:
+        for name, kind in LATER_MONITOR_COLUMNS.items():
+            await conn.execute(f"ALTER TABLE monitors ADD COLUMN {name} {kind}")
+
+
+async def drop_later_monitor_columns(pool: AsyncConnectionPool) -> None:
+    async with pool.connection() as conn:
+        for name in LATER_MONITOR_COLUMNS:
+            await conn.execute(f"ALTER TABLE monitors DROP COLUMN {name}")

@@ -7,10 +7,15 @@ and ``tz`` any other schedule, read by :func:`core.schedule.parse_schedule` as e
 is (cron, systemd calendar events as healthchecks' ``oncalendar`` kind, words) and answered as
 it was given. ``tags`` is one space-separated string, ``methods`` ``""`` (any) or
 ``"POST"``, ``channels`` ``"*"`` (all of the team's channels), ``""`` (none) or ids joined by
-commas. ``desc``, ``subject``, ``*_kw`` and ``filter_*`` have no cronledger counterpart: they
-are accepted, ignored and answered empty. Status: ``new``, ``up``, ``grace`` (cronledger's
-``late``), ``down``, ``paused``, and (v1 only) ``started`` for an up monitor with a pending
-start.
+commas. ``start_kw``, ``success_kw``, ``failure_kw`` with ``filter_http_body`` are the
+monitor's keyword lists (``start_keywords`` …, docs/heartbeats.md, *Keywords in ping
+bodies*), joined by commas: a create or update with ``filter_http_body: true`` sets the lists
+from the ``*_kw`` it gives (split at commas and stripped, healthchecks' ``match_keywords``),
+``false`` clears them; ``*_kw`` without it are accepted and ignored, and
+``filter_default_fail: true`` (not supported) is refused. ``desc``, ``subject`` and the
+e-mail filters have no cronledger counterpart: they are accepted, ignored and answered empty.
+Status: ``new``, ``up``, ``grace`` (cronledger's ``late``), ``down``, ``paused``, and (v1
+only) ``started`` for an up monitor with a pending start.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from typing import Any
 
 from core.errors import FieldErrors, invalid
 from core.metrics import unique_key
-from core.monitors.definition import cached_schedule
+from core.monitors.definition import KEYWORD_FIELDS, cached_schedule
 from core.tags import split_tags
 
 MIN_SECONDS, MAX_SECONDS = 60, 31_536_000  # timeout and grace, healthchecks' limits
@@ -68,8 +73,12 @@ def check_view(monitor: dict[str, Any], n_pings: int, base: str, *, read_only: b
         "next_ping": _iso(monitor["next_expected_at"]),
         "manual_resume": monitor["manual_resume"],
         "methods": "POST" if monitor["methods"] == "post" else "", "subject": "",
-        "subject_fail": "", "start_kw": "", "success_kw": "", "failure_kw": "",
+        "subject_fail": "", "start_kw": ",".join(monitor.get("start_keywords") or ()),
+        "success_kw": ",".join(monitor.get("success_keywords") or ()),
+        "failure_kw": ",".join(monitor.get("failure_keywords") or ()),
         "filter_subject": False, "filter_body": False,
+        "filter_http_body": any(monitor.get(k) for k in KEYWORD_FIELDS),
+        "filter_default_fail": False,
         "last_duration": (monitor["last_duration_ms"] or 0) // 1000,
     }
     timeout = timeout_of(monitor)
@@ -155,11 +164,35 @@ def definition_fields(body: Any, all_channels: list[uuid.UUID], *,
     channels = _text(body, "channels", errors)
     if channels is not None:
         fields["channels"] = _channels(channels, all_channels, errors)
+    _keywords(body, fields, errors)
     unique = body.get("unique", [])
     if not isinstance(unique, list) or any(u not in UNIQUE_FIELDS for u in unique):
         errors.add("unique", f"must be a list of {', '.join(UNIQUE_FIELDS)}")
     errors.raise_if_any()
     return fields
+
+
+KW_FIELDS = {"start_kw": "start_keywords", "success_kw": "success_keywords",
+             "failure_kw": "failure_keywords"}
+
+
+def _keywords(body: dict[str, Any], fields: dict[str, Any], errors: FieldErrors) -> None:
+    """The keyword lists of ``filter_http_body`` and the ``*_kw`` strings (module docstring)."""
+    texts = {name: _text(body, name, errors) for name in KW_FIELDS}
+    if body.get("filter_default_fail") not in (None, False):
+        errors.add("filter_default_fail", "is not supported: a body without a keyword is "
+                                          "ignored, as healthchecks does without it")
+    flag = body.get("filter_http_body")
+    if flag is None:
+        return
+    if not isinstance(flag, bool):
+        errors.add("filter_http_body", "must be true or false")
+        return
+    for name, key in KW_FIELDS.items():
+        if not flag:
+            fields[key] = []
+        elif texts[name] is not None:
+            fields[key] = [w for w in (p.strip() for p in texts[name].split(",")) if w]
 
 
 def _channels(text: str, all_channels: list[uuid.UUID], errors: FieldErrors) -> list[Any]:

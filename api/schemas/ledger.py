@@ -11,7 +11,7 @@ from msgspec import UNSET, Meta, Struct, UnsetType
 
 from api.schemas.common import Duration, RealertSeconds, Schedule, Zone, page_of
 from api.schemas.maintenance import Comment, Seconds, Suppress
-from api.schemas.monitors import Grace, PingMethods
+from api.schemas.monitors import Grace, Keywords, PingMethods, RunBound
 from core.jobs import definition as jobdef
 from core.replay.proposal import MAX_PROPOSED_WINDOWS, RECORDED
 
@@ -53,6 +53,11 @@ class MonitorChanges(Struct, forbid_unknown_fields=True):
     timezone: Zone | UnsetType = UNSET
     grace_seconds: Grace | UnsetType = UNSET
     methods: PingMethods | UnsetType = UNSET
+    min_duration: RunBound | UnsetType = UNSET
+    max_duration: RunBound | UnsetType = UNSET
+    start_keywords: Keywords | UnsetType = UNSET
+    success_keywords: Keywords | UnsetType = UNSET
+    failure_keywords: Keywords | UnsetType = UNSET
     maintenance: ProposedWindows | UnsetType = UNSET
     recorded_maintenance: RecordedMaintenance | UnsetType = UNSET
 
@@ -86,7 +91,8 @@ class JobSimulate(Struct, forbid_unknown_fields=True, rename={"from_": "from"}):
 
 class Transition(Struct):
     """A status flip: ``monitor.up`` / ``monitor.late`` / ``monitor.down`` with its reason
-    (``ping``, ``on_time``, ``fail``, ``overdue``, ``start_timeout``; none for late)."""
+    (``ping``, ``on_time``, ``fail``, ``too_short``, ``overdue``, ``start_timeout``,
+    ``too_long``; none for late)."""
 
     at: datetime
     event_type: str

@@ -24,6 +24,14 @@ MonitorName = Annotated[str, Meta(min_length=1, max_length=mondef.MAX_NAME)]
 Grace = Annotated[int, Meta(ge=1, le=mondef.MAX_GRACE_SECONDS)]
 PingMethods = Annotated[str, Meta(description="one of " + ", ".join(mondef.METHODS)
                                               + " (any case)")]
+RunSeconds = Annotated[int, Meta(ge=1, le=mondef.MAX_RUN_SECONDS)]
+Keyword = Annotated[str, Meta(min_length=1, max_length=mondef.MAX_KEYWORD)]
+Keywords = Annotated[list[Keyword], Meta(
+    max_length=mondef.MAX_KEYWORDS,
+    description="case-sensitive keywords searched in HTTP ping bodies (healthchecks' *_kw "
+                "with filter_http_body); no comma, no white space at either end")]
+RunBound = Annotated[RunSeconds | Duration | None, Meta(
+    description="seconds, or a duration such as 90s, 30m, 6h (1 s to 366 days); null: none")]
 
 
 class MonitorCreate(Struct, forbid_unknown_fields=True):
@@ -32,7 +40,10 @@ class MonitorCreate(Struct, forbid_unknown_fields=True):
     team's channels notified when it goes down and comes back up; ``realert_every``: seconds or
     ``"1h"``-style (60 s to 30 days) between re-alerts while down (``null``: none); ``slug``: its
     name in ``/ping/<ping-key>/<slug>`` (default: derived from ``name``, docs/healthchecks.md);
-    ``tags``: short words for badges and metrics."""
+    ``tags``: short words for badges and metrics; ``min_duration`` / ``max_duration``: the
+    run-time bounds between ``/start`` and its end (docs/heartbeats.md, *Run-time bounds*);
+    ``start_keywords``, ``success_keywords``, ``failure_keywords``: with any, a ping's body
+    decides its action (docs/heartbeats.md, *Keywords in ping bodies*)."""
 
     name: MonitorName
     schedule: Schedule
@@ -44,6 +55,11 @@ class MonitorCreate(Struct, forbid_unknown_fields=True):
     realert_every: RealertSeconds | Duration | None = None
     slug: Slug | None = None
     tags: Tags = []
+    min_duration: RunBound = None
+    max_duration: RunBound = None
+    start_keywords: Keywords = []
+    success_keywords: Keywords = []
+    failure_keywords: Keywords = []
 
 
 class MonitorPatch(Struct, forbid_unknown_fields=True):
@@ -61,6 +77,11 @@ class MonitorPatch(Struct, forbid_unknown_fields=True):
     version: int | UnsetType = UNSET
     slug: Slug | None | UnsetType = UNSET
     tags: Tags | UnsetType = UNSET
+    min_duration: RunBound | UnsetType = UNSET
+    max_duration: RunBound | UnsetType = UNSET
+    start_keywords: Keywords | UnsetType = UNSET
+    success_keywords: Keywords | UnsetType = UNSET
+    failure_keywords: Keywords | UnsetType = UNSET
 
 
 class Monitor(Struct):
@@ -93,6 +114,11 @@ class Monitor(Struct):
     updated_at: datetime
     slug: str | None = None
     tags: list[str] = []
+    min_duration: int | None = None
+    max_duration: int | None = None
+    start_keywords: list[str] = []
+    success_keywords: list[str] = []
+    failure_keywords: list[str] = []
     in_maintenance_until: datetime | None = None  # docs/ledger.md
 
 

@@ -47,17 +47,18 @@ async def events_until(conn: psycopg.AsyncConnection, kind: Kind, stream_id: uui
     another team's)."""
     cur = await conn.execute(Q["ledger_stream_until"], {
         "stream_id": stream_id, "team_id": team_id, "stream_type": kind.name, "until": until,
-        "kinds": list(stream_kinds(kind.name))})
+        "kinds": list(stream_kinds(kind.name)), "bodies": False})
     return await cur.fetchall()
 
 
 async def stream_until(conn: psycopg.AsyncConnection, kind: Kind, stream_id: uuid.UUID,
                        team_id: uuid.UUID, until: datetime) -> AsyncIterator[dict[str, Any]]:
-    """:func:`events_until`, streamed row by row (a monitor's stream holds every ping)."""
+    """:func:`events_until`, streamed row by row (a monitor's stream holds every ping), each
+    ``monitor.pinged`` with its stored ``body`` (``None``: none)."""
     cursor = conn.cursor()
     async for row in cursor.stream(Q["ledger_stream_until"], {
             "stream_id": stream_id, "team_id": team_id, "stream_type": kind.name,
-            "until": until, "kinds": list(stream_kinds(kind.name))}):
+            "until": until, "kinds": list(stream_kinds(kind.name)), "bodies": True}):
         yield row
 
 

@@ -229,7 +229,7 @@ async def apply_decisions(conn: psycopg.AsyncConnection, decisions: list[Decisio
                 conn, team_id=m["team_id"], monitor_id=m["id"], monitor_name=m["name"],
                 channel_ids=m["channels"], event=alert, since=now, last_ping=_last_ping(m),
                 now=now, realert_every=m["realert_every"], max_attempts=max_attempts,
-                hold=held_alerts)
+                hold=held_alerts, reason=d.event[1] if d.event else None)
     return applied
 
 

@@ -11,6 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from core.alerting import normalize_channels, normalize_realert
+from core.durations import parse_duration
 from core.errors import FieldErrors, nul_errors
 from core.monitors.slugs import slug_problem
 from core.schedule import InvalidSchedule, Schedule, parse_schedule, schedule_text
@@ -21,6 +22,10 @@ METHODS = ("any", "post")
 MAX_NAME = 200
 MAX_GRACE_SECONDS = 366 * 86400
 DEFAULT_GRACE_SECONDS = 300
+MAX_RUN_SECONDS = 366 * 86400  # the longest min_duration / max_duration
+KEYWORD_FIELDS = ("start_keywords", "success_keywords", "failure_keywords")
+MAX_KEYWORDS = 20  # per list
+MAX_KEYWORD = 200  # characters, healthchecks' whole *_kw field
 DEFAULTS: dict[str, Any] = {
     "timezone": "UTC",
     "grace_seconds": DEFAULT_GRACE_SECONDS,
@@ -31,9 +36,15 @@ DEFAULTS: dict[str, Any] = {
     "slug": None,
     "tags": (),
     "schedule_text": None,  # the words the schedule was written in (core/schedule/words.py)
+    "min_duration": None,  # run-time bounds in seconds (core/monitors/rules.py)
+    "max_duration": None,
+    "start_keywords": (),  # keywords in ping bodies (core/monitors/rules.py, keyword_action)
+    "success_keywords": (),
+    "failure_keywords": (),
 }
 DEFINITION_FIELDS = ("name", "schedule", "timezone", "grace_seconds", "methods", "manual_resume",
-                     "channels", "realert_every", "slug", "tags", "schedule_text")
+                     "channels", "realert_every", "slug", "tags", "schedule_text",
+                     "min_duration", "max_duration", *KEYWORD_FIELDS)
 ONE_SHOT = "a monitor needs a repeating schedule: a period such as 1h or @every 10m, or cron"
 
 
@@ -66,6 +77,48 @@ def _check_zone(name: Any) -> str | None:
     return None
 
 
+def normalize_run_bounds(out: dict[str, Any], errors: FieldErrors) -> None:
+    """``min_duration`` and ``max_duration`` of ``out`` in seconds (a number of seconds or
+    ``"90s"``, ``"30m"``, ``"6h"``; 1 s to 366 days; ``None``: no bound), in place; the
+    minimum must be below the maximum. Problems go to ``errors``."""
+    for key in ("min_duration", "max_duration"):
+        value = out.get(key)
+        if value is None:
+            continue
+        seconds = parse_duration(value)
+        if seconds is None or not 1 <= seconds <= MAX_RUN_SECONDS:
+            errors.add(key, "must be a duration from 1 s to 366 days: seconds or a string "
+                            "such as '90s', '30m', '6h' (null: no bound)")
+            out[key] = None
+        else:
+            out[key] = seconds
+    low, high = out.get("min_duration"), out.get("max_duration")
+    if low is not None and high is not None and low >= high:
+        errors.add("min_duration", f"must be less than max_duration ({high} s)")
+
+
+def normalize_keywords(value: Any, field: str, errors: FieldErrors) -> list[str]:
+    """A keyword list (``start_keywords`` …): ``None`` or a list of at most
+    :data:`MAX_KEYWORDS` strings of 1 to :data:`MAX_KEYWORD` characters, kept exactly as given
+    (matching is case-sensitive, as healthchecks'), duplicates dropped. A keyword may not
+    contain a comma nor start or end with white space: healthchecks' ``*_kw`` fields are
+    comma-separated and stripped, and ``/api/v3`` answers these lists in that form."""
+    if value is None:
+        return []
+    if not isinstance(value, list | tuple) or len(value) > MAX_KEYWORDS:
+        errors.add(field, f"must be a list of at most {MAX_KEYWORDS} keywords")
+        return []
+    out: list[str] = []
+    for n, word in enumerate(value):
+        if not isinstance(word, str) or not 1 <= len(word) <= MAX_KEYWORD or "," in word \
+                or word != word.strip():
+            errors.add(f"{field}[{n}]", f"must be 1 to {MAX_KEYWORD} characters, without a "
+                                        "comma or white space at either end")
+        elif word not in out:
+            out.append(word)
+    return out
+
+
 def normalize_definition(fields: dict[str, Any], *, now: datetime) -> dict[str, Any]:
     """Validate a complete monitor definition and return it in canonical form.
 
@@ -77,7 +130,10 @@ def normalize_definition(fields: dict[str, Any], *, now: datetime) -> dict[str, 
             (seconds or ``"1h"``-style, 60 s to 30 days, ``None``: no re-alerts; the rules of
             jobs' fields of the same names), ``slug`` (``[a-z0-9_-]``, 1 to 100 characters,
             ``None``: none; the command derives one from the name at creation,
-            :mod:`core.monitors.slugs`) and ``tags`` (:mod:`core.tags`).
+            :mod:`core.monitors.slugs`), ``tags`` (:mod:`core.tags`) and the run-time
+            bounds ``min_duration`` / ``max_duration`` (:func:`normalize_run_bounds`), the
+            keyword lists ``start_keywords``, ``success_keywords``, ``failure_keywords``
+            (:func:`normalize_keywords`).
         now: the current instant (UTC).
 
     Returns:
@@ -113,6 +169,9 @@ def normalize_definition(fields: dict[str, Any], *, now: datetime) -> dict[str, 
     if out["slug"] is not None and (problem := slug_problem(out["slug"])):
         errors.add("slug", problem)
     out["tags"] = normalize_tags(out["tags"], errors)
+    normalize_run_bounds(out, errors)
+    for key in KEYWORD_FIELDS:
+        out[key] = normalize_keywords(out[key], key, errors)
     period = None
     schedule = out.get("schedule")
     zone_error = _check_zone(out["timezone"])

@@ -245,6 +245,18 @@ def _last_ping(ping: Ping, at: datetime) -> dict[str, Any]:
             "method": ping.method, "body": ping.body}
 
 
+def _down_reason(ping: Ping, action: str, duration_ms: int | None, min_duration: int | None
+                 ) -> dict[str, Any]:
+    """The ``monitor.down`` data of a ping of effective ``action`` that took a monitor down
+    (:func:`core.monitors.rules.ping`): a success can only do so as a run shorter than
+    ``min_duration`` (:func:`core.monitors.rules.too_short`), a failure is the ping's own or
+    the body's (a failure keyword)."""
+    if action == "success":
+        return {"reason": "too_short", "duration_ms": duration_ms, "min_duration": min_duration}
+    return {"reason": "fail" if ping.kind == "fail" else "failure_keyword",
+            "exit_status": ping.exit_status}
+
+
 async def _record_alerting(conn: psycopg.AsyncConnection, pings: Sequence[tuple[Ping, datetime]],
                            keys: Sequence[bytes], max_attempts: int) -> list[str | None]:
     """Record pings of monitors that notify, and queue the alerts of the transitions they
@@ -259,10 +271,12 @@ async def _record_alerting(conn: psycopg.AsyncConnection, pings: Sequence[tuple[
         cur = await conn.execute(Q["monitor_lock_for_ping_alerts"], {"hashes": hashes})
         monitors = {row["ping_token_hash"]: row for row in await cur.fetchall()}
         cur = await conn.execute(Q["monitor_ping_batch"], ping_batch_params(pings, defer=False))
-        statuses = [row["status"] for row in await cur.fetchall()]
+        results = await cur.fetchall()
+        statuses = [row["status"] for row in results]
         status_of = {key: row["status"] for key, row in monitors.items()}
         down_since = {key: row["down_since"] for key, row in monitors.items()}
-        for (ping, at), key, status in zip(pings, keys, statuses, strict=True):
+        for (ping, at), key, result in zip(pings, keys, results, strict=True):
+            status = result["status"]
             if status is None or key not in monitors:
                 continue
             before, status_of[key] = status_of[key], status
@@ -270,13 +284,16 @@ async def _record_alerting(conn: psycopg.AsyncConnection, pings: Sequence[tuple[
             if event is None:
                 continue
             row = monitors[key]
+            reason = None
             if event == "down":
                 down_since[key] = at
+                reason = _down_reason(ping, result["action"], result["duration_ms"],
+                                      row["min_duration"])
             await enqueue_monitor_alert(
                 conn, team_id=row["team_id"], monitor_id=row["id"], monitor_name=row["name"],
                 channel_ids=row["channels"], event=event, since=down_since[key] or at,
                 last_ping=_last_ping(ping, at), now=at, realert_every=row["realert_every"],
-                max_attempts=max_attempts, hold=held_alerts)
+                max_attempts=max_attempts, hold=held_alerts, reason=reason)
     return statuses
 
 

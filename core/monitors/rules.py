@@ -22,7 +22,10 @@ milliseconds.
 
 * effective action: the ping's kind (``success``, ``start``, ``fail``, ``log``), or
   ``ignored`` (healthchecks' ``ign``) for any ping to a ``paused`` monitor with
-  ``manual_resume``, and for a non-POST ping to a monitor with ``methods = post``;
+  ``manual_resume``, and for a non-POST ping to a monitor with ``methods = post``; else, when
+  the monitor has keywords, what its body says (:func:`keyword_action`, healthchecks'
+  ``filter_http_body``): a failure keyword makes it a ``fail``, a success keyword a
+  ``success``, a start keyword a ``start``, none ``ignored``;
 * status: ``success`` makes it ``up``, ``fail`` makes it ``down``; other actions keep it;
 * pending start: ``start`` records ``last_start_at`` and its ``rid``; a success or failure
   whose ``rid`` matches the pending start (both ``None`` counts as a match) closes it and
@@ -30,8 +33,13 @@ milliseconds.
   success without ``rid``, closes it in any case (without a duration); a success with another
   ``rid`` leaves it alone. A success or failure sets ``last_ping_at`` and
   ``last_duration_ms`` (``None`` without a matching start);
+* run too short (``min_duration``, healthchecks #236): a success that closes a pending start
+  with a duration below ``min_duration`` seconds is a failure: the monitor goes ``down`` with
+  ``reason: too_short`` (the ping itself stays a ``success`` in the log, with its duration, so
+  a replay with another bound decides again);
 * events: ``monitor.pinged`` at the next stream version, then, when the status changed,
-  ``monitor.up`` (``reason: ping``) or ``monitor.down`` (``reason: fail``) at the one after.
+  ``monitor.up`` (``reason: ping``) or ``monitor.down`` (``reason: fail`` or ``too_short``)
+  at the one after.
 
 **Time** (``get_grace_start``, ``going_down_after``, ``get_status``):
 
@@ -44,7 +52,13 @@ milliseconds.
   (inclusive): a ping at 11:04:59 with a 1 h period and 5 min grace is expected at 12:04:59,
   late then, down at 12:09:59;
 * a ``/start`` must be followed by a success or a failure within the grace period, whatever the
-  status (``new`` and ``paused`` included), or the monitor is ``down`` at ``start + grace``;
+  status (``new`` and ``paused`` included), or the monitor is ``down`` at ``start + grace``
+  (``reason: start_timeout``);
+* run too long (``max_duration``): with a bound, the start's window is ``max_duration``
+  instead of the grace, and while that run goes on it is the only deadline: the schedule's
+  lateness is the *start's* (expected + grace, ``reason: overdue``), the run's is its own
+  (``start + max_duration``, ``reason: too_long``), and a run still going then is ``down``
+  while it runs, not when it ends;
 * ``new``, ``paused`` and ``down`` never change with time, except through a pending start.
 
 ``alert_at`` is the next instant at which the stored status may change by the passing of time;
@@ -68,13 +82,36 @@ from typing import Any, Literal
 from core.schedule import Schedule
 
 ACTIVE = ("up", "late")
+KEYWORDS = ("failure_keywords", "success_keywords", "start_keywords")  # in the order they win
 FINISHES = ("success", "fail")  # the actions that end a run (healthchecks: not start/log/ign)
 
 
 # -- a ping ---------------------------------------------------------------------------------------
+def filters_body(state: dict[str, Any]) -> bool:
+    """Whether the monitor decides its pings' actions by their bodies (any keyword set)."""
+    return any(state.get(key) for key in KEYWORDS)
+
+
+def keyword_action(body: bytes | None, state: dict[str, Any]) -> str:
+    """The action the body of a ping says, for a monitor with keywords (healthchecks'
+    ``hc/api/views.py:ping`` with ``filter_http_body``, ``hc/lib/string.py:match_keywords``):
+    ``fail`` when it contains one of ``failure_keywords``, else ``success`` for one of
+    ``success_keywords``, else ``start`` for one of ``start_keywords``, else ``ignored``.
+    Matching is case-sensitive and on the stored body (truncated to the body limit, as
+    healthchecks' ``PING_BODY_LIMIT``); a keyword matches its UTF-8 bytes, so a body that is
+    not UTF-8 is still searched instead of refused. No body is an empty one."""
+    data = body or b""
+    for key, action in zip(KEYWORDS, ("fail", "success", "start"), strict=True):
+        if any(word.encode() in data for word in state.get(key) or ()):
+            return action
+    return "ignored"
+
+
 def effective_action(kind: str, method: str, *, status: str, methods: str,
-                     manual_resume: bool) -> str:
-    """The action a ping takes: its ``kind``, or ``ignored`` (healthchecks' ``ign``).
+                     manual_resume: bool, body: bytes | None = None,
+                     keywords: dict[str, Any] | None = None) -> str:
+    """The action a ping takes: its ``kind``, ``ignored`` (healthchecks' ``ign``), or what
+    its body says.
 
     Args:
         kind: ``success``, ``start``, ``fail`` or ``log`` (an exit status already mapped).
@@ -82,9 +119,14 @@ def effective_action(kind: str, method: str, *, status: str, methods: str,
         status: the monitor's status when the ping arrives.
         methods: the monitor's ``methods`` (``any`` | ``post``).
         manual_resume: the monitor's ``manual_resume``.
+        body: the ping's stored body (``None``: none).
+        keywords: the monitor's keyword lists (a state with ``start_keywords`` …); with any
+            keyword the body decides (:func:`keyword_action`), after ``ignored``.
     """
     if (status == "paused" and manual_resume) or (methods == "post" and method != "POST"):
         return "ignored"
+    if keywords is not None and filters_body(keywords):
+        return keyword_action(body, keywords)
     return kind
 
 
@@ -145,37 +187,59 @@ class PingOutcome:
     events: tuple[tuple[str, dict[str, Any]], ...]
 
 
+def too_short(state: dict[str, Any], action: str, duration_ms: int | None) -> bool:
+    """Whether a ping of effective ``action`` that closed a run of ``duration_ms`` (``None``:
+    no matching start) is a run shorter than the monitor's ``min_duration`` (seconds)."""
+    bound = state.get("min_duration")
+    return action == "success" and bound is not None and duration_ms is not None \
+        and duration_ms < bound * 1000
+
+
 def ping(state: dict[str, Any], *, kind: str, method: str, rid: uuid.UUID | None,
-         at: datetime, exit_status: int | None = None) -> PingOutcome:
+         at: datetime, exit_status: int | None = None, body: bytes | None = None
+         ) -> PingOutcome:
     """The rule of one ping (healthchecks' ``Check.ping``), as the ping statement applies it.
 
     Args:
         state: needs ``status``, ``methods``, ``manual_resume``, ``last_ping_at``,
-            ``last_start_at``, ``last_start_rid``, ``last_duration_ms`` and ``version``.
-        kind, method, rid, exit_status: the ping (:class:`core.monitors.ping.Ping`).
+            ``last_start_at``, ``last_start_rid``, ``last_duration_ms`` and ``version``;
+            ``min_duration`` (seconds) and the keyword lists when set.
+        kind, method, rid, exit_status, body: the ping (:class:`core.monitors.ping.Ping`;
+            ``body`` as stored, truncated to the body limit).
         at: its arrival instant (UTC).
 
     Returns:
         The effective action, the state after it and its events: ``monitor.pinged``
-        ``{"kind": action, "method", "rid", "exit_status", "duration_ms"}`` (the caller adds
-        ``body_size``, ``remote_addr``, ``user_agent``), then on a status change
-        ``monitor.up`` ``{"previous_status", "reason": "ping"}`` or ``monitor.down``
-        ``{"previous_status", "reason": "fail", "exit_status"}``.
+        ``{"kind": action, "method", "rid", "exit_status", "duration_ms", "requested": kind}``
+        (the caller adds ``body_size``, ``remote_addr``, ``user_agent``), then on a status
+        change ``monitor.up`` ``{"previous_status", "reason": "ping"}`` or ``monitor.down``
+        ``{"previous_status", "reason": "fail", "exit_status"}`` (``failure_keyword`` when
+        a failure keyword in the body of a ping that was not a failure made it one) or, for
+        a run shorter than
+        ``min_duration``, ``{"previous_status", "reason": "too_short", "duration_ms",
+        "min_duration"}``.
     """
     before = state["status"]
     action = effective_action(kind, method, status=before, methods=state["methods"],
-                              manual_resume=state["manual_resume"])
+                              manual_resume=state["manual_resume"], body=body,
+                              keywords=state)
     duration = ping_duration_ms(state, action, rid, at)
-    status = status_after_ping(before, action)
+    short = too_short(state, action, duration)
+    status = "down" if short else status_after_ping(before, action)
     new = apply_ping(state, action, rid, at, duration)
     events: list[tuple[str, dict[str, Any]]] = [("monitor.pinged", {
         "kind": action, "method": method, "rid": rid, "exit_status": exit_status,
-        "duration_ms": duration})]
+        "duration_ms": duration, "requested": kind})]
     if status == "up" != before:
         events.append(("monitor.up", {"previous_status": before, "reason": "ping"}))
+    elif status == "down" != before and short:
+        events.append(("monitor.down", {"previous_status": before, "reason": "too_short",
+                                        "duration_ms": duration,
+                                        "min_duration": state["min_duration"]}))
     elif status == "down" != before:
-        events.append(("monitor.down", {"previous_status": before, "reason": "fail",
-                                        "exit_status": exit_status}))
+        events.append(("monitor.down", {
+            "previous_status": before, "reason": "fail" if kind == "fail" else "failure_keyword",
+            "exit_status": exit_status}))
     new.update(status=status, version=state["version"] + len(events))
     return PingOutcome(action, new, tuple(events))
 
@@ -198,16 +262,30 @@ def _grace(state: dict[str, Any]) -> timedelta:
     return timedelta(seconds=state["grace_seconds"])
 
 
+def _start_window(state: dict[str, Any]) -> timedelta:
+    """How long a run may go after its ``/start``: ``max_duration`` when set, else the grace
+    (healthchecks' rule)."""
+    bound = state.get("max_duration")
+    return _grace(state) if bound is None else timedelta(seconds=bound)
+
+
 def _start_deadline(state: dict[str, Any]) -> datetime | None:
     start = state.get("last_start_at")
-    return None if start is None else start + _grace(state)
+    return None if start is None else start + _start_window(state)
+
+
+def _bounded_run(state: dict[str, Any]) -> bool:
+    """A run is going (a pending start) and the monitor has a ``max_duration``: that run's
+    deadline is the only one until it ends (the start was on time)."""
+    return state.get("last_start_at") is not None and state.get("max_duration") is not None
 
 
 def status_at(state: dict[str, Any], expected: datetime | None, now: datetime) -> str:
     """The status the monitor has at ``now`` given its stored status (healthchecks' get_status).
 
     Args:
-        state: needs ``status``, ``grace_seconds`` and ``last_start_at``.
+        state: needs ``status``, ``grace_seconds`` and ``last_start_at`` (and
+            ``max_duration`` when set).
         expected: the expected instant (see :func:`expected_after`), ``None`` if unknown.
         now: the instant to evaluate (UTC).
     """
@@ -217,7 +295,7 @@ def status_at(state: dict[str, Any], expected: datetime | None, now: datetime) -
     start_deadline = _start_deadline(state)
     if start_deadline is not None and now >= start_deadline:
         return "down"
-    if status not in ACTIVE or expected is None:
+    if status not in ACTIVE or expected is None or _bounded_run(state):
         return status
     if now >= expected + _grace(state):
         return "down"
@@ -233,7 +311,9 @@ def next_alert(state: dict[str, Any], expected: datetime | None) -> datetime | N
     if status in ("down", "deleted"):
         return None
     candidates = [_start_deadline(state)]
-    if status == "up" and expected is not None:
+    if _bounded_run(state):
+        pass  # the run's deadline only
+    elif status == "up" and expected is not None:
         candidates.append(expected)
     elif status == "late" and expected is not None:
         candidates.append(expected + _grace(state))
@@ -292,9 +372,10 @@ def time_transition(state: dict[str, Any], status: str, expected: datetime | Non
     Returns:
         ``monitor.up`` ``{"previous_status", "reason": "on_time", "expected_at"}`` (a schedule
         change made it on time again), ``monitor.late`` ``{"previous_status", "expected_at",
-        "deadline"}``, or ``monitor.down`` with ``reason`` ``start_timeout``
-        (``started_at``, ``deadline``) when the pending start's deadline comes first, else
-        ``overdue`` (``expected_at``, ``deadline``).
+        "deadline"}``, or ``monitor.down`` with ``reason`` ``too_long`` (``started_at``,
+        ``deadline``, ``max_duration``) when a run is past its ``max_duration``,
+        ``start_timeout`` (``started_at``, ``deadline``) when the pending start's grace ends
+        first, else ``overdue`` (``expected_at``, ``deadline``: the start or ping was late).
     """
     grace = _grace(state)
     data: dict[str, Any] = {"previous_status": state["status"]}
@@ -304,6 +385,10 @@ def time_transition(state: dict[str, Any], status: str, expected: datetime | Non
     if status == "late":
         return "monitor.late", {**data, "expected_at": expected, "deadline": deadline}
     start = state["last_start_at"]
+    if _bounded_run(state):
+        return "monitor.down", {**data, "reason": "too_long", "started_at": start,
+                                "deadline": start + _start_window(state),
+                                "max_duration": state["max_duration"]}
     if start is not None and (deadline is None or start + grace <= deadline):
         return "monitor.down", {**data, "reason": "start_timeout", "started_at": start,
                                 "deadline": start + grace}

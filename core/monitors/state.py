@@ -15,12 +15,14 @@ Event types and payloads:
     ``monitor.token_rotated``  ``{"ping_token_hash": hex}``
     ``monitor.pinged``         ``{"kind": success|start|fail|log|ignored, "method", "rid",
                                "exit_status", "body_size", "remote_addr", "user_agent",
-                               "duration_ms"}`` (its body, if any, is in
+                               "duration_ms", "requested"}`` (``requested`` since 0023:
+                               the kind the URL asked for, before keywords or
+                               ``ignored``) (its body, if any, is in
                                ``monitor_ping_bodies`` at the event's stream version)
     ``monitor.up``             ``{"previous_status", "reason": "ping"|"on_time"}``
     ``monitor.late``           ``{"previous_status", "expected_at", "deadline"}``
-    ``monitor.down``           ``{"previous_status", "reason": "fail"|"overdue"|"start_timeout",
-                               …}``
+    ``monitor.down``           ``{"previous_status", "reason": "fail"|"too_short"|"overdue"|
+                               "start_timeout"|"too_long", …}`` (core/monitors/rules.py)
     ``monitor.broken``         ``{"reason"}``: the checker could not evaluate it (its stored
                                schedule no longer evaluates, or deciding it raised); sets
                                ``broken_at``/``broken_reason``; not checked until repaired
@@ -36,7 +38,7 @@ from datetime import datetime
 from typing import Any
 
 from core import streams
-from core.monitors.definition import DEFINITION_FIELDS
+from core.monitors.definition import DEFINITION_FIELDS, KEYWORD_FIELDS
 from core.monitors.rules import apply_ping
 
 STATUS_AFTER = {
@@ -107,6 +109,8 @@ def evolve(state: dict[str, Any] | None, event: dict[str, Any]) -> dict[str, Any
     new["channels"] = [c if isinstance(c, uuid.UUID) else uuid.UUID(c)
                        for c in new.get("channels") or ()]
     new["tags"] = list(new.get("tags") or ())  # slug and tags came with migration 0009
+    for key in KEYWORD_FIELDS:  # migration 0023
+        new[key] = list(new.get(key) or ())
     new.setdefault("slug", None)
     new["version"] = event["stream_version"]
     new["updated_at"] = at

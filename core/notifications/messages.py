@@ -134,9 +134,68 @@ def _ping_line(ping: dict[str, Any] | None) -> str:
     return line
 
 
+def span(seconds: float) -> str:
+    """A length of time as people write it: ``4 s``, ``2 min``, ``1 h 30 min``, ``2 d 3 h``
+    (two units at most, seconds only under a minute)."""
+    seconds = int(max(0, seconds))
+    if seconds < 60:
+        return f"{seconds} s"
+    days, rest = divmod(seconds, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes = rest // 60
+    parts = [f"{v} {u}" for v, u in ((days, "d"), (hours, "h"), (minutes, "min")) if v]
+    return " ".join(parts[:2])
+
+
+def _at(value: Any) -> str:
+    return rfc3339(value) if isinstance(value, datetime) else str(value)
+
+
+# reason of a monitor.down event -> (short label, the kind of lateness or failure)
+DOWN_REASONS = {
+    "fail": "reported a failure",
+    "failure_keyword": "failure keyword in the ping body",
+    "too_short": "run too short",
+    "too_long": "run too long",
+    "start_timeout": "run not finished within the grace period",
+    "overdue": "late start: no ping in time",
+}
+
+
+def down_reason(data: dict[str, Any] | None) -> tuple[str, str] | None:
+    """``(label, sentence)`` explaining a ``monitor.down`` event's data (``reason`` and its
+    details, :func:`core.monitors.rules.time_transition` and :func:`core.monitors.rules.ping`),
+    or ``None`` when there is none. The two lateness kinds read differently: ``overdue`` is a
+    start (or ping) that did not come by its deadline, ``too_long`` a run that started and has
+    not ended within ``max_duration``."""
+    if not data or data.get("reason") not in DOWN_REASONS:
+        return None
+    reason = data["reason"]
+    if reason == "fail":
+        status = data.get("exit_status")
+        sentence = "It reported a failure" + (
+            f" (exit status {status})." if status not in (None, 0) else ".")
+    elif reason == "failure_keyword":
+        sentence = "Its ping's body contained one of the monitor's failure keywords."
+    elif reason == "too_short":
+        sentence = (f"The run finished in {span(data['duration_ms'] / 1000)}, expected at "
+                    f"least {span(data['min_duration'])} (min_duration).")
+    elif reason == "too_long":
+        sentence = (f"The run started at {_at(data['started_at'])} is still going after "
+                    f"{span(data['max_duration'])}, expected at most "
+                    f"{span(data['max_duration'])} (max_duration).")
+    elif reason == "start_timeout":
+        sentence = (f"The run started at {_at(data['started_at'])} did not end by "
+                    f"{_at(data['deadline'])} (the grace period).")
+    else:
+        sentence = (f"No ping arrived in time: expected at {_at(data.get('expected_at'))}, "
+                    f"down at {_at(data.get('deadline'))} after the grace period.")
+    return DOWN_REASONS[reason], sentence
+
+
 def monitor_message(
     event: str, *, monitor_id: uuid.UUID, monitor_name: str, since: datetime,
-    last_ping: dict[str, Any] | None, now: datetime,
+    last_ping: dict[str, Any] | None, now: datetime, reason: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The message for a monitor alert.
 
@@ -147,6 +206,7 @@ def monitor_message(
         last_ping: ``{"at": RFC 3339, "kind": "success"|"start"|"fail"|..., "body": str|None,
             ...}`` or ``None`` when never pinged (extra keys are kept as given).
         now: the instant of the alert (UTC).
+        reason: the ``monitor.down`` event's data of a ``down`` alert (:func:`down_reason`).
     """
     quoted = f"\u201c{monitor_name}\u201d"
     outage = _duration((now - since).total_seconds())
@@ -159,6 +219,10 @@ def monitor_message(
                  else f"Monitor {quoted} is down")
         text = f"No ping arrived in time; it has been down for {outage}."
         facts = [("Down since", rfc3339(since))]
+        explained = down_reason(reason) if event == "down" else None
+        if explained is not None:
+            text = explained[1]
+            facts.append(("Reason", explained[0]))
     facts.append(("Last ping", _ping_line(last_ping)))
     ping = None if last_ping is None else {**last_ping, "body": snippet(last_ping.get("body"))}
     return {

@@ -118,6 +118,7 @@ async def enqueue_monitor_alert(
     monitor_name: str, channel_ids: Sequence[uuid.UUID], event: str, since: datetime,
     last_ping: dict[str, Any] | None, now: datetime, realert_every: int | None = None,
     max_attempts: int = DEFAULT_MAX_ATTEMPTS, hold: Hold,
+    reason: dict[str, Any] | None = None,
 ) -> list[uuid.UUID]:
     """Queue a monitor alert in the caller's transaction (the one appending ``monitor.down``
     or ``monitor.up``), and keep the monitor's alert state for re-alerts.
@@ -131,6 +132,9 @@ async def enqueue_monitor_alert(
         realert_every: seconds between re-alerts while down (``None``: never); ignored for
             ``up``.
         hold: which alerts a maintenance window holds (:data:`Hold`).
+        reason: the data of the ``monitor.down`` event of a ``down`` alert (its ``reason``
+            and details), which the message explains (:func:`core.notifications.messages.
+            down_reason`); ``None``: not known.
 
     Returns:
         The outbox row ids written.
@@ -149,7 +153,7 @@ async def enqueue_monitor_alert(
             "next_realert_at": now + timedelta(seconds=realert_every) if realert_every
             else None})
     message = monitor_message(event, monitor_id=monitor_id, monitor_name=monitor_name,
-                              since=since, last_ping=last_ping, now=now)
+                              since=since, last_ping=last_ping, now=now, reason=reason)
     return await enqueue(conn, [Alert(team_id, "monitor", monitor_id, event, channel_ids,
                                       message)], now, max_attempts, hold=hold)
 

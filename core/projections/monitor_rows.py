@@ -14,6 +14,7 @@ from typing import Any
 
 import psycopg
 
+from core.monitors.definition import DEFAULTS, DEFINITION_FIELDS, KEYWORD_FIELDS
 from core.monitors.rules import timing
 from core.monitors.state import evolve
 from core.projections.common import Skipped
@@ -47,6 +48,10 @@ async def rebuild(conn: psycopg.AsyncConnection, now: datetime,
                 if skipped is not None:
                     skipped.append((event["global_position"], reason_of(exc)))
     for state in states.values():
+        for key in DEFINITION_FIELDS:  # a snapshot copied before a field existed lacks it
+            state.setdefault(key, DEFAULTS.get(key))
+        for key in KEYWORD_FIELDS:
+            state[key] = list(state[key] or ())
         schedule, _ = schedule_problem(cached_schedule, state["schedule"], state["timezone"],
                                        state["created_at"])
         state["next_expected_at"], state["alert_at"] = (

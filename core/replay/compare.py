@@ -28,8 +28,8 @@ from typing import Any
 @dataclass(frozen=True)
 class Incident:
     """An alerting span: ``start`` (the alert), ``end`` (its resolution, or the window's end
-    when ``open``), ``reason`` (what opened it: ``fail``, ``overdue``, ``start_timeout`` for
-    monitors, ``failures`` for jobs)."""
+    when ``open``), ``reason`` (what opened it: ``fail``, ``too_short``, ``overdue``,
+    ``start_timeout``, ``too_long`` for monitors, ``failures`` for jobs)."""
 
     start: datetime
     end: datetime

@@ -24,7 +24,9 @@ The recorded status flips (``monitor.up``/``late``/``down``) are what *happened*
 makes its own. The replay starts from the monitor's recorded state at ``from`` (the fold of its
 stream before it) with the proposal applied at that instant, as a ``PATCH`` then would. A ping
 recorded as ``ignored`` kept only its method and exit status: when a proposed ``methods``
-accepts it, it is replayed as its exit status says (0 or none: success, else a failure).
+accepts it, it is replayed as its exit status says (0 or none: success, else a failure);
+since migration 0023 a ping keeps the kind its URL asked for (``requested``), and its body
+is read with it, so proposed keywords decide again from the stored body.
 Re-alerts (``still_down``) are not replayed. Nothing is written.
 """
 
@@ -54,8 +56,11 @@ MAX_LISTED = 1000  # transitions and alerts listed per side; the summary counts 
 
 
 def requested_kind(data: dict[str, Any]) -> str:
-    """The kind a recorded ping asked for: its effective kind, or for an ``ignored`` one what
-    its exit status says (the recorded event does not keep more)."""
+    """The kind a recorded ping asked for: ``requested`` (recorded since migration 0023); for
+    an older ping its effective kind, or for an ``ignored`` one what its exit status says (the
+    recorded event does not keep more)."""
+    if data.get("requested"):
+        return str(data["requested"])
     kind = data["kind"]
     if kind != "ignored":
         return str(kind)
@@ -194,7 +199,7 @@ class Replay:
         if kind == "monitor.pinged" and self.state is not None:
             outcome = ping(self.state, kind=requested_kind(data), method=data["method"],
                            rid=_uuid(data.get("rid")), at=at,
-                           exit_status=data.get("exit_status"))
+                           exit_status=data.get("exit_status"), body=event.get("body"))
             for event_type, flip in outcome.events[1:]:
                 self.timeline.flip(at, event_type, flip)
             self.state = outcome.state

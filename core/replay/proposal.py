@@ -81,6 +81,11 @@ MONITOR_CHANGES: dict[str, str | Validator] = {
     "timezone": DEFINITION,
     "grace_seconds": DEFINITION,
     "methods": DEFINITION,
+    "min_duration": DEFINITION,
+    "max_duration": DEFINITION,
+    "start_keywords": DEFINITION,
+    "success_keywords": DEFINITION,
+    "failure_keywords": DEFINITION,
     "maintenance": proposed_windows,
     "recorded_maintenance": recorded_maintenance,
 }

@@ -7,9 +7,15 @@
 -- A stream's events in version order, up to the last one that occurred at or before `until`
 -- (the stream's prefix as it stood then; a clock that stepped back cannot cut it in two).
 -- kinds: the partitions its type can be in (core/retention/policy.py, stream_kinds).
+-- With %(bodies)s, each monitor.pinged comes with its stored body (the replay of keywords,
+-- core/replay/monitors.py), looked up in its own day's leaf; else `body` is NULL.
 SELECT global_position, event_id, stream_type, stream_id, stream_version, event_type, team_id,
-       data, metadata, occurred_at, recorded_at, tx_id::text AS tx_id
-FROM events
+       data, metadata, occurred_at, recorded_at, tx_id::text AS tx_id,
+       CASE WHEN %(bodies)s::bool AND event_type = 'monitor.pinged' THEN (
+           SELECT b.body FROM monitor_ping_bodies b
+           WHERE b.monitor_id = e.stream_id AND b.version = e.stream_version
+             AND b.received_at = e.occurred_at) END AS body
+FROM events e
 WHERE stream_id = %(stream_id)s::uuid
   AND event_retention_kind(stream_type, event_type) = ANY(%(kinds)s::text[])
   AND team_id = %(team_id)s::uuid

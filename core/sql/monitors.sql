@@ -8,7 +8,8 @@ INSERT INTO monitors (id, team_id, name, schedule, timezone, period_seconds, gra
                       methods, manual_resume, ping_token_hash, status, last_ping_at,
                       last_start_at, last_start_rid, last_duration_ms, next_expected_at,
                       alert_at, channels, realert_every, version, created_at, updated_at,
-                      broken_at, broken_reason, slug, tags, schedule_text)
+                      broken_at, broken_reason, slug, tags, schedule_text, min_duration,
+                      max_duration, start_keywords, success_keywords, failure_keywords)
 VALUES (%(id)s::uuid, %(team_id)s::uuid, %(name)s::text, %(schedule)s::text, %(timezone)s::text,
         %(period_seconds)s::float8, %(grace_seconds)s::int, %(methods)s::text,
         %(manual_resume)s::bool, %(ping_token_hash)s::bytea, %(status)s::text,
@@ -18,7 +19,9 @@ VALUES (%(id)s::uuid, %(team_id)s::uuid, %(name)s::text, %(schedule)s::text, %(t
         %(realert_every)s::int, %(version)s::int,
         %(created_at)s::timestamptz, %(updated_at)s::timestamptz,
         %(broken_at)s::timestamptz, %(broken_reason)s::text, %(slug)s::text,
-        %(tags)s::text[], %(schedule_text)s::text)
+        %(tags)s::text[], %(schedule_text)s::text, %(min_duration)s::int,
+        %(max_duration)s::int, %(start_keywords)s::text[], %(success_keywords)s::text[],
+        %(failure_keywords)s::text[])
 ON CONFLICT ON CONSTRAINT monitors_pkey DO UPDATE SET
     name = excluded.name, schedule = excluded.schedule, timezone = excluded.timezone,
     period_seconds = excluded.period_seconds, grace_seconds = excluded.grace_seconds,
@@ -30,14 +33,18 @@ ON CONFLICT ON CONSTRAINT monitors_pkey DO UPDATE SET
     channels = excluded.channels, realert_every = excluded.realert_every,
     version = excluded.version, updated_at = excluded.updated_at,
     broken_at = excluded.broken_at, broken_reason = excluded.broken_reason,
-    slug = excluded.slug, tags = excluded.tags, schedule_text = excluded.schedule_text;
+    slug = excluded.slug, tags = excluded.tags, schedule_text = excluded.schedule_text,
+    min_duration = excluded.min_duration, max_duration = excluded.max_duration,
+    start_keywords = excluded.start_keywords, success_keywords = excluded.success_keywords,
+    failure_keywords = excluded.failure_keywords;
 
 -- name: monitor_lock
 -- The current state of one monitor, locked for a command (deleted monitors are not found).
 SELECT id, team_id, name, schedule, timezone, period_seconds, grace_seconds, methods,
        manual_resume, ping_token_hash, status, last_ping_at, last_start_at, last_start_rid,
        last_duration_ms, next_expected_at, alert_at, channels, realert_every, version,
-       created_at, updated_at, broken_at, broken_reason, slug, tags, schedule_text
+       created_at, updated_at, broken_at, broken_reason, slug, tags, schedule_text,
+       min_duration, max_duration, start_keywords, success_keywords, failure_keywords
 FROM monitors
 WHERE id = %(id)s::uuid AND team_id = %(team_id)s::uuid AND status <> 'deleted'
 FOR UPDATE;
@@ -46,7 +53,8 @@ FOR UPDATE;
 SELECT id, team_id, name, schedule, timezone, grace_seconds, methods, manual_resume, status,
        last_ping_at, last_start_at, last_duration_ms, next_expected_at, alert_at, channels,
        realert_every, version, created_at, updated_at, broken_at, broken_reason, slug, tags,
-       schedule_text
+       schedule_text, min_duration, max_duration, start_keywords, success_keywords,
+       failure_keywords
 FROM monitors
 WHERE id = %(id)s::uuid AND team_id = %(team_id)s::uuid AND status <> 'deleted';
 
@@ -55,7 +63,8 @@ WHERE id = %(id)s::uuid AND team_id = %(team_id)s::uuid AND status <> 'deleted';
 SELECT id, team_id, name, schedule, timezone, grace_seconds, methods, manual_resume, status,
        last_ping_at, last_start_at, last_duration_ms, next_expected_at, alert_at, channels,
        realert_every, version, created_at, updated_at, broken_at, broken_reason, slug, tags,
-       schedule_text
+       schedule_text, min_duration, max_duration, start_keywords, success_keywords,
+       failure_keywords
 FROM monitors
 WHERE team_id = %(team_id)s::uuid
   AND status <> 'deleted'
@@ -128,8 +137,10 @@ SELECT pg_notify('cronledger_monitors', %(reason)s::text);
 -- %(defer)s: leave the monitors whose status change queues an alert alone (`deferred`).
 -- Its specification is core/monitors/rules.py; tests/integration/test_monitor_rules_property.py
 -- checks that the two agree. One row per input position: the status after that ping (NULL: no
--- live monitor has the token), whether the checker was woken, deferred, the token hash.
-SELECT pos, status, woke, deferred, token_hash
+-- live monitor has the token), whether the checker was woken, deferred, the token hash, the
+-- duration of the run it closed and its effective action (migration 0023: keywords and
+-- run-time bounds).
+SELECT pos, status, woke, deferred, token_hash, duration_ms, action
 FROM monitor_ping_batch(%(pings)s::json, %(defer)s::bool);
 
 -- name: monitor_claim_due
@@ -137,7 +148,7 @@ FROM monitor_ping_batch(%(pings)s::json, %(defer)s::bool);
 -- another checker - or an in-flight ping - holds.
 SELECT id, team_id, name, schedule, timezone, period_seconds, grace_seconds, status,
        last_ping_at, last_start_at, next_expected_at, alert_at, channels, realert_every,
-       version, created_at, broken_at
+       version, created_at, broken_at, max_duration
 FROM monitors
 WHERE alert_at <= %(now)s::timestamptz
 ORDER BY alert_at
@@ -168,6 +179,7 @@ SELECT min(alert_at) AS alert_at FROM monitors WHERE alert_at IS NOT NULL;
 -- The monitors of pings that may change a notifying monitor's status, locked in id order (like
 -- the ping statement), with the start of the current outage (its last monitor.down event).
 SELECT m.id, m.team_id, m.name, m.status, m.channels, m.realert_every, m.ping_token_hash,
+       m.min_duration,
        CASE WHEN m.status = 'down' THEN (
            SELECT e.occurred_at FROM events e
            WHERE e.stream_id = m.id AND e.event_type = 'monitor.down'

@@ -3,8 +3,9 @@
 *Invariants*).
 
 Each example creates two monitors of one generated definition (period or cron schedule, grace,
-methods, manual_resume, paused or not) and sends both the same generated pings (kind or exit
-status, method, rid from a small pool, non-decreasing arrival instants) through the real ping
+methods, manual_resume, paused or not, run-time bounds) and sends both the same generated pings
+(kind or exit status, method, rid from a small pool, non-decreasing arrival instants) through
+the real ping
 path against PostgreSQL: monitor A's all in one statement, monitor B's split into generated
 batches, the first of which also carries A's pings (interleaved, so the statement partitions
 by monitor). After every statement, both rows, the statuses returned and the appended events
@@ -46,13 +47,24 @@ definitions = st.fixed_dictionaries({
     "methods": st.sampled_from(["any", "post"]),
     "manual_resume": st.booleans(),
     "paused": st.booleans(),
+    # run-time bounds (docs/heartbeats.md, *Run-time bounds*): a short success is a failure,
+    # a run's deadline is start + max_duration
+    "min_duration": st.sampled_from([None, 1, 60, 1800]),
+    "max_duration": st.sampled_from([None, 3600, 7200]),
+    # keywords in bodies (healthchecks' filter_http_body): none, or some of the lists
+    "keywords": st.sampled_from([{}, {"failure_keywords": ["FAIL"]},
+                                 {"success_keywords": ["OK"], "start_keywords": ["go"]},
+                                 {"failure_keywords": ["FAIL", "\u00e9chec"],
+                                  "success_keywords": ["OK"]}]),
 })
+BODIES = [None, b"OK", b"FAIL: OK", b"go on", b"ok", "\u00e9chec".encode(), b"\xffOK"]
 pings = st.lists(st.tuples(
     st.sampled_from(sorted(KINDS)),
     st.sampled_from(["GET", "POST", "HEAD"]),
     st.sampled_from(range(len(RIDS))),
     st.integers(0, 3 * 3600 * 10**6),  # microseconds since the previous ping (0: same instant)
     st.booleans(),  # monitor B's batch ends after this ping
+    st.sampled_from(range(len(BODIES))),
 ), min_size=1, max_size=20)
 
 
@@ -68,11 +80,12 @@ class Model:
         before, statuses = dict(self.state), []
         for p, at in sent:
             outcome = rules.ping(self.state, kind=p.kind, method=p.method, rid=p.rid, at=at,
-                                 exit_status=p.exit_status)
+                                 exit_status=p.exit_status, body=p.body)
             for n, (event_type, data) in enumerate(outcome.events, start=1):
                 if event_type == "monitor.pinged":
                     data = {**data, "rid": None if p.rid is None else str(p.rid),
-                            "body_size": 0, "remote_addr": None, "user_agent": None}
+                            "body_size": p.body_size, "remote_addr": None,
+                            "user_agent": None}
                 self.events.append((self.state["version"] + n, event_type, data, at))
             self.state = outcome.state
             statuses.append(self.state["status"])
@@ -98,11 +111,12 @@ async def _check(pool: AsyncConnectionPool, monitor: uuid.UUID, model: Model,
 @given(definition=definitions, script=pings)
 async def test_the_ping_statement_follows_the_rules(
     fresh_pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool,
-    definition: dict[str, Any], script: list[tuple[str, str, int, int, bool]]
+    definition: dict[str, Any], script: list[tuple[str, str, int, int, bool, int]]
 ) -> None:
     actor = await new_actor(fresh_pool)
     fields = dict(definition)
     paused = fields.pop("paused")
+    fields.update(fields.pop("keywords"))
     monitors, tokens = [], []
     for name in ("a", "b"):
         monitor, token = await add_monitor(fresh_pool, actor, T0, name=name, **fields)
@@ -114,16 +128,17 @@ async def test_the_ping_statement_follows_the_rules(
     models = [Model(row) for row in rows]
 
     at, timeline, cuts = T0, [], []
-    for label, method, rid, gap, cut in script:
+    for label, method, rid, gap, cut, body in script:
         at += timedelta(microseconds=gap)
         kind, exit_status = KINDS[label]
-        timeline.append((kind, method, RIDS[rid], exit_status, at))
+        timeline.append((kind, method, RIDS[rid], exit_status, at, BODIES[body]))
         cuts.append(cut)
     note(f"pings: {timeline}")
 
     def sent(token: str, part: list[Any]) -> list[tuple[Ping, datetime]]:
-        return [(Ping(token=token, kind=k, method=m, rid=r, exit_status=x), t)
-                for k, m, r, x, t in part]
+        return [(Ping(token=token, kind=k, method=m, rid=r, exit_status=x, body=b,
+                      body_size=len(b or b"")), t)
+                for k, m, r, x, t, b in part]
 
     batches_b: list[list[Any]] = [[]]
     for item, cut in zip(timeline, cuts, strict=True):

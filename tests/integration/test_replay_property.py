@@ -37,13 +37,18 @@ definitions = st.fixed_dictionaries({
     "grace_seconds": st.integers(1, 3600),
     "methods": st.sampled_from(["any", "post"]),
     "manual_resume": st.booleans(),
+    "min_duration": st.sampled_from([None, 1, 60]),
+    "max_duration": st.sampled_from([None, 600, 3600]),
+    "keywords": st.sampled_from([{}, {"failure_keywords": ["FAIL"]},
+                                 {"success_keywords": ["OK"], "start_keywords": ["go"]}]),
 })
+BODIES = [None, b"OK", b"FAIL", b"go"]
 # microseconds since the previous step: often within a period and its grace, sometimes hours
 gaps = st.one_of(st.integers(0, 90 * 10**6), st.integers(0, 2 * 3600 * 10**6))
 steps = st.lists(st.one_of(
     st.tuples(st.just("ping"), st.sampled_from(sorted(KINDS)),
               st.sampled_from(["GET", "POST"]), st.sampled_from(range(len(RIDS))),
-              gaps),
+              st.sampled_from(range(len(BODIES))), gaps),
     st.tuples(st.just("grace"), st.integers(1, 3600), gaps),
     st.tuples(st.just("pause"), st.booleans(), gaps),
 ), min_size=1, max_size=25)
@@ -86,7 +91,9 @@ async def test_replaying_the_current_definition_reproduces_the_recorded_transiti
     definition: dict[str, Any], script: list[tuple[Any, ...]], cut: float, tail: int,
 ) -> None:
     actor = await new_actor(fresh_pool)
-    monitor, token = await add_monitor(fresh_pool, actor, T0, **definition)
+    fields = dict(definition)
+    fields.update(fields.pop("keywords"))
+    monitor, token = await add_monitor(fresh_pool, actor, T0, **fields)
     at, paused = T0, False
     note(f"steps: {script}")
     for step in script:
@@ -94,8 +101,10 @@ async def test_replaying_the_current_definition_reproduces_the_recorded_transiti
         await _advance(checker, fresh_pool, monitor, at)
         if step[0] == "ping":
             kind, exit_status = KINDS[step[1]]
+            body = BODIES[step[4]]
             await record_pings(ping_pool, [(Ping(token=token, kind=kind, method=step[2],
-                                                 rid=RIDS[step[3]], exit_status=exit_status),
+                                                 rid=RIDS[step[3]], exit_status=exit_status,
+                                                 body=body, body_size=len(body or b"")),
                                             at)])
         elif step[0] == "grace":
             await commands.update_monitor(fresh_pool, actor, monitor,

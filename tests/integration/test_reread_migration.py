@@ -16,7 +16,11 @@ from core.db import open_pool
 from core.events import read_stream
 from core.migrate import downgrade, upgrade
 from tests.helpers import add_job, new_actor
-from tests.monitor_helpers import add_monitor
+from tests.monitor_helpers import (
+    add_later_monitor_columns,
+    add_monitor,
+    drop_later_monitor_columns,
+)
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
@@ -38,6 +42,7 @@ async def test_words_read_otherwise_are_removed_by_an_event(fresh_dsn: str) -> N
     downgrade(fresh_dsn, "0018")
     pool = await open_pool(fresh_dsn, min_size=1, max_size=2)
     try:
+        await add_later_monitor_columns(pool)
         actor = await new_actor(pool)
         # the example: /api/v3 stored 'Mon..Fri 09:00' as Monday and Friday
         monitor, _ = await add_monitor(pool, actor, NOW, "every monday at 9am",
@@ -56,6 +61,7 @@ async def test_words_read_otherwise_are_removed_by_an_event(fresh_dsn: str) -> N
         await _as_stored_before(pool, "jobs", every3, "every 3 days", "0 0 */3 * *")
         week, _ = await add_monitor(pool, actor, NOW, "every sunday")
         await _as_stored_before(pool, "monitors", week, "every week", "0 0 * * 0")
+        await drop_later_monitor_columns(pool)
     finally:
         await pool.close()
     upgrade(fresh_dsn)

@@ -14,7 +14,11 @@ from core.events import read_stream
 from core.jobs.state import fold
 from core.migrate import downgrade, upgrade
 from tests.helpers import add_job, new_actor
-from tests.monitor_helpers import add_monitor
+from tests.monitor_helpers import (
+    add_later_monitor_columns,
+    add_monitor,
+    drop_later_monitor_columns,
+)
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
@@ -29,12 +33,14 @@ async def test_duplicates_are_renamed_with_events(fresh_dsn: str) -> None:
     downgrade(fresh_dsn, "0013")
     pool = await open_pool(fresh_dsn, min_size=1, max_size=2)
     try:
+        await add_later_monitor_columns(pool)
         actor, other = await new_actor(pool), await new_actor(pool)
         for _ in range(3):
             await add_job(pool, actor, NOW, "https://example.com/", name="backup")
         await add_job(pool, other, NOW, "https://example.com/", name="backup")
         await add_monitor(pool, actor, NOW, name="ping")
         await add_monitor(pool, actor, NOW, name="ping")
+        await drop_later_monitor_columns(pool)
     finally:
         await pool.close()
     upgrade(fresh_dsn)

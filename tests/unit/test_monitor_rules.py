@@ -138,7 +138,7 @@ def test_events_and_versions_of_a_ping() -> None:
                          at=at(10, 0), exit_status=3)
     assert outcome.events == (
         ("monitor.pinged", {"kind": "fail", "method": "GET", "rid": R1, "exit_status": 3,
-                            "duration_ms": None}),
+                            "duration_ms": None, "requested": "fail"}),
         ("monitor.down", {"previous_status": "up", "reason": "fail", "exit_status": 3}))
     assert outcome.state["version"] == 9
     # no change of status: only monitor.pinged, one version
@@ -203,3 +203,82 @@ ALERTS = {("up", "down"): "down", ("late", "down"): "down", ("new", "down"): "do
 @pytest.mark.parametrize("after", STATUSES)
 def test_the_alert_edge(before: str, after: str) -> None:
     assert rules.alert_for(before, after) == ALERTS.get((before, after))
+
+
+# -- run-time bounds (docs/heartbeats.md, Run-time bounds) ----------------------------------------
+def test_a_success_sooner_than_min_duration_is_a_failure() -> None:
+    state = monitor(status="up", min_duration=120)
+    state, _ = pings(state, ("start", at(3, 0)))
+    short = rules.ping(state, kind="success", method="GET", rid=None, at=at(3, 0, 4))
+    assert short.state["status"] == "down"
+    assert short.events[1] == ("monitor.down", {"previous_status": "up", "reason": "too_short",
+                                                "duration_ms": 4000, "min_duration": 120})
+    assert short.events[0][1]["kind"] == "success"  # the ping as sent
+    exact = rules.ping(state, kind="success", method="GET", rid=None, at=at(3, 2))
+    assert exact.state["status"] == "up"  # 120 s is not shorter than 120 s
+    unpaired = rules.ping(monitor(status="up", min_duration=120), kind="success", method="GET",
+                          rid=None, at=at(3, 0))
+    assert unpaired.state["status"] == "up"  # no start: no duration to judge
+
+
+def test_max_duration_is_the_only_deadline_of_a_started_run() -> None:
+    state = monitor(status="up", max_duration=7200, last_ping_at=at(2, 0))
+    expected = rules.expected_after(HOUR, at(2, 0))  # 03:00, down at 03:05 without a start
+    assert rules.next_alert(state, expected) == at(3, 0)
+    started = {**state, "last_start_at": at(3, 0)}
+    assert rules.next_alert(started, expected) == at(5, 0)
+    assert rules.status_at(started, expected, at(3, 10)) == "up"  # not overdue: it started
+    assert rules.status_at(started, expected, at(5, 0)) == "down"
+    assert rules.time_transition(started, "down", expected)[1]["reason"] == "too_long"
+    # without max_duration a start has the grace, and the schedule's deadline stays
+    plain = {**started, "max_duration": None}
+    assert rules.next_alert(plain, expected) == at(3, 0)
+    assert rules.time_transition(plain, "down", expected)[1]["reason"] == "start_timeout"
+    late = rules.time_transition({**state, "status": "late"}, "down", expected)
+    assert late[1]["reason"] == "overdue"
+
+
+# -- keywords (healthchecks' hc/api/tests/test_ping.py, filter_http_body) -----------------------
+@pytest.mark.parametrize(("keywords", "body", "kind", "action"), [
+    # test_it_handles_success_filter_match / _miss
+    ({"success_keywords": ["SUCCESS"]}, b"SUCCESS!", "success", "success"),
+    ({"success_keywords": ["SUCCESS"]}, b"hello world", "success", "ignored"),
+    # test_it_handles_failure_filter_match / _miss
+    ({"failure_keywords": ["FAIL"]}, b"FAIL!", "success", "fail"),
+    ({"failure_keywords": ["FAIL"]}, b"---", "success", "ignored"),
+    # test_it_handles_start_filter_match
+    ({"start_keywords": ["START"]}, b"STARTING", "success", "start"),
+    # case-sensitive, failure first, then success, then start; the URL's kind does not count
+    ({"failure_keywords": ["ERROR"]}, b"error: none", "fail", "ignored"),
+    ({"failure_keywords": ["ERROR"], "success_keywords": ["OK"]}, b"OK ERROR", "log", "fail"),
+    ({"success_keywords": ["OK"], "start_keywords": ["go"]}, b"go OK", "start", "success"),
+    ({"success_keywords": ["OK"]}, None, "success", "ignored"),  # no body: nothing matches
+    ({"success_keywords": ["d\u00e9j\u00e0"]}, "d\u00e9j\u00e0 vu".encode(), "log", "success"),
+    ({"success_keywords": ["OK"]}, b"\xff\xfeOK", "log", "success"),  # not UTF-8: searched
+    ({}, b"FAIL", "success", "success"),  # no keywords: the URL decides
+])
+def test_keywords_decide_the_action_as_healthchecks(keywords: dict[str, Any], body: bytes | None,
+                                                    kind: str, action: str) -> None:
+    state = monitor(status="up", **keywords)
+    outcome = rules.ping(state, kind=kind, method="POST", rid=None, at=at(3, 0), body=body)
+    assert outcome.action == action
+    assert outcome.events[0][1]["requested"] == kind
+
+
+def test_ignored_wins_over_keywords() -> None:
+    # test_manual_resume_takes_precedence_over_keywords, test_allowed_methods_takes_precedence
+    paused = monitor(status="paused", manual_resume=True, success_keywords=["SUCCESS"])
+    assert rules.ping(paused, kind="success", method="POST", rid=None, at=at(3, 0),
+                      body=b"SUCCESS!").action == "ignored"
+    post = monitor(status="up", methods="post", failure_keywords=["FAIL"])
+    assert rules.ping(post, kind="success", method="GET", rid=None, at=at(3, 0),
+                      body=b"FAIL").action == "ignored"
+
+
+def test_a_failure_keyword_says_so_in_the_down_event() -> None:
+    state = monitor(status="up", failure_keywords=["Traceback"])
+    outcome = rules.ping(state, kind="success", method="POST", rid=None, at=at(3, 0),
+                         body=b"Traceback (most recent call last)")
+    assert outcome.events[1] == ("monitor.down", {"previous_status": "up",
+                                                  "reason": "failure_keyword",
+                                                  "exit_status": None})
