@@ -148,7 +148,8 @@ def span(seconds: float) -> str:
 
 
 def _at(value: Any) -> str:
-    return rfc3339(value) if isinstance(value, datetime) else str(value)
+    """An instant of an event's data (a ``datetime``, or RFC 3339 text read back)."""
+    return str(rfc3339(value)) if isinstance(value, datetime) else str(value)
 
 
 # reason of a monitor.down event -> (short label, the kind of lateness or failure)
