@@ -94,7 +94,8 @@ def filters_body(state: dict[str, Any]) -> bool:
 
 def keyword_action(body: bytes | None, state: dict[str, Any]) -> str:
     """The action the body of a ping says, for a monitor with keywords (healthchecks'
-    ``hc/api/views.py:ping`` with ``filter_http_body``, ``hc/lib/string.py:match_keywords``):
+    ``ping`` view in ``hc/api/views.py`` with ``filter_http_body``, and ``match_keywords``
+    in ``hc/lib/string.py``):
     ``fail`` when it contains one of ``failure_keywords``, else ``success`` for one of
     ``success_keywords``, else ``start`` for one of ``start_keywords``, else ``ignored``.
     Matching is case-sensitive and on the stored body (truncated to the body limit, as
