@@ -290,7 +290,8 @@ def _secrets(settings: Settings, args: argparse.Namespace) -> int:
             print(f"cronledger: {exc.detail}", file=sys.stderr)
             return 2
     print(f"re-encrypted {summary['secrets']} secrets, {summary['signing_secrets']} signing "
-          f"secrets and {summary['channels']} channels under key {keyring.current_id}")
+          f"secrets, {summary['channels']} channels and {summary['ping_tokens']} ping tokens "
+          f"under key {keyring.current_id}")
     usage = summary["key_usage"]
     assert isinstance(usage, dict)
     for kid in keyring.key_ids:

@@ -237,7 +237,8 @@ async def _provision(state: Any, ping: Ping, now: datetime) -> bool:
     monitor_id = await provision(state.pool, ping.ping_key, ping.slug,
                                  schedule=settings.ping_create_schedule,
                                  grace_seconds=settings.ping_create_grace_seconds,
-                                 limit=settings.team_monitor_limit, now=now)
+                                 limit=settings.team_monitor_limit, now=now,
+                                 keyring=getattr(state, "keyring", None))
     return monitor_id is not None
 
 

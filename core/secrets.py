@@ -28,6 +28,7 @@ from core.crypto import KeyRing, Sealed, SecretUnavailable, secret_aad, signing_
 from core.db import transaction
 from core.errors import NotFound, invalid
 from core.events import append_events, stream_events
+from core.monitors.tokens import token_aad
 from core.queries import Q
 
 NAME_PATTERN = r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}"
@@ -240,13 +241,14 @@ async def _reseal_table(
 
 
 async def rotate_key(pool: AsyncConnectionPool, keyring: KeyRing) -> dict[str, Any]:
-    """Re-encrypt every secret and signing secret under the current key.
+    """Re-encrypt every secret, signing secret and kept ping token under the current key.
 
     Safe while the system runs: each batch locks its rows; a concurrent ``PUT`` writes under the
     current key anyway. Values whose key is not configured are counted, not changed.
 
     Returns:
-        ``{"secrets", "signing_secrets", "unreadable", "key_usage": {key_id: rows}}``.
+        ``{"secrets", "signing_secrets", "ping_tokens", "unreadable",
+        "key_usage": {key_id: rows}}``.
 
     Raises:
         Unavailable: no secret key is configured.
@@ -259,8 +261,12 @@ async def rotate_key(pool: AsyncConnectionPool, keyring: KeyRing) -> dict[str, A
     signing_done, signing_failed = await _reseal_table(
         pool, keyring, Q["job_signing_secret_rotate_batch"], Q["job_signing_secret_reseal_many"],
         "job_id", lambda r: signing_aad(r["team_id"].bytes, r["job_id"].bytes))
+    tokens_done, tokens_failed = await _reseal_table(
+        pool, keyring, Q["monitor_ping_token_rotate_batch"], Q["monitor_ping_token_reseal_many"],
+        "monitor_id", lambda r: token_aad(r["team_id"], r["monitor_id"]))
     async with pool.connection() as conn:
         cur = await conn.execute(Q["secret_key_usage"])
         usage = {r["key_id"]: r["n"] for r in await cur.fetchall()}
     return {"secrets": secrets_done, "signing_secrets": signing_done,
-            "unreadable": secrets_failed + signing_failed, "key_usage": usage}
+            "ping_tokens": tokens_done,
+            "unreadable": secrets_failed + signing_failed + tokens_failed, "key_usage": usage}

@@ -22,7 +22,7 @@ import msgspec
 from litestar import Request, Response, Router, delete, get, post
 from litestar.params import FromPath
 
-from api.controllers.monitors import base_url
+from api.controllers.monitors import base_url, ping_tokens
 from api.hc import shapes
 from api.pagination import MAX_EVENT_LIMIT, MAX_LIMIT
 from core.actor import Actor
@@ -105,10 +105,14 @@ async def _views(request: Request[Any, Any, Any], actor: Actor,
                  monitors: list[dict[str, Any]], token: str | None = None
                  ) -> list[dict[str, Any]]:
     pool = request.app.state.pool
-    counts = await ping_counts(pool, actor, [m["id"] for m in monitors]) if monitors else {}
+    ids = [m["id"] for m in monitors]
+    counts = await ping_counts(pool, actor, ids) if monitors else {}
+    tokens, _ = await ping_tokens(request, actor, ids)
+    if token is not None:
+        tokens[ids[0]] = token
     base, version = base_url(request), api_version(request)
     return [shapes.check_view(m, counts.get(m["id"], 0), base, read_only=actor.scope != "write",
-                              token=token, version=version)
+                              token=tokens.get(m["id"]), version=version)
             for m in monitors]
 
 
@@ -144,7 +148,8 @@ async def create_check(request: Request[Any, Any, Any]) -> Response[dict[str, An
                 if update:
                     await commands.update_monitor(pool, actor, monitor["id"], update, now)
                 return Response(await _one(request, actor, monitor["id"]), status_code=200)
-    monitor_id, token = await commands.create_monitor(pool, actor, fields, now)
+    monitor_id, token = await commands.create_monitor(pool, actor, fields, now,
+                                                      request.app.state.keyring)
     return Response(await _one(request, actor, monitor_id, token), status_code=201)
 
 

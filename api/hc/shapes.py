@@ -57,9 +57,9 @@ def check_view(monitor: dict[str, Any], n_pings: int, base: str, *, read_only: b
     ``started`` for an up check with a pending start only in v1 (v2 and v3 answer ``up`` and
     ``started: true``), and the URLs name the request's version.
 
-    ``ping_url`` is the token URL only in the answer that created the monitor (``token``):
-    only the token's hash is stored (docs/heartbeats.md), so later answers carry ``""`` (the
-    one difference from healthchecks, whose check UUID is its ping credential).
+    ``ping_url`` is the token URL (``token``: the monitor's current token, kept sealed,
+    docs/heartbeats.md, *The ping URL*), ``""`` when the server could not keep it (no secret
+    key: only the answer that created the check carries it).
     """
     status = _STATUS.get(monitor["status"], monitor["status"])
     started = monitor["last_start_at"] is not None

@@ -85,8 +85,10 @@ class MonitorPatch(Struct, forbid_unknown_fields=True):
 
 
 class Monitor(Struct):
-    """A monitor. ``ping_token`` and ``ping_url`` are present only in the response that minted
-    the token (create, rotate-token): only the token's hash is stored."""
+    """A monitor. ``ping_token`` and ``ping_url``: its current ping token and URL, for write
+    keys, whenever the server keeps it (a secret key is configured; docs/heartbeats.md, *The
+    ping URL*); otherwise only in the answer that minted it (create, rotate-token), and
+    ``ping_url_note`` says why. Read keys never see them."""
 
     id: uuid.UUID
     name: str
@@ -120,6 +122,7 @@ class Monitor(Struct):
     success_keywords: list[str] = []
     failure_keywords: list[str] = []
     in_maintenance_until: datetime | None = None  # docs/ledger.md
+    ping_url_note: str | None = None
 
 
 class PingRecord(Struct):

@@ -428,7 +428,7 @@ async def _execute(bound: BoundPool, actor: Actor, changes: list[Change],
                     channel_ids[change.name] = change.id  # type: ignore[assignment]
                 elif kind == "monitors":
                     await _write_monitor(pool, actor, change, wanted, channel_ids, state, now,
-                                         base_url)
+                                         base_url, keyring)
                 else:
                     await _write_job(pool, actor, change, wanted, channel_ids, state, now,
                                      keyring)
@@ -468,11 +468,12 @@ def _channel_ids(wanted: _Desired, ids: dict[str, uuid.UUID]) -> list[uuid.UUID]
 
 async def _write_monitor(pool: AsyncConnectionPool, actor: Actor, change: Change,
                          wanted: _Desired, ids: dict[str, uuid.UUID], state: TeamState,
-                         now: datetime, base_url: str) -> None:
+                         now: datetime, base_url: str, keyring: KeyRing) -> None:
     fields = {**wanted.write, "channels": _channel_ids(wanted, ids)}
     enabled = wanted.fields["enabled"]
     if change.action == "create":
-        change.id, token = await monitor_commands.create_monitor(pool, actor, fields, now)
+        change.id, token = await monitor_commands.create_monitor(pool, actor, fields, now,
+                                                                 keyring)
         change.extra["ping_url"] = f"{base_url}/ping/{token}"
         if not enabled:
             await monitor_commands.set_paused(pool, actor, change.id, True, now)

@@ -9,8 +9,6 @@ commit). Pings are not commands: they take the single-statement path of
 
 from __future__ import annotations
 
-import hashlib
-import secrets
 import uuid
 from datetime import datetime
 from typing import Any
@@ -20,30 +18,19 @@ from psycopg_pool import AsyncConnectionPool
 
 from core.actor import Actor
 from core.channels.queries import check_new_channels
+from core.crypto import KeyRing
 from core.db import team_row, transaction
 from core.errors import ConcurrencyConflict, Conflict
 from core.monitors.definition import DEFINITION_FIELDS, cached_schedule, normalize_definition
 from core.monitors.rules import timing
 from core.monitors.slugs import slugify
 from core.monitors.state import evolve
+from core.monitors.tokens import keep_token, new_token
+from core.monitors.tokens import token_hash as token_hash  # noqa: F401 - ping.py's import
 from core.notifications.outbox import forget_monitor_alert, reschedule_monitor_realert
 from core.queries import Q
 from core.stored import schedule_problem
 from core.streams import append_changes
-
-TOKEN_BYTES = 32  # docs/heartbeats.md: 32 random bytes, 64 hex characters
-
-
-def new_token() -> tuple[str, bytes]:
-    """A fresh ping token and its SHA-256 (the only form stored)."""
-    token = secrets.token_hex(TOKEN_BYTES)
-    return token, token_hash(token)
-
-
-def token_hash(token: str) -> bytes:
-    """SHA-256 of the token's text. The token has 256 bits of entropy, so a fast hash is enough
-    and a lookup stays one indexed equality (as for API keys)."""
-    return hashlib.sha256(token.encode()).digest()
 
 
 async def _lock(conn: psycopg.AsyncConnection, actor: Actor,
@@ -75,24 +62,29 @@ async def _apply(
 
 
 async def create_monitor(
-    pool: AsyncConnectionPool, actor: Actor, fields: dict[str, Any], now: datetime
+    pool: AsyncConnectionPool, actor: Actor, fields: dict[str, Any], now: datetime,
+    keyring: KeyRing | None = None,
 ) -> tuple[uuid.UUID, str]:
     """Create a monitor from ``fields`` (the body of ``POST /v1/monitors``).
 
     The monitor starts ``new``: it never alerts before its first ping.
 
+    Args:
+        keyring: the server's key ring; with a key, the token is kept sealed and its URL can
+            be read again (:mod:`core.monitors.tokens`); without one it is shown once.
+
     Returns:
-        ``(monitor_id, ping_token)``; the token is shown once (only its hash is stored).
+        ``(monitor_id, ping_token)``.
 
     Raises:
         InvalidInput: when the definition is not acceptable.
     """
     async with transaction(pool) as conn:
-        return await create_in(conn, actor, fields, now)
+        return await create_in(conn, actor, fields, now, keyring)
 
 
 async def create_in(conn: psycopg.AsyncConnection, actor: Actor, fields: dict[str, Any],
-                    now: datetime) -> tuple[uuid.UUID, str]:
+                    now: datetime, keyring: KeyRing | None = None) -> tuple[uuid.UUID, str]:
     """:func:`create_monitor` inside the caller's transaction.
 
     Without a ``slug`` the monitor gets :func:`core.monitors.slugs.slugify` of its name, unless
@@ -110,6 +102,7 @@ async def create_in(conn: psycopg.AsyncConnection, actor: Actor, fields: dict[st
     data = {**definition, "status": "new", "ping_token_hash": digest.hex()}
     await check_new_channels(conn, actor.team_id, definition["channels"], [])
     await _apply(conn, actor, None, monitor_id, [("monitor.created", data)], now)
+    await keep_token(conn, keyring, actor.team_id, monitor_id, token, now)
     return monitor_id, token
 
 
@@ -204,11 +197,13 @@ async def delete_monitor(pool: AsyncConnectionPool, actor: Actor, monitor_id: uu
 
 
 async def rotate_token(pool: AsyncConnectionPool, actor: Actor, monitor_id: uuid.UUID,
-                       now: datetime) -> str:
-    """Replace the monitor's ping token; the old one stops working at once.
+                       now: datetime, keyring: KeyRing | None = None) -> str:
+    """Replace the monitor's ping token; the old one stops working at once (its sealed copy
+    is replaced in the same transaction, or dropped without a key: ``keyring`` as in
+    :func:`create_monitor`).
 
     Returns:
-        The new token (shown once).
+        The new token.
 
     Raises:
         NotFound: no such monitor for this team.
@@ -218,4 +213,5 @@ async def rotate_token(pool: AsyncConnectionPool, actor: Actor, monitor_id: uuid
         before = await _lock(conn, actor, monitor_id)
         await _apply(conn, actor, before, monitor_id,
                      [("monitor.token_rotated", {"ping_token_hash": digest.hex()})], now)
+        await keep_token(conn, keyring, actor.team_id, monitor_id, token, now)
     return token

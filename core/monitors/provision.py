@@ -18,6 +18,7 @@ from typing import Any
 from psycopg_pool import AsyncConnectionPool
 
 from core.actor import Actor
+from core.crypto import KeyRing
 from core.db import transaction
 from core.errors import Forbidden
 from core.monitors.commands import create_in
@@ -39,7 +40,8 @@ class PingActor(Actor):
 
 
 async def provision(pool: AsyncConnectionPool, ping_key: str, slug: str, *, schedule: str,
-                    grace_seconds: int, limit: int, now: datetime) -> uuid.UUID | None:
+                    grace_seconds: int, limit: int, now: datetime,
+                    keyring: KeyRing | None = None) -> uuid.UUID | None:
     """Create the monitor ``slug`` of the team whose ping key is ``ping_key``.
 
     Args:
@@ -49,6 +51,7 @@ async def provision(pool: AsyncConnectionPool, ping_key: str, slug: str, *, sche
         grace_seconds: its grace (``CRONLEDGER_PING_CREATE_GRACE``).
         limit: the most live monitors the team may have (``CRONLEDGER_TEAM_MONITOR_LIMIT``).
         now: the instant of the ping (UTC).
+        keyring: keeps the new monitor's token sealed (its token URL readable later).
 
     Returns:
         The new monitor's id; ``None`` when no team has the key, or when a concurrent ping
@@ -75,5 +78,5 @@ async def provision(pool: AsyncConnectionPool, ping_key: str, slug: str, *, sche
                                "CRONLEDGER_TEAM_MONITOR_LIMIT")
         monitor_id, _ = await create_in(conn, PingActor(team["id"]), {
             "name": slug, "slug": slug, "schedule": schedule,
-            "grace_seconds": grace_seconds}, now)
+            "grace_seconds": grace_seconds}, now, keyring)
     return monitor_id

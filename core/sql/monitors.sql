@@ -242,3 +242,43 @@ WHERE stream_id = %(monitor_id)s::uuid
   AND event_type = ANY(%(types)s::text[])
 ORDER BY stream_version DESC
 LIMIT %(limit)s::int;
+
+-- name: monitor_ping_token_upsert
+-- Keeps a monitor's newly minted ping token, sealed (core/monitors/tokens.py), in the command's
+-- transaction; a rotation replaces the row.
+INSERT INTO monitor_ping_tokens (monitor_id, team_id, token_hash, key_id, nonce, ciphertext,
+                                 updated_at)
+VALUES (%(monitor_id)s::uuid, %(team_id)s::uuid, %(token_hash)s::bytea, %(key_id)s::text,
+        %(nonce)s::bytea, %(ciphertext)s::bytea, %(now)s::timestamptz)
+ON CONFLICT ON CONSTRAINT monitor_ping_tokens_pkey DO UPDATE SET
+    team_id = excluded.team_id, token_hash = excluded.token_hash, key_id = excluded.key_id,
+    nonce = excluded.nonce, ciphertext = excluded.ciphertext, updated_at = excluded.updated_at;
+
+-- name: monitor_ping_token_delete
+-- A token minted without a secret key: the sealed copy of the previous one goes too.
+DELETE FROM monitor_ping_tokens WHERE monitor_id = %(monitor_id)s::uuid;
+
+-- name: monitor_ping_token_fetch_many
+-- The sealed tokens of a team's monitors that are still their current token (a rotated
+-- token's row is never returned, even for the instant before its replacement commits).
+SELECT t.monitor_id, t.team_id, t.key_id, t.nonce, t.ciphertext
+FROM monitor_ping_tokens t
+JOIN monitors m ON m.id = t.monitor_id AND m.team_id = t.team_id
+WHERE t.monitor_id = ANY(%(ids)s::uuid[]) AND t.team_id = %(team_id)s::uuid
+  AND m.ping_token_hash = t.token_hash AND m.status <> 'deleted';
+
+-- name: monitor_ping_token_rotate_batch
+-- Sealed ping tokens not under the current key, in id order after the keyset; locked until
+-- re-sealed (core/secrets.py:rotate_key).
+SELECT monitor_id, team_id, key_id, nonce, ciphertext
+FROM monitor_ping_tokens
+WHERE key_id <> %(current)s AND monitor_id > %(after)s::uuid
+ORDER BY monitor_id
+LIMIT %(limit)s::int
+FOR UPDATE;
+
+-- name: monitor_ping_token_reseal_many
+UPDATE monitor_ping_tokens s SET key_id = n.key_id, nonce = n.nonce, ciphertext = n.ciphertext
+FROM unnest(%(ids)s::uuid[], %(key_ids)s::text[], %(nonces)s::bytea[],
+            %(ciphertexts)s::bytea[]) AS n(id, key_id, nonce, ciphertext)
+WHERE s.monitor_id = n.id;

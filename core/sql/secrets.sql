@@ -51,7 +51,8 @@ WHERE s.id = n.id;
 -- name: secret_key_usage
 -- How many stored values each key id still encrypts (a key with no rows can be removed).
 SELECT key_id, count(*)::int AS n
-FROM (SELECT key_id FROM secrets UNION ALL SELECT key_id FROM job_signing_secrets) k
+FROM (SELECT key_id FROM secrets UNION ALL SELECT key_id FROM job_signing_secrets
+      UNION ALL SELECT key_id FROM monitor_ping_tokens) k
 GROUP BY key_id
 ORDER BY key_id;
 

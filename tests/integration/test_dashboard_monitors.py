@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import uuid
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
@@ -12,10 +13,12 @@ from litestar.testing import AsyncTestClient
 from psycopg_pool import AsyncConnectionPool
 
 from core.clock import FrozenClock
+from core.config import Settings
 from core.errors import FieldErrors
 from core.monitors.ping import Ping, open_ping_pool, record_pings
 from core.monitors.slugs import slug_problem
 from core.tags import normalize_tags
+from tests.conftest import _client
 from tests.integration.test_dashboard_auth import sign_in
 
 HOSTILE = "<script>alert(1)</script>\"'&"
@@ -24,28 +27,58 @@ PING_URL = re.compile(r'<code id="flash-secret">([^<]+)</code>')
 
 async def _create_monitor(client: AsyncTestClient, csrf: str, name: str,
                           schedule: str = "1h") -> tuple[str, str]:
-    """Create a monitor through the form: ``(monitor id, ping token)``."""
+    """Create a monitor through the form (POST, redirect, GET): ``(monitor id, ping token)``."""
     answer = await client.post("/ui/monitors/new", data={
         "csrf": csrf, "name": name, "schedule": schedule, "grace_seconds": "60"})
     assert answer.status_code == 200, answer.text
+    assert answer.history and answer.history[0].status_code == 303  # a reload never re-posts
+    assert answer.request.method == "GET" and "Monitor created: its ping URL" in answer.text
     url = PING_URL.search(answer.text).group(1)  # type: ignore[union-attr]
     token = url.rsplit("/", 1)[1]
     monitor_id = re.search(r'/ui/monitors/([0-9a-f-]{36})/live', answer.text).group(1)  # type: ignore[union-attr]
     return monitor_id, token
 
 
-async def test_a_monitor_made_by_the_form_shows_its_ping_url_once(
+async def test_a_monitor_page_shows_its_ping_url_at_any_time(
         frozen_api: AsyncTestClient, team: dict[str, Any]) -> None:
     csrf = await sign_in(frozen_api, team["write"])
     monitor_id, token = await _create_monitor(frozen_api, csrf, "nightly backup", "0 3 * * *")
     assert len(token) == 64
     page = await frozen_api.get(f"/ui/monitors/{monitor_id}")
     assert page.status_code == 200
-    assert token not in page.text and "/ping/&lt;token&gt;" in page.text
-    assert "0 3 * * * /usr/local/bin/backup.sh" in page.text  # the crontab line at its schedule
+    assert PING_URL.search(page.text).group(1).endswith(f"/ping/{token}")  # type: ignore[union-attr]
+    # the crontab line at its schedule, with the real URL
+    assert f"0 3 * * * /usr/local/bin/backup.sh &amp;&amp; curl -fsS -m 10 --retry 5 -o " \
+           f"/dev/null http://testserver.local/ping/{token}" in page.text
+    assert "&lt;token&gt;" not in page.text
     assert 'data-status="new"' in page.text
     listing = await frozen_api.get("/ui/monitors")
     assert f'href="/ui/monitors/{monitor_id}"' in listing.text and "<svg" in listing.text
+    assert token not in listing.text
+    # a read-only viewer never sees it
+    await frozen_api.post("/ui/signout", data={"csrf": csrf})
+    await sign_in(frozen_api, team["read"])
+    page = await frozen_api.get(f"/ui/monitors/{monitor_id}")
+    assert token not in page.text and "/ping/&lt;token&gt;" in page.text
+    assert "only viewers who may write see it" in page.text
+
+
+async def test_without_a_secret_key_the_ping_url_is_shown_once_and_says_why(
+        shared_dsn: str, settings: Settings, clock: FrozenClock,
+        team: dict[str, Any]) -> None:
+    async for client in _client(shared_dsn, replace(settings, secret_key=""), clock):
+        csrf = await sign_in(client, team["write"])
+        answer = await client.post("/ui/monitors/new", data={
+            "csrf": csrf, "name": "no key", "schedule": "1h"})
+        assert answer.status_code == 200 and not answer.history  # rendered by the POST
+        assert answer.headers["content-type"].startswith("text/html")
+        token = PING_URL.search(answer.text).group(1).rsplit("/", 1)[1]  # type: ignore[union-attr]
+        assert "Shown <strong>once</strong>" in answer.text
+        assert "this server has no secret key (CRONLEDGER_SECRET_KEY)" in answer.text
+        monitor_id = re.search(r'/ui/monitors/([0-9a-f-]{36})/live', answer.text).group(1)  # type: ignore[union-attr]
+        page = await client.get(f"/ui/monitors/{monitor_id}")
+        assert token not in page.text and "/ping/&lt;token&gt;" in page.text
+        assert "Not shown: this server has no secret key" in page.text
 
 
 async def test_the_form_answers_the_apis_messages_next_to_each_field(
@@ -105,8 +138,11 @@ async def test_pause_resume_and_rotate_are_csrf_forms(
     resumed = await frozen_api.post(f"/ui/monitors/{monitor_id}/resume", data={"csrf": csrf})
     assert 'data-status="new"' in resumed.text
     rotated = await frozen_api.post(f"/ui/monitors/{monitor_id}/rotate", data={"csrf": csrf})
+    assert rotated.history[0].status_code == 303 and "New ping URL" in rotated.text
     new_token = PING_URL.search(rotated.text).group(1).rsplit("/", 1)[1]  # type: ignore[union-attr]
     assert len(new_token) == 64 and new_token != token
+    page = await frozen_api.get(f"/ui/monitors/{monitor_id}")
+    assert new_token in page.text and token not in page.text
 
 
 async def test_a_read_key_sees_every_page_and_no_control(

@@ -69,7 +69,8 @@ async def test_pings_flips_and_read_keys(api: AsyncTestClient, team: Team) -> No
     ping = "/" + r.json()["ping_url"].split("/", 3)[3]
     assert (await api.get(ping)).status_code == 200
     check = (await api.get(f"/api/v3/checks/{uuid}", headers=_key(team))).json()
-    assert check["status"] == "up" and check["n_pings"] == 1 and check["ping_url"] == ""
+    assert check["status"] == "up" and check["n_pings"] == 1
+    assert check["ping_url"] == r.json()["ping_url"]  # readable again (kept sealed)
     read = await api.get(f"/api/v3/checks/{uuid}", headers=_key(team, "read"))
     assert read.status_code == 200
     assert "unique_key" in read.json() and "update_url" not in read.json()

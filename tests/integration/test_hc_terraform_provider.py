@@ -85,8 +85,8 @@ async def test_provider_create_read_update_delete(api: AsyncTestClient, team: Te
     assert (state["timeout"], state["grace"], state["methods"]) == (86400, 3600, "")
     assert (state["schedule"], state["timezone"], state["channels"]) == ("", "", [])
     assert state["pause_url"].endswith(f"/api/v3/checks/{resource_id}/pause")
-    # the documented limitation: Read overwrites the create answer's ping_url with ""
-    assert state["ping_url"] == ""
+    # Read takes the list's ping_url: the create answer's, kept sealed (docs/heartbeats.md)
+    assert state["ping_url"] == created.json()["ping_url"] != ""
 
     cron = {**config, "schedule": "0 3 * * *", "tz": "Europe/Paris", "grace": 600}
     updated = await api.post(f"/api/v3/checks/{resource_id}", content=_go_body(**cron),

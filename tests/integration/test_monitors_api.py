@@ -45,16 +45,28 @@ async def test_create_read_list(api: AsyncTestClient, team: Team,
     r = await api.get(f"/v1/monitors/{monitor['id']}", headers=team["read_auth"])
     assert r.status_code == 200
     read = r.json()
-    # The token is a credential: shown once, stored only as a hash.
+    # The token is a credential: read keys never see it.
     assert read["ping_token"] is None and read["ping_url"] is None
+    assert "read keys do not see ping URLs" in read["ping_url_note"]
     assert {k: v for k, v in read.items() if not k.startswith("ping_")} == {
         k: v for k, v in monitor.items() if not k.startswith("ping_")}
     async with pool.connection() as conn:
         cur = await conn.execute("SELECT data::text AS d FROM events WHERE stream_id = %s",
                                  (monitor["id"],))
         assert monitor["ping_token"] not in (await cur.fetchone())["d"]
+        cur = await conn.execute("SELECT ciphertext, token_hash FROM monitor_ping_tokens "
+                                 "WHERE monitor_id = %s", (monitor["id"],))
+        kept = await cur.fetchone()  # sealed, never in plaintext
+        assert monitor["ping_token"].encode() not in bytes(kept["ciphertext"])
     listed = (await api.get("/v1/monitors", headers=team["auth"])).json()
     assert [m["id"] for m in listed["items"]] == [monitor["id"]]
+    # ... and write keys read the ping URL again at any time
+    assert listed["items"][0]["ping_url"] == monitor["ping_url"]
+    again = (await api.get(f"/v1/monitors/{monitor['id']}", headers=team["auth"])).json()
+    assert (again["ping_token"], again["ping_url"], again["ping_url_note"]) == (
+        monitor["ping_token"], monitor["ping_url"], None)
+    listed = (await api.get("/v1/monitors", headers=team["read_auth"])).json()
+    assert listed["items"][0]["ping_url"] is None
 
 
 async def test_defaults_and_short_periods(api: AsyncTestClient, team: Team) -> None:

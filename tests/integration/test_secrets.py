@@ -263,7 +263,8 @@ async def test_rotate_key_command(fresh_dsn: str, fresh_pool: AsyncConnectionPoo
                 env={"DATABASE_URL": fresh_dsn, "CRONLEDGER_SECRET_KEY": f"{new},{old}"})
     assert done.returncode == 0, done.stderr
     new_id, old_id = key_id(base64.b64decode(new)), key_id(base64.b64decode(old))
-    assert (f"re-encrypted 3 secrets, 1 signing secrets and 0 channels under key {new_id}"
+    assert (f"re-encrypted 3 secrets, 1 signing secrets, 0 channels and 0 ping tokens under key "
+            f"{new_id}"
             in done.stdout)
     assert f"key {old_id}: 0 values (unused: can be removed)" in done.stdout
     assert await _key_ids(fresh_pool) == {new_id}

@@ -2,10 +2,12 @@
 ping snippets), the new and edit forms and the pause / resume / rotate-token / delete buttons.
 
 Every read and command is the one the JSON API calls (``core/monitors/``,
-``core/projections/queries.py``). Every POST ends in a redirect (:mod:`api.ui.flash`); the
-ping URL of a token just minted (create, rotate) rides in the redirect's sealed notice and is
-shown once on the monitor's page; every other view shows the snippets with a ``<token>``
-placeholder (docs/heartbeats.md, "Create a monitor").
+``core/projections/queries.py``). Every POST ends in a redirect (:mod:`api.ui.flash`). A
+monitor's page shows its ping URL and the snippets filled in with it whenever the server keeps
+the token (a secret key is configured: ``core/monitors/tokens.py``) and the viewer may write;
+without a secret key the URL of a token just minted (create, rotate) rides in the redirect's
+sealed notice and is shown once. Read-only viewers and unreadable tokens get the snippets with
+a ``<token>`` placeholder and the reason (docs/heartbeats.md, *The ping URL*).
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from core.monitors.queries import (
     monitor_flips,
     ping_marks,
 )
+from core.monitors.tokens import kept, read_token, unreadable_reason
 from core.projections.queries import monitors_uptime_days
 
 PAGE_SIZE = 50  # monitors per list page
@@ -48,6 +51,7 @@ FLIPS = 50  # status changes shown on a monitor's page
 UPTIME_DAYS = 30  # days of the uptime bar
 TIMELINE_PINGS = 3000  # pings the timeline reads (it spans no further back than they go)
 TOKEN_PLACEHOLDER = "<token>"
+READ_ONLY_NOTE = "a ping URL is a credential, and only viewers who may write see it"
 
 
 def _int(value: Any, field: str) -> int:
@@ -191,15 +195,15 @@ async def monitor_create(request: Request[Any, Any, Any], viewer: ViewerDep,
     try:
         fields = _fields(form)
         monitor_id, token = await commands.create_monitor(
-            pool, viewer.actor, fields, request.app.state.clock.now())
+            pool, viewer.actor, fields, request.app.state.clock.now(),
+            request.app.state.keyring)
     except InvalidInput as exc:
         return await _form_page(request, viewer, form, field_errors(exc, fields.get("tags") or []),
                           exc.detail, status=422)
     except Conflict as exc:
         return await _form_page(request, viewer, form, conflict_errors(exc), exc.detail, status=409)
     return redirect_with(request, viewer, f"/ui/monitors/{monitor_id}",
-                         f"Monitor “{fields['name']}” created.",
-                         secret=f"{base_url(request)}/ping/{token}", secret_label="Ping URL")
+                         f"Monitor “{fields['name']}” created.", **_once(request, token))
 
 
 @get("/ui/monitors/{monitor_id:uuid}/edit", name="monitor_edit")
@@ -298,17 +302,33 @@ def snippets(ping_url: str, schedule: str) -> dict[str, str]:
     }
 
 
+def _once(request: Request[Any, Any, Any], token: str) -> dict[str, str]:
+    """The redirect notice's one-time value: the new ping URL, only when the server cannot
+    keep it (no secret key); a kept one is on the monitor's page at any time."""
+    if kept(request.app.state.keyring):
+        return {}
+    return {"secret": f"{base_url(request)}/ping/{token}", "secret_label": "Ping URL"}
+
+
 async def _monitor_page(request: Request[Any, Any, Any], viewer: Viewer,
                         monitor_id: uuid.UUID) -> Template:
     context = await _status_context(request, viewer, monitor_id)
-    ping_url = f"{base_url(request)}/ping/{TOKEN_PLACEHOLDER}"
+    keyring = request.app.state.keyring
+    token = None
+    if viewer.can_write:
+        token = await read_token(request.app.state.pool, keyring, viewer.actor.team_id,
+                                 monitor_id)
+    note = None if token else unreadable_reason(keyring) if viewer.can_write \
+        else READ_ONLY_NOTE
+    ping_url = f"{base_url(request)}/ping/{token or TOKEN_PLACEHOLDER}"
     now = request.app.state.clock.now()
     recent = await ping_marks(request.app.state.pool, viewer.actor, monitor_id,
                               since=now - MAX_SPAN, limit=TIMELINE_PINGS)
     timeline = monitor_timeline(context["monitor"], recent, context["flips"], now,
                                 len(recent) < TIMELINE_PINGS)
     return page(request, viewer, "monitor.html", context["monitor"]["name"],
-                section="monitors", ping_url=ping_url, timeline=timeline,
+                section="monitors", ping_url=ping_url, token=token, note=note,
+                timeline=timeline,
                 snippets=snippets(ping_url, context["monitor"]["schedule"]), **context)
 
 
@@ -352,10 +372,10 @@ async def monitor_rotate(request: Request[Any, Any, Any], viewer: ViewerDep, poo
                          monitor_id: FromPath[uuid.UUID]) -> Response[Any]:
     await checked_form(request, viewer)
     token = await commands.rotate_token(pool, viewer.actor, monitor_id,
-                                        request.app.state.clock.now())
+                                        request.app.state.clock.now(), request.app.state.keyring)
     return redirect_with(request, viewer, f"/ui/monitors/{monitor_id}",
                          "Ping token rotated: the old ping URL no longer works.",
-                         secret=f"{base_url(request)}/ping/{token}", secret_label="Ping URL")
+                         **_once(request, token))
 
 
 ROUTES = [monitors, monitors_live, monitor_new, monitor_create, monitor_edit, monitor_save,
