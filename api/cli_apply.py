@@ -154,7 +154,7 @@ def _apply(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from core.declarative.export import SEALED_NOTE
+    from core.declarative.export import SEALED_NOTE, SLUG_NOTE
     from core.declarative.render import render_document
 
     if args.team:
@@ -175,7 +175,7 @@ def _export(args: argparse.Namespace) -> int:
         document, origin = response.json(), url
     sys.stdout.write(render_document(document, [
         f"Exported by `cronledger export` from {origin}; `cronledger apply -f` of this file "
-        "changes nothing.", SEALED_NOTE]))
+        "changes nothing.", SEALED_NOTE, SLUG_NOTE]))
     return 0
 
 

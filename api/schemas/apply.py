@@ -21,7 +21,8 @@ Action = Literal[ACTIONS]  # type: ignore[valid-type]
 
 class ApplyDocument(Struct, forbid_unknown_fields=True):
     """Body of ``POST /v1/apply``: the parsed file (``cronledger apply`` sends the TOML as
-    JSON) and its digest. Objects are matched by ``name``; jobs and monitors name their
+    JSON) and its digest. Jobs and channels are matched by ``name``, monitors by ``slug`` (given,
+    or made from the name: monitor names may repeat); jobs and monitors name their
     ``channels``; ``enabled = false`` pauses; jobs may say ``run_on_start = true``."""
 
     channels: Objects = []

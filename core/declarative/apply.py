@@ -31,7 +31,13 @@ from core.channels.sealing import Sealer, SealError, unseal_channel
 from core.crypto import KeyRing, SecretUnavailable, secret_aad, signing_aad
 from core.db import transaction
 from core.declarative.bound import BoundPool
-from core.declarative.document import KINDS, SINGULAR, check_document, secret_warnings
+from core.declarative.document import (
+    KINDS,
+    SINGULAR,
+    check_document,
+    monitor_key,
+    secret_warnings,
+)
 from core.declarative.plan import SEALED, SEALED_CHANGED, Change, FieldDiff, plan_kind
 from core.errors import FieldError, FieldErrors, InvalidInput
 from core.jobs import commands as job_commands
@@ -74,11 +80,13 @@ class Outcome:
 
 
 async def load_team(conn: psycopg.AsyncConnection, team_id: uuid.UUID) -> TeamState:
-    """The team's live channels, monitors and jobs (with ``has_run``), by name."""
+    """The team's live channels and jobs (with ``has_run``) by name, and its monitors by slug
+    (a monitor without a slug is not managed by files: never matched, never pruned)."""
     out = []
-    for query in (Q["apply_channels"], Q["apply_monitors"], Q["apply_jobs"]):
+    for query, key in ((Q["apply_channels"], "name"), (Q["apply_monitors"], "slug"),
+                       (Q["apply_jobs"], "name")):
         cur = await conn.execute(query, {"team_id": team_id})
-        out.append({row["name"]: row for row in await cur.fetchall()})
+        out.append({row[key]: row for row in await cur.fetchall() if row[key] is not None})
     return TeamState(*out)
 
 
@@ -224,18 +232,18 @@ async def _desired_channels(items: list[dict[str, Any]], state: TeamState, seale
 
 async def _desired_monitors(items: list[dict[str, Any]], state: TeamState, known: set[str],
                             now: datetime, errors: FieldErrors) -> list[_Desired]:
-    """The monitors the file wants. A monitor's ``slug`` left out of the file keeps the one it
-    has (derived from its name at creation, docs/healthchecks.md), as a sealed value does."""
+    """The monitors the file wants, by slug (:func:`core.declarative.document.monitor_key`:
+    the ``slug`` given, else the one its name gives; names may repeat)."""
     out = []
     for i, item in enumerate(items):
         path = f"monitors.{i}"
-        if not isinstance(item.get("name"), str):
+        key = monitor_key(item)
+        if not isinstance(item.get("name"), str) or key is None:
             continue  # reported by check_document
         write = {k: v for k, v in item.items() if k in mondef.DEFINITION_FIELDS
                  and k != "channels"}
-        current = state.monitors.get(item["name"])
-        if "slug" not in write and current is not None:
-            write["slug"] = current["slug"]
+        current = state.monitors.get(key)
+        write["slug"] = key
         if current is not None and isinstance(write.get("schedule"), str) \
                 and write["schedule"].strip() != current["schedule"] \
                 and write.get("timezone", mondef.DEFAULTS["timezone"]) == current["timezone"] \
@@ -252,7 +260,7 @@ async def _desired_monitors(items: list[dict[str, Any]], state: TeamState, known
         fields = {k: definition[k] for k in mondef.DEFINITION_FIELDS}
         fields["channels"] = names
         fields["enabled"] = item.get("enabled", True)
-        out.append(_Desired(item["name"], fields, write))
+        out.append(_Desired(key, fields, write))
     return out
 
 

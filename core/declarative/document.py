@@ -5,7 +5,8 @@ A document is ``{"channels": [...], "monitors": [...], "jobs": [...]}``, each a 
 objects whose keys are the API's fields of that kind (``POST /v1/jobs``, ``/v1/monitors``,
 ``/v1/channels``) plus the file's own directives: ``enabled`` (``false``: paused; jobs and
 monitors) and ``run_on_start`` (jobs: fire once at once when the job has never run, as bext
-does on its first tick). Jobs and monitors list their ``channels`` by channel *name*.
+does on its first tick). Jobs and monitors list their ``channels`` by channel *name*. Jobs
+and channels are matched by name, monitors by slug (:func:`monitor_key`).
 
 Errors and warnings are :class:`core.errors.FieldError` s whose ``field`` is a path from the
 document's root: ``jobs.2.request.url`` (the third job's request URL).
@@ -21,6 +22,7 @@ from core.channels import definition as chandef
 from core.errors import FieldError, FieldErrors, nul_errors
 from core.jobs import definition as jobdef
 from core.monitors import definition as mondef
+from core.monitors.slugs import slug_problem, slugify
 from core.secrets import PLACEHOLDER
 
 KINDS = ("channels", "monitors", "jobs")  # the order in which creates and updates are applied
@@ -93,7 +95,9 @@ def _check_object(kind: str, i: int, item: dict[str, Any], seen: dict[str, int],
                                         + ", ".join(KEYS[kind]))
     name = item.get("name")
     if not isinstance(name, str) or not name.strip():
-        errors.add(f"{path}.name", f"is required: every {SINGULAR[kind]} is matched by name")
+        errors.add(f"{path}.name", f"is required: every {SINGULAR[kind]} has a name")
+    elif kind == "monitors":
+        _check_monitor_key(path, i, item, seen, errors)
     elif name in seen:
         errors.add(f"{path}.name", f"{SINGULAR[kind]} {name!r} is already defined above "
                                    f"({kind}.{seen[name]}): names are unique per team")
@@ -111,6 +115,35 @@ def _check_object(kind: str, i: int, item: dict[str, Any], seen: dict[str, int],
             for k, entry in enumerate(names):
                 if not isinstance(entry, str) or not entry:
                     errors.add(f"{path}.channels.{k}", "must be a channel name")
+
+
+def monitor_key(item: dict[str, Any]) -> str | None:
+    """What identifies a monitor of a document: its ``slug``, else the slug its name gives
+    (:func:`core.monitors.slugs.slugify`, as a create derives it); ``None`` when neither is
+    usable. Monitor names may repeat (docs/config.md, *Monitors are matched by slug*)."""
+    slug = item.get("slug")
+    if slug is not None:
+        return slug if isinstance(slug, str) and slug_problem(slug) is None else None
+    name = item.get("name")
+    return slugify(name) if isinstance(name, str) else None
+
+
+def _check_monitor_key(path: str, i: int, item: dict[str, Any], seen: dict[str, int],
+                       errors: FieldErrors) -> None:
+    key = monitor_key(item)
+    if key is None:
+        if item.get("slug") is not None:
+            errors.add(f"{path}.slug", slug_problem(item["slug"]) or "is not a slug")
+        else:
+            errors.add(f"{path}.slug", "is required: a monitor is matched by its slug, and "
+                                       "its name has no letter or digit to make one from")
+    elif key in seen:
+        errors.add(f"{path}.slug" if item.get("slug") is not None else f"{path}.name",
+                   f"monitor slug {key!r} is already defined above (monitors.{seen[key]}): "
+                   "a monitor is matched by its slug (given, or made from its name), so "
+                   "give one of them another slug")
+    else:
+        seen[key] = i
 
 
 def _literal(value: str) -> str:

@@ -1,6 +1,9 @@
 """A team's current definitions as a declarative document that applies as a no-op
 (docs/config.md, "`cronledger export`").
 
+Monitors are keyed by slug: one whose slug is not the one its name gives carries it, and one
+without a slug is left out (:data:`SLUG_NOTE`).
+
 Fields at their default are left out (applying restores the default, which they have); jobs and
 monitors list their channels by name. Sealed values cannot be exported: a channel's ``url`` and
 ``signing_secret`` and a job's ``signing_secret`` are left out, and an absent sealed field is
@@ -26,10 +29,13 @@ from core.declarative.apply import (
 )
 from core.jobs import definition as jobdef
 from core.monitors import definition as mondef
+from core.monitors.slugs import slugify
 
 SEALED_NOTE = ("Sealed values are not exported: a channel's url and signing_secret and a job's "
                "signing_secret are kept as stored while absent; to set one, write "
                "url = \"${secrets.NAME}\" (docs/config.md).")
+SLUG_NOTE = ("Monitors are matched by slug (given, or made from the name); a monitor without a "
+             "slug is neither exported nor changed by apply: give it one to manage it here.")
 
 
 def _without_defaults(fields: dict[str, Any], defaults: dict[str, Any]) -> dict[str, Any]:
@@ -61,7 +67,10 @@ def _job(fields: dict[str, Any]) -> dict[str, Any]:
 
 
 def _monitor(fields: dict[str, Any]) -> dict[str, Any]:
+    """A monitor, with its ``slug`` (its identity in a file) unless its name gives it."""
     rest = _without_defaults(fields, {**mondef.DEFAULTS, "enabled": True})
+    if rest.get("slug") == slugify(fields["name"]):
+        del rest["slug"]
     return {"name": fields["name"], "schedule": fields["schedule"],
             **{k: v for k, v in rest.items() if k not in ("name", "schedule")}}
 

@@ -34,7 +34,7 @@ class Change:
 
     Attributes:
         kind: ``job``, ``monitor`` or ``channel``.
-        name: the object's name (its identity in the file).
+        name: the object's identity in the file: a job's or channel's name, a monitor's slug.
         action: one of :data:`ACTIONS`.
         diffs: the fields that change (``update``; for ``create`` every field set).
         id: the object's id (existing objects; filled in for created ones once applied).

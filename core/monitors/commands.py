@@ -23,9 +23,9 @@ from core.db import team_row, transaction
 from core.errors import ConcurrencyConflict, Conflict
 from core.monitors.definition import DEFINITION_FIELDS, cached_schedule, normalize_definition
 from core.monitors.rules import timing
-from core.monitors.slugs import slugify
+from core.monitors.slugs import MAX_SLUG, slugify
 from core.monitors.state import evolve
-from core.monitors.tokens import keep_token, new_token
+from core.monitors.tokens import keep_token, kept, new_token
 from core.monitors.tokens import token_hash as token_hash  # noqa: F401 - ping.py's import
 from core.notifications.outbox import forget_monitor_alert, reschedule_monitor_realert
 from core.queries import Q
@@ -61,6 +61,29 @@ async def _apply(
     return state
 
 
+async def derived_slug(conn: psycopg.AsyncConnection, team_id: uuid.UUID,
+                       name: str) -> str | None:
+    """The slug a monitor named ``name`` gets when it is given none:
+    :func:`core.monitors.slugs.slugify` of the name when no live monitor of the team has it,
+    else that slug with the smallest free ``-2``, ``-3`` … (healthchecks would give both
+    checks one slug and answer pings to it 409; a cronledger slug names one monitor).
+    ``None`` when the name has no letter or digit to make one from."""
+    base = slugify(name)
+    if base is None:
+        return None
+    cur = await conn.execute(Q["monitor_slugs_numbered"], {"team_id": team_id, "slug": base})
+    taken = {row["slug"] for row in await cur.fetchall()}
+    if base not in taken:
+        return base
+    n = 2
+    while True:
+        suffix = f"-{n}"
+        slug = base[:MAX_SLUG - len(suffix)].rstrip("-_") + suffix
+        if slug not in taken:
+            return slug
+        n += 1
+
+
 async def create_monitor(
     pool: AsyncConnectionPool, actor: Actor, fields: dict[str, Any], now: datetime,
     keyring: KeyRing | None = None,
@@ -87,22 +110,19 @@ async def create_in(conn: psycopg.AsyncConnection, actor: Actor, fields: dict[st
                     now: datetime, keyring: KeyRing | None = None) -> tuple[uuid.UUID, str]:
     """:func:`create_monitor` inside the caller's transaction.
 
-    Without a ``slug`` the monitor gets :func:`core.monitors.slugs.slugify` of its name, unless
-    another live monitor of the team has that slug already (then none: a derived slug never
-    makes a create fail); a ``slug`` given and taken is a ``Conflict``.
+    Without a ``slug`` the monitor gets one from its name (:func:`derived_slug`); a ``slug``
+    given and taken is a ``Conflict``. Names may repeat (docs/healthchecks.md).
     """
     definition = normalize_definition(fields, now=now)
     monitor_id = uuid.uuid4()
-    if definition["slug"] is None and (derived := slugify(definition["name"])):
-        cur = await conn.execute(Q["monitor_slug_taken"], {
-            "team_id": actor.team_id, "slug": derived, "id": monitor_id})
-        if not (await cur.fetchone())["taken"]:
-            definition["slug"] = derived
+    if definition["slug"] is None:
+        definition["slug"] = await derived_slug(conn, actor.team_id, definition["name"])
     token, digest = new_token()
     data = {**definition, "status": "new", "ping_token_hash": digest.hex()}
     await check_new_channels(conn, actor.team_id, definition["channels"], [])
     await _apply(conn, actor, None, monitor_id, [("monitor.created", data)], now)
-    await keep_token(conn, keyring, actor.team_id, monitor_id, token, now)
+    if kept(keyring):  # a new monitor has no previous token to drop
+        await keep_token(conn, keyring, actor.team_id, monitor_id, token, now)
     return monitor_id, token
 
 

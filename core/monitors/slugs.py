@@ -5,7 +5,9 @@ A slug is 1 to 100 of ``a-z``, ``0-9``, ``-`` and ``_``, unique among a team's l
 :func:`slugify` of its name, the rule healthchecks takes from Django (``django.utils.text.
 slugify``: accents folded to ASCII, lower case, anything but word characters, spaces and
 hyphens dropped, runs of spaces and hyphens made one hyphen, ``-`` and ``_`` stripped from the
-ends); a name with nothing left (``"!!!"``) gives no slug.
+ends), made unique with ``-2``, ``-3`` … when another live monitor has it
+(``core/monitors/commands.py:derived_slug``: names may repeat, slugs may not); a name with
+nothing left (``"!!!"``) gives no slug.
 """
 
 from __future__ import annotations

@@ -216,6 +216,13 @@ SELECT EXISTS (SELECT 1 FROM monitors
                WHERE team_id = %(team_id)s::uuid AND slug = %(slug)s::text
                  AND status <> 'deleted' AND id <> %(id)s::uuid) AS taken;
 
+-- name: monitor_slugs_numbered
+-- The team's live slugs that are %(slug)s or %(slug)s-<n> (core/monitors/commands.py: the
+-- slug derived from a name another monitor has already).
+SELECT slug FROM monitors
+WHERE team_id = %(team_id)s::uuid AND status <> 'deleted'
+  AND (slug = %(slug)s::text OR slug ~ ('^' || %(slug)s::text || '-[0-9]+$'));
+
 -- name: monitor_count_live
 -- The team's live monitors, for the monitor limit of ?create=1 pings.
 SELECT count(*)::int AS monitors FROM monitors

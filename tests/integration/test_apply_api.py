@@ -171,10 +171,57 @@ async def test_names_are_unique_per_team(api: AsyncTestClient, team: dict[str, A
     r = await api.patch(f"/v1/jobs/{other.json()['id']}", json={"name": "dup"},
                         headers=team["auth"])
     assert r.status_code == 409
+    # monitor names are labels (healthchecks' check names): a second one is a second monitor
     monitor = {"name": "dup", "schedule": "1h"}
-    assert (await api.post("/v1/monitors", json=monitor, headers=team["auth"])).status_code == 201
-    r = await api.post("/v1/monitors", json=monitor, headers=team["auth"])
-    assert r.status_code == 409 and "monitor" in r.json()["detail"]
+    first = await api.post("/v1/monitors", json=monitor, headers=team["auth"])
+    second = await api.post("/v1/monitors", json=monitor, headers=team["auth"])
+    third = await api.post("/v1/monitors", json=monitor, headers=team["auth"])
+    assert (first.status_code, second.status_code, third.status_code) == (201, 201, 201)
+    assert [m.json()["slug"] for m in (first, second, third)] == ["dup", "dup-2", "dup-3"]
+    r = await api.post("/v1/monitors", json={**monitor, "slug": "dup-2"}, headers=team["auth"])
+    assert r.status_code == 409 and "slug" in r.json()["detail"]  # slugs stay unique
+
+
+async def test_monitors_are_matched_by_slug_and_names_may_repeat(
+        api: AsyncTestClient, team: dict[str, Any], pool: AsyncConnectionPool) -> None:
+    document = {"monitors": [
+        {"name": "backup", "schedule": "1h"},  # keyed by its name's slug: backup
+        {"name": "backup", "slug": "backup-eu", "schedule": "2h"},
+        {"name": "Nightly Backup (DB)", "schedule": "1d"}]}
+    created = _actions(await _apply(api, team, document))
+    assert set(created.values()) == {"create"}
+    monitors = (await api.get("/v1/monitors", headers=team["auth"])).json()["items"]
+    assert sorted((m["slug"], m["name"]) for m in monitors) == [
+        ("backup", "backup"), ("backup-eu", "backup"), ("nightly-backup-db", "Nightly Backup (DB)")]
+    count = len(await _events(pool, team))
+    assert set(_actions(await _apply(api, team, document)).values()) == {"unchanged"}
+    exported = (await api.get("/v1/export", headers=team["read_auth"])).json()
+    assert sorted((m["name"], m.get("slug") or "") for m in exported["monitors"]) == [
+        ("Nightly Backup (DB)", ""), ("backup", ""), ("backup", "backup-eu")]
+    assert set(_actions(await _apply(api, team, exported)).values()) == {"unchanged"}
+    assert len(await _events(pool, team)) == count
+    # a rename keeps the monitor when the file gives its slug
+    renamed = {"monitors": [*document["monitors"][:2],
+                            {"name": "db backup", "slug": "nightly-backup-db",
+                             "schedule": "1d"}]}
+    result = await _apply(api, team, renamed, "?prune=true")
+    assert [(c["name"], c["action"]) for c in result["changes"]] == [
+        ("backup", "unchanged"), ("backup-eu", "unchanged"), ("nightly-backup-db", "update")]
+    # a monitor without a slug is not the file's: never matched, never pruned, not exported
+    loose = await api.post("/v1/monitors", json={"name": "!!!", "schedule": "1h"},
+                           headers=team["auth"])
+    assert loose.json()["slug"] is None
+    result = await _apply(api, team, renamed, "?prune=true")
+    assert set(_actions(result).values()) == {"unchanged"}
+    exported = (await api.get("/v1/export", headers=team["read_auth"])).json()
+    assert "!!!" not in [m["name"] for m in exported["monitors"]]
+    # one slug twice in a file is refused, naming both
+    r = await api.post("/v1/apply", json={"monitors": [
+        {"name": "a", "slug": "same", "schedule": "1h"},
+        {"name": "b", "slug": "same", "schedule": "1h"}]}, headers=team["auth"])
+    assert r.status_code == 422
+    assert [e["field"] for e in r.json()["errors"]] == ["monitors.1.slug"]
+    assert "monitors.0" in r.json()["errors"][0]["message"]
 
 
 def _value(rng: random.Random, depth: int = 0) -> Any:

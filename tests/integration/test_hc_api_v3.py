@@ -40,6 +40,20 @@ async def test_terraform_lifecycle(api: AsyncTestClient, team: Team) -> None:
     # the upsert: the same unique name answers the existing check (200), updated
     r = await api.post("/api/v3/checks/", json={**body, "grace": 600}, headers=_key(team))
     assert r.status_code == 200 and r.json()["uuid"] == uuid and r.json()["grace"] == 600
+    # without unique, the same name is a second check (healthchecks: names are labels)
+    second = await api.post("/api/v3/checks/", json={"name": "nightly-backup"},
+                            headers=_key(team))
+    assert second.status_code == 201 and second.json()["uuid"] != uuid
+    assert second.json()["slug"] == "nightly-backup-2"
+    # unique by a field the two share: the first check whose listed fields all match
+    r = await api.post("/api/v3/checks/", json={"name": "nightly-backup", "unique": ["name"]},
+                       headers=_key(team))
+    assert r.status_code == 200 and r.json()["uuid"] == uuid
+    r = await api.post("/api/v3/checks/", json={"name": "nightly-backup", "timeout": 86400,
+                                                "unique": ["name", "timeout"]},
+                       headers=_key(team))
+    assert r.status_code == 200 and r.json()["uuid"] == second.json()["uuid"]
+    await api.delete(f"/api/v3/checks/{second.json()['uuid']}", headers=_key(team))
     r = await api.post(f"/api/v3/checks/{uuid}",
                        json={"schedule": "0 3 * * *", "tz": "Europe/Paris"}, headers=_key(team))
     assert r.status_code == 200, r.text

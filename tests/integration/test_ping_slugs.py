@@ -100,13 +100,14 @@ async def test_slugs_are_unique_per_team(api: AsyncTestClient, team: Team) -> No
                             headers=team["auth"])).json()
     second = await api.post("/v1/monitors", json={"name": "DB", "schedule": "1h"},
                             headers=team["auth"])
-    assert second.status_code == 201 and second.json()["slug"] is None  # derived "db", taken
+    # derived "db" is taken: the smallest free numbered one
+    assert second.status_code == 201 and second.json()["slug"] == "db-2"
     r = await api.post("/v1/monitors", json={"name": "x", "schedule": "1h", "slug": "db"},
                        headers=team["auth"])
     assert r.status_code == 409 and "slug" in r.json()["detail"]
-    r = await api.patch(f"/v1/monitors/{second.json()['id']}", json={"slug": "db-2"},
+    r = await api.patch(f"/v1/monitors/{second.json()['id']}", json={"slug": "db-9"},
                         headers=team["auth"])
-    assert r.status_code == 200 and r.json()["slug"] == "db-2"
+    assert r.status_code == 200 and r.json()["slug"] == "db-9"
     r = await api.post("/v1/monitors", json={"name": "x", "schedule": "1h", "slug": "Not OK"},
                        headers=team["auth"])
     assert r.status_code == 422

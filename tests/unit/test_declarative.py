@@ -8,7 +8,7 @@ import uuid
 
 import pytest
 
-from core.declarative.document import check_document, secret_warnings
+from core.declarative.document import check_document, monitor_key, secret_warnings
 from core.declarative.lines import key_lines, line_of
 from core.declarative.plan import FieldDiff, diff_fields, plan_kind, plan_lines
 from core.declarative.render import render_document
@@ -60,6 +60,20 @@ def test_document_shape_errors_have_paths() -> None:
                       "jobs.2.name", "jobs.2.channels"}
     with pytest.raises(InvalidInput):
         check_document(["not", "a", "table"], FieldErrors())
+
+
+def test_monitors_are_keyed_by_slug_and_names_may_repeat() -> None:
+    errors = FieldErrors()
+    check_document({"monitors": [
+        {"name": "Backup", "schedule": "1h"}, {"name": "Backup", "slug": "b2", "schedule": "1h"},
+        {"name": "backup!", "schedule": "1h"}, {"name": "!!!", "schedule": "1h"},
+        {"name": "x", "slug": "Not A Slug", "schedule": "1h"}]}, errors)
+    assert {e.field: e.message.split(":")[0] for e in errors.items} == {
+        "monitors.2.name": "monitor slug 'backup' is already defined above (monitors.0)",
+        "monitors.3.slug": "is required",
+        "monitors.4.slug": "must be 1 to 100 lowercase letters, digits, - or _"}
+    assert [monitor_key(m) for m in ({"name": "Nightly Backup (DB)"}, {"name": "x", "slug": "y"},
+                                     {"name": "!!!"})] == ["nightly-backup-db", "y", None]
 
 
 def test_literal_secrets_warn_placeholders_do_not() -> None:
