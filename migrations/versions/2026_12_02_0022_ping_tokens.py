@@ -12,15 +12,15 @@ hash only, never the token), so it has no foreign key to ``monitors``: a project
 on a server without a secret key, have no row: their URL is readable after their next
 rotation.
 
-Revision ID: 0020
-Revises: 0019
+Revision ID: 0022
+Revises: 0021
 Create Date: 2026-12-02
 """
 
 from alembic import op
 
-revision = "0020"
-down_revision = "0019"
+revision = "0022"
+down_revision = "0021"
 branch_labels = None
 depends_on = None
 
