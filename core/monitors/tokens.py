@@ -15,7 +15,6 @@ row: their URL is readable after their next rotation.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import secrets
 import uuid
@@ -27,6 +26,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from core.crypto import KeyRing, Sealed, SecretUnavailable
 from core.queries import Q
+from core.tokens import token_hash
 
 log = logging.getLogger("cronledger.monitors")
 
@@ -44,12 +44,6 @@ def new_token() -> tuple[str, bytes]:
     """A fresh ping token (64 hex characters) and its SHA-256 (what lookups use)."""
     token = secrets.token_hex(TOKEN_BYTES)
     return token, token_hash(token)
-
-
-def token_hash(token: str) -> bytes:
-    """SHA-256 of the token's text. The token has 256 bits of entropy, so a fast hash is enough
-    and a lookup stays one indexed equality (as for API keys)."""
-    return hashlib.sha256(token.encode()).digest()
 
 
 def token_aad(team_id: uuid.UUID, monitor_id: uuid.UUID) -> bytes:
