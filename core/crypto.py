@@ -21,6 +21,7 @@ import os
 import re
 import secrets as random_source
 import threading
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -243,3 +244,9 @@ def secret_aad(team_id: bytes, name: str) -> bytes:
 def signing_aad(team_id: bytes, job_id: bytes) -> bytes:
     """Associated data of a job's signing secret."""
     return b"cronledger/signing/v1\0" + team_id + job_id
+
+
+def token_aad(team_id: uuid.UUID, monitor_id: uuid.UUID) -> bytes:
+    """Associated data of a monitor's sealed ping token (core/monitors/tokens.py): it only
+    opens for its own team and monitor."""
+    return b"cronledger/ping-token/v1\0" + team_id.bytes + monitor_id.bytes

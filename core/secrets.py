@@ -24,11 +24,10 @@ import psycopg
 from psycopg_pool import AsyncConnectionPool
 
 from core.actor import Actor
-from core.crypto import KeyRing, Sealed, SecretUnavailable, secret_aad, signing_aad
+from core.crypto import KeyRing, Sealed, SecretUnavailable, secret_aad, signing_aad, token_aad
 from core.db import transaction
 from core.errors import NotFound, invalid
 from core.events import append_events, stream_events
-from core.monitors.tokens import token_aad
 from core.queries import Q
 
 NAME_PATTERN = r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}"

@@ -24,7 +24,7 @@ from datetime import datetime
 import psycopg
 from psycopg_pool import AsyncConnectionPool
 
-from core.crypto import KeyRing, Sealed, SecretUnavailable
+from core.crypto import KeyRing, Sealed, SecretUnavailable, token_aad
 from core.queries import Q
 from core.tokens import token_hash
 
@@ -44,11 +44,6 @@ def new_token() -> tuple[str, bytes]:
     """A fresh ping token (64 hex characters) and its SHA-256 (what lookups use)."""
     token = secrets.token_hex(TOKEN_BYTES)
     return token, token_hash(token)
-
-
-def token_aad(team_id: uuid.UUID, monitor_id: uuid.UUID) -> bytes:
-    """Associated data of a sealed ping token: it only opens for its own team and monitor."""
-    return b"cronledger/ping-token/v1\0" + team_id.bytes + monitor_id.bytes
 
 
 def kept(keyring: KeyRing | None) -> bool:
