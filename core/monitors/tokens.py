@@ -9,7 +9,7 @@ rotation invalidates the old URL at once. Events carry the hash only.
 
 Who may read it is the callers' rule (write keys and the dashboard's writers; read keys never:
 docs/heartbeats.md, *The ping URL*). Without a secret key nothing is kept: the URL is shown
-once, and :func:`unreadable_reason` says why. Monitors minted before migration 0022 have no
+once, and :func:`unreadable_reason` says why. Monitors minted before migration 0024 have no
 row: their URL is readable after their next rotation.
 """
 

@@ -67,7 +67,7 @@ async def test_duplicates_are_renamed_with_events(fresh_dsn: str) -> None:
 
 
 async def test_monitor_names_are_free_and_a_downgrade_renames_duplicates(fresh_dsn: str) -> None:
-    """Migration 0023: monitor names may repeat; going back to 0022 renames the younger
+    """Migration 0025: monitor names may repeat; going back to 0024 renames the younger
     duplicates as 0014 did, each with its event."""
     pool = await open_pool(fresh_dsn, min_size=1, max_size=2)
     try:
@@ -76,7 +76,7 @@ async def test_monitor_names_are_free_and_a_downgrade_renames_duplicates(fresh_d
         second, _ = await add_monitor(pool, actor, NOW, name="ping")
     finally:
         await pool.close()
-    downgrade(fresh_dsn, "0022")
+    downgrade(fresh_dsn, "0024")
     pool = await open_pool(fresh_dsn, min_size=1, max_size=2)
     try:
         names = {m["id"]: m["name"] for m in await _rows(pool, "monitors")}
@@ -85,7 +85,7 @@ async def test_monitor_names_are_free_and_a_downgrade_renames_duplicates(fresh_d
         assert len(renamed) == 1 and names[renamed[0]] == f"ping ({renamed[0].hex[:8]})"
         async with pool.connection() as conn:
             stream = await read_stream(conn, "monitor", renamed[0], actor.team_id)
-        assert stream[-1]["metadata"] == {"actor": "migration", "migration": "0023"}
+        assert stream[-1]["metadata"] == {"actor": "migration", "migration": "0025"}
         with pytest.raises(Exception, match="monitors_team_name_key"):  # the index is back
             await add_monitor(pool, actor, NOW, name="ping")
     finally:

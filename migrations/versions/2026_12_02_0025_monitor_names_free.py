@@ -9,8 +9,8 @@ Downgrade renames every live monitor that shares its team's name with an older o
 ``<name> (<first 8 of its id>)`` with a ``monitor.updated`` event (as 0014 did), then makes the
 index again.
 
-Revision ID: 0023
-Revises: 0022
+Revision ID: 0025
+Revises: 0024
 Create Date: 2026-12-02
 """
 
@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from alembic import op
 
-revision = "0023"
-down_revision = "0022"
+revision = "0025"
+down_revision = "0024"
 branch_labels = None
 depends_on = None
 
@@ -38,7 +38,7 @@ WITH ranked AS (
                         metadata, occurred_at)
     SELECT 'monitor', id, version, 'monitor.updated', team_id,
            jsonb_build_object('changes', jsonb_build_object('name', name)),
-           '{"actor": "migration", "migration": "0023"}'::jsonb, now()
+           '{"actor": "migration", "migration": "0025"}'::jsonb, now()
     FROM renamed
 )
 UPDATE monitors t SET name = r.name, version = r.version, updated_at = now()

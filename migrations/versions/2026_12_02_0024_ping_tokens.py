@@ -12,15 +12,15 @@ hash only, never the token), so it has no foreign key to ``monitors``: a project
 on a server without a secret key, have no row: their URL is readable after their next
 rotation.
 
-Revision ID: 0022
-Revises: 0021
+Revision ID: 0024
+Revises: 0023
 Create Date: 2026-12-02
 """
 
 from alembic import op
 
-revision = "0022"
-down_revision = "0021"
+revision = "0024"
+down_revision = "0023"
 branch_labels = None
 depends_on = None
 
