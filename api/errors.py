@@ -97,7 +97,16 @@ def too_deep(_: Request, exc: RecursionError) -> Response[dict[str, Any]]:
     return problem(400, "the request body is nested too deeply")
 
 
-def http_error(_: Request, exc: HTTPException) -> Response[dict[str, Any]]:
+_HC_PATH = re.compile(r"^/api/v[123]/")
+
+
+def http_error(request: Request, exc: HTTPException) -> Response[dict[str, Any]]:
+    """Litestar's own errors (unknown route, wrong method); on the healthchecks routes in
+    their shape (:func:`api.hc.routes.http_error`)."""
+    if _HC_PATH.match(request.url.path):
+        from api.hc.routes import http_error as hc_error
+
+        return hc_error(request, exc)  # type: ignore[return-value]
     return problem(exc.status_code, str(exc.detail), headers=exc.headers)
 
 

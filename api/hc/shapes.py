@@ -149,7 +149,9 @@ def definition_fields(body: Any, all_channels: list[uuid.UUID], *,
         fields["schedule"], fields["timezone"] = schedule, tz or "UTC"
     elif timeout is not None or creating:
         fields["schedule"] = f"@every {timeout or DEFAULT_TIMEOUT}s"
-        fields["timezone"] = "UTC"
+        fields["timezone"] = tz or "UTC"
+    elif tz is not None:  # healthchecks checks tz with or without a schedule
+        fields["timezone"] = tz
     if grace is not None or creating:
         fields["grace_seconds"] = grace or DEFAULT_GRACE
     methods = _text(body, "methods", errors)
@@ -227,13 +229,18 @@ def matches(monitor: dict[str, Any], fields: dict[str, Any], unique: list[str]) 
 PING_TYPES = {"ignored": "ign"}
 
 
-def ping_view(row: dict[str, Any], n: int) -> dict[str, Any]:
-    """One v3 ping (``n``: its number, 1 for the first)."""
+def ping_view(row: dict[str, Any], n: int, check_url: str) -> dict[str, Any]:
+    """One ping as healthchecks' ``Ping.to_dict`` (``hc/api/models.py``): ``n`` its number
+    (1 for the first), ``rid`` its run id or ``None``, ``body_url``
+    (``<check_url>/pings/<n>/body``) when it has a stored body, else ``None``, ``duration``
+    (seconds, 2 decimals) for the end of a started run."""
     view: dict[str, Any] = {
         "type": PING_TYPES.get(row["kind"], row["kind"]), "date": _iso(row["received_at"]),
         "n": n, "scheme": "http", "remote_addr": row["remote_addr"] or "",
         "method": row["method"], "ua": row["user_agent"] or "",
+        "rid": str(row["rid"]) if row["rid"] is not None else None,
+        "body_url": f"{check_url}/pings/{n}/body" if row["body_size"] else None,
     }
     if row["duration_ms"] is not None:
-        view["duration"] = row["duration_ms"] / 1000
+        view["duration"] = round(row["duration_ms"] / 1000, 2)
     return view
