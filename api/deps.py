@@ -19,7 +19,7 @@ from core.apikeys import authenticate
 from core.channels.sealing import Sealer
 from core.clock import Clock, utc
 from core.crypto import KeyRing
-from core.errors import Forbidden, Unauthorized, invalid
+from core.errors import DomainError, Forbidden, Unauthorized, invalid
 from core.notifications.delivery import Delivery
 from core.notifications.lookup import SecretLookup
 from core.secrets import NAME_PATTERN
@@ -68,8 +68,16 @@ async def provide_actor(request: Request[Any, Any, Any]) -> Actor:
     known = request.scope.get("cronledger_actor")  # authenticated once per request
     if known is not None:
         return known  # type: ignore[no-any-return]
-    header = request.headers.get("authorization", "")
-    scheme, _, key = header.partition(" ")
+    # Several headers (or one that a proxy joined with commas: no key holds a comma): which
+    # one was meant cannot be known, so refuse rather than pick one.
+    given = [v for h in request.headers.getall("authorization", []) for v in h.split(",")]
+    if len(given) > 1:
+        raise DomainError(f"{len(given)} Authorization headers: send one, "
+                          "Authorization: Bearer <key>")
+    scheme, _, key = (given[0] if given else "").partition(" ")
+    if scheme.lower() == "basic":
+        raise Unauthorized("Basic authentication is not accepted: send the API key as "
+                           "Authorization: Bearer <key>")
     if scheme.lower() != "bearer" or not key.strip():
         raise Unauthorized("missing API key: send Authorization: Bearer <key>")
     actor = await authenticate(request.app.state.pool, key.strip())

@@ -16,6 +16,7 @@ from litestar.status_codes import HTTP_500_INTERNAL_SERVER_ERROR
 
 from core.errors import DatabaseUnavailable, DomainError
 from core.services.outage import DriverError, unavailable_reason
+from core.tags import MAX_TAG, TAG_PATTERN
 
 log = logging.getLogger("cronledger.api")
 PROBLEM = "application/problem+json"
@@ -75,13 +76,29 @@ def _field_path(key: Any, message: str) -> str:
     return path or "body"
 
 
+# Patterns of the document whose raw regex would be the message: what they mean, in words.
+_PATTERN_WORDS = {
+    f"^{TAG_PATTERN}$": f"must be a tag: 1 to {MAX_TAG} characters, without spaces, / or *",
+}
+_REGEX_MESSAGE = re.compile(r"Expected `str` matching regex '(.*)'")
+
+
+def _words(message: str) -> str:
+    """msgspec's "Expected `str` matching regex '…'" as what the pattern means, when known."""
+    found = _REGEX_MESSAGE.search(message)
+    if found is None:
+        return message
+    pattern = found.group(1).encode().decode("unicode_escape")
+    return _PATTERN_WORDS.get(pattern, message)
+
+
 def validation_error(_: Request, exc: ValidationException) -> Response[dict[str, Any]]:
     """Litestar's decoding errors: malformed JSON is 400, wrong shapes and types are 422."""
     extra = exc.extra if isinstance(exc.extra, list) else []
     errors = []
     for item in extra:
         if isinstance(item, dict):
-            message = str(item.get("message", "is invalid"))
+            message = _words(str(item.get("message", "is invalid")))
             if message == "'data'":  # Litestar's KeyError text for a request without a body
                 return problem(400, "a JSON request body is required")
             errors.append({"field": _field_path(item.get("key"), message), "message": message})

@@ -66,7 +66,8 @@ PROBLEM_SCHEMA = Schema(
 )
 
 WHEN = {
-    400: "the request body is not valid JSON, or is missing",
+    400: "the request body is not valid JSON, or is missing; or more than one Authorization "
+         "header",
     415: "a body sent with a Content-Type other than JSON (application/json or …+json)",
     401: "no API key, or an unknown or revoked one (with WWW-Authenticate: Bearer)",
     403: "a read-only API key on a write route",
@@ -93,7 +94,8 @@ def problem_response(status: int, description: str | None = None) -> OpenAPIResp
 def error_statuses(method: str, operation: Operation) -> list[int]:
     """The error statuses an authenticated operation can answer with.
 
-    Every one: 401 and 503. With a body: 400 (malformed JSON) and 415 (not JSON). Writes (not
+    Every one: 400 (two Authorization headers), 401 and 503. With a body: 400 (malformed
+    JSON) and 415 (not JSON). Writes (not
     GET, HEAD, OPTIONS): 403 (read key) and 409 (every write runs in a transaction that may
     conflict). With a path parameter: 404, except ``PUT`` (create-or-replace). With a body, a
     query parameter or a path parameter that the route itself does not check (not a UUID): 422.
@@ -105,9 +107,9 @@ def error_statuses(method: str, operation: Operation) -> list[int]:
                                                   and p.schema.format == "uuid")]
     has_body = operation.request_body is not None
     write = method.upper() not in READ_METHODS
-    statuses = [401, 503]
+    statuses = [400, 401, 503]
     if has_body:
-        statuses += [400, 415]
+        statuses += [415]
     if write:
         statuses += [403, 409]
     if path and method.upper() != "PUT":

@@ -53,7 +53,7 @@ def test_every_v1_operation_documents_its_problem_answers(doc: dict[str, Any]) -
         takes_input = ("requestBody" in op or any(p["in"] == "query" for p in params)
                        or any(p["in"] == "path" and p["schema"].get("format") != "uuid"
                               for p in params))
-        expected = {"401", "503"}
+        expected = {"400", "401", "503"}  # 400: two Authorization headers
         if takes_input:
             expected.add("422")
         if method not in ("get", "head"):
@@ -72,7 +72,7 @@ def test_every_v1_operation_documents_its_problem_answers(doc: dict[str, Any]) -
 
 def test_routes_without_input_or_ids_do_not_claim_those_errors(doc: dict[str, Any]) -> None:
     paths = doc["paths"]
-    assert set(paths["/v1/dashboard"]["get"]["responses"]) == {"200", "401", "503"}
+    assert set(paths["/v1/dashboard"]["get"]["responses"]) == {"200", "400", "401", "503"}
     assert "404" not in paths["/v1/jobs"]["post"]["responses"]
     assert "404" not in paths["/v1/secrets/{name}"]["put"]["responses"]  # create-or-replace
     assert {"200", "201"} <= set(paths["/v1/secrets/{name}"]["put"]["responses"])

@@ -1,0 +1,40 @@
+"""How ``/v1`` reads credentials and what its refusals say (api/deps.py:provide_actor,
+api/errors.py): one ``Authorization: Bearer`` header, never a guess among several; ``Basic`` told
+to use ``Bearer``; a pattern's refusal in words, not as its regex."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar.testing import AsyncTestClient
+
+
+async def test_two_authorization_headers_are_a_400(api: AsyncTestClient,
+                                                   team: dict[str, Any]) -> None:
+    bearer = f"Bearer {team['write']}"
+    for headers in ([("Authorization", bearer), ("Authorization", bearer)],
+                    [("Authorization", bearer), ("Authorization", "Bearer nope")],
+                    [("Authorization", f"{bearer}, Bearer nope")]):
+        r = await api.get("/v1/monitors", headers=headers)
+        assert r.status_code == 400, headers
+        assert r.json()["detail"] == "2 Authorization headers: send one, Authorization: " \
+                                     "Bearer <key>"
+    assert (await api.get("/v1/monitors", headers=[("Authorization", bearer)])
+            ).status_code == 200
+
+
+async def test_basic_is_told_to_use_bearer(api: AsyncTestClient, team: dict[str, Any]) -> None:
+    r = await api.get("/v1/monitors", headers={"Authorization": f"Basic {team['write']}"})
+    assert r.status_code == 401 and r.headers["www-authenticate"] == "Bearer"
+    assert "Basic authentication is not accepted" in r.json()["detail"]
+    assert "Authorization: Bearer <key>" in r.json()["detail"]
+
+
+async def test_a_bad_tag_says_what_a_tag_may_hold(api: AsyncTestClient,
+                                                  team: dict[str, Any]) -> None:
+    r = await api.post("/v1/monitors", json={"name": "t", "schedule": "1h",
+                                             "tags": ["ok", "not ok"]}, headers=team["auth"])
+    assert r.status_code == 422
+    assert r.json()["errors"] == [{"field": "tags.1", "message": (
+        "must be a tag: 1 to 50 characters, without spaces, / or *")}]
+    assert "regex" not in r.text
