@@ -83,6 +83,9 @@ class _Reading:
     #: the time window (between … and …): start and end as (h, m, s, word)
     window: tuple[tuple[int, int, int, str], tuple[int, int, int, str]] | None = None
     said_or: bool = False
+    #: whether an "and" joins a day of the month and a weekday ("the 1st and every monday"),
+    #: rather than the two being side by side ("friday the 13th": days that are both)
+    days_joined: bool = False
     #: days ("D") and times ("T") in the order the phrase gives them, consecutive ones of a
     #: kind together: (kind, what was added, the first word)
     segments: list[tuple[str, frozenset, str]] = field(default_factory=list)
@@ -265,11 +268,23 @@ class _Reader:
 
     # -- the reading ----------------------------------------------------------------------
     def read(self) -> _Reading:
+        ands: list[int] = []  # how many day words were read before each "and"
         while self.i < len(self.tokens):
             before = self.days_and_times()
             word = self.word()
-            self.step()
+            if self.kind() == "and":
+                ands.append(len(self.day_items))
+            start = self.i
+            try:
+                self.step()
+            except PhraseError:
+                self.blame_unknown(start)
+                raise
             self.note_segment(before, word)
+        sides = [{"dom": "dom", "last": "dom", "dow": "dow", "nth": "dow"}.get(kind)
+                 for kind, _ in self.day_items]
+        self.r.days_joined = any(0 < a < len(sides) and {sides[a - 1], sides[a]} == {"dom", "dow"}
+                                 for a in ands)
         return self.r
 
     def days_and_times(self) -> tuple[int, int]:
@@ -386,6 +401,15 @@ class _Reader:
         periods[-1] = (n, unit, f"{word} {self.word()} {self.word(1)}")
         self.i += 2
 
+    def blame_unknown(self, start: int) -> None:
+        """A word that needs another after it ("last", "at", "every 5") failed because the
+        next word is not understood ("the last fridya", "at noom", "every 5 minuts"): the
+        misspelt word is blamed, with its correction when it has one reading."""
+        for j in range(start, min(start + 3, len(self.tokens))):
+            if self.tokens[j].text[0].isalpha() and self.tokens[j].text not in self.vocab.words:
+                self.i = j
+                self.unknown()
+
     def unknown(self) -> None:
         text = self.tokens[self.i].text
         kind = self.kind()
@@ -434,13 +458,9 @@ class _Reader:
             self.weekdays()
             self.r.periods.append((1, "week", word))
         elif nxt == "suffix":
+            every = self.after_every()  # "every 2nd day", "tous les 2e mardis"
             self.i += 2
-            if prev == "every":  # "every 2nd day", "every 3rd tuesday"
-                self.every_nth(n, offset=-2)
-            elif self.kind() == "dow":
-                self.nth_weekday(n, offset=-2)
-            else:
-                self.day_of_month(n, offset=-2)
+            self.ordinals(n, every, offset=-2)
         elif nxt == "unit" and self.is_past_after() and not self.after_every():
             self.minutes_after()
         elif nxt == "unit" or nxt == "every_unit":
@@ -502,11 +522,16 @@ class _Reader:
 
     def unit(self) -> None:
         value, nxt = self.value(), self.kind(1)
-        if value == "second" and self.tokens[self.i].text == "second" and nxt in ("dow",) \
-                or value == "second" and self.tokens[self.i].text == "second" \
-                and nxt == "unit" and self.value(1) == "day":
+        if value == "second" and self.tokens[self.i].text == "second" and (
+                not self.after_every() or self.kind(1) in ("dow", "and", "or")
+                or nxt == "unit" and self.value(1) == "day"):
+            # "second" is the unit only as a period ("every second"): "the second of every
+            # month", "the second and fourth tuesday", "on the second" are ordinals
             self.ordinal(2)
             return
+        if value == "second" and not self.after_every() and self.previous() == "the":
+            raise self.fail(f"{self.word()!r} here is neither a period ('every second', "
+                            "'toutes les secondes') nor a day ('the 2nd', 'le 2'); say which")
         if value == "minute" and self.is_number(1):  # "at minute 15", "a la minute 15"
             self.i += 1
             n = self.value()
@@ -607,13 +632,6 @@ class _Reader:
         self.r.doms.add(n)
         self.day_items.append(("dom", frozenset({n})))
 
-    def nth_weekday(self, k: int, offset: int = 0) -> None:
-        if k != -1 and not 1 <= k <= 5:
-            raise self.fail(f"a month has no weekday number {k} (1-5, or last)", offset)
-        nth = {(day, k) for day in self.weekday_set()}
-        self.r.nth |= nth
-        self.day_items.append(("nth", frozenset(nth)))
-
     def every_nth(self, k: int, offset: int) -> None:
         """``every 2nd day``, ``every third day``: a period of k days. ``every 2nd tuesday``
         could be every other Tuesday or the 2nd Tuesday of each month: refused unless "of
@@ -631,7 +649,7 @@ class _Reader:
             self.r.periods.append((k, unit, word))
             self.i += 1
         elif kind == "dow" and of_month:
-            self.nth_weekday(k, offset)
+            self.nth_weekdays([k], offset)
         elif kind == "dow" or unit == "day":
             what = self.word()
             other = (f"every {k} weeks on {what}", f"the {nth} {what} of every month") \
@@ -643,25 +661,92 @@ class _Reader:
                             offset)
 
     def ordinal(self, k: int) -> None:
-        every = self.previous() == "every"
+        every = self.after_every()  # "every", and French "tous les" (the same rule)
         self.i += 1
-        kind = self.kind()
-        if every and k != -1:
-            self.every_nth(k, offset=-1)
+        self.ordinals(k, every, offset=-1)
+
+    def is_ordinal(self, offset: int = 0) -> bool:
+        """Whether an ordinal starts here: ``first``, ``last``, English ``second``, ``4th``,
+        ``3e``."""
+        kind = self.kind(offset)
+        return kind == "ordinal" or kind == "digits" and self.kind(offset + 1) == "suffix" \
+            or self.vocab.language == "en" and kind == "unit" \
+            and self.tokens[self.i + offset].text == "second"
+
+    def more_ordinals(self) -> list[int]:
+        """The ordinals joined to one just read: ``the 2nd and 4th``, ``le 1er ou le 3e``,
+        ``the first or last``, ``the second and fourth`` (consumed)."""
+        found: list[int] = []
+        while self.kind() in ("and", "or"):
+            j = 2 if self.kind(1) == "the" else 1
+            if not self.is_ordinal(j):
+                break
+            self.i += j
+            kind = self.kind()
+            if kind == "digits":
+                found.append(self.value())
+                self.i += 2
+            else:
+                found.append(2 if kind == "unit" else self.value())
+                self.i += 1
+        return found
+
+    def ordinals(self, k: int, every: bool, offset: int) -> None:
+        """What one or more ordinals (the first read, ``self.i`` just after it) are ordinals
+        of: every ordinal applies to every weekday that follows (``the last monday and
+        friday``: ``1L,5L``; ``the 2nd or 4th tuesday``: ``2#2,2#4``), to ``day`` (days of
+        the month), or, alone, they are days of the month (``the second of every month``)."""
+        start = self.i
+        ks = [k, *self.more_ordinals()]
+        if every and k != -1 and len(ks) == 1:
+            self.every_nth(k, offset=offset)
             return
+        offset -= self.i - start
+        kind = self.kind()
+        if every and len(ks) > 1 and not (kind == "dow" and self.of_month_after_days()):
+            raise self.fail("'every' and several ordinals: say 'the 2nd and 4th tuesday of "
+                            "the month'", offset)
         if kind == "dow":
-            self.nth_weekday(k, offset=-1)
+            self.nth_weekdays(ks, offset)
+        elif kind == "days":
+            raise self.fail(f"{self.word()!r} after an ordinal would be the first (or last) "
+                            "working day of the month, which is not read: name the weekday "
+                            "('the first monday of the month')")
         elif kind == "unit" and self.value() == "day":
             self.i += 1
-            if k == -1:
-                self.r.last_dom = True
-                self.day_items.append(("last", frozenset()))
-            else:
-                self.day_of_month(k, -1)
-        elif k == -1:
-            raise self.fail("'last' needs a weekday or 'day' after it", -1)
-        else:  # "the first of the month", "le premier de chaque mois"
-            self.day_of_month(k, -1)
+            for n in ks:
+                if n == -1:
+                    self.r.last_dom = True
+                    self.day_items.append(("last", frozenset()))
+                else:
+                    self.day_of_month(n, -1)
+        elif -1 in ks:
+            raise self.fail("'last' needs a weekday or 'day' after it", offset)
+        else:  # "the first of the month", "le premier de chaque mois", "on the second"
+            for n in ks:
+                self.day_of_month(n, offset)
+
+    def of_month_after_days(self) -> bool:
+        j = 0
+        while self.kind(j) in ("dow", "and", "or", "range"):
+            j += 1
+        while self.kind(j) in ("filler", "the", "every") and j < 12:
+            j += 1
+        return self.kind(j) == "unit" and self.value(j) == "month"
+
+    def nth_weekdays(self, ks: list[int], offset: int) -> None:
+        """The weekdays after ordinals, each of them: ``monday``, ``monday and friday``,
+        ``monday to friday``."""
+        for k in ks:
+            if k != -1 and not 1 <= k <= 5:
+                raise self.fail(f"a month has no weekday number {k} (1-5, or last)", offset)
+        days = self.weekday_set()
+        while self.kind() in ("and", "or") and self.kind(1) == "dow":
+            self.i += 1
+            days |= self.weekday_set()
+        nth = {(day, k) for day in days for k in ks}
+        self.r.nth |= nth
+        self.day_items.append(("nth", frozenset(nth)))
 
     def weekdays(self) -> None:
         self.no_adjacent_days()
@@ -980,8 +1065,13 @@ def _day_fields(r: _Reading, periods: set[tuple[int, str]], words: dict, ambiguo
     elif month_items and not dom_items and not dow_items and not unit:
         pass  # "in March": every day of March
     if dom_items and dow_items and not r.said_or:
-        raise ambiguous("a day of the month and a weekday together fire on either (cron's OR "
-                        "rule); say 'or' if that is what you mean", r.dow_word)
+        if r.days_joined:  # "the 1st and every monday": both sets of days, which 'or' says
+            raise ambiguous("a day of the month and a weekday together fire on either (cron's "
+                            "OR rule); say 'or' if that is what you mean", r.dow_word)
+        # "friday the 13th": days that are both, which 'or' would not say
+        raise ambiguous(f"{r.dow_word!r} and a day of the month side by side would be the days "
+                        "that are both, which one schedule cannot hold (cron fires on a day of "
+                        "the month or a weekday, never only on days that are both)", r.dow_word)
     return [",".join(dom_items) or "*", ",".join(month_items) or "*",
             ",".join(dow_items) or "*"]
 

@@ -140,3 +140,42 @@ async def test_0020_phrases_read_exactly_now_lose_their_words(fresh_dsn: str) ->
         assert row["schedule_text"] == "every day at 9am" and row["version"] == 1
     finally:
         await pool.close()
+
+
+async def test_0022_ordinals_read_exactly_now_lose_their_words(fresh_dsn: str) -> None:
+    """Ordinals 0021's readers read wrongly (the verifier's F1-F4): after 0022 each keeps its
+    stored schedule and loses its words by an event."""
+    downgrade(fresh_dsn, "0021")
+    stored_before = [
+        ("the second of every month", "* * * 1 * *", "0 0 2 * *"),
+        ("the last monday and friday of the month", "0 0 * * 5,1L", "0 0 * * 1L,5L"),
+        ("the 2nd or 4th tuesday of the month", "0 0 2 * 2#4", "0 0 * * 2#2,2#4"),
+        ("tous les 2e mardis", "0 0 * * 2#2", None),
+    ]
+    pool = await open_pool(fresh_dsn, min_size=1, max_size=2)
+    try:
+        actor = await new_actor(pool)
+        jobs = []
+        for text, schedule, _ in stored_before:
+            job = await add_job(pool, actor, NOW, "https://example.com/", "every day")
+            await _as_stored_before(pool, "jobs", job, text, schedule)
+            jobs.append(job)
+        kept = await add_job(pool, actor, NOW, "https://example.com/",
+                             "the second tuesday of every month")
+    finally:
+        await pool.close()
+    upgrade(fresh_dsn)
+    pool = await open_pool(fresh_dsn, min_size=1, max_size=2)
+    try:
+        for job, (text, schedule, reads_as) in zip(jobs, stored_before, strict=True):
+            row = await _row(pool, "jobs", job)
+            assert row["schedule"] == schedule and row["schedule_text"] is None, text
+            async with pool.connection() as conn:
+                last = (await read_stream(conn, "job", job, actor.team_id))[-1]
+            assert last["metadata"] == {"actor": "migration", "migration": "0022"}
+            assert last["data"]["reread"]["reads_as"] == reads_as, text
+        row = await _row(pool, "jobs", kept)
+        assert row["schedule_text"] == "the second tuesday of every month"
+        assert row["version"] == 1
+    finally:
+        await pool.close()
