@@ -398,12 +398,15 @@ def _check_fires(schedule: Schedule, spec: CronSpec, start: datetime) -> None:
 def _describe(spec: CronSpec) -> str:
     # cron_descriptor guesses whether a 6-field string starts with seconds; 7 fields (seconds
     # first, year last) are unambiguous.
-    text = _describable(spec)
+    text = _uneven_steps_listed(_describable(spec), spec.has_seconds)
     dow = spec.dow
-    mixed = bool(dow.days) and bool(dow.nth or dow.last) and not dow.star
-    if mixed:  # cron_descriptor reads "0,3#2" as "the second Sunday and Wednesday"
+    special = len(dow.nth) + len(dow.last)
+    # cron_descriptor reads "0,3#2" as "the second Sunday and Wednesday" and "2#2,2#4" as
+    # "the  Tuesday and Tuesday": several ordinals, or weekdays beside one, are described here
+    mixed = bool(dow.nth or dow.last) and not dow.star and (bool(dow.days) or special > 1)
+    if mixed:
         fields = text.split()
-        fields[-1] = compress(dow.days, 0, 6)
+        fields[-1] = compress(dow.days, 0, 6) if dow.days else "*"
         text = " ".join(fields)
     text = f"{text} *" if spec.has_seconds else text
     try:
@@ -411,12 +414,10 @@ def _describe(spec: CronSpec) -> str:
     except Exception:  # cron_descriptor raises assorted errors on exotic but valid input
         return f"Cron '{spec.text}'"
     if mixed:
-        label = label.replace(", only on ", ", on ") + ", and on " + " and ".join(
-            [f"the {_NTH[k]} {calendar.day_name[(d - 1) % 7]} of the month"
-             for d, k in sorted(dow.nth)]
-            + [f"the last {calendar.day_name[(d - 1) % 7]} of the month"
-               for d in sorted(dow.last)])
-    hours = spec.text.split()[-4]
+        nth = _nth_weekdays(dow.nth, dow.last)
+        joint = ", and on " if dow.days else ", or on " if spec.day_or else ", on "
+        label = label.replace(", only on ", ", on ") + joint + nth
+    hours = _uneven_steps_listed(spec.text, spec.has_seconds).split()[-4]
     if hours.startswith("*/") and hours != "*/1":
         # a wildcard step of hours follows the clock's hours (a DST change shortens or
         # lengthens one gap); the words "every 2 hours" are elapsed time (docs/schedules.md)
@@ -426,6 +427,52 @@ def _describe(spec: CronSpec) -> str:
         # starts with '*' (e.g. */2).
         label = label.replace(", or on ", ", and only on ")
     return label
+
+
+def _nth_weekdays(nth: frozenset[tuple[int, int]], last: frozenset[int]) -> str:
+    """``"the second and fourth Tuesday of the month"``, ``"the first Monday and the last
+    Friday of the month"``: weekdays with the same ordinals together, as the phrase reader
+    reads them back (an ordinal applies to every weekday after it, docs/schedules.md)."""
+    ordinals: dict[int, set[int]] = {}
+    for d, k in nth:
+        ordinals.setdefault(d % 7, set()).add(k)
+    for d in last:
+        ordinals.setdefault(d % 7, set()).add(6)  # after the fifth
+    groups: dict[tuple[int, ...], list[int]] = {}
+    for d in sorted(ordinals, key=lambda d: (d - 1) % 7):
+        groups.setdefault(tuple(sorted(ordinals[d])), []).append(d)
+    names = {**_NTH, 6: "last"}
+    parts = [" and ".join(names[k] for k in ks) + " "
+             + " and ".join(calendar.day_name[(d - 1) % 7] for d in days)
+             for ks, days in groups.items()]
+    return "the " + " and the ".join(parts) + " of the month"
+
+
+#: cron fields as (first value, last value, values in one turn of the field or None when
+#: the turn has no fixed length: months have 28 to 31 days)
+_STEPPED = ((0, 59, 60), (0, 59, 60), (0, 23, 24), (1, 31, None), (1, 12, 12), (0, 6, 7))
+
+
+def _uneven_steps_listed(text: str, has_seconds: bool) -> str:
+    """``text`` with each step (``*/25``, ``10/20``) whose fires are not that far apart all
+    round listed as its values (``0,25,50``: :50 to :00 is 10 minutes; ``*/10`` of days:
+    the 31st to the 1st is one day), so that the description never says "every 25 minutes"
+    or "every 10 days" of them (docs/schedules.md, *The description reads back*)."""
+    fields = text.split()
+    kinds = _STEPPED if has_seconds else _STEPPED[1:]
+    for i, (first, last, turn) in enumerate(kinds):
+        items = fields[i].split(",")
+        for j, item in enumerate(items):
+            m = re.fullmatch(r"(\*|\d+)/(\d+)", item)
+            if not m:
+                continue
+            start = first if m[1] == "*" else int(m[1])
+            step = int(m[2])
+            even = step == 1 or turn is not None and turn % step == 0 and start - first < step
+            if not even:
+                items[j] = ",".join(str(v) for v in range(start, last + 1, step))
+        fields[i] = ",".join(items)
+    return " ".join(fields)
 
 
 def _describable(spec: CronSpec) -> str:

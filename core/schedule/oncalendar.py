@@ -312,8 +312,8 @@ def _every(values: list[int], size: int, unit: str) -> str:
     if len(values) == size:
         return f"every {unit}"
     step = values[1] - values[0] if len(values) > 1 else 0
-    if unit != "hour" and step and values[0] < step \
-            and values == list(range(values[0], size, step)):
+    if unit != "hour" and step and values[0] < step and size % step == 0 \
+            and values == list(range(values[0], size, step)):  # that far apart all round
         start = f" from {unit} {values[0]}" if values[0] else ""
         return f"every {step} {unit}s{start}"
     if unit == "hour":
