@@ -310,7 +310,18 @@ def _job(name: str, schedule: str, zone: str, request: dict[str, Any],
     return job
 
 
+#: what Vixie cron and cronie read in a field: numbers, '*', lists, ranges, steps and the
+#: three-letter names of months and weekdays (entry.c); no Quartz 'L', 'W', '#' or '?'
+_VIXIE_FIELD = re.compile(r"(?:[\d*]+|[a-z]{3})(?:-(?:\d+|[a-z]{3}))?(?:/\d+)?"
+                          r"(?:,(?:[\d*]+|[a-z]{3})(?:-(?:\d+|[a-z]{3}))?(?:/\d+)?)*",
+                          re.IGNORECASE)
+
+
 def _valid(schedule: str, zone: str) -> str | None:
+    for part in schedule.split():
+        if not _VIXIE_FIELD.fullmatch(part):
+            return (f"{part!r} is not cron's: Vixie cron and cronie refuse it, so the line "
+                    "never ran as written")
     now = datetime(2000, 1, 1, tzinfo=UTC)
     try:
         parse_schedule(schedule, zone, anchor=now, now=now)

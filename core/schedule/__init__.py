@@ -254,6 +254,7 @@ def parse_schedule(
         ValueError: ``anchor`` or ``now`` is naive or out of range (a programming error).
     """
     zone_checked = False
+    given = expression.strip() if isinstance(expression, str) else ""
     if isinstance(expression, str):
         expression = normalise_spaces(expression)
     if isinstance(expression, str) and 0 < len(expression.strip()) <= MAX_EXPRESSION_LENGTH:
@@ -263,7 +264,9 @@ def parse_schedule(
         form, found = recognise(text, zone)
         if isinstance(found, OnCalendarSpec):
             require_utc(anchor, "anchor")
-            return _oncalendar_schedule(text, found, timezone, zone, now or anchor)
+            # kept exactly as given (a '\r' of its line breaks too), read with its spaces
+            # normalised
+            return _oncalendar_schedule(given, found, timezone, zone, now or anchor)
         if form == "words":
             assert isinstance(found, str)
             canonical = found
@@ -371,7 +374,7 @@ def _read_form(expression: object) -> tuple[str, str] | None:
     except InvalidSchedule:
         return None
     if isinstance(found, OnCalendarSpec):
-        return form, normalise_spaces(expression).strip()
+        return form, expression.strip()
     if isinstance(found, str):
         return form, found
     return None

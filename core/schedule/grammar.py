@@ -42,6 +42,10 @@ _CRON_FIELD = re.compile(r"[\d*?/,-]+")
 #: Marks only systemd's calendar grammar has: ranges ``..``, last days ``~``, a year-month date,
 #: several lines. A string with one of them that no grammar reads gets the calendar's message.
 _CALENDAR_MARKS = re.compile(r"\.\.|~|\n|(?<![\w:])(?:\d{2,4}|\*)-(?:\d{1,2}|\*)\b")
+#: a phrase's time of day ends with am/pm ("monday 9:00 pm"), never a calendar event's zone
+_MERIDIEM_LAST = re.compile(r"(?i)\d\s*[ap]\.?m\.?$")
+#: dots closing a phrase ("every day at 9am...") are not a calendar's range
+_ELLIPSIS = re.compile(r"[a-z]\.{2,}$", re.IGNORECASE)
 _CALENDAR_SHAPE = re.compile(r":|^(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*\b|^(?:minutely|hourly|"
                              r"daily|weekly|monthly|yearly|annually|quarterly|semiannually)$",
                              re.IGNORECASE)
@@ -100,7 +104,8 @@ def recognise(text: str, zone: zoneinfo.ZoneInfo) -> tuple[str, OnCalendarSpec |
         except CalendarError as exc:
             calendar_error = exc
     meant_calendar = calendar_error is not None and (
-        _CALENDAR_MARKS.search(text) is not None or not calendar_error.structural)
+        _CALENDAR_MARKS.search(_ELLIPSIS.sub("", text)) is not None
+        or not calendar_error.structural) and not _MERIDIEM_LAST.search(text)
     if meant_calendar:
         assert calendar_error is not None
         raise calendar_error

@@ -298,6 +298,12 @@ class _Reader:
         for kind, new in (("D", days), ("T", times)):
             if new:
                 segments = self.r.segments
+                if kind == "T" and segments and segments[-1][0] == "T" \
+                        and new & segments[-1][1] or len(times) < self.days_and_times()[1] \
+                        - before[1]:
+                    said = self.r.times[-1][3]
+                    raise PhraseError(f"could not read the schedule at {said!r}: this time is "
+                                      "said twice", said)
                 if segments and segments[-1][0] == kind:
                     segments[-1] = (kind, segments[-1][1] | new, segments[-1][2])
                 else:
