@@ -43,7 +43,7 @@ _CRON_FIELD = re.compile(r"[\d*?/,-]+")
 #: several lines. A string with one of them that no grammar reads gets the calendar's message.
 _CALENDAR_MARKS = re.compile(r"\.\.|~|\n|(?<![\w:])(?:\d{2,4}|\*)-(?:\d{1,2}|\*)\b")
 #: a phrase's time of day ends with am/pm ("monday 9:00 pm"), never a calendar event's zone
-_MERIDIEM_LAST = re.compile(r"(?i)\d\s*[ap]\.?m\.?$")
+_MERIDIEM_LAST = re.compile(r"(?i)\d\s+[ap]\.?m\.?$")
 #: dots closing a phrase ("every day at 9am...") are not a calendar's range
 _ELLIPSIS = re.compile(r"[a-z]\.{2,}$", re.IGNORECASE)
 _CALENDAR_SHAPE = re.compile(r":|^(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*\b|^(?:minutely|hourly|"
