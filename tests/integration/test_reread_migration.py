@@ -142,10 +142,10 @@ async def test_0020_phrases_read_exactly_now_lose_their_words(fresh_dsn: str) ->
         await pool.close()
 
 
-async def test_0022_ordinals_read_exactly_now_lose_their_words(fresh_dsn: str) -> None:
-    """Ordinals 0021's readers read wrongly (the verifier's F1-F4): after 0022 each keeps its
+async def test_0026_ordinals_read_exactly_now_lose_their_words(fresh_dsn: str) -> None:
+    """Ordinals 0025's readers read wrongly (the verifier's F1-F4): after 0026 each keeps its
     stored schedule and loses its words by an event."""
-    downgrade(fresh_dsn, "0021")
+    downgrade(fresh_dsn, "0025")
     stored_before = [
         ("the second of every month", "* * * 1 * *", "0 0 2 * *"),
         ("the last monday and friday of the month", "0 0 * * 5,1L", "0 0 * * 1L,5L"),
@@ -172,7 +172,7 @@ async def test_0022_ordinals_read_exactly_now_lose_their_words(fresh_dsn: str) -
             assert row["schedule"] == schedule and row["schedule_text"] is None, text
             async with pool.connection() as conn:
                 last = (await read_stream(conn, "job", job, actor.team_id))[-1]
-            assert last["metadata"] == {"actor": "migration", "migration": "0022"}
+            assert last["metadata"] == {"actor": "migration", "migration": "0026"}
             assert last["data"]["reread"]["reads_as"] == reads_as, text
         row = await _row(pool, "jobs", kept)
         assert row["schedule_text"] == "the second tuesday of every month"

@@ -9,12 +9,12 @@ of that weekday (``the 2nd or 4th tuesday`` was day 2 or the 4th Tuesday; now ``
 French ``tous les 2e mardis`` is refused as ``every 2nd tuesday`` is. Exactly as 0019: every
 live job and monitor whose words no longer mean its stored schedule keeps the schedule and
 loses the words, by a ``job.updated`` / ``monitor.updated`` event with metadata ``{"actor":
-"migration", "migration": "0022"}`` (``core/schedule/reread.py``).
+"migration", "migration": "0026"}`` (``core/schedule/reread.py``).
 
 Downgrade changes nothing: the events stay (the log is append-only) and so does the row.
 
-Revision ID: 0022
-Revises: 0021
+Revision ID: 0026
+Revises: 0025
 Create Date: 2026-12-02
 """
 
@@ -24,8 +24,8 @@ from datetime import UTC, datetime
 
 from alembic import op
 
-revision = "0022"
-down_revision = "0021"
+revision = "0026"
+down_revision = "0025"
 branch_labels = None
 depends_on = None
 
@@ -33,7 +33,7 @@ depends_on = None
 def upgrade() -> None:
     from core.stored import reread_stored  # the readers in force when the revision runs
 
-    reread_stored(op.get_bind().connection.driver_connection, "0022", datetime.now(UTC))
+    reread_stored(op.get_bind().connection.driver_connection, "0026", datetime.now(UTC))
 
 
 def downgrade() -> None:
