@@ -14,7 +14,7 @@ from api.ui.flash import FLASH_COOKIE, Flash, seal, unseal
 from core.monitors import commands
 from tests.integration.test_dashboard_auth import sign_in
 
-SECRET = re.compile(r'<code id="flash-secret">([^<]+)</code>')
+PING_URL = re.compile(r'<code id="ping-url">([^<]+)</code>')
 
 
 async def _count(pool: AsyncConnectionPool, team: dict[str, Any], table: str) -> int:
@@ -34,19 +34,24 @@ async def _create(client: AsyncTestClient, csrf: str, **form: str) -> str:
     return match.group(1)
 
 
-async def test_a_create_is_a_redirect_and_its_secret_is_shown_once_sealed(
+async def test_a_create_is_a_redirect_and_its_notice_is_shown_once_sealed(
         frozen_api: AsyncTestClient, team: dict[str, Any], pool: AsyncConnectionPool) -> None:
+    """The notice travels sealed in a cookie and is shown once; the ping URL, kept with the
+    server's secret key, is on the page at every visit (a value the server cannot keep rides in
+    the notice instead: test_dashboard_monitors, without a secret key)."""
     csrf = await sign_in(frozen_api, team["write"])
     monitor_id = await _create(frozen_api, csrf, name="nightly", schedule="1h")
     sealed = frozen_api.cookies[FLASH_COOKIE]
+    assert "nightly" not in sealed  # sealed, not readable in the cookie
     page = await frozen_api.get(f"/ui/monitors/{monitor_id}")
-    url = SECRET.search(page.text).group(1)  # type: ignore[union-attr]
+    url = PING_URL.search(page.text).group(1)  # type: ignore[union-attr]
     token = url.rsplit("/", 1)[1]
-    assert len(token) == 64 and token not in sealed  # the cookie holds it sealed only
+    assert len(token) == 64 and token not in sealed
     assert "Monitor “nightly” created." in page.text
     assert "cronledger_flash=" in page.headers["set-cookie"]  # deleted on the page showing it
     again = await frozen_api.get(f"/ui/monitors/{monitor_id}")  # a reload: no second notice
-    assert token not in again.text and "created." not in again.text
+    assert "created." not in again.text
+    assert PING_URL.search(again.text).group(1) == url  # type: ignore[union-attr]
     assert await _count(pool, team, "monitors") == 1
     # A sealed notice opens only with the session it was sealed for.
     assert unseal("another session", sealed) is None
