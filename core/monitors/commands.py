@@ -26,7 +26,6 @@ from core.monitors.rules import timing
 from core.monitors.slugs import MAX_SLUG, slugify
 from core.monitors.state import evolve
 from core.monitors.tokens import keep_token, kept, new_token
-from core.monitors.tokens import token_hash as token_hash  # noqa: F401 - ping.py's import
 from core.notifications.outbox import forget_monitor_alert, reschedule_monitor_realert
 from core.queries import Q
 from core.stored import schedule_problem

@@ -39,12 +39,12 @@ from psycopg_pool import AsyncConnectionPool
 from core.clock import rfc3339
 from core.db import open_pool
 from core.maintenance.holds import held_alerts
-from core.monitors.commands import token_hash
 from core.monitors.rules import alert_for
 from core.monitors.slugs import SLUG_PATTERN
 from core.notifications.outbox import DEFAULT_MAX_ATTEMPTS, enqueue_monitor_alert
 from core.queries import Q
 from core.teams import PING_KEY_PATTERN, ping_key_hash
+from core.tokens import token_hash
 
 MAX_BODY_BYTES = 10 * 1024 * 1024  # larger request bodies are refused (413)
 MAX_EXIT_STATUS = 255

@@ -15,12 +15,12 @@ from core.clock import FrozenClock, SystemClock
 from core.db import transaction
 from core.monitors import commands
 from core.monitors.checker import Checker, apply_decisions, decide
-from core.monitors.commands import token_hash
 from core.monitors.definition import cached_schedule
 from core.monitors.ping import Ping, open_ping_pool, ping_batch_params
 from core.monitors.rules import timing
 from core.monitors.state import fold
 from core.queries import Q
+from core.tokens import token_hash
 from tests.helpers import eventually, new_actor, signal_on
 from tests.monitor_helpers import add_monitor, advance, monitor_row, ping, stream
 

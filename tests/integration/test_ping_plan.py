@@ -10,8 +10,8 @@ from datetime import UTC, datetime
 import psycopg
 from psycopg.rows import tuple_row
 
-from core.monitors.commands import token_hash
 from core.monitors.ping import PING_PARAMS, PING_STATEMENT, Ping, ping_batch_params
+from core.tokens import token_hash
 from tests.helpers import new_actor
 from tests.monitor_helpers import add_monitor
 
