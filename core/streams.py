@@ -11,22 +11,31 @@ transaction (docs/architecture.md, *Invariants*: a state change and its event co
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 import psycopg
 
 from core.events import NewEvent, append_events, stream_events
 
-State = dict[str, Any]
+
+class Versioned(Protocol):
+    """A stream's state: a frozen value that knows the stream version it was folded to."""
+
+    @property
+    def version(self) -> int: ...
+
+
+# A monitor's state is still a row dict until it is typed like a job's (issue 29).
+State = TypeVar("State", bound=Versioned | dict[str, Any])
 # A stream's fold step: the state before (None for a new stream) and one event as read from
 # the log (``event_type``, ``data``, ``stream_id``, ``team_id``, ``stream_version``,
 # ``occurred_at``) give the state after.
-Evolve = Callable[[State | None, dict[str, Any]], State]
+Evolve = Callable[[State | None, Mapping[str, Any]], State]
 
 
-def fold(evolve: Evolve, events: Iterable[dict[str, Any]],
+def fold(evolve: Evolve[State], events: Iterable[Mapping[str, Any]],
          state: State | None = None) -> State | None:
     """The state after ``events`` of one stream, in version order, from ``state`` (``None``:
     the stream's beginning; ``None`` back when there are no events)."""
@@ -43,7 +52,7 @@ def as_read(event: NewEvent) -> dict[str, Any]:
 
 
 async def append_changes(
-    conn: psycopg.AsyncConnection, evolve: Evolve, stream_type: str, stream_id: uuid.UUID,
+    conn: psycopg.AsyncConnection, evolve: Evolve[State], stream_type: str, stream_id: uuid.UUID,
     team_id: uuid.UUID, before: State | None, changes: Sequence[tuple[str, dict[str, Any]]],
     now: datetime, metadata: dict[str, Any],
 ) -> State:
@@ -53,7 +62,9 @@ async def append_changes(
     Raises:
         ConcurrencyConflict: another writer appended at those versions first.
     """
-    events = stream_events(stream_type, stream_id, team_id, before["version"] if before else 0,
+    version = 0 if before is None else (
+        before["version"] if isinstance(before, Mapping) else before.version)
+    events = stream_events(stream_type, stream_id, team_id, version,
                            now, changes, metadata)
     state = fold(evolve, map(as_read, events), before)
     assert state is not None, "no changes to append"

@@ -27,7 +27,8 @@ from core.stored import schedule_problem
 
 async def fold_as_of(pool: AsyncConnectionPool, actor: Actor, kind: Kind, stream_id: uuid.UUID,
                      as_of: datetime) -> dict[str, Any]:
-    """The state of one stream at ``as_of`` (UTC): the fold of its events up to then.
+    """The state of one stream at ``as_of`` (UTC): the fold of its events up to then, as its
+    projection row's columns.
 
     Raises:
         NotFound: it did not exist yet at ``as_of`` (or never, or is another team's).
@@ -40,10 +41,11 @@ async def fold_as_of(pool: AsyncConnectionPool, actor: Actor, kind: Kind, stream
         state = kind.evolve(state, event)
     if state is None:
         raise NotFound(f"{kind.name} {stream_id} did not exist at {rfc3339(as_of)}")
-    if state["status"] == "deleted":
+    row = kind.row(state)
+    if row["status"] == "deleted":
         deleted_at = rfc3339(utc(events[-1]["occurred_at"])) or ""
         raise Gone(f"{kind.name} {stream_id} was deleted at {deleted_at}", deleted_at)
-    return state
+    return row
 
 
 async def job_as_of(pool: AsyncConnectionPool, actor: Actor, job_id: uuid.UUID,

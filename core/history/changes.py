@@ -55,8 +55,8 @@ async def definition_history(pool: AsyncConnectionPool, actor: Actor, kind: Kind
         entries.append({"version": event["stream_version"], "event_type": event["event_type"],
                         "occurred_at": event["occurred_at"],
                         "actor": (event["metadata"] or {}).get("actor"),
-                        "changes": diff(before, state, fields)})
+                        "changes": diff(None if before is None else kind.row(before),
+                                        kind.row(state), fields)})
         if len(entries) == limit:
             break
     return entries
-

@@ -32,12 +32,14 @@ class Kind:
     """A stream type that history can fold: its name and the fold step of its projection."""
 
     name: str  # the stream type, ``job`` | ``monitor``
-    evolve: Callable[[dict[str, Any] | None, dict[str, Any]], dict[str, Any]]
+    evolve: Callable[[Any, dict[str, Any]], Any]  # the stream's typed state, folded
     definition_fields: tuple[str, ...]  # what a user edits (``job.updated`` / ``monitor.updated``)
+    row: Callable[[Any], dict[str, Any]]  # the state as its projection row's columns
 
 
-JOB = Kind("job", job_state.evolve, job_definition.DEFINITION_FIELDS)
-MONITOR = Kind("monitor", monitor_state.evolve, monitor_definition.DEFINITION_FIELDS)
+JOB = Kind("job", job_state.evolve, job_definition.DEFINITION_FIELDS,
+           job_state.JobState.as_row)
+MONITOR = Kind("monitor", monitor_state.evolve, monitor_definition.DEFINITION_FIELDS, dict)
 
 
 async def events_until(conn: psycopg.AsyncConnection, kind: Kind, stream_id: uuid.UUID,

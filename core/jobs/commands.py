@@ -22,7 +22,7 @@ from core.errors import ConcurrencyConflict, Conflict
 from core.events import append_events, notify_wakeup, to_json
 from core.jobs.decide import broken_conflict, decide_pause, decide_update, next_fire
 from core.jobs.definition import normalize_definition
-from core.jobs.state import evolve
+from core.jobs.state import JobState, evolve
 from core.queries import Q
 from core.runs import events as run_events
 from core.runs.events import new_run_id
@@ -32,51 +32,49 @@ from core.streams import append_changes
 _SCHEDULE_FIELDS = ("schedule", "timezone", "anchor_at")
 
 
-async def _lock(conn: psycopg.AsyncConnection, actor: Actor, job_id: uuid.UUID) -> dict[str, Any]:
+async def _lock(conn: psycopg.AsyncConnection, actor: Actor, job_id: uuid.UUID) -> JobState:
     """Lock the job for a command: its ``jobs`` row, before anything touches its ``due_jobs``
     row (the lock order of commands and claims: ``job_lock`` in core/sql/jobs.sql)."""
-    return await team_row(conn, Q["job_lock"], "job", job_id, actor.team_id)
+    return JobState.from_row(await team_row(conn, Q["job_lock"], "job", job_id, actor.team_id))
 
 
 async def _sync_due(
     conn: psycopg.AsyncConnection,
-    before: dict[str, Any] | None,
-    after: dict[str, Any],
+    before: JobState | None,
+    after: JobState,
     now: datetime,
 ) -> None:
     """Keep ``due_jobs`` in step: a row only for active jobs that are not broken, recomputed
     when timing changed or the job was just repaired."""
-    if after["status"] != "active" or after.get("broken_at") is not None:
-        await conn.execute(Q["due_job_delete"], {"job_id": after["id"]})
+    if after.status != "active" or after.broken_at is not None:
+        await conn.execute(Q["due_job_delete"], {"job_id": after.id})
         return
     unchanged = (
         before is not None
-        and before["status"] == "active"
-        and before.get("broken_at") is None
-        and all(before[k] == after[k] for k in _SCHEDULE_FIELDS)
+        and before.status == "active"
+        and before.broken_at is None
+        and all(getattr(before, k) == getattr(after, k) for k in _SCHEDULE_FIELDS)
     )
     if unchanged:
         return  # keep the pending slot: an edit must not drop or repeat it
     due_at = next_fire(after, now)
     if due_at is None:
-        await conn.execute(Q["due_job_delete"], {"job_id": after["id"]})
+        await conn.execute(Q["due_job_delete"], {"job_id": after.id})
     else:
-        await conn.execute(Q["due_job_set"], {"job_id": after["id"], "due_at": due_at})
+        await conn.execute(Q["due_job_set"], {"job_id": after.id, "due_at": due_at})
 
 
 async def _apply(
     conn: psycopg.AsyncConnection,
     actor: Actor,
-    before: dict[str, Any] | None,
+    before: JobState | None,
     job_id: uuid.UUID,
     changes: list[tuple[str, dict[str, Any]]],
     now: datetime,
-) -> dict[str, Any]:
+) -> JobState:
     state = await append_changes(conn, evolve, "job", job_id, actor.team_id, before, changes,
                                  now, actor.metadata())
-    await conn.execute(Q["job_upsert"], {
-        **state, "request": to_json(state["request"]), "retry": to_json(state["retry"]),
-    })
+    await conn.execute(Q["job_upsert"], state.upsert_params())
     await _sync_due(conn, before, state, now)
     await notify_wakeup(conn, "jobs")
     return state
@@ -135,13 +133,13 @@ async def update_job(
     """
     async with transaction(pool) as conn:
         before = await _lock(conn, actor, job_id)
-        if expected_version is not None and expected_version != before["version"]:
+        if expected_version is not None and expected_version != before.version:
             raise ConcurrencyConflict(
-                f"job {job_id} is at version {before['version']}, not {expected_version}"
+                f"job {job_id} is at version {before.version}, not {expected_version}"
             )
         update = decide_update(before, fields, now)
         await check_new_channels(conn, actor.team_id, update.definition["channels"],
-                                 before["channels"])
+                                 before.channels)
         if update.set_signing:
             await set_signing_secret(conn, keyring or KeyRing([]), actor.team_id, job_id,
                                      fields.get("signing_secret"), now)
@@ -207,21 +205,21 @@ async def trigger_job(
     """
     async with transaction(pool) as conn:
         job = await _lock(conn, actor, job_id)
-        if job["status"] == "completed":
+        if job.status == "completed":
             raise Conflict(f"job {job_id} is completed")
-        if job["broken_at"] is not None:
+        if job.broken_at is not None:
             raise broken_conflict(job)
         run_id = new_run_id()
         await conn.execute(Q["run_insert_many"], {"rows": to_json([{
             "id": run_id, "job_id": job_id, "team_id": actor.team_id, "scheduled_for": now,
             "trigger": "manual", "status": "queued", "attempt": 0,
-            "max_attempts": job["retry"]["attempts"], "available_at": now,
+            "max_attempts": job.retry["attempts"], "available_at": now,
             "lease_expires_at": None, "lease_token": None, "worker_id": None, "reason": None,
             "version": 1, "created_at": now, "finished_at": None,
         }])})
         await append_events(conn, [run_events.queued(
             run_id, actor.team_id, 1, now, job_id=job_id, scheduled_for=now, trigger="manual",
-            max_attempts=job["retry"]["attempts"], available_at=now,
+            max_attempts=job.retry["attempts"], available_at=now,
             metadata=actor.metadata())])
         await notify_wakeup(conn, "runs")
     return run_id

@@ -15,6 +15,7 @@ from typing import Any
 
 from core.errors import Conflict
 from core.jobs.definition import DEFINITION_FIELDS, normalize_definition
+from core.jobs.state import JobState
 from core.schedule import cached_schedule, canonical_form, parse_schedule
 from core.stored import job_problem
 
@@ -38,13 +39,13 @@ class Update:
     events: list[Change] = field(default_factory=list)
 
 
-def next_fire(state: dict[str, Any], now: datetime) -> datetime | None:
+def next_fire(state: JobState, now: datetime) -> datetime | None:
     """The job's first fire instant after ``now`` (UTC), ``None`` when there is none."""
-    schedule = parse_schedule(state["schedule"], state["timezone"], anchor=state["anchor_at"])
+    schedule = parse_schedule(state.schedule, state.timezone, anchor=state.anchor_at)
     return schedule.next_fire(now)
 
 
-def decide_update(before: dict[str, Any], fields: dict[str, Any], now: datetime) -> Update:
+def decide_update(before: JobState, fields: dict[str, Any], now: datetime) -> Update:
     """A partial update: fields absent from ``fields`` keep their value; ``request`` and
     ``retry`` are merged key by key; a schedule or time zone change re-anchors at ``now``; a
     ``signing_secret`` string sets the secret, ``None`` removes it; a broken job whose patched
@@ -53,7 +54,8 @@ def decide_update(before: dict[str, Any], fields: dict[str, Any], now: datetime)
     Raises:
         InvalidInput: the resulting definition is not acceptable.
     """
-    merged = {key: before[key] for key in DEFINITION_FIELDS}
+    current = before.definition()
+    merged = dict(current)
     for key, value in fields.items():
         if key in ("request", "retry") and isinstance(value, dict):
             merged[key] = {**merged[key], **value}
@@ -62,41 +64,41 @@ def decide_update(before: dict[str, Any], fields: dict[str, Any], now: datetime)
     if "schedule" in fields:  # a schedule given anew brings its own words, or none
         merged["schedule_text"] = None
     timing_changed = any(
-        canonical_form(merged[k]) != before[k] if k == "schedule" else merged[k] != before[k]
+        canonical_form(merged[k]) != current[k] if k == "schedule" else merged[k] != current[k]
         for k in ("schedule", "timezone") if k in fields
     )
-    anchor = now if timing_changed else before["anchor_at"]
+    anchor = now if timing_changed else before.anchor_at
     signing_secret = fields.get("signing_secret")
     definition = normalize_definition({**merged, "signing_secret": signing_secret},
                                       anchor=anchor, now=now)
-    changes = {k: v for k, v in definition.items() if v != before[k]}
+    changes = {k: v for k, v in definition.items() if v != current[k]}
     if timing_changed:
         changes["anchor_at"] = now
     set_signing = "signing_secret" in fields and (signing_secret is not None
-                                                  or before["signing"])
+                                                  or before.signing)
     if set_signing:
         changes["signing"] = signing_secret is not None
     events: list[Change] = []
     if changes:
         events.append(("job.updated", {"changes": changes}))
     paused = fields.get("paused")
-    if paused is True and before["status"] == "active":
+    if paused is True and before.status == "active":
         events.append(("job.paused", {}))
-    elif paused is False and before["status"] == "paused":
+    elif paused is False and before.status == "paused":
         events.append(("job.resumed", {}))
-    if before["broken_at"] is not None:
+    if before.broken_at is not None:
         # The merged definition was validated just above, so it evaluates again.
-        events.append(("job.repaired", {"previous_reason": before["broken_reason"]}))
+        events.append(("job.repaired", {"previous_reason": before.broken_reason}))
     return Update(definition, set_signing, events)
 
 
-def broken_conflict(job: dict[str, Any]) -> Conflict:
+def broken_conflict(job: JobState) -> Conflict:
     """The refusal of a command that needs a working definition on a broken job."""
-    return Conflict(f"job {job['id']} is broken ({job['broken_reason']}); fix its definition "
+    return Conflict(f"job {job.id} is broken ({job.broken_reason}); fix its definition "
                     "with PATCH first")
 
 
-def decide_pause(before: dict[str, Any], paused: bool, now: datetime) -> list[Change] | None:
+def decide_pause(before: JobState, paused: bool, now: datetime) -> list[Change] | None:
     """Pause or resume: the events, or ``None`` when the job is already so (nothing to do).
 
     Resuming a broken job whose stored definition evaluates again repairs it.
@@ -105,21 +107,21 @@ def decide_pause(before: dict[str, Any], paused: bool, now: datetime) -> list[Ch
         Conflict: the job is completed, or resuming a one-shot whose instant has passed, or
             resuming a broken job whose definition still does not evaluate.
     """
-    if before["status"] == "completed":
-        raise Conflict(f"job {before['id']} is completed")
+    if before.status == "completed":
+        raise Conflict(f"job {before.id} is completed")
     target = "paused" if paused else "active"
-    broken = before["broken_at"] is not None
-    if before["status"] == target and (paused or not broken):
+    broken = before.broken_at is not None
+    if before.status == target and (paused or not broken):
         return None
     events: list[Change] = []
     if not paused:
-        if broken and job_problem(before, cached_schedule)[1] is not None:
+        if broken and job_problem(before.as_row(), cached_schedule)[1] is not None:
             raise broken_conflict(before)
         if next_fire(before, now) is None:
-            raise Conflict(f"job {before['id']} has no future fire time; change its schedule "
+            raise Conflict(f"job {before.id} has no future fire time; change its schedule "
                            "first")
         if broken:
-            events.append(("job.repaired", {"previous_reason": before["broken_reason"]}))
-    if before["status"] != target:
+            events.append(("job.repaired", {"previous_reason": before.broken_reason}))
+    if before.status != target:
         events.insert(0, ("job.paused" if paused else "job.resumed", {}))
     return events

@@ -1,7 +1,8 @@
-"""The job aggregate's state, folded from its event stream.
+"""The job aggregate's state, folded from its event stream: a frozen :class:`JobState`.
 
-The ``jobs`` projection row is exactly :func:`fold` over the job's stream: the commands write
-the folded state, and a test replays the stream and compares it with the row.
+The ``jobs`` projection row is exactly :func:`fold` over the job's stream
+(:meth:`JobState.as_row`): the commands write the folded state, and a test replays the stream
+and compares it with the row.
 
 Event types and payloads:
     ``job.created``   ``{definition fields…, "status": "active"|"paused", "anchor_at",
@@ -23,12 +24,15 @@ derived from the request on every event, so claims know without parsing which jo
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from core import streams
+from core.events import to_json
 from core.jobs.definition import DEFAULTS, DEFINITION_FIELDS
 from core.secrets import placeholder_names
 
@@ -44,7 +48,83 @@ def _instant(value: Any) -> datetime:
     return value if isinstance(value, datetime) else datetime.fromisoformat(value)
 
 
-def evolve(state: dict[str, Any] | None, event: dict[str, Any]) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True, kw_only=True)
+class JobState:
+    """A job as its stream leaves it: the columns of its ``jobs`` row.
+
+    Built by :func:`evolve` (the fold) or :meth:`from_row` (a locked ``jobs`` row); written
+    back with :meth:`upsert_params`. Instants are UTC; ``timeout_seconds`` in seconds;
+    ``confirm_timeout_seconds`` is the definition's ``confirm.timeout_seconds`` (``None``: no
+    confirmation, docs/ledger.md).
+    """
+
+    id: uuid.UUID
+    team_id: uuid.UUID
+    name: str
+    schedule: str
+    timezone: str
+    request: dict[str, Any]
+    timeout_seconds: float
+    retry: dict[str, Any]
+    overlap: str
+    catchup: str
+    success_statuses: list[int] | None
+    channels: list[uuid.UUID]
+    alert_after_failures: int
+    realert_every: int | None
+    tags: list[str]
+    schedule_text: str | None
+    confirm_timeout_seconds: int | None
+    status: str
+    anchor_at: datetime
+    created_at: datetime
+    updated_at: datetime
+    signing: bool
+    secret_names: list[str]
+    broken_at: datetime | None
+    broken_reason: str | None
+    version: int
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> JobState:
+        """The state in a ``jobs`` row (``job_lock``; extra columns are ignored)."""
+        return cls(**{f: row[f] for f in _FIELDS})
+
+    @property
+    def confirm(self) -> dict[str, Any] | None:
+        """The definition's ``confirm`` object, rebuilt from its column."""
+        seconds = self.confirm_timeout_seconds
+        return None if seconds is None else {"timeout_seconds": seconds}
+
+    def definition(self) -> dict[str, Any]:
+        """The user-editable fields (``DEFINITION_FIELDS``), as a definition dict."""
+        return {key: getattr(self, key) for key in DEFINITION_FIELDS}
+
+    def as_row(self) -> dict[str, Any]:
+        """The ``jobs`` row's columns (the fields, by name)."""
+        return {f: getattr(self, f) for f in _FIELDS}
+
+    def upsert_params(self) -> dict[str, Any]:
+        """The parameters of ``job_upsert`` (core/sql/jobs.sql)."""
+        return {**self.as_row(), "request": to_json(self.request),
+                "retry": to_json(self.retry)}
+
+
+_FIELDS = tuple(f.name for f in dataclasses.fields(JobState))
+
+
+def _derived(fields: dict[str, Any]) -> dict[str, Any]:
+    """``fields`` (of a state) with what the row derives from the definition."""
+    if "confirm" in fields:  # the row keeps confirm.timeout_seconds as a column
+        fields["confirm_timeout_seconds"] = (fields.pop("confirm") or {}).get("timeout_seconds")
+    fields["tags"] = list(fields.get("tags") or ())  # tags came with migration 0009
+    fields["secret_names"] = placeholder_names(fields["request"])
+    fields["channels"] = [c if isinstance(c, uuid.UUID) else uuid.UUID(c)
+                          for c in fields["channels"] or ()]
+    return {k: v for k, v in fields.items() if k in _FIELDS}
+
+
+def evolve(state: JobState | None, event: Mapping[str, Any]) -> JobState:
     """Apply one event (a row of ``events`` or an equivalent dict) to ``state``.
 
     Args:
@@ -70,33 +150,24 @@ def evolve(state: dict[str, Any] | None, event: dict[str, Any]) -> dict[str, Any
     elif state is None:
         raise ValueError(f"{kind} before job.created")
     elif kind == "job.updated":
-        new = {**state, **data["changes"]}
+        new = {**state.as_row(), **data["changes"]}
         if "anchor_at" in data["changes"]:
             new["anchor_at"] = _instant(data["changes"]["anchor_at"])
     elif kind in STATUS_AFTER:
-        new = {**state, "status": STATUS_AFTER[kind]}
+        new = {**state.as_row(), "status": STATUS_AFTER[kind]}
     elif kind == "job.broken":
-        new = {**state, "broken_at": occurred_at, "broken_reason": data["reason"]}
+        new = {**state.as_row(), "broken_at": occurred_at, "broken_reason": data["reason"]}
     elif kind == "job.repaired":
-        new = {**state, "broken_at": None, "broken_reason": None}
+        new = {**state.as_row(), "broken_at": None, "broken_reason": None}
     else:
         raise ValueError(f"unknown job event {kind!r}")
-    new.setdefault("broken_at", None)
-    new.setdefault("broken_reason", None)
-    new["tags"] = list(new.get("tags") or ())  # tags came with migration 0009
-    new["secret_names"] = placeholder_names(new["request"])
-    # The row keeps confirm.timeout_seconds as a column (reads rebuild the object).
-    if "confirm" in new:
-        new["confirm_timeout_seconds"] = (new.pop("confirm") or {}).get("timeout_seconds")
     new.setdefault("confirm_timeout_seconds", None)
-    new["channels"] = [c if isinstance(c, uuid.UUID) else uuid.UUID(c)
-                       for c in new["channels"] or ()]
     new["version"] = event["stream_version"]
     new["updated_at"] = occurred_at
-    return new
+    return JobState(**_derived(new))
 
 
-def fold(events: Iterable[dict[str, Any]]) -> dict[str, Any] | None:
+def fold(events: Iterable[Mapping[str, Any]]) -> JobState | None:
     """The state after all ``events`` of one job stream, in version order (``None`` if
     empty): :func:`core.streams.fold` with :func:`evolve`."""
     return streams.fold(evolve, events)

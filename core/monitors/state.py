@@ -33,7 +33,7 @@ Event types and payloads:
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -60,7 +60,7 @@ def _uuid(value: Any) -> uuid.UUID | None:
     return None if value is None else uuid.UUID(str(value))
 
 
-def evolve(state: dict[str, Any] | None, event: dict[str, Any]) -> dict[str, Any]:
+def evolve(state: dict[str, Any] | None, event: Mapping[str, Any]) -> dict[str, Any]:
     """Apply one event (a row of ``events`` or an equivalent dict) to ``state``.
 
     Args:
@@ -117,7 +117,7 @@ def evolve(state: dict[str, Any] | None, event: dict[str, Any]) -> dict[str, Any
     return new
 
 
-def fold(events: Iterable[dict[str, Any]]) -> dict[str, Any] | None:
+def fold(events: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
     """The state after all ``events`` of one monitor stream, in version order (``None`` if
     empty): :func:`core.streams.fold` with :func:`evolve`."""
     return streams.fold(evolve, events)

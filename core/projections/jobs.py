@@ -29,8 +29,7 @@ from typing import Any
 
 import psycopg
 
-from core.events import to_json
-from core.jobs.state import evolve
+from core.jobs.state import JobState, evolve
 from core.projections.common import Skipped
 from core.queries import Q
 from core.reasons import reason_of
@@ -40,9 +39,9 @@ TABLES = ("jobs", "due_jobs")
 _TIMING = ("schedule", "timezone", "anchor_at")
 
 
-def _next_fire(state: dict[str, Any], after: datetime) -> datetime | None:
+def _next_fire(state: JobState, after: datetime) -> datetime | None:
     try:
-        schedule = cached_schedule(state["schedule"], state["timezone"], state["anchor_at"])
+        schedule = cached_schedule(state.schedule, state.timezone, state.anchor_at)
         return schedule.next_fire(after)
     except Exception:  # noqa: BLE001 - a poison job must not stop the rebuild
         return None
@@ -52,7 +51,7 @@ class JobReplay:
     """Job states and their pending slot, folded from job events and slot-run events."""
 
     def __init__(self, due: dict[uuid.UUID, datetime | None] | None = None) -> None:
-        self.states: dict[uuid.UUID, dict[str, Any]] = {}
+        self.states: dict[uuid.UUID, JobState] = {}
         self.due: dict[uuid.UUID, datetime | None] = dict(due or {})
 
     def apply(self, event: dict[str, Any]) -> None:
@@ -70,18 +69,18 @@ class JobReplay:
         after = self.states[job_id] = evolve(before, event)
         if not event.get("tail", True):
             return
-        if after["status"] != "active" or after["broken_at"] is not None:
+        if after.status != "active" or after.broken_at is not None:
             self.due[job_id] = None
-        elif not (before is not None and before["status"] == "active"
-                  and before["broken_at"] is None
-                  and all(before[k] == after[k] for k in _TIMING)):
+        elif not (before is not None and before.status == "active"
+                  and before.broken_at is None
+                  and all(getattr(before, k) == getattr(after, k) for k in _TIMING)):
             self.due[job_id] = _next_fire(after, event["occurred_at"])
 
     def _slot_event(self, event: dict[str, Any]) -> None:
         data = event["data"]
         job_id = uuid.UUID(data["job_id"])
         state = self.states.get(job_id)
-        if state is None or state["status"] != "active" or state["broken_at"] is not None:
+        if state is None or state.status != "active" or state.broken_at is not None:
             return
         slot = datetime.fromisoformat(data["scheduled_for"])
         self.due[job_id] = _next_fire(state, max(event["occurred_at"], slot))
@@ -109,9 +108,8 @@ async def rebuild(conn: psycopg.AsyncConnection, skipped: Skipped | None = None,
                 if skipped is not None:
                     skipped.append((event["global_position"], reason_of(exc)))
     async with conn.cursor() as cur:
-        await cur.executemany(Q["job_upsert"], [
-            {**s, "request": to_json(s["request"]), "retry": to_json(s["retry"])}
-            for s in replay.states.values()])
+        await cur.executemany(Q["job_upsert"],
+                              [s.upsert_params() for s in replay.states.values()])
         await cur.executemany(Q["due_job_set"], [
             {"job_id": job_id, "due_at": due} for job_id, due in replay.due.items()
             if due is not None])

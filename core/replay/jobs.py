@@ -36,7 +36,7 @@ from core.actor import Actor
 from core.clock import utc
 from core.errors import NotFound
 from core.history.streams import JOB, events_until
-from core.jobs.state import evolve
+from core.jobs.state import JobState, evolve
 from core.notifications.job_alerts import (
     FinalRun,
     decide_alert,
@@ -93,7 +93,7 @@ def replay(job_events: list[dict[str, Any]], finals: list[dict[str, Any]],
     """
     alerts: list[dict[str, Any]] = []
     streak: dict[str, Any] | None = None
-    job: dict[str, Any] | None = None
+    job: JobState | None = None
     pending = list(job_events)
     for _, rows in groupby(finals, key=lambda r: r["tx_id"]):
         batch = list(rows)
@@ -102,18 +102,19 @@ def replay(job_events: list[dict[str, Any]], finals: list[dict[str, Any]],
             job = proposal.apply(evolve(job, pending.pop(0)))
         if job is None:
             continue
-        outcomes = [_final(job["id"], job["team_id"], r, streak is not None) for r in batch]
+        outcomes = [_final(job.id, job.team_id, r, streak is not None) for r in batch]
         outcomes = [o for o in outcomes if reaches_rules(o.status, o.was_failing)]
         recoveries, failures = split_streaks(outcomes)
         said: list[str] = []
-        if job["id"] in recoveries:
-            if streak is not None and recovery_alerts({**streak, "status": job["status"]}):
+        if job.id in recoveries:
+            if streak is not None and recovery_alerts({**streak, "status": job.status}):
                 said.append("recovered")
             streak = None
-        if job["id"] in failures:
-            streak = grow_streak(streak, failures[job["id"]])
-            event = decide_alert({**streak, **{k: job[k] for k in (
-                "status", "alert_after_failures", "realert_every")}}, now)
+        if job.id in failures:
+            streak = grow_streak(streak, failures[job.id])
+            event = decide_alert({**streak, "status": job.status,
+                                  "alert_after_failures": job.alert_after_failures,
+                                  "realert_every": job.realert_every}, now)
             if event is not None:
                 said.append(event)
                 streak["last_alert_at"] = now

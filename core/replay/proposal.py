@@ -16,6 +16,7 @@ default ``keep`` unless ``maintenance`` is given, which then replaces them). doc
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -110,9 +111,11 @@ class Proposal:
     overrides: dict[str, Any] = field(default_factory=dict)
     extras: dict[str, Any] = field(default_factory=dict)
 
-    def apply(self, state: dict[str, Any]) -> dict[str, Any]:
-        """``state`` with the overrides."""
-        return {**state, **self.overrides}
+    def apply(self, state: Any) -> Any:
+        """``state`` (a stream's frozen state, or a row dict) with the overrides."""
+        if isinstance(state, dict):
+            return {**state, **self.overrides}
+        return dataclasses.replace(state, **self.overrides)
 
     def shown(self) -> dict[str, Any]:
         """The proposal as answered: the canonical value of each key given."""

@@ -97,7 +97,7 @@ async def test_patch_pause_resume_delete_and_events(
         stream = await read_stream(conn, "job", uuid.UUID(job["id"]), team["actor"].team_id)
         cur = await conn.execute("SELECT * FROM jobs WHERE id = %s", (job["id"],))
         row = await cur.fetchone()
-    assert fold(stream) == row
+    assert fold(stream).as_row() == row
 
 
 async def test_schedule_change_recomputes_next_run(

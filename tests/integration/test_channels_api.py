@@ -271,7 +271,7 @@ async def test_job_channels_and_alert_rules(
                                    team["actor"].team_id)
         cur = await conn.execute("SELECT * FROM jobs WHERE id = %s", (created["id"],))
         row = await cur.fetchone()
-    assert fold(events) == row
+    assert fold(events).as_row() == row
 
 
 async def test_notifications_list_shows_outbox_rows(

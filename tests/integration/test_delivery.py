@@ -289,5 +289,5 @@ async def test_signing_can_be_replaced_and_removed(
     async with fresh_pool.connection() as conn:
         row = await (await conn.execute("SELECT * FROM jobs WHERE id = %s", (job["id"],))
                      ).fetchone()
-        assert fold(await read_stream(conn, "job", UUID(job["id"]), row["team_id"])) == row
+        assert fold(await read_stream(conn, "job", UUID(job["id"]), row["team_id"])).as_row() == row
     assert row["signing"] is False and row["secret_names"] == []

@@ -56,7 +56,7 @@ async def test_a_job_in_words_stores_the_canonical_form_and_keeps_the_words(
     stream = await _stream(pool, job["id"], team)
     assert stream[0]["data"]["schedule"] == "30 9 * * 1-5"
     assert stream[0]["data"]["schedule_text"] == "du lundi au vendredi à 9h30"
-    assert fold_job(stream) == await _row(pool, "jobs", job["id"])
+    assert fold_job(stream).as_row() == await _row(pool, "jobs", job["id"])
     url = f"/v1/jobs/{job['id']}"
 
     # a change that leaves the schedule alone keeps the words (they still read as it)
@@ -74,7 +74,8 @@ async def test_a_job_in_words_stores_the_canonical_form_and_keeps_the_words(
     assert "schedule_text" not in changes[0] and changes[0]["timezone"] == "America/New_York"
     assert changes[1]["schedule_text"] == "every day at noon"
     assert changes[2]["schedule_text"] is None and "schedule" not in changes[2]
-    assert fold_job(await _stream(pool, job["id"], team)) == await _row(pool, "jobs", job["id"])
+    folded = fold_job(await _stream(pool, job["id"], team))
+    assert folded is not None and folded.as_row() == await _row(pool, "jobs", job["id"])
     listed = (await api.get("/v1/jobs", headers=team["auth"])).json()["items"]
     assert [(j["schedule"], j["schedule_text"]) for j in listed] == [("0 12 * * *", None)]
 

@@ -56,7 +56,7 @@ async def test_duplicates_are_renamed_with_events(fresh_dsn: str) -> None:
                 stream = await read_stream(conn, "job", job["id"], actor.team_id)
                 assert stream[-1]["event_type"] == "job.updated"
                 assert stream[-1]["metadata"] == {"actor": "migration", "migration": "0014"}
-                assert fold(stream)["name"] == job["name"] == stream[-1]["data"]["changes"]["name"]
+                assert fold(stream).name == job["name"] == stream[-1]["data"]["changes"]["name"]
                 assert job["version"] == 2
         monitors = await _rows(pool, "monitors")
         assert monitors[0]["name"] == "ping" and monitors[1]["name"].startswith("ping (")

@@ -3,6 +3,7 @@ pause or resume append, from the state the fold gives."""
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -12,15 +13,15 @@ import pytest
 from core.errors import Conflict, InvalidInput
 from core.jobs.decide import decide_pause, decide_update
 from core.jobs.definition import normalize_definition
-from core.jobs.state import evolve
+from core.jobs.state import JobState, evolve
 
 T0 = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
 LATER = T0 + timedelta(hours=1)
 
 
-def _job(**overrides: Any) -> dict[str, Any]:
-    """A job's state as ``job_lock`` reads it after ``job.created`` (then ``overrides``): the
-    fold's row, with ``confirm`` rebuilt from its column as the statement does."""
+def _job(**overrides: Any) -> JobState:
+    """A job's state after ``job.created`` (then ``overrides``), as the fold gives it and
+    ``job_lock`` reads it."""
     definition = normalize_definition({"name": "backup", "schedule": "0 3 * * *",
                                        "timezone": "UTC",
                                        "request": {"url": "https://example.com/hook"}},
@@ -29,9 +30,7 @@ def _job(**overrides: Any) -> dict[str, Any]:
                           "team_id": uuid.uuid4(), "stream_version": 1, "occurred_at": T0,
                           "data": {**definition, "status": "active", "anchor_at": T0,
                                    "signing": False}})
-    seconds = state["confirm_timeout_seconds"]
-    confirm = None if seconds is None else {"timeout_seconds": seconds}
-    return {**state, "confirm": confirm, **overrides}
+    return dataclasses.replace(state, **overrides)
 
 
 def test_a_rename_is_one_update_with_that_change() -> None:
