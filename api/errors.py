@@ -40,12 +40,31 @@ def problem(status: int, detail: str, errors: list[dict[str, str]] | None = None
     return Response(body, status_code=status, media_type=PROBLEM, headers=headers)
 
 
-def domain_error(_: Request, exc: DomainError) -> Response[dict[str, Any]]:
+# Every answer under /api/ (healthchecks' Management API, any version, known or not) is
+# healthchecks' ``{"error": ...}``, never a problem (api/hc/routes.py).
+_HC_PATH = re.compile(r"^/api(?:/|$)")
+
+
+def _answer(request: Request, status: int, detail: str,
+            errors: list[dict[str, str]] | None = None, headers: dict[str, str] | None = None,
+            extensions: dict[str, Any] | None = None) -> Response[dict[str, Any]]:
+    """:func:`problem`, or under ``/api/`` healthchecks' ``{"error": detail}`` with its CORS
+    headers (:func:`api.hc.routes.error_response`)."""
+    if _HC_PATH.match(request.url.path):
+        from api.hc.routes import error_response
+
+        # healthchecks answers invalid input 400, never 422
+        return error_response(400 if status == 422 else status, detail,  # type: ignore[return-value]
+                              headers)
+    return problem(status, detail, errors, headers, extensions)
+
+
+def domain_error(request: Request, exc: DomainError) -> Response[dict[str, Any]]:
     errors = [{"field": e.field, "message": e.message} for e in exc.errors]
     headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
     if isinstance(exc, DatabaseUnavailable):
         headers = {"Retry-After": str(RETRY_AFTER_SECONDS)}
-    return problem(exc.status, exc.detail, errors, headers, exc.extensions)
+    return _answer(request, exc.status, exc.detail, errors, headers, exc.extensions)
 
 
 def database_error(request: Request, exc: DriverError) -> Response[dict[str, Any]]:
@@ -92,7 +111,7 @@ def _words(message: str) -> str:
     return _PATTERN_WORDS.get(pattern, message)
 
 
-def validation_error(_: Request, exc: ValidationException) -> Response[dict[str, Any]]:
+def validation_error(request: Request, exc: ValidationException) -> Response[dict[str, Any]]:
     """Litestar's decoding errors: malformed JSON is 400, wrong shapes and types are 422."""
     extra = exc.extra if isinstance(exc.extra, list) else []
     errors = []
@@ -100,26 +119,25 @@ def validation_error(_: Request, exc: ValidationException) -> Response[dict[str,
         if isinstance(item, dict):
             message = _words(str(item.get("message", "is invalid")))
             if message == "'data'":  # Litestar's KeyError text for a request without a body
-                return problem(400, "a JSON request body is required")
+                return _answer(request, 400, "a JSON request body is required")
             errors.append({"field": _field_path(item.get("key"), message), "message": message})
     text = " ".join(e["message"] for e in errors).lower()
     if "malformed" in text or "json is malformed" in text or "invalid json" in text:
-        return problem(400, "the request body is not valid JSON", errors)
+        return _answer(request, 400, "the request body is not valid JSON", errors)
     detail = "; ".join(f"{e['field']}: {e['message']}" for e in errors) or exc.detail
-    return problem(422, detail, errors)
+    return _answer(request, 422, detail, errors)
 
 
-def too_deep(_: Request, exc: RecursionError) -> Response[dict[str, Any]]:
+def too_deep(request: Request, exc: RecursionError) -> Response[dict[str, Any]]:
     """JSON nested deeper than the decoder's recursion limit (it raises while parsing)."""
+    if _HC_PATH.match(request.url.path):  # healthchecks' words for JSON it cannot parse
+        return _answer(request, 400, "could not parse request body")
     return problem(400, "the request body is nested too deeply")
 
 
-_HC_PATH = re.compile(r"^/api/v[123]/")
-
-
 def http_error(request: Request, exc: HTTPException) -> Response[dict[str, Any]]:
-    """Litestar's own errors (unknown route, wrong method); on the healthchecks routes in
-    their shape (:func:`api.hc.routes.http_error`)."""
+    """Litestar's own errors (unknown route, wrong method); under ``/api/`` (an unknown
+    version too) in healthchecks' shape (:func:`api.hc.routes.http_error`)."""
     if _HC_PATH.match(request.url.path):
         from api.hc.routes import http_error as hc_error
 
@@ -129,7 +147,7 @@ def http_error(request: Request, exc: HTTPException) -> Response[dict[str, Any]]
 
 def internal_error(request: Request, exc: Exception) -> Response[dict[str, Any]]:
     log.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
-    return problem(HTTP_500_INTERNAL_SERVER_ERROR, "internal error; it has been logged")
+    return _answer(request, HTTP_500_INTERNAL_SERVER_ERROR, "internal error; it has been logged")
 
 
 EXCEPTION_HANDLERS = {

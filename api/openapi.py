@@ -155,7 +155,8 @@ def _ping_operation(method: str, action: str | None, exit_status: bool) -> Opera
         parameters=params, request_body=body, security=[],
         responses={
             "200": ok,
-            "400": _text("an exit status above 255 or a malformed rid", "invalid rid"),
+            "400": _text("an exit status above 255, or a rid that is not a UUID (empty "
+                                 "included)", "invalid uuid format"),
             "404": _text("unknown, malformed or deleted token", "not found"),
             "413": _text(f"a body over {MAX_BODY_BYTES} bytes", "payload too large"),
             "503": _text("the database is unavailable (Retry-After: 1)",

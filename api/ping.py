@@ -184,7 +184,8 @@ async def ping_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
     try:
         target = parse_target(scope["path"])
         query = scope.get("query_string", b"").decode("latin-1")
-        params = dict(parse_qsl(query)) if query else {}
+        # Blank values kept: ``?rid=`` is a run id that is not a UUID (400), not an absent one.
+        params = dict(parse_qsl(query, keep_blank_values=True)) if query else {}
         rid = parse_rid(params.get("rid"))
     except BadPing as exc:
         await reply(400, str(exc).encode())

@@ -44,6 +44,7 @@ from core.monitors.queries import (
     monitor_events,
     ping_counts,
 )
+from core.monitors.tokens import NO_KEY, kept
 from core.teams import get_team
 
 VERSIONS = (1, 2, 3)
@@ -54,21 +55,23 @@ CORS = {"Access-Control-Allow-Origin": "*", "Access-Control-Allow-Headers": "X-A
         "Access-Control-Max-Age": "600"}
 
 
-def _error(status: int, text: str,
-           headers: dict[str, str] | None = None) -> Response[dict[str, str]]:
+def error_response(status: int, text: str,
+                   headers: dict[str, str] | None = None) -> Response[dict[str, str]]:
+    """healthchecks' error answer: ``{"error": text}`` with its CORS headers (also
+    :mod:`api.errors`' answer to any error under ``/api/``)."""
     return Response({"error": text}, status_code=status, headers={**CORS, **(headers or {})})
 
 
 def domain_error(_: Request[Any, Any, Any], exc: DomainError) -> Response[dict[str, str]]:
     """A domain error in healthchecks' style: ``{"error": ...}``."""
     status = next((code for kind, code in STATUS.items() if isinstance(exc, kind)), exc.status)
-    return _error(status, exc.detail)
+    return error_response(status, exc.detail)
 
 
 def http_error(_: Request[Any, Any, Any], exc: HTTPException) -> Response[dict[str, str]]:
     """Litestar's own errors on these paths (a wrong method: 405, from
     :func:`api.errors.http_error`) as ``{"error": ...}``, with the CORS headers."""
-    return _error(exc.status_code, str(exc.detail).lower(), exc.headers)
+    return error_response(exc.status_code, str(exc.detail).lower(), exc.headers)
 
 
 def cors(response: Response[Any]) -> Response[Any]:
@@ -93,7 +96,12 @@ async def _actor(request: Request[Any, Any, Any], *, write: bool,
     """The caller, as healthchecks' ``authorize`` (``write``: a write key, its ``X-Api-Key``
     header or ``api_key`` in the JSON ``body`` of a POST) or ``authorize_read`` (the header;
     a read key too). 401 ``missing api key`` / ``wrong api key`` otherwise."""
-    key = request.headers.get("x-api-key", "").strip()
+    # Several headers (or one a proxy joined with commas: no key holds a comma): which one was
+    # meant cannot be known, so refuse rather than pick one (as /v1 does with Authorization).
+    given = [v for h in request.headers.getall("x-api-key", []) for v in h.split(",")]
+    if len(given) > 1:
+        raise InvalidInput(f"{len(given)} X-Api-Key headers: send one")
+    key = given[0].strip() if given else ""
     if not key and write and isinstance(body, dict) and body.get("api_key") is not None:
         key = str(body["api_key"]).strip()
     if not key:
@@ -111,11 +119,14 @@ async def _write_actor(request: Request[Any, Any, Any]) -> tuple[Actor, Any]:
 
 
 def _body(request_body: bytes) -> Any:
-    if not request_body.strip():
+    """A POST's JSON body, as healthchecks' ``authorize`` reads it: no body is ``{}``; anything
+    but a JSON object (``null``, a list, a number, a string, blank text, JSON nested too deeply
+    to parse) is a 400."""
+    if not request_body:
         return {}
     try:
         body = msgspec.json.decode(request_body)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):
         raise InvalidInput("could not parse request body") from None
     if not isinstance(body, dict):
         raise InvalidInput("json validation error: value is not an object")
@@ -167,16 +178,24 @@ async def _by_reference(request: Request[Any, Any, Any], actor: Actor,
 async def _views(request: Request[Any, Any, Any], actor: Actor,
                  monitors: list[dict[str, Any]], token: str | None = None
                  ) -> list[dict[str, Any]]:
+    """The checks of ``monitors`` as ``actor`` sees them; a write key's check without a
+    readable ping URL (``ping_url: ""``) carries ``ping_url_note``, the reason (an extra field,
+    as ``/v1`` answers it; healthchecks' clients ignore fields they do not know)."""
     pool = request.app.state.pool
     ids = [m["id"] for m in monitors]
     counts = await ping_counts(pool, actor, ids) if monitors else {}
-    tokens, _ = await ping_tokens(request, actor, ids)
+    tokens, note = await ping_tokens(request, actor, ids)
     if token is not None:
         tokens[ids[0]] = token
     base, version = base_url(request), api_version(request)
-    return [shapes.check_view(m, counts.get(m["id"], 0), base, read_only=actor.scope != "write",
-                              token=tokens.get(m["id"]), version=version)
-            for m in monitors]
+    read_only = actor.scope != "write"
+    views = [shapes.check_view(m, counts.get(m["id"], 0), base, read_only=read_only,
+                               token=tokens.get(m["id"]), version=version)
+             for m in monitors]
+    for view in views:
+        if not read_only and not view["ping_url"]:
+            view["ping_url_note"] = note
+    return views
 
 
 async def _one(request: Request[Any, Any, Any], actor: Actor, monitor_id: uuid.UUID,
@@ -211,14 +230,17 @@ async def create_check(request: Request[Any, Any, Any]) -> Response[dict[str, An
     unique = body.get("unique") or []
     if unique:
         for monitor in await _all_monitors(pool, actor):
-            if shapes.matches(monitor, fields, unique):
+            if shapes.matches(monitor, body, fields, unique):
                 update = shapes.definition_fields(body, channels, creating=False)
                 if update:
                     await commands.update_monitor(pool, actor, monitor["id"], update, now)
                 return Response(await _one(request, actor, monitor["id"]), status_code=200)
-    monitor_id, token = await commands.create_monitor(pool, actor, fields, now,
-                                                      request.app.state.keyring)
-    return Response(await _one(request, actor, monitor_id, token), status_code=201)
+    keyring = request.app.state.keyring
+    monitor_id, token = await commands.create_monitor(pool, actor, fields, now, keyring)
+    check = await _one(request, actor, monitor_id, token)
+    if not kept(keyring):  # the URL is in this answer only: say so, as /v1 does
+        check["ping_url_note"] = NO_KEY
+    return Response(check, status_code=201)
 
 
 @get("/checks/{check:str}", **_methods("POST", "DELETE", "GET"))
@@ -349,7 +371,7 @@ async def badges(request: Request[Any, Any, Any]) -> dict[str, Any]:
        status_code=404)
 async def unknown(request: Request[Any, Any, Any], rest: FromPath[str]) -> Response[Any]:
     """Any other path under ``/api/v<n>/``: 404 ``{"error": "not found"}``."""
-    return _error(404, "not found")
+    return error_response(404, "not found")
 
 
 HANDLERS = [list_checks, create_check, read_check, update_check, delete_check, pause_check,

@@ -209,15 +209,23 @@ def _channels(text: str, all_channels: list[uuid.UUID], errors: FieldErrors) -> 
     return ids
 
 
-def matches(monitor: dict[str, Any], fields: dict[str, Any], unique: list[str]) -> bool:
-    """Whether an existing monitor is the one a create with ``unique`` names (healthchecks:
-    the first check whose every listed field equals the request's)."""
+def matches(monitor: dict[str, Any], body: dict[str, Any], fields: dict[str, Any],
+            unique: list[str]) -> bool:
+    """Whether an existing monitor is the one a create with ``unique`` names, as healthchecks'
+    ``_lookup`` (``hc/api/views.py``) decides: a field listed in ``unique`` but absent from
+    the ``body`` matches no check (a new one is created); otherwise every listed field equals
+    the request's (``fields``, from :func:`definition_fields`). ``tags`` are compared as
+    healthchecks compares its tags string, in order ("db prod" is not "prod db"); runs of
+    spaces and repeated tags count once, as cronledger keeps tags (docs/healthchecks.md)."""
+    if any(body.get(name) is None for name in unique):
+        return False
     for name in unique:
         if name == "name" and monitor["name"] != fields.get("name"):
             return False
         if name == "slug" and (monitor.get("slug") or None) != fields.get("slug"):
             return False
-        if name == "tags" and sorted(monitor.get("tags") or ()) != sorted(fields.get("tags", [])):
+        if name == "tags" and list(monitor.get("tags") or ()) != list(
+                dict.fromkeys(fields.get("tags", []))):
             return False
         if name == "timeout" and f"@every {timeout_of(monitor)}s" != fields.get("schedule"):
             return False

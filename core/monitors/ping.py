@@ -181,18 +181,24 @@ def parse_target(path: str) -> Target | None:
     return None if action is None else Target("", *action, ping_key=parts[0], slug=parts[1])
 
 
+# healthchecks' ``is_valid_uuid_string`` (hc/lib/string.py): the hyphenated form, any case;
+# the OpenAPI document types ``rid`` as ``format: uuid``, which is this form too.
+_RID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.IGNORECASE)
+
+
 def parse_rid(value: str | None) -> uuid.UUID | None:
-    """The ``?rid=`` run id.
+    """The ``?rid=`` run id: ``None`` when the parameter is absent (not when it is empty).
 
     Raises:
-        BadPing: not a UUID.
+        BadPing: anything but a hyphenated UUID, the empty string included (healthchecks'
+            ``ping`` view answers these 400 "invalid uuid format").
     """
     if value is None:
         return None
-    try:
-        return uuid.UUID(value)
-    except ValueError:
-        raise BadPing("invalid rid: it must be a UUID") from None
+    if not _RID.fullmatch(value):
+        raise BadPing("invalid uuid format: rid must be a UUID "
+                      "(such as 3fa85f64-5717-4562-b3fc-2c963f66afa6)")
+    return uuid.UUID(value)
 
 
 def clean_text(value: str | None, limit: int) -> str | None:

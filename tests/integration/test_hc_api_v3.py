@@ -107,3 +107,81 @@ async def test_pings_flips_and_read_keys(api: AsyncTestClient, team: Team) -> No
     assert channels.status_code == 200 and channels.json() == {"channels": []}
     badges = (await api.get("/api/v3/badges/", headers=_key(team, "read"))).json()["badges"]
     assert badges["*"]["svg3"].endswith("/*.svg") and badges["*"]["svg"].endswith("/*-2.svg")
+
+
+async def test_every_error_under_api_is_healthchecks_shape(api: AsyncTestClient,
+                                                           team: Team) -> None:
+    """Not a problem+json anywhere under /api/: an unknown version, /api itself, a body nested
+    too deeply for the JSON decoder (healthchecks: "could not parse request body")."""
+    for path in ("/api/v9/checks/", "/api/v0/checks/", "/api", "/api/", "/api/checks/"):
+        r = await api.get(path, headers=_key(team))
+        assert r.status_code == 404, path
+        assert r.headers["content-type"] == "application/json"
+        assert r.json() == {"error": "not found"}, path
+        assert r.headers["access-control-allow-origin"] == "*"
+    deep = b"[" * 100_000 + b"]" * 100_000
+    for path in ("/api/v3/checks/", "/api/v9/checks/"):
+        r = await api.post(path, content=b'{"name": ' + deep + b"}", headers=_key(team))
+        assert r.headers["content-type"] == "application/json", path
+        assert "error" in r.json() and r.status_code in (400, 404), r.text
+    r = await api.post("/api/v3/checks/", content=b'{"name": ' + deep + b"}",
+                       headers=_key(team))
+    assert (r.status_code, r.json()) == (400, {"error": "could not parse request body"})
+    # /v1 keeps its problems
+    r = await api.post("/v1/monitors", content=b'{"name": ' + deep + b"}", headers=team["auth"])
+    assert r.status_code == 400 and r.headers["content-type"] == "application/problem+json"
+
+
+async def test_two_api_key_headers_are_refused(api: AsyncTestClient, team: Team) -> None:
+    """Which key was meant cannot be known (as /v1's two Authorization headers): 400 naming
+    the header, whichever comes first; nothing is created."""
+    before = (await api.get("/api/v3/checks/", headers=_key(team))).json()["checks"]
+    for keys in ([team["write"], "nope"], ["nope", team["write"]],
+                 [team["write"], team["write"]], [f"{team['write']}, {team['read']}"]):
+        headers = [("X-Api-Key", k) for k in keys]
+        for r in (await api.get("/api/v3/checks/", headers=headers),
+                  await api.post("/api/v3/checks/", json={"name": "two"}, headers=headers)):
+            assert r.status_code == 400, (keys, r.text)
+            assert "X-Api-Key" in r.json()["error"], r.json()
+    assert (await api.get("/api/v3/checks/", headers=_key(team))).json()["checks"] == before
+
+
+async def test_a_body_that_is_not_an_object_is_refused(api: AsyncTestClient,
+                                                       team: Team) -> None:
+    """healthchecks' ``authorize`` (hc/api/decorators.py): a POST body that is not a JSON
+    object is 400 "json validation error: value is not an object"; blank text does not parse."""
+    created = (await api.post("/api/v3/checks/", json={"name": "obj"}, headers=_key(team)))
+    uuid = created.json()["uuid"]
+    before = (await api.get("/api/v3/checks/", headers=_key(team))).json()["checks"]
+    for body in (b"null", b"[]", b'[{"name": "x"}]', b"3", b'"x"', b"true"):
+        for path in ("/api/v3/checks/", f"/api/v3/checks/{uuid}", f"/api/v1/checks/{uuid}/pause"):
+            r = await api.post(path, content=body, headers=_key(team))
+            assert (r.status_code, r.json()) == (
+                400, {"error": "json validation error: value is not an object"}), (path, body)
+    for body in (b" ", b"\n", b"{nope"):
+        r = await api.post("/api/v3/checks/", content=body, headers=_key(team))
+        assert (r.status_code, r.json()) == (400, {"error": "could not parse request body"})
+    assert (await api.get("/api/v3/checks/", headers=_key(team))).json()["checks"] == before
+    # no body at all is healthchecks' {} (a pause sends none)
+    r = await api.post(f"/api/v3/checks/{uuid}/pause", headers=_key(team))
+    assert r.status_code == 200 and r.json()["status"] == "paused"
+
+
+async def test_unique_tags_compare_as_healthchecks_compares_its_tags_string(
+        api: AsyncTestClient, team: Team) -> None:
+    """healthchecks' ``_lookup`` filters ``tags=spec.tags``, the string: "db prod" is not
+    "prod db"; and a field listed in ``unique`` but absent matches nothing."""
+    first = await api.post("/api/v3/checks/", json={"name": "t", "tags": "prod db"},
+                           headers=_key(team))
+    assert first.status_code == 201
+    same = await api.post("/api/v3/checks/", json={"tags": "prod db", "unique": ["tags"]},
+                          headers=_key(team))
+    assert same.status_code == 200 and same.json()["uuid"] == first.json()["uuid"]
+    other = await api.post("/api/v3/checks/", json={"tags": "db prod", "unique": ["tags"]},
+                           headers=_key(team))
+    assert other.status_code == 201 and other.json()["uuid"] != first.json()["uuid"]
+    # "name" listed but not given: healthchecks creates a new check (no lookup)
+    absent = await api.post("/api/v3/checks/", json={"tags": "prod db", "unique": ["name"]},
+                            headers=_key(team))
+    assert absent.status_code == 201
+    assert absent.json()["uuid"] not in (first.json()["uuid"], other.json()["uuid"])

@@ -63,8 +63,14 @@ async def test_without_a_secret_key_the_url_is_shown_once_and_the_answer_says_wh
     assert (read["ping_token"], read["ping_url"], read["ping_url_note"]) == (None, None, NO_KEY)
     v3 = await keyless.post("/api/v3/checks/", json={"name": "v3"}, headers=_key(team))
     assert v3.json()["ping_url"].endswith("/ping/" + v3.json()["ping_url"].rsplit("/", 1)[1])
+    assert v3.json()["ping_url_note"] == NO_KEY  # shown once: the answer says so, as /v1's
     again = await keyless.get(f"/api/v3/checks/{v3.json()['uuid']}", headers=_key(team))
-    assert again.json()["ping_url"] == ""
+    assert again.json()["ping_url"] == "" and again.json()["ping_url_note"] == NO_KEY
+    # with a key the v3 answers carry no note (healthchecks' own fields only)
+    kept = await api.post("/api/v3/checks/", json={"name": "v3k"}, headers=_key(team))
+    assert "ping_url_note" not in kept.json()
+    assert "ping_url_note" not in (await api.get(f"/api/v3/checks/{kept.json()['uuid']}",
+                                                 headers=_key(team))).json()
     # a server that has a key now: the monitor made without one says so, until its rotation
     read = (await api.get(f"/v1/monitors/{created['id']}", headers=team["auth"])).json()
     assert read["ping_url"] is None and read["ping_url_note"] == NOT_KEPT
