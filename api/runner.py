@@ -130,7 +130,7 @@ async def _run_services(dsn: str, settings: Settings, stop: asyncio.Event, *,
     executor = Executor(clock, settings.response_body_limit, keyring,
                         max_connections=settings.max_concurrency,
                         block_private_targets=settings.block_private_targets,
-                        base_url=settings.base_url)
+                        base_url=settings.base_url, send_path=settings.send_path)
     worker = Worker(pool, listen_dsn, settings, executor, clock,
                     lookahead=settings.claim_lookahead_seconds)
     notifier = Notifier(pool, listen_dsn, settings, Delivery(client, settings, clock),

@@ -9,9 +9,12 @@ default), each client sends ``--requests`` GET requests carrying the headers a j
 carries, ``--concurrency`` at a time on connections opened ahead (as the worker's preconnect
 does), and the CPU this process spent (``time.process_time``) is divided by the requests:
 
-- ``executor``: :meth:`core.runs.executor.Executor.transmit` of attempts built ahead with
-  :meth:`~core.runs.executor.Executor.prepare`: what a worker does at a slot, result and
-  bookkeeping included (not the recording in the database);
+- ``executor/session`` and ``executor/connection``:
+  :meth:`core.runs.executor.Executor.transmit` of attempts built ahead with
+  :meth:`~core.runs.executor.Executor.prepare`, on each send path (``CRONLEDGER_SEND_PATH``,
+  :mod:`core.http.exchange`): what a worker does at a slot, result and bookkeeping included
+  (not the recording in the database); the CPU of ``prepare`` (before the slot) is printed
+  apart;
 - ``aiohttp``: ``ClientSession.request`` on a session from :func:`core.http.clients.make_session`
   and the body read, nothing else: the client library's share of the executor's cost;
 - ``httptools``: the request bytes written on an ``asyncio.Protocol`` of its own and the answer
@@ -20,11 +23,12 @@ does), and the CPU this process spent (``time.process_time``) is divided by the 
 - ``httptools+guards``: the same with the per-request work such a path would keep (the
   attempt's deadline, headers as a dict, the body cap, the clock, the status check).
 
-``--profile`` runs the executor once more under ``cProfile`` and prints where its CPU went,
-grouped by what the code does (build, write, read and parse, event loop, tracing, our
-bookkeeping). Every request must be answered 200 and the sink must count exactly the requests
-sent (exit status 1 otherwise); ``--smoke`` is the CI check (``bench/smoke.py``): a few hundred
-requests per client, the same count checks, no timing assertion.
+``--profile`` runs the executor once more on each path under ``cProfile`` and prints where
+its CPU went, side by side, grouped by what the code does (build, write, read and parse, event
+loop, tracing, our bookkeeping). Every request must be answered 200 and the sink must count
+exactly the requests sent (exit status 1 otherwise); ``--smoke`` is the CI check
+(``bench/smoke.py``): a few hundred requests per client, the same count checks, no timing
+assertion.
 """
 
 from __future__ import annotations
@@ -101,11 +105,21 @@ async def _bounded(count: int, concurrency: int, one: Callable[[int], Awaitable[
     return statuses
 
 
+PREPARE_CPU: dict[str, list[float]] = {}  # send path -> µs per Executor.prepare, each run
+
+
 async def run_executor(url: str, count: int, concurrency: int,
-                       profile: cProfile.Profile | None = None) -> tuple[float, list[int]]:
-    executor = Executor(SystemClock(), body_limit=1024 * 1024, max_connections=concurrency)
+                       profile: cProfile.Profile | None = None, send_path: str = "session"
+                       ) -> tuple[float, list[int]]:
+    executor = Executor(SystemClock(), body_limit=1024 * 1024, max_connections=concurrency,
+                        send_path=send_path)
     try:
-        prepared = [executor.prepare(_dispatch(url)) for _ in range(count)]
+        dispatches = [_dispatch(url) for _ in range(count)]
+        started = time.process_time()
+        prepared = [executor.prepare(d) for d in dispatches]
+        if profile is None:
+            PREPARE_CPU.setdefault(send_path, []).append(
+                (time.process_time() - started) * 1e6 / count)
         await executor.preconnect(prepared[:concurrency])
         started = time.process_time()
 
@@ -253,8 +267,14 @@ async def run_guarded(url: str, count: int, concurrency: int) -> tuple[float, li
             connection.transport.close()
 
 
-CLIENTS = {"executor": run_executor, "aiohttp": run_aiohttp, "httptools": run_httptools,
-           "httptools+guards": run_guarded}
+async def run_connection(url: str, count: int, concurrency: int,
+                         profile: cProfile.Profile | None = None) -> tuple[float, list[int]]:
+    return await run_executor(url, count, concurrency, profile, send_path="connection")
+
+
+CLIENTS: dict[str, Callable[..., Awaitable[tuple[float, list[int]]]]] = {
+    "executor/session": run_executor, "executor/connection": run_connection,
+    "aiohttp": run_aiohttp, "httptools": run_httptools, "httptools+guards": run_guarded}
 
 GROUPS = (  # (group, fragments of "file:function"), the first that matches
     ("socket send (the system call)", ("'send' of '_socket",)),
@@ -270,6 +290,7 @@ GROUPS = (  # (group, fragments of "file:function"), the first that matches
                                                 "streams.py", "client_reqrep.py", "_http_parser",
                                                 "'recv'", "_read_ready")),
     ("connection pool", ("connector.py",)),
+    ("the connection path (request written, head read)", ("core/http/exchange.py",)),
     ("session request (timeouts, context managers)", ("aiohttp/client.py", "helpers.py",
                                                       "contextlib.py")),
     ("our bookkeeping (executor, result, signing, clock)", ("core/", "dataclasses", "datetime",
@@ -288,15 +309,16 @@ def _group(key: tuple[str, int, str]) -> str:
     return "other"
 
 
-def profile_executor(url: str, count: int, concurrency: int) -> list[tuple[str, float]]:
+def profile_executor(url: str, count: int, concurrency: int, send_path: str
+                     ) -> tuple[float, dict[str, float]]:
+    """cProfile over ``count`` transmits: (total profiled seconds, seconds per group)."""
     profile = cProfile.Profile()
-    asyncio.run(run_executor(url, count, concurrency, profile))
+    asyncio.run(run_executor(url, count, concurrency, profile, send_path))
     stats = pstats.Stats(profile).stats  # type: ignore[attr-defined]
     groups: dict[str, float] = {}
     for key, (_, _, tottime, _, _) in stats.items():
         groups[_group(key)] = groups.get(_group(key), 0.0) + tottime
-    total = sum(groups.values()) or 1.0
-    return sorted(((name, t / total) for name, t in groups.items()), key=lambda g: -g[1])
+    return sum(groups.values()) or 1.0, groups
 
 
 def main() -> int:
@@ -331,12 +353,12 @@ def main() -> int:
                 answered = statuses.count(200)
                 ok &= answered == args.requests
                 cpu[name].append(seconds * 1e6 / args.requests)
-                print(f"{name:16} {args.requests} requests, {answered} answered 200, "
+                print(f"{name:19} {args.requests} requests, {answered} answered 200, "
                       f"{cpu[name][-1]:6.1f} µs CPU each, {args.requests / wall:,.0f}/s wall",
                       flush=True)
-        groups = profile_executor(url, args.requests, args.concurrency) if args.profile else []
-        if args.profile:
-            sent += args.requests
+        profiles = {path: profile_executor(url, args.requests, args.concurrency, path)
+                    for path in (("session", "connection") if args.profile else ())}
+        sent += args.requests * len(profiles)
     finally:
         stop.set()
         sink.join(10)
@@ -347,11 +369,27 @@ def main() -> int:
     for name, values in cpu.items():
         runs = ", ".join(f"{v:.0f}" for v in values)
         print(f"| {name} | {statistics.median(values):.0f} | {runs} |")
-    if groups:
-        print("\nWhere the executor's CPU goes (cProfile, share of its own time):\n")
-        print("| part | share |\n|---|---:|")
-        for name, share in groups:
-            print(f"| {name} | {share:.0%} |")
+    for path, values in PREPARE_CPU.items():
+        print(f"\nExecutor.prepare on the {path} path (before the slot, not counted above): "
+              f"{statistics.median(values):.0f} µs per attempt (median of "
+              f"{', '.join(f'{v:.0f}' for v in values)})", end="")
+    print()
+    before, after = cpu.get("executor/session"), cpu.get("executor/connection")
+    if before and after:
+        ratio = statistics.median(after) / statistics.median(before)
+        print(f"\nexecutor, connection path / session path: {ratio:.2f} of the CPU per request")
+    if profiles:
+        print("\nWhere the executor's CPU goes (cProfile, µs per request of profiled time, "
+              "which cProfile inflates; share of it):\n")
+        print("| part | session path | connection path |\n|---|---:|---:|")
+        names = sorted({n for _, groups in profiles.values() for n in groups},
+                       key=lambda n: -profiles["session"][1].get(n, 0.0))
+        for name in [*names, "total"]:
+            cells = []
+            for total, groups in profiles.values():
+                seconds = total if name == "total" else groups.get(name, 0.0)
+                cells.append(f"{seconds * 1e6 / args.requests:.0f} ({seconds / total:.0%})")
+            print(f"| {name} | {' | '.join(cells)} |")
     exact = counted == sent
     print(f"\nsink counted {counted} requests of {sent} sent: {'ok' if exact else 'MISMATCH'}")
     return 0 if ok and exact else 1

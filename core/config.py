@@ -77,6 +77,9 @@ class Settings:
     secret_key: str = field(default="", repr=False)
     secret_key_file: str = ""
     block_private_targets: bool = False
+    # How job attempts are sent: "connection" or "session"; empty: the default of
+    # core/http/exchange.py (DEFAULT_SEND_PATH).
+    send_path: str = ""
     # Notifications (docs/notifications.md).
     telegram_api_url: str = "https://api.telegram.org"
     notify_timeout_seconds: float = 10.0
@@ -155,6 +158,8 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         secret_key=_secret_keys(env),
         secret_key_file=env.get("CRONLEDGER_SECRET_KEY_FILE", ""),
         block_private_targets=_bool(env, "CRONLEDGER_BLOCK_PRIVATE_TARGETS", False),
+        send_path=_choice(env, "CRONLEDGER_SEND_PATH", "session", ("connection", "session"))
+        if env.get("CRONLEDGER_SEND_PATH", "").strip() else "",
         telegram_api_url=(env.get("CRONLEDGER_TELEGRAM_API_URL")
                           or "https://api.telegram.org").rstrip("/"),
         notify_timeout_seconds=_float(env, "CRONLEDGER_NOTIFY_TIMEOUT", 10.0, 0.1, 300.0),

@@ -17,6 +17,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from core.crypto import Sealed
+from core.http.exchange import Built
 
 # Failures that another attempt cannot fix without a configuration change: not retried.
 # ``invalid_request``: the stored request could not be built (core/runs/worker.py, Worker._prepare).
@@ -148,6 +149,8 @@ class Prepared:
             :meth:`Executor.transmit` records it as a failure without sending anything.
         secret_values: the opened ``${secrets.NAME}`` values, scrubbed from what is recorded.
         signing_key: the opened signing secret (the signature needs the send time).
+        built: the request built ahead for the ``connection`` send path
+            (:func:`core.http.exchange.build`), or ``None`` (sent on the session path).
     """
 
     dispatch: Dispatch
@@ -158,3 +161,4 @@ class Prepared:
     refused: Refused | None = None
     secret_values: dict[str, str] = field(default_factory=dict, repr=False)
     signing_key: bytes | None = field(default=None, repr=False)
+    built: Built | None = field(default=None, repr=False)
