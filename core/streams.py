@@ -2,7 +2,8 @@
 decided changes after the state they were decided on.
 
 A command locks its stream's row (its own ``_lock``), decides the changes from that state (a
-pure function: :mod:`core.jobs.decide` for jobs), and hands them to :func:`append_changes`,
+pure function: :mod:`core.jobs.decide`, :mod:`core.monitors.decide`), and hands them to
+:func:`append_changes`,
 which numbers them after the state's version, folds them onto it with the stream's ``evolve``
 and appends them; the command then writes the new state to its inline row, in the same
 transaction (docs/architecture.md, *Invariants*: a state change and its event commit together).
@@ -27,8 +28,8 @@ class Versioned(Protocol):
     def version(self) -> int: ...
 
 
-# A monitor's state is still a row dict until it is typed like a job's (issue 29).
-State = TypeVar("State", bound=Versioned | dict[str, Any])
+State = TypeVar("State", bound=Versioned)
+Change = tuple[str, dict[str, Any]]  # what a decide returns: (event_type, data), in order
 # A stream's fold step: the state before (None for a new stream) and one event as read from
 # the log (``event_type``, ``data``, ``stream_id``, ``team_id``, ``stream_version``,
 # ``occurred_at``) give the state after.
@@ -53,7 +54,7 @@ def as_read(event: NewEvent) -> dict[str, Any]:
 
 async def append_changes(
     conn: psycopg.AsyncConnection, evolve: Evolve[State], stream_type: str, stream_id: uuid.UUID,
-    team_id: uuid.UUID, before: State | None, changes: Sequence[tuple[str, dict[str, Any]]],
+    team_id: uuid.UUID, before: State | None, changes: Sequence[Change],
     now: datetime, metadata: dict[str, Any],
 ) -> State:
     """Append ``changes`` (``(event_type, data)`` pairs, at least one) to the stream after
@@ -62,9 +63,7 @@ async def append_changes(
     Raises:
         ConcurrencyConflict: another writer appended at those versions first.
     """
-    version = 0 if before is None else (
-        before["version"] if isinstance(before, Mapping) else before.version)
-    events = stream_events(stream_type, stream_id, team_id, version,
+    events = stream_events(stream_type, stream_id, team_id, before.version if before else 0,
                            now, changes, metadata)
     state = fold(evolve, map(as_read, events), before)
     assert state is not None, "no changes to append"

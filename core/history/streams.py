@@ -39,7 +39,8 @@ class Kind:
 
 JOB = Kind("job", job_state.evolve, job_definition.DEFINITION_FIELDS,
            job_state.JobState.as_row)
-MONITOR = Kind("monitor", monitor_state.evolve, monitor_definition.DEFINITION_FIELDS, dict)
+MONITOR = Kind("monitor", monitor_state.evolve, monitor_definition.DEFINITION_FIELDS,
+               monitor_state.MonitorState.as_row)
 
 
 async def events_until(conn: psycopg.AsyncConnection, kind: Kind, stream_id: uuid.UUID,

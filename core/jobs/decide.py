@@ -18,8 +18,7 @@ from core.jobs.definition import DEFINITION_FIELDS, normalize_definition
 from core.jobs.state import JobState
 from core.schedule import cached_schedule, canonical_form, parse_schedule
 from core.stored import job_problem
-
-Change = tuple[str, dict[str, Any]]  # (event_type, data)
+from core.streams import Change
 
 
 @dataclass(frozen=True)

@@ -1,14 +1,15 @@
 """Monitor commands: decide the events, append them, update the projection, one transaction.
 
-Each command locks the monitor's projection row, derives the events from the request and the
-current state, appends them with the expected stream version and writes ``monitors`` in the same
-transaction. When the next alert moves earlier the checker is woken (NOTIFY, delivered at
-commit). Pings are not commands: they take the single-statement path of
-:mod:`core.monitors.ping`.
+Each command locks the monitor's projection row, decides the events from the request and the
+current state (:mod:`core.monitors.decide`), appends them with the expected stream version
+(:func:`core.streams.append_changes`) and writes ``monitors`` in the same transaction. When
+the next alert moves earlier the checker is woken (NOTIFY, delivered at commit). Pings are
+not commands: they take the single-statement path of :mod:`core.monitors.ping`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from datetime import datetime
 from typing import Any
@@ -20,11 +21,12 @@ from core.actor import Actor
 from core.channels.queries import check_new_channels
 from core.crypto import KeyRing
 from core.db import team_row, transaction
-from core.errors import ConcurrencyConflict, Conflict
-from core.monitors.definition import DEFINITION_FIELDS, cached_schedule, normalize_definition
+from core.errors import ConcurrencyConflict
+from core.monitors.decide import decide_pause, decide_update
+from core.monitors.definition import cached_schedule, normalize_definition
 from core.monitors.rules import timing
 from core.monitors.slugs import MAX_SLUG, slugify
-from core.monitors.state import evolve
+from core.monitors.state import MonitorState, evolve
 from core.monitors.tokens import keep_token, kept, new_token
 from core.notifications.outbox import forget_monitor_alert, reschedule_monitor_realert
 from core.queries import Q
@@ -33,29 +35,30 @@ from core.streams import append_changes
 
 
 async def _lock(conn: psycopg.AsyncConnection, actor: Actor,
-                monitor_id: uuid.UUID) -> dict[str, Any]:
-    return await team_row(conn, Q["monitor_lock"], "monitor", monitor_id, actor.team_id)
+                monitor_id: uuid.UUID) -> MonitorState:
+    return MonitorState.from_row(
+        await team_row(conn, Q["monitor_lock"], "monitor", monitor_id, actor.team_id))
 
 
 async def _apply(
     conn: psycopg.AsyncConnection,
     actor: Actor,
-    before: dict[str, Any] | None,
+    before: MonitorState | None,
     monitor_id: uuid.UUID,
     changes: list[tuple[str, dict[str, Any]]],
     now: datetime,
-) -> dict[str, Any]:
+) -> MonitorState:
     state = await append_changes(conn, evolve, "monitor", monitor_id, actor.team_id, before,
                                  changes, now, actor.metadata())
-    schedule, _ = schedule_problem(cached_schedule, state["schedule"], state["timezone"],
-                                   state["created_at"])
-    if schedule is None or state["broken_at"] is not None:
-        state["next_expected_at"], state["alert_at"] = None, None  # the checker leaves it
-    else:
-        state["next_expected_at"], state["alert_at"] = timing(state, schedule, now)
-    await conn.execute(Q["monitor_upsert"], state)
-    old_alert = before["alert_at"] if before else None
-    if state["alert_at"] is not None and (old_alert is None or state["alert_at"] < old_alert):
+    schedule, _ = schedule_problem(cached_schedule, state.schedule, state.timezone,
+                                   state.created_at)
+    expected, alert_at = None, None  # a broken monitor: the checker leaves it
+    if schedule is not None and state.broken_at is None:
+        expected, alert_at = timing(state.as_row(), schedule, now)
+    state = dataclasses.replace(state, next_expected_at=expected, alert_at=alert_at)
+    await conn.execute(Q["monitor_upsert"], state.as_row())
+    old_alert = before.alert_at if before else None
+    if alert_at is not None and (old_alert is None or alert_at < old_alert):
         await conn.execute(Q["monitor_notify"], {"reason": "monitor"})
     return state
 
@@ -145,26 +148,17 @@ async def update_monitor(
     """
     async with transaction(pool) as conn:
         before = await _lock(conn, actor, monitor_id)
-        if expected_version is not None and expected_version != before["version"]:
+        if expected_version is not None and expected_version != before.version:
             raise ConcurrencyConflict(
-                f"monitor {monitor_id} is at version {before['version']}, not {expected_version}")
-        merged = {key: before[key] for key in DEFINITION_FIELDS}
-        merged.update({k: v for k, v in fields.items() if k in DEFINITION_FIELDS})
-        if "schedule" in fields:  # a schedule given anew brings its own words, or none
-            merged["schedule_text"] = None
-        definition = normalize_definition(merged, now=now)
-        changes = {k: v for k, v in definition.items() if v != before[k]}
-        await check_new_channels(conn, actor.team_id, definition["channels"], before["channels"])
-        events: list[tuple[str, dict[str, Any]]] = []
-        if changes:
-            events.append(("monitor.updated", {"changes": changes}))
-        if before["broken_at"] is not None:  # the merged definition was just validated
-            events.append(("monitor.repaired", {"previous_reason": before["broken_reason"]}))
-        if events:
-            await _apply(conn, actor, before, monitor_id, events, now)
-        if "realert_every" in changes:
+                f"monitor {monitor_id} is at version {before.version}, not {expected_version}")
+        update = decide_update(before, fields, now)
+        await check_new_channels(conn, actor.team_id, update.definition["channels"],
+                                 before.channels)
+        if update.events:
+            await _apply(conn, actor, before, monitor_id, update.events, now)
+        if "realert_every" in update.changes:
             # a pending re-alert of a down monitor follows the new period (None: stops)
-            await reschedule_monitor_realert(conn, monitor_id, changes["realert_every"])
+            await reschedule_monitor_realert(conn, monitor_id, update.changes["realert_every"])
 
 
 async def set_paused(pool: AsyncConnectionPool, actor: Actor, monitor_id: uuid.UUID,
@@ -184,19 +178,9 @@ async def set_paused(pool: AsyncConnectionPool, actor: Actor, monitor_id: uuid.U
     """
     async with transaction(pool) as conn:
         before = await _lock(conn, actor, monitor_id)
-        broken = before["broken_at"] is not None
-        if (before["status"] == "paused") == paused and (paused or not broken):
+        events = decide_pause(before, paused)
+        if events is None:
             return
-        events: list[tuple[str, dict[str, Any]]] = []
-        if (before["status"] == "paused") != paused:
-            events.append(("monitor.paused" if paused else "monitor.resumed", {}))
-        if broken and not paused:
-            _, problem = schedule_problem(cached_schedule, before["schedule"],
-                                          before["timezone"], before["created_at"])
-            if problem is not None:
-                raise Conflict(f"monitor {monitor_id} is broken ({before['broken_reason']}); "
-                               "fix its definition with PATCH first")
-            events.append(("monitor.repaired", {"previous_reason": before["broken_reason"]}))
         await _apply(conn, actor, before, monitor_id, events, now)
         if paused:
             await forget_monitor_alert(conn, monitor_id)  # a paused monitor never re-alerts

@@ -1,7 +1,8 @@
 """The monitor aggregate's state, folded from its event stream.
 
-The ``monitors`` projection row is :func:`fold` over the monitor's stream, plus the derived
-``next_expected_at`` and ``alert_at`` (:func:`core.monitors.rules.timing`). The rules themselves
+The ``monitors`` projection row is :func:`fold` over the monitor's stream (a frozen
+:class:`MonitorState`), plus the derived ``next_expected_at`` and ``alert_at``
+(:func:`core.monitors.rules.timing`). The rules themselves
 (what a ping does, what time does) are in :mod:`core.monitors.rules`; this module only folds the
 events they produced. Commands write the folded state; the ping statement and the checker write
 the same fields in SQL, and a test replays the stream and compares it with the row.
@@ -32,8 +33,10 @@ Event types and payloads:
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -60,7 +63,82 @@ def _uuid(value: Any) -> uuid.UUID | None:
     return None if value is None else uuid.UUID(str(value))
 
 
-def evolve(state: dict[str, Any] | None, event: Mapping[str, Any]) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MonitorState:
+    """A monitor as its stream leaves it: the columns of its ``monitors`` row.
+
+    Built by :func:`evolve` (the fold) or :meth:`from_row` (a locked ``monitors`` row).
+    Instants are UTC; ``grace_seconds``, ``min_duration``, ``max_duration``,
+    ``realert_every`` and ``period_seconds`` (``None``: a cron schedule) in seconds.
+    ``next_expected_at`` and ``alert_at`` are not folded: they are derived at an instant
+    (:func:`core.monitors.rules.timing`), ``None`` until then.
+    """
+
+    id: uuid.UUID
+    team_id: uuid.UUID
+    name: str
+    schedule: str
+    timezone: str
+    period_seconds: float | None
+    grace_seconds: int
+    methods: str
+    manual_resume: bool
+    channels: list[uuid.UUID]
+    realert_every: int | None
+    slug: str | None
+    tags: list[str]
+    schedule_text: str | None
+    min_duration: int | None
+    max_duration: int | None
+    start_keywords: list[str]
+    success_keywords: list[str]
+    failure_keywords: list[str]
+    ping_token_hash: bytes | None
+    status: str
+    last_ping_at: datetime | None
+    last_start_at: datetime | None
+    last_start_rid: uuid.UUID | None
+    last_duration_ms: int | None
+    created_at: datetime
+    updated_at: datetime
+    broken_at: datetime | None
+    broken_reason: str | None
+    version: int
+    next_expected_at: datetime | None = None
+    alert_at: datetime | None = None
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> MonitorState:
+        """The state in a ``monitors`` row (``monitor_lock``; extra columns are ignored)."""
+        return cls(**{f: row[f] for f in _FIELDS if f in row})
+
+    def definition(self) -> dict[str, Any]:
+        """The user-editable fields (``DEFINITION_FIELDS``), as a definition dict."""
+        return {key: getattr(self, key) for key in DEFINITION_FIELDS}
+
+    def as_row(self) -> dict[str, Any]:
+        """The ``monitors`` row's columns (the fields, by name): the parameters of
+        ``monitor_upsert`` and what the rules of :mod:`core.monitors.rules` read."""
+        return {f: getattr(self, f) for f in _FIELDS}
+
+
+_FIELDS = tuple(f.name for f in dataclasses.fields(MonitorState))
+
+
+def _normalized(fields: dict[str, Any]) -> dict[str, Any]:
+    """``fields`` of a state with the lists in the row's form, unknown keys left out."""
+    fields.setdefault("broken_at", None)
+    fields.setdefault("broken_reason", None)
+    fields["channels"] = [c if isinstance(c, uuid.UUID) else uuid.UUID(c)
+                          for c in fields.get("channels") or ()]
+    fields["tags"] = list(fields.get("tags") or ())  # slug and tags came with migration 0009
+    for key in KEYWORD_FIELDS:  # migration 0023
+        fields[key] = list(fields.get(key) or ())
+    fields.setdefault("slug", None)
+    return {k: v for k, v in fields.items() if k in _FIELDS}
+
+
+def evolve(state: MonitorState | None, event: Mapping[str, Any]) -> MonitorState:
     """Apply one event (a row of ``events`` or an equivalent dict) to ``state``.
 
     Args:
@@ -87,37 +165,30 @@ def evolve(state: dict[str, Any] | None, event: Mapping[str, Any]) -> dict[str, 
     elif state is None:
         raise ValueError(f"{kind} before monitor.created")
     elif kind == "monitor.updated":
-        new = {**state, **data["changes"]}
+        new = {**state.as_row(), **data["changes"]}
     elif kind == "monitor.token_rotated":
-        new = {**state, "ping_token_hash": bytes.fromhex(data["ping_token_hash"])}
+        new = {**state.as_row(), "ping_token_hash": bytes.fromhex(data["ping_token_hash"])}
     elif kind == "monitor.pinged":
-        new = apply_ping(state, data["kind"], _uuid(data.get("rid")), at, data.get("duration_ms"))
+        new = apply_ping(state.as_row(), data["kind"], _uuid(data.get("rid")), at,
+                         data.get("duration_ms"))
     elif kind == "monitor.broken":
-        new = {**state, "broken_at": at, "broken_reason": data["reason"]}
+        new = {**state.as_row(), "broken_at": at, "broken_reason": data["reason"]}
     elif kind == "monitor.repaired":
-        new = {**state, "broken_at": None, "broken_reason": None}
+        new = {**state.as_row(), "broken_at": None, "broken_reason": None}
     elif kind in STATUS_AFTER:
-        new = {**state, "status": STATUS_AFTER[kind]}
+        new = {**state.as_row(), "status": STATUS_AFTER[kind]}
         if kind in _CLEARS_START:
             new.update(last_start_at=None, last_start_rid=None)
         if kind == "monitor.deleted":
             new["ping_token_hash"] = None
     else:
         raise ValueError(f"unknown monitor event {kind!r}")
-    new.setdefault("broken_at", None)
-    new.setdefault("broken_reason", None)
-    new["channels"] = [c if isinstance(c, uuid.UUID) else uuid.UUID(c)
-                       for c in new.get("channels") or ()]
-    new["tags"] = list(new.get("tags") or ())  # slug and tags came with migration 0009
-    for key in KEYWORD_FIELDS:  # migration 0023
-        new[key] = list(new.get(key) or ())
-    new.setdefault("slug", None)
     new["version"] = event["stream_version"]
     new["updated_at"] = at
-    return new
+    return MonitorState(**_normalized(new))
 
 
-def fold(events: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
+def fold(events: Iterable[Mapping[str, Any]]) -> MonitorState | None:
     """The state after all ``events`` of one monitor stream, in version order (``None`` if
     empty): :func:`core.streams.fold` with :func:`evolve`."""
     return streams.fold(evolve, events)

@@ -16,7 +16,7 @@ import psycopg
 
 from core.monitors.definition import DEFAULTS, DEFINITION_FIELDS, KEYWORD_FIELDS
 from core.monitors.rules import timing
-from core.monitors.state import evolve
+from core.monitors.state import MonitorState, evolve
 from core.projections.common import Skipped
 from core.queries import Q
 from core.reasons import reason_of
@@ -38,7 +38,7 @@ async def rebuild(conn: psycopg.AsyncConnection, now: datetime,
     (``snapshot``: its ``pg_snapshot`` text) the states start from ``base`` (the rows of the
     prune snapshot, which are the folded states) and only the events after it are replayed.
     """
-    states: dict[uuid.UUID, dict[str, Any]] = dict(base or {})
+    states = {monitor_id: _from_snapshot(row) for monitor_id, row in (base or {}).items()}
     async with conn.cursor(name="rebuild_monitor_events") as cur:
         await cur.execute(Q["rebuild_monitor_events"], {"snapshot": snapshot})
         async for event in cur:
@@ -48,14 +48,21 @@ async def rebuild(conn: psycopg.AsyncConnection, now: datetime,
                 if skipped is not None:
                     skipped.append((event["global_position"], reason_of(exc)))
     for state in states.values():
-        for key in DEFINITION_FIELDS:  # a snapshot copied before a field existed lacks it
-            state.setdefault(key, DEFAULTS.get(key))
-        for key in KEYWORD_FIELDS:
-            state[key] = list(state[key] or ())
-        schedule, _ = schedule_problem(cached_schedule, state["schedule"], state["timezone"],
-                                       state["created_at"])
-        state["next_expected_at"], state["alert_at"] = (
-            timing(state, schedule, now)
-            if schedule is not None and state["broken_at"] is None else (None, None))
-        await conn.execute(Q["monitor_upsert"], state)
+        row = state.as_row()
+        schedule, _ = schedule_problem(cached_schedule, state.schedule, state.timezone,
+                                       state.created_at)
+        row["next_expected_at"], row["alert_at"] = (
+            timing(row, schedule, now)
+            if schedule is not None and state.broken_at is None else (None, None))
+        await conn.execute(Q["monitor_upsert"], row)
     return len(states)
+
+
+def _from_snapshot(row: dict[str, Any]) -> MonitorState:
+    """A state from a row of the prune snapshot (a folded state): one copied before a
+    definition field existed lacks it, and gets its default."""
+    row = {**{key: DEFAULTS.get(key) for key in DEFINITION_FIELDS}, "broken_at": None,
+           "broken_reason": None, **row}
+    for key in KEYWORD_FIELDS:
+        row[key] = list(row[key] or ())
+    return MonitorState.from_row(row)

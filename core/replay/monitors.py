@@ -45,7 +45,7 @@ from core.history.streams import MONITOR, definition_events, stream_until
 from core.monitors.checker import BrokenMonitor, decide
 from core.monitors.definition import cached_schedule
 from core.monitors.rules import alert_for, ping, timing
-from core.monitors.state import STATUS_AFTER, evolve
+from core.monitors.state import STATUS_AFTER, MonitorState, evolve
 from core.replay.compare import incidents, listed, summary
 from core.replay.maintenance import Maintenance, recorded_and_proposed
 from core.replay.proposal import Proposal, monitor_proposal
@@ -205,7 +205,8 @@ class Replay:
             self.state = outcome.state
         else:
             before = None if self.state is None else self.state["status"]
-            self.state = self.proposal.apply(evolve(self.state, event))
+            state = None if self.state is None else MonitorState.from_row(self.state)
+            self.state = self.proposal.apply(evolve(state, event).as_row())
             self.timeline.status(at, before, self.state["status"])
         self._retime(at)
 
@@ -233,7 +234,7 @@ class Replayer:
                  simulated: Maintenance | None = None) -> None:
         self.proposal, self.start, self.end = proposal, start, end
         self.simulated = simulated
-        self.prior: dict[str, Any] | None = None  # the recorded state at ``start``
+        self.prior: MonitorState | None = None  # the recorded state at ``start``
         self.run: Replay | None = None
         self.recorded = Timeline(recorded, start, end)
         self.status: str | None = None  # the recorded status, in the window
@@ -259,11 +260,12 @@ class Replayer:
     def _begin(self) -> None:
         """Start both sides at ``start`` from the recorded state, each knowing whether the
         latest recorded alert before it was held (by its own windows)."""
-        self.status = None if self.prior is None else self.prior["status"]
+        self.status = None if self.prior is None else self.prior.status
         self.recorded.seed(self.status, self.last_alert, self.start)
         timeline = Timeline(self.simulated, self.start, self.end)
         timeline.seed(self.status, self.last_alert, self.start)
-        self.run = Replay(self.prior, self.proposal, self.start, timeline)
+        self.run = Replay(None if self.prior is None else self.prior.as_row(), self.proposal,
+                          self.start, timeline)
 
     def answer(self) -> dict[str, Any]:
         """``{"simulated": side, "actual": side, "summary": {...}}``, each side
@@ -312,7 +314,7 @@ async def simulate_monitor(pool: AsyncConnectionPool, actor: Actor, monitor_id: 
         latest = evolve(latest, event)
     if latest is None:
         raise NotFound(f"monitor {monitor_id} not found")
-    proposal = monitor_proposal(changes, latest, now)
+    proposal = monitor_proposal(changes, latest.as_row(), now)
     async with pool.connection() as conn:
         recorded, simulated = await recorded_and_proposed(
             conn, "monitor", monitor_id, actor.team_id, proposal, start, end)

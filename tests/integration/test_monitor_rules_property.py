@@ -103,7 +103,7 @@ async def _check(pool: AsyncConnectionPool, monitor: uuid.UUID, model: Model,
             for e in events if e["stream_version"] > version0] == model.events
     folded = fold(events)
     assert folded is not None
-    assert {k: folded[k] for k in FOLDED_FIELDS} == {k: row[k] for k in FOLDED_FIELDS}
+    assert {k: getattr(folded, k) for k in FOLDED_FIELDS} == {k: row[k] for k in FOLDED_FIELDS}
 
 
 @settings(max_examples=60, deadline=None,

@@ -133,7 +133,7 @@ async def test_a_monitor_in_words(api: AsyncTestClient, team: Team,
     stream = await _stream(pool, monitor["id"], team, "monitor")
     assert stream[0]["data"]["schedule_text"] == "toutes les 15 minutes"
     state = fold_monitor(stream)
-    assert state is not None and state["schedule_text"] == "every 90 minutes"
+    assert state is not None and state.schedule_text == "every 90 minutes"
     assert (await _row(pool, "monitors", monitor["id"]))["schedule_text"] == "every 90 minutes"
     r = await api.patch(url, headers=team["auth"], json={"schedule": "@every 5m"})
     assert r.json()["schedule_text"] is None

@@ -1,0 +1,79 @@
+"""What a monitor command decides, without the database: from the monitor's state (its
+locked ``monitors`` row or its fold) and the command, the events to append.
+
+Pure functions of their arguments (the instant ``now`` is one, UTC), tested without
+PostgreSQL (``tests/unit/test_monitor_decide.py``); :mod:`core.monitors.commands` locks the
+row, asks here, checks the channels and keeps the token (the writes that are not events), and
+appends what was decided (:func:`core.streams.append_changes`). Pings are not commands: their
+rules are :mod:`core.monitors.rules`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from core.errors import Conflict
+from core.monitors.definition import DEFINITION_FIELDS, cached_schedule, normalize_definition
+from core.monitors.state import MonitorState
+from core.stored import schedule_problem
+from core.streams import Change
+
+
+@dataclass(frozen=True)
+class Update:
+    """A monitor PATCH's decision: ``definition``, the whole definition after it (normalised;
+    the command checks its ``channels`` against the team's), ``changes``, the fields that
+    change with their new values, and ``events``: ``monitor.updated`` (with
+    ``changes``), ``monitor.repaired``, in that order; empty when nothing changes.
+    """
+
+    definition: dict[str, Any]
+    changes: dict[str, Any]
+    events: list[Change] = field(default_factory=list)
+
+
+def decide_update(before: MonitorState, fields: dict[str, Any], now: datetime) -> Update:
+    """A partial update: fields absent from ``fields`` keep their value; a schedule given
+    anew drops the words it was written in; a broken monitor whose patched definition is
+    valid is repaired.
+
+    Raises:
+        InvalidInput: the resulting definition is not acceptable.
+    """
+    current = before.definition()
+    merged = {**current, **{k: v for k, v in fields.items() if k in DEFINITION_FIELDS}}
+    if "schedule" in fields:  # a schedule given anew brings its own words, or none
+        merged["schedule_text"] = None
+    definition = normalize_definition(merged, now=now)
+    changes = {k: v for k, v in definition.items() if v != getattr(before, k)}
+    events: list[Change] = []
+    if changes:
+        events.append(("monitor.updated", {"changes": changes}))
+    if before.broken_at is not None:  # the merged definition was just validated
+        events.append(("monitor.repaired", {"previous_reason": before.broken_reason}))
+    return Update(definition, changes, events)
+
+
+def decide_pause(before: MonitorState, paused: bool) -> list[Change] | None:
+    """Pause or resume: the events, or ``None`` when the monitor is already so (nothing to
+    do). Resuming a broken monitor whose schedule evaluates again repairs it.
+
+    Raises:
+        Conflict: resuming a broken monitor whose schedule still does not evaluate.
+    """
+    broken = before.broken_at is not None
+    if (before.status == "paused") == paused and (paused or not broken):
+        return None
+    events: list[Change] = []
+    if (before.status == "paused") != paused:
+        events.append(("monitor.paused" if paused else "monitor.resumed", {}))
+    if broken and not paused:
+        _, problem = schedule_problem(cached_schedule, before.schedule, before.timezone,
+                                      before.created_at)
+        if problem is not None:
+            raise Conflict(f"monitor {before.id} is broken ({before.broken_reason}); "
+                           "fix its definition with PATCH first")
+        events.append(("monitor.repaired", {"previous_reason": before.broken_reason}))
+    return events
