@@ -18,6 +18,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from psycopg_pool import AsyncConnectionPool
 
@@ -45,7 +46,7 @@ class Check:
     runs: dict[str, int] = field(default_factory=dict)
 
 
-def _status(row: dict) -> str:
+def _status(row: dict[str, Any]) -> str:
     if row["kind"] == "monitor":
         return row["status"] if row["status"] in ("late", "down") else "up"
     return "down" if row["last_run_status"] == "failed" else "up"

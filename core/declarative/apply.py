@@ -433,7 +433,7 @@ async def _execute(bound: BoundPool, actor: Actor, changes: list[Change],
             try:
                 if kind == "channels":
                     await _write_channel(pool, sealer, actor, change, wanted, state, now)
-                    channel_ids[change.name] = change.id  # type: ignore[assignment]
+                    channel_ids[change.name] = change.id  # type: ignore[assignment]  # set by the write
                 elif kind == "monitors":
                     await _write_monitor(pool, actor, change, wanted, channel_ids, state, now,
                                          base_url, keyring)

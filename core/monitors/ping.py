@@ -43,7 +43,7 @@ from core.monitors.rules import alert_for
 from core.monitors.slugs import SLUG_PATTERN
 from core.notifications.outbox import DEFAULT_MAX_ATTEMPTS, enqueue_monitor_alert
 from core.queries import Q
-from core.teams import PING_KEY_PATTERN, ping_key_hash
+from core.teams import PING_KEY_PATTERN
 from core.tokens import token_hash
 
 MAX_BODY_BYTES = 10 * 1024 * 1024  # larger request bodies are refused (413)
@@ -239,7 +239,7 @@ def ping_batch_params(pings: Sequence[tuple[Ping, datetime]], defer: bool = True
     """The parameters of ``monitor_ping_batch`` for ``pings`` (in arrival order)."""
     return {"defer": defer, "pings": _encode([
         {"i": n, "h": token_hash(ping.token) if ping.token else None,
-         "pk": ping_key_hash(ping.ping_key) if ping.ping_key else None, "sl": ping.slug,
+         "pk": token_hash(ping.ping_key) if ping.ping_key else None, "sl": ping.slug,
          "k": ping.kind, "m": ping.method, "r": ping.rid,
          "t": at, "x": ping.exit_status, "a": ping.remote_addr, "u": ping.user_agent,
          "b": ping.body, "s": ping.body_size}

@@ -23,7 +23,7 @@ from core.db import transaction
 from core.errors import Forbidden
 from core.monitors.commands import create_in
 from core.queries import Q
-from core.teams import ping_key_hash
+from core.tokens import token_hash
 
 
 class MonitorLimit(Forbidden):
@@ -61,7 +61,7 @@ async def provision(pool: AsyncConnectionPool, ping_key: str, slug: str, *, sche
         MonitorLimit: the team is at its limit (nothing is written).
     """
     async with transaction(pool) as conn:
-        cur = await conn.execute(Q["team_by_ping_key"], {"ping_key_hash": ping_key_hash(ping_key)})
+        cur = await conn.execute(Q["team_by_ping_key"], {"ping_key_hash": token_hash(ping_key)})
         team = await cur.fetchone()
         if team is None:
             return None
