@@ -329,7 +329,13 @@ def main() -> int:
     parser.add_argument("--clients", type=lambda t: t.split(","), default=list(CLIENTS))
     parser.add_argument("--profile", action="store_true", help="where the executor's CPU goes")
     parser.add_argument("--smoke", action="store_true", help="CI check: small, counts only")
+    parser.add_argument("--loop", choices=("asyncio", "uvloop"), default="asyncio",
+                        help="the clients' event loop (the worker runs on asyncio's)")
     args = parser.parse_args()
+    if args.loop == "uvloop":
+        import uvloop
+
+        asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
     if args.smoke:
         args.requests, args.concurrency, args.rounds, args.profile = 300, 20, 1, True
     sock = socket.socket()
@@ -364,7 +370,7 @@ def main() -> int:
         sink.join(10)
     counted = counts.get(timeout=10)
     print(f"\n{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}, {args.requests} requests per "
-          f"run, {args.concurrency} in flight, {args.rounds} rounds\n")
+          f"run, {args.concurrency} in flight, {args.rounds} rounds, {args.loop} loop\n")
     print("| client | CPU µs per request (median) | runs |\n|---|---:|---|")
     for name, values in cpu.items():
         runs = ", ".join(f"{v:.0f}" for v in values)

@@ -45,7 +45,7 @@ from multidict import CIMultiDict, CIMultiDictProxy
 
 SEND_PATHS = ("connection", "session")
 # The path of an executor made without one (CRONLEDGER_SEND_PATH unset).
-DEFAULT_SEND_PATH = "session"
+DEFAULT_SEND_PATH = "connection"
 RESPONSE_CHUNK = 16384
 # httpx sent no Content-Type unless the job set one; aiohttp would add application/octet-stream.
 NO_CONTENT_TYPE = frozenset({"Content-Type"})
@@ -192,8 +192,8 @@ class ConnectionPath:
                        response: Response) -> None:
         """Send ``built`` on a connection of the session's connector and read the answer into
         ``response`` (the body up to ``body_limit`` bytes; past it, reading stops and the
-        connection is closed). The caller bounds the whole exchange (the attempt's deadline);
-        ``limits`` gives the connect and per-read timeouts, as on the session path.
+        connection is closed). The caller bounds the whole exchange with the attempt's
+        deadline; ``limits`` gives the connect timeout, as on the session path.
 
         Raises:
             What the session path raises for the same fault (``aiohttp.ClientError``
@@ -258,7 +258,9 @@ class ConnectionPath:
             assert protocol is not None
             protocol.set_response_params(
                 skip_payload=built.method in EMPTY_BODY_METHODS, read_until_eof=True,
-                auto_decompress=True, read_timeout=limits.sock_read,
+                # No per-read timer: the caller's deadline, of the same length, started first
+                # and so always ends first (the session path's timer never fires either).
+                auto_decompress=True, read_timeout=None,
                 read_bufsize=session._read_bufsize,  # the session's own settings
                 timeout_ceil_threshold=connector._timeout_ceil_threshold,
                 max_line_size=session._max_line_size, max_field_size=session._max_field_size,
@@ -267,7 +269,6 @@ class ConnectionPath:
             if transport is None or transport.is_closing():
                 raise ClientConnectionResetError("Cannot write to closing transport")
             transport.write(built.head + built.body if built.body else built.head)
-            protocol.start_timeout()
             while True:
                 try:
                     message, payload = await protocol.read()
