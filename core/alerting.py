@@ -1,5 +1,7 @@
-"""Alert settings shared by job and monitor definitions: the channels to alert and how often to
-alert again while a problem lasts (docs/api.md).
+"""Alert settings and rules shared by job and monitor definitions: the channels to alert, how
+often to alert again while a problem lasts (docs/api.md), and the failure tolerance, after how
+many failures in a row to alert and after how many good outcomes to recover (:func:`tolerate`,
+docs/notifications.md).
 
 Imports only :mod:`core.errors` and the leaf :mod:`core.durations`, so that job and monitor
 definitions share these rules without importing each other.
@@ -8,7 +10,8 @@ definitions share these rules without importing each other.
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from core.durations import parse_duration
 from core.errors import FieldErrors
@@ -46,3 +49,70 @@ def normalize_realert(value: Any, errors: FieldErrors) -> int | None:
         errors.add("realert_every", "must be a duration between 60 s and 30 days: seconds "
                    "or a string such as '30m', '1h', '1d' (null: off)")
     return seconds
+
+
+# -- failure tolerance ----------------------------------------------------------------------------
+MAX_ALERT_AFTER = 1000  # the most failures (or good outcomes) in a row a threshold may ask for
+
+
+@dataclass(frozen=True)
+class Streak:
+    """Where a job or monitor stands towards its next alert (Sentry Crons'
+    ``failure_issue_threshold`` / ``recovery_threshold``).
+
+    Attributes:
+        failures: failed (or missed) runs or slots in a row, since the last good one.
+        successes: good ones in a row since the last failure (counted while ``alerted``).
+        alerted: a failure alert went out and no recovery alert since.
+    """
+
+    failures: int = 0
+    successes: int = 0
+    alerted: bool = False
+
+    @property
+    def idle(self) -> bool:
+        """Nothing to remember: no failures, no alert open."""
+        return self.failures == 0 and not self.alerted
+
+
+def tolerate(streak: Streak, outcome: Literal["failure", "success"], *, alert_after: int,
+             recover_after: int) -> tuple[Streak, Literal["failure", "recovery"] | None]:
+    """The one failure-tolerance rule of jobs and monitors: the streak after ``outcome`` and
+    the alert it raises, if any.
+
+    A failure counts on (and ends a run of good ones); when ``alert_after`` failures are in a
+    row and no alert is open, the failure alert goes out (a job's ``failed``, a monitor's
+    ``down``). A good outcome ends the failure run; while an alert is open, ``recover_after``
+    good ones in a row close it with the recovery alert (a job's ``recovered``, a monitor's
+    ``up``). A run of failures that never reached ``alert_after`` ends silently (nothing was
+    said, so nothing is taken back), as healthchecks says "up" only after "down".
+
+    Args:
+        streak: the streak before.
+        outcome: ``failure`` (a failed run or ping, a missed slot, a run too short or too
+            long) or ``success``.
+        alert_after: ``alert_after_failures`` (1 to :data:`MAX_ALERT_AFTER`).
+        recover_after: ``recover_after_successes`` (1 to :data:`MAX_ALERT_AFTER`).
+    """
+    if outcome == "failure":
+        failures = streak.failures + 1
+        if not streak.alerted and failures >= alert_after:
+            return Streak(failures, 0, True), "failure"
+        return Streak(failures, 0, streak.alerted), None
+    if not streak.alerted:
+        return Streak(), None
+    successes = streak.successes + 1
+    if successes >= recover_after:
+        return Streak(), "recovery"
+    return Streak(0, successes, True), None
+
+
+def normalize_threshold(value: Any, field: str, errors: FieldErrors) -> int:
+    """``alert_after_failures`` or ``recover_after_successes``: a whole number from 1 to
+    :data:`MAX_ALERT_AFTER`; a problem goes to ``errors`` (and 1 is returned)."""
+    if isinstance(value, bool) or not isinstance(value, int) \
+            or not 1 <= value <= MAX_ALERT_AFTER:
+        errors.add(field, f"must be an integer between 1 and {MAX_ALERT_AFTER}")
+        return 1
+    return value

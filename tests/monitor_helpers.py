@@ -43,8 +43,12 @@ async def stream(pool: AsyncConnectionPool, monitor_id: uuid.UUID) -> list[dict[
 
 
 async def next_alert(pool: AsyncConnectionPool) -> datetime | None:
+    """The checker's next instant: the earliest ``alert_at``, or a down monitor's next slot
+    that its failure tolerance watches (``alert_states.next_miss_at``)."""
     async with pool.connection() as conn:
-        cur = await conn.execute("SELECT min(alert_at) AS at FROM monitors")
+        cur = await conn.execute(
+            "SELECT least((SELECT min(alert_at) FROM monitors), (SELECT min(next_miss_at) "
+            "FROM alert_states)) AS at")
         return (await cur.fetchone())["at"]
 
 
@@ -61,24 +65,34 @@ async def advance(checker: Checker, pool: AsyncConnectionPool, until: datetime) 
 
 
 # The columns of `monitors` that migrations after 0021 added (0022 run-time bounds, 0023
-# keywords). Today's commands write them, so a test that writes monitors at an older revision
-# adds them first and drops them before upgrading: the rows are then those the older release
-# wrote, and the upgrade adds the columns as it does in production.
+# keywords, 0027 failure tolerance). Today's commands write them, so a test that writes
+# monitors at an older revision adds them first and drops them before upgrading: the rows are
+# then those the older release wrote, and the upgrade adds the columns as it does in production.
 LATER_MONITOR_COLUMNS = {
     "min_duration": "int", "max_duration": "int",
     "start_keywords": "text[] NOT NULL DEFAULT '{}'",
     "success_keywords": "text[] NOT NULL DEFAULT '{}'",
     "failure_keywords": "text[] NOT NULL DEFAULT '{}'",
+    "alert_after_failures": "int NOT NULL DEFAULT 1",  # 0027 failure tolerance
+    "recover_after_successes": "int NOT NULL DEFAULT 1",
 }
 
 
-async def add_later_monitor_columns(pool: AsyncConnectionPool) -> None:
-    async with pool.connection() as conn:
-        for name, kind in LATER_MONITOR_COLUMNS.items():
-            await conn.execute(f"ALTER TABLE monitors ADD COLUMN {name} {kind}")
+SINCE_0027 = ("alert_after_failures", "recover_after_successes")
 
 
-async def drop_later_monitor_columns(pool: AsyncConnectionPool) -> None:
+async def add_later_monitor_columns(pool: AsyncConnectionPool,
+                                    names: tuple[str, ...] = tuple(LATER_MONITOR_COLUMNS)
+                                    ) -> None:
     async with pool.connection() as conn:
-        for name in LATER_MONITOR_COLUMNS:
+        for name in names:
+            await conn.execute(
+                f"ALTER TABLE monitors ADD COLUMN {name} {LATER_MONITOR_COLUMNS[name]}")
+
+
+async def drop_later_monitor_columns(pool: AsyncConnectionPool,
+                                     names: tuple[str, ...] = tuple(LATER_MONITOR_COLUMNS)
+                                     ) -> None:
+    async with pool.connection() as conn:
+        for name in names:
             await conn.execute(f"ALTER TABLE monitors DROP COLUMN {name}")

@@ -10,6 +10,7 @@ from msgspec import UNSET, Meta, Struct, UnsetType
 
 from api.schemas.common import Channels, Duration, RealertSeconds, Schedule, Tags, Zone, page_of
 from core import secrets
+from core.alerting import MAX_ALERT_AFTER
 from core.jobs import definition as jobdef
 
 JobName = Annotated[str, Meta(min_length=1, max_length=jobdef.MAX_NAME)]
@@ -33,7 +34,7 @@ Backoff = Annotated[str, Meta(description="one of " + ", ".join(jobdef.BACKOFFS)
                                           + "; another name means fixed")]
 Overlap = Literal[jobdef.OVERLAP_POLICIES]  # type: ignore[valid-type]
 Catchup = Literal[jobdef.CATCHUP_POLICIES]  # type: ignore[valid-type]
-AlertAfter = Annotated[int, Meta(ge=1, le=jobdef.MAX_ALERT_AFTER)]
+AlertAfter = Annotated[int, Meta(ge=1, le=MAX_ALERT_AFTER)]
 Status = Annotated[int, Meta(extra_json_schema={"minimum": jobdef.MIN_STATUS,
                                                 "maximum": jobdef.MAX_STATUS})]
 SuccessStatuses = Annotated[list[Status], Meta(min_length=1,

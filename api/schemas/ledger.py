@@ -11,14 +11,14 @@ from msgspec import UNSET, Meta, Struct, UnsetType
 
 from api.schemas.common import Duration, RealertSeconds, Schedule, Zone, page_of
 from api.schemas.maintenance import Comment, Seconds, Suppress
-from api.schemas.monitors import Grace, Keywords, PingMethods, RunBound
-from core.jobs import definition as jobdef
+from api.schemas.monitors import Grace, Keywords, PingMethods, RunBound, Threshold
+from core.alerting import MAX_ALERT_AFTER
 from core.replay.proposal import MAX_PROPOSED_WINDOWS, RECORDED
 
 InstantText = Annotated[str, Meta(
     description="RFC 3339 instant with an offset, e.g. 2026-11-30T00:00:00Z",
     extra_json_schema={"format": "date-time"})]
-AlertAfter = Annotated[int, Meta(ge=1, le=jobdef.MAX_ALERT_AFTER)]
+AlertAfter = Annotated[int, Meta(ge=1, le=MAX_ALERT_AFTER)]
 Recorded = Literal[RECORDED]  # type: ignore[valid-type]
 
 
@@ -58,6 +58,8 @@ class MonitorChanges(Struct, forbid_unknown_fields=True):
     start_keywords: Keywords | UnsetType = UNSET
     success_keywords: Keywords | UnsetType = UNSET
     failure_keywords: Keywords | UnsetType = UNSET
+    alert_after_failures: Threshold | UnsetType = UNSET
+    recover_after_successes: Threshold | UnsetType = UNSET
     maintenance: ProposedWindows | UnsetType = UNSET
     recorded_maintenance: RecordedMaintenance | UnsetType = UNSET
 

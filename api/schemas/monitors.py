@@ -18,6 +18,7 @@ from api.schemas.common import (
     Zone,
     page_of,
 )
+from core.alerting import MAX_ALERT_AFTER
 from core.monitors import definition as mondef
 
 MonitorName = Annotated[str, Meta(min_length=1, max_length=mondef.MAX_NAME)]
@@ -30,6 +31,9 @@ Keywords = Annotated[list[Keyword], Meta(
     max_length=mondef.MAX_KEYWORDS,
     description="case-sensitive keywords searched in HTTP ping bodies (healthchecks' *_kw "
                 "with filter_http_body); no comma, no white space at either end")]
+Threshold = Annotated[int, Meta(ge=1, le=MAX_ALERT_AFTER, description=(
+    "failure tolerance: a whole number of pings or slots in a row, 1 to "
+    f"{MAX_ALERT_AFTER} (docs/notifications.md, Failure tolerance)"))]
 RunBound = Annotated[RunSeconds | Duration | None, Meta(
     description="seconds, or a duration such as 90s, 30m, 6h (1 s to 366 days); null: none")]
 
@@ -43,7 +47,10 @@ class MonitorCreate(Struct, forbid_unknown_fields=True):
     ``tags``: short words for badges and metrics; ``min_duration`` / ``max_duration``: the
     run-time bounds between ``/start`` and its end (docs/heartbeats.md, *Run-time bounds*);
     ``start_keywords``, ``success_keywords``, ``failure_keywords``: with any, a ping's body
-    decides its action (docs/heartbeats.md, *Keywords in ping bodies*)."""
+    decides its action (docs/heartbeats.md, *Keywords in ping bodies*);
+    ``alert_after_failures`` / ``recover_after_successes``: alert after that many failed pings
+    or missed slots in a row, say ``up`` after that many good pings in a row
+    (docs/notifications.md, *Failure tolerance*)."""
 
     name: MonitorName
     schedule: Schedule
@@ -60,6 +67,8 @@ class MonitorCreate(Struct, forbid_unknown_fields=True):
     start_keywords: Keywords = []
     success_keywords: Keywords = []
     failure_keywords: Keywords = []
+    alert_after_failures: Threshold = 1
+    recover_after_successes: Threshold = 1
 
 
 class MonitorPatch(Struct, forbid_unknown_fields=True):
@@ -82,6 +91,8 @@ class MonitorPatch(Struct, forbid_unknown_fields=True):
     start_keywords: Keywords | UnsetType = UNSET
     success_keywords: Keywords | UnsetType = UNSET
     failure_keywords: Keywords | UnsetType = UNSET
+    alert_after_failures: Threshold | UnsetType = UNSET
+    recover_after_successes: Threshold | UnsetType = UNSET
 
 
 class Monitor(Struct):
@@ -121,6 +132,8 @@ class Monitor(Struct):
     start_keywords: list[str] = []
     success_keywords: list[str] = []
     failure_keywords: list[str] = []
+    alert_after_failures: int = 1
+    recover_after_successes: int = 1
     in_maintenance_until: datetime | None = None  # docs/ledger.md
     ping_url_note: str | None = None
 

@@ -11,7 +11,7 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import urlsplit
 
-from core.alerting import normalize_channels, normalize_realert
+from core.alerting import normalize_channels, normalize_realert, normalize_threshold
 from core.errors import FieldErrors, nul_errors
 from core.http.urls import url_problem
 from core.schedule import InvalidSchedule, parse_schedule, schedule_text
@@ -59,7 +59,6 @@ DEFINITION_FIELDS = ("name", "schedule", "timezone", "request", "timeout_seconds
                      "alert_after_failures", "realert_every", "tags", "confirm", "schedule_text")
 MIN_CONFIRM_SECONDS = 1
 MAX_CONFIRM_SECONDS = 7 * 86400
-MAX_ALERT_AFTER = 1000
 
 HEADER_NAME_PATTERN = r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$"  # RFC 9110 field-name token
 _TOKEN = re.compile(HEADER_NAME_PATTERN)
@@ -208,9 +207,8 @@ def _normalize_statuses(value: Any, errors: FieldErrors) -> list[int] | None:
 
 def _normalize_alerting(out: dict[str, Any], errors: FieldErrors) -> None:
     out["channels"] = normalize_channels(out["channels"], errors)
-    after = out["alert_after_failures"]
-    if isinstance(after, bool) or not isinstance(after, int) or not 1 <= after <= MAX_ALERT_AFTER:
-        errors.add("alert_after_failures", f"must be an integer between 1 and {MAX_ALERT_AFTER}")
+    out["alert_after_failures"] = normalize_threshold(out["alert_after_failures"],
+                                                      "alert_after_failures", errors)
     out["realert_every"] = normalize_realert(out["realert_every"], errors)
 
 

@@ -10,8 +10,9 @@ compare-and-set on the stream version, appending ``monitor.late`` / ``monitor.do
 
 Alerts: a ``monitor.down`` of a monitor with channels queues a ``down`` alert in the same
 transaction (:func:`core.notifications.outbox.enqueue_monitor_alert`); each run also sends the
-due re-alerts (``still_down``, every ``realert_every`` while down) and the sleep wakes for the
-next one.
+due re-alerts (``still_down``, every ``realert_every`` while down) and counts the slots down
+monitors missed (the failure tolerance, :mod:`core.monitors.tolerance`), and the sleep wakes
+for the next one.
 
 Why a ping always wins: a ping that committed before the claim moved ``alert_at`` (the row is
 not claimed); a ping in flight holds the row lock (the claim skips the row); a ping arriving
@@ -43,6 +44,7 @@ from core.monitors.rules import (
     status_at,
     time_transition,
 )
+from core.monitors.tolerance import count, count_misses, next_miss_at
 from core.notifications.outbox import (
     DEFAULT_MAX_ATTEMPTS,
     claim_monitor_realerts,
@@ -198,8 +200,9 @@ async def apply_decisions(conn: psycopg.AsyncConnection, decisions: list[Decisio
                           now: datetime, checker_id: str,
                           max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> set[Any]:
     """Write ``decisions`` where the monitor is still at the version they were made from, and
-    append their events and the ``down`` alerts of monitors with channels (in the caller's
-    transaction).
+    append their events, and count the failures of monitors with channels that went down
+    (:func:`core.monitors.tolerance.count`, which queues the ``down`` alert when the failure
+    tolerance says so), in the caller's transaction.
 
     Returns:
         The ids of the monitors written (a stale decision is skipped, with no event).
@@ -222,14 +225,12 @@ async def apply_decisions(conn: psycopg.AsyncConnection, decisions: list[Decisio
     ])
     for d in decisions:
         m = d.monitor
-        # time only ever takes a monitor down, never back up from down (status_at): "down"
-        alert = alert_for(m["status"], d.status)
-        if alert and m["id"] in applied and m.get("channels"):
-            await enqueue_monitor_alert(
-                conn, team_id=m["team_id"], monitor_id=m["id"], monitor_name=m["name"],
-                channel_ids=m["channels"], event=alert, since=now, last_ping=_last_ping(m),
-                now=now, realert_every=m["realert_every"], max_attempts=max_attempts,
-                hold=held_alerts, reason=d.event[1] if d.event else None)
+        # time only ever takes a monitor down, never back up from down (status_at): a failure
+        if alert_for(m["status"], d.status) and m["id"] in applied and m.get("channels"):
+            reason = d.event[1] if d.event else {}
+            await count(conn, m, "failure", now, status_before=m["status"],
+                        slot_at=reason.get("expected_at") or now, reason=reason,
+                        last_ping=_last_ping(m), max_attempts=max_attempts)
     return applied
 
 
@@ -268,6 +269,19 @@ async def send_realerts(pool: AsyncConnectionPool, now: Instant, *, limit: int =
                     last_ping=_last_ping(m), now=now, realert_every=m["realert_every"],
                     max_attempts=max_attempts, hold=held_alerts)
         return handled
+
+
+async def send_misses(pool: AsyncConnectionPool, now: Instant, *, limit: int = BATCH,
+                      max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> int:
+    """Count the slots that down monitors with a failure tolerance missed up to ``now`` (UTC,
+    or the clock read once the connection is obtained), one transaction
+    (:func:`core.monitors.tolerance.count_misses`).
+
+    Returns:
+        How many alert states were handled.
+    """
+    async with transaction(pool) as conn:
+        return await count_misses(conn, read_now(now), limit=limit, max_attempts=max_attempts)
 
 
 class Checker(Service):
@@ -314,6 +328,10 @@ class Checker(Service):
             if counts.claimed < self.batch:
                 break
         while not self.stopping.is_set():
+            if await send_misses(self.pool, now or self.clock, limit=self.batch,
+                                 max_attempts=self.max_attempts) < self.batch:
+                break
+        while not self.stopping.is_set():
             if await send_realerts(self.pool, now or self.clock, limit=self.batch,
                                    max_attempts=self.max_attempts) < self.batch:
                 break
@@ -330,7 +348,9 @@ class Checker(Service):
             cur = await conn.execute(Q["monitor_next_alert"])
             row = await cur.fetchone()
             realert_at = await next_monitor_realert_at(conn)
-        deadlines = [at for at in (row["alert_at"] if row else None, realert_at) if at is not None]
+            miss_at = await next_miss_at(conn)
+        deadlines = [at for at in (row["alert_at"] if row else None, realert_at, miss_at)
+                     if at is not None]
         if not deadlines:
             return None
         now = self.clock.now()

@@ -10,7 +10,7 @@ import functools
 from datetime import datetime
 from typing import Any
 
-from core.alerting import normalize_channels, normalize_realert
+from core.alerting import normalize_channels, normalize_realert, normalize_threshold
 from core.durations import parse_duration
 from core.errors import FieldErrors, nul_errors
 from core.monitors.slugs import slug_problem
@@ -41,10 +41,13 @@ DEFAULTS: dict[str, Any] = {
     "start_keywords": (),  # keywords in ping bodies (core/monitors/rules.py, keyword_action)
     "success_keywords": (),
     "failure_keywords": (),
+    "alert_after_failures": 1,  # failure tolerance (core/alerting.py, tolerate)
+    "recover_after_successes": 1,
 }
+TOLERANCE_FIELDS = ("alert_after_failures", "recover_after_successes")
 DEFINITION_FIELDS = ("name", "schedule", "timezone", "grace_seconds", "methods", "manual_resume",
                      "channels", "realert_every", "slug", "tags", "schedule_text",
-                     "min_duration", "max_duration", *KEYWORD_FIELDS)
+                     "min_duration", "max_duration", *KEYWORD_FIELDS, *TOLERANCE_FIELDS)
 ONE_SHOT = "a monitor needs a repeating schedule: a period such as 1h or @every 10m, or cron"
 
 
@@ -133,7 +136,10 @@ def normalize_definition(fields: dict[str, Any], *, now: datetime) -> dict[str, 
             :mod:`core.monitors.slugs`), ``tags`` (:mod:`core.tags`) and the run-time
             bounds ``min_duration`` / ``max_duration`` (:func:`normalize_run_bounds`), the
             keyword lists ``start_keywords``, ``success_keywords``, ``failure_keywords``
-            (:func:`normalize_keywords`).
+            (:func:`normalize_keywords`), and the failure tolerance ``alert_after_failures``
+            (alert after this many failed pings or missed slots in a row) and
+            ``recover_after_successes`` (say ``up`` after this many good pings in a row), each
+            1 to 1000, default 1 (:func:`core.alerting.tolerate`, shared with jobs).
         now: the current instant (UTC).
 
     Returns:
@@ -172,6 +178,8 @@ def normalize_definition(fields: dict[str, Any], *, now: datetime) -> dict[str, 
     normalize_run_bounds(out, errors)
     for key in KEYWORD_FIELDS:
         out[key] = normalize_keywords(out[key], key, errors)
+    for key in TOLERANCE_FIELDS:
+        out[key] = normalize_threshold(out[key], key, errors)
     period = None
     schedule = out.get("schedule")
     zone_error = _check_zone(out["timezone"])

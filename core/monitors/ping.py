@@ -15,10 +15,12 @@ flight into the next one.
 
 Alerts: a ping that takes a monitor with channels down (``/fail``) or back up must queue its
 alert in the transaction of its ``monitor.down`` / ``monitor.up`` event (the outbox rule of
-:mod:`core.notifications.outbox`). The statement leaves those monitors alone and says so
-(``deferred``); only their pings are then recorded again, by the same statement, in an explicit
-transaction that also queues the alerts. Ordinary pings (a monitor without channels, or one that
-is up and gets a success, start or log ping) stay one statement.
+:mod:`core.notifications.outbox`), where its failures and good pings are counted too (the
+failure tolerance, :mod:`core.monitors.tolerance`). The statement leaves those monitors
+alone and says so (``deferred``); only their pings are then recorded again, by the same
+statement, in an explicit transaction that also queues the alerts. Ordinary pings (a monitor
+without channels, or one that is up and gets a success, start or log ping) stay one
+statement.
 """
 
 from __future__ import annotations
@@ -38,10 +40,10 @@ from psycopg_pool import AsyncConnectionPool
 
 from core.clock import rfc3339
 from core.db import open_pool
-from core.maintenance.holds import held_alerts
-from core.monitors.rules import alert_for
+from core.monitors.rules import ping_outcome
 from core.monitors.slugs import SLUG_PATTERN
-from core.notifications.outbox import DEFAULT_MAX_ATTEMPTS, enqueue_monitor_alert
+from core.monitors.tolerance import count
+from core.notifications.outbox import DEFAULT_MAX_ATTEMPTS
 from core.queries import Q
 from core.teams import PING_KEY_PATTERN
 from core.tokens import token_hash
@@ -265,12 +267,13 @@ def _down_reason(ping: Ping, action: str, duration_ms: int | None, min_duration:
 
 async def _record_alerting(conn: psycopg.AsyncConnection, pings: Sequence[tuple[Ping, datetime]],
                            keys: Sequence[bytes], max_attempts: int) -> list[str | None]:
-    """Record pings of monitors that notify, and queue the alerts of the transitions they
-    cause, in one transaction (``conn`` is a dict-row connection, not in a transaction;
-    ``keys``: each ping's monitor token hash, as the first statement resolved it).
+    """Record pings of monitors that notify, count their failures and good pings, and queue
+    the alerts they raise, in one transaction (``conn`` is a dict-row connection, not in a
+    transaction; ``keys``: each ping's monitor token hash, as the first statement resolved it).
 
-    Which transitions alert is :func:`core.monitors.rules.alert_for` (healthchecks' rule:
-    down, and up after down); a ping that leaves the status as it is says nothing.
+    What counts is :func:`core.monitors.rules.ping_outcome`, and when it alerts the failure
+    tolerance says (:func:`core.monitors.tolerance.count`; with the default thresholds
+    healthchecks' rule, :func:`core.monitors.rules.alert_for`: down, and up after down).
     """
     hashes = sorted(set(keys))
     async with conn.transaction():
@@ -280,26 +283,20 @@ async def _record_alerting(conn: psycopg.AsyncConnection, pings: Sequence[tuple[
         results = await cur.fetchall()
         statuses = [row["status"] for row in results]
         status_of = {key: row["status"] for key, row in monitors.items()}
-        down_since = {key: row["down_since"] for key, row in monitors.items()}
         for (ping, at), key, result in zip(pings, keys, results, strict=True):
             status = result["status"]
             if status is None or key not in monitors:
                 continue
             before, status_of[key] = status_of[key], status
-            event = alert_for(before, status)
-            if event is None:
+            outcome = ping_outcome(result["action"], status)
+            if outcome is None:
                 continue
             row = monitors[key]
-            reason = None
-            if event == "down":
-                down_since[key] = at
-                reason = _down_reason(ping, result["action"], result["duration_ms"],
-                                      row["min_duration"])
-            await enqueue_monitor_alert(
-                conn, team_id=row["team_id"], monitor_id=row["id"], monitor_name=row["name"],
-                channel_ids=row["channels"], event=event, since=down_since[key] or at,
-                last_ping=_last_ping(ping, at), now=at, realert_every=row["realert_every"],
-                max_attempts=max_attempts, hold=held_alerts, reason=reason)
+            reason = _down_reason(ping, result["action"], result["duration_ms"],
+                                  row["min_duration"]) if outcome == "failure" else None
+            await count(conn, row, outcome, at, status_before=before, slot_at=at,
+                        reason=reason, last_ping=_last_ping(ping, at),
+                        down_since=row["down_since"], max_attempts=max_attempts)
     return statuses
 
 

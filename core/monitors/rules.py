@@ -70,6 +70,14 @@ So ``alert_at`` is never later than the next change, possibly earlier.
 **Alerts** (``Flip.select_channels``): a monitor alerts when it goes down and when it comes
 back up after being down (:func:`alert_for`); ``late`` never alerts, nor ``new``/``paused`` →
 ``up``. Re-alerts while down (``still_down``) are the checker's, every ``realert_every``.
+
+**Failure tolerance** (Sentry Crons' ``failure_issue_threshold`` / ``recovery_threshold``;
+the rule is :func:`core.alerting.tolerate`, shared with jobs): each failure (a ping that
+leaves the monitor ``down``: :func:`ping_outcome`; a ``monitor.down`` by time; a further slot
+missed while down: :func:`next_miss`) and each good ping counts; the ``down`` alert waits for
+``alert_after_failures`` failures in a row, the ``up`` alert for ``recover_after_successes``
+good pings in a row. With both at 1 (the default) this is exactly :func:`alert_for`. The
+status itself does not wait: the monitor is ``down`` at its first failure.
 """
 
 from __future__ import annotations
@@ -398,6 +406,29 @@ def time_transition(state: dict[str, Any], status: str, expected: datetime | Non
 
 
 # -- alerts ---------------------------------------------------------------------------------------
+def ping_outcome(action: str, status_after: str) -> Literal["failure", "success"] | None:
+    """What a ping of effective ``action`` that left the monitor ``status_after`` counts as
+    towards the failure tolerance: a success or failure that left it ``down`` (a ``/fail``, a
+    failure keyword, a run too short) is a ``failure``, one that left it ``up`` a
+    ``success``; starts, logs and ignored pings do not count."""
+    if action not in FINISHES:
+        return None
+    if status_after == "down":
+        return "failure"
+    return "success" if status_after == "up" else None
+
+
+def next_miss(schedule: Schedule, grace_seconds: int, slot_at: datetime
+              ) -> tuple[datetime, datetime] | None:
+    """``(expected_at, deadline)`` of the slot after the one expected at ``slot_at`` (or the
+    failed ping at ``slot_at``): a down monitor that has not pinged by ``deadline`` (expected
+    + grace, inclusive, as :func:`status_at`) missed that slot too, which counts as one more
+    failure towards ``alert_after_failures``. ``None``: a cron schedule with no further
+    fire."""
+    expected = expected_after(schedule, slot_at)
+    if expected is None:
+        return None
+    return expected, expected + timedelta(seconds=grace_seconds)
 def alert_for(before: str, after: str) -> Literal["down", "up"] | None:
     """The alert a status change from ``before`` to ``after`` queues, if any.
 

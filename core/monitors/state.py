@@ -41,7 +41,7 @@ from datetime import datetime
 from typing import Any
 
 from core import streams
-from core.monitors.definition import DEFINITION_FIELDS, KEYWORD_FIELDS
+from core.monitors.definition import DEFAULTS, DEFINITION_FIELDS, KEYWORD_FIELDS, TOLERANCE_FIELDS
 from core.monitors.rules import apply_ping
 
 STATUS_AFTER = {
@@ -69,7 +69,8 @@ class MonitorState:
 
     Built by :func:`evolve` (the fold) or :meth:`from_row` (a locked ``monitors`` row).
     Instants are UTC; ``grace_seconds``, ``min_duration``, ``max_duration``,
-    ``realert_every`` and ``period_seconds`` (``None``: a cron schedule) in seconds.
+    ``realert_every`` and ``period_seconds`` (``None``: a cron schedule) in seconds;
+    ``alert_after_failures`` and ``recover_after_successes`` counts (the failure tolerance).
     ``next_expected_at`` and ``alert_at`` are not folded: they are derived at an instant
     (:func:`core.monitors.rules.timing`), ``None`` until then.
     """
@@ -93,6 +94,8 @@ class MonitorState:
     start_keywords: list[str]
     success_keywords: list[str]
     failure_keywords: list[str]
+    alert_after_failures: int
+    recover_after_successes: int
     ping_token_hash: bytes | None
     status: str
     last_ping_at: datetime | None
@@ -134,6 +137,9 @@ def _normalized(fields: dict[str, Any]) -> dict[str, Any]:
     fields["tags"] = list(fields.get("tags") or ())  # slug and tags came with migration 0009
     for key in KEYWORD_FIELDS:  # migration 0023
         fields[key] = list(fields.get(key) or ())
+    for key in TOLERANCE_FIELDS:  # migration 0027
+        if fields.get(key) is None:
+            fields[key] = DEFAULTS[key]
     fields.setdefault("slug", None)
     return {k: v for k, v in fields.items() if k in _FIELDS}
 

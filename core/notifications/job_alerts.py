@@ -5,7 +5,8 @@ when the streak reaches ``alert_after_failures`` (default 1) a ``failed`` alert 
 it keeps failing, another failed run at least ``realert_every`` seconds after the last alert
 queues ``still_failing`` (off by default); the first success after an alerted streak queues
 ``recovered``. A streak that never reached the threshold ends silently (like healthchecks, "up"
-is only said after "down" was). Skipped and missed slots do not count.
+is only said after "down" was). Skipped and missed slots do not count. The threshold is the
+rule monitors share (:func:`core.alerting.tolerate`).
 
 The streak lives in ``alert_states`` (an inline projection of ``run.failed`` /
 ``run.succeeded`` events and the alerts queued), not on the ``jobs`` row, so ``jobs`` stays
@@ -24,6 +25,7 @@ from typing import Any
 
 import psycopg
 
+from core.alerting import Streak, tolerate
 from core.notifications.messages import job_message
 from core.notifications.outbox import Alert, Hold, enqueue
 from core.queries import Q
@@ -86,8 +88,10 @@ def grow_streak(state: dict[str, Any] | None, failures: Sequence[FinalRun]) -> d
 def recovery_alerts(row: dict[str, Any]) -> bool:
     """Whether the success that ends a streak says ``recovered``: only after a streak that
     alerted, of a job not deleted (``row``: the streak's alert state and the job's
-    ``status``)."""
-    return row["last_alert_at"] is not None and row["status"] != "deleted"
+    ``status``). The rule is :func:`core.alerting.tolerate`'s, with one good run to recover."""
+    streak = Streak(row["consecutive_failures"], 0, row["last_alert_at"] is not None)
+    _, alert = tolerate(streak, "success", alert_after=1, recover_after=1)
+    return alert == "recovery" and row["status"] != "deleted"
 
 
 async def _recover(conn: psycopg.AsyncConnection, recoveries: dict[uuid.UUID, FinalRun],
@@ -115,7 +119,11 @@ def decide_alert(row: dict[str, Any], now: datetime) -> str | None:
     if row["status"] == "deleted":
         return None
     if row["last_alert_at"] is None:
-        return "failed" if row["consecutive_failures"] >= row["alert_after_failures"] else None
+        # the streak before the batch's last failure, then that failure: the shared rule
+        before = Streak(row["consecutive_failures"] - 1, 0, False)
+        _, alert = tolerate(before, "failure", alert_after=row["alert_after_failures"],
+                            recover_after=1)
+        return "failed" if alert == "failure" else None
     every = row["realert_every"]
     if every and (now - row["last_alert_at"]).total_seconds() >= every:
         return "still_failing"

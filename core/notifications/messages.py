@@ -160,6 +160,7 @@ DOWN_REASONS = {
     "too_long": "run too long",
     "start_timeout": "run not finished within the grace period",
     "overdue": "late start: no ping in time",
+    "missed": "missed slot: no ping in time",
 }
 
 
@@ -188,9 +189,12 @@ def down_reason(data: dict[str, Any] | None) -> tuple[str, str] | None:
     elif reason == "start_timeout":
         sentence = (f"The run started at {_at(data['started_at'])} did not end by "
                     f"{_at(data['deadline'])} (the grace period).")
-    else:
+    else:  # overdue, missed
         sentence = (f"No ping arrived in time: expected at {_at(data.get('expected_at'))}, "
                     f"down at {_at(data.get('deadline'))} after the grace period.")
+    failures = data.get("failures")
+    if isinstance(failures, int) and failures > 1:  # failure tolerance (core/alerting.py)
+        sentence += f" That is {failures} failures in a row (alert_after_failures)."
     return DOWN_REASONS[reason], sentence
 
 

@@ -12,7 +12,11 @@ The replay is the live state machine run again, with no second copy of a rule:
 * the passing of time is a perfectly timely checker: at each decision instant up to the next
   recorded event (inclusive: a deadline and a ping at the same instant, the checker first),
   :func:`core.monitors.checker.decide`, the checker's own decision;
-* which transitions alert is :func:`core.monitors.rules.alert_for`;
+* which failures and good pings alert is the failure tolerance, :func:`core.alerting.tolerate`
+  (with the default thresholds :func:`core.monitors.rules.alert_for`): each side counts its
+  failures (a ping that left the monitor down, a ``monitor.down`` by time, a slot missed while
+  down) and good pings, as :mod:`core.monitors.tolerance` does live, under its own
+  definition (the recorded one, or the proposal);
 * maintenance (:mod:`core.replay.maintenance`): an alert inside a ``suppress: alerts`` window
   is held (``"maintenance": "suppressed"``, no incident opens), and at a window's close a
   monitor still down whose latest alert was held gets exactly one ``down`` alert
@@ -35,23 +39,27 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterable
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from psycopg_pool import AsyncConnectionPool
 
 from core.actor import Actor
+from core.alerting import Streak, tolerate
 from core.errors import NotFound
 from core.history.streams import MONITOR, definition_events, stream_until
 from core.monitors.checker import BrokenMonitor, decide
 from core.monitors.definition import cached_schedule
-from core.monitors.rules import alert_for, ping, timing
+from core.monitors.rules import alert_for, next_miss, ping, ping_outcome, timing, too_short
 from core.monitors.state import STATUS_AFTER, MonitorState, evolve
 from core.replay.compare import incidents, listed, summary
 from core.replay.maintenance import Maintenance, recorded_and_proposed
 from core.replay.proposal import Proposal, monitor_proposal
+from core.schedule import Schedule
 from core.stored import schedule_problem
 
 FLIPS = ("monitor.up", "monitor.late", "monitor.down")  # what the replay decides itself
+Outcome = Literal["failure", "success"]
+PING_REASONS = ("fail", "failure_keyword", "too_short")  # a monitor.down a ping caused
 MAX_LISTED = 1000  # transitions and alerts listed per side; the summary counts them all
 
 
@@ -78,9 +86,17 @@ def transition(at: datetime, event_type: str, data: dict[str, Any]) -> dict[str,
             "status": STATUS_AFTER[event_type], "reason": data.get("reason")}
 
 
+def _schedule(state: dict[str, Any]) -> Schedule | None:
+    schedule, _ = schedule_problem(cached_schedule, state["schedule"], state["timezone"],
+                                   state["created_at"])
+    return schedule
+
+
 class Timeline:
     """What one side (proposed or recorded) went through: flips, alerts, status changes, under
-    the maintenance windows ``maintenance`` (``None``: none) closing in ``(start, end]``."""
+    the maintenance windows ``maintenance`` (``None``: none) closing in ``(start, end]``; and
+    the failure tolerance's count (:func:`core.alerting.tolerate`, as
+    :mod:`core.monitors.tolerance` keeps it live), which decides the alerts."""
 
     def __init__(self, maintenance: Maintenance | None = None,
                  start: datetime | None = None, end: datetime | None = None) -> None:
@@ -92,12 +108,17 @@ class Timeline:
             else maintenance.closings(start, end)
         self.current: str | None = None  # the status, once a change said it
         self.held: tuple[str, str | None] | None = None  # the latest alert, when held
+        self.streak = Streak()
+        self.miss: tuple[datetime, datetime] | None = None  # (expected, deadline) watched
 
     def seed(self, status: str | None, last_alert: tuple[datetime, str, str | None] | None,
-             start: datetime) -> None:
-        """The status at ``start`` and the latest alert before it ``(at, event, reason)``:
-        held when a window held it then and no closing since, up to ``start``, released it."""
+             start: datetime, counted: tuple[Streak, tuple[datetime, datetime] | None]
+             ) -> None:
+        """The status at ``start``, the latest alert before it ``(at, event, reason)`` (held
+        when a window held it then and no closing since, up to ``start``, released it) and
+        the failure tolerance's count then ``(streak, next missed slot)``."""
         self.current = status
+        self.streak, self.miss = counted
         maintenance = self.maintenance
         if last_alert is None or maintenance is None or not maintenance.holds(last_alert[0]):
             return
@@ -119,29 +140,63 @@ class Timeline:
             self.changes.append((closing, True, self.held[1]))
             self.held = None
 
-    def status(self, at: datetime, before: str | None, after: str,
-               reason: str | None = None, held: bool = False) -> None:
+    def status(self, at: datetime, before: str | None, after: str) -> None:
+        """A status change by a command (pause, resume, delete, creation): one that leaves
+        ``down`` ends the count (live, :func:`core.notifications.outbox.forget_monitor_alert`)
+        and the incident, silently."""
         self.release(at)
         self.current = after
-        if before == after:
+        if before == after or after == "down":
             return
-        if after == "down" and not held:
-            self.changes.append((at, True, reason))
-        elif before == "down":
+        if self.streak.alerted:
             self.changes.append((at, False, None))
+        self.streak, self.miss = Streak(), None
 
     def flip(self, at: datetime, event_type: str, data: dict[str, Any]) -> None:
+        """A recorded or replayed status flip (alerts are :meth:`count`'s)."""
         self.release(at)
         shown = transition(at, event_type, data)
         self.transitions.append(shown)
-        alert = alert_for(shown["previous_status"], shown["status"])
-        held = False
-        if alert is not None:
-            held = self.maintenance is not None and self.maintenance.holds(at)
-            self.held = (alert, shown["reason"]) if held else None
-            self.alerts.append({"at": at, "event": alert, "reason": shown["reason"],
-                                "maintenance": "suppressed" if held else None})
-        self.status(at, shown["previous_status"], shown["status"], shown["reason"], held)
+        self.current = shown["status"]
+
+    def count(self, at: datetime, state: dict[str, Any], outcome: Outcome | None,
+              reason: str | None = None, slot_at: datetime | None = None) -> None:
+        """One failure or good ping at ``at`` under the definition ``state``: the rule's alert
+        (``down`` with ``reason``, ``up``), held as maintenance says; a failure short of
+        ``alert_after_failures`` watches the next slot (:meth:`misses`)."""
+        if outcome is None:
+            return
+        self.release(at)
+        self.streak, alert = tolerate(self.streak, outcome,
+                                      alert_after=state["alert_after_failures"],
+                                      recover_after=state["recover_after_successes"])
+        self.miss = None
+        if alert is None and not self.streak.alerted and self.streak.failures:
+            schedule = _schedule(state)
+            if schedule is not None:
+                self.miss = next_miss(schedule, state["grace_seconds"], slot_at or at)
+        if alert is None:
+            return
+        event = "down" if alert == "failure" else "up"
+        reason = reason if event == "down" else "ping"  # only a good ping says up
+        held = self.maintenance is not None and self.maintenance.holds(at)
+        self.held = (event, reason) if held else None
+        self.alerts.append({"at": at, "event": event, "reason": reason,
+                            "maintenance": "suppressed" if held else None})
+        if event == "up":
+            self.changes.append((at, False, None))
+        elif not held:
+            self.changes.append((at, True, reason))
+
+    def misses(self, until: datetime, state: dict[str, Any] | None) -> None:
+        """The slots a down monitor missed up to ``until`` (inclusive), each a failure (the
+        live checker's :func:`core.monitors.tolerance.count_misses`)."""
+        while self.miss is not None and self.miss[1] <= until and state is not None \
+                and self.current == "down":
+            expected, deadline = self.miss
+            self.count(deadline, state, "failure", "missed", expected)
+            if self.miss is not None and self.miss[1] <= deadline:
+                self.miss = None  # never spin
 
     def answer(self, end: datetime) -> tuple[dict[str, Any], list[Any]]:
         self.release(end)
@@ -149,6 +204,11 @@ class Timeline:
         alerts, cut_a = listed(self.alerts, MAX_LISTED)
         return ({"transitions": transitions, "alerts": alerts, "truncated": cut_t or cut_a},
                 incidents(self.changes, end))
+
+
+def _down_by_time(data: dict[str, Any]) -> bool:
+    """A ``monitor.down`` the checker decided (the passing of time), not a ping's."""
+    return data.get("reason") not in PING_REASONS
 
 
 class Replay:
@@ -167,13 +227,13 @@ class Replay:
         state, self.deadline = self.state, None
         if state is None or state["broken_at"] is not None:
             return
-        schedule, _ = schedule_problem(cached_schedule, state["schedule"], state["timezone"],
-                                       state["created_at"])
+        schedule = _schedule(state)
         if schedule is not None:
             _, self.deadline = timing(state, schedule, at)
 
     def advance(self, until: datetime) -> None:
-        """The checker, at each decision instant up to ``until`` (inclusive)."""
+        """The checker, at each decision instant up to ``until`` (inclusive), then the slots
+        a down monitor missed (a down monitor has no decision instant)."""
         while self.state is not None and self.deadline is not None and self.deadline <= until:
             at = self.deadline
             try:
@@ -183,11 +243,16 @@ class Replay:
                 return
             if decision.event is not None:
                 self.timeline.flip(at, *decision.event)
+                if alert_for(self.state["status"], decision.status) == "down":
+                    data = decision.event[1]
+                    self.timeline.count(at, self.state, "failure", data.get("reason"),
+                                        data.get("expected_at"))
                 self.state = {**self.state, "status": decision.status}
             elif decision.alert_at is not None and decision.alert_at <= at:
                 self.deadline = None  # cannot happen with the rules; never spin
                 return
             self.deadline = decision.alert_at
+        self.timeline.misses(until, self.state)
 
     def apply(self, event: dict[str, Any]) -> None:
         """One recorded event at its instant (the checker's decisions before it first)."""
@@ -200,8 +265,12 @@ class Replay:
             outcome = ping(self.state, kind=requested_kind(data), method=data["method"],
                            rid=_uuid(data.get("rid")), at=at,
                            exit_status=data.get("exit_status"), body=event.get("body"))
+            reason = "fail"
             for event_type, flip in outcome.events[1:]:
                 self.timeline.flip(at, event_type, flip)
+                reason = flip.get("reason") or reason
+            self.timeline.count(at, self.state,
+                                ping_outcome(outcome.action, outcome.state["status"]), reason)
             self.state = outcome.state
         else:
             before = None if self.state is None else self.state["status"]
@@ -211,18 +280,47 @@ class Replay:
         self._retime(at)
 
 
-def record(timeline: Timeline, status: str | None, event: dict[str, Any]) -> str | None:
-    """The recorded side: add one recorded event of the window to ``timeline`` (its flips, and
-    the status changes of lifecycle events) from ``status``; returns the status after it."""
-    kind = event["event_type"]
+def _recorded_outcome(state: dict[str, Any], data: dict[str, Any]
+                      ) -> tuple[Outcome | None, str]:
+    """What a recorded ping counted as (:func:`core.monitors.rules.ping_outcome`) under the
+    recorded definition ``state`` before it, with the reason of a failure."""
+    action = data["kind"]
+    if action == "fail":
+        return "failure", "fail" if data.get("requested") in (None, "fail") \
+            else "failure_keyword"
+    if too_short(state, action, data.get("duration_ms")):
+        return "failure", "too_short"
+    return ping_outcome(action, "up" if action == "success" else "new"), "ping"
+
+
+def record(timeline: Timeline, previous: MonitorState | None, event: dict[str, Any]
+           ) -> MonitorState:
+    """The recorded side: add one recorded event to ``timeline`` (its flips, what it counted
+    towards the failure tolerance under the recorded definition before it, and the status
+    changes of lifecycle events); returns the recorded state after it."""
+    kind, data, at = event["event_type"], event["data"], event["occurred_at"]
+    state = None if previous is None else previous.as_row()
+    if state is not None:
+        timeline.misses(at, state)
+    folded = evolve(previous, event)
+    after = folded.as_row()
     if kind in FLIPS:
-        timeline.flip(event["occurred_at"], kind, event["data"])
+        timeline.flip(at, kind, data)
+        if kind == "monitor.down" and _down_by_time(data) and state is not None \
+                and state["status"] != "down":
+            timeline.count(at, after, "failure", data.get("reason"), _instant(data))
+    elif kind == "monitor.pinged" and state is not None:
+        outcome, reason = _recorded_outcome(state, data)
+        timeline.count(at, after, outcome, reason if outcome == "failure" else None, at)
     elif kind in STATUS_AFTER or kind == "monitor.created":
-        after = STATUS_AFTER.get(kind) or event["data"]["status"]
-        timeline.status(event["occurred_at"], status, after)
-    else:
-        return status
-    return STATUS_AFTER.get(kind) or event["data"]["status"]
+        timeline.status(at, None if state is None else state["status"], after["status"])
+    return folded
+
+
+def _instant(data: dict[str, Any]) -> datetime | None:
+    value = data.get("expected_at")
+    return value if value is None or isinstance(value, datetime) \
+        else datetime.fromisoformat(value)
 
 
 class Replayer:
@@ -235,37 +333,40 @@ class Replayer:
         self.proposal, self.start, self.end = proposal, start, end
         self.simulated = simulated
         self.prior: MonitorState | None = None  # the recorded state at ``start``
+        self.before = Timeline()  # the recorded side before ``start``: its last alert, count
         self.run: Replay | None = None
         self.recorded = Timeline(recorded, start, end)
-        self.status: str | None = None  # the recorded status, in the window
-        self.last_alert: tuple[datetime, str, str | None] | None = None  # before ``start``
+        self.state: MonitorState | None = None  # the recorded state, in the window
 
     def feed(self, event: dict[str, Any]) -> None:
         """Take the next event (one after the window's end changes nothing)."""
         if self.run is None:
             if event["occurred_at"] < self.start:
-                self.prior = evolve(self.prior, event)
-                if event["event_type"] in FLIPS:
-                    shown = transition(event["occurred_at"], event["event_type"], event["data"])
-                    alert = alert_for(shown["previous_status"], shown["status"])
-                    if alert is not None:
-                        self.last_alert = (shown["at"], alert, shown["reason"])
+                self.prior = record(self.before, self.prior, event)
+                del self.before.transitions[:], self.before.changes[:]
+                del self.before.alerts[:-1]
                 return
             self._begin()
         assert self.run is not None
         if event["occurred_at"] <= self.end:
-            self.status = record(self.recorded, self.status, event)
+            self.state = record(self.recorded, self.state, event)
             self.run.apply(event)
 
     def _begin(self) -> None:
         """Start both sides at ``start`` from the recorded state, each knowing whether the
-        latest recorded alert before it was held (by its own windows)."""
-        self.status = None if self.prior is None else self.prior.status
-        self.recorded.seed(self.status, self.last_alert, self.start)
+        latest recorded alert before it was held (by its own windows), with the recorded
+        failure tolerance's count then."""
+        prior = None if self.prior is None else self.prior.as_row()
+        self.before.misses(self.start, prior)
+        self.state = self.prior
+        status = None if self.prior is None else self.prior.status
+        last = self.before.alerts[-1] if self.before.alerts else None
+        last_alert = None if last is None else (last["at"], last["event"], last["reason"])
+        counted = (self.before.streak, self.before.miss)
+        self.recorded.seed(status, last_alert, self.start, counted)
         timeline = Timeline(self.simulated, self.start, self.end)
-        timeline.seed(self.status, self.last_alert, self.start)
-        self.run = Replay(None if self.prior is None else self.prior.as_row(), self.proposal,
-                          self.start, timeline)
+        timeline.seed(status, last_alert, self.start, counted)
+        self.run = Replay(prior, self.proposal, self.start, timeline)
 
     def answer(self) -> dict[str, Any]:
         """``{"simulated": side, "actual": side, "summary": {...}}``, each side
@@ -277,6 +378,7 @@ class Replayer:
         run = self.run
         assert run is not None
         run.advance(self.end)
+        self.recorded.misses(self.end, None if self.state is None else self.state.as_row())
         simulated, proposed = run.timeline.answer(self.end)
         actual, happened = self.recorded.answer(self.end)
         return {"simulated": simulated, "actual": actual, "summary": summary(proposed, happened)}

@@ -87,6 +87,8 @@ MONITOR_CHANGES: dict[str, str | Validator] = {
     "start_keywords": DEFINITION,
     "success_keywords": DEFINITION,
     "failure_keywords": DEFINITION,
+    "alert_after_failures": DEFINITION,
+    "recover_after_successes": DEFINITION,
     "maintenance": proposed_windows,
     "recorded_maintenance": recorded_maintenance,
 }

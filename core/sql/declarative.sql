@@ -21,7 +21,8 @@ ORDER BY j.created_at, j.id;
 -- name: apply_monitors
 SELECT id, name, schedule, timezone, grace_seconds, methods, manual_resume, channels,
        realert_every, status, slug, tags, schedule_text, created_at, min_duration,
-       max_duration, start_keywords, success_keywords, failure_keywords
+       max_duration, start_keywords, success_keywords, failure_keywords,
+       alert_after_failures, recover_after_successes
 FROM monitors
 WHERE team_id = %(team_id)s::uuid AND status <> 'deleted'
 ORDER BY created_at, id;

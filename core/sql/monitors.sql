@@ -9,7 +9,8 @@ INSERT INTO monitors (id, team_id, name, schedule, timezone, period_seconds, gra
                       last_start_at, last_start_rid, last_duration_ms, next_expected_at,
                       alert_at, channels, realert_every, version, created_at, updated_at,
                       broken_at, broken_reason, slug, tags, schedule_text, min_duration,
-                      max_duration, start_keywords, success_keywords, failure_keywords)
+                      max_duration, start_keywords, success_keywords, failure_keywords,
+                      alert_after_failures, recover_after_successes)
 VALUES (%(id)s::uuid, %(team_id)s::uuid, %(name)s::text, %(schedule)s::text, %(timezone)s::text,
         %(period_seconds)s::float8, %(grace_seconds)s::int, %(methods)s::text,
         %(manual_resume)s::bool, %(ping_token_hash)s::bytea, %(status)s::text,
@@ -21,7 +22,8 @@ VALUES (%(id)s::uuid, %(team_id)s::uuid, %(name)s::text, %(schedule)s::text, %(t
         %(broken_at)s::timestamptz, %(broken_reason)s::text, %(slug)s::text,
         %(tags)s::text[], %(schedule_text)s::text, %(min_duration)s::int,
         %(max_duration)s::int, %(start_keywords)s::text[], %(success_keywords)s::text[],
-        %(failure_keywords)s::text[])
+        %(failure_keywords)s::text[], %(alert_after_failures)s::int,
+        %(recover_after_successes)s::int)
 ON CONFLICT ON CONSTRAINT monitors_pkey DO UPDATE SET
     name = excluded.name, schedule = excluded.schedule, timezone = excluded.timezone,
     period_seconds = excluded.period_seconds, grace_seconds = excluded.grace_seconds,
@@ -36,7 +38,9 @@ ON CONFLICT ON CONSTRAINT monitors_pkey DO UPDATE SET
     slug = excluded.slug, tags = excluded.tags, schedule_text = excluded.schedule_text,
     min_duration = excluded.min_duration, max_duration = excluded.max_duration,
     start_keywords = excluded.start_keywords, success_keywords = excluded.success_keywords,
-    failure_keywords = excluded.failure_keywords;
+    failure_keywords = excluded.failure_keywords,
+    alert_after_failures = excluded.alert_after_failures,
+    recover_after_successes = excluded.recover_after_successes;
 
 -- name: monitor_lock
 -- The current state of one monitor, locked for a command (deleted monitors are not found).
@@ -44,7 +48,8 @@ SELECT id, team_id, name, schedule, timezone, period_seconds, grace_seconds, met
        manual_resume, ping_token_hash, status, last_ping_at, last_start_at, last_start_rid,
        last_duration_ms, next_expected_at, alert_at, channels, realert_every, version,
        created_at, updated_at, broken_at, broken_reason, slug, tags, schedule_text,
-       min_duration, max_duration, start_keywords, success_keywords, failure_keywords
+       min_duration, max_duration, start_keywords, success_keywords, failure_keywords,
+       alert_after_failures, recover_after_successes
 FROM monitors
 WHERE id = %(id)s::uuid AND team_id = %(team_id)s::uuid AND status <> 'deleted'
 FOR UPDATE;
@@ -54,7 +59,7 @@ SELECT id, team_id, name, schedule, timezone, grace_seconds, methods, manual_res
        last_ping_at, last_start_at, last_duration_ms, next_expected_at, alert_at, channels,
        realert_every, version, created_at, updated_at, broken_at, broken_reason, slug, tags,
        schedule_text, min_duration, max_duration, start_keywords, success_keywords,
-       failure_keywords
+       failure_keywords, alert_after_failures, recover_after_successes
 FROM monitors
 WHERE id = %(id)s::uuid AND team_id = %(team_id)s::uuid AND status <> 'deleted';
 
@@ -64,7 +69,7 @@ SELECT id, team_id, name, schedule, timezone, grace_seconds, methods, manual_res
        last_ping_at, last_start_at, last_duration_ms, next_expected_at, alert_at, channels,
        realert_every, version, created_at, updated_at, broken_at, broken_reason, slug, tags,
        schedule_text, min_duration, max_duration, start_keywords, success_keywords,
-       failure_keywords
+       failure_keywords, alert_after_failures, recover_after_successes
 FROM monitors
 WHERE team_id = %(team_id)s::uuid
   AND status <> 'deleted'
@@ -148,7 +153,8 @@ FROM monitor_ping_batch(%(pings)s::json, %(defer)s::bool);
 -- another checker - or an in-flight ping - holds.
 SELECT id, team_id, name, schedule, timezone, period_seconds, grace_seconds, status,
        last_ping_at, last_start_at, next_expected_at, alert_at, channels, realert_every,
-       version, created_at, broken_at, max_duration
+       version, created_at, broken_at, max_duration, alert_after_failures,
+       recover_after_successes
 FROM monitors
 WHERE alert_at <= %(now)s::timestamptz
 ORDER BY alert_at
@@ -179,7 +185,8 @@ SELECT min(alert_at) AS alert_at FROM monitors WHERE alert_at IS NOT NULL;
 -- The monitors of pings that may change a notifying monitor's status, locked in id order (like
 -- the ping statement), with the start of the current outage (its last monitor.down event).
 SELECT m.id, m.team_id, m.name, m.status, m.channels, m.realert_every, m.ping_token_hash,
-       m.min_duration,
+       m.min_duration, m.schedule, m.timezone, m.created_at, m.grace_seconds,
+       m.alert_after_failures, m.recover_after_successes,
        CASE WHEN m.status = 'down' THEN (
            SELECT e.occurred_at FROM events e
            WHERE e.stream_id = m.id AND e.event_type = 'monitor.down'
@@ -193,7 +200,9 @@ FOR UPDATE;
 -- name: monitor_lock_for_realert
 -- A monitor with a re-alert due; SKIP LOCKED: the checker holds its alert state already, and
 -- pings and commands take the monitor first, so waiting could deadlock.
-SELECT id, team_id, name, status, channels, realert_every, last_ping_at, last_start_at
+SELECT id, team_id, name, status, channels, realert_every, last_ping_at, last_start_at,
+       schedule, timezone, created_at, grace_seconds, alert_after_failures,
+       recover_after_successes
 FROM monitors
 WHERE id = %(id)s::uuid
 FOR UPDATE SKIP LOCKED;

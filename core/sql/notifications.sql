@@ -163,3 +163,41 @@ FOR UPDATE SKIP LOCKED;
 -- name: alert_state_monitor_next_realert
 SELECT min(next_realert_at) AS at FROM alert_states
 WHERE subject_type = 'monitor' AND next_realert_at IS NOT NULL;
+
+-- name: alert_state_monitor_streak
+-- A monitor's streak towards its next alert (core/alerting.py, tolerate), locked.
+SELECT failing_since, consecutive_failures, consecutive_successes, last_alert_at,
+       next_realert_at, next_miss_at, miss_slot_at
+FROM alert_states
+WHERE subject_type = 'monitor' AND subject_id = %(monitor_id)s::uuid
+FOR UPDATE;
+
+-- name: alert_state_monitor_count
+-- A monitor's streak after a failure, a missed slot or a good ping (failing_since is kept
+-- from the row when there is one: the start of the failures in a row).
+INSERT INTO alert_states AS a (subject_type, subject_id, team_id, failing_since,
+                               consecutive_failures, consecutive_successes, next_realert_at,
+                               next_miss_at, miss_slot_at)
+VALUES ('monitor', %(monitor_id)s::uuid, %(team_id)s::uuid, %(since)s::timestamptz,
+        %(failures)s::int, %(successes)s::int, %(next_realert_at)s::timestamptz,
+        %(next_miss_at)s::timestamptz, %(miss_slot_at)s::timestamptz)
+ON CONFLICT ON CONSTRAINT alert_states_pkey DO UPDATE SET
+    consecutive_failures = excluded.consecutive_failures,
+    consecutive_successes = excluded.consecutive_successes,
+    next_realert_at = excluded.next_realert_at,
+    next_miss_at = excluded.next_miss_at,
+    miss_slot_at = excluded.miss_slot_at;
+
+-- name: alert_state_monitor_claim_misses
+-- Down monitors whose next slot passed without a ping (core/monitors/tolerance.py).
+SELECT subject_id AS monitor_id, failing_since, consecutive_failures, consecutive_successes,
+       last_alert_at, next_realert_at, next_miss_at, miss_slot_at
+FROM alert_states
+WHERE subject_type = 'monitor' AND next_miss_at <= %(now)s::timestamptz
+ORDER BY next_miss_at
+LIMIT %(limit)s::int
+FOR UPDATE SKIP LOCKED;
+
+-- name: alert_state_monitor_next_miss
+SELECT min(next_miss_at) AS at FROM alert_states
+WHERE subject_type = 'monitor' AND next_miss_at IS NOT NULL;

@@ -6,8 +6,9 @@ the real paths on a frozen clock: pings through the ping statement (``record_pin
 pauses through the commands, and the passing of time through the real checker, run at every
 ``alert_at`` (a perfectly timely checker). Then :func:`core.replay.monitors.simulate_monitor`
 with no changes, over a window starting at a generated instant inside the history, must give
-exactly the transitions and alerts recorded in that window, and a summary with nothing avoided
-or missed.
+exactly the transitions and alerts recorded in that window, the alerts the live paths queued
+to the monitor's channel (its failure tolerance generated too), and a summary with nothing
+avoided or missed.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 from psycopg_pool import AsyncConnectionPool
 
+from core.channels.commands import create_channel
+from core.channels.sealing import AesGcmSealer
 from core.monitors import commands
 from core.monitors.checker import Checker
 from core.monitors.ping import Ping, record_pings
@@ -41,6 +44,8 @@ definitions = st.fixed_dictionaries({
     "max_duration": st.sampled_from([None, 600, 3600]),
     "keywords": st.sampled_from([{}, {"failure_keywords": ["FAIL"]},
                                  {"success_keywords": ["OK"], "start_keywords": ["go"]}]),
+    "alert_after_failures": st.sampled_from([1, 1, 2, 3]),
+    "recover_after_successes": st.sampled_from([1, 1, 2]),
 })
 BODIES = [None, b"OK", b"FAIL", b"go"]
 # microseconds since the previous step: often within a period and its grace, sometimes hours
@@ -55,9 +60,25 @@ steps = st.lists(st.one_of(
 
 
 async def _alert_at(pool: AsyncConnectionPool, monitor_id: uuid.UUID) -> datetime | None:
+    """The monitor's next checker instant: ``alert_at``, or the next slot its failure
+    tolerance watches while down."""
     async with pool.connection() as conn:
-        cur = await conn.execute("SELECT alert_at FROM monitors WHERE id = %s", (monitor_id,))
-        return (await cur.fetchone())["alert_at"]
+        cur = await conn.execute(
+            "SELECT least((SELECT alert_at FROM monitors WHERE id = %(id)s), (SELECT "
+            "next_miss_at FROM alert_states WHERE subject_id = %(id)s)) AS at",
+            {"id": monitor_id})
+        return (await cur.fetchone())["at"]
+
+
+async def _alerts(pool: AsyncConnectionPool, monitor_id: uuid.UUID, start: datetime,
+                  end: datetime) -> list[tuple[Any, ...]]:
+    """The down and up alerts the live paths queued in ``[start, end]``."""
+    async with pool.connection() as conn:
+        cur = await conn.execute(
+            "SELECT created_at, event FROM notifications WHERE subject_id = %s"
+            " AND event IN ('down', 'up') AND created_at BETWEEN %s AND %s"
+            " ORDER BY created_at, event", (monitor_id, start, end))
+        return [(r["created_at"], r["event"]) for r in await cur.fetchall()]
 
 
 async def _advance(checker: Checker, pool: AsyncConnectionPool, monitor_id: uuid.UUID,
@@ -88,12 +109,17 @@ async def _flips(pool: AsyncConnectionPool, monitor_id: uuid.UUID, start: dateti
 @given(definition=definitions, script=steps, cut=st.floats(0, 1), tail=st.integers(0, 7200))
 async def test_replaying_the_current_definition_reproduces_the_recorded_transitions(
     fresh_pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool, checker: Checker,
-    definition: dict[str, Any], script: list[tuple[Any, ...]], cut: float, tail: int,
+    sealer: AesGcmSealer, definition: dict[str, Any], script: list[tuple[Any, ...]],
+    cut: float, tail: int,
 ) -> None:
     actor = await new_actor(fresh_pool)
     fields = dict(definition)
     fields.update(fields.pop("keywords"))
-    monitor, token = await add_monitor(fresh_pool, actor, T0, **fields)
+    # a channel, so the live paths queue (and count towards) the alerts the replay says
+    channel, _ = await create_channel(fresh_pool, sealer, actor, {
+        "name": "ops", "kind": "slack", "url": "https://hooks.slack.com/services/T0/B0/x"}, T0)
+    monitor, token = await add_monitor(fresh_pool, actor, T0, channels=[str(channel)],
+                                       **fields)
     at, paused = T0, False
     note(f"steps: {script}")
     for step in script:
@@ -125,6 +151,9 @@ async def test_replaying_the_current_definition_reproduces_the_recorded_transiti
                  for t in answer["simulated"]["transitions"]]
     assert simulated == recorded
     assert answer["simulated"] == answer["actual"]
+    # the alerts the replay says are those the live paths queued (the failure tolerance)
+    assert [(a["at"], a["event"]) for a in answer["simulated"]["alerts"]] == \
+        await _alerts(fresh_pool, monitor, start, end)
     summary = answer["summary"]
     assert summary["would_alert"] == summary["did_alert"]
     assert summary["false_alarms_avoided"] == summary["outages_missed"] == 0

@@ -15,6 +15,7 @@ from core.jobs.state import fold
 from core.migrate import downgrade, upgrade
 from tests.helpers import add_job, new_actor
 from tests.monitor_helpers import (
+    SINCE_0027,
     add_later_monitor_columns,
     add_monitor,
     drop_later_monitor_columns,
@@ -86,8 +87,10 @@ async def test_monitor_names_are_free_and_a_downgrade_renames_duplicates(fresh_d
         async with pool.connection() as conn:
             stream = await read_stream(conn, "monitor", renamed[0], actor.team_id)
         assert stream[-1]["metadata"] == {"actor": "migration", "migration": "0025"}
+        await add_later_monitor_columns(pool, SINCE_0027)  # today's commands write them
         with pytest.raises(Exception, match="monitors_team_name_key"):  # the index is back
             await add_monitor(pool, actor, NOW, name="ping")
+        await drop_later_monitor_columns(pool, SINCE_0027)
     finally:
         await pool.close()
     upgrade(fresh_dsn)
