@@ -10,16 +10,19 @@ a fresh scratch database each:
 
 and prints one table: fire lateness p50/p99/max (sink arrival minus slot), missed and duplicate
 slots, the workers' peak RSS, and each p99 as a multiple of cronledger's best p99 at that size.
-``--runs`` repeats the whole set and prints each run's table and the spread (min–max) of p99.
+Then one more row, cronledger alone with 2 workers and ``--big`` jobs (10,000) due in the same
+second, 2 slots at least 30 seconds apart (the peers are not run at that size: APScheduler
+needs about 2 s for 1,000). ``--runs`` repeats the whole set and prints each run's table and
+the spread (min–max) of p99.
 
     uv run --group bench python bench/compare.py [--jobs 100 1000] [--slots 3] [--runs 3]
-        [--smoke]
+        [--big 10000] [--smoke]
 
 DATABASE_URL names the PostgreSQL server (scratch databases are created on it); without it an
 embedded server is started. The peers are installed by the ``bench`` dependency group only.
-The exit status is 1 when a row missed a slot or fired one twice. ``--smoke`` (CI,
-``bench/smoke.py``): 10 jobs every 5 seconds, 2 slots, one run, every scheduler; no timing
-assertion.
+The exit status is 1 when a row missed a slot or fired one twice (the big row included).
+``--smoke`` (CI, ``bench/smoke.py``): 10 jobs every 5 seconds, 2 slots, one run, every
+scheduler, and a big row of 50 jobs; no timing assertion.
 """
 
 from __future__ import annotations
@@ -84,8 +87,12 @@ def _epoch(slot: str) -> int:
     return int(datetime.fromisoformat(slot.replace("Z", "+00:00")).timestamp())
 
 
+BIG_SLOTS = 2
+BIG_PERIOD = 30  # seconds at least between the big row's slots: 10,000 runs are recorded between
+
+
 async def one_run(admin: str, sizes: list[int], slots: int, logdir: Path,
-                  period: int = PERIOD) -> list[dict]:
+                  period: int = PERIOD, big: int = 0) -> list[dict]:
     rows = []
     for jobs in sizes:
         for workers in (1, 2):
@@ -95,6 +102,12 @@ async def one_run(admin: str, sizes: list[int], slots: int, logdir: Path,
         for name, module in PEERS.items():
             rows.append(await peer_scenario(admin, name, module, jobs, slots, logdir, period))
             print(f"  {name}, {jobs} jobs: p99 {rows[-1]['p99']:.0f} ms", flush=True)
+    if big:
+        row = await scenario(admin, big, 2, BIG_SLOTS, logdir,
+                             period if big < 1000 else max(period, BIG_PERIOD))
+        rows.append({**row, "name": "cronledger, 2 workers"})
+        print(f"  cronledger, 2 workers, {big} jobs: p99 {row['p99']:.0f} ms, "
+              f"{row['missed']} missed, {row['duplicates']} twice", flush=True)
     return rows
 
 
@@ -130,17 +143,19 @@ def main() -> int:
     parser.add_argument("--slots", type=int, default=3)
     parser.add_argument("--runs", type=int, default=1)
     parser.add_argument("--period", type=int, default=PERIOD, help="seconds between slots")
+    parser.add_argument("--big", type=int, default=10_000,
+                        help="jobs of the last row, cronledger alone (0: no such row)")
     parser.add_argument("--smoke", action="store_true",
                         help="CI check: small sizes, the count checks only")
     args = parser.parse_args()
     if args.smoke:
-        args.jobs, args.slots, args.runs, args.period = [10], 2, 1, 5
+        args.jobs, args.slots, args.runs, args.period, args.big = [10], 2, 1, 5, 50
     runs = []
     with server_dsn() as admin, tempfile.TemporaryDirectory() as tmp:
         for n in range(args.runs):
             print(f"run {n + 1} of {args.runs}", flush=True)
             runs.append(asyncio.run(one_run(admin, args.jobs, args.slots, Path(tmp),
-                                            args.period)))
+                                            args.period, args.big)))
             print(f"\nrun {n + 1}\n\n{table(runs[-1])}\n", flush=True)
     if args.runs > 1:
         print(spread(runs))
