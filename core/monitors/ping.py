@@ -265,6 +265,29 @@ def _down_reason(ping: Ping, action: str, duration_ms: int | None, min_duration:
             "exit_status": ping.exit_status}
 
 
+class PingResult(NamedTuple):
+    """A row of ``monitor_ping_batch`` (core/sql/monitors.sql), one per ping of the batch.
+
+    Attributes:
+        pos: the ping's position in the batch (from 1).
+        status: the monitor's status after the ping; ``None``: no live monitor has its token
+            (nothing was written for it).
+        woke: whether the checker was woken (its ``alert_at`` moved earlier).
+        deferred: left to :func:`_record_alerting` (a notifying monitor whose status changes).
+        token_hash: the monitor's token hash (how a slug ping resolved, too).
+        duration_ms: the run the ping closed, in milliseconds, when it closed one.
+        action: the ping's effective action (:func:`core.monitors.rules.effective_action`).
+    """
+
+    pos: int
+    status: str | None
+    woke: bool
+    deferred: bool
+    token_hash: bytes | None
+    duration_ms: int | None
+    action: str | None
+
+
 async def _record_alerting(conn: psycopg.AsyncConnection, pings: Sequence[tuple[Ping, datetime]],
                            keys: Sequence[bytes], max_attempts: int) -> list[str | None]:
     """Record pings of monitors that notify, count their failures and good pings, and queue
@@ -280,19 +303,20 @@ async def _record_alerting(conn: psycopg.AsyncConnection, pings: Sequence[tuple[
         cur = await conn.execute(Q["monitor_lock_for_ping_alerts"], {"hashes": hashes})
         monitors = {row["ping_token_hash"]: row for row in await cur.fetchall()}
         cur = await conn.execute(Q["monitor_ping_batch"], ping_batch_params(pings, defer=False))
-        results = await cur.fetchall()
-        statuses = [row["status"] for row in results]
+        results = [PingResult(**row) for row in await cur.fetchall()]
+        statuses = [result.status for result in results]
         status_of = {key: row["status"] for key, row in monitors.items()}
         for (ping, at), key, result in zip(pings, keys, results, strict=True):
-            status = result["status"]
+            status = result.status
             if status is None or key not in monitors:
                 continue
             before, status_of[key] = status_of[key], status
-            outcome = ping_outcome(result["action"], status)
+            action = result.action or ""  # set on every ping a monitor took
+            outcome = ping_outcome(action, status)
             if outcome is None:
                 continue
             row = monitors[key]
-            reason = _down_reason(ping, result["action"], result["duration_ms"],
+            reason = _down_reason(ping, action, result.duration_ms,
                                   row["min_duration"]) if outcome == "failure" else None
             await count(conn, row, outcome, at, status_before=before, slot_at=at,
                         reason=reason, last_ping=_last_ping(ping, at),
@@ -320,16 +344,17 @@ async def record_pings(pool: AsyncConnectionPool, pings: Sequence[tuple[Ping, da
     params = ping_batch_params(pings)
     async with pool.connection() as conn:
         cur = await conn.execute(PING_STATEMENT, [params[name] for name in PING_PARAMS])
-        rows = await cur.fetchall()
-        statuses: list[str | None] = [row[1] for row in rows]
-        deferred = [n for n, row in enumerate(rows) if row[3]]
+        rows = [PingResult._make(row) for row in await cur.fetchall()]
+        statuses: list[str | None] = [row.status for row in rows]
+        deferred = [n for n, row in enumerate(rows) if row.deferred]
         if deferred:
             # Rare: a monitor that notifies goes down or may come back up. The ping pool's
             # connections are raw and autocommit; the outbox helpers want dict rows.
             conn.cursor_factory, conn.row_factory = psycopg.AsyncCursor, dict_row
             try:
                 again = await _record_alerting(conn, [pings[n] for n in deferred],
-                                               [rows[n][4] for n in deferred], max_attempts)
+                                               [rows[n].token_hash or b"" for n in deferred],
+                                               max_attempts)
             finally:
                 conn.cursor_factory, conn.row_factory = AsyncRawCursor, tuple_row
             for n, status in zip(deferred, again, strict=True):

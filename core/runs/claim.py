@@ -16,7 +16,7 @@ import logging
 import time
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -67,6 +67,86 @@ def _timed(events: list[NewEvent], started: float) -> list[NewEvent]:
     return [replace(first, metadata={**first.metadata, CLAIM_SECONDS: elapsed}), *events[1:]]
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ClaimedJob:
+    """A row of ``job_claim_due`` (core/sql/runs.sql): a due job as the claim reads it.
+
+    ``due_at`` is its pending slot (UTC); ``running`` and ``queued`` count its runs in flight
+    (the finished ones the worker names left out), for the overlap policy. The definition
+    fields are as stored, unchecked: :func:`core.stored.job_problem` says whether they still
+    evaluate.
+    """
+
+    job_id: uuid.UUID
+    due_at: datetime
+    team_id: uuid.UUID
+    schedule: str
+    timezone: str
+    request: dict[str, Any]
+    timeout_seconds: float
+    retry: dict[str, Any]
+    overlap: str
+    catchup: str
+    anchor_at: datetime
+    version: int
+    success_statuses: list[int] | None
+    secret_names: list[str]
+    signing: bool
+    confirm_timeout_seconds: int | None
+    running: int
+    queued: int
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> ClaimedJob:
+        """The claimed job in one ``job_claim_due`` row."""
+        return cls(**{f: row[f] for f in _CLAIMED})
+
+    def definition_row(self) -> dict[str, Any]:
+        """What :func:`core.stored.job_problem` reads, by column name."""
+        return {"schedule": self.schedule, "timezone": self.timezone,
+                "anchor_at": self.anchor_at, "request": self.request, "retry": self.retry,
+                "timeout_seconds": self.timeout_seconds}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReadyRun:
+    """A row of ``run_claim_ready`` (core/sql/runs.sql): a run taken for its next attempt,
+    with the job's sending fields.
+
+    ``previous_status`` is ``queued`` (ready at ``due_at``) or ``running`` (its lease expired
+    at ``due_at``: sent again with the same id and attempt); the lease is the new one.
+    """
+
+    id: uuid.UUID
+    job_id: uuid.UUID
+    team_id: uuid.UUID
+    scheduled_for: datetime
+    trigger: str
+    attempt: int
+    max_attempts: int
+    lease_token: uuid.UUID
+    lease_expires_at: datetime
+    version: int
+    previous_status: str
+    due_at: datetime
+    request: dict[str, Any]
+    timeout_seconds: float
+    retry: dict[str, Any]
+    success_statuses: list[int] | None
+    secret_names: list[str]
+    signing: bool
+    confirm_timeout_seconds: int | None
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> ReadyRun:
+        """The ready run in one ``run_claim_ready`` row."""
+        return cls(**{f: row[f] for f in _READY})
+
+
+_CLAIMED = tuple(f.name for f in fields(ClaimedJob))
+_READY = tuple(f.name for f in fields(ReadyRun))
+
+
 @dataclass
 class _Batch:
     """Rows and events accumulated for one claim transaction."""
@@ -77,27 +157,27 @@ class _Batch:
     runs: list[dict[str, Any]] = field(default_factory=list)
     starts: dict[uuid.UUID, tuple[NewEvent, Dispatch | None]] = field(default_factory=dict)
     advance: list[tuple[uuid.UUID, datetime]] = field(default_factory=list)
-    finished_jobs: list[dict[str, Any]] = field(default_factory=list)
-    broken: list[tuple[dict[str, Any], str]] = field(default_factory=list)
+    finished_jobs: list[ClaimedJob] = field(default_factory=list)
+    broken: list[tuple[ClaimedJob, str]] = field(default_factory=list)
     maintenance: list[Window] = field(default_factory=list)  # suppress: runs windows
     tags: dict[uuid.UUID, tuple[str, ...]] = field(default_factory=dict)  # of the jobs
 
-    def add_run(self, job: dict[str, Any], slot: datetime, trigger: str, status: str,
+    def add_run(self, job: ClaimedJob, slot: datetime, trigger: str, status: str,
                 reason: str | None = None) -> None:
-        run_id = slot_run_id(job["job_id"], slot)
+        run_id = slot_run_id(job.job_id, slot)
         running = status == "running"
-        attempts = job["retry"]["attempts"]
+        attempts = job.retry["attempts"]
         lease_token = uuid.uuid4() if running else None
         lease_expires = (max(self.now, slot) + timedelta(
-            seconds=job["timeout_seconds"] + self.lease_margin)) if running else None
+            seconds=job.timeout_seconds + self.lease_margin)) if running else None
         finished = self.now if status in ("skipped", "missed") else None
-        values = (run_id, job["job_id"], job["team_id"], slot, trigger, status,
+        values = (run_id, job.job_id, job.team_id, slot, trigger, status,
                   1 if running else 0, attempts, None, lease_expires, lease_token,
                   self.worker_id if running else None, reason, 1, self.now, finished)
         self.runs.append(dict(zip(_RUN_COLUMNS, values, strict=True)))
-        common = {"job_id": job["job_id"], "scheduled_for": slot, "trigger": trigger,
+        common = {"job_id": job.job_id, "scheduled_for": slot, "trigger": trigger,
                   "max_attempts": attempts, "metadata": {"actor": f"worker:{self.worker_id}"}}
-        team_id = job["team_id"]
+        team_id = job.team_id
         if running:
             event = run_events.started(run_id, team_id, 1, self.now, attempt=1,
                                        worker_id=self.worker_id, **common)
@@ -108,21 +188,21 @@ class _Batch:
             event = run_events.not_run(status, run_id, team_id, 1, self.now, reason=reason,
                                        finished_at=self.now, **common)
         dispatch = Dispatch(
-            run_id=run_id, job_id=job["job_id"], team_id=job["team_id"], scheduled_for=slot,
+            run_id=run_id, job_id=job.job_id, team_id=job.team_id, scheduled_for=slot,
             trigger=trigger, attempt=1, max_attempts=attempts, lease_token=lease_token,
             version=1, lease_expires_at=lease_expires, **_job_sending(job),
         ) if lease_token is not None else None  # a lease is taken exactly when it runs
         self.starts[run_id] = (event, dispatch)
 
 
-def _job_sending(job: dict[str, Any]) -> dict[str, Any]:
-    """The :class:`Dispatch` fields that come from the job row (claim queries select them)."""
-    return {"request": job["request"], "timeout_seconds": job["timeout_seconds"],
-            "retry": job["retry"],
-            "success_statuses": tuple(job["success_statuses"]) if job["success_statuses"]
+def _job_sending(job: ClaimedJob | ReadyRun) -> dict[str, Any]:
+    """The :class:`Dispatch` fields that come from the job (both claims select them)."""
+    return {"request": job.request, "timeout_seconds": job.timeout_seconds,
+            "retry": job.retry,
+            "success_statuses": tuple(job.success_statuses) if job.success_statuses
             else None,
-            "secret_names": tuple(job["secret_names"]), "signing": job["signing"],
-            "confirm_timeout_seconds": job["confirm_timeout_seconds"]}
+            "secret_names": tuple(job.secret_names), "signing": job.signing,
+            "confirm_timeout_seconds": job.confirm_timeout_seconds}
 
 
 async def _attach_sealed(conn: psycopg.AsyncConnection,
@@ -152,7 +232,7 @@ _RUN_COLUMNS = ("id", "job_id", "team_id", "scheduled_for", "trigger", "status",
                 "reason", "version", "created_at", "finished_at")
 
 
-def _plan_job(batch: _Batch, job: dict[str, Any]) -> None:
+def _plan_job(batch: _Batch, job: ClaimedJob) -> None:
     """Add the runs of one claimed job and its next ``due_at`` to ``batch``.
 
     A job whose stored definition no longer evaluates (or that raises anything while being
@@ -161,13 +241,13 @@ def _plan_job(batch: _Batch, job: dict[str, Any]) -> None:
     """
     marks = (len(batch.runs), len(batch.starts), len(batch.advance), len(batch.finished_jobs))
     try:
-        schedule, problem = job_problem(job, cached_schedule)
+        schedule, problem = job_problem(job.definition_row(), cached_schedule)
         if schedule is None:
             batch.broken.append((job, problem or "the stored definition does not evaluate"))
             return
         _plan_slots(batch, job, schedule)
     except Exception as exc:  # noqa: BLE001 - one row must not abort the claim for the others
-        log.exception("job %s could not be planned; marking it broken", job["job_id"])
+        log.exception("job %s could not be planned; marking it broken", job.job_id)
         del batch.runs[marks[0]:]
         for run_id in list(batch.starts)[marks[1]:]:
             del batch.starts[run_id]
@@ -176,22 +256,22 @@ def _plan_job(batch: _Batch, job: dict[str, Any]) -> None:
         batch.broken.append((job, f"planning its slots failed: {reason_of(exc)}"))
 
 
-def _plan_slots(batch: _Batch, job: dict[str, Any], schedule: Schedule) -> None:
-    plan = plan_slots(schedule, job["due_at"], batch.now, job["catchup"])
-    reason = MISSED_REASON.format(policy=job["catchup"])
+def _plan_slots(batch: _Batch, job: ClaimedJob, schedule: Schedule) -> None:
+    plan = plan_slots(schedule, job.due_at, batch.now, job.catchup)
+    reason = MISSED_REASON.format(policy=job.catchup)
     for slot in plan.missed:
         batch.add_run(job, slot, "schedule", "missed", reason)
     fire = plan.fire
     if batch.maintenance:
-        windows = [w for w in batch.maintenance if w.team_id == job["team_id"]]
+        windows = [w for w in batch.maintenance if w.team_id == job.team_id]
         held = {slot for slot, _ in fire
-                if in_maintenance_until(windows, "job", job["job_id"], slot,
-                                        tags=batch.tags.get(job["job_id"], ())) is not None}
+                if in_maintenance_until(windows, "job", job.job_id, slot,
+                                        tags=batch.tags.get(job.job_id, ())) is not None}
         for slot, trigger in fire:
             if slot in held:
                 batch.add_run(job, slot, trigger, "skipped", MAINTENANCE_REASON)
         fire = [(slot, trigger) for slot, trigger in fire if slot not in held]
-    decision = apply_overlap(fire, job["overlap"], job["running"], job["queued"])
+    decision = apply_overlap(fire, job.overlap, job.running, job.queued)
     for slot, trigger in decision.run:
         batch.add_run(job, slot, trigger, "running")
     for slot, trigger in decision.queue:
@@ -201,7 +281,7 @@ def _plan_slots(batch: _Batch, job: dict[str, Any], schedule: Schedule) -> None:
     if plan.next_due is None:
         batch.finished_jobs.append(job)
     else:
-        batch.advance.append((job["job_id"], plan.next_due))
+        batch.advance.append((job.job_id, plan.next_due))
 
 
 async def mark_jobs_broken(conn: psycopg.AsyncConnection, broken: list[tuple[uuid.UUID, str]],
@@ -248,7 +328,7 @@ async def _complete_jobs(conn: psycopg.AsyncConnection, batch: _Batch) -> list[N
     """One-shot jobs that fired their only slot become ``completed`` (job stream event)."""
     if not batch.finished_jobs:
         return []
-    ids = [job["job_id"] for job in batch.finished_jobs]
+    ids = [job.job_id for job in batch.finished_jobs]
     await conn.execute(Q["due_job_delete_many"], {"job_ids": ids})
     cur = await conn.execute(Q["job_complete_many"], {"job_ids": ids, "now": batch.now})
     return [
@@ -296,13 +376,13 @@ async def claim_due(
             "horizon": now + timedelta(seconds=lookahead), "limit": limit,
             "finished": list(finished), "worker_id": worker_id,
             "live_after": live_after(now), "now": now})
-        jobs = await cur.fetchall()
+        jobs = [ClaimedJob.from_row(row) for row in await cur.fetchall()]
         if not jobs:
             return 0, []
-        batch.maintenance = await live_windows(conn, [job["team_id"] for job in jobs], now,
+        batch.maintenance = await live_windows(conn, [job.team_id for job in jobs], now,
                                                "runs")
         if batch.maintenance:
-            batch.tags = await subject_tags(conn, "job", [job["job_id"] for job in jobs])
+            batch.tags = await subject_tags(conn, "job", [job.job_id for job in jobs])
         for job in jobs:
             _plan_job(batch, job)
         cur = await conn.execute(Q["run_insert_many"], {"rows": to_json(batch.runs)})
@@ -310,7 +390,7 @@ async def claim_due(
         events = [batch.starts[run["id"]][0] for run in batch.runs if run["id"] in inserted]
         events += await _complete_jobs(conn, batch)
         await append_events(conn, _timed(events, started))
-        await mark_jobs_broken(conn, [(job["job_id"], reason) for job, reason in batch.broken],
+        await mark_jobs_broken(conn, [(job.job_id, reason) for job, reason in batch.broken],
                                now, f"worker:{worker_id}", max_attempts)
         if batch.advance:
             await conn.execute(Q["due_job_advance"], {
@@ -341,23 +421,23 @@ async def claim_ready(
         cur = await conn.execute(Q["run_claim_ready"], {
             "now": now, "limit": limit, "worker_id": worker_id, "lease_margin": lease_margin,
             "mine": list(mine)})
-        rows = await cur.fetchall()
+        rows = [ReadyRun.from_row(row) for row in await cur.fetchall()]
         events = [
             run_events.started(
-                row["id"], row["team_id"], row["version"], now, job_id=row["job_id"],
-                scheduled_for=row["scheduled_for"], trigger=row["trigger"],
-                attempt=row["attempt"], max_attempts=row["max_attempts"], worker_id=worker_id,
-                redispatch=row["previous_status"] == "running",
+                row.id, row.team_id, row.version, now, job_id=row.job_id,
+                scheduled_for=row.scheduled_for, trigger=row.trigger,
+                attempt=row.attempt, max_attempts=row.max_attempts, worker_id=worker_id,
+                redispatch=row.previous_status == "running",
                 metadata={"actor": f"worker:{worker_id}"})
             for row in rows
         ]
         await append_events(conn, _timed(events, started))
         return await issue_tokens(conn, await _attach_sealed(conn, [
-            Dispatch(run_id=r["id"], job_id=r["job_id"], team_id=r["team_id"],
-                     scheduled_for=r["scheduled_for"], trigger=r["trigger"],
-                     attempt=r["attempt"], max_attempts=r["max_attempts"],
-                     lease_token=r["lease_token"], version=r["version"], due_at=r["due_at"],
-                     lease_expires_at=r["lease_expires_at"], **_job_sending(r))
+            Dispatch(run_id=r.id, job_id=r.job_id, team_id=r.team_id,
+                     scheduled_for=r.scheduled_for, trigger=r.trigger,
+                     attempt=r.attempt, max_attempts=r.max_attempts,
+                     lease_token=r.lease_token, version=r.version, due_at=r.due_at,
+                     lease_expires_at=r.lease_expires_at, **_job_sending(r))
             for r in rows
         ]))
 
