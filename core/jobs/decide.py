@@ -44,6 +44,42 @@ def next_fire(state: JobState, now: datetime) -> datetime | None:
     return schedule.next_fire(now)
 
 
+def _merged(current: dict[str, Any], fields: dict[str, Any]) -> dict[str, Any]:
+    """The definition ``current`` with the patch ``fields`` on it (``request`` and ``retry``
+    merged key by key; a schedule given anew brings its own words, or none)."""
+    merged = dict(current)
+    for key, value in fields.items():
+        if key in ("request", "retry") and isinstance(value, dict):
+            merged[key] = {**merged[key], **value}
+        elif key in DEFINITION_FIELDS:
+            merged[key] = value
+    if "schedule" in fields:
+        merged["schedule_text"] = None
+    return merged
+
+
+def _timing_changed(current: dict[str, Any], merged: dict[str, Any],
+                    fields: dict[str, Any]) -> bool:
+    """Whether the patch changes the schedule (in its canonical form) or the time zone."""
+    return any(
+        canonical_form(merged[k]) != current[k] if k == "schedule" else merged[k] != current[k]
+        for k in ("schedule", "timezone") if k in fields
+    )
+
+
+def _status_events(before: JobState, paused: Any) -> list[Change]:
+    """A PATCH's ``paused`` (``True``, ``False`` or absent) and the repair of a broken job
+    (its patched definition was just validated, so it evaluates again)."""
+    events: list[Change] = []
+    if paused is True and before.status == "active":
+        events.append(("job.paused", {}))
+    elif paused is False and before.status == "paused":
+        events.append(("job.resumed", {}))
+    if before.broken_at is not None:
+        events.append(("job.repaired", {"previous_reason": before.broken_reason}))
+    return events
+
+
 def decide_update(before: JobState, fields: dict[str, Any], now: datetime) -> Update:
     """A partial update: fields absent from ``fields`` keep their value; ``request`` and
     ``retry`` are merged key by key; a schedule or time zone change re-anchors at ``now``; a
@@ -54,22 +90,12 @@ def decide_update(before: JobState, fields: dict[str, Any], now: datetime) -> Up
         InvalidInput: the resulting definition is not acceptable.
     """
     current = before.definition()
-    merged = dict(current)
-    for key, value in fields.items():
-        if key in ("request", "retry") and isinstance(value, dict):
-            merged[key] = {**merged[key], **value}
-        elif key in DEFINITION_FIELDS:
-            merged[key] = value
-    if "schedule" in fields:  # a schedule given anew brings its own words, or none
-        merged["schedule_text"] = None
-    timing_changed = any(
-        canonical_form(merged[k]) != current[k] if k == "schedule" else merged[k] != current[k]
-        for k in ("schedule", "timezone") if k in fields
-    )
-    anchor = now if timing_changed else before.anchor_at
+    merged = _merged(current, fields)
+    timing_changed = _timing_changed(current, merged, fields)
     signing_secret = fields.get("signing_secret")
     definition = normalize_definition({**merged, "signing_secret": signing_secret},
-                                      anchor=anchor, now=now)
+                                      anchor=now if timing_changed else before.anchor_at,
+                                      now=now)
     changes = {k: v for k, v in definition.items() if v != current[k]}
     if timing_changed:
         changes["anchor_at"] = now
@@ -77,18 +103,8 @@ def decide_update(before: JobState, fields: dict[str, Any], now: datetime) -> Up
                                                   or before.signing)
     if set_signing:
         changes["signing"] = signing_secret is not None
-    events: list[Change] = []
-    if changes:
-        events.append(("job.updated", {"changes": changes}))
-    paused = fields.get("paused")
-    if paused is True and before.status == "active":
-        events.append(("job.paused", {}))
-    elif paused is False and before.status == "paused":
-        events.append(("job.resumed", {}))
-    if before.broken_at is not None:
-        # The merged definition was validated just above, so it evaluates again.
-        events.append(("job.repaired", {"previous_reason": before.broken_reason}))
-    return Update(definition, set_signing, events)
+    events: list[Change] = [("job.updated", {"changes": changes})] if changes else []
+    return Update(definition, set_signing, events + _status_events(before, fields.get("paused")))
 
 
 def broken_conflict(job: JobState) -> Conflict:

@@ -7,6 +7,7 @@ release service (``NOTIFY cronledger_maintenance``) so it sees a new closing ins
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import uuid
 from datetime import datetime, timedelta
@@ -20,18 +21,11 @@ from core.db import team_row, transaction
 from core.errors import ConcurrencyConflict, Conflict, FieldErrors
 from core.events import append_events, stream_events, to_json
 from core.maintenance.definition import FIELDS, normalize_window, snooze_seconds
+from core.maintenance.state import WindowState
 from core.queries import Q
 
 NOTIFY_CHANNEL = "cronledger_maintenance"  # the channel of maintenance_notify
 SNOOZE_COMMENT = "snooze"
-
-
-def _row_fields(row: dict[str, Any]) -> dict[str, Any]:
-    """The definition fields of a ``maintenance_windows`` row."""
-    return {"from": row["starts_at"], "to": row["ends_at"], "schedule": row["schedule"],
-            "timezone": row["timezone"], "duration_seconds": row["duration_seconds"],
-            "jobs": list(row["jobs"]), "monitors": list(row["monitors"]),
-            "tags": list(row["tags"]), "suppress": row["suppress"], "comment": row["comment"]}
 
 
 async def _check_subjects(conn: psycopg.AsyncConnection, team_id: uuid.UUID,
@@ -50,12 +44,20 @@ async def _check_subjects(conn: psycopg.AsyncConnection, team_id: uuid.UUID,
     errors.raise_if_any()
 
 
-async def _write(conn: psycopg.AsyncConnection, actor: Actor, window_id: uuid.UUID,
-                 version: int, kind: str, data: dict[str, Any], row: dict[str, Any],
-                 now: datetime) -> None:
-    await append_events(conn, stream_events("maintenance", window_id, actor.team_id, version,
-                                            now, [(kind, data)], actor.metadata()))
-    await conn.execute(Q["maintenance_upsert"], {**row, "version": version + 1,
+async def _lock(conn: psycopg.AsyncConnection, actor: Actor,
+                window_id: uuid.UUID) -> WindowState:
+    return WindowState.from_row(await team_row(conn, Q["maintenance_lock"],
+                                               "maintenance window", window_id, actor.team_id))
+
+
+async def _write(conn: psycopg.AsyncConnection, actor: Actor, kind: str, data: dict[str, Any],
+                 after: WindowState, now: datetime) -> None:
+    """Append ``kind`` after ``after``'s version and write ``after`` at the next one."""
+    await append_events(conn, stream_events("maintenance", after.id, actor.team_id,
+                                            after.version, now, [(kind, data)],
+                                            actor.metadata()))
+    await conn.execute(Q["maintenance_upsert"], {**after.upsert_params(),
+                                                 "version": after.version + 1,
                                                  "updated_at": now})
     await conn.execute(Q["maintenance_notify"])
 
@@ -77,9 +79,8 @@ async def create_window(pool: AsyncConnectionPool, actor: Actor, fields: dict[st
     window_id = uuid.uuid4()
     async with transaction(pool) as conn:
         await _check_subjects(conn, actor.team_id, definition)
-        await _write(conn, actor, window_id, 0, "maintenance.created", _event_data(definition),
-                     {**definition, "id": window_id, "team_id": actor.team_id,
-                      "ended_at": None, "released_until": None, "created_at": now}, now)
+        await _write(conn, actor, "maintenance.created", _event_data(definition),
+                     WindowState.created(window_id, actor.team_id, definition, now), now)
     return window_id
 
 
@@ -96,23 +97,21 @@ async def update_window(pool: AsyncConnectionPool, actor: Actor, window_id: uuid
         InvalidInput: the resulting definition is not acceptable.
     """
     async with transaction(pool) as conn:
-        row = await team_row(conn, Q["maintenance_lock"], "maintenance window", window_id,
-                             actor.team_id)
-        if expected_version is not None and expected_version != row["version"]:
+        window = await _lock(conn, actor, window_id)
+        if expected_version is not None and expected_version != window.version:
             raise ConcurrencyConflict(f"maintenance window {window_id} is at version "
-                                      f"{row['version']}, not {expected_version}")
-        if row["ended_at"] is not None:
+                                      f"{window.version}, not {expected_version}")
+        if window.ended_at is not None:
             raise Conflict(f"maintenance window {window_id} was ended; create a new one")
-        before = _row_fields(row)
+        before = window.definition()
         merged = {**before, **{k: v for k, v in fields.items() if k in FIELDS}}
-        definition = normalize_window(merged, anchor=row["created_at"])
+        definition = normalize_window(merged, anchor=window.created_at)
         await _check_subjects(conn, actor.team_id, definition)
         changes = {k: v for k, v in definition.items() if v != before[k]}
         if not changes:
             return
-        await _write(conn, actor, window_id, row["version"], "maintenance.updated",
-                     {"changes": _event_data(changes)},
-                     {**row, **definition, "released_until": row["released_until"]}, now)
+        await _write(conn, actor, "maintenance.updated", {"changes": _event_data(changes)},
+                     window.with_definition(definition), now)
 
 
 async def end_window(pool: AsyncConnectionPool, actor: Actor, window_id: uuid.UUID,
@@ -124,13 +123,11 @@ async def end_window(pool: AsyncConnectionPool, actor: Actor, window_id: uuid.UU
         Conflict: it was ended already.
     """
     async with transaction(pool) as conn:
-        row = await team_row(conn, Q["maintenance_lock"], "maintenance window", window_id,
-                             actor.team_id)
-        if row["ended_at"] is not None:
+        window = await _lock(conn, actor, window_id)
+        if window.ended_at is not None:
             raise Conflict(f"maintenance window {window_id} was ended already")
-        await _write(conn, actor, window_id, row["version"], "maintenance.ended",
-                     {"ended_at": now.isoformat()},
-                     {**_row_fields(row), **row, "ended_at": now}, now)
+        await _write(conn, actor, "maintenance.ended", {"ended_at": now.isoformat()},
+                     dataclasses.replace(window, ended_at=now), now)
 
 
 async def snooze_monitor(pool: AsyncConnectionPool, actor: Actor, monitor_id: uuid.UUID,
