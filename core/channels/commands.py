@@ -8,6 +8,7 @@ version (the event carries the redacted view, never a secret).
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from datetime import datetime
 from typing import Any
@@ -23,6 +24,7 @@ from core.channels.definition import (
     normalize_channel,
 )
 from core.channels.sealing import Sealer, SealError, channel_aad, seal_channel, unseal_channel
+from core.channels.state import ChannelState
 from core.db import team_row, transaction
 from core.errors import ConcurrencyConflict, FieldError, InvalidInput
 from core.events import append_events, stream_events, to_json
@@ -35,13 +37,15 @@ def _config(public: dict[str, Any]) -> dict[str, Any]:
 
 
 async def _lock(conn: psycopg.AsyncConnection, actor: Actor,
-                channel_id: uuid.UUID) -> dict[str, Any]:
-    return await team_row(conn, Q["channel_lock"], "channel", channel_id, actor.team_id)
+                channel_id: uuid.UUID) -> ChannelState:
+    return ChannelState.from_row(
+        await team_row(conn, Q["channel_lock"], "channel", channel_id, actor.team_id))
 
 
-async def _write(conn: psycopg.AsyncConnection, row: dict[str, Any]) -> None:
+async def _write(conn: psycopg.AsyncConnection, channel: ChannelState) -> None:
     # A taken name violates channels_team_name_key: core.db maps it to Conflict (409).
-    await conn.execute(Q["channel_upsert"], {**row, "config": to_json(row["config"])})
+    await conn.execute(Q["channel_upsert"], {**channel.as_row(),
+                                             "config": to_json(channel.config)})
 
 
 async def create_channel(
@@ -63,11 +67,11 @@ async def create_channel(
         generated = sealed["signing_secret"] = new_signing_secret()
     channel_id = uuid.uuid4()
     key_id, blob = seal_channel(sealer, actor.team_id, channel_id, sealed)
-    row = {"id": channel_id, "team_id": actor.team_id, "name": public["name"],
-           "kind": public["kind"], "config": _config(public), "key_id": key_id,
-           "sealed": blob, "version": 1, "created_at": now, "updated_at": now}
+    channel = ChannelState(id=channel_id, team_id=actor.team_id, name=public["name"],
+                           kind=public["kind"], config=_config(public), key_id=key_id,
+                           sealed=blob, version=1, created_at=now, updated_at=now)
     async with transaction(pool) as conn:
-        await _write(conn, row)
+        await _write(conn, channel)
         await append_events(conn, stream_events(
             "channel", channel_id, actor.team_id, 0, now,
             [("channel.created", {"name": public["name"], "kind": public["kind"],
@@ -87,26 +91,26 @@ async def update_channel(
     """
     async with transaction(pool) as conn:
         before = await _lock(conn, actor, channel_id)
-        if expected_version is not None and expected_version != before["version"]:
+        if expected_version is not None and expected_version != before.version:
             raise ConcurrencyConflict(f"channel {channel_id} is at version "
-                                      f"{before['version']}, not {expected_version}")
-        if fields.get("kind", before["kind"]) != before["kind"]:
+                                      f"{before.version}, not {expected_version}")
+        if fields.get("kind", before.kind) != before.kind:
             raise InvalidInput("kind: cannot change; create a new channel instead",
                                [FieldError("kind", "cannot change")])
-        current = {**before["config"], **unseal_channel(sealer, before),
-                   "name": before["name"], "kind": before["kind"]}
+        current = {**before.config, **unseal_channel(sealer, before.as_row()),
+                   "name": before.name, "kind": before.kind}
         public, sealed = normalize_channel({**current, **fields})
-        changes = {k: v for k, v in public.items() if before["config"].get(k, before.get(k)) != v}
+        changes = {k: v for k, v in public.items()
+                   if before.config.get(k, getattr(before, k, None)) != v}
         changes.update({k: REDACTED for k in SECRET_FIELDS if k in fields})
         if not changes:
             return
         key_id, blob = seal_channel(sealer, actor.team_id, channel_id, sealed)
-        version = before["version"] + 1
-        await _write(conn, {**before, "name": public["name"], "config": _config(public),
-                            "key_id": key_id, "sealed": blob, "version": version,
-                            "updated_at": now})
+        await _write(conn, dataclasses.replace(
+            before, name=public["name"], config=_config(public), key_id=key_id, sealed=blob,
+            version=before.version + 1, updated_at=now))
         await append_events(conn, stream_events(
-            "channel", channel_id, actor.team_id, before["version"], now,
+            "channel", channel_id, actor.team_id, before.version, now,
             [("channel.updated", {"changes": changes})], actor.metadata()))
 
 
@@ -146,7 +150,7 @@ async def delete_channel(
         before = await _lock(conn, actor, channel_id)
         await conn.execute(Q["channel_delete"], {"id": channel_id, "now": now})
         await append_events(conn, stream_events(
-            "channel", channel_id, actor.team_id, before["version"], now,
+            "channel", channel_id, actor.team_id, before.version, now,
             [("channel.deleted", {})], actor.metadata()))
         return await _cancel_notifications(conn, channel_id, now)
 
