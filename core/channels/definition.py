@@ -152,28 +152,40 @@ def normalize_channel(fields: dict[str, Any]) -> tuple[dict[str, Any], dict[str,
         sealed["url"] = fields["url"]
         public["url"] = redact_url(fields["url"])
     if kind == "webhook":
-        signing = fields.get("signing_secret")
-        if signing is not None and (not isinstance(signing, str)
-                                    or not MIN_WEBHOOK_SECRET <= len(signing)
-                                    <= MAX_WEBHOOK_SECRET):
-            errors.add("signing_secret", f"must be a string of {MIN_WEBHOOK_SECRET} to "
-                                         f"{MAX_WEBHOOK_SECRET} characters")
-        elif signing is not None:
-            sealed["signing_secret"] = signing
-        public["signing_secret"] = REDACTED
+        _webhook(fields, public, sealed, errors)
     elif kind == "telegram":
-        chat = fields.get("chat_id")
-        chat = str(chat) if isinstance(chat, int) and not isinstance(chat, bool) else chat
-        if not isinstance(chat, str) or not _CHAT_ID.match(chat):
-            errors.add("chat_id", "is required: a numeric chat id or @channelusername")
-        public["chat_id"] = chat
-        _check_secret_name(fields.get("token_secret"), "token_secret", errors)
-        public["token_secret"] = fields.get("token_secret")
+        _telegram(fields, public, errors)
     elif kind == "email":
         public["to"] = _normalize_recipients(fields.get("to"), errors)
         public["smtp"] = _normalize_smtp(fields.get("smtp"), errors)
     errors.raise_if_any()
     return public, sealed
+
+
+def _webhook(fields: dict[str, Any], public: dict[str, Any], sealed: dict[str, str],
+             errors: FieldErrors) -> None:
+    """A webhook's ``signing_secret``: sealed when given, always shown redacted."""
+    signing = fields.get("signing_secret")
+    if signing is not None and (not isinstance(signing, str)
+                                or not MIN_WEBHOOK_SECRET <= len(signing)
+                                <= MAX_WEBHOOK_SECRET):
+        errors.add("signing_secret", f"must be a string of {MIN_WEBHOOK_SECRET} to "
+                                     f"{MAX_WEBHOOK_SECRET} characters")
+    elif signing is not None:
+        sealed["signing_secret"] = signing
+    public["signing_secret"] = REDACTED
+
+
+def _telegram(fields: dict[str, Any], public: dict[str, Any], errors: FieldErrors) -> None:
+    """A Telegram channel's ``chat_id`` (a number or ``@channelusername``, kept as text) and
+    ``token_secret`` (the name of a team secret)."""
+    chat = fields.get("chat_id")
+    chat = str(chat) if isinstance(chat, int) and not isinstance(chat, bool) else chat
+    if not isinstance(chat, str) or not _CHAT_ID.match(chat):
+        errors.add("chat_id", "is required: a numeric chat id or @channelusername")
+    public["chat_id"] = chat
+    _check_secret_name(fields.get("token_secret"), "token_secret", errors)
+    public["token_secret"] = fields.get("token_secret")
 
 
 def new_signing_secret() -> str:

@@ -62,6 +62,59 @@ def _ids(value: Any, field: str, errors: FieldErrors) -> list[uuid.UUID]:
     return list(dict.fromkeys(out))
 
 
+def _one_off(fields: dict[str, Any], errors: FieldErrors) -> dict[str, Any]:
+    """``from`` and ``to`` of a one-off window (``to`` after ``from``, at most
+    :data:`MAX_ONE_OFF_SECONDS` later); a recurring window's keys are refused."""
+    start = _instant(fields.get("from"), "from", errors)
+    end = _instant(fields.get("to"), "to", errors)
+    if start and end:
+        if end <= start:
+            errors.add("to", "must be after from")
+        elif end - start > timedelta(seconds=MAX_ONE_OFF_SECONDS):
+            errors.add("to", f"a one-off window lasts at most {MAX_ONE_OFF_SECONDS} s")
+    for name in ("duration_seconds", "timezone"):
+        if fields.get(name) is not None:
+            errors.add(name, "only for a recurring window (with schedule)")
+    return {"from": start, "to": end}
+
+
+def _recurring(fields: dict[str, Any], anchor: datetime, errors: FieldErrors
+               ) -> dict[str, Any]:
+    """``schedule``, ``timezone`` (default UTC) and ``duration_seconds`` of a recurring
+    window: a schedule that evaluates in that zone, anchored at ``anchor``."""
+    zone = fields.get("timezone") or "UTC"
+    duration = parse_duration(fields.get("duration_seconds"))
+    if duration is None or not 1 <= duration <= MAX_DURATION_SECONDS:
+        errors.add("duration_seconds", f"is required: 1 to {MAX_DURATION_SECONDS} seconds")
+    if not isinstance(zone, str) or not valid_zone(zone):
+        errors.add("timezone", f"unknown time zone {zone!r}: use an IANA name")
+    elif not isinstance(fields["schedule"], str) or not fields["schedule"].strip():
+        errors.add("schedule", "must be a schedule (docs/schedules.md)")
+    else:
+        try:
+            parse_schedule(fields["schedule"], zone, anchor=anchor)
+        except InvalidSchedule as exc:
+            errors.add("schedule", str(exc))
+    return {"schedule": str(fields["schedule"]).strip(), "timezone": zone,
+            "duration_seconds": duration}
+
+
+def _scope(fields: dict[str, Any], errors: FieldErrors) -> dict[str, Any]:
+    """What the window covers and does: ``jobs``, ``monitors``, ``tags``, ``suppress``
+    (default ``alerts``) and its ``comment``."""
+    out = {"jobs": _ids(fields.get("jobs"), "jobs", errors),
+           "monitors": _ids(fields.get("monitors"), "monitors", errors),
+           "tags": normalize_tags(fields.get("tags"), errors),  # the rule of core/tags.py
+           "suppress": fields.get("suppress") or "alerts"}
+    if out["suppress"] not in SUPPRESS:
+        errors.add("suppress", f"must be one of {', '.join(SUPPRESS)}")
+    comment = fields.get("comment")
+    if comment is not None and (not isinstance(comment, str) or len(comment) > MAX_COMMENT):
+        errors.add("comment", f"must be at most {MAX_COMMENT} characters")
+    out["comment"] = comment
+    return out
+
+
 def normalize_window(fields: dict[str, Any], *, anchor: datetime) -> dict[str, Any]:
     """Validate a complete window definition; return it in canonical form (every key of
     :data:`FIELDS`, instants tz-aware UTC, ids as UUIDs, absent kind's keys ``None``).
@@ -82,43 +135,10 @@ def normalize_window(fields: dict[str, Any], *, anchor: datetime) -> dict[str, A
         errors.add("from", "give either from and to (one-off) or schedule and "
                            "duration_seconds (recurring)")
     elif one_off:
-        start = _instant(fields.get("from"), "from", errors)
-        end = _instant(fields.get("to"), "to", errors)
-        if start and end:
-            if end <= start:
-                errors.add("to", "must be after from")
-            elif end - start > timedelta(seconds=MAX_ONE_OFF_SECONDS):
-                errors.add("to", f"a one-off window lasts at most {MAX_ONE_OFF_SECONDS} s")
-        out.update({"from": start, "to": end})
-        for name in ("duration_seconds", "timezone"):
-            if fields.get(name) is not None:
-                errors.add(name, "only for a recurring window (with schedule)")
+        out.update(_one_off(fields, errors))
     else:
-        zone = fields.get("timezone") or "UTC"
-        duration = parse_duration(fields.get("duration_seconds"))
-        if duration is None or not 1 <= duration <= MAX_DURATION_SECONDS:
-            errors.add("duration_seconds", f"is required: 1 to {MAX_DURATION_SECONDS} seconds")
-        if not isinstance(zone, str) or not valid_zone(zone):
-            errors.add("timezone", f"unknown time zone {zone!r}: use an IANA name")
-        elif not isinstance(fields["schedule"], str) or not fields["schedule"].strip():
-            errors.add("schedule", "must be a schedule (docs/schedules.md)")
-        else:
-            try:
-                parse_schedule(fields["schedule"], zone, anchor=anchor)
-            except InvalidSchedule as exc:
-                errors.add("schedule", str(exc))
-        out.update({"schedule": str(fields["schedule"]).strip(), "timezone": zone,
-                    "duration_seconds": duration})
-    out["jobs"] = _ids(fields.get("jobs"), "jobs", errors)
-    out["monitors"] = _ids(fields.get("monitors"), "monitors", errors)
-    out["tags"] = normalize_tags(fields.get("tags"), errors)  # the rule of core/tags.py
-    out["suppress"] = fields.get("suppress") or "alerts"
-    if out["suppress"] not in SUPPRESS:
-        errors.add("suppress", f"must be one of {', '.join(SUPPRESS)}")
-    comment = fields.get("comment")
-    if comment is not None and (not isinstance(comment, str) or len(comment) > MAX_COMMENT):
-        errors.add("comment", f"must be at most {MAX_COMMENT} characters")
-    out["comment"] = comment
+        out.update(_recurring(fields, anchor, errors))
+    out.update(_scope(fields, errors))
     errors.raise_if_any()
     return out
 
