@@ -13,7 +13,7 @@ from litestar.di import NamedDependency
 from litestar.params import PathParameter, QueryParameter
 from psycopg_pool import AsyncConnectionPool
 
-from api.pagination import MAX_EVENT_LIMIT, MAX_LIMIT
+from api.pagination import KEYSET_CURSOR_PATTERN, MAX_EVENT_LIMIT, MAX_LIMIT, NAME_CURSOR_PATTERN
 from core.actor import Actor
 from core.apikeys import authenticate
 from core.channels.sealing import Sealer
@@ -104,6 +104,12 @@ EventLimit = Annotated[int, QueryParameter(ge=1, le=MAX_EVENT_LIMIT)]
 # ``?cursor=`` of the event and ping lists: a stream version (ASCII digits, checked here).
 VersionCursor = Annotated[str | None, QueryParameter(
     pattern=r"^[0-9]{0,9}$", description="next_cursor of the previous page")]
+# ``?cursor=`` of the keyset lists and of the secrets (api/pagination.py: every string of the
+# pattern is a position to resume after).
+KeysetCursor = Annotated[str | None, QueryParameter(
+    pattern=KEYSET_CURSOR_PATTERN, description="next_cursor of the previous page")]
+NameCursor = Annotated[str | None, QueryParameter(
+    pattern=NAME_CURSOR_PATTERN, description="next_cursor of the previous page")]
 SecretPathName = Annotated[str, PathParameter(pattern=f"^{NAME_PATTERN}$",
                                               description="the secret's name")]
 

@@ -16,7 +16,7 @@ from litestar.status_codes import HTTP_500_INTERNAL_SERVER_ERROR
 
 from core.errors import DatabaseUnavailable, DomainError
 from core.services.outage import DriverError, unavailable_reason
-from core.tags import MAX_TAG, TAG_PATTERN
+from core.tags import TAG_PATTERN, TAG_WORDS
 
 log = logging.getLogger("cronledger.api")
 PROBLEM = "application/problem+json"
@@ -97,7 +97,7 @@ def _field_path(key: Any, message: str) -> str:
 
 # Patterns of the document whose raw regex would be the message: what they mean, in words.
 _PATTERN_WORDS = {
-    f"^{TAG_PATTERN}$": f"must be a tag: 1 to {MAX_TAG} characters, without spaces, / or *",
+    f"^{TAG_PATTERN}$": f"must be a tag: {TAG_WORDS.removeprefix('must be ')}",
 }
 _REGEX_MESSAGE = re.compile(r"Expected `str` matching regex '(.*)'")
 

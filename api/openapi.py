@@ -7,6 +7,8 @@ Litestar generates each operation and its success response from the handler;
   the same Structs, which carries every constraint (lengths, ranges, patterns, enums, nested
   items, ``additionalProperties: false`` for bodies that refuse unknown fields), where
   Litestar's generator keeps only some;
+- states the fields that exclude each other (a channel's kind, a maintenance window's
+  one-off or recurring form) as ``oneOf`` branches (:func:`_exclusive_fields`);
 - registers the ``Problem`` schema (the body :func:`api.errors.problem` builds) and gives every
   authenticated operation the ``application/problem+json`` answers it can give
   (:func:`error_statuses`), replacing Litestar's own ``400`` description;
@@ -41,6 +43,7 @@ from api.deps import READ_METHODS
 from api.errors import PROBLEM, TITLES
 from api.ping import METHODS as PING_METHODS
 from api.schemas import MODULES as SCHEMA_MODULES
+from core.channels import definition as chandef
 from core.monitors.ping import MAX_BODY_BYTES, MAX_EXIT_STATUS, TOKEN_PATTERN
 from core.runs.confirm import TOKEN_PATTERN as CONFIRM_TOKEN_PATTERN
 
@@ -232,6 +235,36 @@ def _needs_a_change(openapi: OpenAPI, operation: Operation) -> None:
                 schema["not"] = {"required": ["version"], "maxProperties": 1}
 
 
+# The fields each kind of channel requires (core.channels.definition.normalize_channel); the
+# others of KIND_FIELDS are optional.
+_CHANNEL_REQUIRED = {"webhook": ("url",), "slack": ("url",), "discord": ("url",),
+                     "telegram": ("chat_id", "token_secret"), "email": ("to",)}
+
+
+def _branch(required: tuple[str, ...], null_only: set[str],
+            const: dict[str, str] | None = None) -> dict[str, Any]:
+    """A ``oneOf`` branch: ``required`` present and not ``null``, ``null_only`` absent or
+    ``null`` (the core ignores ``null``, refuses a value), ``const`` fields fixed."""
+    properties: dict[str, Any] = {k: {"const": v} for k, v in (const or {}).items()}
+    properties.update({f: {"type": "null"} for f in sorted(null_only)})
+    properties.update({f: {"not": {"type": "null"}} for f in required})
+    return {"properties": properties, "required": [*(const or {}), *required]}
+
+
+def _exclusive_fields(schemas: dict[str, Any]) -> None:
+    """State what one field decides about the others, as ``oneOf`` branches: in
+    ``ChannelCreate`` a ``kind``'s fields (core.channels.definition), in
+    ``MaintenanceCreate`` a one-off window (``from``, ``to``) or a recurring one
+    (``schedule``, ``duration_seconds``, ``timezone``; core.maintenance.definition)."""
+    own = {f for fields in chandef.KIND_FIELDS.values() for f in fields}
+    schemas["ChannelCreate"]["oneOf"] = [
+        _branch(_CHANNEL_REQUIRED[kind], own - set(fields), {"kind": kind})
+        for kind, fields in chandef.KIND_FIELDS.items()]
+    schemas["MaintenanceCreate"]["oneOf"] = [
+        _branch(("from", "to"), {"schedule", "duration_seconds", "timezone"}),
+        _branch(("schedule", "duration_seconds"), {"from", "to"})]
+
+
 def struct_schemas(modules: tuple[ModuleType, ...] = SCHEMA_MODULES) -> dict[str, Any]:
     """msgspec's JSON Schema of every Struct defined in ``modules`` (the :mod:`api.schemas`
     modules, pages made by :func:`api.schemas.common.page_of` included), by class name, with
@@ -250,6 +283,7 @@ def complete_document(openapi: OpenAPI) -> OpenAPI:
     assert openapi.components is not None and openapi.paths is not None
     openapi.components.schemas = {**(openapi.components.schemas or {}), **struct_schemas(),
                                   "Problem": PROBLEM_SCHEMA}
+    _exclusive_fields(openapi.components.schemas)
     for path, item in openapi.paths.items():
         for method in _OPERATIONS:
             operation = getattr(item, method, None)

@@ -1,69 +1,62 @@
-"""Opaque cursors of the paginated routes, and the one place that decodes them.
+"""Cursors of the paginated routes, and the one place that decodes them.
 
-Three encodings, each decoded strictly (docs/api.md, "REST API": cursors):
+Three encodings, each a regular language that the OpenAPI document states as the parameter's
+``pattern`` (:data:`KEYSET_CURSOR_PATTERN`, :data:`NAME_CURSOR_PATTERN`, ``api.deps``'
+``VersionCursor``), so that every string the document allows is a position the route can
+resume after (docs/api.md, "REST API": cursors):
 
-- keyset ``base64url(json([instant, id]))`` (jobs, monitors, channels, notifications, runs,
-  API keys): :func:`encode_cursor` / :func:`decode_cursor`;
-- name ``base64url(name)`` (secrets): :func:`encode_name_cursor` / :func:`decode_name_cursor`;
+- keyset ``<microseconds since 1970-01-01T00:00:00Z>_<row id as 32 hex digits>`` (jobs,
+  monitors, channels, notifications, runs, API keys, maintenance windows):
+  :func:`encode_cursor` / :func:`decode_cursor`;
+- name: the last row's name itself (secrets): :func:`encode_name_cursor` /
+  :func:`decode_name_cursor`;
 - stream position, decimal ASCII digits (job and monitor events, pings):
   :func:`encode_position_cursor` / :func:`decode_position_cursor`.
 
 Every list route answers with :func:`paginate`: a page Struct (:func:`api.schemas.common.page_of`)
 whose ``next_cursor`` is encoded from the last row, by the route's :data:`CursorKey`
-(:func:`keyset`, :func:`by_name`, :func:`by_position`), when the page is full.
+(:func:`keyset`, :func:`by_name`, :func:`by_position`), when the page is full. The empty
+string is no cursor (the first page).
 
-Anything else (not base64url, not UTF-8, not JSON of the exact shape and types, NUL or other
-text PostgreSQL cannot store, an instant out of range, longer than :data:`MAX_CURSOR`) raises
-:class:`core.errors.InvalidInput` on field ``cursor`` (422), never reaches the database.
+Anything else raises :class:`core.errors.InvalidInput` on field ``cursor`` (422) and never
+reaches the database.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
 import re
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
 from core.errors import InvalidInput, invalid
+from core.secrets import NAME_PATTERN
 
 MAX_LIMIT = 200
 DEFAULT_LIMIT = 50
 MAX_EVENT_LIMIT = 1000  # ?limit= of the event streams (core.events.read_stream reads as many)
 DEFAULT_EVENT_LIMIT = 100
-MAX_CURSOR = 512  # characters; the longest cursor we produce is about 110
-_BASE64URL = re.compile(r"[A-Za-z0-9_-]+")
+# At most 16 digits of microseconds either side of 1970: the years 1653 to 2286, every one of
+# them an instant Python and PostgreSQL hold, so any string of the pattern decodes.
+_KEYSET = r"(-?[0-9]{1,16})_([0-9a-f]{32})"
+KEYSET_CURSOR_PATTERN = f"^(?:{_KEYSET})?$"
+NAME_CURSOR_PATTERN = f"^(?:{NAME_PATTERN})?$"
+_KEYSET_RE = re.compile(_KEYSET)
+_NAME_RE = re.compile(NAME_PATTERN)
 _DIGITS = re.compile(r"[0-9]+")
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND = timedelta(microseconds=1)
 
 
 def _bad_cursor() -> InvalidInput:
     return invalid("cursor", "is not a valid cursor: pass a next_cursor from this route")
 
 
-def _unwrap(cursor: str) -> str:
-    """The UTF-8 text inside an unpadded base64url cursor.
-
-    Raises:
-        InvalidInput: too long, not base64url, not UTF-8.
-    """
-    if len(cursor) > MAX_CURSOR or not _BASE64URL.fullmatch(cursor) or len(cursor) % 4 == 1:
-        raise _bad_cursor()
-    try:
-        return base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
-    except (binascii.Error, UnicodeDecodeError):
-        raise _bad_cursor() from None
-
-
-def _wrap(text: str) -> str:
-    return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
-
-
 def encode_cursor(at: datetime, row_id: uuid.UUID) -> str:
-    """The keyset cursor that resumes after the row ``(at, row_id)`` (``at`` aware)."""
-    return _wrap(json.dumps([at.isoformat(), str(row_id)]))
+    """The keyset cursor that resumes after the row ``(at, row_id)`` (``at`` aware, within
+    the years 1653 to 2286)."""
+    return f"{(at - _EPOCH) // _MICROSECOND}_{row_id.hex}"
 
 
 def decode_cursor(cursor: str | None) -> tuple[datetime, uuid.UUID] | None:
@@ -71,47 +64,33 @@ def decode_cursor(cursor: str | None) -> tuple[datetime, uuid.UUID] | None:
     ``(aware instant in UTC, row id)``.
 
     Raises:
-        InvalidInput: the cursor was not produced by :func:`encode_cursor`.
+        InvalidInput: the cursor does not match :data:`KEYSET_CURSOR_PATTERN`.
     """
     if not cursor:
         return None
-    try:
-        value: Any = json.loads(_unwrap(cursor))
-    except ValueError:  # json.JSONDecodeError, and out-of-range numbers
-        raise _bad_cursor() from None
-    if (not isinstance(value, list) or len(value) != 2
-            or not all(isinstance(v, str) for v in value)):
+    found = _KEYSET_RE.fullmatch(cursor)
+    if found is None:
         raise _bad_cursor()
-    at, row_id = value
-    try:
-        instant, parsed_id = datetime.fromisoformat(at), uuid.UUID(row_id)
-        # Exactly what encode_cursor wrote: fromisoformat and UUID accept more (a trailing NUL,
-        # braces, upper case), and none of that is a cursor of ours.
-        if instant.tzinfo is None or instant.isoformat() != at or str(parsed_id) != row_id:
-            raise ValueError("not canonical")
-        return instant.astimezone(UTC), parsed_id
-    except (ValueError, OverflowError):  # bad text, or an instant that leaves 1..9999 in UTC
-        raise _bad_cursor() from None
+    return _EPOCH + int(found.group(1)) * _MICROSECOND, uuid.UUID(hex=found.group(2))
 
 
 def encode_name_cursor(name: str) -> str:
     """The cursor that resumes after the row named ``name``."""
-    return _wrap(name)
+    return name
 
 
-def decode_name_cursor(cursor: str | None, valid: Callable[[str], bool]) -> str | None:
-    """Parse a name cursor: ``None`` when absent or empty, else the name, which ``valid``
-    accepts (the route's own name rule, so no NUL or other unstorable text gets through).
+def decode_name_cursor(cursor: str | None) -> str | None:
+    """Parse a name cursor: ``None`` when absent or empty, else the name (a secret's name,
+    :data:`core.secrets.NAME_PATTERN`).
 
     Raises:
-        InvalidInput: not produced by :func:`encode_name_cursor` for a valid name.
+        InvalidInput: not a name of :data:`NAME_CURSOR_PATTERN`.
     """
     if not cursor:
         return None
-    name = _unwrap(cursor)
-    if "\x00" in name or not valid(name):
+    if not _NAME_RE.fullmatch(cursor):
         raise _bad_cursor()
-    return name
+    return cursor
 
 
 def decode_position_cursor(cursor: str | None, digits: int = 9) -> int | None:

@@ -9,7 +9,17 @@ from __future__ import annotations
 import re
 from typing import Any
 
-_DURATION = re.compile(r"^(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
+# What str.strip() removes (str.isspace()), spelled out so that JSON Schema's regular
+# expressions read it as Python does.
+_SPACE = (r"\t\n\x0b\x0c\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f"
+          r"\u205f\u3000")
+_UNITS = (r"[0-9]+d(?:[0-9]+h)?(?:[0-9]+m)?(?:[0-9]+s)?|[0-9]+h(?:[0-9]+m)?(?:[0-9]+s)?"
+          r"|[0-9]+m(?:[0-9]+s)?|[0-9]+s")
+DURATION_PATTERN = f"^[{_SPACE}]*(?:{_UNITS})[{_SPACE}]*$"
+"""Every text :func:`parse_duration` reads (ASCII digits; white space either side), as a
+regular expression in the common subset of Python's and JSON Schema's (the OpenAPI document
+states it); the bounds of each field are checked on the seconds."""
+_DURATION = re.compile(r"^(?:([0-9]+)d)?(?:([0-9]+)h)?(?:([0-9]+)m)?(?:([0-9]+)s)?$")
 
 
 def parse_duration(value: Any) -> int | None:

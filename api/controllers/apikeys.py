@@ -5,10 +5,10 @@ from __future__ import annotations
 import uuid
 
 from litestar import Controller, delete, get, post
-from litestar.params import FromPath, FromQuery, JSONBody
+from litestar.params import FromPath, JSONBody
 from litestar.status_codes import HTTP_204_NO_CONTENT
 
-from api.deps import ActorDep, ClockDep, Limit, PoolDep
+from api.deps import ActorDep, ClockDep, KeysetCursor, Limit, PoolDep
 from api.pagination import DEFAULT_LIMIT, check_limit, decode_cursor, keyset, paginate
 from api.schemas.apikeys import ApiKey, ApiKeyCreate, ApiKeyList
 from api.schemas.common import from_row
@@ -26,7 +26,7 @@ class ApiKeyController(Controller):
 
     @get("/", summary="List the team's active API keys, oldest first (never the key)")
     async def list(self, actor: ActorDep, pool: PoolDep, limit: Limit = DEFAULT_LIMIT,
-                   cursor: FromQuery[str | None] = None) -> ApiKeyList:
+                   cursor: KeysetCursor = None) -> ApiKeyList:
         rows = await list_api_keys(pool, actor, limit=check_limit(limit),
                                    after=decode_cursor(cursor))
         return paginate(ApiKeyList, rows, limit, keyset("created_at"),

@@ -10,7 +10,7 @@ from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
 from litestar.status_codes import HTTP_200_OK, HTTP_204_NO_CONTENT
 from msgspec import structs
 
-from api.deps import ActorDep, ClockDep, Limit, NotifyDep, PoolDep
+from api.deps import ActorDep, ClockDep, KeysetCursor, Limit, NotifyDep, PoolDep
 from api.pagination import DEFAULT_LIMIT, check_limit, decode_cursor, keyset, paginate
 from api.schemas.channels import (
     Channel,
@@ -46,7 +46,7 @@ class ChannelController(Controller):
 
     @get("/", summary="List channels")
     async def list(self, actor: ActorDep, pool: PoolDep, limit: Limit = DEFAULT_LIMIT,
-                   cursor: FromQuery[str | None] = None) -> ChannelPage:
+                   cursor: KeysetCursor = None) -> ChannelPage:
         rows = await channels.list_channels(pool, actor, limit=check_limit(limit),
                                             after=decode_cursor(cursor))
         return paginate(ChannelPage, rows, limit, keyset("created_at"), channel_view)
@@ -89,7 +89,7 @@ class NotificationController(Controller):
 
     @get("/", summary="Notifications (outbox rows), newest first")
     async def list(self, actor: ActorDep, pool: PoolDep, limit: Limit = DEFAULT_LIMIT,
-                   cursor: FromQuery[str | None] = None,
+                   cursor: KeysetCursor = None,
                    status: Annotated[str | None, QueryParameter(enum=STATUSES)] = None,
                    channel_id: FromQuery[uuid.UUID | None] = None) -> NotificationPage:
         rows = await list_notifications(pool, actor, limit=check_limit(limit),

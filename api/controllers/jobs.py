@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from litestar import Controller, delete, get, patch, post
-from litestar.params import FromPath, FromQuery, JSONBody
+from litestar.params import FromPath, JSONBody
 from litestar.status_codes import HTTP_202_ACCEPTED, HTTP_204_NO_CONTENT
 from psycopg_pool import AsyncConnectionPool
 
@@ -18,6 +18,7 @@ from api.deps import (
     ClockDep,
     EventLimit,
     KeyRingDep,
+    KeysetCursor,
     Limit,
     PoolDep,
     VersionCursor,
@@ -79,7 +80,7 @@ class JobController(Controller):
 
     @get("/", summary="List jobs")
     async def list(self, actor: ActorDep, pool: PoolDep, clock: ClockDep,
-                   limit: Limit = DEFAULT_LIMIT, cursor: FromQuery[str | None] = None) -> JobPage:
+                   limit: Limit = DEFAULT_LIMIT, cursor: KeysetCursor = None) -> JobPage:
         rows = await list_jobs(pool, actor, limit=check_limit(limit),
                                after=decode_cursor(cursor))
         page = paginate(JobPage, rows, limit, keyset("created_at"), job_view)
@@ -130,7 +131,7 @@ class JobController(Controller):
 
     @get("/{job_id:uuid}/runs", summary="Run history, newest slot first")
     async def runs(self, job_id: FromPath[uuid.UUID], actor: ActorDep, pool: PoolDep,
-                   limit: Limit = DEFAULT_LIMIT, cursor: FromQuery[str | None] = None) -> RunPage:
+                   limit: Limit = DEFAULT_LIMIT, cursor: KeysetCursor = None) -> RunPage:
         rows = await list_runs(pool, actor, job_id, limit=check_limit(limit),
                                before=decode_cursor(cursor))
         return paginate(RunPage, rows, limit, keyset("scheduled_for"), lambda r: from_row(Run, r))

@@ -9,12 +9,12 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 from litestar import Controller, delete, get, patch, post
-from litestar.params import FromPath, FromQuery, JSONBody
+from litestar.params import FromPath, JSONBody
 from litestar.status_codes import HTTP_200_OK, HTTP_204_NO_CONTENT
 from msgspec import UNSET, Struct, structs
 from psycopg_pool import AsyncConnectionPool
 
-from api.deps import ActorDep, ClockDep, Limit, PoolDep
+from api.deps import ActorDep, ClockDep, KeysetCursor, Limit, PoolDep
 from api.pagination import DEFAULT_LIMIT, check_limit, decode_cursor, keyset, paginate
 from api.schemas.maintenance import (
     Maintenance,
@@ -72,7 +72,7 @@ class MaintenanceController(Controller):
     @get("/maintenance", summary="List maintenance windows (ended ones included), oldest first")
     async def list(self, actor: ActorDep, pool: PoolDep, clock: ClockDep,
                    limit: Limit = DEFAULT_LIMIT,
-                   cursor: FromQuery[str | None] = None) -> MaintenancePage:
+                   cursor: KeysetCursor = None) -> MaintenancePage:
         rows = await queries.list_windows(pool, actor.team_id, limit=check_limit(limit),
                                           after=decode_cursor(cursor))
         now = clock.now()

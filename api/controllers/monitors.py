@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from litestar import Controller, Request, delete, get, patch, post
-from litestar.params import FromPath, FromQuery, JSONBody
+from litestar.params import FromPath, JSONBody
 from litestar.status_codes import HTTP_204_NO_CONTENT
 from msgspec import structs
 from psycopg_pool import AsyncConnectionPool
@@ -19,6 +19,7 @@ from api.deps import (
     AsOf,
     ClockDep,
     EventLimit,
+    KeysetCursor,
     Limit,
     PoolDep,
     VersionCursor,
@@ -128,7 +129,7 @@ class MonitorController(Controller):
     @get("/", summary="List monitors")
     async def list(self, request: Request[Any, Any, Any], actor: ActorDep, pool: PoolDep,
                    clock: ClockDep, limit: Limit = DEFAULT_LIMIT,
-                   cursor: FromQuery[str | None] = None) -> MonitorPage:
+                   cursor: KeysetCursor = None) -> MonitorPage:
         rows = await list_monitors(pool, actor, limit=check_limit(limit),
                                    after=decode_cursor(cursor))
         page = paginate(MonitorPage, rows, limit, keyset("created_at"), lambda r: r)

@@ -4,18 +4,14 @@ from __future__ import annotations
 
 from litestar import Controller, Response, delete, get, put
 from litestar.openapi import ResponseSpec
-from litestar.params import FromQuery, JSONBody
+from litestar.params import JSONBody
 from litestar.status_codes import HTTP_200_OK, HTTP_201_CREATED, HTTP_204_NO_CONTENT
 
-from api.deps import ActorDep, ClockDep, KeyRingDep, Limit, PoolDep, SecretPathName
+from api.deps import ActorDep, ClockDep, KeyRingDep, Limit, NameCursor, PoolDep, SecretPathName
 from api.pagination import DEFAULT_LIMIT, by_name, check_limit, decode_name_cursor, paginate
 from api.schemas.common import from_row
 from api.schemas.secrets import Secret, SecretPage, SecretPut
-from core.secrets import NAME, delete_secret, list_secrets, put_secret
-
-
-def _valid_name(name: str) -> bool:
-    return NAME.fullmatch(name) is not None
+from core.secrets import delete_secret, list_secrets, put_secret
 
 
 class SecretController(Controller):
@@ -32,9 +28,9 @@ class SecretController(Controller):
 
     @get("/", summary="List the team's secrets (names and dates only)")
     async def list(self, actor: ActorDep, pool: PoolDep, limit: Limit = DEFAULT_LIMIT,
-                   cursor: FromQuery[str | None] = None) -> SecretPage:
+                   cursor: NameCursor = None) -> SecretPage:
         rows = await list_secrets(pool, actor, limit=check_limit(limit),
-                                 after=decode_name_cursor(cursor, _valid_name))
+                                 after=decode_name_cursor(cursor))
         return paginate(SecretPage, rows, limit, by_name, lambda r: from_row(Secret, r))
 
     @delete("/{name:str}", status_code=HTTP_204_NO_CONTENT, summary="Delete a secret")

@@ -12,6 +12,7 @@ from msgspec import UNSET, Meta, Struct
 
 from core import alerting
 from core import tags as tagdef
+from core.durations import DURATION_PATTERN
 from core.monitors import slugs
 
 Schedule = Annotated[str, Meta(
@@ -23,13 +24,25 @@ Zone = Annotated[str, Meta(examples=["UTC", "Europe/Paris"], description="an IAN
 Channels = Annotated[list[uuid.UUID], Meta(max_length=alerting.MAX_CHANNELS)]
 RealertSeconds = Annotated[int, Meta(ge=alerting.MIN_REALERT_SECONDS,
                                      le=alerting.MAX_REALERT_SECONDS)]
-Duration = Annotated[str, Meta(description="a duration such as 90s, 30m, 1h30m, 1d")]
+Duration = Annotated[str, Meta(description="a duration such as 90s, 30m, 1h30m, 1d",
+                               extra_json_schema={"pattern": DURATION_PATTERN})]
 Tags = Annotated[list[Annotated[str, Meta(pattern=f"^{tagdef.TAG_PATTERN}$")]],
                  Meta(max_length=tagdef.MAX_TAGS,
                       description="short words (no spaces, / or *) for badges and metrics")]
 Slug = Annotated[str, Meta(pattern=f"^{slugs.SLUG_PATTERN}$",
                            description="the monitor's name in /ping/<ping-key>/<slug> "
                                        "(docs/healthchecks.md)")]
+
+
+
+def any_case(*words: str) -> str:
+    """A JSON Schema ``pattern`` of ``words`` in any case, spelled with character classes
+    (JSON Schema's regular expressions have no case-insensitive flag): ``any_case("get")`` is
+    ``^(?:[Gg][Ee][Tt])$``."""
+    spelled = ("".join(f"[{c.upper()}{c.lower()}]" if c.isalpha() else c for c in w)
+               for w in words)
+    return f"^(?:{'|'.join(spelled)})$"
+
 
 PAGE_DOC = ("One page of a list in the route's order: ``items``, and ``next_cursor`` to pass as "
             "``?cursor=`` for the next page (``null`` when this page is shorter than ``limit``).")

@@ -8,7 +8,16 @@ from typing import Annotated, Any, Literal
 
 from msgspec import UNSET, Meta, Struct, UnsetType
 
-from api.schemas.common import Channels, Duration, RealertSeconds, Schedule, Tags, Zone, page_of
+from api.schemas.common import (
+    Channels,
+    Duration,
+    RealertSeconds,
+    Schedule,
+    Tags,
+    Zone,
+    any_case,
+    page_of,
+)
 from core import secrets
 from core.alerting import MAX_ALERT_AFTER
 from core.jobs import definition as jobdef
@@ -26,7 +35,8 @@ Headers = Annotated[dict[str, HeaderValue], Meta(
 Body = Annotated[str, Meta(max_length=jobdef.MAX_BODY,
                            description=f"text, at most {jobdef.MAX_BODY} bytes as UTF-8")]
 Method = Annotated[str, Meta(description="one of " + ", ".join(jobdef.METHODS)
-                                         + " (any case)")]
+                                         + f" (any case; empty: {jobdef.DEFAULT_METHOD})",
+                             extra_json_schema={"pattern": any_case("", *jobdef.METHODS)})]
 Timeout = Annotated[float, Meta(ge=jobdef.MIN_TIMEOUT_SECONDS, le=jobdef.MAX_TIMEOUT_SECONDS)]
 Attempts = Annotated[int, Meta(ge=1, le=jobdef.MAX_ATTEMPTS)]
 Delay = Annotated[float, Meta(ge=0, le=jobdef.MAX_DELAY_SECONDS)]

@@ -16,6 +16,7 @@ from api.schemas.common import (
     Slug,
     Tags,
     Zone,
+    any_case,
     page_of,
 )
 from core.alerting import MAX_ALERT_AFTER
@@ -24,7 +25,8 @@ from core.monitors import definition as mondef
 MonitorName = Annotated[str, Meta(min_length=1, max_length=mondef.MAX_NAME)]
 Grace = Annotated[int, Meta(ge=1, le=mondef.MAX_GRACE_SECONDS)]
 PingMethods = Annotated[str, Meta(description="one of " + ", ".join(mondef.METHODS)
-                                              + " (any case)")]
+                                              + " (any case)",
+                                  extra_json_schema={"pattern": any_case(*mondef.METHODS)})]
 RunSeconds = Annotated[int, Meta(ge=1, le=mondef.MAX_RUN_SECONDS)]
 Keyword = Annotated[str, Meta(min_length=1, max_length=mondef.MAX_KEYWORD)]
 Keywords = Annotated[list[Keyword], Meta(

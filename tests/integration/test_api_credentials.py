@@ -36,5 +36,16 @@ async def test_a_bad_tag_says_what_a_tag_may_hold(api: AsyncTestClient,
                                              "tags": ["ok", "not ok"]}, headers=team["auth"])
     assert r.status_code == 422
     assert r.json()["errors"] == [{"field": "tags.1", "message": (
-        "must be a tag: 1 to 50 characters, without spaces, / or *")}]
+        "must be a tag: 1 to 50 characters without spaces, / or *, control or invisible "
+        "formatting characters")}]
     assert "regex" not in r.text
+    # the document's pattern is the rule: what it refuses is refused, what it allows is taken
+    for tag in ("a\x85b", "zero\u200bwidth", "soft\xadhyphen", "bom\ufeff", "tab\there",
+                "nb\xa0sp", "\u2028"):
+        r = await api.post("/v1/monitors", json={"name": "t", "schedule": "1h", "tags": [tag]},
+                           headers=team["auth"])
+        assert r.status_code == 422 and r.json()["errors"][0]["field"] == "tags.0", tag
+    for tag in ("café", "日本", "a-b_c.d:e", "\ue000"):
+        r = await api.post("/v1/monitors", json={"name": f"t-{tag}", "schedule": "1h",
+                                                 "tags": [tag]}, headers=team["auth"])
+        assert r.status_code == 201 and r.json()["tags"] == [tag], r.text

@@ -3,18 +3,24 @@ the error answers of every route, the unauthenticated routes, the core's limits.
 
 from __future__ import annotations
 
+import re
 import uuid
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 from litestar.testing import AsyncTestClient
 
+from api.pagination import decode_cursor, encode_cursor
 from core import apikeys, secrets
 from core.alerting import MAX_CHANNELS
 from core.channels import definition as chandef
+from core.durations import parse_duration
+from core.errors import FieldErrors
 from core.jobs import definition as jobdef
 from core.monitors import definition as mondef
 from core.monitors.ping import MAX_EXIT_STATUS
+from core.tags import normalize_tags
 
 PROBLEM_REF = "#/components/schemas/Problem"
 OPERATIONS = ("get", "put", "post", "delete", "patch", "head", "options")
@@ -204,6 +210,24 @@ async def test_bodies_are_not_coerced_to_their_types(
     assert (await api.post(path, json=body)).status_code == 401  # authentication comes first
 
 
+async def test_an_integer_written_with_a_fraction_of_zero_is_an_integer(
+    api: AsyncTestClient, team: dict[str, Any],
+) -> None:
+    """JSON Schema's ``integer`` is a number without a fractional part: ``200.0`` and ``1e2``
+    are integers the document allows, so the server takes them; ``200.5`` is not one."""
+    body = {"name": "j", "schedule": "1h", "paused": True, "success_statuses": [200.0, 1e2],
+            "alert_after_failures": 3.0, "request": {"url": "https://example.com/"}}
+    r = await api.post("/v1/jobs", json=body, headers=team["auth"])
+    assert r.status_code == 201, r.text
+    assert (r.json()["success_statuses"], r.json()["alert_after_failures"]) == ([100, 200], 3)
+    r = await api.post("/v1/jobs", json={**body, "success_statuses": [200.5]},
+                       headers=team["auth"])
+    assert r.status_code == 422 and r.json()["errors"][0]["field"] == "success_statuses.0"
+    r = await api.post("/v1/monitors", json={"name": "m", "schedule": "1h", "grace_seconds": 60.0},
+                       headers=team["auth"])
+    assert r.status_code == 201 and r.json()["grace_seconds"] == 60, r.text
+
+
 async def test_revoking_a_key(api: AsyncTestClient, team: dict[str, Any]) -> None:
     # The one operation .ci/schemathesis does not fuzz (it would revoke the fuzzer's key).
     made = await api.post("/v1/api-keys", json={"name": "spare"}, headers=team["auth"])
@@ -216,3 +240,106 @@ async def test_revoking_a_key(api: AsyncTestClient, team: dict[str, Any]) -> Non
     again = await api.delete(path, headers=team["auth"])
     assert again.status_code == 404 and again.headers["content-type"] == "application/problem+json"
     assert (await api.get("/v1/api-keys", headers=spare)).status_code == 401
+
+
+def _pattern(schema: dict[str, Any]) -> re.Pattern[str]:
+    """A document pattern as a Python regular expression (the subset both engines read)."""
+    return re.compile(schema["pattern"])
+
+
+def test_the_documents_patterns_are_the_servers_rules(doc: dict[str, Any]) -> None:
+    """What a generated client learns from the document (a pattern) is what the server
+    decides: each text matches the pattern exactly when the server's own rule accepts it."""
+    schemas = doc["components"]["schemas"]
+    tag = _pattern(schemas["JobCreate"]["properties"]["tags"]["items"])
+    for text in ("ok", "café", "日本", "a-b_c.d:e", "\ue000", "x" * 50, "", "x" * 51, "a b",
+                 "a/b", "*", "a\x85b", "zero\u200bwidth", "soft\xadhyphen", "bom\ufeff",
+                 "nb\xa0sp", "\u2028", "\x00", "a\x1fb"):
+        errors = FieldErrors()
+        normalize_tags([text], errors)
+        assert bool(tag.fullmatch(text)) == (not errors.items), repr(text)
+    realert = next(s for s in schemas["JobCreate"]["properties"]["realert_every"]["anyOf"]
+                   if s.get("type") == "string")
+    duration = _pattern(realert)
+    for text in ("30m", "1h30m", "1d", " 2h ", "90s", "1d2h3m4s", "", " ", "90", "1x", "h",
+                 "\u0661m", "1m1h", "-1m", "1.5h", "1 h"):
+        assert bool(duration.match(text)) == (parse_duration(text) is not None), repr(text)
+    methods = _pattern(schemas["MonitorCreate"]["properties"]["methods"])
+    assert [bool(methods.match(m)) for m in ("any", "POST", "Post", "", "get")] == [
+        True, True, True, False, False]
+    method = _pattern(schemas["RequestSpec"]["properties"]["method"])
+    assert [bool(method.match(m)) for m in ("get", "DELETE", "", "FETCH")] == [
+        True, True, True, False]
+    cursors = {p["name"]: p["schema"] for p in doc["paths"]["/v1/jobs"]["get"]["parameters"]}
+    keyset = _pattern(next(s for s in cursors["cursor"].get("anyOf", [cursors["cursor"]])
+                           if "pattern" in s))
+    at = datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=UTC)
+    row = uuid.uuid4()
+    assert keyset.match(encode_cursor(at, row)) and decode_cursor(encode_cursor(at, row)) == (
+        at, row)
+    for text in ("0_" + "0" * 32, "-" + "9" * 16 + "_" + "f" * 32, ""):
+        assert keyset.match(text)
+        decode_cursor(text)  # every cursor of the pattern is a position
+
+
+async def test_what_the_document_allows_the_server_takes(
+    api: AsyncTestClient, team: dict[str, Any],
+) -> None:
+    """The examples of the patterns above, end to end."""
+    r = await api.post("/v1/monitors", headers=team["auth"], json={
+        "name": "doc", "schedule": "1h", "methods": "Post", "tags": ["café", "\ue000"],
+        "realert_every": " 1h30m ", "max_duration": "1d2s"})
+    assert r.status_code == 201, r.text
+    assert (r.json()["methods"], r.json()["realert_every"]) == ("post", 5400)
+    r = await api.post("/v1/monitors", headers=team["auth"], json={
+        "name": "doc", "schedule": "1h", "realert_every": "\u0661\u0662m"})
+    assert r.status_code == 422 and r.json()["errors"][0]["field"] == "realert_every"
+    for cursor in ("0_" + "0" * 32, "9" * 16 + "_" + "f" * 32):
+        r = await api.get("/v1/monitors", params={"cursor": cursor}, headers=team["auth"])
+        assert r.status_code == 200, r.text
+
+
+def _validator(doc: dict[str, Any], name: str) -> Any:
+    import jsonschema_rs  # schemathesis' validator (a dev dependency through it)
+
+    return jsonschema_rs.validator_for({**doc["components"]["schemas"][name],
+                                        "components": doc["components"]})
+
+
+@pytest.mark.parametrize(("path", "name", "body"), [
+    ("/v1/channels", "ChannelCreate", {"kind": "webhook", "url": "https://example.com/h"}),
+    ("/v1/channels", "ChannelCreate", {"kind": "webhook"}),
+    ("/v1/channels", "ChannelCreate", {"kind": "webhook", "url": "https://example.com/h",
+                                       "chat_id": 1}),
+    ("/v1/channels", "ChannelCreate", {"kind": "webhook", "url": "https://example.com/h",
+                                       "chat_id": None, "to": None}),
+    ("/v1/channels", "ChannelCreate", {"kind": "slack", "url": None}),
+    ("/v1/channels", "ChannelCreate", {"kind": "slack", "url": "https://example.com/s",
+                                       "signing_secret": "x" * 40}),
+    ("/v1/channels", "ChannelCreate", {"kind": "telegram", "chat_id": 1, "token_secret": "T"}),
+    ("/v1/channels", "ChannelCreate", {"kind": "telegram", "chat_id": "@chan"}),
+    ("/v1/channels", "ChannelCreate", {"kind": "email", "to": "a@example.com"}),
+    ("/v1/channels", "ChannelCreate", {"kind": "email", "to": None}),
+    ("/v1/maintenance", "MaintenanceCreate", {"from": "2030-01-01T00:00:00Z",
+                                              "to": "2030-01-01T01:00:00Z"}),
+    ("/v1/maintenance", "MaintenanceCreate", {"from": "2030-01-01T00:00:00Z",
+                                              "to": "2030-01-01T01:00:00Z",
+                                              "duration_seconds": 60}),
+    ("/v1/maintenance", "MaintenanceCreate", {"schedule": "0 3 * * *", "duration_seconds": 60,
+                                              "timezone": "Europe/Paris"}),
+    ("/v1/maintenance", "MaintenanceCreate", {"schedule": "0 3 * * *"}),
+    ("/v1/maintenance", "MaintenanceCreate", {"schedule": "0 3 * * *", "duration_seconds": 60,
+                                              "to": "2030-01-01T01:00:00Z"}),
+    ("/v1/maintenance", "MaintenanceCreate", {}),
+])
+async def test_fields_that_exclude_each_other_are_in_the_document(
+    api: AsyncTestClient, team: dict[str, Any], doc: dict[str, Any], path: str, name: str,
+    body: dict[str, Any],
+) -> None:
+    """A channel's kind decides its fields, a window is one-off or recurring: the document's
+    ``oneOf`` and the server agree on each body."""
+    if name == "ChannelCreate":
+        body = {"name": f"c-{uuid.uuid4().hex[:8]}", **body}
+    valid = _validator(doc, name).is_valid(body)
+    r = await api.post(path, json=body, headers=team["auth"])
+    assert r.status_code == (201 if valid else 422), (valid, r.text)
