@@ -132,58 +132,85 @@ class Recorder:
             # and the late one of the attempt it replaced (same run id); only the first matches.
             by_id = {(r.dispatch.run_id, r.dispatch.lease_token): (r, o)
                      for r, o in zip(results, outcomes, strict=True)}
-            cur = await conn.execute(Q["run_finish_many"], {
-                "ids": [r.dispatch.run_id for r in results],
-                "lease_tokens": [r.dispatch.lease_token for r in results],
-                "statuses": [o["status"] for o in outcomes],
-                "finished_at": [o["finished_at"] for o in outcomes],
-                "available_at": [o["available_at"] for o in outcomes],
-                "started_at": [r.started_at for r in results],
-                "lateness_ms": [r.lateness_ms for r in results],
-                "duration_ms": [r.duration_ms for r in results],
-                "response_status": [r.response_status for r in results],
-                "error_class": [r.error_class for r in results],
-                "error": [r.error for r in results],
-            })
-            accepted = await cur.fetchall()
+            accepted = await _finish(conn, results, outcomes)
             kept = [by_id[(row["id"], row["result_lease_token"])][0] for row in accepted]
             if len(accepted) < len(results):
                 await _discarded(conn, results,
                                  {(row["id"], row["result_lease_token"]) for row in accepted})
-            await conn.execute(Q["run_attempt_insert_many"], {
-                "run_ids": [r.dispatch.run_id for r in kept],
-                "attempts": [r.dispatch.attempt for r in kept],
-                "started_at": [r.started_at for r in kept],
-                "finished_at": [r.finished_at for r in kept],
-                "duration_ms": [r.duration_ms for r in kept],
-                "requests": [to_json(r.request) for r in kept],
-                "response_status": [r.response_status for r in kept],
-                "response_headers": [None if r.response_headers is None
-                                     else to_json(r.response_headers) for r in kept],
-                "response_body": [r.response_body for r in kept],
-                "response_truncated": [r.truncated for r in kept],
-                "error_class": [r.error_class for r in kept],
-                "error": [r.error for r in kept],
-                "lateness_ms": [r.attempt_lateness_ms for r in kept],
-                "worker_ids": [self.worker_id] * len(kept),
-            })
+            await _insert_attempts(conn, kept, self.worker_id)
             await append_events(conn, [
                 _event(*by_id[(row["id"], row["result_lease_token"])], row, now)
                 for row in accepted])
-            finals = _final_runs(accepted, by_id)
-            if finals:  # the alert rules cost queries only on final failures and recoveries
-                await record_job_outcomes(conn, finals, now, self.notify_max_attempts,
-                                          held_alerts)
-            awaiting = [row["id"] for row in accepted if row["status"] == "awaiting_confirmation"]
-            if awaiting:
-                await arm_confirmations(conn, awaiting, now, self.notify_max_attempts)
-            cur = await conn.execute(Q["run_release_buffered"], {"now": now})
-            released = await cur.fetchall()
-            await append_events(conn, [
-                run_events.released(row["id"], row["team_id"], row["version"], now,
-                                    job_id=row["job_id"], scheduled_for=row["scheduled_for"],
-                                    trigger=row["trigger"], available_at=now)
-                for row in released])
+            await self._follow_up(conn, accepted, by_id, now)
+            released = await _release_buffered(conn, now)
             if released or any(o["status"] == "queued" for o in outcomes):
                 await notify_wakeup(conn, "runs")
         return len(accepted)
+
+    async def _follow_up(self, conn: psycopg.AsyncConnection, accepted: list[dict[str, Any]],
+                         by_id: dict[Any, Any], now: datetime) -> None:
+        """The job alerts of the final outcomes, and the confirmations the awaiting runs
+        wait for, in the recording transaction."""
+        finals = _final_runs(accepted, by_id)
+        if finals:  # the alert rules cost queries only on final failures and recoveries
+            await record_job_outcomes(conn, finals, now, self.notify_max_attempts,
+                                      held_alerts)
+        awaiting = [row["id"] for row in accepted if row["status"] == "awaiting_confirmation"]
+        if awaiting:
+            await arm_confirmations(conn, awaiting, now, self.notify_max_attempts)
+
+
+async def _finish(conn: psycopg.AsyncConnection, results: list[AttemptResult],
+                  outcomes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``run_finish_many``: each run's new state, where its lease token still matches; returns
+    the rows that accepted their result."""
+    cur = await conn.execute(Q["run_finish_many"], {
+        "ids": [r.dispatch.run_id for r in results],
+        "lease_tokens": [r.dispatch.lease_token for r in results],
+        "statuses": [o["status"] for o in outcomes],
+        "finished_at": [o["finished_at"] for o in outcomes],
+        "available_at": [o["available_at"] for o in outcomes],
+        "started_at": [r.started_at for r in results],
+        "lateness_ms": [r.lateness_ms for r in results],
+        "duration_ms": [r.duration_ms for r in results],
+        "response_status": [r.response_status for r in results],
+        "error_class": [r.error_class for r in results],
+        "error": [r.error for r in results],
+    })
+    return await cur.fetchall()
+
+
+async def _insert_attempts(conn: psycopg.AsyncConnection, kept: list[AttemptResult],
+                           worker_id: str | None) -> None:
+    """``run_attempt_insert_many``: the accepted attempts, request and response in full."""
+    await conn.execute(Q["run_attempt_insert_many"], {
+        "run_ids": [r.dispatch.run_id for r in kept],
+        "attempts": [r.dispatch.attempt for r in kept],
+        "started_at": [r.started_at for r in kept],
+        "finished_at": [r.finished_at for r in kept],
+        "duration_ms": [r.duration_ms for r in kept],
+        "requests": [to_json(r.request) for r in kept],
+        "response_status": [r.response_status for r in kept],
+        "response_headers": [None if r.response_headers is None
+                             else to_json(r.response_headers) for r in kept],
+        "response_body": [r.response_body for r in kept],
+        "response_truncated": [r.truncated for r in kept],
+        "error_class": [r.error_class for r in kept],
+        "error": [r.error for r in kept],
+        "lateness_ms": [r.attempt_lateness_ms for r in kept],
+        "worker_ids": [worker_id] * len(kept),
+    })
+
+
+async def _release_buffered(conn: psycopg.AsyncConnection,
+                            now: datetime) -> list[dict[str, Any]]:
+    """``run_release_buffered``: the queued runs an overlap buffer held that may go now, each
+    with its ``run.released`` event; returns them."""
+    cur = await conn.execute(Q["run_release_buffered"], {"now": now})
+    released = await cur.fetchall()
+    await append_events(conn, [
+        run_events.released(row["id"], row["team_id"], row["version"], now,
+                            job_id=row["job_id"], scheduled_for=row["scheduled_for"],
+                            trigger=row["trigger"], available_at=now)
+        for row in released])
+    return released
