@@ -32,6 +32,11 @@ from core.tags import split_tags
 MIN_SECONDS, MAX_SECONDS = 60, 31_536_000  # timeout and grace, healthchecks' limits
 DEFAULT_TIMEOUT, DEFAULT_GRACE = 86_400, 3_600
 UNIQUE_FIELDS = ("name", "slug", "tags", "timeout", "grace")
+# The fields of healthchecks' ``Spec`` (hc/api/views.py), which refuses ``null`` in any of them.
+SPEC_FIELDS = ("channels", "desc", "failure_kw", "filter_subject", "filter_body",
+               "filter_http_body", "filter_default_fail", "grace", "manual_resume", "methods",
+               "name", "schedule", "slug", "start_kw", "subject", "subject_fail", "success_kw",
+               "tags", "timeout", "tz", "unique")
 _STATUS = {"late": "grace"}
 
 
@@ -125,11 +130,17 @@ def definition_fields(body: Any, all_channels: list[uuid.UUID], *,
     update body (only what it gives).
 
     Raises:
-        InvalidInput: the body is not an object, or a field has the wrong type or range.
+        InvalidInput: the body is not an object, a field of healthchecks' ``Spec`` is
+            ``null`` (healthchecks refuses it: "json validation error"), or a field has the
+            wrong type or range.
     """
     if not isinstance(body, dict):
         raise invalid("body", "must be a JSON object")
     errors = FieldErrors()
+    for key in SPEC_FIELDS:  # healthchecks' Spec.check_nulls: null is no field's value
+        if key in body and body[key] is None:
+            errors.add(key, "must not be null: give a value or leave the field out")
+    errors.raise_if_any()
     fields: dict[str, Any] = {}
     name = _text(body, "name", errors)
     if name is not None:

@@ -185,3 +185,21 @@ async def test_unique_tags_compare_as_healthchecks_compares_its_tags_string(
                             headers=_key(team))
     assert absent.status_code == 201
     assert absent.json()["uuid"] not in (first.json()["uuid"], other.json()["uuid"])
+
+
+async def test_null_is_no_fields_value(api: AsyncTestClient, team: Team) -> None:
+    """healthchecks' ``Spec.check_nulls``: a field given as ``null`` is a 400 (create and
+    update), never read as absent; keys healthchecks does not know are ignored."""
+    created = await api.post("/api/v3/checks/", json={"name": "n"}, headers=_key(team))
+    uuid = created.json()["uuid"]
+    before = (await api.get("/api/v3/checks/", headers=_key(team))).json()["checks"]
+    for field in ("name", "timeout", "grace", "tags", "unique", "channels", "manual_resume",
+                  "desc", "tz", "schedule", "filter_http_body"):
+        for path in ("/api/v3/checks/", f"/api/v3/checks/{uuid}"):
+            r = await api.post(path, json={"name": "n", field: None}, headers=_key(team))
+            assert r.status_code == 400, (field, path, r.text)
+            assert field in r.json()["error"] and "null" in r.json()["error"]
+    assert (await api.get("/api/v3/checks/", headers=_key(team))).json()["checks"] == before
+    r = await api.post("/api/v3/checks/", json={"name": "n2", "whatever": None},
+                       headers=_key(team))
+    assert r.status_code == 201, r.text
