@@ -49,6 +49,7 @@ DEFAULT_SEND_PATH = "connection"
 RESPONSE_CHUNK = 16384
 # httpx sent no Content-Type unless the job set one; aiohttp would add application/octet-stream.
 NO_CONTENT_TYPE = frozenset({"Content-Type"})
+ORIGINS_KEPT = 4096  # origins' requests kept for the connector's pool keys, then made again
 _PLACEHOLDER = "t=0,v1=0"  # the signature's place among the headers until it is computed
 _TOKEN = re.compile(r"[-!#$%&'*+.^_`|~0-9a-zA-Z]+")  # a method aiohttp accepts (RFC 9110 token)
 
@@ -184,6 +185,8 @@ class ConnectionPath:
         key = (url.scheme, url.raw_host or "", url.port)
         origin = self._origins.get(key)
         if origin is None:
+            if len(self._origins) >= ORIGINS_KEPT:  # bounded: a million jobs, a million hosts
+                self._origins.clear()
             origin = self._origins[key] = aiohttp.ClientRequest(
                 "GET", url.origin(), loop=asyncio.get_running_loop(), ssl=True)
         return origin

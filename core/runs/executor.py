@@ -365,6 +365,8 @@ class Executor:
     def _timeouts(self, timeout: float) -> aiohttp.ClientTimeout:
         limits = self._limits.get(timeout)
         if limits is None:
+            if len(self._limits) >= 1024:  # one per distinct job timeout: kept bounded
+                self._limits.clear()
             limits = self._limits[timeout] = aiohttp.ClientTimeout(
                 total=None, connect=timeout, sock_connect=timeout, sock_read=timeout)
         return limits

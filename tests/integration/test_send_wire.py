@@ -210,3 +210,13 @@ def test_the_send_path_setting() -> None:
         load_settings({"CRONLEDGER_SEND_PATH": "fast"})
     with pytest.raises(ValueError, match="send_path must be one of"):
         Executor(FrozenClock(T0), 1000, send_path="fast")
+
+
+async def test_the_origins_kept_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    from core.http import exchange
+
+    monkeypatch.setattr(exchange, "ORIGINS_KEPT", 10)
+    async with executor_on("connection") as executor:
+        for n in range(25):
+            assert executor.prepare(dispatch(f"http://host-{n}.example/")).built is not None
+        assert 0 < len(executor.connection_path._origins) <= 10
