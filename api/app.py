@@ -13,6 +13,7 @@ from litestar.openapi.spec import Components, SecurityScheme
 from litestar.routes import HTTPRoute
 
 from api.bodies import strict_json_body
+from api.controllers.alerts import AlertController
 from api.controllers.apikeys import ApiKeyController
 from api.controllers.apply import ApplyController
 from api.controllers.channels import ChannelController, NotificationController
@@ -134,7 +135,7 @@ def create_app(dsn: str, settings: Settings, clock: Clock | None = None, *,
                         ReportController, ping_mount, preview, healthz, readyz, metrics,
                         TeamController, badge, team_metrics, own_team_metrics, v3_router,
                         MaintenanceController, parse_schedule_route, LedgerController,
-                        ApplyController, ui_router(), assets_router()],
+                        ApplyController, AlertController, ui_router(), assets_router()],
         dependencies={
             "pool": Provide(provide_pool),
             "read_pool": Provide(provide_read_pool),

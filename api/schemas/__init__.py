@@ -13,6 +13,7 @@ under a finer field path (``request.headers.<name>``, ``success_statuses``) is o
 from __future__ import annotations
 
 from api.schemas import (
+    alerts,
     apikeys,
     channels,
     common,
@@ -28,4 +29,4 @@ from api.schemas import (
 from api.schemas import apply as apply_  # the module's name is a builtin's
 
 MODULES = (common, jobs, runs, monitors, channels, secrets, apikeys, reports, schedules,
-           maintenance, ledger, apply_)
+           maintenance, ledger, apply_, alerts)

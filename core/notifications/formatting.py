@@ -40,7 +40,7 @@ DISCORD_EMBED_TOTAL = 6000
 TELEGRAM_TEXT = 4096
 COLORS = {"down": 0xE5484D, "up": 0x30A46C, "info": 0x3E63DD}
 LINK_LABELS = {"job": "Job", "run": "Run", "runs": "Run history", "monitor": "Monitor",
-               "pings": "Pings", "channel": "Channel"}
+               "pings": "Pings", "channel": "Channel", "explain": "Why this alert"}
 _DISCORD_MARKDOWN = re.compile(r"([\\*_~`|>#\[\]()-])")
 
 

@@ -108,7 +108,10 @@ async def _recover(conn: psycopg.AsyncConnection, recoveries: dict[uuid.UUID, Fi
             consecutive_failures=row["consecutive_failures"], since=row["failing_since"],
             last_response=run.last_response, now=now)
         alerts.append(Alert(run.team_id, "job", run.job_id, "recovered", row["channels"],
-                            message))
+                            message, {"reason": "succeeded", "run_id": run.run_id,
+                                      "scheduled_for": run.scheduled_for,
+                                      "since": row["failing_since"],
+                                      "consecutive_failures": row["consecutive_failures"]}))
     return alerts
 
 
@@ -149,7 +152,14 @@ async def _fail(conn: psycopg.AsyncConnection, failures: dict[uuid.UUID, list[Fi
             scheduled_for=run.scheduled_for, attempts=run.attempts,
             consecutive_failures=row["consecutive_failures"], since=row["failing_since"],
             last_response=run.last_response, now=now)
-        alerts.append(Alert(run.team_id, "job", run.job_id, event, row["channels"], message))
+        rule = {"reason": "alert_after_failures" if event == "failed" else "realert_every",
+                "run_id": run.run_id, "scheduled_for": run.scheduled_for,
+                "since": row["failing_since"],
+                "consecutive_failures": row["consecutive_failures"],
+                "alert_after_failures": row["alert_after_failures"],
+                "realert_every": row["realert_every"]}
+        alerts.append(Alert(run.team_id, "job", run.job_id, event, row["channels"], message,
+                            rule))
     if alerts:
         await conn.execute(Q["alert_state_mark_alerted"], {
             "subject_type": "job", "ids": [a.subject_id for a in alerts], "now": now})

@@ -31,6 +31,7 @@ from core.notifications.messages import MONITOR_EVENTS, monitor_message
 from core.queries import Q
 
 DEFAULT_MAX_ATTEMPTS = 8
+RECORDED = ("job", "monitor")  # the subjects whose alerts are records (migration 0028)
 NOTIFY_CHANNEL = "cronledger_notifications"
 
 
@@ -46,6 +47,8 @@ class Alert:
             ``still_down`` | ``test``.
         channel_ids: where to send it (duplicates, deleted and foreign channels skipped).
         message: see :mod:`core.notifications.messages`.
+        rule: what the rule said, kept on the alert's record for its explanation (a
+            monitor's ``monitor.down`` data, a job's streak and threshold); ``None``: nothing.
     """
 
     team_id: uuid.UUID
@@ -54,6 +57,13 @@ class Alert:
     event: str
     channel_ids: Sequence[uuid.UUID]
     message: dict[str, Any]
+    rule: dict[str, Any] | None = None
+
+    @property
+    def recorded(self) -> bool:
+        """Whether the alert gets a record of its own (``alerts``): one about a job or a
+        monitor, addressed to at least one channel."""
+        return self.subject_type in RECORDED and bool(self.channel_ids)
 
 
 # Which job and monitor subjects of the alerts a maintenance window holds at ``now``, with the
@@ -74,24 +84,31 @@ async def enqueue(
         max_attempts: delivery attempts before a row is kept as ``failed``.
         hold: says which alerts a maintenance window holds (their rows are ``suppressed``).
 
+    Each alert about a job or monitor with channels is also recorded (``alerts``, with its
+    ``alert.raised`` event; :attr:`Alert.recorded`), and its messages link to its
+    explanation (``links.explain``, ``GET /v1/alerts/{id}/explain``).
+
     Returns:
         The ids of the rows written (one per live channel of the team).
     """
+    ids = {n: uuid.uuid4() for n, alert in enumerate(alerts) if alert.recorded}
     rows: dict[str, list[Any]] = {k: [] for k in (
-        "ids", "team_ids", "channel_ids", "subject_types", "subject_ids", "events", "messages")}
-    for alert in alerts:
-        message = to_json(alert.message)
+        "ids", "team_ids", "channel_ids", "subject_types", "subject_ids", "events", "messages",
+        "alert_ids")}
+    for n, alert in enumerate(alerts):
+        message = to_json(_linked(alert.message, ids.get(n)))
         for channel_id in dict.fromkeys(alert.channel_ids):
             for key, value in zip(rows, (uuid.uuid4(), alert.team_id, channel_id,
                                          alert.subject_type, alert.subject_id, alert.event,
-                                         message), strict=True):
+                                         message, ids.get(n)), strict=True):
                 rows[key].append(value)
     if not rows["ids"]:
         return []
+    held = await hold(conn, alerts, now)
+    await _record(conn, [(ids[n], alerts[n]) for n in sorted(ids)], held, now)
     cur = await conn.execute(Q["notification_enqueue"], {
         **rows, "now": now, "max_attempts": max_attempts})
     written = await cur.fetchall()
-    held = await hold(conn, alerts, now)
     suppressed = [row["id"] for row in written if row["subject_id"] in held]
     if suppressed:
         await conn.execute(Q["notification_suppress"], {"ids": suppressed, "now": now})
@@ -104,12 +121,46 @@ async def enqueue(
             {"channel_id": row["channel_id"], "subject_type": row["subject_type"],
              "subject_id": row["subject_id"], "event": row["event"],
              "title": titles.get(row["subject_id"]),
+             **({"alert_id": row["alert_id"]} if row["alert_id"] else {}),
              **({"until": held[row["subject_id"]]} if row["subject_id"] in held else {})},
         )], {"actor": "system"})
     ])
     if len(written) > len(suppressed):
         await conn.execute(Q["notification_notify"])
     return [row["id"] for row in written]
+
+
+def _linked(message: dict[str, Any], alert_id: uuid.UUID | None) -> dict[str, Any]:
+    """The message with the link to its alert's explanation (``links.explain``)."""
+    if alert_id is None:
+        return message
+    return {**message, "alert_id": str(alert_id),
+            "links": {**(message.get("links") or {}),
+                      "explain": f"/v1/alerts/{alert_id}/explain"}}
+
+
+async def _record(conn: psycopg.AsyncConnection, alerts: Sequence[tuple[uuid.UUID, Alert]],
+                  held: Mapping[uuid.UUID, datetime], now: datetime) -> None:
+    """Write each alert's record (``alerts``) and its ``alert.raised`` event ``{"subject_type",
+    "subject_id", "event", "title", "rule", "held_until"}`` (stream ``alert``, version 1)."""
+    if not alerts:
+        return
+    await conn.execute(Q["alert_record_many"], {
+        "ids": [i for i, _ in alerts], "team_ids": [a.team_id for _, a in alerts],
+        "subject_types": [a.subject_type for _, a in alerts],
+        "subject_ids": [a.subject_id for _, a in alerts],
+        "events": [a.event for _, a in alerts],
+        "titles": [a.message.get("title") for _, a in alerts],
+        "rules": [to_json(a.rule or {}) for _, a in alerts],
+        "held_until": [held.get(a.subject_id) for _, a in alerts], "now": now})
+    await append_events(conn, [
+        event
+        for alert_id, a in alerts
+        for event in stream_events("alert", alert_id, a.team_id, 0, now, [(
+            "alert.raised", {"subject_type": a.subject_type, "subject_id": a.subject_id,
+                             "event": a.event, "title": a.message.get("title"),
+                             "rule": a.rule or {}, "held_until": held.get(a.subject_id)})],
+            {"actor": "system"})])
 
 
 # -- monitors -------------------------------------------------------------------------------------
@@ -154,8 +205,11 @@ async def enqueue_monitor_alert(
             else None})
     message = monitor_message(event, monitor_id=monitor_id, monitor_name=monitor_name,
                               since=since, last_ping=last_ping, now=now, reason=reason)
+    rule = {**(reason or {}), "since": since} if event == "down" else {
+        "reason": "ping" if event == "up" else "realert_every", "since": since,
+        **({"realert_every": realert_every} if event == "still_down" else {})}
     return await enqueue(conn, [Alert(team_id, "monitor", monitor_id, event, channel_ids,
-                                      message)], now, max_attempts, hold=hold)
+                                      message, rule)], now, max_attempts, hold=hold)
 
 
 async def claim_monitor_realerts(

@@ -315,7 +315,8 @@ async def mark_jobs_broken(conn: psycopg.AsyncConnection, broken: list[tuple[uui
         for row in rows])
     alerts = [Alert(row["team_id"], "job", row["id"], "broken", row["channels"],
                     job_broken_message(job_id=row["id"], job_name=row["name"],
-                                       reason=row["broken_reason"], now=now))
+                                       reason=row["broken_reason"], now=now),
+                    {"reason": "broken", "broken_reason": row["broken_reason"]})
               for row in rows if row["channels"]]
     if alerts:
         await enqueue(conn, alerts, now, max_attempts, hold=held_alerts)

@@ -5,15 +5,17 @@
 -- name: notification_enqueue
 -- One outbox row per (alert, channel); channels of another team or deleted ones are skipped.
 INSERT INTO notifications (id, team_id, channel_id, subject_type, subject_id, event, message,
-                           status, attempt, max_attempts, available_at, version, created_at)
+                           status, attempt, max_attempts, available_at, version, created_at,
+                           alert_id)
 SELECT w.id, w.team_id, w.channel_id, w.subject_type, w.subject_id, w.event, w.message,
-       'pending', 0, %(max_attempts)s::int, %(now)s::timestamptz, 1, %(now)s::timestamptz
+       'pending', 0, %(max_attempts)s::int, %(now)s::timestamptz, 1, %(now)s::timestamptz,
+       w.alert_id
 FROM unnest(%(ids)s::uuid[], %(team_ids)s::uuid[], %(channel_ids)s::uuid[],
             %(subject_types)s::text[], %(subject_ids)s::uuid[], %(events)s::text[],
-            %(messages)s::jsonb[])
-     AS w(id, team_id, channel_id, subject_type, subject_id, event, message)
+            %(messages)s::jsonb[], %(alert_ids)s::uuid[])
+     AS w(id, team_id, channel_id, subject_type, subject_id, event, message, alert_id)
 JOIN channels c ON c.id = w.channel_id AND c.team_id = w.team_id AND c.deleted_at IS NULL
-RETURNING id, team_id, channel_id, subject_type, subject_id, event;
+RETURNING id, team_id, channel_id, subject_type, subject_id, event, alert_id;
 
 -- name: notification_notify
 SELECT pg_notify('cronledger_notifications', '');

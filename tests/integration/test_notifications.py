@@ -199,7 +199,9 @@ async def test_alert_after_failures_and_recovery(
     assert failed["links"]["run"].startswith(f"{PUBLIC}/v1/runs/")
     assert "succeeded after 2 failed runs" in recovered["text"]
     assert set(failed) == {"id", "type", "status", "title", "text", "subject", "occurred_at",
-                           "since", "facts", "last_response", "last_ping", "links"}
+                           "since", "facts", "last_response", "last_ping", "links", "alert_id"}
+    # the alert's record and explanation (docs/notifications.md, Alerts and why)
+    assert failed["links"]["explain"] == f"{PUBLIC}/v1/alerts/{failed['alert_id']}/explain"
 
 
 async def test_realert_every_while_still_failing(

@@ -1,0 +1,52 @@
+-- Alerts: the record of every alert the rules raised for a job or monitor with channels
+-- (`alerts`, migration 0028), written by the outbox with its notifications, and its reads
+-- (core/alerts/: the list, newest first, and the explanation).
+
+-- name: alert_record_many
+INSERT INTO alerts (id, team_id, subject_type, subject_id, event, title, rule, held_until,
+                    created_at)
+SELECT a.id, a.team_id, a.subject_type, a.subject_id, a.event, a.title, a.rule, a.held_until,
+       %(now)s::timestamptz
+FROM unnest(%(ids)s::uuid[], %(team_ids)s::uuid[], %(subject_types)s::text[],
+            %(subject_ids)s::uuid[], %(events)s::text[], %(titles)s::text[],
+            %(rules)s::jsonb[], %(held_until)s::timestamptz[])
+     AS a(id, team_id, subject_type, subject_id, event, title, rule, held_until);
+
+-- name: alert_list
+-- Keyset pagination on (created_at, id), newest first; optionally of some jobs or monitors.
+SELECT a.id, a.subject_type, a.subject_id, a.event, a.title, a.rule, a.held_until,
+       a.created_at,
+       (SELECT count(*) FROM notifications n WHERE n.alert_id = a.id)::int AS notifications
+FROM alerts a
+WHERE a.team_id = %(team_id)s::uuid
+  AND ((%(monitor)s::uuid IS NULL AND %(job)s::uuid IS NULL)
+       OR (a.subject_type = 'monitor' AND a.subject_id = %(monitor)s::uuid)
+       OR (a.subject_type = 'job' AND a.subject_id = %(job)s::uuid))
+  AND (%(before_created)s::timestamptz IS NULL
+       OR (a.created_at, a.id) < (%(before_created)s::timestamptz, %(before_id)s::uuid))
+ORDER BY a.created_at DESC, a.id DESC
+LIMIT %(limit)s::int;
+
+-- name: alert_get
+SELECT a.id, a.subject_type, a.subject_id, a.event, a.title, a.rule, a.held_until,
+       a.created_at,
+       (SELECT count(*) FROM notifications n WHERE n.alert_id = a.id)::int AS notifications
+FROM alerts a
+WHERE a.id = %(id)s::uuid AND a.team_id = %(team_id)s::uuid;
+
+-- name: alert_subject_events
+-- The subject's stream around an alert: the latest events up to it (pings, flips, edits).
+SELECT stream_version, event_type, data, occurred_at
+FROM events
+WHERE stream_id = %(subject_id)s::uuid AND team_id = %(team_id)s::uuid
+  AND occurred_at <= %(at)s::timestamptz
+ORDER BY stream_version DESC
+LIMIT %(limit)s::int;
+
+-- name: alert_job_runs
+-- A job's runs around an alert: the latest slots at or before it.
+SELECT id, scheduled_for, status, attempt, finished_at, response_status, error_class, reason
+FROM runs
+WHERE job_id = %(job_id)s::uuid AND scheduled_for <= %(at)s::timestamptz
+ORDER BY scheduled_for DESC
+LIMIT %(limit)s::int;
