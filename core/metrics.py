@@ -46,6 +46,9 @@ CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0,
            3600.0)
 RUN_OUTCOMES = ("succeeded", "failed", "skipped", "missed")
+# Why a slot did not run: skipped by the overlap policy, missed beyond the catch-up policy,
+# held by a maintenance window (the vocabulary of jobs' alerts, docs/notifications.md).
+SLOT_REASONS = ("skipped", "missed", "held")
 PING_KINDS = ("success", "start", "fail", "log")
 # Claim durations are read from the newest CLAIM_WINDOW events (see metrics_claim_durations).
 CLAIM_WINDOW = 10_000
@@ -97,6 +100,7 @@ async def render_metrics(pool: AsyncConnectionPool, now: datetime) -> bytes:
         lag = await (await conn.execute(Q["metrics_projector_lag"], {"now": now})).fetchone()
         claims = await (await conn.execute(Q["metrics_claim_durations"],
                                            {"window": CLAIM_WINDOW})).fetchone()
+        slots = await (await conn.execute(Q["metrics_slots_not_run"])).fetchall()
     registry = CollectorRegistry()
     by_status = Gauge("cronledger_jobs", "Jobs by status", ["status"], registry=registry)
     for row in jobs:
@@ -146,8 +150,24 @@ async def render_metrics(pool: AsyncConnectionPool, now: datetime) -> bytes:
                           value=lag["seconds"] if lag else 0),
     ]
     families += _claim_families(claims)
+    families.append(_slot_family(slots))
     registry.register(_Static(families))
     return generate_latest(registry)
+
+
+def _slot_family(rows: list[dict[str, Any]]) -> GaugeMetricFamily:
+    """``cronledger_slots_not_run{reason}``: the slots among the runs kept
+    (docs/operations.md, *Retention*) that did not run, by reason (:data:`SLOT_REASONS`): a
+    gauge, since the prune removes old runs (``cronledger_runs`` counts them all, without the
+    reason)."""
+    counts = {row["reason"]: row["slots"] for row in rows}
+    family = GaugeMetricFamily("cronledger_slots_not_run",
+                               "Slots that did not run among the runs kept, by reason: "
+                               "skipped (overlap), missed (catch-up), held (maintenance)",
+                               labels=["reason"])
+    for reason in SLOT_REASONS:
+        family.add_metric([reason], counts.get(reason, 0))
+    return family
 
 
 def _claim_families(row: dict[str, Any] | None) -> list[Any]:

@@ -32,6 +32,17 @@ UNION ALL
 SELECT 'lateness', h.key::int, sum(h.value::bigint)::bigint
 FROM job_stats_weekly, jsonb_each_text(lateness_histogram) h GROUP BY h.key;
 
+-- name: metrics_slots_not_run
+-- Slots among the runs kept that did not run, by reason: held by maintenance (the claim's
+-- MAINTENANCE_REASON, core/runs/claim.py), else skipped by overlap, or missed (catch-up).
+SELECT CASE WHEN status = 'missed' THEN 'missed'
+            WHEN reason = 'maintenance' THEN 'held'
+            ELSE 'skipped' END AS reason,
+       count(*)::bigint AS slots
+FROM runs
+WHERE status IN ('skipped', 'missed')
+GROUP BY 1;
+
 -- name: metrics_pings_by_kind
 SELECT coalesce(sum(success), 0)::bigint AS success, coalesce(sum(start), 0)::bigint AS start,
        coalesce(sum(fail), 0)::bigint AS fail, coalesce(sum(log), 0)::bigint AS log
