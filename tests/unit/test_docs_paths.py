@@ -21,6 +21,7 @@ import ast
 import io
 import re
 import tokenize
+from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 
@@ -45,20 +46,44 @@ def _exists(path: str) -> bool:
     return any(ROOT.glob(path)) if "*" in path else (ROOT / path).exists()
 
 
+# A ``#`` with a path prefix after it on the same line: a file without one has no comment a
+# check here reads (each comment is one line), so it is not tokenized (the slow part).
+HASH_PATH = re.compile(r"#[^\n]*(?:core|api|tests|migrations|bench|docs)/")
+
+
+def _definitions(body: list[ast.stmt]) -> Iterator[ast.ClassDef | ast.FunctionDef
+                                                     | ast.AsyncFunctionDef]:
+    """Every class and function defined in ``body`` at any depth: definitions are statements,
+    so only the statement lists (bodies, branches, handlers, cases) are walked, not the
+    expressions (``ast.walk`` over every node took most of the time)."""
+    for node in body:
+        if isinstance(node, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            yield node
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            for child in getattr(node, field, ()):
+                if isinstance(child, ast.excepthandler | ast.match_case):
+                    yield from _definitions(child.body)
+                elif isinstance(child, ast.stmt):
+                    yield from _definitions([child])
+
+
 @cache
 def comments(path: Path) -> list[tuple[int, str]]:
-    """``(line, text)`` of the comments and docstrings of a ``.py`` or ``.sql`` file."""
+    """``(line, text)`` of the comments and docstrings of a ``.py`` or ``.sql`` file (the
+    ``#`` comments only of a file where one names a path, ``HASH_PATH``)."""
     text = path.read_text(encoding="utf-8")
     if path.suffix == ".sql":
         return [(n, line.partition("--")[2]) for n, line in enumerate(text.splitlines(), 1)
                 if "--" in line]
-    tokens = tokenize.generate_tokens(io.StringIO(text).readline)
-    found = [(tok.start[0], tok.string) for tok in tokens if tok.type == tokenize.COMMENT]
-    for node in ast.walk(ast.parse(text, filename=str(path))):
-        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
-            doc = ast.get_docstring(node, clean=False)
-            if doc is not None:
-                found.append((node.body[0].lineno, doc))
+    found = []
+    if HASH_PATH.search(text):
+        tokens = tokenize.generate_tokens(io.StringIO(text).readline)
+        found = [(tok.start[0], tok.string) for tok in tokens if tok.type == tokenize.COMMENT]
+    module = ast.parse(text, filename=str(path))
+    for node in [module, *_definitions(module.body)]:
+        doc = ast.get_docstring(node, clean=False)
+        if doc is not None:
+            found.append((node.body[0].lineno, doc))
     return found
 
 

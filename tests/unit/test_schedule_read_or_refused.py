@@ -108,6 +108,8 @@ def test_a_suggestion_is_a_misspelling_corrected_that_means_the_right_words():
     offered = 0
     for base in _BASES:
         right = parse_schedule(base, "Europe/Paris", anchor=ANCHOR)
+        # The fires of each text read once: most typos of a phrase suggest the same words.
+        fires = {base: [f.at for f in right.fires(ANCHOR, 20)]}
         for phrase in _misspellings(base):
             try:
                 read = parse_schedule(phrase, "Europe/Paris", anchor=ANCHOR)
@@ -115,9 +117,10 @@ def test_a_suggestion_is_a_misspelling_corrected_that_means_the_right_words():
                 if exc.suggestion is None:
                     continue
                 offered += 1
-                read = parse_schedule(exc.suggestion, "Europe/Paris", anchor=ANCHOR)
-                assert [f.at for f in read.fires(ANCHOR, 20)] == [
-                    f.at for f in right.fires(ANCHOR, 20)], (phrase, exc.suggestion, base)
+                if exc.suggestion not in fires:
+                    read = parse_schedule(exc.suggestion, "Europe/Paris", anchor=ANCHOR)
+                    fires[exc.suggestion] = [f.at for f in read.fires(ANCHOR, 20)]
+                assert fires[exc.suggestion] == fires[base], (phrase, exc.suggestion, base)
             except InvalidSchedule:
                 continue
             else:  # a typo that is itself a word: it must not read as something else silently
