@@ -45,6 +45,7 @@ from api.ping import ping_mount
 from api.swagger import assets_router, render_plugins
 from api.ui import template_config, ui_router
 from api.ui.auth import provide_viewer
+from api.ui.live import LiveChanges
 from core.channels.sealing import AesGcmSealer, Sealer
 from core.clock import Clock, SystemClock
 from core.config import Settings, load_settings
@@ -117,11 +118,14 @@ def create_app(dsn: str, settings: Settings, clock: Clock | None = None, *,
                 synchronous_commit=settings.ping_synchronous_commit, **pool_options)
             app.state.ping_batcher = PingBatcher(
                 app.state.ping_pool, notify_max_attempts=settings.notify_max_attempts)
+            # the live regions' one listening connection, direct (never through a pooler)
+            app.state.live = LiveChanges(connect_dsn(settings.listen_database_url or dsn))
             if freeze_after_startup:
                 freeze_long_lived()
             try:
                 yield
             finally:
+                await app.state.live.close()
                 await app.state.ping_pool.close()
         finally:
             await client.aclose()

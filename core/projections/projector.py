@@ -25,6 +25,12 @@ deliberately no NOTIFY trigger on ``events``: PostgreSQL serialises the commits 
 transactions behind one cluster-wide lock held through the commit's WAL flush, which would cap
 the event append rate (pings, runs) at one fsync at a time. A dashboard that trails by at most
 the poll interval is the better trade.
+
+After each applied batch the projector NOTIFYs ``cronledger_projected`` (one NOTIFY per batch,
+at its commit), which the dashboard's live regions wait on (api/ui/live.py). A poll that finds
+nothing to apply refreshes the checkpoint's ``updated_at`` (at most every
+:data:`CHECKED_SECONDS`): ``updated_at`` is when the read models were last known current, not
+when the last event arrived, so an idle instance does not look stale.
 """
 
 from __future__ import annotations
@@ -50,6 +56,8 @@ log = logging.getLogger("cronledger.projector")
 
 CHECKPOINT = "reporting"
 WAKEUP_CHANNEL = "cronledger_wakeup"
+PROJECTED_CHANNEL = "cronledger_projected"  # NOTIFYed once per applied batch (live dashboard)
+CHECKED_SECONDS = 10.0  # while idle, the checkpoint's updated_at is refreshed this often
 
 ReadModel = Callable[[psycopg.AsyncConnection, Sequence[dict[str, Any]]], Awaitable[None]]
 MODELS: tuple[ReadModel, ...] = (job_stats.apply, job_health.apply, monitors.apply)
@@ -62,6 +70,9 @@ class CheckpointMoved(RuntimeError):
 
 async def project_batch(conn: psycopg.AsyncConnection, now: datetime, limit: int) -> int | None:
     """Apply the next batch of at most ``limit`` events, in the caller's transaction.
+
+    With nothing to apply, the checkpoint's ``updated_at`` becomes ``now`` (at most every
+    :data:`CHECKED_SECONDS`); after a batch, ``NOTIFY cronledger_projected`` (at commit).
 
     Returns:
         The number of events applied, or ``None`` when another process holds the checkpoint.
@@ -76,6 +87,8 @@ async def project_batch(conn: psycopg.AsyncConnection, now: datetime, limit: int
     events = await fetch_all(conn, Q["projection_events_after"], {
         "tx_id": checkpoint["tx_id"], "position": checkpoint["global_position"], "limit": limit})
     if not events:
+        await conn.execute(Q["projection_checkpoint_checked"], {
+            "name": CHECKPOINT, "now": now, "every": CHECKED_SECONDS})
         return 0
     await _apply_isolated(conn, events, now)
     last = events[-1]
@@ -85,6 +98,7 @@ async def project_batch(conn: psycopg.AsyncConnection, now: datetime, limit: int
     if await cur.fetchone() is None:
         raise CheckpointMoved(f"checkpoint {CHECKPOINT!r} is not behind {last['tx_id']}/"
                               f"{last['global_position']}")
+    await conn.execute(Q["projection_notify"])
     return len(events)
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 
 import psycopg
 from psycopg import sql
@@ -41,20 +41,40 @@ async def listen(dsn: str, channel: str, wake: asyncio.Event, name: str,
         name: the service's name, for the log.
         on_listening: called after each successful LISTEN.
     """
+    def woken(_: str | None) -> None:
+        wake.set()
+
+    await listen_channels(dsn, (channel,), woken, name, on_listening)
+
+
+async def listen_channels(dsn: str, channels: Sequence[str],
+                          on_notify: Callable[[str | None], None], name: str,
+                          on_listening: Callable[[], None] | None = None,
+                          on_lost: Callable[[], None] | None = None) -> None:
+    """Call ``on_notify(channel)`` on every NOTIFY on any of ``channels`` (one connection),
+    forever (cancel the task to stop).
+
+    ``on_notify(None)`` is called right after each (re)connection: notifications sent while no
+    connection was listening are lost, so the caller must look again. ``on_lost`` is called
+    when the connection fails (before the retries, every :data:`RECONNECT_SECONDS`).
+    """
     log = logging.getLogger(f"cronledger.{name}")
     failures = 0
     while True:
         try:
             conn = await psycopg.AsyncConnection.connect(dsn, autocommit=True)
             async with conn:
-                await conn.execute(listen_statement(channel))
+                for channel in channels:
+                    await conn.execute(listen_statement(channel))
                 failures = 0
                 if on_listening is not None:
                     on_listening()
-                wake.set()
-                async for _ in conn.notifies():
-                    wake.set()
+                on_notify(None)
+                async for notify in conn.notifies():
+                    on_notify(notify.channel)
         except (psycopg.Error, OSError) as exc:
+            if failures == 0 and on_lost is not None:
+                on_lost()
             if failures % 40 == 0:  # once, then every ~10 s of an outage
                 log.warning("%s LISTEN connection lost, reconnecting every %.2f s: %s",
                             name, RECONNECT_SECONDS, exc)

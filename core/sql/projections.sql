@@ -48,6 +48,22 @@ WHERE name = %(name)s
   AND (tx_id, global_position) < (%(tx_id)s::xid8, %(position)s::bigint)
 RETURNING name;
 
+-- name: projection_checkpoint_checked
+-- Nothing to apply: the read models are current as of now. Written at most every
+-- CHECKED_SECONDS while idle (core/projections/projector.py), so an idle instance does not
+-- look stale and an idle database is not written to every poll (a checkpoint dated after now,
+-- a clock set back, is refreshed too).
+UPDATE projection_checkpoints
+SET updated_at = %(now)s::timestamptz
+WHERE name = %(name)s
+  AND updated_at NOT BETWEEN %(now)s::timestamptz - make_interval(secs => %(every)s::float8)
+                         AND %(now)s::timestamptz;
+
+-- name: projection_notify
+-- A batch was applied: the dashboard's live regions render again (api/ui/live.py). Once per
+-- batch, delivered at commit; the events' own inserts never notify (see the projector).
+SELECT pg_notify('cronledger_projected', '');
+
 -- name: projection_checkpoint_reset
 -- Rebuild only: waits for a running batch, then starts the read models from the beginning.
 UPDATE projection_checkpoints

@@ -22,6 +22,7 @@ from playwright.async_api import Browser, Page, async_playwright, expect
 from psycopg_pool import AsyncConnectionPool
 
 from api.app import create_app
+from api.ui import live
 from core.apikeys import create_api_key
 from core.clock import FrozenClock
 from core.config import Settings
@@ -33,7 +34,7 @@ from tests.sink import Sink
 
 INSTALL = "apt-get install chromium"
 HOSTILE = "<img src=x onerror=alert(1)>"
-TIMEOUT_MS = 15_000  # what a live region may take to show a change (it polls every second)
+TIMEOUT_MS = 15_000  # what a live region may take to show a change (here: every second)
 
 
 def chromium_path() -> str:
@@ -58,8 +59,14 @@ async def browser() -> AsyncIterator[Browser]:
 
 
 @pytest.fixture
-async def site(fresh_dsn: str, settings: Settings, clock: FrozenClock) -> AsyncIterator[str]:
-    """The app on a free port (frozen clock, the fresh database); its base URL."""
+async def site(fresh_dsn: str, settings: Settings, clock: FrozenClock,
+               monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[str]:
+    """The app on a free port (frozen clock, the fresh database); its base URL.
+
+    No projector runs here, so the live regions render every second (the safety interval made
+    short): these tests are about what the pages show; tests/e2e/test_live_notify.py is about
+    the notifications that make a region render again."""
+    monkeypatch.setattr(live, "SAFETY_SECONDS", 1.0)
     port = free_port()
     config = uvicorn.Config(create_app(fresh_dsn, settings, clock), host="127.0.0.1", port=port,
                             log_level="warning", lifespan="on", timeout_graceful_shutdown=1)

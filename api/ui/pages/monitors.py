@@ -149,7 +149,7 @@ async def monitors_live(request: Request[Any, Any, Any], viewer: ViewerDep,
     async def render() -> str:
         return fragment(request, viewer, "_monitors.html",
                         **await _list_context(request, viewer, cursor))
-    return live_fragment(render)
+    return live_fragment(render, request)
 
 
 async def _form_page(request: Request[Any, Any, Any], viewer: Viewer,
@@ -346,7 +346,7 @@ async def monitor_live(request: Request[Any, Any, Any], viewer: ViewerDep,
     async def render() -> str:
         return fragment(request, viewer, "_monitor.html",
                         **await _status_context(request, viewer, monitor_id))
-    return live_fragment(render)
+    return live_fragment(render, request)
 
 
 @post("/ui/monitors/{monitor_id:uuid}/pause", name="monitor_pause")
