@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import random
 from datetime import UTC, datetime, timedelta
+from functools import cache
 from zoneinfo import ZoneInfo
 
 WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
@@ -131,6 +132,12 @@ def dst_bases(zone_name: str, year: int = 2024) -> list[datetime]:
     """Base instants around ``zone_name``'s DST changes in ``year`` (a day before, an hour
     before, inside the repeated hour's first and second pass), or two plain instants for a
     zone without changes; always one instant far from any change."""
+    return list(_dst_bases(zone_name, year))
+
+
+@cache
+def _dst_bases(zone_name: str, year: int) -> tuple[datetime, ...]:
+    """:func:`dst_bases`, found once per zone and year (it steps through the year by hours)."""
     zone = ZoneInfo(zone_name)
     bases = [datetime(year, 5, 20, 10, 17, 3, tzinfo=UTC)]
     t = datetime(year, 1, 1, tzinfo=UTC)
@@ -149,4 +156,4 @@ def dst_bases(zone_name: str, year: int = 2024) -> list[datetime]:
         t = nxt
     if len(bases) == 1:
         bases.append(datetime(year, 11, 3, 5, 30, tzinfo=UTC))
-    return bases
+    return tuple(bases)

@@ -1,7 +1,8 @@
 """The unit layer's property tests at full length (marked ``long``).
 
-``tests/unit`` runs each hypothesis property with a few examples so that the unit layer stays
-under 20 seconds; here the same tests run again with the example counts they had before, same
+``tests/unit`` runs each hypothesis property with a few examples, and the generated OnCalendar
+differential with half its expressions, so that the unit layer stays under 20 seconds; here the
+same tests run again with the example counts (and expressions) they had before, same
 strategies, same checks. ``uv run pytest`` (the README's command, the one .ci/run runs) runs
 them; ``uv run pytest -m "not long"`` leaves them out, ``uv run pytest -m long`` runs only them.
 """
@@ -14,6 +15,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 
+from tests.unit import test_oncalendar_systemd as oncalendar
 from tests.unit import test_phrase_properties as phrases
 from tests.unit import test_schedule_engine as engine
 from tests.unit import test_schedule_words_property as words
@@ -47,3 +49,10 @@ test_month_edge_day_rules_match_reference = at_length(
     engine.test_month_edge_day_rules_match_reference, 100)
 test_fires_chain_is_consistent = at_length(engine.test_fires_chain_is_consistent, 100)
 test_interval_property = at_length(engine.test_interval_property, 100)
+
+
+def test_generated_calendar_events_fire_as_systemd_says() -> None:
+    """tests/unit/test_oncalendar_systemd.py's differential at its former length: 60 generated
+    expressions (the unit layer compares the first 30)."""
+    problems = oncalendar.differential(seed=26, count=60)
+    assert not problems, f"{len(problems)} differences, first ones:\n" + "\n".join(problems[:20])

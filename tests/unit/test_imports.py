@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 from collections import defaultdict
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -105,15 +106,21 @@ def _described(edges: Imports, component: list[str]) -> list[str]:
             if b in edges.get(a, {})]
 
 
+@cache
+def _our_imports() -> Imports:
+    """:func:`package_imports` of the repository, scanned once for the tests below."""
+    return package_imports()
+
+
 def test_core_never_imports_api() -> None:
-    edges = package_imports()
+    edges = _our_imports()
     wrong = [line for source, targets in edges.items() if source.startswith("core")
              for target, lines in targets.items() if target.startswith("api") for line in lines]
     assert wrong == []
 
 
 def test_no_import_cycle_between_packages() -> None:
-    edges = package_imports()
+    edges = _our_imports()
     assert len(edges) > 30, sorted(edges)  # the scan found the packages
     assert [_described(edges, c) for c in cycles(edges)] == []
 

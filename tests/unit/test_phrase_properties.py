@@ -223,7 +223,7 @@ EXAMPLE = {"spec": specs(), "language": st.sampled_from(("en", "fr")),
            "style": st.integers(0, 1), "zone_name": st.sampled_from(ZONES)}
 
 
-@settings(max_examples=20, deadline=None, derandomize=True)  # 80 in tests/long
+@settings(max_examples=10, deadline=None, derandomize=True)  # 80 in tests/long
 @given(**EXAMPLE)
 def test_generated_phrases_fire_as_their_words_say(spec: Spec, language: str, style: int,
                                                    zone_name: str) -> None:

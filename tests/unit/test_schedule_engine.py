@@ -523,7 +523,7 @@ ZONES = [
     "America/Santiago",
 ]
 # A short run here; tests/long/test_properties.py runs these properties at full length.
-PROPERTY = settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+PROPERTY = settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @cache
@@ -724,7 +724,7 @@ def test_five_fields_with_day_rules_match_reference(data) -> None:
     _compare_with_reference(expression, zone, after, after + timedelta(hours=30), 100)
 
 
-@settings(PROPERTY, max_examples=12)  # stepping every second is the slow part
+@settings(PROPERTY, max_examples=6)  # stepping every second is the slow part
 @given(data=st.data())
 def test_six_fields_match_reference_around_dst(data) -> None:
     zone = data.draw(st.sampled_from(ZONES), label="zone")

@@ -20,10 +20,11 @@ Every expected answer below was worked out by hand from those sentences.
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from functools import cache
 
 import pytest
 
-from core.runs.slots import MAX_RECORDED_SLOTS, apply_overlap, plan_slots, recent_slots
+from core.runs.slots import MAX_RECORDED_SLOTS, SlotPlan, apply_overlap, plan_slots, recent_slots
 from core.schedule import Schedule, parse_schedule
 from tests.unit.instants import utc
 
@@ -208,30 +209,36 @@ LONG_DUE, LONG_NOW = t("10:00:00", 1), t("10:00:30", 3)
 RECENT_1000 = minutes("17:21:00", 1000, day=2)
 
 
+@cache
+def long_outage(policy: str) -> SlotPlan:
+    """The outage planned once per policy for the tests below (each plan walks 2,881 slots)."""
+    return plan_slots(sched("* * * * *"), LONG_DUE, LONG_NOW, policy)
+
+
 def test_long_outage_next_slot_is_computed_from_now() -> None:
     for policy in ("latest", "skip", "all"):
-        assert plan_slots(sched("* * * * *"), LONG_DUE, LONG_NOW, policy).next_due == \
+        assert long_outage(policy).next_due == \
             t("10:01:00", 3)
 
 
 def test_long_outage_latest_runs_the_most_recent_slot() -> None:
-    plan = plan_slots(sched("* * * * *"), LONG_DUE, LONG_NOW, "latest")
+    plan = long_outage("latest")
     assert plan.fire == [(t("10:00:00", 3), C)]
     assert len(plan.missed) == 999
 
 
 def test_long_outage_latest_records_the_999_before_it() -> None:
-    plan = plan_slots(sched("* * * * *"), LONG_DUE, LONG_NOW, "latest")
+    plan = long_outage("latest")
     assert plan.missed == RECENT_1000[:-1]
 
 
 def test_long_outage_skip_records_the_most_recent_1000() -> None:
-    plan = plan_slots(sched("* * * * *"), LONG_DUE, LONG_NOW, "skip")
+    plan = long_outage("skip")
     assert plan.missed == RECENT_1000
 
 
 def test_long_outage_all_runs_the_most_recent_100() -> None:
-    plan = plan_slots(sched("* * * * *"), LONG_DUE, LONG_NOW, "all")
+    plan = long_outage("all")
     assert plan.fire == [(m, C) for m in RECENT_1000[-100:]]
     assert plan.missed == RECENT_1000[:-100]
 
