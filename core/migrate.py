@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import functools
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import psycopg
-from alembic import command
-from alembic.config import Config
-from alembic.script import ScriptDirectory
-from sqlalchemy import Engine, create_engine
-from sqlalchemy.pool import NullPool
 
 from core.queries import Q
+
+# alembic and SQLAlchemy are imported where they are used, not here: the API imports this module
+# for the readiness check (current_revision, a plain query), and importing the two took about a
+# second and a half of every process's start (the unit tests' included).
+if TYPE_CHECKING:
+    from alembic.config import Config
+    from sqlalchemy import Engine
 
 ROOT = Path(__file__).resolve().parent.parent
 MIGRATION_LOCK = 0x63726F6E  # pg_advisory_lock key: concurrent starts migrate one at a time
@@ -21,6 +24,8 @@ MIGRATION_LOCK = 0x63726F6E  # pg_advisory_lock key: concurrent starts migrate o
 def alembic_config(dsn: str) -> Config:
     """An alembic ``Config`` for ``dsn`` using the repository's ``alembic.ini``; the DSN travels
     in ``config.attributes["dsn"]`` (read by ``migrations/env.py``), never as a URL."""
+    from alembic.config import Config
+
     config = Config(str(ROOT / "alembic.ini"))
     config.set_main_option("script_location", str(ROOT / "migrations"))
     config.attributes["dsn"] = dsn
@@ -35,6 +40,9 @@ def engine(dsn: str) -> Engine:
     ``target_session_attrs`` included, is used as given (docs/operations.md, "High
     availability"), with :func:`core.services.outage.connect_dsn`'s connect timeout.
     """
+    from sqlalchemy import create_engine
+    from sqlalchemy.pool import NullPool
+
     from core.services.outage import connect_dsn
 
     conninfo = connect_dsn(dsn)
@@ -48,6 +56,8 @@ def upgrade(dsn: str, revision: str = "head") -> None:
     Raises:
         psycopg.OperationalError: the database cannot be reached.
     """
+    from alembic import command
+
     from core.services.outage import connect_dsn
 
     with psycopg.connect(connect_dsn(dsn), autocommit=True) as conn:
@@ -60,12 +70,16 @@ def upgrade(dsn: str, revision: str = "head") -> None:
 
 def downgrade(dsn: str, revision: str = "base") -> None:
     """Migrate the database at ``dsn`` down to ``revision`` (used by the round-trip test)."""
+    from alembic import command
+
     command.downgrade(alembic_config(dsn), revision)
 
 
 @functools.cache
 def head_revision() -> str:
     """The newest revision in ``migrations/``."""
+    from alembic.script import ScriptDirectory
+
     script = ScriptDirectory.from_config(alembic_config("postgresql://unused/"))
     return script.get_current_head() or ""
 
