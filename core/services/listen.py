@@ -64,8 +64,8 @@ async def listen_channels(dsn: str, channels: Sequence[str],
         try:
             conn = await psycopg.AsyncConnection.connect(dsn, autocommit=True)
             async with conn:
-                for channel in channels:
-                    await conn.execute(listen_statement(channel))
+                # one round trip: every channel listens before anything is reported
+                await conn.execute(sql.SQL("; ").join(listen_statement(c) for c in channels))
                 failures = 0
                 if on_listening is not None:
                     on_listening()

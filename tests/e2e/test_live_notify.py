@@ -6,6 +6,7 @@ path is broken; a test waits on the stream's next ``fragment`` with a timeout, n
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 from collections.abc import AsyncIterator
 from typing import Any
@@ -147,3 +148,48 @@ async def test_an_idle_projector_keeps_the_read_models_current(
 
 async def _idle(projector: Projector) -> bool:
     return await projector.run_once() == 0
+
+
+async def _listening_pids(pool: AsyncConnectionPool) -> list[int]:
+    """The backends that have run their LISTEN statements (every channel in one) and wait."""
+    async with pool.connection() as conn:
+        cur = await conn.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
+            " AND query LIKE 'LISTEN %%' AND state = 'idle' ORDER BY pid")
+        return [row["pid"] for row in await cur.fetchall()]
+
+
+async def test_ten_open_pages_share_one_listening_connection_and_all_see_a_ping(
+        site: str, browser: httpx.AsyncClient, fresh_pool: AsyncConnectionPool) -> None:
+    monitor_id, token = await _create_monitor(browser, browser.csrf, "shared")  # type: ignore[arg-type,attr-defined]
+    async with contextlib.AsyncExitStack() as stack:
+        streams = []
+        for _ in range(10):
+            response = await stack.enter_async_context(
+                browser.stream("GET", f"/ui/monitors/{monitor_id}/live"))
+            streams.append(Fragments(response))
+            assert 'data-status="new"' in await streams[-1].next()
+        assert len(await _listening_pids(fresh_pool)) == 1  # one per process, not per page
+        assert (await browser.post(f"/ping/{token}")).status_code == 200
+        shown = await asyncio.gather(*(s.next() for s in streams))
+        assert all('data-status="up"' in html for html in shown)
+
+
+async def test_a_lost_listening_connection_comes_back_and_pages_stay_live(
+        site: str, browser: httpx.AsyncClient, fresh_pool: AsyncConnectionPool) -> None:
+    monitor_id, token = await _create_monitor(browser, browser.csrf, "failover")  # type: ignore[arg-type,attr-defined]
+    async with browser.stream("GET", f"/ui/monitors/{monitor_id}/live") as response:
+        fragments = Fragments(response)
+        assert 'data-status="new"' in await fragments.next()
+        [lost] = await _listening_pids(fresh_pool)
+        async with fresh_pool.connection() as conn:
+            await conn.execute("SELECT pg_terminate_backend(%s)", (lost,))
+
+        async def back() -> bool:
+            pids = await _listening_pids(fresh_pool)
+            return bool(pids) and lost not in pids
+        await eventually(back, what="a new listening connection")
+        assert (await browser.post(f"/ping/{token}")).status_code == 200
+        shown = ""
+        while 'data-status="up"' not in shown:
+            shown = await fragments.next()
