@@ -1,10 +1,11 @@
 """The unit layer's property tests at full length (marked ``long``).
 
-``tests/unit`` runs each hypothesis property with a few examples, and the generated OnCalendar
-differential with half its expressions, so that the unit layer stays under 20 seconds; here the
-same tests run again with the example counts (and expressions) they had before, same
-strategies, same checks. ``uv run pytest`` (the README's command, the one .ci/run runs) runs
-them; ``uv run pytest -m "not long"`` leaves them out, ``uv run pytest -m long`` runs only them.
+``tests/unit`` runs each hypothesis property with a few examples, the generated OnCalendar
+differential with half its expressions and every third misspelling of the suggestion rule, so
+that the unit layer stays short (docs/architecture.md, "Tests"); here the same tests run again
+with the example counts (and expressions) they had before, same strategies, same checks.
+``uv run pytest`` (the README's command, the one .ci/run runs) runs them;
+``uv run pytest -m "not long"`` leaves them out, ``uv run pytest -m long`` runs only them.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from hypothesis import given, settings
 from tests.unit import test_oncalendar_systemd as oncalendar
 from tests.unit import test_phrase_properties as phrases
 from tests.unit import test_schedule_engine as engine
+from tests.unit import test_schedule_read_or_refused as refusals
 from tests.unit import test_schedule_words_property as words
 
 pytestmark = pytest.mark.long
@@ -56,3 +58,9 @@ def test_generated_calendar_events_fire_as_systemd_says() -> None:
     expressions (the unit layer compares the first 30)."""
     problems = oncalendar.differential(seed=26, count=60)
     assert not problems, f"{len(problems)} differences, first ones:\n" + "\n".join(problems[:20])
+
+
+def test_every_misspelling_suggests_the_right_words() -> None:
+    """tests/unit/test_schedule_read_or_refused.py's suggestion rule over every misspelling of
+    every phrase (the unit layer tries every third)."""
+    assert refusals.check_misspellings() >= 40
