@@ -84,7 +84,7 @@ def _fires(expression: str, zone: str) -> list[list[datetime]]:
     return [[f.at for f in schedule.fires(start, 6)] for start in STARTS]
 
 
-@settings(max_examples=30, deadline=None, derandomize=True)  # 300 in tests/long
+@settings(max_examples=15, deadline=None, derandomize=True)  # 300 in tests/long
 @given(time=TIMES, days=DAYS, month=MONTHS)
 def test_the_description_read_back_fires_the_same(time: str, days: tuple[str, str],
                                                   month: str) -> None:
