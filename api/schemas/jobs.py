@@ -45,6 +45,11 @@ Backoff = Annotated[str, Meta(description="one of " + ", ".join(jobdef.BACKOFFS)
 Overlap = Literal[jobdef.OVERLAP_POLICIES]  # type: ignore[valid-type]
 Catchup = Literal[jobdef.CATCHUP_POLICIES]  # type: ignore[valid-type]
 AlertAfter = Annotated[int, Meta(ge=1, le=MAX_ALERT_AFTER)]
+AlertOn = Annotated[
+    list[Literal[jobdef.ALERT_ON]],  # type: ignore[valid-type]
+    Meta(max_length=len(jobdef.ALERT_ON), extra_json_schema={"uniqueItems": True},
+         description="the slots that did not run to alert for: skipped (overlap), missed "
+                     "(catch-up), held (maintenance); [] for none")]
 Status = Annotated[int, Meta(extra_json_schema={"minimum": jobdef.MIN_STATUS,
                                                 "maximum": jobdef.MAX_STATUS})]
 SuccessStatuses = Annotated[list[Status], Meta(min_length=1,
@@ -97,6 +102,7 @@ class JobCreate(Struct, forbid_unknown_fields=True):
     channels: Channels = []
     alert_after_failures: AlertAfter = jobdef.DEFAULTS["alert_after_failures"]
     realert_every: RealertSeconds | Duration | None = None
+    alert_on: AlertOn = []
     tags: Tags = []
     paused: bool = False
     success_statuses: SuccessStatuses | None = None
@@ -134,6 +140,7 @@ class JobPatch(Struct, forbid_unknown_fields=True):
     channels: Channels | UnsetType = UNSET
     alert_after_failures: AlertAfter | UnsetType = UNSET
     realert_every: RealertSeconds | Duration | None | UnsetType = UNSET
+    alert_on: AlertOn | UnsetType = UNSET
     tags: Tags | UnsetType = UNSET
     paused: bool | UnsetType = UNSET
     success_statuses: SuccessStatuses | None | UnsetType = UNSET
@@ -167,6 +174,7 @@ class Job(Struct):
     created_at: datetime
     updated_at: datetime
     tags: list[str] = []
+    alert_on: list[str] = []
     in_maintenance_until: datetime | None = None  # docs/ledger.md
     confirm: dict[str, int] | None = None
 

@@ -22,6 +22,7 @@ from core.clock import utc
 from core.errors import Gone, NotFound
 from core.history.as_of import fold_as_of
 from core.history.streams import JOB, MONITOR
+from core.jobs.definition import ALERT_ON
 from core.notifications.messages import down_reason
 from core.queries import Q
 from core.schedule.zones import load_zone
@@ -33,7 +34,7 @@ DEFINITION_KEYS = {
                 "alert_after_failures", "recover_after_successes", "realert_every",
                 "channels"),
     "job": ("name", "schedule", "timezone", "overlap", "catchup", "alert_after_failures",
-            "realert_every", "channels"),
+            "realert_every", "alert_on", "channels"),
 }
 JOB_TEXT = {
     "alert_after_failures": "{consecutive_failures} run(s) in a row failed after their last "
@@ -42,6 +43,9 @@ JOB_TEXT = {
                      "the last alert.",
     "succeeded": "A run succeeded after {consecutive_failures} failed run(s) that alerted.",
     "broken": "The scheduler stopped firing it: {broken_reason}",
+    # a slot that did not run, alerted by the job's alert_on (core/runs/claim.py)
+    **{f"alert_on: {kind}": "The slot of {scheduled_for} was " + kind + " ({why}), and "
+       "alert_on names " + kind + "." for kind in ALERT_ON},
 }
 
 

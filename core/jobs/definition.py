@@ -23,6 +23,9 @@ METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
 OVERLAP_POLICIES = ("skip", "allow", "queue")
 CATCHUP_POLICIES = ("latest", "skip", "all")
 BACKOFFS = ("exponential", "linear", "fixed")
+# The slots that did not run a job can alert for (``alert_on``, docs/notifications.md):
+# skipped by the overlap policy, missed beyond the catch-up policy, held by maintenance.
+ALERT_ON = ("skipped", "missed", "held")
 
 MAX_NAME = 200
 MAX_URL = 2048
@@ -50,13 +53,15 @@ DEFAULTS: dict[str, Any] = {
     "channels": (),
     "alert_after_failures": 1,
     "realert_every": None,
+    "alert_on": (),  # no alert for slots that did not run
     "tags": (),
     "confirm": None,  # None: a 2xx is the outcome (docs/ledger.md, fire-and-confirm)
     "schedule_text": None,  # the words the schedule was written in (core/schedule/words.py)
 }
 DEFINITION_FIELDS = ("name", "schedule", "timezone", "request", "timeout_seconds", "retry",
                      "overlap", "catchup", "success_statuses", "channels",
-                     "alert_after_failures", "realert_every", "tags", "confirm", "schedule_text")
+                     "alert_after_failures", "realert_every", "tags", "confirm", "schedule_text",
+                     "alert_on")
 MIN_CONFIRM_SECONDS = 1
 MAX_CONFIRM_SECONDS = 7 * 86400
 
@@ -210,6 +215,24 @@ def _normalize_alerting(out: dict[str, Any], errors: FieldErrors) -> None:
     out["alert_after_failures"] = normalize_threshold(out["alert_after_failures"],
                                                       "alert_after_failures", errors)
     out["realert_every"] = normalize_realert(out["realert_every"], errors)
+    out["alert_on"] = normalize_alert_on(out["alert_on"], errors)
+
+
+def normalize_alert_on(value: Any, errors: FieldErrors) -> list[str]:
+    """``alert_on``: a list of distinct reasons from :data:`ALERT_ON` (``[]``: no alert for
+    slots that did not run), returned in the order of :data:`ALERT_ON`. Anything else (not a
+    list, an unknown reason, one given twice) is an error on ``alert_on``."""
+    if not isinstance(value, list | tuple) or any(not isinstance(v, str) for v in value):
+        errors.add("alert_on", f"must be a list of reasons among {', '.join(ALERT_ON)}")
+        return []
+    unknown = [v for v in value if v not in ALERT_ON]
+    if unknown:
+        errors.add("alert_on", f"unknown reason {unknown[0]!r}: use {', '.join(ALERT_ON)}")
+        return []
+    if len(set(value)) != len(value):
+        errors.add("alert_on", "names a reason twice")
+        return []
+    return [reason for reason in ALERT_ON if reason in value]
 
 
 def normalize_confirm(value: Any, errors: FieldErrors) -> dict[str, int] | None:
@@ -238,7 +261,7 @@ def normalize_definition(
             ``timeout_seconds``, ``retry``, ``overlap``, ``catchup``, ``success_statuses``,
             ``channels`` (ids),
             ``alert_after_failures``, ``realert_every`` (seconds or ``"1h"``-style, ``None``
-            for off));
+            for off), ``alert_on`` (:func:`normalize_alert_on`));
             missing optional fields take their defaults. ``schedule`` may be a phrase in
             words: the definition holds its canonical form and ``schedule_text`` the words
             (:func:`core.schedule.schedule_text`, which also keeps a stored definition's words
@@ -304,7 +327,8 @@ def normalize_alert_rules(fields: dict[str, Any]) -> dict[str, Any]:
         InvalidInput: listing each problem on its field.
     """
     errors = FieldErrors()
-    out = {"channels": [], "alert_after_failures": 1, "realert_every": None, **fields}
+    out = {"channels": [], "alert_after_failures": 1, "realert_every": None, "alert_on": [],
+           **fields}
     _normalize_alerting(out, errors)
     errors.raise_if_any()
     return {key: out[key] for key in fields}

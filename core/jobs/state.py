@@ -72,6 +72,7 @@ class JobState:
     channels: list[uuid.UUID]
     alert_after_failures: int
     realert_every: int | None
+    alert_on: list[str]
     tags: list[str]
     schedule_text: str | None
     confirm_timeout_seconds: int | None
@@ -118,6 +119,7 @@ def _derived(fields: dict[str, Any]) -> dict[str, Any]:
     if "confirm" in fields:  # the row keeps confirm.timeout_seconds as a column
         fields["confirm_timeout_seconds"] = (fields.pop("confirm") or {}).get("timeout_seconds")
     fields["tags"] = list(fields.get("tags") or ())  # tags came with migration 0009
+    fields["alert_on"] = list(fields.get("alert_on") or ())  # and alert_on with 0030
     fields["secret_names"] = placeholder_names(fields["request"])
     fields["channels"] = [c if isinstance(c, uuid.UUID) else uuid.UUID(c)
                           for c in fields["channels"] or ()]

@@ -25,7 +25,7 @@ from core.clock import rfc3339
 
 BODY_SNIPPET = 300  # characters of a response or ping body quoted in a message
 
-JOB_EVENTS = ("failed", "still_failing", "recovered", "broken")
+JOB_EVENTS = ("failed", "still_failing", "recovered", "broken", "skipped", "missed", "held")
 MONITOR_EVENTS = ("down", "up", "still_down")
 
 
@@ -100,6 +100,30 @@ def job_message(
         "occurred_at": rfc3339(now), "since": rfc3339(since),
         "facts": [{"name": n, "value": v} for n, v in facts],
         "last_response": last_response, "last_ping": None,
+        "links": {"job": f"/v1/jobs/{job_id}", "run": f"/v1/runs/{run_id}",
+                  "runs": f"/v1/jobs/{job_id}/runs"},
+    }
+
+
+def job_slot_message(*, job_id: uuid.UUID, job_name: str, run_id: uuid.UUID,
+                     reason: str, scheduled_for: datetime, why: str,
+                     now: datetime) -> dict[str, Any]:
+    """The message for a slot of a job that did not run, alerted because its ``alert_on``
+    names ``reason`` (``skipped``: overlap policy; ``missed``: catch-up policy; ``held``:
+    maintenance; docs/notifications.md, *Slots that did not run*). ``why`` is the run's
+    recorded reason; ``scheduled_for`` the slot (UTC)."""
+    quoted = f"\u201c{job_name}\u201d"
+    slot = rfc3339(scheduled_for)
+    return {
+        "event": f"job.{reason}", "status": "down",
+        "title": f"Job {quoted}: the slot of {slot} was {reason}",
+        "text": f"The slot scheduled for {slot} did not run: {why}.",
+        "subject": {"type": "job", "id": str(job_id), "name": job_name},
+        "occurred_at": rfc3339(now), "since": slot,
+        "facts": [
+            {"name": "Slot", "value": slot}, {"name": "Reason", "value": why},
+            {"name": "Rule", "value": f"alert_on: {reason}"}],
+        "last_response": None, "last_ping": None,
         "links": {"job": f"/v1/jobs/{job_id}", "run": f"/v1/runs/{run_id}",
                   "runs": f"/v1/jobs/{job_id}/runs"},
     }

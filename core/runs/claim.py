@@ -29,7 +29,7 @@ from core.events import NewEvent, append_events, to_json
 from core.maintenance.holds import held_alerts
 from core.maintenance.queries import live_windows, subject_tags
 from core.maintenance.windows import Window, in_maintenance_until
-from core.notifications.messages import job_broken_message
+from core.notifications.messages import job_broken_message, job_slot_message
 from core.notifications.outbox import DEFAULT_MAX_ATTEMPTS, Alert, enqueue
 from core.queries import Q
 from core.reasons import reason_of
@@ -93,6 +93,7 @@ class ClaimedJob:
     secret_names: list[str]
     signing: bool
     confirm_timeout_seconds: int | None
+    alert_on: list[str]
     running: int
     queued: int
 
@@ -161,6 +162,8 @@ class _Batch:
     broken: list[tuple[ClaimedJob, str]] = field(default_factory=list)
     maintenance: list[Window] = field(default_factory=list)  # suppress: runs windows
     tags: dict[uuid.UUID, tuple[str, ...]] = field(default_factory=dict)  # of the jobs
+    # Slots that did not run and alert (the job's ``alert_on``): run id -> (job, reason).
+    alerting: dict[uuid.UUID, tuple[ClaimedJob, str]] = field(default_factory=dict)
 
     def add_run(self, job: ClaimedJob, slot: datetime, trigger: str, status: str,
                 reason: str | None = None) -> None:
@@ -193,6 +196,10 @@ class _Batch:
             version=1, lease_expires_at=lease_expires, **_job_sending(job),
         ) if lease_token is not None else None  # a lease is taken exactly when it runs
         self.starts[run_id] = (event, dispatch)
+        if job.alert_on and status in ("skipped", "missed"):
+            kind = "held" if reason == MAINTENANCE_REASON else status
+            if kind in job.alert_on:
+                self.alerting[run_id] = (job, kind)
 
 
 def _job_sending(job: ClaimedJob | ReadyRun) -> dict[str, Any]:
@@ -325,6 +332,39 @@ async def mark_jobs_broken(conn: psycopg.AsyncConnection, broken: list[tuple[uui
     return [row["id"] for row in rows]
 
 
+async def _alert_not_run(conn: psycopg.AsyncConnection, batch: _Batch,
+                         inserted: set[uuid.UUID], max_attempts: int) -> None:
+    """Alert the slots this claim recorded as not run whose job's ``alert_on`` names their
+    reason (``skipped``: overlap policy; ``missed``: catch-up policy; ``held``: a ``suppress:
+    runs`` maintenance window), one alert per slot, through the outbox like a failure's
+    (recorded in ``alerts``, rule ``{"reason": "alert_on: <reason>", "alert_on": reason, "run_id",
+    "scheduled_for", "why"}``; docs/notifications.md, *Slots that did not run*). A slot
+    another worker recorded first (not in ``inserted``) is not alerted twice. Claims with no
+    such slot (every job without ``alert_on``) run no query here."""
+    slots = [(run["id"], run) for run in batch.runs
+             if run["id"] in batch.alerting and run["id"] in inserted]
+    if not slots:
+        return
+    cur = await conn.execute(Q["job_alert_targets"], {
+        "job_ids": sorted({batch.alerting[run_id][0].job_id for run_id, _ in slots})})
+    targets = {row["id"]: row for row in await cur.fetchall()}
+    alerts = []
+    for run_id, run in slots:
+        job, kind = batch.alerting[run_id]
+        target = targets.get(job.job_id)
+        if target is None or not target["channels"]:
+            continue  # nowhere to send it: like a failure, no record without a channel
+        alerts.append(Alert(
+            job.team_id, "job", job.job_id, kind, target["channels"],
+            job_slot_message(job_id=job.job_id, job_name=target["name"], run_id=run_id,
+                             reason=kind, scheduled_for=run["scheduled_for"],
+                             why=run["reason"], now=batch.now),
+            {"reason": f"alert_on: {kind}", "alert_on": kind, "run_id": run_id,
+             "scheduled_for": run["scheduled_for"], "why": run["reason"]}))
+    if alerts:
+        await enqueue(conn, alerts, batch.now, max_attempts, hold=held_alerts)
+
+
 async def _complete_jobs(conn: psycopg.AsyncConnection, batch: _Batch) -> list[NewEvent]:
     """One-shot jobs that fired their only slot become ``completed`` (job stream event)."""
     if not batch.finished_jobs:
@@ -391,6 +431,7 @@ async def claim_due(
         events = [batch.starts[run["id"]][0] for run in batch.runs if run["id"] in inserted]
         events += await _complete_jobs(conn, batch)
         await append_events(conn, _timed(events, started))
+        await _alert_not_run(conn, batch, inserted, max_attempts)
         await mark_jobs_broken(conn, [(job.job_id, reason) for job, reason in batch.broken],
                                now, f"worker:{worker_id}", max_attempts)
         if batch.advance:

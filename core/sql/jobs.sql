@@ -7,14 +7,15 @@
 INSERT INTO jobs (id, team_id, name, schedule, timezone, request, timeout_seconds, retry, overlap,
                   catchup, status, version, anchor_at, created_at, updated_at, success_statuses,
                   secret_names, signing, channels, alert_after_failures, realert_every,
-                  broken_at, broken_reason, tags, confirm_timeout_seconds, schedule_text)
+                  broken_at, broken_reason, tags, confirm_timeout_seconds, schedule_text, alert_on)
 VALUES (%(id)s::uuid, %(team_id)s::uuid, %(name)s, %(schedule)s, %(timezone)s, %(request)s::jsonb,
         %(timeout_seconds)s, %(retry)s::jsonb, %(overlap)s, %(catchup)s, %(status)s,
         %(version)s::int, %(anchor_at)s::timestamptz, %(created_at)s::timestamptz,
         %(updated_at)s::timestamptz, %(success_statuses)s::int[], %(secret_names)s::text[],
         %(signing)s::bool, %(channels)s::uuid[], %(alert_after_failures)s::int,
         %(realert_every)s::int, %(broken_at)s::timestamptz, %(broken_reason)s,
-        %(tags)s::text[], %(confirm_timeout_seconds)s::int, %(schedule_text)s::text)
+        %(tags)s::text[], %(confirm_timeout_seconds)s::int, %(schedule_text)s::text,
+        %(alert_on)s::text[])
 ON CONFLICT ON CONSTRAINT jobs_pkey DO UPDATE SET
     name = excluded.name, schedule = excluded.schedule, timezone = excluded.timezone,
     request = excluded.request, timeout_seconds = excluded.timeout_seconds,
@@ -26,7 +27,7 @@ ON CONFLICT ON CONSTRAINT jobs_pkey DO UPDATE SET
     realert_every = excluded.realert_every, broken_at = excluded.broken_at,
     broken_reason = excluded.broken_reason, tags = excluded.tags,
     confirm_timeout_seconds = excluded.confirm_timeout_seconds,
-    schedule_text = excluded.schedule_text;
+    schedule_text = excluded.schedule_text, alert_on = excluded.alert_on;
 
 -- name: job_lock
 -- The current state of one job, locked for a command (deleted jobs are not found).
@@ -39,7 +40,7 @@ ON CONFLICT ON CONSTRAINT jobs_pkey DO UPDATE SET
 SELECT id, team_id, name, schedule, timezone, request, timeout_seconds, retry, overlap, catchup,
        status, version, anchor_at, created_at, updated_at, success_statuses, secret_names,
        signing, channels, alert_after_failures, realert_every, broken_at, broken_reason, tags,
-       confirm_timeout_seconds, schedule_text,
+       confirm_timeout_seconds, schedule_text, alert_on,
        CASE WHEN confirm_timeout_seconds IS NULL THEN NULL
             ELSE jsonb_build_object('timeout_seconds', confirm_timeout_seconds) END AS confirm
 FROM jobs
@@ -50,7 +51,7 @@ FOR NO KEY UPDATE;
 SELECT j.id, j.team_id, j.name, j.schedule, j.timezone, j.request, j.timeout_seconds, j.retry,
        j.overlap, j.catchup, j.status, j.version, j.anchor_at, j.created_at, j.updated_at,
        j.success_statuses, j.signing, j.channels, j.alert_after_failures, j.realert_every,
-       j.broken_at, j.broken_reason, j.schedule_text, d.due_at AS next_run_at, j.tags,
+       j.broken_at, j.broken_reason, j.schedule_text, d.due_at AS next_run_at, j.tags, j.alert_on,
        CASE WHEN j.confirm_timeout_seconds IS NULL THEN NULL
             ELSE jsonb_build_object('timeout_seconds', j.confirm_timeout_seconds) END AS confirm
 FROM jobs j
@@ -62,7 +63,7 @@ WHERE j.id = %(id)s::uuid AND j.team_id = %(team_id)s::uuid AND j.status <> 'del
 SELECT j.id, j.team_id, j.name, j.schedule, j.timezone, j.request, j.timeout_seconds, j.retry,
        j.overlap, j.catchup, j.status, j.version, j.anchor_at, j.created_at, j.updated_at,
        j.success_statuses, j.signing, j.channels, j.alert_after_failures, j.realert_every,
-       j.broken_at, j.broken_reason, j.schedule_text, d.due_at AS next_run_at, j.tags,
+       j.broken_at, j.broken_reason, j.schedule_text, d.due_at AS next_run_at, j.tags, j.alert_on,
        CASE WHEN j.confirm_timeout_seconds IS NULL THEN NULL
             ELSE jsonb_build_object('timeout_seconds', j.confirm_timeout_seconds) END AS confirm
 FROM jobs j
@@ -117,3 +118,10 @@ WHERE j.team_id = %(team_id)s::uuid
        OR (j.created_at, j.id) > (%(after_created)s::timestamptz, %(after_id)s::uuid))
 ORDER BY j.created_at, j.id
 LIMIT %(limit)s::int;
+
+-- name: job_alert_targets
+-- The name and channels of the jobs whose slots that did not run alert (`alert_on`, read by
+-- the claim only when one of its slots is to alert: core/runs/claim.py).
+SELECT id, name, channels
+FROM jobs
+WHERE id = ANY(%(job_ids)s::uuid[]);

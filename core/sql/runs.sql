@@ -24,7 +24,7 @@ WITH others AS (
 )
 SELECT d.job_id, d.due_at, j.team_id, j.schedule, j.timezone, j.request, j.timeout_seconds,
        j.retry, j.overlap, j.catchup, j.anchor_at, j.version, j.success_statuses,
-       j.secret_names, j.signing, j.confirm_timeout_seconds, f.running, f.queued
+       j.secret_names, j.signing, j.confirm_timeout_seconds, j.alert_on, f.running, f.queued
 FROM due_jobs d
 JOIN jobs j ON j.id = d.job_id
 -- The job's runs in flight, read once (runs_in_flight_idx), for the overlap policy and for
