@@ -33,7 +33,8 @@ DOCUMENT: dict[str, Any] = {
          "request": {"method": "POST", "url": "https://example.com/report",
                      "headers": {"Authorization": "Bearer ${secrets.TOKEN}"}, "body": "{}"},
          "retry": {"attempts": 3, "backoff": "linear", "delay_seconds": 5},
-         "channels": ["ops"], "alert_after_failures": 2, "realert_every": "1h"},
+         "channels": ["ops"], "alert_after_failures": 2, "realert_every": "1h",
+         "alert_on": ["missed", "skipped"]},
         {"name": "tick", "schedule": "@every 90s", "request": {"url": "https://example.com/t"},
          "enabled": False, "channels": ["tg", "mail"], "success_statuses": [200, 204],
          "timeout_seconds": 5, "overlap": "queue", "catchup": "all"},
@@ -88,6 +89,8 @@ async def test_apply_creates_then_second_apply_is_a_no_op(
     assert by_name["tick"]["status"] == "paused"
     assert by_name["report"]["retry"]["attempts"] == 3
     assert by_name["report"]["realert_every"] == 3600
+    assert by_name["report"]["alert_on"] == ["skipped", "missed"]  # in canonical order
+    assert by_name["tick"]["alert_on"] == []
     monitors = (await api.get("/v1/monitors", headers=team["auth"])).json()["items"]
     assert {m["name"]: m["status"] for m in monitors} == {"backup": "new", "queue": "paused"}
     count = len(await _events(pool, team))
@@ -98,6 +101,9 @@ async def test_apply_creates_then_second_apply_is_a_no_op(
     # the export applies as a no-op, too
     exported = (await api.get("/v1/export", headers=team["read_auth"])).json()
     assert "url" not in exported["channels"][0]  # sealed: never exported
+    report = next(j for j in exported["jobs"] if j["name"] == "report")
+    assert report["alert_on"] == ["skipped", "missed"]
+    assert "alert_on" not in next(j for j in exported["jobs"] if j["name"] == "tick")
     assert set(_actions(await _apply(api, team, exported)).values()) == {"unchanged"}
     assert len(await _events(pool, team)) == count
 
