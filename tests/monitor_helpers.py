@@ -80,6 +80,24 @@ LATER_MONITOR_COLUMNS = {
 
 SINCE_0027 = ("alert_after_failures", "recover_after_successes")
 
+# The columns of `jobs` that later migrations added (0030 alert_on), which today's job commands
+# write: added and dropped with the whole set of LATER_MONITOR_COLUMNS, for the same reason.
+LATER_JOB_COLUMNS = {"alert_on": "text[] NOT NULL DEFAULT '{}'"}
+
+
+async def add_later_job_columns(pool: AsyncConnectionPool) -> None:
+    """Add LATER_JOB_COLUMNS (a test writing jobs with today's commands at an older revision)."""
+    async with pool.connection() as conn:
+        for name, kind in LATER_JOB_COLUMNS.items():
+            await conn.execute(f"ALTER TABLE jobs ADD COLUMN {name} {kind}")
+
+
+async def drop_later_job_columns(pool: AsyncConnectionPool) -> None:
+    """Drop LATER_JOB_COLUMNS again before the upgrade adds them as in production."""
+    async with pool.connection() as conn:
+        for name in LATER_JOB_COLUMNS:
+            await conn.execute(f"ALTER TABLE jobs DROP COLUMN {name}")
+
 
 async def add_later_monitor_columns(pool: AsyncConnectionPool,
                                     names: tuple[str, ...] = tuple(LATER_MONITOR_COLUMNS)
@@ -88,6 +106,8 @@ async def add_later_monitor_columns(pool: AsyncConnectionPool,
         for name in names:
             await conn.execute(
                 f"ALTER TABLE monitors ADD COLUMN {name} {LATER_MONITOR_COLUMNS[name]}")
+    if names == tuple(LATER_MONITOR_COLUMNS):  # the whole set: the jobs' later columns too
+        await add_later_job_columns(pool)
 
 
 async def drop_later_monitor_columns(pool: AsyncConnectionPool,
@@ -96,3 +116,5 @@ async def drop_later_monitor_columns(pool: AsyncConnectionPool,
     async with pool.connection() as conn:
         for name in names:
             await conn.execute(f"ALTER TABLE monitors DROP COLUMN {name}")
+    if names == tuple(LATER_MONITOR_COLUMNS):
+        await drop_later_job_columns(pool)

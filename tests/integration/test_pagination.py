@@ -38,6 +38,7 @@ ROUTES = [
     ("name", "/v1/secrets"),
     ("keyset", "/v1/api-keys"),
     ("keyset", "/v1/maintenance"),
+    ("keyset", "/v1/alerts"),
 ]
 
 # (cursor, the route kinds for which it is a valid cursor)

@@ -17,8 +17,10 @@ from core.events import read_stream
 from core.migrate import downgrade, upgrade
 from tests.helpers import add_job, new_actor
 from tests.monitor_helpers import (
+    add_later_job_columns,
     add_later_monitor_columns,
     add_monitor,
+    drop_later_job_columns,
     drop_later_monitor_columns,
 )
 
@@ -115,6 +117,7 @@ async def test_0020_phrases_read_exactly_now_lose_their_words(fresh_dsn: str) ->
     ]
     pool = await open_pool(fresh_dsn, min_size=1, max_size=2)
     try:
+        await add_later_job_columns(pool)  # today's commands write them
         actor = await new_actor(pool)
         jobs = []
         for text, schedule, _ in stored_before:
@@ -123,6 +126,7 @@ async def test_0020_phrases_read_exactly_now_lose_their_words(fresh_dsn: str) ->
             await _as_stored_before(pool, "jobs", job, text, schedule)
             jobs.append(job)
         kept = await add_job(pool, actor, NOW, "https://example.com/", "every day at 9am")
+        await drop_later_job_columns(pool)
     finally:
         await pool.close()
     upgrade(fresh_dsn)
@@ -154,6 +158,7 @@ async def test_0026_ordinals_read_exactly_now_lose_their_words(fresh_dsn: str) -
     ]
     pool = await open_pool(fresh_dsn, min_size=1, max_size=2)
     try:
+        await add_later_job_columns(pool)  # today's commands write them
         actor = await new_actor(pool)
         jobs = []
         for text, schedule, _ in stored_before:
@@ -162,6 +167,7 @@ async def test_0026_ordinals_read_exactly_now_lose_their_words(fresh_dsn: str) -
             jobs.append(job)
         kept = await add_job(pool, actor, NOW, "https://example.com/",
                              "the second tuesday of every month")
+        await drop_later_job_columns(pool)
     finally:
         await pool.close()
     upgrade(fresh_dsn)
