@@ -45,6 +45,7 @@ async def test_words_read_otherwise_are_removed_by_an_event(fresh_dsn: str) -> N
     pool = await open_pool(fresh_dsn, min_size=1, max_size=2)
     try:
         await add_later_monitor_columns(pool)
+        await add_later_job_columns(pool)
         actor = await new_actor(pool)
         # the example: /api/v3 stored 'Mon..Fri 09:00' as Monday and Friday
         monitor, _ = await add_monitor(pool, actor, NOW, "every monday at 9am",
@@ -64,6 +65,7 @@ async def test_words_read_otherwise_are_removed_by_an_event(fresh_dsn: str) -> N
         week, _ = await add_monitor(pool, actor, NOW, "every sunday")
         await _as_stored_before(pool, "monitors", week, "every week", "0 0 * * 0")
         await drop_later_monitor_columns(pool)
+        await drop_later_job_columns(pool)
     finally:
         await pool.close()
     upgrade(fresh_dsn)

@@ -16,8 +16,10 @@ from core.migrate import downgrade, upgrade
 from tests.helpers import add_job, new_actor
 from tests.monitor_helpers import (
     SINCE_0027,
+    add_later_job_columns,
     add_later_monitor_columns,
     add_monitor,
+    drop_later_job_columns,
     drop_later_monitor_columns,
 )
 
@@ -35,6 +37,7 @@ async def test_duplicates_are_renamed_with_events(fresh_dsn: str) -> None:
     pool = await open_pool(fresh_dsn, min_size=1, max_size=2)
     try:
         await add_later_monitor_columns(pool)
+        await add_later_job_columns(pool)
         actor, other = await new_actor(pool), await new_actor(pool)
         for _ in range(3):
             await add_job(pool, actor, NOW, "https://example.com/", name="backup")
@@ -42,6 +45,7 @@ async def test_duplicates_are_renamed_with_events(fresh_dsn: str) -> None:
         await add_monitor(pool, actor, NOW, name="ping")
         await add_monitor(pool, actor, NOW, name="ping")
         await drop_later_monitor_columns(pool)
+        await drop_later_job_columns(pool)
     finally:
         await pool.close()
     upgrade(fresh_dsn)
