@@ -34,6 +34,7 @@ PAGE_MODULES = (  # one line per page group: api/ui/pages/<name>.py, its ROUTES
     "channels",
     "secrets",
     "maintenance",
+    "alerts",
     "apikeys",
     "events",
     "errors",  # last: its catch-all answers unknown /ui/ paths with the 404 page

@@ -15,7 +15,7 @@ import uuid
 from typing import Any
 
 from core.channels.definition import KIND_FIELDS, SMTP_FIELDS
-from core.channels.queries import list_channels
+from core.channels.queries import channel_names, list_channels
 from core.errors import FieldError
 
 URL_KINDS = ("webhook", "slack", "discord")
@@ -123,11 +123,40 @@ CHOICES = 200  # channels offered by a job's or monitor's form
 
 
 async def channel_choices(pool: Any, actor: Any, selected: list[str]) -> list[dict[str, Any]]:
-    """The channels a job or monitor form offers, by name: the team's live channels
-    (``{"id", "name", "kind"}``, creation order) and, after them, each selected id that is no
-    live channel (``name`` ``None``: deleted), so that saving the form keeps it as it was."""
+    """The channels a job or monitor form offers, by name: the team's first :data:`CHOICES`
+    live channels (``{"id", "name", "kind"}``, creation order) and, after them, each selected
+    id that is not among them, named if it is a live channel of the team (``name`` ``None``:
+    deleted or unknown), so that saving the form keeps it as it was."""
     rows = await list_channels(pool, actor, limit=CHOICES, after=None)
     choices = [{"id": str(r["id"]), "name": r["name"], "kind": r["kind"]} for r in rows]
     known = {c["id"] for c in choices}
-    choices += [{"id": c, "name": None, "kind": ""} for c in selected if c not in known]
+    rest = [c for c in dict.fromkeys(selected) if c not in known]
+    names = await channel_names(pool, actor, [uuid.UUID(c) for c in rest if _is_uuid(c)])
+    for c in rest:
+        row = names.get(uuid.UUID(c)) if _is_uuid(c) else None
+        live = row is not None and row["live"]
+        choices.append({"id": c, "name": row["name"] if live else None,
+                        "kind": row["kind"] if live else ""})
     return choices
+
+
+async def named_channels(pool: Any, actor: Any, ids: list[Any]) -> list[dict[str, Any]]:
+    """What a job's or monitor's page shows of the channels it lists, in its order:
+    ``{"id", "name", "live"}`` (a deleted or unknown one named as such)."""
+    names = await channel_names(pool, actor, [uuid.UUID(str(c)) for c in ids
+                                              if _is_uuid(str(c))])
+    out = []
+    for c in ids:
+        row = names.get(uuid.UUID(str(c))) if _is_uuid(str(c)) else None
+        live = row is not None and row["live"]
+        out.append({"id": str(c), "name": row["name"] if live else "a deleted channel",
+                    "live": live})
+    return out
+
+
+def _is_uuid(text: str) -> bool:
+    try:
+        uuid.UUID(text)
+    except ValueError:
+        return False
+    return True

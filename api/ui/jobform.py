@@ -22,7 +22,7 @@ FIELDS = (  # the form's field names, dotted as in the API's error messages
     "request.body", "timeout_seconds", "retry.attempts", "retry.backoff",
     "retry.delay_seconds", "retry.max_delay_seconds", "overlap", "catchup",
     "success_statuses", "channels", "alert_after_failures", "realert_every", "signing_secret",
-    "tags", "confirm.timeout_seconds",
+    "tags", "confirm.timeout_seconds", "alert_on",
 )
 
 
@@ -36,6 +36,14 @@ def _number(text: str) -> Any:
         return float(text)
     except ValueError:
         return text
+
+
+def reasons(value: Any) -> list[str]:
+    """The ``alert_on`` reasons a form sent: one per checked box (a list, or one text); the
+    core checks them (:func:`core.jobs.definition.normalize_alert_on`)."""
+    if isinstance(value, list):
+        return [str(v) for v in value]
+    return [str(value)] if value else []
 
 
 def parse(form: dict[str, Any], *, editing: bool) -> tuple[dict[str, Any], list[FieldError]]:
@@ -84,6 +92,7 @@ def parse(form: dict[str, Any], *, editing: bool) -> tuple[dict[str, Any], list[
         "realert_every": (_number(realert) if realert.isdigit() else realert) or None,
         "tags": parse_tags(text("tags")),
         "confirm": {"timeout_seconds": _number(confirm)} if confirm else None,
+        "alert_on": reasons(form.get("alert_on")),
     }
     secret = text("signing_secret")
     if secret:
@@ -101,7 +110,7 @@ def values_of(job: dict[str, Any] | None) -> dict[str, Any]:
         job = {"name": "", "schedule": "", "request": {"method": "GET", "url": "", "headers": {},
                                                        "body": None},
                "retry": DEFAULT_RETRY, "success_statuses": None, "channels": [],
-               "realert_every": None, "tags": [], "confirm": None,
+               "realert_every": None, "tags": [], "confirm": None, "alert_on": [],
                "timeout_seconds": DEFAULTS["timeout_seconds"],
                "alert_after_failures": DEFAULTS["alert_after_failures"], **{
                    k: DEFAULTS[k] for k in ("timezone", "overlap", "catchup")}}
@@ -129,6 +138,7 @@ def values_of(job: dict[str, Any] | None) -> dict[str, Any]:
         "realert_every": num(job["realert_every"]), "signing_secret": "",
         "tags": tags_text(job.get("tags")), "confirm.timeout_seconds": num(confirm.get(
             "timeout_seconds")),
+        "alert_on": [str(r) for r in job.get("alert_on") or []],
     }
 
 
@@ -137,6 +147,7 @@ def form_texts(form: dict[str, Any]) -> dict[str, Any]:
     checked)."""
     texts: dict[str, Any] = {name: str(form.get(name) or "") for name in FIELDS}
     texts["channels"] = [c.strip() for c in channel_items(form.get("channels")) if c.strip()]
+    texts["alert_on"] = reasons(form.get("alert_on"))
     return texts
 
 

@@ -41,6 +41,7 @@ NAV = (  # (section, label, path): the navigation bar of base.html, in order
     ("channels", "Channels", "/ui/channels"),
     ("secrets", "Secrets", "/ui/secrets"),
     ("maintenance", "Maintenance", "/ui/maintenance"),
+    ("alerts", "Alerts", "/ui/alerts"),
     ("apikeys", "API keys", "/ui/apikeys"),
     ("events", "Events", "/ui/events"),
 )

@@ -1,4 +1,5 @@
-"""Alert reads: the team's alerts, newest first, of one job or monitor or all, and one alert.
+"""Alert reads: the team's alerts, newest first, of one job or monitor or all, one alert, and
+the names of what they are about.
 
 The rows are written by the outbox with the alert's notifications
 (:func:`core.notifications.outbox.enqueue`, migration 0028).
@@ -7,6 +8,7 @@ The rows are written by the outbox with the alert's notifications
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -15,6 +17,14 @@ from psycopg_pool import AsyncConnectionPool
 from core.actor import Actor
 from core.errors import NotFound
 from core.queries import Q
+
+
+@dataclass(frozen=True)
+class Subject:
+    """The job or monitor an alert is about: its ``name`` and whether it was ``deleted``."""
+
+    name: str
+    deleted: bool
 
 
 async def list_alerts(pool: AsyncConnectionPool, actor: Actor, *, limit: int,
@@ -46,3 +56,19 @@ async def get_alert(pool: AsyncConnectionPool, actor: Actor, alert_id: uuid.UUID
     if row is None:
         raise NotFound(f"alert {alert_id} not found")
     return row
+
+
+async def subject_names(pool: AsyncConnectionPool, actor: Actor,
+                        alerts: list[dict[str, Any]]) -> dict[tuple[str, uuid.UUID], Subject]:
+    """What some alerts (rows of :func:`list_alerts`) are about, by name: ``{(subject_type,
+    subject_id): Subject}`` (a deleted job or monitor keeps its name, ``deleted`` true; one
+    of another team, or gone, is left out)."""
+    keys = list(dict.fromkeys((a["subject_type"], a["subject_id"]) for a in alerts))
+    if not keys:
+        return {}
+    async with pool.connection() as conn:
+        cur = await conn.execute(Q["alert_subject_names"], {
+            "team_id": actor.team_id, "types": [k[0] for k in keys], "ids": [k[1] for k in keys]})
+        rows = await cur.fetchall()
+    return {(r["subject_type"], r["subject_id"]): Subject(r["name"], bool(r["deleted"]))
+            for r in rows if r["name"] is not None}

@@ -35,6 +35,18 @@ async def list_channels(
     return await fetch_team_page(pool, Q["channel_list"], actor.team_id, limit=limit, after=after)
 
 
+async def channel_names(pool: AsyncConnectionPool, actor: Actor, channel_ids: list[uuid.UUID]
+                        ) -> dict[uuid.UUID, dict[str, Any]]:
+    """``{id: {"id", "name", "kind", "live"}}`` of those of ``channel_ids`` that are (or were:
+    ``live`` false once deleted) the team's channels; another team's ids are left out."""
+    if not channel_ids:
+        return {}
+    async with pool.connection() as conn:
+        cur = await conn.execute(Q["channel_names"], {"team_id": actor.team_id,
+                                                      "ids": channel_ids})
+        return {row["id"]: row for row in await cur.fetchall()}
+
+
 def channel_view(row: dict[str, Any]) -> dict[str, Any]:
     """The shape shown by the API: id, name, kind, the redacted config, dates, version."""
     return {"id": row["id"], "name": row["name"], "kind": row["kind"], **row["config"],

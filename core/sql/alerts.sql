@@ -50,3 +50,15 @@ FROM runs
 WHERE job_id = %(job_id)s::uuid AND scheduled_for <= %(at)s::timestamptz
 ORDER BY scheduled_for DESC
 LIMIT %(limit)s::int;
+
+-- name: alert_subject_names
+-- The names of the jobs and monitors some alerts are about (deleted ones keep their rows and
+-- names), of the team's own rows only.
+SELECT s.subject_type, s.subject_id,
+       CASE s.subject_type WHEN 'job' THEN j.name ELSE m.name END AS name,
+       CASE s.subject_type WHEN 'job' THEN j.status ELSE m.status END = 'deleted' AS deleted
+FROM unnest(%(types)s::text[], %(ids)s::uuid[]) AS s(subject_type, subject_id)
+LEFT JOIN jobs j ON s.subject_type = 'job' AND j.id = s.subject_id
+                AND j.team_id = %(team_id)s::uuid
+LEFT JOIN monitors m ON s.subject_type = 'monitor' AND m.id = s.subject_id
+                    AND m.team_id = %(team_id)s::uuid;

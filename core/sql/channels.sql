@@ -42,6 +42,13 @@ WHERE id = %(id)s::uuid;
 SELECT id FROM channels
 WHERE team_id = %(team_id)s::uuid AND id = ANY(%(ids)s::uuid[]) AND deleted_at IS NULL;
 
+-- name: channel_names
+-- The names of some of the team's channels, deleted ones too (a job or monitor may still list
+-- one): what a page shows for the ids it lists.
+SELECT id, name, kind, deleted_at IS NULL AS live
+FROM channels
+WHERE team_id = %(team_id)s::uuid AND id = ANY(%(ids)s::uuid[]);
+
 -- name: channel_bump_version
 -- A channel.tested event takes the next stream version.
 UPDATE channels SET version = version + 1

@@ -353,7 +353,7 @@ async def test_a_telegram_channel_made_in_the_browser_is_picked_by_name_on_a_job
     await page.get_by_label("on-call").check()
     await page.get_by_role("button", name="Create job").click()
     await expect(page.get_by_role("heading", name="alerted job")).to_be_visible()
-    await expect(page.get_by_text("to on-call, after 1 failure(s)")).to_be_visible()
+    await expect(page.get_by_text("to on-call, after 1 failed run(s) in a row")).to_be_visible()
     await page.get_by_role("link", name="Edit").click()
     await expect(page.get_by_label("on-call")).to_be_checked()
     async with fresh_pool.connection() as conn:

@@ -146,6 +146,7 @@ async def test_a_jobs_page_names_its_channels_and_its_history_too(
         "csrf": csrf, "name": "named", **JOB, "channels": str(channel_id)},
         follow_redirects=False)
     page = await frozen_api.get(created.headers["location"])
-    assert "<dd>to équipe de garde, after 1 failure(s)" in page.text
+    assert (f'<dd>to <a href="/ui/channels/{channel_id}/edit">équipe de garde</a>, after 1 '
+            "failed run(s) in a row") in page.text  # named, linked to it
     assert "+ channels: [\n  &#34;équipe de garde&#34;\n]" in page.text
-    assert str(channel_id) not in page.text
+    assert str(channel_id) not in re.sub(r'href="[^"]*"', "", page.text)  # only in the link

@@ -18,7 +18,7 @@ from core.sessions import issue_signin_link
 from tests.integration.test_dashboard_auth import CSRF, sign_in
 
 PAGES = ("/", "/ui/jobs", "/ui/monitors", "/ui/channels", "/ui/secrets", "/ui/apikeys",
-         "/ui/events", "/ui/jobs/new", "/ui/monitors/new")
+         "/ui/events", "/ui/alerts", "/ui/jobs/new", "/ui/monitors/new")
 
 
 async def _second_team(pool: AsyncConnectionPool, clock: FrozenClock) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from api.deps import ClockDep, KeyRingDep, PoolDep
 from api.pagination import decode_cursor, encode_cursor
 from api.ui import jobform
 from api.ui.auth import Viewer, ViewerDep, checked_form, redirect, writable
-from api.ui.channelform import channel_choices
+from api.ui.channelform import channel_choices, named_channels
 from api.ui.charts import days_chart, outcome_strip, run_chart
 from api.ui.flash import redirect_with
 from api.ui.live import live_fragment
@@ -36,6 +36,7 @@ from core.errors import (
 )
 from core.jobs import commands
 from core.jobs.definition import (
+    ALERT_ON,
     BACKOFFS,
     CATCHUP_POLICIES,
     MAX_CONFIRM_SECONDS,
@@ -56,6 +57,10 @@ CHART_DAYS = 35  # days of a job's outcome strip and per-day charts (five weeks)
 MARKS = 20  # coloured marks per job in the list
 HISTORY = 200  # events of a job's history shown
 STATES = ("active", "paused", "completed", "broken")
+ALERT_REASONS = tuple(zip(ALERT_ON, (  # the alert_on boxes of the form, in ALERT_ON's order
+    "the overlap policy skipped it (the previous run was still going)",
+    "it passed while cronledger was down, beyond what the catch-up policy fires",
+    "it fell in a maintenance window that holds runs"), strict=True))
 
 
 def _rate(runs: list[dict[str, Any]]) -> float | None:
@@ -178,9 +183,9 @@ async def job_page(request: Request[Any, Any, Any], job_id: FromPath[uuid.UUID],
     ever = {str(c) for e in events if isinstance(e["data"], dict)
             for c in (e["data"].get("channels")
                       or (e["data"].get("changes") or {}).get("channels") or [])}
-    known = await channel_choices(pool, viewer.actor, [*listed, *sorted(ever - set(listed))])
-    names = {c["id"]: c["name"] or "a deleted channel" for c in known}
-    parts["job"]["channel_names"] = [names.get(c, c) for c in listed]
+    known = await named_channels(pool, viewer.actor, [*listed, *sorted(ever - set(listed))])
+    names = {c["id"]: c["name"] for c in known}
+    parts["job"]["channel_names"] = known[:len(listed)]
     return page(request, viewer, "job.html", parts["job"]["name"], section="jobs", **parts,
                 **await _charts(pool, viewer.actor, job_id, request.app.state.clock.now()),
                 history=_history(events, names),
@@ -249,6 +254,7 @@ async def _form_page(request: Request[Any, Any, Any], viewer: Viewer,
                 job=job, values=values, errors=by_field, form_errors=[*(other or []), *unplaced],
                 methods=METHODS, overlaps=OVERLAP_POLICIES, catchups=CATCHUP_POLICIES,
                 backoffs=BACKOFFS, confirm_bounds=(MIN_CONFIRM_SECONDS, MAX_CONFIRM_SECONDS),
+                alert_reasons=ALERT_REASONS,
                 channel_choices=await channel_choices(request.app.state.pool, viewer.actor,
                                                       values["channels"]))
 

@@ -23,7 +23,7 @@ from api.controllers.monitors import base_url
 from api.deps import PoolDep
 from api.pagination import decode_cursor, encode_cursor
 from api.ui.auth import Viewer, ViewerDep, checked_form, redirect, writable
-from api.ui.channelform import channel_choices, channel_ids, channel_items
+from api.ui.channelform import channel_choices, channel_ids, channel_items, named_channels
 from api.ui.flash import redirect_with
 from api.ui.formerrors import conflict_errors, field_errors
 from api.ui.live import live_fragment
@@ -33,7 +33,7 @@ from api.ui.timeline import MAX_SPAN, monitor_timeline
 from core.errors import ConcurrencyConflict, Conflict, InvalidInput, invalid
 from core.maintenance.queries import fetch_maintenance_until
 from core.monitors import commands
-from core.monitors.definition import DEFAULTS, MAX_NAME
+from core.monitors.definition import DEFAULTS, KEYWORD_FIELDS, MAX_NAME, TOLERANCE_FIELDS
 from core.monitors.queries import (
     describe,
     get_monitor,
@@ -52,6 +52,7 @@ UPTIME_DAYS = 30  # days of the uptime bar
 TIMELINE_PINGS = 3000  # pings the timeline reads (it spans no further back than they go)
 TOKEN_PLACEHOLDER = "<token>"
 READ_ONLY_NOTE = "a ping URL is a credential, and only viewers who may write see it"
+RULE_FIELDS = ("realert_every", *TOLERANCE_FIELDS, "min_duration", "max_duration")
 
 
 def _int(value: Any, field: str) -> int:
@@ -61,9 +62,26 @@ def _int(value: Any, field: str) -> int:
         raise invalid(field, "must be a whole number") from None
 
 
+def _given(form: dict[str, Any], field: str) -> Any:
+    """An optional number field's value for the API: ``None`` when blank (the API's default:
+    no bound, no re-alert, a tolerance of 1), a whole number as ``int``, anything else as the
+    text typed (``"90s"`` for a duration; otherwise the API's own message names the field)."""
+    text = str(form.get(field) or "").strip()
+    if not text:
+        return None
+    return int(text) if text.isdigit() else text
+
+
+def _keywords(form: dict[str, Any], field: str) -> list[str]:
+    """A keyword list typed as comma-separated words (healthchecks' ``*_kw`` fields; a keyword
+    holds no comma, :func:`core.monitors.definition.normalize_keywords`)."""
+    return [w.strip() for w in str(form.get(field) or "").split(",") if w.strip()]
+
+
 def _fields(form: dict[str, Any]) -> dict[str, Any]:
     """The API's create body from the form (blank optional fields: the API's defaults; a blank
-    slug: the one derived from the name; tags: :func:`api.ui.tagfield.parse_tags`)."""
+    slug: the one derived from the name; tags: :func:`api.ui.tagfield.parse_tags`; the alert
+    rules: :data:`RULE_FIELDS` by :func:`_given`, the keywords by :func:`_keywords`)."""
     fields: dict[str, Any] = {"name": form.get("name", ""), "schedule": form.get("schedule", "")}
     if str(form.get("timezone", "")).strip():
         fields["timezone"] = str(form["timezone"]).strip()
@@ -79,6 +97,8 @@ def _fields(form: dict[str, Any]) -> dict[str, Any]:
     if problems:
         raise InvalidInput("channels: " + problems[0].message, problems)
     fields["channels"] = channels
+    fields.update({field: _given(form, field) for field in RULE_FIELDS})
+    fields.update({field: _keywords(form, field) for field in KEYWORD_FIELDS})
     return fields
 
 
@@ -175,6 +195,9 @@ def _values_of(monitor: dict[str, Any]) -> dict[str, Any]:
             "methods": monitor["methods"],
             "manual_resume": "on" if monitor["manual_resume"] else "",
             "channels": [str(c) for c in monitor.get("channels") or []],
+            **{field: "" if monitor.get(field) is None else str(monitor[field])
+               for field in RULE_FIELDS},
+            **{field: ", ".join(monitor.get(field) or []) for field in KEYWORD_FIELDS},
             "version": str(monitor["version"])}
 
 
@@ -182,7 +205,8 @@ def _values_of(monitor: dict[str, Any]) -> dict[str, Any]:
 async def monitor_new(request: Request[Any, Any, Any], viewer: ViewerDep) -> Template:
     writable(viewer)
     return await _form_page(request, viewer, {"timezone": DEFAULTS.get("timezone", "UTC"),
-                                        "grace_seconds": DEFAULTS["grace_seconds"]})
+                                              "grace_seconds": DEFAULTS["grace_seconds"],
+                                              **{f: DEFAULTS[f] for f in TOLERANCE_FIELDS}})
 
 
 @post("/ui/monitors/new", name="monitor_create")
@@ -273,6 +297,8 @@ async def _status_context(request: Request[Any, Any, Any], viewer: Viewer,
     until = await fetch_maintenance_until(pool, viewer.actor.team_id, "monitor", [monitor_id],
                                           request.app.state.clock.now())
     monitor["in_maintenance_until"] = until.get(monitor_id)
+    monitor["channel_names"] = await named_channels(pool, viewer.actor,
+                                                    monitor.get("channels") or [])
     return {"monitor": monitor, "pings": pings, "flips": flips}
 
 
