@@ -1,7 +1,8 @@
 """Alert settings and rules shared by job and monitor definitions: the channels to alert, how
-often to alert again while a problem lasts (docs/api.md), and the failure tolerance, after how
+often to alert again while a problem lasts (docs/api.md), the failure tolerance, after how
 many failures in a row to alert and after how many good outcomes to recover (:func:`tolerate`,
-docs/notifications.md).
+docs/notifications.md), and the parents an alert waits for (``depends_on``,
+:func:`normalize_depends_on`; docs/notifications.md, *Dependencies*).
 
 Imports only :mod:`core.errors` and the leaf :mod:`core.durations`, so that job and monitor
 definitions share these rules without importing each other.
@@ -17,6 +18,7 @@ from core.durations import parse_duration
 from core.errors import FieldErrors
 
 MAX_CHANNELS = 20
+MAX_DEPENDS_ON = 20  # parents of one monitor or job
 MIN_REALERT_SECONDS = 60
 MAX_REALERT_SECONDS = 30 * 86400
 
@@ -36,6 +38,29 @@ def normalize_channels(value: Any, errors: FieldErrors) -> list[uuid.UUID]:
             continue
         if channel not in out:
             out.append(channel)
+    return out
+
+
+def normalize_depends_on(value: Any, errors: FieldErrors) -> list[uuid.UUID]:
+    """``depends_on``: ids of monitors and jobs (at most :data:`MAX_DEPENDS_ON`),
+    de-duplicated in order; ``None`` is ``[]``. That they exist in the team and make no cycle
+    is checked by the command (:func:`core.dependencies.check_depends_on`); problems go to
+    ``errors`` as ``depends_on`` / ``depends_on.<i>``. Shared by jobs and monitors."""
+    if value is None:
+        return []
+    if not isinstance(value, list | tuple) or len(value) > MAX_DEPENDS_ON:
+        errors.add("depends_on", f"must be a list of at most {MAX_DEPENDS_ON} monitor or job "
+                                 "ids")
+        return []
+    out: list[uuid.UUID] = []
+    for i, item in enumerate(value):
+        try:
+            parent = item if isinstance(item, uuid.UUID) else uuid.UUID(str(item))
+        except ValueError:
+            errors.add(f"depends_on.{i}", "is not a monitor or job id")
+            continue
+        if parent not in out:
+            out.append(parent)
     return out
 
 

@@ -75,14 +75,17 @@ LATER_MONITOR_COLUMNS = {
     "failure_keywords": "text[] NOT NULL DEFAULT '{}'",
     "alert_after_failures": "int NOT NULL DEFAULT 1",  # 0027 failure tolerance
     "recover_after_successes": "int NOT NULL DEFAULT 1",
+    "depends_on": "uuid[] NOT NULL DEFAULT '{}'",  # 0031 dependencies
 }
 
 
-SINCE_0027 = ("alert_after_failures", "recover_after_successes")
+SINCE_0027 = ("alert_after_failures", "recover_after_successes", "depends_on")
 
-# The columns of `jobs` that later migrations added (0030 alert_on), which today's job commands
-# write: a test writing jobs at an older revision adds and drops them, for the same reason.
-LATER_JOB_COLUMNS = {"alert_on": "text[] NOT NULL DEFAULT '{}'"}
+# The columns of `jobs` that later migrations added (0030 alert_on, 0031 depends_on), which
+# today's job commands write: a test writing jobs at an older revision adds and drops them, for
+# the same reason.
+LATER_JOB_COLUMNS = {"alert_on": "text[] NOT NULL DEFAULT '{}'",
+                     "depends_on": "uuid[] NOT NULL DEFAULT '{}'"}
 
 
 async def add_later_job_columns(pool: AsyncConnectionPool) -> None:

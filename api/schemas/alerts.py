@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from msgspec import Struct
 
@@ -17,7 +17,10 @@ class AlertRecord(Struct):
     ``down``, ``up``, ``still_down``; a job's ``failed``, ``still_failing``, ``recovered``,
     ``broken``), ``rule`` (what the rule said: its ``reason`` and details), ``held_until``
     (a maintenance window held it until then), ``notifications`` (outbox rows, one per
-    channel)."""
+    channel); ``state``: ``sent``, ``suppressed`` (maintenance), ``held`` (a parent in
+    ``depends_on`` is down: ``held_by`` names the parents) or ``released`` (the parents came
+    back at ``released_at``; ``released_as`` is the alert sent then, ``null`` when the
+    subject was back already; docs/notifications.md, *Dependencies*)."""
 
     id: uuid.UUID
     subject_type: str
@@ -28,6 +31,10 @@ class AlertRecord(Struct):
     held_until: datetime | None
     created_at: datetime
     notifications: int
+    state: Literal["sent", "suppressed", "held", "released"] = "sent"
+    held_by: list[uuid.UUID] | None = None
+    released_at: datetime | None = None
+    released_as: uuid.UUID | None = None
 
 
 AlertRecordPage = page_of(AlertRecord)
@@ -63,11 +70,14 @@ class Held(Struct):
 
 
 class Dependencies(Struct):
-    """The parents the rules looked at (``considered``) and the one that held the alert
-    (``held_by``), if any."""
+    """The parents the rules looked at, with their state at the alert (``considered``:
+    ``{"id", "kind", "name", "status", "down"}``), the ones that held the alert
+    (``held_by``), if any, and for an alert sent when its parents came back, the held alert
+    it releases (``released_from``)."""
 
     considered: list[Any]
     held_by: Any | None
+    released_from: uuid.UUID | None = None
 
 
 class AlertExplanation(Struct):

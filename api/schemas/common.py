@@ -22,6 +22,10 @@ Schedule = Annotated[str, Meta(
                 "docs/schedules.md")]
 Zone = Annotated[str, Meta(examples=["UTC", "Europe/Paris"], description="an IANA time zone")]
 Channels = Annotated[list[uuid.UUID], Meta(max_length=alerting.MAX_CHANNELS)]
+DependsOn = Annotated[list[uuid.UUID], Meta(
+    max_length=alerting.MAX_DEPENDS_ON,
+    description="ids of monitors and jobs of the team this one depends on: while one is "
+                "down, its alerts are held (docs/notifications.md, Dependencies)")]
 RealertSeconds = Annotated[int, Meta(ge=alerting.MIN_REALERT_SECONDS,
                                      le=alerting.MAX_REALERT_SECONDS)]
 Duration = Annotated[str, Meta(description="a duration such as 90s, 30m, 1h30m, 1d",

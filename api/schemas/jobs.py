@@ -10,6 +10,7 @@ from msgspec import UNSET, Meta, Struct, UnsetType
 
 from api.schemas.common import (
     Channels,
+    DependsOn,
     Duration,
     RealertSeconds,
     Schedule,
@@ -103,6 +104,7 @@ class JobCreate(Struct, forbid_unknown_fields=True):
     alert_after_failures: AlertAfter = jobdef.DEFAULTS["alert_after_failures"]
     realert_every: RealertSeconds | Duration | None = None
     alert_on: AlertOn = []
+    depends_on: DependsOn = []
     tags: Tags = []
     paused: bool = False
     success_statuses: SuccessStatuses | None = None
@@ -141,6 +143,7 @@ class JobPatch(Struct, forbid_unknown_fields=True):
     alert_after_failures: AlertAfter | UnsetType = UNSET
     realert_every: RealertSeconds | Duration | None | UnsetType = UNSET
     alert_on: AlertOn | UnsetType = UNSET
+    depends_on: DependsOn | UnsetType = UNSET
     tags: Tags | UnsetType = UNSET
     paused: bool | UnsetType = UNSET
     success_statuses: SuccessStatuses | None | UnsetType = UNSET
@@ -175,6 +178,7 @@ class Job(Struct):
     updated_at: datetime
     tags: list[str] = []
     alert_on: list[str] = []
+    depends_on: list[uuid.UUID] = []
     in_maintenance_until: datetime | None = None  # docs/ledger.md
     confirm: dict[str, int] | None = None
 

@@ -10,6 +10,7 @@ from msgspec import UNSET, Meta, Struct, UnsetType
 
 from api.schemas.common import (
     Channels,
+    DependsOn,
     Duration,
     RealertSeconds,
     Schedule,
@@ -71,6 +72,7 @@ class MonitorCreate(Struct, forbid_unknown_fields=True):
     failure_keywords: Keywords = []
     alert_after_failures: Threshold = 1
     recover_after_successes: Threshold = 1
+    depends_on: DependsOn = []
 
 
 class MonitorPatch(Struct, forbid_unknown_fields=True):
@@ -95,6 +97,7 @@ class MonitorPatch(Struct, forbid_unknown_fields=True):
     failure_keywords: Keywords | UnsetType = UNSET
     alert_after_failures: Threshold | UnsetType = UNSET
     recover_after_successes: Threshold | UnsetType = UNSET
+    depends_on: DependsOn | UnsetType = UNSET
 
 
 class Monitor(Struct):
@@ -136,6 +139,7 @@ class Monitor(Struct):
     failure_keywords: list[str] = []
     alert_after_failures: int = 1
     recover_after_successes: int = 1
+    depends_on: list[uuid.UUID] = []
     in_maintenance_until: datetime | None = None  # docs/ledger.md
     ping_url_note: str | None = None
 

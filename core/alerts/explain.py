@@ -32,9 +32,9 @@ DEFINITION_KEYS = {
     "monitor": ("name", "schedule", "timezone", "grace_seconds", "min_duration",
                 "max_duration", "start_keywords", "success_keywords", "failure_keywords",
                 "alert_after_failures", "recover_after_successes", "realert_every",
-                "channels"),
+                "channels", "depends_on"),
     "job": ("name", "schedule", "timezone", "overlap", "catchup", "alert_after_failures",
-            "realert_every", "alert_on", "channels"),
+            "realert_every", "alert_on", "channels", "depends_on"),
 }
 JOB_TEXT = {
     "alert_after_failures": "{consecutive_failures} run(s) in a row failed after their last "
@@ -70,6 +70,21 @@ def rule_text(subject_type: str, event: str, rule: dict[str, Any]) -> str:
         return template.format(**rule) if template else f"The job {event}."
     except (KeyError, IndexError):
         return f"The job {event}."
+
+
+def dependency_text(rule: dict[str, Any]) -> str:
+    """What the dependencies did to the alert, as a sentence to append (``""``: nothing):
+    held because parents in ``depends_on`` were down, or sent when they came back
+    (docs/notifications.md, *Dependencies*)."""
+    if rule.get("held_by"):
+        down = [p for p in rule.get("dependencies") or () if p.get("down")]
+        names = ", ".join(f"{p.get('kind')} {p.get('name')!r}" for p in down) or "a parent"
+        return (f" It was held, not sent: {names} (depends_on) "
+                f"{'was' if len(down) < 2 else 'were'} down.")
+    if rule.get("released_from"):
+        return (f" It had been held while its parents were down (alert "
+                f"{rule['released_from']}) and was sent when they came back.")
+    return ""
 
 
 def expected_slot(rule: dict[str, Any], definition: dict[str, Any] | None
@@ -114,8 +129,9 @@ async def explain_alert(pool: AsyncConnectionPool, actor: Actor, alert_id: uuid.
     """The explanation of one alert: ``{"alert", "rule": {"name", "reason", "text", "data"},
     "definition" (as of the alert, ``None`` if it no longer folds), "expected"
     (:func:`expected_slot`), "around" (the subject's latest events, or a job's runs, up to
-    the alert, oldest first), "maintenance": {"held", "until"}, "dependencies": {"considered",
-    "held_by"}}``.
+    the alert, oldest first), "maintenance": {"held", "until"}, "dependencies":
+    {"considered" (each parent's state at the alert), "held_by" (the parents down that held
+    it), "released_from" (the held alert it sends, when the parents came back)}}``.
 
     Raises:
         NotFound: no such alert for this team.
@@ -132,7 +148,8 @@ async def explain_alert(pool: AsyncConnectionPool, actor: Actor, alert_id: uuid.
         "alert": alert,
         "rule": {"name": f"{alert['subject_type']}.{alert['event']}",
                  "reason": rule.get("reason"),
-                 "text": rule_text(alert["subject_type"], alert["event"], rule),
+                 "text": rule_text(alert["subject_type"], alert["event"], rule)
+                 + dependency_text(rule),
                  "data": rule},
         "definition": definition,
         "expected": expected_slot(rule, definition),
@@ -140,5 +157,6 @@ async def explain_alert(pool: AsyncConnectionPool, actor: Actor, alert_id: uuid.
         "maintenance": {"held": alert["held_until"] is not None,
                         "until": alert["held_until"]},
         "dependencies": {"considered": list(rule.get("dependencies") or ()),
-                         "held_by": rule.get("held_by")},
+                         "held_by": rule.get("held_by"),
+                         "released_from": rule.get("released_from")},
     }

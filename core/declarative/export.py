@@ -60,6 +60,8 @@ def _job(fields: dict[str, Any]) -> dict[str, Any]:
     rest = _without_defaults(fields, {**jobdef.DEFAULTS, "enabled": True})
     out = {"name": fields["name"], "schedule": fields["schedule"], **{
         k: v for k, v in rest.items() if k not in ("name", "schedule", "request", "retry")}}
+    if out.get("depends_on"):  # ids as text: TOML has no UUID
+        out["depends_on"] = [str(p) for p in out["depends_on"]]
     out["request"] = request
     if retry:
         out["retry"] = retry
@@ -71,6 +73,8 @@ def _monitor(fields: dict[str, Any]) -> dict[str, Any]:
     rest = _without_defaults(fields, {**mondef.DEFAULTS, "enabled": True})
     if rest.get("slug") == slugify(fields["name"]):
         del rest["slug"]
+    if rest.get("depends_on"):  # ids as text: TOML has no UUID
+        rest["depends_on"] = [str(p) for p in rest["depends_on"]]
     return {"name": fields["name"], "schedule": fields["schedule"],
             **{k: v for k, v in rest.items() if k not in ("name", "schedule")}}
 

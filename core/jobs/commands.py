@@ -18,6 +18,7 @@ from core.actor import Actor
 from core.channels.queries import check_new_channels
 from core.crypto import KeyRing
 from core.db import team_row, transaction
+from core.dependencies import check_depends_on, refuse_delete_with_dependents
 from core.errors import ConcurrencyConflict, Conflict
 from core.events import append_events, notify_wakeup, to_json
 from core.jobs.decide import broken_conflict, decide_pause, decide_update, next_fire
@@ -101,6 +102,7 @@ async def create_job(
             "signing": signing_secret is not None}
     async with transaction(pool) as conn:
         await check_new_channels(conn, actor.team_id, definition["channels"], [])
+        await check_depends_on(conn, actor.team_id, job_id, definition["depends_on"], [])
         if signing_secret is not None:
             await set_signing_secret(conn, keyring or KeyRing([]), actor.team_id, job_id,
                                      signing_secret, now)
@@ -140,6 +142,8 @@ async def update_job(
         update = decide_update(before, fields, now)
         await check_new_channels(conn, actor.team_id, update.definition["channels"],
                                  before.channels)
+        await check_depends_on(conn, actor.team_id, job_id, update.definition["depends_on"],
+                               before.depends_on)
         if update.set_signing:
             await set_signing_secret(conn, keyring or KeyRing([]), actor.team_id, job_id,
                                      fields.get("signing_secret"), now)
@@ -178,9 +182,11 @@ async def delete_job(
 
     Raises:
         NotFound: no such job for this team.
+        Conflict: live monitors or jobs depend on it (``depends_on``).
     """
     async with transaction(pool) as conn:
         before = await _lock(conn, actor, job_id)
+        await refuse_delete_with_dependents(conn, actor.team_id, job_id, "job")
         await _apply(conn, actor, before, job_id, [("job.deleted", {})], now)
         await set_signing_secret(conn, KeyRing([]), actor.team_id, job_id, None, now)
         cur = await conn.execute(

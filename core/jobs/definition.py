@@ -11,7 +11,12 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import urlsplit
 
-from core.alerting import normalize_channels, normalize_realert, normalize_threshold
+from core.alerting import (
+    normalize_channels,
+    normalize_depends_on,
+    normalize_realert,
+    normalize_threshold,
+)
 from core.errors import FieldErrors, nul_errors
 from core.http.urls import url_problem
 from core.schedule import InvalidSchedule, parse_schedule, schedule_text
@@ -54,6 +59,7 @@ DEFAULTS: dict[str, Any] = {
     "alert_after_failures": 1,
     "realert_every": None,
     "alert_on": (),  # no alert for slots that did not run
+    "depends_on": (),  # parents whose outage holds its alerts (core/dependencies.py)
     "tags": (),
     "confirm": None,  # None: a 2xx is the outcome (docs/ledger.md, fire-and-confirm)
     "schedule_text": None,  # the words the schedule was written in (core/schedule/words.py)
@@ -61,7 +67,7 @@ DEFAULTS: dict[str, Any] = {
 DEFINITION_FIELDS = ("name", "schedule", "timezone", "request", "timeout_seconds", "retry",
                      "overlap", "catchup", "success_statuses", "channels",
                      "alert_after_failures", "realert_every", "tags", "confirm", "schedule_text",
-                     "alert_on")
+                     "alert_on", "depends_on")
 MIN_CONFIRM_SECONDS = 1
 MAX_CONFIRM_SECONDS = 7 * 86400
 
@@ -216,6 +222,7 @@ def _normalize_alerting(out: dict[str, Any], errors: FieldErrors) -> None:
                                                       "alert_after_failures", errors)
     out["realert_every"] = normalize_realert(out["realert_every"], errors)
     out["alert_on"] = normalize_alert_on(out["alert_on"], errors)
+    out["depends_on"] = normalize_depends_on(out["depends_on"], errors)
 
 
 def normalize_alert_on(value: Any, errors: FieldErrors) -> list[str]:
@@ -261,7 +268,8 @@ def normalize_definition(
             ``timeout_seconds``, ``retry``, ``overlap``, ``catchup``, ``success_statuses``,
             ``channels`` (ids),
             ``alert_after_failures``, ``realert_every`` (seconds or ``"1h"``-style, ``None``
-            for off), ``alert_on`` (:func:`normalize_alert_on`));
+            for off), ``alert_on`` (:func:`normalize_alert_on`), ``depends_on``
+            (:func:`core.alerting.normalize_depends_on`));
             missing optional fields take their defaults. ``schedule`` may be a phrase in
             words: the definition holds its canonical form and ``schedule_text`` the words
             (:func:`core.schedule.schedule_text`, which also keeps a stored definition's words
@@ -328,7 +336,7 @@ def normalize_alert_rules(fields: dict[str, Any]) -> dict[str, Any]:
     """
     errors = FieldErrors()
     out = {"channels": [], "alert_after_failures": 1, "realert_every": None, "alert_on": [],
-           **fields}
+           "depends_on": [], **fields}
     _normalize_alerting(out, errors)
     errors.raise_if_any()
     return {key: out[key] for key in fields}

@@ -73,6 +73,7 @@ class JobState:
     alert_after_failures: int
     realert_every: int | None
     alert_on: list[str]
+    depends_on: list[uuid.UUID]
     tags: list[str]
     schedule_text: str | None
     confirm_timeout_seconds: int | None
@@ -120,6 +121,8 @@ def _derived(fields: dict[str, Any]) -> dict[str, Any]:
         fields["confirm_timeout_seconds"] = (fields.pop("confirm") or {}).get("timeout_seconds")
     fields["tags"] = list(fields.get("tags") or ())  # tags came with migration 0009
     fields["alert_on"] = list(fields.get("alert_on") or ())  # and alert_on with 0030
+    fields["depends_on"] = [p if isinstance(p, uuid.UUID) else uuid.UUID(p)  # 0031
+                            for p in fields.get("depends_on") or ()]
     fields["secret_names"] = placeholder_names(fields["request"])
     fields["channels"] = [c if isinstance(c, uuid.UUID) else uuid.UUID(c)
                           for c in fields["channels"] or ()]

@@ -53,6 +53,7 @@ from core.notifications.outbox import (
     next_monitor_realert_at,
     reschedule_monitor_realert,
 )
+from core.notifications.released import RELEASE_POLL, any_held, release_held
 from core.queries import Q
 from core.reasons import MAX_REASON, reason_of
 from core.services.base import Service
@@ -284,6 +285,20 @@ async def send_misses(pool: AsyncConnectionPool, now: Instant, *, limit: int = B
         return await count_misses(conn, read_now(now), limit=limit, max_attempts=max_attempts)
 
 
+async def send_releases(pool: AsyncConnectionPool, now: Instant, *, limit: int = BATCH,
+                        max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> int:
+    """Release the alerts of dependents whose parents are no longer down (UTC ``now``, or the
+    clock read once the connection is obtained), one transaction
+    (:func:`core.notifications.released.release_held`).
+
+    Returns:
+        How many held alerts were claimed.
+    """
+    async with transaction(pool) as conn:
+        return await release_held(conn, read_now(now), limit=limit, hold=held_alerts,
+                                  max_attempts=max_attempts)
+
+
 class Checker(Service):
     """Runs the monitor checker for one process (part of ``serve`` and ``worker``); a
     :class:`core.services.base.Service` (loop, wake-up, stop and error policy in the base).
@@ -335,6 +350,10 @@ class Checker(Service):
             if await send_realerts(self.pool, now or self.clock, limit=self.batch,
                                    max_attempts=self.max_attempts) < self.batch:
                 break
+        while not self.stopping.is_set():
+            if await send_releases(self.pool, now or self.clock, limit=self.batch,
+                                   max_attempts=self.max_attempts) < self.batch:
+                break
         self._claimed = total.claimed
         if total.changed:
             log.info("monitors changed status: %s", total.transitions)
@@ -343,17 +362,21 @@ class Checker(Service):
     async def next_deadline(self) -> datetime | None:
         """The earliest ``alert_at`` or due re-alert; when one is due yet the last pass could
         claim nothing (the rows are locked by pings or another checker), :data:`LOCKED_RETRY`
-        seconds from now rather than a spin."""
+        seconds from now rather than a spin. While a dependency holds an alert, at most
+        :data:`core.notifications.released.RELEASE_POLL` seconds away (its parents may come
+        back by a ping, which does not wake the checker)."""
+        now = self.clock.now()
         async with self.pool.connection() as conn:
             cur = await conn.execute(Q["monitor_next_alert"])
             row = await cur.fetchone()
             realert_at = await next_monitor_realert_at(conn)
             miss_at = await next_miss_at(conn)
-        deadlines = [at for at in (row["alert_at"] if row else None, realert_at, miss_at)
-                     if at is not None]
+            release_at = now + timedelta(seconds=RELEASE_POLL) if await any_held(conn) \
+                else None
+        deadlines = [at for at in (row["alert_at"] if row else None, realert_at, miss_at,
+                                   release_at) if at is not None]
         if not deadlines:
             return None
-        now = self.clock.now()
         deadline = min(deadlines)
         if deadline <= now and self._claimed == 0:
             return now + timedelta(seconds=LOCKED_RETRY)

@@ -21,6 +21,7 @@ from core.actor import Actor
 from core.channels.queries import check_new_channels
 from core.crypto import KeyRing
 from core.db import team_row, transaction
+from core.dependencies import check_depends_on, refuse_delete_with_dependents
 from core.errors import ConcurrencyConflict
 from core.monitors.decide import decide_pause, decide_update
 from core.monitors.definition import cached_schedule, normalize_definition
@@ -122,6 +123,7 @@ async def create_in(conn: psycopg.AsyncConnection, actor: Actor, fields: dict[st
     token, digest = new_token()
     data = {**definition, "status": "new", "ping_token_hash": digest.hex()}
     await check_new_channels(conn, actor.team_id, definition["channels"], [])
+    await check_depends_on(conn, actor.team_id, monitor_id, definition["depends_on"], [])
     await _apply(conn, actor, None, monitor_id, [("monitor.created", data)], now)
     if kept(keyring):  # a new monitor has no previous token to drop
         await keep_token(conn, keyring, actor.team_id, monitor_id, token, now)
@@ -144,7 +146,8 @@ async def update_monitor(
     Raises:
         NotFound: no such monitor for this team.
         ConcurrencyConflict: ``expected_version`` is given and is not the current version.
-        InvalidInput: the resulting definition is not acceptable.
+        InvalidInput: the resulting definition is not acceptable (a ``depends_on`` naming
+            itself, an unknown id or closing a cycle included).
     """
     async with transaction(pool) as conn:
         before = await _lock(conn, actor, monitor_id)
@@ -154,6 +157,8 @@ async def update_monitor(
         update = decide_update(before, fields, now)
         await check_new_channels(conn, actor.team_id, update.definition["channels"],
                                  before.channels)
+        await check_depends_on(conn, actor.team_id, monitor_id,
+                               update.definition["depends_on"], before.depends_on)
         if update.events:
             await _apply(conn, actor, before, monitor_id, update.events, now)
         if "realert_every" in update.changes:
@@ -192,9 +197,11 @@ async def delete_monitor(pool: AsyncConnectionPool, actor: Actor, monitor_id: uu
 
     Raises:
         NotFound: no such monitor for this team.
+        Conflict: live monitors or jobs depend on it (``depends_on``).
     """
     async with transaction(pool) as conn:
         before = await _lock(conn, actor, monitor_id)
+        await refuse_delete_with_dependents(conn, actor.team_id, monitor_id, "monitor")
         await _apply(conn, actor, before, monitor_id, [("monitor.deleted", {})], now)
         await forget_monitor_alert(conn, monitor_id)
 

@@ -10,7 +10,12 @@ import functools
 from datetime import datetime
 from typing import Any
 
-from core.alerting import normalize_channels, normalize_realert, normalize_threshold
+from core.alerting import (
+    normalize_channels,
+    normalize_depends_on,
+    normalize_realert,
+    normalize_threshold,
+)
 from core.durations import parse_duration
 from core.errors import FieldErrors, nul_errors
 from core.monitors.slugs import slug_problem
@@ -43,11 +48,13 @@ DEFAULTS: dict[str, Any] = {
     "failure_keywords": (),
     "alert_after_failures": 1,  # failure tolerance (core/alerting.py, tolerate)
     "recover_after_successes": 1,
+    "depends_on": (),  # parents whose outage holds its alerts (core/dependencies.py)
 }
 TOLERANCE_FIELDS = ("alert_after_failures", "recover_after_successes")
 DEFINITION_FIELDS = ("name", "schedule", "timezone", "grace_seconds", "methods", "manual_resume",
                      "channels", "realert_every", "slug", "tags", "schedule_text",
-                     "min_duration", "max_duration", *KEYWORD_FIELDS, *TOLERANCE_FIELDS)
+                     "min_duration", "max_duration", *KEYWORD_FIELDS, *TOLERANCE_FIELDS,
+                     "depends_on")
 ONE_SHOT = "a monitor needs a repeating schedule: a period such as 1h or @every 10m, or cron"
 
 
@@ -139,7 +146,9 @@ def normalize_definition(fields: dict[str, Any], *, now: datetime) -> dict[str, 
             (:func:`normalize_keywords`), and the failure tolerance ``alert_after_failures``
             (alert after this many failed pings or missed slots in a row) and
             ``recover_after_successes`` (say ``up`` after this many good pings in a row), each
-            1 to 1000, default 1 (:func:`core.alerting.tolerate`, shared with jobs).
+            1 to 1000, default 1 (:func:`core.alerting.tolerate`, shared with jobs), and
+            ``depends_on`` (:func:`core.alerting.normalize_depends_on`; that the ids are the
+            team's and make no cycle is the command's check).
         now: the current instant (UTC).
 
     Returns:
@@ -180,6 +189,7 @@ def normalize_definition(fields: dict[str, Any], *, now: datetime) -> dict[str, 
         out[key] = normalize_keywords(out[key], key, errors)
     for key in TOLERANCE_FIELDS:
         out[key] = normalize_threshold(out[key], key, errors)
+    out["depends_on"] = normalize_depends_on(out["depends_on"], errors)
     period = None
     schedule = out.get("schedule")
     zone_error = _check_zone(out["timezone"])

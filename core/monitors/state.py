@@ -96,6 +96,7 @@ class MonitorState:
     failure_keywords: list[str]
     alert_after_failures: int
     recover_after_successes: int
+    depends_on: list[uuid.UUID]
     ping_token_hash: bytes | None
     status: str
     last_ping_at: datetime | None
@@ -140,6 +141,8 @@ def _normalized(fields: dict[str, Any]) -> dict[str, Any]:
     for key in TOLERANCE_FIELDS:  # migration 0027
         if fields.get(key) is None:
             fields[key] = DEFAULTS[key]
+    fields["depends_on"] = [p if isinstance(p, uuid.UUID) else uuid.UUID(p)  # 0031
+                            for p in fields.get("depends_on") or ()]
     fields.setdefault("slug", None)
     return {k: v for k, v in fields.items() if k in _FIELDS}
 

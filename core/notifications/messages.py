@@ -277,3 +277,31 @@ def test_message(channel_id: uuid.UUID, channel_name: str, now: datetime) -> dic
         "facts": [], "last_response": None, "last_ping": None,
         "links": {"channel": f"/v1/channels/{channel_id}"},
     }
+
+
+MAX_DEPENDENTS_NAMED = 10  # dependents named in a parent's message; the rest are counted
+
+
+def with_dependents(message: dict[str, Any], event: str, dependents: list[dict[str, Any]]
+                    ) -> dict[str, Any]:
+    """A parent's message with the dependents whose alerts it holds
+    (:mod:`core.notifications.dependencies`): the title says how many (``… is down; 3
+    dependents also silent``, or on a recovery ``… is up; 3 dependents were held``), a fact
+    names them, and ``dependents`` lists ``[{"id", "kind", "name"}]``. Unchanged without
+    dependents."""
+    if not dependents:
+        return message
+    n = len(dependents)
+    noun = "dependent" if n == 1 else "dependents"
+    recovered = event in ("up", "recovered")
+    suffix = (f"{n} {noun} {'was' if n == 1 else 'were'} held: they alert now if still down"
+              if recovered else f"{n} {noun} also silent")
+    names = ", ".join(f"\u201c{d['name']}\u201d" for d in dependents[:MAX_DEPENDENTS_NAMED])
+    if n > MAX_DEPENDENTS_NAMED:
+        names += f" and {n - MAX_DEPENDENTS_NAMED} more"
+    return {**message, "title": f"{message['title']}; {suffix}",
+            "facts": [*message.get("facts", ()),
+                      {"name": "Held dependents" if recovered else "Dependents also silent",
+                       "value": names}],
+            "dependents": [{"id": str(d["id"]), "kind": d["kind"], "name": d["name"]}
+                           for d in dependents]}

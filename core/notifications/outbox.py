@@ -27,6 +27,7 @@ from typing import Any
 import psycopg
 
 from core.events import append_events, stream_events, to_json
+from core.notifications import dependencies
 from core.notifications.messages import MONITOR_EVENTS, monitor_message
 from core.queries import Q
 
@@ -86,12 +87,24 @@ async def enqueue(
 
     Each alert about a job or monitor with channels is also recorded (``alerts``, with its
     ``alert.raised`` event; :attr:`Alert.recorded`), and its messages link to its
-    explanation (``links.explain``, ``GET /v1/alerts/{id}/explain``).
+    explanation (``links.explain``, ``GET /v1/alerts/{id}/explain``). Such an alert of a
+    dependent whose parent is down is held (rows ``suppressed``, ``alerts.held_by``), and a
+    parent's names the dependents it holds (:mod:`core.notifications.dependencies`).
 
     Returns:
         The ids of the rows written (one per live channel of the team).
     """
     ids = {n: uuid.uuid4() for n, alert in enumerate(alerts) if alert.recorded}
+    waiting: dict[uuid.UUID, list[uuid.UUID]] = {}  # subject -> the parents holding it
+    if ids:
+        considered = await dependencies.consider(conn, [alerts[n] for n in ids])
+        annotated = list(alerts)
+        for n in ids:
+            annotated[n], parents = dependencies.annotate(alerts[n], considered)
+            if parents:
+                waiting[alerts[n].subject_id] = parents
+        alerts = annotated
+        await dependencies.close_recovered(conn, considered, list(waiting), now)
     rows: dict[str, list[Any]] = {k: [] for k in (
         "ids", "team_ids", "channel_ids", "subject_types", "subject_ids", "events", "messages",
         "alert_ids")}
@@ -105,24 +118,28 @@ async def enqueue(
     if not rows["ids"]:
         return []
     held = await hold(conn, alerts, now)
-    await _record(conn, [(ids[n], alerts[n]) for n in sorted(ids)], held, now)
+    await _record(conn, [(ids[n], alerts[n]) for n in sorted(ids)], held, waiting, now)
     cur = await conn.execute(Q["notification_enqueue"], {
         **rows, "now": now, "max_attempts": max_attempts})
     written = await cur.fetchall()
-    suppressed = [row["id"] for row in written if row["subject_id"] in held]
+    suppressed = [row["id"] for row in written
+                  if row["subject_id"] in held or row["subject_id"] in waiting]
     if suppressed:
         await conn.execute(Q["notification_suppress"], {"ids": suppressed, "now": now})
     titles = {a.subject_id: a.message.get("title") for a in alerts}
+    quiet = set(suppressed)
     await append_events(conn, [
         event
         for row in written
         for event in stream_events("notification", row["id"], row["team_id"], 0, now, [(
-            "notification.suppressed" if row["subject_id"] in held else "notification.queued",
+            "notification.suppressed" if row["id"] in quiet else "notification.queued",
             {"channel_id": row["channel_id"], "subject_type": row["subject_type"],
              "subject_id": row["subject_id"], "event": row["event"],
              "title": titles.get(row["subject_id"]),
              **({"alert_id": row["alert_id"]} if row["alert_id"] else {}),
-             **({"until": held[row["subject_id"]]} if row["subject_id"] in held else {})},
+             **({"until": held[row["subject_id"]]} if row["subject_id"] in held else {}),
+             **({"held_by": waiting[row["subject_id"]]} if row["subject_id"] in waiting
+                else {})},
         )], {"actor": "system"})
     ])
     if len(written) > len(suppressed):
@@ -140,9 +157,11 @@ def _linked(message: dict[str, Any], alert_id: uuid.UUID | None) -> dict[str, An
 
 
 async def _record(conn: psycopg.AsyncConnection, alerts: Sequence[tuple[uuid.UUID, Alert]],
-                  held: Mapping[uuid.UUID, datetime], now: datetime) -> None:
+                  held: Mapping[uuid.UUID, datetime],
+                  waiting: Mapping[uuid.UUID, list[uuid.UUID]], now: datetime) -> None:
     """Write each alert's record (``alerts``) and its ``alert.raised`` event ``{"subject_type",
-    "subject_id", "event", "title", "rule", "held_until"}`` (stream ``alert``, version 1)."""
+    "subject_id", "event", "title", "rule", "held_until", "held_by"}`` (stream ``alert``,
+    version 1; ``held_by``: the parents holding it, ``None`` when none does)."""
     if not alerts:
         return
     await conn.execute(Q["alert_record_many"], {
@@ -152,14 +171,16 @@ async def _record(conn: psycopg.AsyncConnection, alerts: Sequence[tuple[uuid.UUI
         "events": [a.event for _, a in alerts],
         "titles": [a.message.get("title") for _, a in alerts],
         "rules": [to_json(a.rule or {}) for _, a in alerts],
-        "held_until": [held.get(a.subject_id) for _, a in alerts], "now": now})
+        "held_until": [held.get(a.subject_id) for _, a in alerts],
+        "held_by": [to_json(waiting.get(a.subject_id)) for _, a in alerts], "now": now})
     await append_events(conn, [
         event
         for alert_id, a in alerts
         for event in stream_events("alert", alert_id, a.team_id, 0, now, [(
             "alert.raised", {"subject_type": a.subject_type, "subject_id": a.subject_id,
                              "event": a.event, "title": a.message.get("title"),
-                             "rule": a.rule or {}, "held_until": held.get(a.subject_id)})],
+                             "rule": a.rule or {}, "held_until": held.get(a.subject_id),
+                             "held_by": waiting.get(a.subject_id)})],
             {"actor": "system"})])
 
 

@@ -3,19 +3,26 @@
 -- (core/alerts/: the list, newest first, and the explanation).
 
 -- name: alert_record_many
+-- held_by comes as a JSON array of parent ids per alert (or JSON null: not held).
 INSERT INTO alerts (id, team_id, subject_type, subject_id, event, title, rule, held_until,
-                    created_at)
+                    held_by, created_at)
 SELECT a.id, a.team_id, a.subject_type, a.subject_id, a.event, a.title, a.rule, a.held_until,
+       CASE WHEN jsonb_typeof(a.held_by) = 'array' THEN
+           ARRAY(SELECT p::uuid FROM jsonb_array_elements_text(a.held_by) AS p) END,
        %(now)s::timestamptz
 FROM unnest(%(ids)s::uuid[], %(team_ids)s::uuid[], %(subject_types)s::text[],
             %(subject_ids)s::uuid[], %(events)s::text[], %(titles)s::text[],
-            %(rules)s::jsonb[], %(held_until)s::timestamptz[])
-     AS a(id, team_id, subject_type, subject_id, event, title, rule, held_until);
+            %(rules)s::jsonb[], %(held_until)s::timestamptz[], %(held_by)s::jsonb[])
+     AS a(id, team_id, subject_type, subject_id, event, title, rule, held_until, held_by);
 
 -- name: alert_list
 -- Keyset pagination on (created_at, id), newest first; optionally of some jobs or monitors.
 SELECT a.id, a.subject_type, a.subject_id, a.event, a.title, a.rule, a.held_until,
-       a.created_at,
+       a.held_by, a.released_at, a.released_as, a.created_at,
+       CASE WHEN a.held_by IS NOT NULL AND a.released_at IS NULL THEN 'held'
+            WHEN a.held_by IS NOT NULL THEN 'released'
+            WHEN a.held_until IS NOT NULL THEN 'suppressed'
+            ELSE 'sent' END AS state,
        (SELECT count(*) FROM notifications n WHERE n.alert_id = a.id)::int AS notifications
 FROM alerts a
 WHERE a.team_id = %(team_id)s::uuid
@@ -29,7 +36,11 @@ LIMIT %(limit)s::int;
 
 -- name: alert_get
 SELECT a.id, a.subject_type, a.subject_id, a.event, a.title, a.rule, a.held_until,
-       a.created_at,
+       a.held_by, a.released_at, a.released_as, a.created_at,
+       CASE WHEN a.held_by IS NOT NULL AND a.released_at IS NULL THEN 'held'
+            WHEN a.held_by IS NOT NULL THEN 'released'
+            WHEN a.held_until IS NOT NULL THEN 'suppressed'
+            ELSE 'sent' END AS state,
        (SELECT count(*) FROM notifications n WHERE n.alert_id = a.id)::int AS notifications
 FROM alerts a
 WHERE a.id = %(id)s::uuid AND a.team_id = %(team_id)s::uuid;

@@ -11,6 +11,7 @@ SELECT pg_advisory_xact_lock(hashtext('cronledger.apply'),
 SELECT j.id, j.name, j.schedule, j.timezone, j.request, j.timeout_seconds, j.retry, j.overlap,
        j.catchup, j.success_statuses, j.signing, j.channels, j.alert_after_failures,
        j.realert_every, j.status, j.anchor_at, j.tags, j.schedule_text, j.alert_on,
+       j.depends_on,
        CASE WHEN j.confirm_timeout_seconds IS NULL THEN NULL
             ELSE jsonb_build_object('timeout_seconds', j.confirm_timeout_seconds) END AS confirm,
        EXISTS (SELECT 1 FROM runs r WHERE r.job_id = j.id) AS has_run
@@ -22,7 +23,7 @@ ORDER BY j.created_at, j.id;
 SELECT id, name, schedule, timezone, grace_seconds, methods, manual_resume, channels,
        realert_every, status, slug, tags, schedule_text, created_at, min_duration,
        max_duration, start_keywords, success_keywords, failure_keywords,
-       alert_after_failures, recover_after_successes
+       alert_after_failures, recover_after_successes, depends_on
 FROM monitors
 WHERE team_id = %(team_id)s::uuid AND status <> 'deleted'
 ORDER BY created_at, id;

@@ -7,7 +7,8 @@
 INSERT INTO jobs (id, team_id, name, schedule, timezone, request, timeout_seconds, retry, overlap,
                   catchup, status, version, anchor_at, created_at, updated_at, success_statuses,
                   secret_names, signing, channels, alert_after_failures, realert_every,
-                  broken_at, broken_reason, tags, confirm_timeout_seconds, schedule_text, alert_on)
+                  broken_at, broken_reason, tags, confirm_timeout_seconds, schedule_text, alert_on,
+                  depends_on)
 VALUES (%(id)s::uuid, %(team_id)s::uuid, %(name)s, %(schedule)s, %(timezone)s, %(request)s::jsonb,
         %(timeout_seconds)s, %(retry)s::jsonb, %(overlap)s, %(catchup)s, %(status)s,
         %(version)s::int, %(anchor_at)s::timestamptz, %(created_at)s::timestamptz,
@@ -15,7 +16,7 @@ VALUES (%(id)s::uuid, %(team_id)s::uuid, %(name)s, %(schedule)s, %(timezone)s, %
         %(signing)s::bool, %(channels)s::uuid[], %(alert_after_failures)s::int,
         %(realert_every)s::int, %(broken_at)s::timestamptz, %(broken_reason)s,
         %(tags)s::text[], %(confirm_timeout_seconds)s::int, %(schedule_text)s::text,
-        %(alert_on)s::text[])
+        %(alert_on)s::text[], %(depends_on)s::uuid[])
 ON CONFLICT ON CONSTRAINT jobs_pkey DO UPDATE SET
     name = excluded.name, schedule = excluded.schedule, timezone = excluded.timezone,
     request = excluded.request, timeout_seconds = excluded.timeout_seconds,
@@ -27,7 +28,8 @@ ON CONFLICT ON CONSTRAINT jobs_pkey DO UPDATE SET
     realert_every = excluded.realert_every, broken_at = excluded.broken_at,
     broken_reason = excluded.broken_reason, tags = excluded.tags,
     confirm_timeout_seconds = excluded.confirm_timeout_seconds,
-    schedule_text = excluded.schedule_text, alert_on = excluded.alert_on;
+    schedule_text = excluded.schedule_text, alert_on = excluded.alert_on,
+    depends_on = excluded.depends_on;
 
 -- name: job_lock
 -- The current state of one job, locked for a command (deleted jobs are not found).
@@ -40,7 +42,7 @@ ON CONFLICT ON CONSTRAINT jobs_pkey DO UPDATE SET
 SELECT id, team_id, name, schedule, timezone, request, timeout_seconds, retry, overlap, catchup,
        status, version, anchor_at, created_at, updated_at, success_statuses, secret_names,
        signing, channels, alert_after_failures, realert_every, broken_at, broken_reason, tags,
-       confirm_timeout_seconds, schedule_text, alert_on,
+       confirm_timeout_seconds, schedule_text, alert_on, depends_on,
        CASE WHEN confirm_timeout_seconds IS NULL THEN NULL
             ELSE jsonb_build_object('timeout_seconds', confirm_timeout_seconds) END AS confirm
 FROM jobs
@@ -52,6 +54,7 @@ SELECT j.id, j.team_id, j.name, j.schedule, j.timezone, j.request, j.timeout_sec
        j.overlap, j.catchup, j.status, j.version, j.anchor_at, j.created_at, j.updated_at,
        j.success_statuses, j.signing, j.channels, j.alert_after_failures, j.realert_every,
        j.broken_at, j.broken_reason, j.schedule_text, d.due_at AS next_run_at, j.tags, j.alert_on,
+       j.depends_on,
        CASE WHEN j.confirm_timeout_seconds IS NULL THEN NULL
             ELSE jsonb_build_object('timeout_seconds', j.confirm_timeout_seconds) END AS confirm
 FROM jobs j
@@ -64,6 +67,7 @@ SELECT j.id, j.team_id, j.name, j.schedule, j.timezone, j.request, j.timeout_sec
        j.overlap, j.catchup, j.status, j.version, j.anchor_at, j.created_at, j.updated_at,
        j.success_statuses, j.signing, j.channels, j.alert_after_failures, j.realert_every,
        j.broken_at, j.broken_reason, j.schedule_text, d.due_at AS next_run_at, j.tags, j.alert_on,
+       j.depends_on,
        CASE WHEN j.confirm_timeout_seconds IS NULL THEN NULL
             ELSE jsonb_build_object('timeout_seconds', j.confirm_timeout_seconds) END AS confirm
 FROM jobs j

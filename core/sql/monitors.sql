@@ -10,7 +10,7 @@ INSERT INTO monitors (id, team_id, name, schedule, timezone, period_seconds, gra
                       alert_at, channels, realert_every, version, created_at, updated_at,
                       broken_at, broken_reason, slug, tags, schedule_text, min_duration,
                       max_duration, start_keywords, success_keywords, failure_keywords,
-                      alert_after_failures, recover_after_successes)
+                      alert_after_failures, recover_after_successes, depends_on)
 VALUES (%(id)s::uuid, %(team_id)s::uuid, %(name)s::text, %(schedule)s::text, %(timezone)s::text,
         %(period_seconds)s::float8, %(grace_seconds)s::int, %(methods)s::text,
         %(manual_resume)s::bool, %(ping_token_hash)s::bytea, %(status)s::text,
@@ -23,7 +23,7 @@ VALUES (%(id)s::uuid, %(team_id)s::uuid, %(name)s::text, %(schedule)s::text, %(t
         %(tags)s::text[], %(schedule_text)s::text, %(min_duration)s::int,
         %(max_duration)s::int, %(start_keywords)s::text[], %(success_keywords)s::text[],
         %(failure_keywords)s::text[], %(alert_after_failures)s::int,
-        %(recover_after_successes)s::int)
+        %(recover_after_successes)s::int, %(depends_on)s::uuid[])
 ON CONFLICT ON CONSTRAINT monitors_pkey DO UPDATE SET
     name = excluded.name, schedule = excluded.schedule, timezone = excluded.timezone,
     period_seconds = excluded.period_seconds, grace_seconds = excluded.grace_seconds,
@@ -40,7 +40,8 @@ ON CONFLICT ON CONSTRAINT monitors_pkey DO UPDATE SET
     start_keywords = excluded.start_keywords, success_keywords = excluded.success_keywords,
     failure_keywords = excluded.failure_keywords,
     alert_after_failures = excluded.alert_after_failures,
-    recover_after_successes = excluded.recover_after_successes;
+    recover_after_successes = excluded.recover_after_successes,
+    depends_on = excluded.depends_on;
 
 -- name: monitor_lock
 -- The current state of one monitor, locked for a command (deleted monitors are not found).
@@ -49,7 +50,7 @@ SELECT id, team_id, name, schedule, timezone, period_seconds, grace_seconds, met
        last_duration_ms, next_expected_at, alert_at, channels, realert_every, version,
        created_at, updated_at, broken_at, broken_reason, slug, tags, schedule_text,
        min_duration, max_duration, start_keywords, success_keywords, failure_keywords,
-       alert_after_failures, recover_after_successes
+       alert_after_failures, recover_after_successes, depends_on
 FROM monitors
 WHERE id = %(id)s::uuid AND team_id = %(team_id)s::uuid AND status <> 'deleted'
 FOR UPDATE;
@@ -59,7 +60,7 @@ SELECT id, team_id, name, schedule, timezone, grace_seconds, methods, manual_res
        last_ping_at, last_start_at, last_duration_ms, next_expected_at, alert_at, channels,
        realert_every, version, created_at, updated_at, broken_at, broken_reason, slug, tags,
        schedule_text, min_duration, max_duration, start_keywords, success_keywords,
-       failure_keywords, alert_after_failures, recover_after_successes
+       failure_keywords, alert_after_failures, recover_after_successes, depends_on
 FROM monitors
 WHERE id = %(id)s::uuid AND team_id = %(team_id)s::uuid AND status <> 'deleted';
 
@@ -69,7 +70,7 @@ SELECT id, team_id, name, schedule, timezone, grace_seconds, methods, manual_res
        last_ping_at, last_start_at, last_duration_ms, next_expected_at, alert_at, channels,
        realert_every, version, created_at, updated_at, broken_at, broken_reason, slug, tags,
        schedule_text, min_duration, max_duration, start_keywords, success_keywords,
-       failure_keywords, alert_after_failures, recover_after_successes
+       failure_keywords, alert_after_failures, recover_after_successes, depends_on
 FROM monitors
 WHERE team_id = %(team_id)s::uuid
   AND status <> 'deleted'

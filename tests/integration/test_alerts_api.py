@@ -82,7 +82,8 @@ async def test_alerts_listed_newest_first_and_explained(
         ("success", None), ("fail", 3)]
     assert why["around"][-1]["kind"] == "monitor.down"
     assert why["maintenance"] == {"held": False, "until": None}
-    assert why["dependencies"] == {"considered": [], "held_by": None}
+    assert why["dependencies"] == {"considered": [], "held_by": None,
+                                   "released_from": None}
 
     r = await frozen_api.get(f"/v1/alerts/{uuid.uuid4()}/explain", headers=auth)
     assert r.status_code == 404

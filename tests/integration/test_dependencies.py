@@ -1,0 +1,268 @@
+"""Dependencies (docs/notifications.md, *Dependencies*): a monitor or job names parents in
+``depends_on``; while one is down, a dependent's problem alert is held (recorded, never sent),
+the parent's messages name the held dependents, and when the parents are back the dependents
+still down alert then. Cycles, unknown ids and other teams' ids are refused; a parent with
+dependents cannot be deleted. Real PostgreSQL, the real ping statement and checker, a frozen
+clock; the API, ``apply`` and export over HTTP.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from litestar.testing import AsyncTestClient
+from psycopg_pool import AsyncConnectionPool
+
+from core.actor import Actor
+from core.alerts.explain import explain_alert
+from core.alerts.queries import list_alerts
+from core.channels.commands import create_channel
+from core.channels.sealing import AesGcmSealer
+from core.errors import Conflict, InvalidInput
+from core.monitors.checker import Checker
+from core.monitors.commands import delete_monitor, update_monitor
+from core.notifications.released import RELEASE_POLL
+from tests.helpers import add_job, new_actor
+from tests.monitor_helpers import add_monitor, advance, ping
+from tests.sink import Sink
+
+T0 = datetime(2026, 11, 30, 10, 0, 0, tzinfo=UTC)
+MIN = timedelta(minutes=1)
+
+
+async def _notifications(pool: AsyncConnectionPool) -> list[dict[str, Any]]:
+    async with pool.connection() as conn:
+        cur = await conn.execute("SELECT * FROM notifications ORDER BY created_at, id")
+        return await cur.fetchall()
+
+
+async def _events(pool: AsyncConnectionPool, kind: str) -> list[dict[str, Any]]:
+    async with pool.connection() as conn:
+        cur = await conn.execute("SELECT * FROM events WHERE event_type = %s "
+                                 "ORDER BY global_position", (kind,))
+        return await cur.fetchall()
+
+
+async def _network(pool: AsyncConnectionPool, sealer: AesGcmSealer, sink: Sink
+                   ) -> tuple[Actor, dict[str, tuple[uuid.UUID, str]]]:
+    """A router (grace 5 min) and two dependents (grace 10 min), all hourly, all alerting."""
+    actor = await new_actor(pool)
+    channel, _ = await create_channel(pool, sealer, actor, {
+        "name": "ops", "kind": "slack", "url": sink.url("/hook")}, T0)
+    router = await add_monitor(pool, actor, T0, "1h", name="router", grace_seconds=300,
+                               channels=[str(channel)])
+    out = {"router": router}
+    for name in ("backup", "sync"):
+        out[name] = await add_monitor(pool, actor, T0, "1h", name=name, grace_seconds=600,
+                                      channels=[str(channel)], depends_on=[str(router[0])])
+    return actor, out
+
+
+async def _ping_all(ping_pool: AsyncConnectionPool, monitors: dict[str, tuple[uuid.UUID, str]],
+                    at: datetime) -> None:
+    for _, token in monitors.values():
+        assert await ping(ping_pool, token, at) == "up"
+
+
+async def test_dependents_going_down_while_the_router_is_down_are_held_then_released(
+    fresh_pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool, checker: Checker,
+    sink: Sink, sealer: AesGcmSealer,
+) -> None:
+    """The example of docs/notifications.md, *Dependencies*."""
+    actor, m = await _network(fresh_pool, sealer, sink)
+    await _ping_all(ping_pool, m, T0)
+    await advance(checker, fresh_pool, T0 + timedelta(hours=1, minutes=5))  # router down
+    [router_down] = await _notifications(fresh_pool)
+    assert router_down["event"] == "down" and router_down["subject_id"] == m["router"][0]
+    assert router_down["status"] == "pending"
+
+    await advance(checker, fresh_pool, T0 + timedelta(hours=1, minutes=10))  # both down
+    rows = await _notifications(fresh_pool)
+    held = [r for r in rows if r["subject_id"] != m["router"][0]]
+    assert sorted(r["event"] for r in held) == ["down", "down"]
+    assert {r["status"] for r in held} == {"suppressed"}  # never sent
+    alerts = await list_alerts(fresh_pool, actor, limit=10, before=None, monitor=m["backup"][0])
+    [backup_alert] = alerts
+    assert backup_alert["state"] == "held"
+    assert backup_alert["held_by"] == [m["router"][0]]
+    why = await explain_alert(fresh_pool, actor, backup_alert["id"])
+    [router] = why["dependencies"]["considered"]
+    assert router["name"] == "router" and router["down"] is True
+    assert router["status"] == "down"
+    assert why["dependencies"]["held_by"] == [str(m["router"][0])]
+    assert "held, not sent: monitor 'router' (depends_on) was down" in why["rule"]["text"]
+    assert why["definition"]["depends_on"] == [m["router"][0]]
+    suppressed = await _events(fresh_pool, "notification.suppressed")
+    assert {e["data"]["held_by"][0] for e in suppressed} == {str(m["router"][0])}
+
+    # the router comes back: its recovery names the held dependents ...
+    back = T0 + timedelta(hours=1, minutes=20)
+    assert await ping(ping_pool, m["router"][1], back) == "up"
+    router_up = (await _notifications(fresh_pool))[-1]
+    assert router_up["event"] == "up"
+    assert router_up["message"]["title"] == (
+        "Monitor \u201crouter\u201d is up; 2 dependents were held: they alert now if still "
+        "down")
+    assert {d["name"] for d in router_up["message"]["dependents"]} == {"backup", "sync"}
+
+    # ... and the checker's next pass sends the dependents still down their alert, once
+    assert await checker.next_deadline() == checker.clock.now() + timedelta(
+        seconds=RELEASE_POLL)
+    await checker.run_once(back)
+    rows = await _notifications(fresh_pool)
+    released = [r for r in rows if r["status"] == "pending" and r["event"] == "down"
+                and r["subject_id"] != m["router"][0]]
+    assert sorted(r["message"]["subject"]["name"] for r in released) == ["backup", "sync"]
+    assert all("links" in r["message"] and r["message"]["links"]["explain"] for r in released)
+    [new, old] = await list_alerts(fresh_pool, actor, limit=10, before=None,
+                                   monitor=m["backup"][0])
+    assert old["state"] == "released" and old["released_as"] == new["id"]
+    assert new["state"] == "sent" and new["rule"]["released_from"] == str(old["id"])
+    why = await explain_alert(fresh_pool, actor, new["id"])
+    assert why["dependencies"]["released_from"] == str(old["id"])
+    assert "sent when they came back" in why["rule"]["text"]
+    assert len(await _events(fresh_pool, "alert.released")) == 2
+    await checker.run_once(back + MIN)
+    assert len(await _notifications(fresh_pool)) == len(rows)  # released once
+
+
+async def test_a_dependent_back_while_held_owes_nothing(
+    fresh_pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool, checker: Checker,
+    sink: Sink, sealer: AesGcmSealer,
+) -> None:
+    actor, m = await _network(fresh_pool, sealer, sink)
+    await _ping_all(ping_pool, m, T0)
+    await advance(checker, fresh_pool, T0 + timedelta(hours=1, minutes=10))
+    assert await ping(ping_pool, m["backup"][1], T0 + timedelta(hours=1, minutes=12)) == "up"
+    [held_down, held_up] = (await list_alerts(fresh_pool, actor, limit=10, before=None,
+                                              monitor=m["backup"][0]))[::-1]
+    assert held_up["event"] == "up" and held_up["state"] == "held"  # nothing to take back
+    assert held_down["state"] == "released" and held_down["released_as"] is None
+    assert await ping(ping_pool, m["router"][1], T0 + timedelta(hours=1, minutes=20)) == "up"
+    await checker.run_once(T0 + timedelta(hours=1, minutes=20))
+    sent = [r for r in await _notifications(fresh_pool) if r["status"] == "pending"]
+    assert sorted((r["message"]["subject"]["name"], r["event"]) for r in sent) == [
+        ("router", "down"), ("router", "up"), ("sync", "down")]
+
+
+async def test_a_parent_alerting_after_the_hold_names_its_dependents(
+    fresh_pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool, checker: Checker,
+    sink: Sink, sealer: AesGcmSealer,
+) -> None:
+    """The router's own message waits for its failure tolerance; its dependents went down
+    meanwhile: one message, "router down; 2 dependents also silent"."""
+    actor, m = await _network(fresh_pool, sealer, sink)
+    await update_monitor(fresh_pool, actor, m["router"][0], {"alert_after_failures": 2}, T0)
+    await _ping_all(ping_pool, m, T0)
+    await advance(checker, fresh_pool, T0 + timedelta(hours=1, minutes=10))
+    assert {r["status"] for r in await _notifications(fresh_pool)} == {"suppressed"}
+    await advance(checker, fresh_pool, T0 + timedelta(hours=2, minutes=5))  # missed again
+    router_down = [r for r in await _notifications(fresh_pool) if r["status"] == "pending"]
+    assert [r["message"]["title"] for r in router_down] == [
+        "Monitor \u201crouter\u201d is down; 2 dependents also silent"]
+    facts = {f["name"]: f["value"] for f in router_down[0]["message"]["facts"]}
+    assert facts["Dependents also silent"] in ("\u201cbackup\u201d, \u201csync\u201d",
+                                               "\u201csync\u201d, \u201cbackup\u201d")
+
+
+async def test_a_failing_job_holds_its_dependent_monitor(
+    fresh_pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool, checker: Checker,
+    sink: Sink, sealer: AesGcmSealer,
+) -> None:
+    actor = await new_actor(fresh_pool)
+    channel, _ = await create_channel(fresh_pool, sealer, actor, {
+        "name": "ops", "kind": "slack", "url": sink.url("/hook")}, T0)
+    job = await add_job(fresh_pool, actor, T0, "https://example.com/export", "0 * * * *",
+                        name="export")
+    monitor, token = await add_monitor(fresh_pool, actor, T0, "1h", name="report",
+                                       channels=[str(channel)], depends_on=[str(job)])
+    async with fresh_pool.connection() as conn:  # the job is in a failure streak
+        await conn.execute(
+            "INSERT INTO alert_states (subject_type, subject_id, team_id, failing_since, "
+            "consecutive_failures) VALUES ('job', %s, %s, %s, 1)", (job, actor.team_id, T0))
+    await ping(ping_pool, token, T0)
+    assert await ping(ping_pool, token, T0 + MIN, "fail") == "down"
+    [alert] = await list_alerts(fresh_pool, actor, limit=10, before=None, monitor=monitor)
+    assert alert["state"] == "held" and alert["held_by"] == [job]
+    assert alert["rule"]["dependencies"][0]["kind"] == "job"
+
+
+async def test_cycles_unknown_ids_and_deleting_a_parent_are_refused(
+    fresh_pool: AsyncConnectionPool, sealer: AesGcmSealer,
+) -> None:
+    actor, other = await new_actor(fresh_pool), await new_actor(fresh_pool)
+    a, _ = await add_monitor(fresh_pool, actor, T0, name="a")
+    b, _ = await add_monitor(fresh_pool, actor, T0, name="b", depends_on=[str(a)])
+    job = await add_job(fresh_pool, actor, T0, "https://example.com/", name="j",
+                        depends_on=[str(b)])
+    foreign, _ = await add_monitor(fresh_pool, other, T0, name="theirs")
+    cases = [
+        ([str(a)], "cannot depend on itself"),
+        ([str(job)], "would make a cycle: monitor 'a' -> job 'j' -> monitor 'b' -> "
+                     "monitor 'a'"),
+        ([str(uuid.uuid4())], "is not a monitor or job of this team"),
+        ([str(foreign)], "is not a monitor or job of this team"),
+        (["not-an-id"], "is not a monitor or job id"),
+    ]
+    for depends_on, message in cases:
+        with pytest.raises(InvalidInput, match=message) as caught:
+            await update_monitor(fresh_pool, actor, a, {"depends_on": depends_on}, T0)
+        assert caught.value.errors[0].field == "depends_on.0"
+    with pytest.raises(Conflict, match="has dependents: monitor 'b'"):
+        await delete_monitor(fresh_pool, actor, a, T0)
+    await update_monitor(fresh_pool, actor, b, {"depends_on": []}, T0)
+    await delete_monitor(fresh_pool, actor, a, T0)  # no dependent left
+
+
+async def test_depends_on_through_the_api_apply_and_export(
+    frozen_api: AsyncTestClient, team: dict[str, Any],
+) -> None:
+    auth = team["auth"]
+    r = await frozen_api.post("/v1/monitors", headers=auth, json={
+        "name": "router", "schedule": "1h"})
+    router = r.json()["id"]
+    r = await frozen_api.post("/v1/jobs", headers=auth, json={
+        "name": "sync", "schedule": "@hourly", "request": {"url": "https://example.com/"},
+        "depends_on": [router]})
+    assert r.status_code == 201, r.text
+    job = r.json()
+    assert job["depends_on"] == [router]
+    r = await frozen_api.post("/v1/monitors", headers=auth, json={
+        "name": "report", "schedule": "1h", "depends_on": [router, job["id"]]})
+    assert r.status_code == 201, r.text
+    report = r.json()
+    r = await frozen_api.patch(f"/v1/monitors/{router}", headers=auth,
+                               json={"depends_on": [report["id"]]})
+    assert r.status_code == 422 and "depends_on.0" in r.text and "cycle" in r.text
+    r = await frozen_api.patch(f"/v1/jobs/{job['id']}", headers=auth,
+                               json={"depends_on": [job["id"]]})
+    assert r.status_code == 422 and "depends_on.0" in r.text
+    r = await frozen_api.patch(f"/v1/monitors/{router}", headers=auth,
+                               json={"depends_on": ["x"] * 21})
+    assert r.status_code in (400, 422) and "depends_on" in r.text
+    r = await frozen_api.delete(f"/v1/monitors/{router}", headers=auth)
+    assert r.status_code == 409 and "report" in r.text and "sync" in r.text
+    r = await frozen_api.patch(f"/v1/monitors/{report['id']}", headers=auth,
+                               json={"depends_on": [router]})
+    assert r.status_code == 200 and r.json()["depends_on"] == [router]
+    r = await frozen_api.get(f"/v1/monitors/{report['id']}/events", headers=auth)
+    assert [e["data"]["changes"] for e in r.json()["items"]
+            if e["event_type"] == "monitor.updated"] == [{"depends_on": [router]}]
+
+    r = await frozen_api.get("/v1/export", headers=auth)
+    document = r.json()
+    [exported] = [m for m in document["monitors"] if m["name"] == "report"]
+    assert exported["depends_on"] == [router]
+    assert [j["depends_on"] for j in document["jobs"]] == [[router]]
+    assert "depends_on" not in [m for m in document["monitors"] if m["name"] == "router"][0]
+    r = await frozen_api.post("/v1/apply", headers=auth, json={**document,
+                                                              "digest": "ab" * 32})
+    assert r.status_code == 200, r.text
+    assert {c["action"] for c in r.json()["changes"]} == {"unchanged"}
+    document["jobs"][0]["depends_on"] = [job["id"]]
+    r = await frozen_api.post("/v1/apply", headers=auth, json={**document,
+                                                              "digest": "ab" * 32})
+    assert r.status_code == 422 and "jobs.0.depends_on.0" in r.text, r.text
