@@ -3,9 +3,10 @@ docs/notifications.md, *Alerts and why*).
 
 Everything comes from what was recorded: the alert's record (what the rule said, kept as its
 ``rule``: a monitor's ``monitor.down`` data, a job's streak and threshold), the subject's
-definition folded from its stream up to the alert's instant (:func:`core.history.as_of.
-fold_as_of`: the zone and grace in force then, not now), the subject's events up to it (a
-monitor's pings and status flips) or a job's runs, and whether a maintenance window held it.
+definition folded from its stream's definition events up to the alert's instant
+(:func:`core.history.as_of.definition_as_of`: the zone and grace in force then, not now),
+the subject's events up to it (a monitor's pings and status flips) or a job's runs, and
+whether a maintenance window held it.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from core.actor import Actor
 from core.alerts.queries import get_alert
 from core.clock import utc
 from core.errors import Gone, NotFound
-from core.history.as_of import fold_as_of
+from core.events import stream_kinds
+from core.history.as_of import definition_as_of
 from core.history.streams import JOB, MONITOR
 from core.jobs.definition import ALERT_ON
 from core.notifications.messages import down_reason
@@ -119,6 +121,7 @@ async def _around(pool: AsyncConnectionPool, actor: Actor, alert: dict[str, Any]
                     for r in reversed(await cur.fetchall())]
         cur = await conn.execute(Q["alert_subject_events"], {
             "subject_id": alert["subject_id"], "team_id": actor.team_id,
+            "kinds": list(stream_kinds("monitor")),
             "at": alert["created_at"], "limit": AROUND})
         return [{"at": r["occurred_at"], "kind": r["event_type"], "version": r["stream_version"],
                  "data": r["data"]} for r in reversed(await cur.fetchall())]
@@ -139,7 +142,8 @@ async def explain_alert(pool: AsyncConnectionPool, actor: Actor, alert_id: uuid.
     alert = await get_alert(pool, actor, alert_id)
     kind = MONITOR if alert["subject_type"] == "monitor" else JOB
     try:
-        state = await fold_as_of(pool, actor, kind, alert["subject_id"], alert["created_at"])
+        state = await definition_as_of(pool, actor, kind, alert["subject_id"],
+                                       alert["created_at"])
         definition = {k: state.get(k) for k in DEFINITION_KEYS[alert["subject_type"]]}
     except (NotFound, Gone):
         definition = None

@@ -18,7 +18,7 @@ from psycopg_pool import AsyncConnectionPool
 from core.actor import Actor
 from core.clock import rfc3339, utc
 from core.errors import Gone, NotFound
-from core.history.streams import JOB, MONITOR, Kind, events_until
+from core.history.streams import JOB, MONITOR, Kind, definition_until, events_until
 from core.monitors.definition import cached_schedule
 from core.monitors.rules import timing
 from core.schedule import Schedule, parse_schedule
@@ -36,6 +36,11 @@ async def fold_as_of(pool: AsyncConnectionPool, actor: Actor, kind: Kind, stream
     """
     async with pool.connection() as conn:
         events = await events_until(conn, kind, stream_id, actor.team_id, as_of)
+    return _fold(kind, stream_id, as_of, events)
+
+
+def _fold(kind: Kind, stream_id: uuid.UUID, as_of: datetime,
+          events: list[dict[str, Any]]) -> dict[str, Any]:
     state = None
     for event in events:
         state = kind.evolve(state, event)
@@ -46,6 +51,20 @@ async def fold_as_of(pool: AsyncConnectionPool, actor: Actor, kind: Kind, stream
         deleted_at = rfc3339(utc(events[-1]["occurred_at"])) or ""
         raise Gone(f"{kind.name} {stream_id} was deleted at {deleted_at}", deleted_at)
     return row
+
+
+async def definition_as_of(pool: AsyncConnectionPool, actor: Actor, kind: Kind,
+                           stream_id: uuid.UUID, as_of: datetime) -> dict[str, Any]:
+    """:func:`fold_as_of` of the definition events only (:func:`core.history.streams.
+    definition_until`): the row's definition fields and status as they were at ``as_of``
+    (what pings and the checker change is left as at creation), without reading every ping
+    of a monitor.
+
+    Raises:
+        NotFound, Gone: see :func:`fold_as_of`.
+    """
+    return _fold(kind, stream_id, as_of,
+                 await definition_until(pool, actor, kind, stream_id, as_of))
 
 
 async def job_as_of(pool: AsyncConnectionPool, actor: Actor, job_id: uuid.UUID,

@@ -75,3 +75,15 @@ async def definition_events(pool: AsyncConnectionPool, actor: Actor, kind: Kind,
             "stream_id": stream_id, "team_id": actor.team_id, "stream_type": kind.name,
             "skip": list(NOT_DEFINITION)})
         return await cur.fetchall()
+
+
+async def definition_until(pool: AsyncConnectionPool, actor: Actor, kind: Kind,
+                           stream_id: uuid.UUID, until: datetime) -> list[dict[str, Any]]:
+    """:func:`definition_events` up to the last one that occurred at or before ``until``
+    (UTC): folded, the definition fields as they were then, read without the pings' daily
+    leaves; ``[]`` when the stream did not exist yet (or is unknown, or another team's)."""
+    async with pool.connection() as conn:
+        cur = await conn.execute(Q["ledger_definition_until"], {
+            "stream_id": stream_id, "team_id": actor.team_id, "stream_type": kind.name,
+            "skip": list(NOT_DEFINITION), "until": until})
+        return await cur.fetchall()

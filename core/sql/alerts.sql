@@ -47,9 +47,13 @@ WHERE a.id = %(id)s::uuid AND a.team_id = %(team_id)s::uuid;
 
 -- name: alert_subject_events
 -- The subject's stream around an alert: the latest events up to it (pings, flips, edits).
+-- kinds: the partitions a monitor's stream is in (core/events.py, stream_kinds), so the plan
+-- leaves out the runs' and deliveries' daily leaves.
 SELECT stream_version, event_type, data, occurred_at
 FROM events
 WHERE stream_id = %(subject_id)s::uuid AND team_id = %(team_id)s::uuid
+  AND event_retention_kind(stream_type, event_type) = ANY(%(kinds)s::text[])
+  AND stream_type = 'monitor'
   AND occurred_at <= %(at)s::timestamptz
 ORDER BY stream_version DESC
 LIMIT %(limit)s::int;

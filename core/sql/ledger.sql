@@ -74,6 +74,26 @@ WHERE stream_id = %(stream_id)s::uuid
   AND event_type <> ALL (%(skip)s::text[])
 ORDER BY stream_version;
 
+-- name: ledger_definition_until
+-- ledger_definition_events up to the last definition event that occurred at or before
+-- `until` (the prefix as it stood then): the definition at an instant, read from events_keep
+-- only (not the daily leaves of pings: an alert's explanation, core/alerts/explain.py).
+SELECT stream_id, stream_version, event_type, team_id, data, metadata, occurred_at
+FROM events
+WHERE stream_id = %(stream_id)s::uuid
+  AND event_retention_kind(stream_type, event_type) = 'keep'
+  AND team_id = %(team_id)s::uuid
+  AND stream_type = %(stream_type)s
+  AND event_type <> ALL (%(skip)s::text[])
+  AND stream_version <= (SELECT max(stream_version) FROM events
+                         WHERE stream_id = %(stream_id)s::uuid
+                           AND event_retention_kind(stream_type, event_type) = 'keep'
+                           AND team_id = %(team_id)s::uuid
+                           AND stream_type = %(stream_type)s
+                           AND event_type <> ALL (%(skip)s::text[])
+                           AND occurred_at <= %(until)s::timestamptz)
+ORDER BY stream_version;
+
 -- name: ledger_maintenance_windows
 -- The team's maintenance windows that may have been in effect in [from, to] (created by `to`,
 -- not ended or over before `from`), as they are now: what a replay applies.
