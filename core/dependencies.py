@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from typing import Any
 
 import psycopg
+from psycopg_pool import AsyncConnectionPool
 
 from core.errors import Conflict, FieldErrors
 from core.queries import Q
@@ -82,3 +84,26 @@ async def refuse_delete_with_dependents(conn: psycopg.AsyncConnection, team_id: 
                            for row in dependents)
         raise Conflict(f"{what} {subject_id} has dependents: {listed}; remove it from their "
                        "depends_on first")
+
+
+async def parents_by_name(pool: AsyncConnectionPool, team_id: uuid.UUID,
+                          names: Sequence[str]) -> list[dict[str, Any]]:
+    """The team's live monitors and jobs named ``names``: rows ``{"id", "kind", "name"}`` (a
+    name may be one monitor's and one job's)."""
+    if not names:
+        return []
+    async with pool.connection() as conn:
+        cur = await conn.execute(Q["dependency_by_name"], {"team_id": team_id,
+                                                           "names": list(names)})
+        return await cur.fetchall()
+
+
+async def parent_names(pool: AsyncConnectionPool, team_id: uuid.UUID,
+                       ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, dict[str, Any]]:
+    """``{id: {"id", "kind", "name"}}`` of those of ``ids`` that are the team's monitors or
+    jobs (deleted ones too)."""
+    if not ids:
+        return {}
+    async with pool.connection() as conn:
+        cur = await conn.execute(Q["dependency_names"], {"team_id": team_id, "ids": list(ids)})
+        return {row["id"]: row for row in await cur.fetchall()}

@@ -22,7 +22,7 @@ FIELDS = (  # the form's field names, dotted as in the API's error messages
     "request.body", "timeout_seconds", "retry.attempts", "retry.backoff",
     "retry.delay_seconds", "retry.max_delay_seconds", "overlap", "catchup",
     "success_statuses", "channels", "alert_after_failures", "realert_every", "signing_secret",
-    "tags", "confirm.timeout_seconds", "alert_on",
+    "tags", "confirm.timeout_seconds", "alert_on", "depends_on",
 )
 
 
@@ -111,6 +111,7 @@ def values_of(job: dict[str, Any] | None) -> dict[str, Any]:
                                                        "body": None},
                "retry": DEFAULT_RETRY, "success_statuses": None, "channels": [],
                "realert_every": None, "tags": [], "confirm": None, "alert_on": [],
+               "depends_on": [],
                "timeout_seconds": DEFAULTS["timeout_seconds"],
                "alert_after_failures": DEFAULTS["alert_after_failures"], **{
                    k: DEFAULTS[k] for k in ("timezone", "overlap", "catchup")}}
@@ -139,6 +140,7 @@ def values_of(job: dict[str, Any] | None) -> dict[str, Any]:
         "tags": tags_text(job.get("tags")), "confirm.timeout_seconds": num(confirm.get(
             "timeout_seconds")),
         "alert_on": [str(r) for r in job.get("alert_on") or []],
+        "depends_on": "",  # names, filled by the page (api/ui/dependsfield.py)
     }
 
 

@@ -108,3 +108,22 @@ RETURNING id, team_id;
 
 -- name: dependency_alert_of
 SELECT DISTINCT alert_id FROM notifications WHERE id = ANY (%(ids)s::uuid[]);
+
+-- name: dependency_by_name
+-- The team's live monitors and jobs of some names (the dashboard's depends_on field names
+-- parents; names are unique per kind, so a name is at most one of each).
+SELECT id, 'monitor' AS kind, name
+FROM monitors WHERE team_id = %(team_id)s::uuid AND status <> 'deleted'
+                AND name = ANY (%(names)s::text[])
+UNION ALL
+SELECT id, 'job' AS kind, name
+FROM jobs WHERE team_id = %(team_id)s::uuid AND status <> 'deleted'
+            AND name = ANY (%(names)s::text[]);
+
+-- name: dependency_names
+-- The names of some of the team's monitors and jobs, by id (a form or page showing parents).
+SELECT id, 'monitor' AS kind, name FROM monitors
+WHERE team_id = %(team_id)s::uuid AND id = ANY (%(ids)s::uuid[])
+UNION ALL
+SELECT id, 'job' AS kind, name FROM jobs
+WHERE team_id = %(team_id)s::uuid AND id = ANY (%(ids)s::uuid[]);

@@ -193,3 +193,59 @@ async def test_a_monitors_alert_rules_are_edited_with_the_apis_messages(
     assert (monitor["alert_after_failures"], monitor["recover_after_successes"]) == (1, 1)
     assert monitor["min_duration"] is None and monitor["max_duration"] is None
     assert monitor["failure_keywords"] == [] and monitor["realert_every"] is None
+
+
+async def test_depends_on_is_written_as_names_and_the_apis_messages_come_back(
+        frozen_api: AsyncTestClient, team: dict[str, Any], pool: Any) -> None:
+    csrf = await sign_in(frozen_api, team["write"])
+    auth = team["auth"]
+    router = (await frozen_api.post("/v1/monitors", headers=auth, json={
+        "name": "router", "schedule": "5m"})).json()
+    await frozen_api.post("/v1/monitors", headers=auth, json={"name": "db", "schedule": "5m"})
+    job = (await frozen_api.post("/v1/jobs", headers=auth, json={
+        "name": "db", "schedule": "@every 1h",
+        "request": {"url": "https://example.com/"}})).json()
+    form = {"csrf": csrf, "name": "backup", "schedule": "1h", "depends_on": "router\nnobody"}
+    bad = await frozen_api.post("/ui/monitors/new", data=form)
+    assert bad.status_code == 422
+    assert "no monitor or job named &#39;nobody&#39; in this team" in bad.text
+    both = await frozen_api.post("/ui/monitors/new", data={**form, "depends_on": "db"})
+    assert both.status_code == 422 and "is both a monitor and a job" in both.text
+    r = await frozen_api.post("/ui/monitors/new", data={
+        **form, "depends_on": "router\njob: db"}, follow_redirects=False)
+    assert r.status_code == 303, r.text
+    monitor_id = uuid.UUID(MONITOR_ID.fullmatch(r.headers["location"]).group(1))  # type: ignore[union-attr]
+    monitor = await get_monitor(pool, team["actor"], monitor_id)
+    assert [str(p) for p in monitor["depends_on"]] == [router["id"], job["id"]]
+    page = await frozen_api.get(f"/ui/monitors/{monitor_id}")
+    assert (f'held while <a href="/ui/monitors/{router["id"]}">monitor router</a> or '
+            f'<a href="/ui/jobs/{job["id"]}">job db</a> is down') in page.text
+    edit = await frozen_api.get(f"/ui/monitors/{monitor_id}/edit")
+    assert ">router\njob: db</textarea>" in edit.text
+    # the core's rule: a cycle, named, at the field
+    r = await frozen_api.get(f"/ui/monitors/{router['id']}/edit")
+    version = re.search(r'name="version" value="(\d+)"', r.text).group(1)  # type: ignore[union-attr]
+    cycle = await frozen_api.post(f"/ui/monitors/{router['id']}/edit", data={
+        "csrf": csrf, "version": version, "name": "router", "schedule": "5m",
+        "depends_on": "backup"})
+    assert cycle.status_code == 422 and 'id="depends_on-error">would make a cycle' in cycle.text
+    # a job's form too
+    r = await frozen_api.get(f"/ui/jobs/{job['id']}/edit")
+    assert 'id="f-depends_on"' in r.text
+    version = re.search(r'name="version" value="(\d+)"', r.text).group(1)  # type: ignore[union-attr]
+    fields = {"csrf": csrf, "version": version, "name": "db", "schedule": "@every 1h",
+              "timezone": "UTC", "request.method": "GET", "request.url": "https://example.com/",
+              "timeout_seconds": "30", "retry.attempts": "1", "retry.backoff": "exponential",
+              "retry.delay_seconds": "10", "retry.max_delay_seconds": "60", "overlap": "skip",
+              "catchup": "latest", "alert_after_failures": "1"}
+    unknown = await frozen_api.post(f"/ui/jobs/{job['id']}/edit",
+                                    data={**fields, "depends_on": "nobody"})
+    assert unknown.status_code == 422
+    assert re.search(r'id="err-depends_on">no monitor or job named', unknown.text)
+    saved = await frozen_api.post(f"/ui/jobs/{job['id']}/edit",
+                                  data={**fields, "depends_on": "monitor: router"},
+                                  follow_redirects=False)
+    assert saved.status_code == 303, saved.text
+    page = await frozen_api.get(f"/ui/jobs/{job['id']}")
+    assert f'held while <a href="/ui/monitors/{router["id"]}">monitor router</a> is down' \
+        in page.text

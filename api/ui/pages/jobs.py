@@ -21,6 +21,7 @@ from api.ui import jobform
 from api.ui.auth import Viewer, ViewerDep, checked_form, redirect, writable
 from api.ui.channelform import channel_choices, named_channels
 from api.ui.charts import days_chart, outcome_strip, run_chart
+from api.ui.dependsfield import named_parents, parents_text, parse_parents
 from api.ui.flash import redirect_with
 from api.ui.live import live_fragment
 from api.ui.render import fragment, page
@@ -186,6 +187,8 @@ async def job_page(request: Request[Any, Any, Any], job_id: FromPath[uuid.UUID],
     known = await named_channels(pool, viewer.actor, [*listed, *sorted(ever - set(listed))])
     names = {c["id"]: c["name"] for c in known}
     parts["job"]["channel_names"] = known[:len(listed)]
+    parts["job"]["parents"] = await named_parents(pool, viewer.actor.team_id,
+                                                  parts["job"].get("depends_on") or [])
     return page(request, viewer, "job.html", parts["job"]["name"], section="jobs", **parts,
                 **await _charts(pool, viewer.actor, job_id, request.app.state.clock.now()),
                 history=_history(events, names),
@@ -270,7 +273,7 @@ async def job_create(request: Request[Any, Any, Any], viewer: ViewerDep, pool: P
                      clock: ClockDep, keyring: KeyRingDep) -> Response[Any]:
     """Create the job, or show the form again with the API's messages next to the fields."""
     form = await checked_form(request, viewer)
-    fields, problems = jobform.parse(form, editing=False)
+    fields, problems = await _parse(form, viewer, pool, editing=False)
     if problems:
         return await _form_page(request, viewer, None, jobform.form_texts(form), problems, 422)
     try:
@@ -291,7 +294,19 @@ async def job_edit(request: Request[Any, Any, Any], job_id: FromPath[uuid.UUID],
                    viewer: ViewerDep, pool: PoolDep) -> Template:
     job = await get_job(pool, viewer.actor, job_id)
     writable(viewer)
-    return await _form_page(request, viewer, job, jobform.values_of(job), [])
+    values = {**jobform.values_of(job), "depends_on": await parents_text(
+        pool, viewer.actor.team_id, job.get("depends_on") or [])}
+    return await _form_page(request, viewer, job, values, [])
+
+
+async def _parse(form: dict[str, Any], viewer: Viewer, pool: Any, *, editing: bool
+                 ) -> tuple[dict[str, Any], list[FieldError]]:
+    """:func:`api.ui.jobform.parse`, and the **Depends on** names to ids
+    (:func:`api.ui.dependsfield.parse_parents`)."""
+    fields, problems = jobform.parse(form, editing=editing)
+    fields["depends_on"], more = await parse_parents(pool, viewer.actor.team_id,
+                                                     str(form.get("depends_on") or ""))
+    return fields, [*problems, *more]
 
 
 @post("/ui/jobs/{job_id:uuid}/edit", name="job_save")
@@ -300,7 +315,7 @@ async def job_save(request: Request[Any, Any, Any], job_id: FromPath[uuid.UUID],
     """Save the edit form, or show it again with the API's messages next to the fields."""
     form = await checked_form(request, viewer)
     job = await get_job(pool, viewer.actor, job_id)
-    fields, problems = jobform.parse(form, editing=True)
+    fields, problems = await _parse(form, viewer, pool, editing=True)
     if problems:
         return await _form_page(request, viewer, job, jobform.form_texts(form), problems, 422)
     version = str(form.get("version") or "")

@@ -24,6 +24,7 @@ from api.deps import PoolDep
 from api.pagination import decode_cursor, encode_cursor
 from api.ui.auth import Viewer, ViewerDep, checked_form, redirect, writable
 from api.ui.channelform import channel_choices, channel_ids, channel_items, named_channels
+from api.ui.dependsfield import named_parents, parents_text, parse_parents
 from api.ui.flash import redirect_with
 from api.ui.formerrors import conflict_errors, field_errors
 from api.ui.live import live_fragment
@@ -99,6 +100,21 @@ def _fields(form: dict[str, Any]) -> dict[str, Any]:
     fields["channels"] = channels
     fields.update({field: _given(form, field) for field in RULE_FIELDS})
     fields.update({field: _keywords(form, field) for field in KEYWORD_FIELDS})
+    return fields
+
+
+async def _all_fields(form: dict[str, Any], viewer: Viewer, pool: Any) -> dict[str, Any]:
+    """:func:`_fields` and the **Depends on** names as ids
+    (:func:`api.ui.dependsfield.parse_parents`).
+
+    Raises:
+        InvalidInput: a line that names no one monitor or job (at ``depends_on``).
+    """
+    fields = _fields(form)
+    fields["depends_on"], problems = await parse_parents(pool, viewer.actor.team_id,
+                                                         str(form.get("depends_on") or ""))
+    if problems:
+        raise InvalidInput("depends_on: " + problems[0].message, problems)
     return fields
 
 
@@ -217,7 +233,7 @@ async def monitor_create(request: Request[Any, Any, Any], viewer: ViewerDep,
     form = await checked_form(request, viewer)
     fields: dict[str, Any] = {}
     try:
-        fields = _fields(form)
+        fields = await _all_fields(form, viewer, pool)
         monitor_id, token = await commands.create_monitor(
             pool, viewer.actor, fields, request.app.state.clock.now(),
             request.app.state.keyring)
@@ -235,7 +251,9 @@ async def monitor_edit(request: Request[Any, Any, Any], viewer: ViewerDep, pool:
                        monitor_id: FromPath[uuid.UUID]) -> Template:
     monitor = await get_monitor(pool, viewer.actor, monitor_id)
     writable(viewer)
-    return await _form_page(request, viewer, _values_of(monitor), monitor=monitor)
+    values = {**_values_of(monitor), "depends_on": await parents_text(
+        pool, viewer.actor.team_id, monitor.get("depends_on") or [])}
+    return await _form_page(request, viewer, values, monitor=monitor)
 
 
 @post("/ui/monitors/{monitor_id:uuid}/edit", name="monitor_save")
@@ -249,7 +267,7 @@ async def monitor_save(request: Request[Any, Any, Any], viewer: ViewerDep, pool:
     version = str(form.get("version") or "")
     fields: dict[str, Any] = {}
     try:
-        fields = _fields(form)
+        fields = await _all_fields(form, viewer, pool)
         fields.setdefault("slug", None)  # emptied: no slug
         fields.setdefault("timezone", DEFAULTS["timezone"])
         await commands.update_monitor(pool, viewer.actor, monitor_id, fields,
@@ -299,6 +317,8 @@ async def _status_context(request: Request[Any, Any, Any], viewer: Viewer,
     monitor["in_maintenance_until"] = until.get(monitor_id)
     monitor["channel_names"] = await named_channels(pool, viewer.actor,
                                                     monitor.get("channels") or [])
+    monitor["parents"] = await named_parents(pool, viewer.actor.team_id,
+                                             monitor.get("depends_on") or [])
     return {"monitor": monitor, "pings": pings, "flips": flips}
 
 
