@@ -19,6 +19,7 @@ from core.errors import FieldErrors
 
 MAX_CHANNELS = 20
 MAX_DEPENDS_ON = 20  # parents of one monitor or job
+MAX_RUN_SECONDS = 366 * 86400  # the longest min_duration / max_duration
 MIN_REALERT_SECONDS = 60
 MAX_REALERT_SECONDS = 30 * 86400
 
@@ -74,6 +75,36 @@ def normalize_realert(value: Any, errors: FieldErrors) -> int | None:
         errors.add("realert_every", "must be a duration between 60 s and 30 days: seconds "
                    "or a string such as '30m', '1h', '1d' (null: off)")
     return seconds
+
+
+# -- run-time bounds ------------------------------------------------------------------------------
+def normalize_run_bounds(out: dict[str, Any], errors: FieldErrors) -> None:
+    """``min_duration`` and ``max_duration`` of ``out`` in seconds (a number of seconds or
+    ``"90s"``, ``"30m"``, ``"6h"``; 1 s to 366 days; ``None``: no bound), in place; the
+    minimum must be below the maximum. Problems go to ``errors``. Shared by jobs and
+    monitors (healthchecks #236 "run too short", Sentry Crons' ``max_runtime``)."""
+    for key in ("min_duration", "max_duration"):
+        value = out.get(key)
+        if value is None:
+            continue
+        seconds = parse_duration(value)
+        if seconds is None or not 1 <= seconds <= MAX_RUN_SECONDS:
+            errors.add(key, "must be a duration from 1 s to 366 days: seconds or a string "
+                            "such as '90s', '30m', '6h' (null: no bound)")
+            out[key] = None
+        else:
+            out[key] = seconds
+    low, high = out.get("min_duration"), out.get("max_duration")
+    if low is not None and high is not None and low >= high:
+        errors.add("min_duration", f"must be less than max_duration ({high} s)")
+
+
+def shorter_than(duration_ms: int | None, min_duration: int | None) -> bool:
+    """Whether a run of ``duration_ms`` milliseconds that succeeded is too short for
+    ``min_duration`` (seconds; ``None``: no bound): the one comparison of a monitor's run
+    between ``/start`` and its success and of a job's successful attempt."""
+    return min_duration is not None and duration_ms is not None \
+        and duration_ms < min_duration * 1000
 
 
 # -- failure tolerance ----------------------------------------------------------------------------

@@ -30,6 +30,9 @@ RealertSeconds = Annotated[int, Meta(ge=alerting.MIN_REALERT_SECONDS,
                                      le=alerting.MAX_REALERT_SECONDS)]
 Duration = Annotated[str, Meta(description="a duration such as 90s, 30m, 1h30m, 1d",
                                extra_json_schema={"pattern": DURATION_PATTERN})]
+RunSeconds = Annotated[int, Meta(ge=1, le=alerting.MAX_RUN_SECONDS)]
+RunBound = Annotated[RunSeconds | Duration | None, Meta(
+    description="seconds, or a duration such as 90s, 30m, 6h (1 s to 366 days); null: none")]
 Tags = Annotated[list[Annotated[str, Meta(pattern=f"^{tagdef.TAG_PATTERN}$")]],
                  Meta(max_length=tagdef.MAX_TAGS,
                       description="short words (no spaces, / or *) for badges and metrics")]

@@ -13,6 +13,7 @@ from api.schemas.common import (
     DependsOn,
     Duration,
     RealertSeconds,
+    RunBound,
     Schedule,
     Tags,
     Zone,
@@ -105,6 +106,8 @@ class JobCreate(Struct, forbid_unknown_fields=True):
     realert_every: RealertSeconds | Duration | None = None
     alert_on: AlertOn = []
     depends_on: DependsOn = []
+    min_duration: RunBound = None
+    max_duration: RunBound = None
     tags: Tags = []
     paused: bool = False
     success_statuses: SuccessStatuses | None = None
@@ -144,6 +147,8 @@ class JobPatch(Struct, forbid_unknown_fields=True):
     realert_every: RealertSeconds | Duration | None | UnsetType = UNSET
     alert_on: AlertOn | UnsetType = UNSET
     depends_on: DependsOn | UnsetType = UNSET
+    min_duration: RunBound | UnsetType = UNSET
+    max_duration: RunBound | UnsetType = UNSET
     tags: Tags | UnsetType = UNSET
     paused: bool | UnsetType = UNSET
     success_statuses: SuccessStatuses | None | UnsetType = UNSET
@@ -179,6 +184,8 @@ class Job(Struct):
     tags: list[str] = []
     alert_on: list[str] = []
     depends_on: list[uuid.UUID] = []
+    min_duration: int | None = None
+    max_duration: int | None = None
     in_maintenance_until: datetime | None = None  # docs/ledger.md
     confirm: dict[str, int] | None = None
 

@@ -13,6 +13,7 @@ from api.schemas.common import (
     DependsOn,
     Duration,
     RealertSeconds,
+    RunBound,
     Schedule,
     Slug,
     Tags,
@@ -28,7 +29,6 @@ Grace = Annotated[int, Meta(ge=1, le=mondef.MAX_GRACE_SECONDS)]
 PingMethods = Annotated[str, Meta(description="one of " + ", ".join(mondef.METHODS)
                                               + " (any case)",
                                   extra_json_schema={"pattern": any_case(*mondef.METHODS)})]
-RunSeconds = Annotated[int, Meta(ge=1, le=mondef.MAX_RUN_SECONDS)]
 Keyword = Annotated[str, Meta(min_length=1, max_length=mondef.MAX_KEYWORD)]
 Keywords = Annotated[list[Keyword], Meta(
     max_length=mondef.MAX_KEYWORDS,
@@ -37,8 +37,6 @@ Keywords = Annotated[list[Keyword], Meta(
 Threshold = Annotated[int, Meta(ge=1, le=MAX_ALERT_AFTER, description=(
     "failure tolerance: a whole number of pings or slots in a row, 1 to "
     f"{MAX_ALERT_AFTER} (docs/notifications.md, Failure tolerance)"))]
-RunBound = Annotated[RunSeconds | Duration | None, Meta(
-    description="seconds, or a duration such as 90s, 30m, 6h (1 s to 366 days); null: none")]
 
 
 class MonitorCreate(Struct, forbid_unknown_fields=True):

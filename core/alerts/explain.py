@@ -36,7 +36,8 @@ DEFINITION_KEYS = {
                 "alert_after_failures", "recover_after_successes", "realert_every",
                 "channels", "depends_on"),
     "job": ("name", "schedule", "timezone", "overlap", "catchup", "alert_after_failures",
-            "realert_every", "alert_on", "channels", "depends_on"),
+            "realert_every", "alert_on", "channels", "depends_on", "min_duration",
+            "max_duration"),
 }
 JOB_TEXT = {
     "alert_after_failures": "{consecutive_failures} run(s) in a row failed after their last "
@@ -45,6 +46,8 @@ JOB_TEXT = {
                      "the last alert.",
     "succeeded": "A run succeeded after {consecutive_failures} failed run(s) that alerted.",
     "broken": "The scheduler stopped firing it: {broken_reason}",
+    "max_duration": "The run of {scheduled_for} started at {started_at} was still going at "
+                    "{deadline}, past max_duration ({max_duration} s).",
     # a slot that did not run, alerted by the job's alert_on (core/runs/claim.py)
     **{f"alert_on: {kind}": "The slot of {scheduled_for} was " + kind + " ({why}), and "
        "alert_on names " + kind + "." for kind in ALERT_ON},

@@ -15,6 +15,7 @@ from core.alerting import (
     normalize_channels,
     normalize_depends_on,
     normalize_realert,
+    normalize_run_bounds,
     normalize_threshold,
 )
 from core.errors import FieldErrors, nul_errors
@@ -60,6 +61,8 @@ DEFAULTS: dict[str, Any] = {
     "realert_every": None,
     "alert_on": (),  # no alert for slots that did not run
     "depends_on": (),  # parents whose outage holds its alerts (core/dependencies.py)
+    "min_duration": None,  # run-time bounds in seconds (core/runs/bounds.py)
+    "max_duration": None,
     "tags": (),
     "confirm": None,  # None: a 2xx is the outcome (docs/ledger.md, fire-and-confirm)
     "schedule_text": None,  # the words the schedule was written in (core/schedule/words.py)
@@ -67,7 +70,7 @@ DEFAULTS: dict[str, Any] = {
 DEFINITION_FIELDS = ("name", "schedule", "timezone", "request", "timeout_seconds", "retry",
                      "overlap", "catchup", "success_statuses", "channels",
                      "alert_after_failures", "realert_every", "tags", "confirm", "schedule_text",
-                     "alert_on", "depends_on")
+                     "alert_on", "depends_on", "min_duration", "max_duration")
 MIN_CONFIRM_SECONDS = 1
 MAX_CONFIRM_SECONDS = 7 * 86400
 
@@ -269,7 +272,9 @@ def normalize_definition(
             ``channels`` (ids),
             ``alert_after_failures``, ``realert_every`` (seconds or ``"1h"``-style, ``None``
             for off), ``alert_on`` (:func:`normalize_alert_on`), ``depends_on``
-            (:func:`core.alerting.normalize_depends_on`));
+            (:func:`core.alerting.normalize_depends_on`), ``min_duration`` / ``max_duration``
+            (:func:`core.alerting.normalize_run_bounds`: a successful attempt shorter than
+            the minimum fails, a run still going past the maximum alerts; core/runs/bounds.py));
             missing optional fields take their defaults. ``schedule`` may be a phrase in
             words: the definition holds its canonical form and ``schedule_text`` the words
             (:func:`core.schedule.schedule_text`, which also keeps a stored definition's words
@@ -307,8 +312,12 @@ def normalize_definition(
     if out["catchup"] not in CATCHUP_POLICIES:
         errors.add("catchup", f"must be one of {', '.join(CATCHUP_POLICIES)}")
     _normalize_alerting(out, errors)
+    normalize_run_bounds(out, errors)
     out["tags"] = normalize_tags(out["tags"], errors)  # core/tags.py
     out["confirm"] = normalize_confirm(fields.get("confirm"), errors)
+    if out["confirm"] is not None and out["min_duration"] is not None:
+        errors.add("min_duration", "cannot be set on a fire-and-confirm job: its 2xx comes at "
+                                   "once by design (use max_duration, or confirm's timeout)")
     schedule = out.get("schedule")
     if not isinstance(schedule, str) or not schedule.strip():
         errors.add("schedule", "is required")

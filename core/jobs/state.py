@@ -74,6 +74,8 @@ class JobState:
     realert_every: int | None
     alert_on: list[str]
     depends_on: list[uuid.UUID]
+    min_duration: int | None
+    max_duration: int | None
     tags: list[str]
     schedule_text: str | None
     confirm_timeout_seconds: int | None
@@ -123,6 +125,8 @@ def _derived(fields: dict[str, Any]) -> dict[str, Any]:
     fields["alert_on"] = list(fields.get("alert_on") or ())  # and alert_on with 0030
     fields["depends_on"] = [p if isinstance(p, uuid.UUID) else uuid.UUID(p)  # 0031
                             for p in fields.get("depends_on") or ()]
+    fields.setdefault("min_duration", None)  # run-time bounds with 0033
+    fields.setdefault("max_duration", None)
     fields["secret_names"] = placeholder_names(fields["request"])
     fields["channels"] = [c if isinstance(c, uuid.UUID) else uuid.UUID(c)
                           for c in fields["channels"] or ()]

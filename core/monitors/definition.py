@@ -14,9 +14,9 @@ from core.alerting import (
     normalize_channels,
     normalize_depends_on,
     normalize_realert,
+    normalize_run_bounds,
     normalize_threshold,
 )
-from core.durations import parse_duration
 from core.errors import FieldErrors, nul_errors
 from core.monitors.slugs import slug_problem
 from core.schedule import InvalidSchedule, Schedule, parse_schedule, schedule_text
@@ -27,7 +27,6 @@ METHODS = ("any", "post")
 MAX_NAME = 200
 MAX_GRACE_SECONDS = 366 * 86400
 DEFAULT_GRACE_SECONDS = 300
-MAX_RUN_SECONDS = 366 * 86400  # the longest min_duration / max_duration
 KEYWORD_FIELDS = ("start_keywords", "success_keywords", "failure_keywords")
 MAX_KEYWORDS = 20  # per list
 MAX_KEYWORD = 200  # characters, healthchecks' whole *_kw field
@@ -87,26 +86,6 @@ def _check_zone(name: Any) -> str | None:
     return None
 
 
-def normalize_run_bounds(out: dict[str, Any], errors: FieldErrors) -> None:
-    """``min_duration`` and ``max_duration`` of ``out`` in seconds (a number of seconds or
-    ``"90s"``, ``"30m"``, ``"6h"``; 1 s to 366 days; ``None``: no bound), in place; the
-    minimum must be below the maximum. Problems go to ``errors``."""
-    for key in ("min_duration", "max_duration"):
-        value = out.get(key)
-        if value is None:
-            continue
-        seconds = parse_duration(value)
-        if seconds is None or not 1 <= seconds <= MAX_RUN_SECONDS:
-            errors.add(key, "must be a duration from 1 s to 366 days: seconds or a string "
-                            "such as '90s', '30m', '6h' (null: no bound)")
-            out[key] = None
-        else:
-            out[key] = seconds
-    low, high = out.get("min_duration"), out.get("max_duration")
-    if low is not None and high is not None and low >= high:
-        errors.add("min_duration", f"must be less than max_duration ({high} s)")
-
-
 def normalize_keywords(value: Any, field: str, errors: FieldErrors) -> list[str]:
     """A keyword list (``start_keywords`` …): ``None`` or a list of at most
     :data:`MAX_KEYWORDS` strings of 1 to :data:`MAX_KEYWORD` characters, kept exactly as given
@@ -141,7 +120,8 @@ def normalize_definition(fields: dict[str, Any], *, now: datetime) -> dict[str, 
             jobs' fields of the same names), ``slug`` (``[a-z0-9_-]``, 1 to 100 characters,
             ``None``: none; the command derives one from the name at creation,
             :mod:`core.monitors.slugs`), ``tags`` (:mod:`core.tags`) and the run-time
-            bounds ``min_duration`` / ``max_duration`` (:func:`normalize_run_bounds`), the
+            bounds ``min_duration`` / ``max_duration``
+            (:func:`core.alerting.normalize_run_bounds`), the
             keyword lists ``start_keywords``, ``success_keywords``, ``failure_keywords``
             (:func:`normalize_keywords`), and the failure tolerance ``alert_after_failures``
             (alert after this many failed pings or missed slots in a row) and

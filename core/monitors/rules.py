@@ -87,6 +87,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
+from core.alerting import shorter_than
 from core.schedule import Schedule
 
 ACTIVE = ("up", "late")
@@ -199,9 +200,7 @@ class PingOutcome:
 def too_short(state: dict[str, Any], action: str, duration_ms: int | None) -> bool:
     """Whether a ping of effective ``action`` that closed a run of ``duration_ms`` (``None``:
     no matching start) is a run shorter than the monitor's ``min_duration`` (seconds)."""
-    bound = state.get("min_duration")
-    return action == "success" and bound is not None and duration_ms is not None \
-        and duration_ms < bound * 1000
+    return action == "success" and shorter_than(duration_ms, state.get("min_duration"))
 
 
 def ping(state: dict[str, Any], *, kind: str, method: str, rid: uuid.UUID | None,

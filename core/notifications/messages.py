@@ -25,7 +25,8 @@ from core.clock import rfc3339
 
 BODY_SNIPPET = 300  # characters of a response or ping body quoted in a message
 
-JOB_EVENTS = ("failed", "still_failing", "recovered", "broken", "skipped", "missed", "held")
+JOB_EVENTS = ("failed", "still_failing", "recovered", "broken", "skipped", "missed", "held",
+              "too_long")
 MONITOR_EVENTS = ("down", "up", "still_down")
 
 
@@ -50,6 +51,9 @@ def _duration(seconds: float) -> str:
 def _response_line(last: dict[str, Any] | None) -> str:
     if not last:
         return "no response recorded"
+    if last.get("status") is not None and last.get("error_class") not in (None, "http_status") \
+            and last.get("error"):  # a 2xx that still failed: too short, unconfirmed ...
+        return f"{last['error_class']}: {last['error']} (HTTP {last['status']})"
     if last.get("status") is not None:
         line = f"HTTP {last['status']}"
         if last.get("body"):
@@ -123,6 +127,30 @@ def job_slot_message(*, job_id: uuid.UUID, job_name: str, run_id: uuid.UUID,
         "facts": [
             {"name": "Slot", "value": slot}, {"name": "Reason", "value": why},
             {"name": "Rule", "value": f"alert_on: {reason}"}],
+        "last_response": None, "last_ping": None,
+        "links": {"job": f"/v1/jobs/{job_id}", "run": f"/v1/runs/{run_id}",
+                  "runs": f"/v1/jobs/{job_id}/runs"},
+    }
+
+
+def job_overran_message(*, job_id: uuid.UUID, job_name: str, run_id: uuid.UUID,
+                        scheduled_for: datetime, started_at: datetime, max_duration: int,
+                        now: datetime) -> dict[str, Any]:
+    """The message for a run still going past its job's ``max_duration`` (seconds), sent
+    while it runs (:mod:`core.runs.bounds`): it started at ``started_at`` (UTC)."""
+    quoted = f"\u201c{job_name}\u201d"
+    slot = rfc3339(scheduled_for)
+    return {
+        "event": "job.too_long", "status": "down",
+        "title": f"Job {quoted} is still running after {span(max_duration)}",
+        "text": f"The run of {slot} started at {rfc3339(started_at)} is still going after "
+                f"{span((now - started_at).total_seconds())}, expected at most "
+                f"{span(max_duration)} (max_duration).",
+        "subject": {"type": "job", "id": str(job_id), "name": job_name},
+        "occurred_at": rfc3339(now), "since": rfc3339(started_at),
+        "facts": [{"name": "Slot", "value": slot},
+                  {"name": "Started at", "value": rfc3339(started_at)},
+                  {"name": "Rule", "value": f"max_duration: {span(max_duration)}"}],
         "last_response": None, "last_ping": None,
         "links": {"job": f"/v1/jobs/{job_id}", "run": f"/v1/runs/{run_id}",
                   "runs": f"/v1/jobs/{job_id}/runs"},

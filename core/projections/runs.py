@@ -52,10 +52,11 @@ async def rebuild(conn: psycopg.AsyncConnection, skipped: Skipped | None = None,
     folded: dict[Any, int] = {}  # run -> version already in its row (from base)
     for run_id, row in (base or {}).items():
         folded[run_id] = row["version"]
+        # .get: a snapshot taken before migration 0033 has no overran_at
         if row["status"] in FINAL:
-            finished.append({c: row[c] for c in COLUMNS})
+            finished.append({c: row.get(c) for c in COLUMNS})
         else:
-            open_runs[run_id] = {c: row[c] for c in COLUMNS}
+            open_runs[run_id] = {c: row.get(c) for c in COLUMNS}
     total = 0
     async with conn.cursor(name="cronledger_rebuild_runs") as cur:
         cur.itersize = 5000

@@ -33,6 +33,8 @@ Run stream events. ``data`` always carries what the ``runs`` row needs to be reb
     ``run.skipped`` / ``run.missed``     a slot that did not run: ``reason``, ``finished_at``
                                          (the first event of its stream, or a queued run
                                          cancelled because its job was deleted)
+    ``run.overran``          still going past the job's ``max_duration``: ``started_at``,
+                             ``max_duration`` (seconds), ``deadline`` (:mod:`core.runs.bounds`)
 The lease (``lease_token``, ``lease_expires_at``) is deliberately not in the log: it is a
 transient claim, not history.
 """

@@ -94,6 +94,7 @@ class ClaimedJob:
     signing: bool
     confirm_timeout_seconds: int | None
     alert_on: list[str]
+    min_duration: int | None
     running: int
     queued: int
 
@@ -137,6 +138,7 @@ class ReadyRun:
     secret_names: list[str]
     signing: bool
     confirm_timeout_seconds: int | None
+    min_duration: int | None
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> ReadyRun:
@@ -209,7 +211,8 @@ def _job_sending(job: ClaimedJob | ReadyRun) -> dict[str, Any]:
             "success_statuses": tuple(job.success_statuses) if job.success_statuses
             else None,
             "secret_names": tuple(job.secret_names), "signing": job.signing,
-            "confirm_timeout_seconds": job.confirm_timeout_seconds}
+            "confirm_timeout_seconds": job.confirm_timeout_seconds,
+            "min_duration": job.min_duration}
 
 
 async def _attach_sealed(conn: psycopg.AsyncConnection,

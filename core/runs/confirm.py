@@ -18,7 +18,9 @@ The life of a confirmation:
    ``reported_failure``), ``duration_ms`` the time from the send to the confirmation, and the
    event carries ``confirmation: {"at", "outcome", "exit_status"}``.
 4. **Time out.** :class:`ConfirmTimeouts`, a background service on the injected clock, fails
-   the runs whose deadline passed (state in PostgreSQL: a restart loses nothing).
+   the runs whose deadline passed (state in PostgreSQL: a restart loses nothing). It also
+   says, while they run, the runs going past their job's ``max_duration``
+   (:mod:`core.runs.bounds`).
 
 The token, like the lease, is a transient claim and not in the log; the outcome is.
 """
@@ -43,6 +45,7 @@ from core.notifications.job_alerts import FinalRun, record_job_outcomes
 from core.notifications.outbox import DEFAULT_MAX_ATTEMPTS
 from core.queries import Q
 from core.runs import events as run_events
+from core.runs.bounds import alert_overruns, next_overrun_at
 from core.runs.dispatch import Dispatch
 from core.services.base import Service
 from core.tokens import token_hash
@@ -212,18 +215,29 @@ class ConfirmTimeouts(Service):
         self.max_attempts = notify_max_attempts
 
     async def run_once(self, now: datetime | None = None) -> int:
-        """Expire until a batch comes back short; returns how many runs failed."""
+        """Expire until a batch comes back short, then say the runs going past their
+        ``max_duration`` (:func:`core.runs.bounds.alert_overruns`); returns how many runs
+        failed unconfirmed."""
         total = 0
         while not self.stopping.is_set():
             n = await expire_due(self.pool, now or self.clock, max_attempts=self.max_attempts)
             total += n
             if n < BATCH:
                 break
+        while not self.stopping.is_set():
+            async with transaction(self.pool) as conn:
+                n = await alert_overruns(conn, read_now(now or self.clock), limit=BATCH,
+                                         hold=held_alerts, max_attempts=self.max_attempts)
+            if n < BATCH:
+                break
         return total
 
     async def next_deadline(self) -> datetime | None:
-        """The earliest pending confirmation deadline (UTC), ``None`` when none."""
+        """The earliest pending confirmation deadline or ``max_duration`` of a run still
+        going (UTC), ``None`` when none."""
         async with self.pool.connection() as conn:
             cur = await conn.execute(Q["run_confirm_next_deadline"])
             row = await cur.fetchone()
-        return row["at"] if row else None
+            overrun = await next_overrun_at(conn)
+        deadlines = [at for at in (row["at"] if row else None, overrun) if at is not None]
+        return min(deadlines) if deadlines else None

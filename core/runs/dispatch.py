@@ -48,6 +48,8 @@ class Dispatch:
             outcome; docs/ledger.md).
         confirm_token: the attempt's one-time confirmation token (in memory only; its hash is
             in ``run_confirmations``), set by :func:`core.runs.confirm.issue_tokens`.
+        min_duration: the job's ``min_duration`` in seconds (``None``: no bound): a successful
+            attempt shorter than it is a failure (:func:`core.runs.bounds.too_short`).
         lease_expires_at: when the lease taken by the claim ends (UTC; the claim's instant
             plus the timeout and the lease margin): an attempt that could not finish before
             it is not sent (:meth:`lease_covers`). ``None``: not known (tests).
@@ -74,6 +76,7 @@ class Dispatch:
     confirm_timeout_seconds: int | None = None
     confirm_token: str | None = field(default=None, repr=False)
     lease_expires_at: datetime | None = None
+    min_duration: int | None = None
 
     def lease_covers(self, now: datetime) -> bool:
         """Whether the lease still covers a whole attempt started at ``now`` (UTC): sent

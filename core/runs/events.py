@@ -124,3 +124,14 @@ def attempt_recorded(status: Literal["succeeded", "failed", "queued", "awaiting_
         kind, fields["finished_at"] = f"run.{status}", finished_at
     return _event(kind, run_id, team_id, version, now, job_id, scheduled_for, trigger, fields,
                   metadata)
+
+
+def overran(run_id: uuid.UUID, team_id: uuid.UUID, version: int, now: datetime, *,
+            job_id: uuid.UUID, scheduled_for: datetime, trigger: str, started_at: datetime,
+            max_duration: int, deadline: datetime) -> NewEvent:
+    """``run.overran``: the run was still going (running, waiting for a retry or for its
+    confirmation) at ``deadline``, ``started_at`` plus the job's ``max_duration`` seconds
+    (:mod:`core.runs.bounds`)."""
+    return _event("run.overran", run_id, team_id, version, now, job_id, scheduled_for, trigger,
+                  {"started_at": started_at, "max_duration": max_duration,
+                   "deadline": deadline}, {"actor": "system"})

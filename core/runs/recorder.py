@@ -2,7 +2,9 @@
 
 Results are written in batches (one transaction for many finished attempts), with a
 compare-and-set on each run's lease token: a worker whose lease was taken over records nothing.
-A failed attempt with attempts left puts the run back as ``queued`` with ``available_at`` (the
+A successful attempt shorter than the job's ``min_duration`` is a failed one
+(:func:`core.runs.bounds.too_short`). A failed attempt with attempts left puts the run back as
+``queued`` with ``available_at`` (the
 retry is durable: it lives in the database, not in the worker's memory). Failures that another
 attempt cannot fix (error classes ``secret`` and ``blocked``) fail the run at once.
 """
@@ -27,6 +29,7 @@ from core.notifications.messages import snippet
 from core.notifications.outbox import DEFAULT_MAX_ATTEMPTS
 from core.queries import Q
 from core.runs import events as run_events
+from core.runs.bounds import too_short
 from core.runs.confirm import arm as arm_confirmations
 from core.runs.confirm import deadline as confirm_deadline
 from core.runs.dispatch import AttemptResult
@@ -125,6 +128,7 @@ class Recorder:
         """
         if not results:
             return 0
+        results = [too_short(r) for r in results]  # a success under min_duration fails
         async with transaction(self.pool) as conn:
             now = read_now(now)
             outcomes = [_outcome(r, now, self.rng) for r in results]

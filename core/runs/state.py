@@ -15,7 +15,7 @@ FINAL = ("succeeded", "failed", "skipped", "missed")
 COLUMNS = ("id", "job_id", "team_id", "scheduled_for", "trigger", "status", "attempt",
            "max_attempts", "available_at", "worker_id", "started_at", "finished_at",
            "lateness_ms", "duration_ms", "response_status", "error_class", "error", "reason",
-           "version", "created_at")
+           "version", "created_at", "overran_at")
 _RESULT = ("duration_ms", "response_status", "error_class", "error")
 
 
@@ -28,7 +28,7 @@ def _first(event: dict[str, Any]) -> dict[str, Any]:
         "available_at": None, "worker_id": None, "started_at": None, "finished_at": None,
         "lateness_ms": None, "duration_ms": None, "response_status": None,
         "error_class": None, "error": None, "reason": None, "version": 0,
-        "created_at": event["occurred_at"],
+        "created_at": event["occurred_at"], "overran_at": None,
     }
 
 
@@ -66,6 +66,8 @@ def evolve(row: dict[str, Any] | None, event: dict[str, Any]) -> dict[str, Any]:
         else:
             row.update(status=kind.removeprefix("run."), available_at=None,
                        finished_at=instant(data.get("finished_at")))
+    elif kind == "run.overran":  # still going past max_duration (core/runs/bounds.py)
+        row["overran_at"] = event["occurred_at"]
     elif kind in ("run.skipped", "run.missed"):
         row.update(status=kind.removeprefix("run."), reason=data.get("reason"),
                    finished_at=instant(data.get("finished_at")), available_at=None)

@@ -8,7 +8,7 @@ INSERT INTO jobs (id, team_id, name, schedule, timezone, request, timeout_second
                   catchup, status, version, anchor_at, created_at, updated_at, success_statuses,
                   secret_names, signing, channels, alert_after_failures, realert_every,
                   broken_at, broken_reason, tags, confirm_timeout_seconds, schedule_text, alert_on,
-                  depends_on)
+                  depends_on, min_duration, max_duration)
 VALUES (%(id)s::uuid, %(team_id)s::uuid, %(name)s, %(schedule)s, %(timezone)s, %(request)s::jsonb,
         %(timeout_seconds)s, %(retry)s::jsonb, %(overlap)s, %(catchup)s, %(status)s,
         %(version)s::int, %(anchor_at)s::timestamptz, %(created_at)s::timestamptz,
@@ -16,7 +16,8 @@ VALUES (%(id)s::uuid, %(team_id)s::uuid, %(name)s, %(schedule)s, %(timezone)s, %
         %(signing)s::bool, %(channels)s::uuid[], %(alert_after_failures)s::int,
         %(realert_every)s::int, %(broken_at)s::timestamptz, %(broken_reason)s,
         %(tags)s::text[], %(confirm_timeout_seconds)s::int, %(schedule_text)s::text,
-        %(alert_on)s::text[], %(depends_on)s::uuid[])
+        %(alert_on)s::text[], %(depends_on)s::uuid[], %(min_duration)s::int,
+        %(max_duration)s::int)
 ON CONFLICT ON CONSTRAINT jobs_pkey DO UPDATE SET
     name = excluded.name, schedule = excluded.schedule, timezone = excluded.timezone,
     request = excluded.request, timeout_seconds = excluded.timeout_seconds,
@@ -29,7 +30,8 @@ ON CONFLICT ON CONSTRAINT jobs_pkey DO UPDATE SET
     broken_reason = excluded.broken_reason, tags = excluded.tags,
     confirm_timeout_seconds = excluded.confirm_timeout_seconds,
     schedule_text = excluded.schedule_text, alert_on = excluded.alert_on,
-    depends_on = excluded.depends_on;
+    depends_on = excluded.depends_on, min_duration = excluded.min_duration,
+    max_duration = excluded.max_duration;
 
 -- name: job_lock
 -- The current state of one job, locked for a command (deleted jobs are not found).
@@ -42,7 +44,7 @@ ON CONFLICT ON CONSTRAINT jobs_pkey DO UPDATE SET
 SELECT id, team_id, name, schedule, timezone, request, timeout_seconds, retry, overlap, catchup,
        status, version, anchor_at, created_at, updated_at, success_statuses, secret_names,
        signing, channels, alert_after_failures, realert_every, broken_at, broken_reason, tags,
-       confirm_timeout_seconds, schedule_text, alert_on, depends_on,
+       confirm_timeout_seconds, schedule_text, alert_on, depends_on, min_duration, max_duration,
        CASE WHEN confirm_timeout_seconds IS NULL THEN NULL
             ELSE jsonb_build_object('timeout_seconds', confirm_timeout_seconds) END AS confirm
 FROM jobs
@@ -54,7 +56,7 @@ SELECT j.id, j.team_id, j.name, j.schedule, j.timezone, j.request, j.timeout_sec
        j.overlap, j.catchup, j.status, j.version, j.anchor_at, j.created_at, j.updated_at,
        j.success_statuses, j.signing, j.channels, j.alert_after_failures, j.realert_every,
        j.broken_at, j.broken_reason, j.schedule_text, d.due_at AS next_run_at, j.tags, j.alert_on,
-       j.depends_on,
+       j.depends_on, j.min_duration, j.max_duration,
        CASE WHEN j.confirm_timeout_seconds IS NULL THEN NULL
             ELSE jsonb_build_object('timeout_seconds', j.confirm_timeout_seconds) END AS confirm
 FROM jobs j
@@ -67,7 +69,7 @@ SELECT j.id, j.team_id, j.name, j.schedule, j.timezone, j.request, j.timeout_sec
        j.overlap, j.catchup, j.status, j.version, j.anchor_at, j.created_at, j.updated_at,
        j.success_statuses, j.signing, j.channels, j.alert_after_failures, j.realert_every,
        j.broken_at, j.broken_reason, j.schedule_text, d.due_at AS next_run_at, j.tags, j.alert_on,
-       j.depends_on,
+       j.depends_on, j.min_duration, j.max_duration,
        CASE WHEN j.confirm_timeout_seconds IS NULL THEN NULL
             ELSE jsonb_build_object('timeout_seconds', j.confirm_timeout_seconds) END AS confirm
 FROM jobs j

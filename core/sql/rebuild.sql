@@ -64,7 +64,7 @@ ORDER BY global_position;
 -- name: rebuild_runs_copy
 COPY runs (id, job_id, team_id, scheduled_for, trigger, status, attempt, max_attempts,
            available_at, worker_id, started_at, finished_at, lateness_ms, duration_ms,
-           response_status, error_class, error, reason, version, created_at)
+           response_status, error_class, error, reason, version, created_at, overran_at)
 FROM STDIN;
 
 -- name: rebuild_monitor_events

@@ -24,7 +24,8 @@ WITH others AS (
 )
 SELECT d.job_id, d.due_at, j.team_id, j.schedule, j.timezone, j.request, j.timeout_seconds,
        j.retry, j.overlap, j.catchup, j.anchor_at, j.version, j.success_statuses,
-       j.secret_names, j.signing, j.confirm_timeout_seconds, j.alert_on, f.running, f.queued
+       j.secret_names, j.signing, j.confirm_timeout_seconds, j.alert_on, j.min_duration,
+       f.running, f.queued
 FROM due_jobs d
 JOIN jobs j ON j.id = d.job_id
 -- The job's runs in flight, read once (runs_in_flight_idx), for the overlap policy and for
@@ -114,7 +115,7 @@ WHERE r.id = ready.id AND j.id = r.job_id
 RETURNING r.id, r.job_id, r.team_id, r.scheduled_for, r.trigger, r.attempt, r.max_attempts,
           r.lease_token, r.lease_expires_at, r.version, ready.previous_status, ready.due_at,
           j.request, j.timeout_seconds, j.retry, j.success_statuses, j.secret_names, j.signing,
-          j.confirm_timeout_seconds;
+          j.confirm_timeout_seconds, j.min_duration;
 
 -- name: run_release_buffered
 -- A run buffered by the `queue` overlap policy becomes ready once its job has nothing running.
@@ -251,3 +252,37 @@ WHERE r.status = 'running' AND r.lease_expires_at > %(now)s::timestamptz
                             WHERE w.worker_id = r.worker_id
                               AND w.seen_at > %(live_after)s::timestamptz) END
 RETURNING r.id, r.worker_id;
+
+-- name: run_overrun_claim
+-- Runs still going past their job's max_duration and not yet said so (core/runs/bounds.py):
+-- running, waiting for a retry, or waiting for their confirmation; measured from the first
+-- attempt's start, or the slot while no attempt has reported. SKIP LOCKED: a run the recorder
+-- holds is looked at next time (its lease and timeouts are left as they are).
+SELECT r.id, r.job_id, r.team_id, r.scheduled_for, r.trigger,
+       coalesce(r.started_at, r.scheduled_for) AS started_at, j.name, j.channels,
+       j.max_duration
+FROM runs r
+JOIN jobs j ON j.id = r.job_id
+WHERE r.status IN ('running', 'queued', 'awaiting_confirmation')
+  AND (r.status <> 'queued' OR r.attempt > 0)
+  AND r.overran_at IS NULL AND j.max_duration IS NOT NULL
+  AND coalesce(r.started_at, r.scheduled_for) + make_interval(secs => j.max_duration)
+      <= %(now)s::timestamptz
+ORDER BY r.scheduled_for, r.id
+LIMIT %(limit)s::int
+FOR UPDATE OF r SKIP LOCKED;
+
+-- name: run_overrun_mark
+UPDATE runs SET overran_at = %(now)s::timestamptz, version = version + 1
+WHERE id = ANY (%(ids)s::uuid[])
+RETURNING id, version;
+
+-- name: run_overrun_next
+-- The earliest instant a run still going would pass its job's max_duration.
+SELECT min(coalesce(r.started_at, r.scheduled_for) + make_interval(secs => j.max_duration))
+       AS at
+FROM runs r
+JOIN jobs j ON j.id = r.job_id
+WHERE r.status IN ('running', 'queued', 'awaiting_confirmation')
+  AND (r.status <> 'queued' OR r.attempt > 0)
+  AND r.overran_at IS NULL AND j.max_duration IS NOT NULL;
