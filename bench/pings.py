@@ -31,7 +31,10 @@ processes and the PostgreSQL backends of the database (from ``/proc``), which de
 the other load, and the 1-minute load average before and after the run. When the server loads
 ``pg_stat_statements`` (``shared_preload_libraries``; ``pg_stat_statements.track_planning = on``
 for the planning column), a second table gives, per statement of the measured run, its calls,
-how many were planned, and the planning and execution time per call and per ping.
+how many were planned, the planning and execution time per call and per ping, and the
+answered pings per call (for the ping statement, the batches' mean size: a statement costs
+PostgreSQL a fixed share per call, so larger batches cost less per ping,
+``bench/ping_statement.py``).
 
 ``--smoke`` is the CI check (``bench/smoke.py``): one short run of each scenario (1 and 3
 monitors, both URL forms, ``synchronous_commit`` on), the same count checks, no timing
@@ -417,14 +420,15 @@ def main() -> int:
         print("\npg_stat_statements over each measured run (the five statements with the most "
               "time; ms per call, and per answered ping):\n")
         print("| ping commit | URL | monitors | statement | calls | planned | plan ms/call "
-              "| exec ms/call | plan + exec ms/ping |")
-        print("|---|---|---:|---|---:|---:|---:|---:|---:|")
+              "| exec ms/call | plan + exec ms/ping | pings per call |")
+        print("|---|---|---:|---|---:|---:|---:|---:|---:|---:|")
         for r in results:
             for st in r.statements:
                 per_ping = (st.plan_ms + st.exec_ms) / max(r.answered, 1)
                 print(f"| {r.commit} | {r.url} | {r.monitors} | `{st.query}` | {st.calls:,} "
                       f"| {st.plans:,} | {st.plan_ms / max(st.plans, 1):.3f} "
-                      f"| {st.exec_ms / max(st.calls, 1):.3f} | {per_ping:.3f} |")
+                      f"| {st.exec_ms / max(st.calls, 1):.3f} | {per_ping:.3f} "
+                      f"| {r.answered / max(st.calls, 1):.1f} |")
     return 0 if all(r.matches for r in results) else 1
 
 
