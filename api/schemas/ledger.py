@@ -9,9 +9,10 @@ from typing import Annotated, Any, Literal
 import msgspec
 from msgspec import UNSET, Meta, Struct, UnsetType
 
-from api.schemas.common import Duration, RealertSeconds, Schedule, Zone, page_of
+from api.schemas.common import Duration, RealertSeconds, RunBound, Schedule, Zone, page_of
+from api.schemas.jobs import AlertOn
 from api.schemas.maintenance import Comment, Seconds, Suppress
-from api.schemas.monitors import Grace, Keywords, PingMethods, RunBound, Threshold
+from api.schemas.monitors import Grace, Keywords, PingMethods, Threshold
 from core.alerting import MAX_ALERT_AFTER
 from core.replay.proposal import MAX_PROPOSED_WINDOWS, RECORDED
 
@@ -65,10 +66,14 @@ class MonitorChanges(Struct, forbid_unknown_fields=True):
 
 
 class JobChanges(Struct, forbid_unknown_fields=True):
-    """Proposed job alert rules: the fields given replace the recorded ones."""
+    """Proposed job alert rules: the fields given replace the recorded ones (``min_duration``
+    / ``max_duration``: docs/notifications.md, *Run-time bounds of jobs*)."""
 
     alert_after_failures: AlertAfter | UnsetType = UNSET
     realert_every: RealertSeconds | Duration | None | UnsetType = UNSET
+    alert_on: AlertOn | UnsetType = UNSET
+    min_duration: RunBound | UnsetType = UNSET
+    max_duration: RunBound | UnsetType = UNSET
     maintenance: ProposedWindows | UnsetType = UNSET
     recorded_maintenance: RecordedMaintenance | UnsetType = UNSET
 
@@ -146,7 +151,8 @@ class MonitorSimulation(Struct, rename={"from_": "from"}):
 
 
 class JobAlert(Struct):
-    """An alert of a job: ``failed``, ``still_failing`` or ``recovered``; ``maintenance``:
+    """An alert of a job: ``failed``, ``still_failing``, ``recovered``, ``too_long``
+    (``max_duration``), ``skipped``, ``missed`` or ``held`` (``alert_on``); ``maintenance``:
     ``suppressed`` when a window held it."""
 
     at: datetime

@@ -335,17 +335,22 @@ def normalize_definition(
     return {key: out[key] for key in DEFINITION_FIELDS}
 
 
-def normalize_alert_rules(fields: dict[str, Any]) -> dict[str, Any]:
-    """Validate ``alert_after_failures`` and ``realert_every`` alone (the rules of
-    :func:`normalize_definition`), for a proposal that changes nothing else (the what-if
-    replay, docs/ledger.md): returns the given ones in canonical form.
+def normalize_alert_rules(fields: dict[str, Any],
+                          current: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Validate the alert rules alone (``alert_after_failures``, ``realert_every``,
+    ``alert_on``, ``min_duration``, ``max_duration``: the rules of :func:`normalize_definition`),
+    for a proposal that changes nothing else (the what-if replay, docs/ledger.md), the bounds
+    merged with ``current``'s (the job's definition) so that their order is checked: returns
+    the given ones in canonical form.
 
     Raises:
         InvalidInput: listing each problem on its field.
     """
     errors = FieldErrors()
+    bounds = {k: (current or {}).get(k) for k in ("min_duration", "max_duration")}
     out = {"channels": [], "alert_after_failures": 1, "realert_every": None, "alert_on": [],
-           "depends_on": [], **fields}
+           "depends_on": [], **bounds, **fields}
     _normalize_alerting(out, errors)
+    normalize_run_bounds(out, errors)
     errors.raise_if_any()
     return {key: out[key] for key in fields}

@@ -11,6 +11,15 @@ failures grow the streak (:func:`~core.notifications.job_alerts.grow_streak`, wh
 with the job's definition as its stream had it at the batch (:func:`core.jobs.state.evolve`)
 under the proposal's overrides (``alert_after_failures``, ``realert_every``).
 
+The run-time bounds and ``alert_on`` replay too (docs/notifications.md, *Run-time bounds of
+jobs*, *Slots that did not run*): under the definition of the batch, a recorded success whose
+``duration_ms`` is under ``min_duration`` counts as a failure and a failure recorded
+``too_short`` that the bound no longer catches as a success (the retries it would have made or
+spared are not known: the recorded attempt decides); a final run whose end came later than its
+start plus ``max_duration`` says ``too_long`` at that instant (runs still going at the
+window's end are not judged); a slot recorded ``skipped`` or ``missed`` says its reason
+(``held`` for maintenance) when ``alert_on`` names it.
+
 A streak may begin before the window: the replay starts at the last success recorded before
 ``from`` (every streak ends at a success), or at the job's first run, and lists only the alerts
 from ``from`` on. What happened is the alerts queued for the job (``notifications``), which
@@ -26,13 +35,15 @@ bring back slots a recorded ``runs`` window skipped (no outcome was recorded).
 from __future__ import annotations
 
 import uuid
-from datetime import datetime
+from datetime import datetime, timedelta
 from itertools import groupby
 from typing import Any
 
 from psycopg_pool import AsyncConnectionPool
 
+from core import streams
 from core.actor import Actor
+from core.alerting import shorter_than
 from core.clock import utc
 from core.errors import NotFound
 from core.history.streams import JOB, events_until
@@ -49,18 +60,48 @@ from core.queries import Q
 from core.replay.compare import incidents, listed, summary
 from core.replay.maintenance import Maintenance, recorded_and_proposed
 from core.replay.proposal import Proposal, job_proposal
+from core.runs.bounds import TOO_SHORT
+from core.runs.claim import MAINTENANCE_REASON
 
 MAX_LISTED = 1000  # alerts listed per side; the summary counts them all
 OPENS, CLOSES = ("failed",), ("recovered",)
 
 
+def judged(row: dict[str, Any], min_duration: int | None) -> str:
+    """A recorded final outcome (a ``ledger_job_finals`` row) under ``min_duration``:
+    ``succeeded`` or ``failed`` (:func:`core.runs.bounds.too_short`'s rule)."""
+    data = row["data"]
+    succeeded = row["event_type"] == "run.succeeded"
+    if succeeded or data.get("error_class") == TOO_SHORT:
+        return "failed" if shorter_than(data.get("duration_ms"), min_duration) else "succeeded"
+    return "failed"
+
+
+def _instant(value: Any) -> datetime | None:
+    return None if value is None else utc(value if isinstance(value, datetime)
+                                          else datetime.fromisoformat(value))
+
+
+def overran(row: dict[str, Any], max_duration: int | None) -> datetime | None:
+    """When a recorded final run passed its start plus ``max_duration`` (seconds) while still
+    going (the instant :func:`core.runs.bounds.alert_overruns` says ``too_long``), or
+    ``None``. Its start: its slot plus the first attempt's lateness, as the run row keeps it."""
+    finished = _instant(row["data"].get("finished_at"))
+    if max_duration is None or finished is None:
+        return None
+    started = row["scheduled_for"] + timedelta(
+        milliseconds=row["data"].get("lateness_ms") or 0)
+    deadline = started + timedelta(seconds=max_duration)
+    return deadline if finished > deadline else None
+
+
 def _final(job_id: uuid.UUID, team_id: uuid.UUID, row: dict[str, Any],
-           was_failing: bool) -> FinalRun:
+           was_failing: bool, min_duration: int | None = None) -> FinalRun:
     data = row["data"]
     finished = data.get("finished_at")
     return FinalRun(
         job_id=job_id, team_id=team_id, run_id=row["run_id"],
-        status="succeeded" if row["event_type"] == "run.succeeded" else "failed",
+        status=judged(row, min_duration),
         was_failing=was_failing, scheduled_for=row["scheduled_for"],
         attempts=int(data.get("attempt") or 0),
         finished_at=utc(datetime.fromisoformat(finished)) if finished else row["occurred_at"],
@@ -92,6 +133,7 @@ def replay(job_events: list[dict[str, Any]], finals: list[dict[str, Any]],
         job_events: the job's stream in version order (its definition at each batch).
     """
     alerts: list[dict[str, Any]] = []
+    late: list[dict[str, Any]] = []  # too_long, said while the run went on
     streak: dict[str, Any] | None = None
     job: JobState | None = None
     pending = list(job_events)
@@ -102,7 +144,12 @@ def replay(job_events: list[dict[str, Any]], finals: list[dict[str, Any]],
             job = proposal.apply(evolve(job, pending.pop(0)))
         if job is None:
             continue
-        outcomes = [_final(job.id, job.team_id, r, streak is not None) for r in batch]
+        outcomes = [_final(job.id, job.team_id, r, streak is not None, job.min_duration)
+                    for r in batch]
+        for row in batch:
+            at = overran(row, job.max_duration)
+            if at is not None and at >= start:
+                late.append({"at": at, "event": "too_long"})
         outcomes = [o for o in outcomes if reaches_rules(o.status, o.was_failing)]
         recoveries, failures = split_streaks(outcomes)
         said: list[str] = []
@@ -122,6 +169,35 @@ def replay(job_events: list[dict[str, Any]], finals: list[dict[str, Any]],
             held = maintenance is not None and maintenance.holds(now)
             alerts += [{"at": now, "event": event, "maintenance": "suppressed" if held else None}
                        for event in said]
+    alerts += [{**a, "maintenance": "suppressed" if maintenance is not None
+                and maintenance.holds(a["at"]) else None} for a in late]
+    return sorted(alerts, key=lambda a: a["at"])
+
+
+def slot_alerts(job_events: list[dict[str, Any]], not_run: list[dict[str, Any]],
+                proposal: Proposal, start: datetime,
+                maintenance: Maintenance | None = None) -> list[dict[str, Any]]:
+    """The alerts of slots recorded as not run (rows of ``ledger_job_not_run``) whose reason
+    the job's ``alert_on`` (as of the slot's record, under ``proposal``) names, from ``start``
+    on: ``{"at", "event": skipped|missed|held, "maintenance"}``, one per instant and reason
+    (the slots one claim recorded together are listed once, as the queued side lists them)."""
+    alerts: list[dict[str, Any]] = []
+    said: set[tuple[datetime, str]] = set()
+    job: JobState | None = None
+    pending = list(job_events)
+    for row in not_run:
+        at = row["occurred_at"]
+        while pending and pending[0]["occurred_at"] <= at:
+            job = proposal.apply(evolve(job, pending.pop(0)))
+        if job is None or at < start:
+            continue
+        kind = "held" if row["data"].get("reason") == MAINTENANCE_REASON \
+            else row["event_type"].removeprefix("run.")
+        if kind in job.alert_on and (at, kind) not in said:  # one per instant, as listed
+            said.add((at, kind))
+            held = maintenance is not None and maintenance.holds(at)
+            alerts.append({"at": at, "event": kind,
+                           "maintenance": "suppressed" if held else None})
     return alerts
 
 
@@ -149,17 +225,21 @@ async def simulate_job(pool: AsyncConnectionPool, actor: Actor, job_id: uuid.UUI
         NotFound: no such job for this team (a deleted one can still be replayed).
         InvalidInput: a proposal the job definition rules refuse.
     """
-    proposal = job_proposal(changes, now)
     async with pool.connection() as conn:
         job_events = await events_until(conn, JOB, job_id, actor.team_id, now)
         if not job_events:
             raise NotFound(f"job {job_id} not found")
+        current = streams.fold(evolve, job_events)
+        proposal = job_proposal(changes, now, current.definition() if current else None)
         cur = await conn.execute(Q["ledger_job_last_success_before"], {
             "job_id": job_id, "team_id": actor.team_id, "before": start})
         warm = (await cur.fetchone())["at"] or job_events[0]["occurred_at"]
         cur = await conn.execute(Q["ledger_job_finals"], {
             "job_id": job_id, "team_id": actor.team_id, "from": min(warm, start), "to": end})
         finals = await cur.fetchall()
+        cur = await conn.execute(Q["ledger_job_not_run"], {
+            "job_id": job_id, "team_id": actor.team_id, "from": start, "to": end})
+        not_run = await cur.fetchall()
         cur = await conn.execute(Q["ledger_alerts_queued"], {
             "subject_type": "job", "subject_id": job_id, "team_id": actor.team_id,
             "from": start, "to": end})
@@ -169,7 +249,9 @@ async def simulate_job(pool: AsyncConnectionPool, actor: Actor, job_id: uuid.UUI
         _, maintenance = await recorded_and_proposed(
             conn, "job", job_id, actor.team_id, proposal, start, end)
     kept, dropped = skipped(finals, maintenance)
-    simulated, proposed = side(replay(job_events, kept, proposal, start, maintenance), end)
+    replayed = replay(job_events, kept, proposal, start, maintenance) + slot_alerts(
+        job_events, not_run, proposal, start, maintenance)
+    simulated, proposed = side(sorted(replayed, key=lambda a: a["at"]), end)
     actual, happened = side(queued, end)
     in_window = [r for r in finals if r["occurred_at"] >= start]
     return {"changes": proposal.shown(), "simulated": simulated, "actual": actual,

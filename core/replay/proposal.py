@@ -95,6 +95,9 @@ MONITOR_CHANGES: dict[str, str | Validator] = {
 JOB_CHANGES: dict[str, str | Validator] = {
     "alert_after_failures": DEFINITION,
     "realert_every": DEFINITION,
+    "alert_on": DEFINITION,
+    "min_duration": DEFINITION,
+    "max_duration": DEFINITION,
     "maintenance": proposed_windows,
     "recorded_maintenance": recorded_maintenance,
 }
@@ -183,8 +186,10 @@ def monitor_proposal(changes: dict[str, Any], current: dict[str, Any],
     return Proposal(overrides, extras)
 
 
-def job_proposal(changes: dict[str, Any], now: datetime) -> Proposal:
-    """Validate a job proposal (its alert rules, maintenance windows anchored at ``now``).
+def job_proposal(changes: dict[str, Any], now: datetime,
+                 current: dict[str, Any] | None = None) -> Proposal:
+    """Validate a job proposal (its alert rules, against the ``current`` definition: a folded
+    state's fields; maintenance windows anchored at ``now``).
 
     Raises:
         InvalidInput: an unknown key, or a value the job definition rules refuse.
@@ -193,6 +198,6 @@ def job_proposal(changes: dict[str, Any], now: datetime) -> Proposal:
     if not definition:
         return Proposal({}, extras)
     try:
-        return Proposal(normalize_alert_rules(definition), extras)
+        return Proposal(normalize_alert_rules(definition, current), extras)
     except InvalidInput as exc:
         raise _prefixed(exc) from None

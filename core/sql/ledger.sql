@@ -150,3 +150,14 @@ LEFT JOIN channels c ON s.subject_type = 'channel' AND c.id = s.subject_id
 LEFT JOIN maintenance_windows w ON s.subject_type = 'maintenance' AND w.id = s.subject_id
                                AND w.team_id = s.team_id
 LEFT JOIN channels nc ON nc.id = s.channel_id AND nc.team_id = s.team_id;
+
+-- name: ledger_job_not_run
+-- A job's slots recorded as not run (`run.skipped`, `run.missed`) in [from, to], in order: what
+-- its `alert_on` may alert for (core/replay/jobs.py).
+SELECT e.stream_id AS run_id, e.event_type, e.occurred_at, r.scheduled_for, e.data
+FROM runs r
+JOIN events e ON e.stream_id = r.id AND event_retention_kind(e.stream_type, e.event_type) = 'runs'
+WHERE r.job_id = %(job_id)s::uuid AND r.team_id = %(team_id)s::uuid
+  AND e.event_type IN ('run.skipped', 'run.missed')
+  AND e.occurred_at >= %(from)s::timestamptz AND e.occurred_at <= %(to)s::timestamptz
+ORDER BY e.occurred_at, e.global_position;
