@@ -1,15 +1,19 @@
-"""Ping throughput and latency over real HTTP against ``cronledger api --workers 2``.
+"""Ping throughput and latency over real HTTP against ``cronledger api`` (one process).
 
     DATABASE_URL=postgresql://... uv run python bench/pings.py [--duration 10] [--connections 16]
-        [--code DIR] [--smoke]
+        [--workers 1] [--code DIR] [--smoke]
 
 For each ``synchronous_commit`` setting of the ping connections (``--commit both`` by default)
 it creates a scratch database on the server of ``DATABASE_URL`` (an embedded server without
 it), starts ``cronledger api --workers N`` on a free port against it and creates a team and a
-key. ``--code DIR`` runs the API (and its migrations) from another checkout of cronledger,
-with that checkout's ``.venv`` (``git worktree add /tmp/old <commit> && cd /tmp/old && uv sync
---frozen``): the way two versions are compared side by side on one machine. Then, for each
-scenario of ``--monitors`` (default: one monitor, then 100 monitors pinged in turn - every ping
+key. ``--workers`` is 1 by default, as for ``cronledger api``: on the 2-core machine, where
+PostgreSQL shares the cores, one process spent half the CPU per ping of two (each process
+batches its own pings, docs/benchmarks.md, *Where a ping's CPU goes*); the sets measured
+before 2026-12-02 16:00 UTC ran ``--workers 2``. ``--code DIR`` runs the API (and its
+migrations) from another checkout of cronledger, with that checkout's ``.venv`` (``git
+worktree add /tmp/old <commit> && cd /tmp/old && uv sync --frozen``): the way two versions
+are compared side by side on one machine. Then, for each scenario of ``--monitors``
+(default: one monitor, then 100 monitors pinged in turn - every ping
 of one monitor is serialised on its row, so one monitor is the worst case) and each URL form
 of ``--urls`` (default both: the token URL ``/ping/<token>`` and the slug URL
 ``/ping/<ping-key>/<slug>``, docs/healthchecks.md), it creates the monitors (``1h``; with
@@ -382,7 +386,8 @@ def main() -> int:
     parser.add_argument("--warmup", type=int, default=2, help="seconds of load before each run")
     parser.add_argument("--connections", type=int, default=16)
     parser.add_argument("--threads", type=int, default=2, help="wrk threads")
-    parser.add_argument("--workers", type=int, default=2, help="cronledger api --workers")
+    parser.add_argument("--workers", type=int, default=1,
+                        help="cronledger api --workers (2 in the sets before 2026-12-02 16:00)")
     parser.add_argument("--exact", type=int, default=2000, help="pings of the exact count check")
     parser.add_argument("--commit", choices=("on", "off", "both"), default="both",
                         help="synchronous_commit of the ping connections")
