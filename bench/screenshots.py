@@ -6,9 +6,9 @@ A scratch database is seeded through the real code: jobs created by ``core/``, f
 worker on a frozen clock against a local sink (some replies fail), a heartbeat monitor, the
 projector run once. The app is served on a free port with that clock and Debian's chromium
 (Playwright, ``executable_path``) takes every page of :data:`PAGES` (overview, jobs, a job, the
-job form, monitors, a monitor, the monitor form, channels, events), narrow (390 px) and wide
-(1440 px), light and dark: ``docs/screenshots/<page>-<width>-<scheme>.png``. The browser signs
-in to a second team first, so the pages show the team switcher.
+job form, monitors, a monitor, the monitor form, channels, events, alerts, an alert), narrow
+(390 px) and wide (1440 px), light and dark: ``docs/screenshots/<page>-<width>-<scheme>.png``.
+The browser signs in to a second team first, so the pages show the team switcher.
 
 ``--smoke`` (CI, ``bench/smoke.py``) seeds half an hour instead of four hours and writes to a
 temporary folder; the exit status is 1 unless every screenshot was written as a PNG.
@@ -51,7 +51,7 @@ OUT = ROOT / "docs" / "screenshots"
 T0 = datetime(2026, 11, 30, 6, 0, 0, tzinfo=UTC)
 SIZES = {"narrow": (390, 844), "wide": (1440, 900)}
 PAGES = ("overview", "jobs", "job", "job-form", "monitors", "monitor", "monitor-form",
-         "channels", "events")
+         "channels", "events", "alerts", "alert")
 KEY = "Qm9vdHN0cmFwIGtleSBmb3Igc2NyZWVuc2hvdHMhISE="  # a throwaway AES key (base64, 32 bytes)
 
 
@@ -77,7 +77,8 @@ async def seed(dsn: str, clock: FrozenClock, sink: Sink,
         "name": "nightly-report", "schedule": "*/10 * * * *", "timezone": "Europe/Berlin",
         "request": {"url": sink.url("/flaky"), "method": "POST", "body": '{"report": "daily"}',
                     "headers": {"Authorization": "Bearer ${secrets.REPORT_TOKEN}"}},
-        "retry": {"attempts": 2, "delay_seconds": 5}, "channels": [alerts]}, clock.now())
+        "retry": {"attempts": 2, "delay_seconds": 5}, "channels": [alerts],
+        "alert_on": ["skipped", "missed"]}, clock.now())
     await create_job(pool, actor, {"name": "cache-warmup", "schedule": "*/15 * * * *",
                                    "request": {"url": sink.url("/ok")}}, clock.now())
     await create_job(pool, actor, {"name": "billing-sync", "schedule": "0 * * * *",
@@ -89,7 +90,8 @@ async def seed(dsn: str, clock: FrozenClock, sink: Sink,
     for name, every in (("backup-db", "@every 20m"), ("certbot-renew", "@every 1h")):
         monitor_id, tokens[name] = await create_monitor(pool, actor, {
             "name": name, "schedule": every, "grace_seconds": 300,
-            "channels": [alerts]}, clock.now())
+            "channels": [alerts], **({"max_duration": "30m", "realert_every": "1h"}
+                                     if name == "backup-db" else {})}, clock.now(), ring)
         if name == "backup-db":
             shown_monitor = monitor_id
     checker = Checker(pool, "", clock)
@@ -116,8 +118,13 @@ async def seed(dsn: str, clock: FrozenClock, sink: Sink,
     await ping_pool.close()
     await worker.executor.aclose()
     await Projector(pool, dsn, clock).run_once(clock.now())
+    async with pool.connection() as conn:  # the newest alert of the monitor shown
+        cur = await conn.execute("SELECT id FROM alerts WHERE subject_id = %s "
+                                 "ORDER BY created_at DESC LIMIT 1", (shown_monitor,))
+        alert = (await cur.fetchone())["id"]
     await pool.close()
-    return {"key": key, "ops_key": ops_key, "job": str(shown), "monitor": str(shown_monitor)}
+    return {"key": key, "ops_key": ops_key, "job": str(shown), "monitor": str(shown_monitor),
+            "alert": str(alert)}
 
 
 def _free_port() -> int:
@@ -145,7 +152,8 @@ async def shoot(dsn: str, out: Path = OUT, minutes: int = 240) -> list[Path]:
                  "job-form": f"/ui/jobs/{job_id}/edit", "monitors": "/ui/monitors",
                  "monitor": f"/ui/monitors/{monitor_id}",
                  "monitor-form": f"/ui/monitors/{monitor_id}/edit", "channels": "/ui/channels",
-                 "events": "/ui/events"}
+                 "events": "/ui/events", "alerts": "/ui/alerts",
+                 "alert": f"/ui/alerts/{seeded['alert']}"}
         assert tuple(pages) == PAGES
         written = []
         async with async_playwright() as playwright:
