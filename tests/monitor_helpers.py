@@ -82,12 +82,13 @@ LATER_MONITOR_COLUMNS = {
 SINCE_0027 = ("alert_after_failures", "recover_after_successes", "depends_on")
 
 # The columns of `jobs` that later migrations added (0030 alert_on, 0031 depends_on, 0033
-# min_duration and max_duration), which
+# min_duration and max_duration, 0034 recover_after_successes), which
 # today's job commands write: a test writing jobs at an older revision adds and drops them, for
 # the same reason.
 LATER_JOB_COLUMNS = {"alert_on": "text[] NOT NULL DEFAULT '{}'",
                      "depends_on": "uuid[] NOT NULL DEFAULT '{}'",
-                     "min_duration": "int", "max_duration": "int"}
+                     "min_duration": "int", "max_duration": "int",
+                     "recover_after_successes": "int NOT NULL DEFAULT 1"}
 
 
 async def add_later_job_columns(pool: AsyncConnectionPool) -> None:

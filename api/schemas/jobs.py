@@ -103,6 +103,7 @@ class JobCreate(Struct, forbid_unknown_fields=True):
     catchup: Catchup = jobdef.DEFAULTS["catchup"]
     channels: Channels = []
     alert_after_failures: AlertAfter = jobdef.DEFAULTS["alert_after_failures"]
+    recover_after_successes: AlertAfter = 1
     realert_every: RealertSeconds | Duration | None = None
     alert_on: AlertOn = []
     depends_on: DependsOn = []
@@ -144,6 +145,7 @@ class JobPatch(Struct, forbid_unknown_fields=True):
     catchup: Catchup | UnsetType = UNSET
     channels: Channels | UnsetType = UNSET
     alert_after_failures: AlertAfter | UnsetType = UNSET
+    recover_after_successes: AlertAfter | UnsetType = UNSET
     realert_every: RealertSeconds | Duration | None | UnsetType = UNSET
     alert_on: AlertOn | UnsetType = UNSET
     depends_on: DependsOn | UnsetType = UNSET
@@ -186,6 +188,7 @@ class Job(Struct):
     depends_on: list[uuid.UUID] = []
     min_duration: int | None = None
     max_duration: int | None = None
+    recover_after_successes: int = 1
     in_maintenance_until: datetime | None = None  # docs/ledger.md
     confirm: dict[str, int] | None = None
 

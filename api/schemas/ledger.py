@@ -70,6 +70,7 @@ class JobChanges(Struct, forbid_unknown_fields=True):
     / ``max_duration``: docs/notifications.md, *Run-time bounds of jobs*)."""
 
     alert_after_failures: AlertAfter | UnsetType = UNSET
+    recover_after_successes: AlertAfter | UnsetType = UNSET
     realert_every: RealertSeconds | Duration | None | UnsetType = UNSET
     alert_on: AlertOn | UnsetType = UNSET
     min_duration: RunBound | UnsetType = UNSET

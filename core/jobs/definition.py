@@ -63,6 +63,7 @@ DEFAULTS: dict[str, Any] = {
     "depends_on": (),  # parents whose outage holds its alerts (core/dependencies.py)
     "min_duration": None,  # run-time bounds in seconds (core/runs/bounds.py)
     "max_duration": None,
+    "recover_after_successes": 1,  # failure tolerance (core/alerting.py, tolerate)
     "tags": (),
     "confirm": None,  # None: a 2xx is the outcome (docs/ledger.md, fire-and-confirm)
     "schedule_text": None,  # the words the schedule was written in (core/schedule/words.py)
@@ -70,7 +71,8 @@ DEFAULTS: dict[str, Any] = {
 DEFINITION_FIELDS = ("name", "schedule", "timezone", "request", "timeout_seconds", "retry",
                      "overlap", "catchup", "success_statuses", "channels",
                      "alert_after_failures", "realert_every", "tags", "confirm", "schedule_text",
-                     "alert_on", "depends_on", "min_duration", "max_duration")
+                     "alert_on", "depends_on", "min_duration", "max_duration",
+                     "recover_after_successes")
 MIN_CONFIRM_SECONDS = 1
 MAX_CONFIRM_SECONDS = 7 * 86400
 
@@ -221,8 +223,8 @@ def _normalize_statuses(value: Any, errors: FieldErrors) -> list[int] | None:
 
 def _normalize_alerting(out: dict[str, Any], errors: FieldErrors) -> None:
     out["channels"] = normalize_channels(out["channels"], errors)
-    out["alert_after_failures"] = normalize_threshold(out["alert_after_failures"],
-                                                      "alert_after_failures", errors)
+    for key in ("alert_after_failures", "recover_after_successes"):
+        out[key] = normalize_threshold(out[key], key, errors)
     out["realert_every"] = normalize_realert(out["realert_every"], errors)
     out["alert_on"] = normalize_alert_on(out["alert_on"], errors)
     out["depends_on"] = normalize_depends_on(out["depends_on"], errors)
@@ -272,7 +274,9 @@ def normalize_definition(
             ``channels`` (ids),
             ``alert_after_failures``, ``realert_every`` (seconds or ``"1h"``-style, ``None``
             for off), ``alert_on`` (:func:`normalize_alert_on`), ``depends_on``
-            (:func:`core.alerting.normalize_depends_on`), ``min_duration`` / ``max_duration``
+            (:func:`core.alerting.normalize_depends_on`), ``recover_after_successes`` (once
+            ``failed`` was said, ``recovered`` after this many good runs in a row, 1 to 1000,
+            default 1: :func:`core.alerting.tolerate`), ``min_duration`` / ``max_duration``
             (:func:`core.alerting.normalize_run_bounds`: a successful attempt shorter than
             the minimum fails, a run still going past the maximum alerts; core/runs/bounds.py));
             missing optional fields take their defaults. ``schedule`` may be a phrase in
@@ -349,7 +353,7 @@ def normalize_alert_rules(fields: dict[str, Any],
     errors = FieldErrors()
     bounds = {k: (current or {}).get(k) for k in ("min_duration", "max_duration")}
     out = {"channels": [], "alert_after_failures": 1, "realert_every": None, "alert_on": [],
-           "depends_on": [], **bounds, **fields}
+           "depends_on": [], "recover_after_successes": 1, **bounds, **fields}
     _normalize_alerting(out, errors)
     normalize_run_bounds(out, errors)
     errors.raise_if_any()

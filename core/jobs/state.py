@@ -76,6 +76,7 @@ class JobState:
     depends_on: list[uuid.UUID]
     min_duration: int | None
     max_duration: int | None
+    recover_after_successes: int
     tags: list[str]
     schedule_text: str | None
     confirm_timeout_seconds: int | None
@@ -127,6 +128,8 @@ def _derived(fields: dict[str, Any]) -> dict[str, Any]:
                             for p in fields.get("depends_on") or ()]
     fields.setdefault("min_duration", None)  # run-time bounds with 0033
     fields.setdefault("max_duration", None)
+    if fields.get("recover_after_successes") is None:  # with 0034
+        fields["recover_after_successes"] = 1
     fields["secret_names"] = placeholder_names(fields["request"])
     fields["channels"] = [c if isinstance(c, uuid.UUID) else uuid.UUID(c)
                           for c in fields["channels"] or ()]

@@ -4,9 +4,11 @@ Rules (per job): a run that **failed after its last attempt** adds to the job's 
 when the streak reaches ``alert_after_failures`` (default 1) a ``failed`` alert is queued; while
 it keeps failing, another failed run at least ``realert_every`` seconds after the last alert
 queues ``still_failing`` (off by default); the first success after an alerted streak queues
-``recovered``. A streak that never reached the threshold ends silently (like healthchecks, "up"
-is only said after "down" was). Skipped and missed slots do not count. The threshold is the
-rule monitors share (:func:`core.alerting.tolerate`).
+``recovered`` (with ``recover_after_successes`` above 1, the success that makes that many in a
+row; a failure before then continues the streak, re-alerts included). A streak that never
+reached the threshold ends silently (like healthchecks, "up" is only said after "down" was).
+Skipped and missed slots do not count. The thresholds are the rule monitors share
+(:func:`core.alerting.tolerate`).
 
 The streak lives in ``alert_states`` (an inline projection of ``run.failed`` /
 ``run.succeeded`` events and the alerts queued), not on the ``jobs`` row, so ``jobs`` stays
@@ -72,6 +74,41 @@ def split_streaks(finals: Sequence[FinalRun]) -> tuple[dict[uuid.UUID, FinalRun]
     return recoveries, failures
 
 
+def batch_successes(finals: Sequence[FinalRun]) -> dict[uuid.UUID, tuple[int, bool]]:
+    """Per job: how many successes came after the batch's last failure, and whether a failure
+    came before them in the batch (it ended any run of good ones counted before)."""
+    out: dict[uuid.UUID, tuple[int, bool]] = {}
+    for run in sorted(finals, key=lambda r: r.finished_at):
+        n, reset = out.get(run.job_id, (0, False))
+        out[run.job_id] = (n + 1, reset) if run.status == "succeeded" else (0, True)
+    return out
+
+
+def recover(row: dict[str, Any], successes: int, reset: bool
+            ) -> tuple[dict[str, Any] | None, bool]:
+    """The streak after ``successes`` good runs in a row (the shared rule,
+    :func:`core.alerting.tolerate`, with the job's ``recover_after_successes``), and whether
+    they say ``recovered``: ``(None, …)`` when the streak ends (a streak that never alerted
+    ends silently at its first success; an alerted one after ``recover_after_successes`` in a
+    row), else the row with its ``consecutive_successes``. ``row``: ``consecutive_failures``,
+    ``consecutive_successes`` (good ones counted so far; ``reset``: a failure came since),
+    ``last_alert_at``, ``status``, ``recover_after_successes``."""
+    streak = Streak(row["consecutive_failures"],
+                    0 if reset else row.get("consecutive_successes") or 0,
+                    row["last_alert_at"] is not None)
+    alert = None
+    for _ in range(max(successes, 1)):
+        streak, alert = tolerate(streak, "success", alert_after=1,
+                                 recover_after=row.get("recover_after_successes") or 1)
+        if alert is not None or streak.idle:
+            break
+    if alert == "recovery":
+        return None, row["status"] != "deleted"
+    if streak.idle:
+        return None, False
+    return {**row, "consecutive_successes": streak.successes}, False
+
+
 def grow_streak(state: dict[str, Any] | None, failures: Sequence[FinalRun]) -> dict[str, Any]:
     """A job's alert state after ``failures`` (one batch, in order), as ``alert_state_job_fail``
     writes it: a new streak starts at the slot of its first failure, an existing one counts on
@@ -82,24 +119,21 @@ def grow_streak(state: dict[str, Any] | None, failures: Sequence[FinalRun]) -> d
     if state is None:
         return {"failing_since": failures[0].scheduled_for,
                 "consecutive_failures": len(failures), "last_alert_at": None}
-    return {**state, "consecutive_failures": state["consecutive_failures"] + len(failures)}
-
-
-def recovery_alerts(row: dict[str, Any]) -> bool:
-    """Whether the success that ends a streak says ``recovered``: only after a streak that
-    alerted, of a job not deleted (``row``: the streak's alert state and the job's
-    ``status``). The rule is :func:`core.alerting.tolerate`'s, with one good run to recover."""
-    streak = Streak(row["consecutive_failures"], 0, row["last_alert_at"] is not None)
-    _, alert = tolerate(streak, "success", alert_after=1, recover_after=1)
-    return alert == "recovery" and row["status"] != "deleted"
+    return {**state, "consecutive_failures": state["consecutive_failures"] + len(failures),
+            "consecutive_successes": 0}
 
 
 async def _recover(conn: psycopg.AsyncConnection, recoveries: dict[uuid.UUID, FinalRun],
-                   now: datetime) -> list[Alert]:
-    cur = await conn.execute(Q["alert_state_job_recover"], {"job_ids": sorted(recoveries)})
-    alerts = []
+                   successes: dict[uuid.UUID, tuple[int, bool]], now: datetime) -> list[Alert]:
+    cur = await conn.execute(Q["alert_state_job_streaks"], {"job_ids": sorted(recoveries)})
+    alerts, ended, going = [], [], []
     for row in await cur.fetchall():
-        if not recovery_alerts(row):
+        after, said = recover(row, *successes.get(row["job_id"], (1, False)))
+        if after is not None:  # good runs counted towards recover_after_successes
+            going.append(after)
+            continue
+        ended.append(row["job_id"])
+        if not said:
             continue  # the streak never alerted: nothing to take back
         run = recoveries[row["job_id"]]
         message = job_message(
@@ -111,7 +145,15 @@ async def _recover(conn: psycopg.AsyncConnection, recoveries: dict[uuid.UUID, Fi
                             message, {"reason": "succeeded", "run_id": run.run_id,
                                       "scheduled_for": run.scheduled_for,
                                       "since": row["failing_since"],
-                                      "consecutive_failures": row["consecutive_failures"]}))
+                                      "consecutive_failures": row["consecutive_failures"],
+                                      "recover_after_successes":
+                                          row["recover_after_successes"]}))
+    if ended:
+        await conn.execute(Q["alert_state_job_recover"], {"job_ids": ended})
+    if going:
+        await conn.execute(Q["alert_state_job_successes"], {
+            "job_ids": [r["job_id"] for r in going],
+            "successes": [r["consecutive_successes"] for r in going]})
     return alerts
 
 
@@ -185,7 +227,7 @@ async def record_job_outcomes(
     recoveries, failures = split_streaks(finals)
     alerts: list[Alert] = []
     if recoveries:
-        alerts += await _recover(conn, recoveries, now)
+        alerts += await _recover(conn, recoveries, batch_successes(finals), now)
     if failures:
         alerts += await _fail(conn, failures, now)
     return await enqueue(conn, alerts, now, max_attempts, hold=hold) if alerts else []

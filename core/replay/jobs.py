@@ -2,14 +2,16 @@
 :mod:`core.notifications.job_alerts`.
 
 The recorder decides a job's alerts once per recording transaction (a batch): the batch's final
-outcomes are split with :func:`~core.notifications.job_alerts.split_streaks`, a success that
-ends an alerted streak says ``recovered`` (:func:`~core.notifications.job_alerts.recovery_alerts`),
+outcomes are split with :func:`~core.notifications.job_alerts.split_streaks`, the successes
+that end an alerted streak say ``recovered`` (:func:`~core.notifications.job_alerts.recover`,
+after ``recover_after_successes`` in a row),
 failures grow the streak (:func:`~core.notifications.job_alerts.grow_streak`, what
 ``alert_state_job_fail`` writes) and :func:`~core.notifications.job_alerts.decide_alert` says
 ``failed`` / ``still_failing``. The replay groups the recorded ``run.succeeded`` /
 ``run.failed`` events by the transaction that appended them and applies the same functions,
 with the job's definition as its stream had it at the batch (:func:`core.jobs.state.evolve`)
-under the proposal's overrides (``alert_after_failures``, ``realert_every``).
+under the proposal's overrides (``alert_after_failures``, ``recover_after_successes``,
+``realert_every`` …).
 
 The run-time bounds and ``alert_on`` replay too (docs/notifications.md, *Run-time bounds of
 jobs*, *Slots that did not run*): under the definition of the batch, a recorded success whose
@@ -21,7 +23,9 @@ window's end are not judged); a slot recorded ``skipped`` or ``missed`` says its
 (``held`` for maintenance) when ``alert_on`` names it.
 
 A streak may begin before the window: the replay starts at the last success recorded before
-``from`` (every streak ends at a success), or at the job's first run, and lists only the alerts
+``from`` (every streak ends at a success), or at the job's first run (also when
+``recover_after_successes`` above 1 was ever in force or is proposed: a success may not end a
+streak then), and lists only the alerts
 from ``from`` on. What happened is the alerts queued for the job (``notifications``), which
 exist only for a job with channels. Nothing is written.
 
@@ -50,10 +54,11 @@ from core.history.streams import JOB, events_until
 from core.jobs.state import JobState, evolve
 from core.notifications.job_alerts import (
     FinalRun,
+    batch_successes,
     decide_alert,
     grow_streak,
     reaches_rules,
-    recovery_alerts,
+    recover,
     split_streaks,
 )
 from core.queries import Q
@@ -153,10 +158,13 @@ def replay(job_events: list[dict[str, Any]], finals: list[dict[str, Any]],
         outcomes = [o for o in outcomes if reaches_rules(o.status, o.was_failing)]
         recoveries, failures = split_streaks(outcomes)
         said: list[str] = []
-        if job.id in recoveries:
-            if streak is not None and recovery_alerts({**streak, "status": job.status}):
+        if job.id in recoveries and streak is not None:
+            n, reset = batch_successes(outcomes).get(job.id, (1, False))
+            streak, recovered = recover(
+                {**streak, "status": job.status,
+                 "recover_after_successes": job.recover_after_successes}, n, reset)
+            if recovered:
                 said.append("recovered")
-            streak = None
         if job.id in failures:
             streak = grow_streak(streak, failures[job.id])
             event = decide_alert({**streak, "status": job.status,
@@ -201,6 +209,17 @@ def slot_alerts(job_events: list[dict[str, Any]], not_run: list[dict[str, Any]],
     return alerts
 
 
+def counts_successes(job_events: list[dict[str, Any]], proposal: Proposal) -> bool:
+    """Whether the job had, or the proposal gives it, ``recover_after_successes`` above 1 at
+    some point: then a success need not end a streak, and the replay starts at the job's
+    first run instead of the last success before the window."""
+    def asked(data: dict[str, Any]) -> int:
+        return int(data.get("recover_after_successes")
+                   or (data.get("changes") or {}).get("recover_after_successes") or 1)
+    return proposal.overrides.get("recover_after_successes", 1) > 1 or any(
+        asked(e["data"] or {}) > 1 for e in job_events)
+
+
 def side(alerts: list[dict[str, Any]], end: datetime) -> tuple[dict[str, Any], list[Any]]:
     """One side of the answer (``{"alerts", "truncated"}``) and its incidents."""
     shown, cut = listed(alerts, MAX_LISTED)
@@ -234,6 +253,8 @@ async def simulate_job(pool: AsyncConnectionPool, actor: Actor, job_id: uuid.UUI
         cur = await conn.execute(Q["ledger_job_last_success_before"], {
             "job_id": job_id, "team_id": actor.team_id, "before": start})
         warm = (await cur.fetchone())["at"] or job_events[0]["occurred_at"]
+        if counts_successes(job_events, proposal):  # a success may not end the streak
+            warm = job_events[0]["occurred_at"]
         cur = await conn.execute(Q["ledger_job_finals"], {
             "job_id": job_id, "team_id": actor.team_id, "from": min(warm, start), "to": end})
         finals = await cur.fetchall()

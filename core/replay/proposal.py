@@ -94,6 +94,7 @@ MONITOR_CHANGES: dict[str, str | Validator] = {
 }
 JOB_CHANGES: dict[str, str | Validator] = {
     "alert_after_failures": DEFINITION,
+    "recover_after_successes": DEFINITION,
     "realert_every": DEFINITION,
     "alert_on": DEFINITION,
     "min_duration": DEFINITION,

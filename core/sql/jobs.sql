@@ -8,7 +8,7 @@ INSERT INTO jobs (id, team_id, name, schedule, timezone, request, timeout_second
                   catchup, status, version, anchor_at, created_at, updated_at, success_statuses,
                   secret_names, signing, channels, alert_after_failures, realert_every,
                   broken_at, broken_reason, tags, confirm_timeout_seconds, schedule_text, alert_on,
-                  depends_on, min_duration, max_duration)
+                  depends_on, min_duration, max_duration, recover_after_successes)
 VALUES (%(id)s::uuid, %(team_id)s::uuid, %(name)s, %(schedule)s, %(timezone)s, %(request)s::jsonb,
         %(timeout_seconds)s, %(retry)s::jsonb, %(overlap)s, %(catchup)s, %(status)s,
         %(version)s::int, %(anchor_at)s::timestamptz, %(created_at)s::timestamptz,
@@ -17,7 +17,7 @@ VALUES (%(id)s::uuid, %(team_id)s::uuid, %(name)s, %(schedule)s, %(timezone)s, %
         %(realert_every)s::int, %(broken_at)s::timestamptz, %(broken_reason)s,
         %(tags)s::text[], %(confirm_timeout_seconds)s::int, %(schedule_text)s::text,
         %(alert_on)s::text[], %(depends_on)s::uuid[], %(min_duration)s::int,
-        %(max_duration)s::int)
+        %(max_duration)s::int, %(recover_after_successes)s::int)
 ON CONFLICT ON CONSTRAINT jobs_pkey DO UPDATE SET
     name = excluded.name, schedule = excluded.schedule, timezone = excluded.timezone,
     request = excluded.request, timeout_seconds = excluded.timeout_seconds,
@@ -31,7 +31,8 @@ ON CONFLICT ON CONSTRAINT jobs_pkey DO UPDATE SET
     confirm_timeout_seconds = excluded.confirm_timeout_seconds,
     schedule_text = excluded.schedule_text, alert_on = excluded.alert_on,
     depends_on = excluded.depends_on, min_duration = excluded.min_duration,
-    max_duration = excluded.max_duration;
+    max_duration = excluded.max_duration,
+    recover_after_successes = excluded.recover_after_successes;
 
 -- name: job_lock
 -- The current state of one job, locked for a command (deleted jobs are not found).
@@ -45,6 +46,7 @@ SELECT id, team_id, name, schedule, timezone, request, timeout_seconds, retry, o
        status, version, anchor_at, created_at, updated_at, success_statuses, secret_names,
        signing, channels, alert_after_failures, realert_every, broken_at, broken_reason, tags,
        confirm_timeout_seconds, schedule_text, alert_on, depends_on, min_duration, max_duration,
+       recover_after_successes,
        CASE WHEN confirm_timeout_seconds IS NULL THEN NULL
             ELSE jsonb_build_object('timeout_seconds', confirm_timeout_seconds) END AS confirm
 FROM jobs
@@ -56,7 +58,7 @@ SELECT j.id, j.team_id, j.name, j.schedule, j.timezone, j.request, j.timeout_sec
        j.overlap, j.catchup, j.status, j.version, j.anchor_at, j.created_at, j.updated_at,
        j.success_statuses, j.signing, j.channels, j.alert_after_failures, j.realert_every,
        j.broken_at, j.broken_reason, j.schedule_text, d.due_at AS next_run_at, j.tags, j.alert_on,
-       j.depends_on, j.min_duration, j.max_duration,
+       j.depends_on, j.min_duration, j.max_duration, j.recover_after_successes,
        CASE WHEN j.confirm_timeout_seconds IS NULL THEN NULL
             ELSE jsonb_build_object('timeout_seconds', j.confirm_timeout_seconds) END AS confirm
 FROM jobs j
@@ -69,7 +71,7 @@ SELECT j.id, j.team_id, j.name, j.schedule, j.timezone, j.request, j.timeout_sec
        j.overlap, j.catchup, j.status, j.version, j.anchor_at, j.created_at, j.updated_at,
        j.success_statuses, j.signing, j.channels, j.alert_after_failures, j.realert_every,
        j.broken_at, j.broken_reason, j.schedule_text, d.due_at AS next_run_at, j.tags, j.alert_on,
-       j.depends_on, j.min_duration, j.max_duration,
+       j.depends_on, j.min_duration, j.max_duration, j.recover_after_successes,
        CASE WHEN j.confirm_timeout_seconds IS NULL THEN NULL
             ELSE jsonb_build_object('timeout_seconds', j.confirm_timeout_seconds) END AS confirm
 FROM jobs j

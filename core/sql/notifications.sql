@@ -109,7 +109,8 @@ WITH up AS (
     FROM unnest(%(job_ids)s::uuid[], %(team_ids)s::uuid[], %(since)s::timestamptz[],
                 %(counts)s::int[]) AS f(job_id, team_id, since, n)
     ON CONFLICT ON CONSTRAINT alert_states_pkey DO UPDATE
-        SET consecutive_failures = a.consecutive_failures + excluded.consecutive_failures
+        SET consecutive_failures = a.consecutive_failures + excluded.consecutive_failures,
+            consecutive_successes = 0
     RETURNING a.subject_id, a.failing_since, a.consecutive_failures, a.last_alert_at
 )
 SELECT up.subject_id AS job_id, up.failing_since, up.consecutive_failures, up.last_alert_at,
@@ -126,6 +127,24 @@ WITH gone AS (
 SELECT gone.subject_id AS job_id, gone.failing_since, gone.consecutive_failures,
        gone.last_alert_at, j.name, j.status, j.channels
 FROM gone JOIN jobs j ON j.id = gone.subject_id;
+
+-- name: alert_state_job_streaks
+-- The failure streaks some successes may end or count towards (recover_after_successes),
+-- locked for the recorder's transaction, in id order.
+SELECT a.subject_id AS job_id, a.failing_since, a.consecutive_failures,
+       a.consecutive_successes, a.last_alert_at, j.name, j.status, j.channels,
+       j.recover_after_successes
+FROM alert_states a
+JOIN jobs j ON j.id = a.subject_id
+WHERE a.subject_type = 'job' AND a.subject_id = ANY (%(job_ids)s::uuid[])
+ORDER BY a.subject_id
+FOR UPDATE OF a;
+
+-- name: alert_state_job_successes
+-- Good runs counted towards an alerted streak's recover_after_successes.
+UPDATE alert_states a SET consecutive_successes = s.n
+FROM unnest(%(job_ids)s::uuid[], %(successes)s::int[]) AS s(job_id, n)
+WHERE a.subject_type = 'job' AND a.subject_id = s.job_id;
 
 -- name: alert_state_mark_alerted
 UPDATE alert_states SET last_alert_at = %(now)s::timestamptz

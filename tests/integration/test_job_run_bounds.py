@@ -27,7 +27,7 @@ from core.runs.confirm import ConfirmTimeouts
 from core.runs.dispatch import AttemptResult, Dispatch
 from core.runs.worker import Worker
 from tests.helpers import add_job, new_actor, run_events, runs_of
-from tests.sink import Sink
+from tests.sink import Reply, Sink
 
 T0 = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
 SLOT = T0 + timedelta(minutes=1)
@@ -41,6 +41,12 @@ async def _setup(pool: AsyncConnectionPool, sealer: AesGcmSealer, sink: Sink,
     job = await add_job(pool, actor, T0, sink.url("/work"), "* * * * *", name="backup",
                         channels=[str(channel)], **fields)
     return actor, job
+
+
+async def _run_at(worker: Worker, clock: FrozenClock, at: datetime) -> None:
+    clock.set(at)
+    await worker.run_once()
+    await worker.settle()
 
 
 async def _notifications(pool: AsyncConnectionPool, job: uuid.UUID) -> list[dict[str, Any]]:
@@ -176,3 +182,19 @@ async def test_bounds_through_the_api_apply_and_export(
     r = await frozen_api.post("/v1/apply", headers=auth, json={**document,
                                                               "digest": "ab" * 32})
     assert r.status_code == 200 and {c["action"] for c in r.json()["changes"]} == {"unchanged"}
+
+
+async def test_recovered_after_two_good_runs_in_a_row(
+    fresh_pool: AsyncConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink,
+    sealer: AesGcmSealer,
+) -> None:
+    """Failure tolerance of jobs, its recovery half (docs/notifications.md, *Failure
+    tolerance*): fail, ok, fail, ok, ok says failed once and recovered at the fifth run."""
+    _, job = await _setup(fresh_pool, sealer, sink, recover_after_successes=2)
+    sink.reply("/work", *(Reply(status=s) for s in (500, 200, 500, 200, 200)))
+    for n in range(1, 6):
+        await _run_at(worker, clock, T0 + n * timedelta(minutes=1))
+    events = [row["event"] for row in await _notifications(fresh_pool, job)]
+    assert events == ["failed", "recovered"]
+    rows = await _notifications(fresh_pool, job)
+    assert "after 2 failed runs" in rows[1]["message"]["text"]

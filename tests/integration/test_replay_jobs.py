@@ -4,8 +4,9 @@
 Each example runs a job with a channel against a local sink for generated hourly outcomes
 (500 or 200) through the real worker, recorder and alert rules on a frozen clock, with a
 generated edit of its rules part-way (its ``min_duration`` included: with 60 s every quick 200
-is a ``too_short`` failure); :func:`core.replay.jobs.simulate_job` with no changes, over
-a window starting at a generated hour, must list exactly the alerts queued in the window.
+is a ``too_short`` failure), and ``recover_after_successes`` of 1 or 2;
+:func:`core.replay.jobs.simulate_job` with no changes, over a window starting at a generated
+hour, must list exactly the alerts queued in the window.
 """
 
 from __future__ import annotations
@@ -56,7 +57,8 @@ async def _queued(pool: AsyncConnectionPool, job_id: uuid.UUID,
 @given(outcomes=st.lists(st.booleans(), min_size=1, max_size=8),
        rules=st.fixed_dictionaries({"alert_after_failures": st.integers(1, 3),
                                     "realert_every": st.sampled_from([None, 7200]),
-                                    "min_duration": st.sampled_from([None, 60])}),
+                                    "min_duration": st.sampled_from([None, 60]),
+                                    "recover_after_successes": st.sampled_from([1, 1, 2])}),
        edit=st.tuples(st.integers(0, 8), st.integers(1, 3), st.sampled_from([None, 60])),
        cut=st.integers(0, 8))
 async def test_replaying_the_current_rules_reproduces_the_queued_alerts(
