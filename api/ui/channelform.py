@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import re
 import uuid
+from dataclasses import dataclass
 from typing import Any
 
 from core.channels.definition import KIND_FIELDS, SMTP_FIELDS
-from core.channels.queries import channel_names, list_channels
+from core.channels.queries import channel_names, channels_by_name, list_channels
 from core.errors import FieldError
 
 URL_KINDS = ("webhook", "slack", "discord")
@@ -122,13 +123,24 @@ def channel_ids(value: Any) -> tuple[list[uuid.UUID], list[FieldError]]:
 CHOICES = 200  # channels offered by a job's or monitor's form
 
 
-async def channel_choices(pool: Any, actor: Any, selected: list[str]) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class Choices:
+    """What a job's or monitor's channel picker offers: ``items`` (``{"id", "name", "kind"}``)
+    and whether the team has more channels than it lists (``more``: the form then takes
+    others by name, :func:`more_channels`)."""
+
+    items: list[dict[str, Any]]
+    more: bool
+
+
+async def channel_choices(pool: Any, actor: Any, selected: list[str]) -> Choices:
     """The channels a job or monitor form offers, by name: the team's first :data:`CHOICES`
-    live channels (``{"id", "name", "kind"}``, creation order) and, after them, each selected
-    id that is not among them, named if it is a live channel of the team (``name`` ``None``:
-    deleted or unknown), so that saving the form keeps it as it was."""
-    rows = await list_channels(pool, actor, limit=CHOICES, after=None)
-    choices = [{"id": str(r["id"]), "name": r["name"], "kind": r["kind"]} for r in rows]
+    live channels (creation order) and, after them, each selected id that is not among them,
+    named if it is a live channel of the team (``name`` ``None``: deleted or unknown), so that
+    saving the form keeps it as it was."""
+    rows = await list_channels(pool, actor, limit=CHOICES + 1, after=None)
+    choices = [{"id": str(r["id"]), "name": r["name"], "kind": r["kind"]}
+               for r in rows[:CHOICES]]
     known = {c["id"] for c in choices}
     rest = [c for c in dict.fromkeys(selected) if c not in known]
     names = await channel_names(pool, actor, [uuid.UUID(c) for c in rest if _is_uuid(c)])
@@ -137,7 +149,19 @@ async def channel_choices(pool: Any, actor: Any, selected: list[str]) -> list[di
         live = row is not None and row["live"]
         choices.append({"id": c, "name": row["name"] if live else None,
                         "kind": row["kind"] if live else ""})
-    return choices
+    return Choices(choices, len(rows) > CHOICES)
+
+
+async def more_channels(pool: Any, actor: Any, text: str
+                        ) -> tuple[list[uuid.UUID], list[FieldError]]:
+    """The channels a form names beyond the :data:`CHOICES` it lists (the ``more_channels``
+    field: names, one per line): their ids, and a problem for each name that is no live
+    channel of the team."""
+    names = [n.strip() for n in text.replace("\r\n", "\n").split("\n") if n.strip()]
+    found = await channels_by_name(pool, actor, names)
+    return ([found[n] for n in names if n in found],
+            [FieldError("channels", f"no channel named {n!r} in this team")
+             for n in names if n not in found])
 
 
 async def named_channels(pool: Any, actor: Any, ids: list[Any]) -> list[dict[str, Any]]:

@@ -22,7 +22,7 @@ FIELDS = (  # the form's field names, dotted as in the API's error messages
     "request.body", "timeout_seconds", "retry.attempts", "retry.backoff",
     "retry.delay_seconds", "retry.max_delay_seconds", "overlap", "catchup",
     "success_statuses", "channels", "alert_after_failures", "realert_every", "signing_secret",
-    "tags", "confirm.timeout_seconds", "alert_on", "depends_on",
+    "tags", "confirm.timeout_seconds", "alert_on", "depends_on", "more_channels",
 )
 
 
@@ -141,6 +141,7 @@ def values_of(job: dict[str, Any] | None) -> dict[str, Any]:
             "timeout_seconds")),
         "alert_on": [str(r) for r in job.get("alert_on") or []],
         "depends_on": "",  # names, filled by the page (api/ui/dependsfield.py)
+        "more_channels": "",
     }
 
 

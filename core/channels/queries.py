@@ -47,6 +47,17 @@ async def channel_names(pool: AsyncConnectionPool, actor: Actor, channel_ids: li
         return {row["id"]: row for row in await cur.fetchall()}
 
 
+async def channels_by_name(pool: AsyncConnectionPool, actor: Actor, names: list[str]
+                           ) -> dict[str, uuid.UUID]:
+    """``{name: id}`` of those of ``names`` that are live channels of the team."""
+    if not names:
+        return {}
+    async with pool.connection() as conn:
+        cur = await conn.execute(Q["channel_by_names"], {"team_id": actor.team_id,
+                                                         "names": names})
+        return {row["name"]: row["id"] for row in await cur.fetchall()}
+
+
 def channel_view(row: dict[str, Any]) -> dict[str, Any]:
     """The shape shown by the API: id, name, kind, the redacted config, dates, version."""
     return {"id": row["id"], "name": row["name"], "kind": row["kind"], **row["config"],

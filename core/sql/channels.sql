@@ -49,6 +49,13 @@ SELECT id, name, kind, deleted_at IS NULL AS live
 FROM channels
 WHERE team_id = %(team_id)s::uuid AND id = ANY(%(ids)s::uuid[]);
 
+-- name: channel_by_names
+-- The team's live channels of some names (names are unique in a team): a form naming channels
+-- beyond the ones it lists.
+SELECT id, name
+FROM channels
+WHERE team_id = %(team_id)s::uuid AND deleted_at IS NULL AND name = ANY(%(names)s::text[]);
+
 -- name: channel_bump_version
 -- A channel.tested event takes the next stream version.
 UPDATE channels SET version = version + 1

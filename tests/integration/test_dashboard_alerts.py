@@ -249,3 +249,37 @@ async def test_depends_on_is_written_as_names_and_the_apis_messages_come_back(
     page = await frozen_api.get(f"/ui/jobs/{job['id']}")
     assert f'held while <a href="/ui/monitors/{router["id"]}">monitor router</a> is down' \
         in page.text
+
+
+async def test_channels_beyond_the_pickers_list_are_named_and_kept(
+        frozen_api: AsyncTestClient, team: dict[str, Any], pool: Any, clock: FrozenClock,
+        monkeypatch: Any) -> None:
+    from api.ui import channelform
+
+    monkeypatch.setattr(channelform, "CHOICES", 2)  # the picker lists 2 (200 in production)
+    csrf = await sign_in(frozen_api, team["write"])
+    ids = []
+    for n in range(3):  # listed in creation order
+        clock.advance(1)
+        ids.append((await frozen_api.post("/v1/channels", headers=team["auth"], json={
+            "name": f"ops {n}", **SLACK})).json()["id"])
+    form = await frozen_api.get("/ui/monitors/new")
+    assert f'value="{ids[1]}"' in form.text and f'value="{ids[2]}"' not in form.text
+    assert 'name="more_channels"' in form.text
+    bad = await frozen_api.post("/ui/monitors/new", data={
+        "csrf": csrf, "name": "far", "schedule": "1h", "more_channels": "ops 2\nops 9"})
+    assert bad.status_code == 422 and "no channel named &#39;ops 9&#39;" in bad.text
+    assert ">ops 2\nops 9</textarea>" in bad.text  # what was typed stays
+    r = await frozen_api.post("/ui/monitors/new", data={
+        "csrf": csrf, "name": "far", "schedule": "1h", "channels": ids[0],
+        "more_channels": "ops 2"}, follow_redirects=False)
+    assert r.status_code == 303, r.text
+    monitor_id = uuid.UUID(MONITOR_ID.fullmatch(r.headers["location"]).group(1))  # type: ignore[union-attr]
+    monitor = await get_monitor(pool, team["actor"], monitor_id)
+    assert [str(c) for c in monitor["channels"]] == [ids[0], ids[2]]
+    page = await frozen_api.get(f"/ui/monitors/{monitor_id}")
+    assert "to ops 0" in re.sub(r"<[^>]+>", "", page.text)  # named, not ids
+    assert "ops 2</a>" in page.text
+    edit = await frozen_api.get(f"/ui/monitors/{monitor_id}/edit")
+    # the one beyond the list is offered, ticked and named, so a save keeps it
+    assert re.search(rf'value="{ids[2]}" checked> ops 2', edit.text)

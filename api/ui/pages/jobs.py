@@ -19,7 +19,7 @@ from api.deps import ClockDep, KeyRingDep, PoolDep
 from api.pagination import decode_cursor, encode_cursor
 from api.ui import jobform
 from api.ui.auth import Viewer, ViewerDep, checked_form, redirect, writable
-from api.ui.channelform import channel_choices, named_channels
+from api.ui.channelform import channel_choices, more_channels, named_channels
 from api.ui.charts import days_chart, outcome_strip, run_chart
 from api.ui.dependsfield import named_parents, parents_text, parse_parents
 from api.ui.flash import redirect_with
@@ -301,12 +301,16 @@ async def job_edit(request: Request[Any, Any, Any], job_id: FromPath[uuid.UUID],
 
 async def _parse(form: dict[str, Any], viewer: Viewer, pool: Any, *, editing: bool
                  ) -> tuple[dict[str, Any], list[FieldError]]:
-    """:func:`api.ui.jobform.parse`, and the **Depends on** names to ids
-    (:func:`api.ui.dependsfield.parse_parents`)."""
+    """:func:`api.ui.jobform.parse`, and the names of the **Depends on** field and of the
+    channels beyond the picker's list to ids (:func:`api.ui.dependsfield.parse_parents`,
+    :func:`api.ui.channelform.more_channels`)."""
     fields, problems = jobform.parse(form, editing=editing)
     fields["depends_on"], more = await parse_parents(pool, viewer.actor.team_id,
                                                      str(form.get("depends_on") or ""))
-    return fields, [*problems, *more]
+    named, unknown = await more_channels(pool, viewer.actor,
+                                         str(form.get("more_channels") or ""))
+    fields["channels"] = list(dict.fromkeys([*fields["channels"], *named]))
+    return fields, [*problems, *more, *unknown]
 
 
 @post("/ui/jobs/{job_id:uuid}/edit", name="job_save")

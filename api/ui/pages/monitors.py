@@ -23,7 +23,13 @@ from api.controllers.monitors import base_url
 from api.deps import PoolDep
 from api.pagination import decode_cursor, encode_cursor
 from api.ui.auth import Viewer, ViewerDep, checked_form, redirect, writable
-from api.ui.channelform import channel_choices, channel_ids, channel_items, named_channels
+from api.ui.channelform import (
+    channel_choices,
+    channel_ids,
+    channel_items,
+    more_channels,
+    named_channels,
+)
 from api.ui.dependsfield import named_parents, parents_text, parse_parents
 from api.ui.flash import redirect_with
 from api.ui.formerrors import conflict_errors, field_errors
@@ -104,17 +110,23 @@ def _fields(form: dict[str, Any]) -> dict[str, Any]:
 
 
 async def _all_fields(form: dict[str, Any], viewer: Viewer, pool: Any) -> dict[str, Any]:
-    """:func:`_fields` and the **Depends on** names as ids
-    (:func:`api.ui.dependsfield.parse_parents`).
+    """:func:`_fields`, the **Depends on** names as ids
+    (:func:`api.ui.dependsfield.parse_parents`) and the channels named beyond the picker's
+    list (:func:`api.ui.channelform.more_channels`).
 
     Raises:
-        InvalidInput: a line that names no one monitor or job (at ``depends_on``).
+        InvalidInput: a line that names no one monitor or job (at ``depends_on``), or no
+            channel (at ``channels``).
     """
     fields = _fields(form)
     fields["depends_on"], problems = await parse_parents(pool, viewer.actor.team_id,
                                                          str(form.get("depends_on") or ""))
+    named, unknown = await more_channels(pool, viewer.actor,
+                                         str(form.get("more_channels") or ""))
+    fields["channels"] = list(dict.fromkeys([*fields["channels"], *named]))
+    problems += unknown
     if problems:
-        raise InvalidInput("depends_on: " + problems[0].message, problems)
+        raise InvalidInput(f"{problems[0].field}: {problems[0].message}", problems)
     return fields
 
 
