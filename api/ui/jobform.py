@@ -23,6 +23,7 @@ FIELDS = (  # the form's field names, dotted as in the API's error messages
     "retry.delay_seconds", "retry.max_delay_seconds", "overlap", "catchup",
     "success_statuses", "channels", "alert_after_failures", "realert_every", "signing_secret",
     "tags", "confirm.timeout_seconds", "alert_on", "depends_on", "more_channels",
+    "recover_after_successes", "min_duration", "max_duration",
 )
 
 
@@ -93,6 +94,10 @@ def parse(form: dict[str, Any], *, editing: bool) -> tuple[dict[str, Any], list[
         "tags": parse_tags(text("tags")),
         "confirm": {"timeout_seconds": _number(confirm)} if confirm else None,
         "alert_on": reasons(form.get("alert_on")),
+        # blank: the API's default (a tolerance of 1, no run-time bound); "90s"-style text is
+        # passed on as typed (core/alerting.py:normalize_run_bounds reads it)
+        **{key: _number(value) if (value := text(key).strip()) else None
+           for key in ("recover_after_successes", "min_duration", "max_duration")},
     }
     secret = text("signing_secret")
     if secret:
@@ -111,7 +116,8 @@ def values_of(job: dict[str, Any] | None) -> dict[str, Any]:
                                                        "body": None},
                "retry": DEFAULT_RETRY, "success_statuses": None, "channels": [],
                "realert_every": None, "tags": [], "confirm": None, "alert_on": [],
-               "depends_on": [],
+               "depends_on": [], "recover_after_successes": 1, "min_duration": None,
+               "max_duration": None,
                "timeout_seconds": DEFAULTS["timeout_seconds"],
                "alert_after_failures": DEFAULTS["alert_after_failures"], **{
                    k: DEFAULTS[k] for k in ("timezone", "overlap", "catchup")}}
@@ -142,6 +148,8 @@ def values_of(job: dict[str, Any] | None) -> dict[str, Any]:
         "alert_on": [str(r) for r in job.get("alert_on") or []],
         "depends_on": "",  # names, filled by the page (api/ui/dependsfield.py)
         "more_channels": "",
+        **{key: num(job.get(key)) for key in ("recover_after_successes", "min_duration",
+                                              "max_duration")},
     }
 
 

@@ -50,12 +50,17 @@ async def test_a_jobs_alert_rules_are_edited_and_a_refused_value_shows_the_form_
     await expect(page.get_by_label("missed")).to_be_checked()  # what was ticked stays
     await expect(page.get_by_label("skipped")).not_to_be_checked()
     await page.get_by_label("Alert after failures").fill("3")
+    await page.get_by_label("Recover after successes").fill("2")
+    await page.get_by_label("Longest run").fill("1h")
     await page.get_by_role("button", name="Save").click()
     await expect(page.get_by_role("status", name="Notice")).to_contain_text("saved")
-    await expect(page.get_by_text("after 3 failed run(s) in a row; also when a slot is "
-                                  "missed, held")).to_be_visible()
+    await expect(page.get_by_text("at most 60 min")).to_be_visible()
+    await expect(page.get_by_text("after 3 failed run(s) in a row, recovered after 2 good "
+                                  "run(s) in a row; also when a slot is missed, held")
+                 ).to_be_visible()
     job = await get_job(fresh_pool, actor, job_id)
     assert job["alert_on"] == ["missed", "held"] and job["alert_after_failures"] == 3
+    assert job["recover_after_successes"] == 2 and job["max_duration"] == 3600
     await page.get_by_role("link", name="Alerts of this job").click()
     await expect(page.get_by_role("status")).to_contain_text(
         "Showing the alerts of job daily report")

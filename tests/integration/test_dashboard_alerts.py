@@ -283,3 +283,41 @@ async def test_channels_beyond_the_pickers_list_are_named_and_kept(
     edit = await frozen_api.get(f"/ui/monitors/{monitor_id}/edit")
     # the one beyond the list is offered, ticked and named, so a save keeps it
     assert re.search(rf'value="{ids[2]}" checked> ops 2', edit.text)
+
+
+async def test_a_jobs_recovery_and_run_time_bounds_go_through_its_form(
+        frozen_api: AsyncTestClient, team: dict[str, Any], pool: Any) -> None:
+    csrf = await sign_in(frozen_api, team["write"])
+    form = {"csrf": csrf, "name": "etl", "schedule": "0 6 * * *", "timezone": "UTC",
+            "request.method": "GET", "request.url": "https://example.com/etl",
+            "timeout_seconds": "30", "retry.attempts": "1", "retry.backoff": "exponential",
+            "retry.delay_seconds": "10", "retry.max_delay_seconds": "60", "overlap": "skip",
+            "catchup": "latest", "alert_after_failures": "2",
+            "recover_after_successes": "3", "min_duration": "1h", "max_duration": "30m"}
+    bad = await frozen_api.post("/ui/jobs/new", data=form)
+    assert bad.status_code == 422
+    assert re.search(r'id="err-min_duration">must be less than max_duration \(1800 s\)',
+                     bad.text)
+    assert 'value="1h"' in bad.text
+    r = await frozen_api.post("/ui/jobs/new", data={**form, "min_duration": "5",
+                                                    "max_duration": "30m"},
+                              follow_redirects=False)
+    assert r.status_code == 303, r.text
+    job_id = uuid.UUID(r.headers["location"].rsplit("/", 1)[1])
+    job = await get_job(pool, team["actor"], job_id)
+    assert (job["recover_after_successes"], job["min_duration"], job["max_duration"]) == (
+        3, 5, 1800)
+    page = await frozen_api.get(f"/ui/jobs/{job_id}")
+    assert "recovered after 3 good run(s) in a row" in page.text
+    assert "at least 5.0 s, at most 30 min" in page.text
+    edit = await frozen_api.get(f"/ui/jobs/{job_id}/edit")
+    assert 'id="f-recover_after_successes" name="recover_after_successes" type="text" ' \
+           'value="3"' in edit.text
+    version = re.search(r'name="version" value="(\d+)"', edit.text).group(1)  # type: ignore[union-attr]
+    cleared = await frozen_api.post(f"/ui/jobs/{job_id}/edit", data={
+        **form, "version": version, "recover_after_successes": "", "min_duration": "",
+        "max_duration": ""}, follow_redirects=False)
+    assert cleared.status_code == 303, cleared.text
+    job = await get_job(pool, team["actor"], job_id)
+    assert (job["recover_after_successes"], job["min_duration"], job["max_duration"]) == (
+        1, None, None)
