@@ -3,6 +3,10 @@
 Isolation: API tests share one migrated database and isolate by team (every query is
 team-scoped); scheduler tests, which claim across teams, get their own database cloned from a
 migrated template.
+
+The application, the database driver and the services are imported inside the fixtures that
+use them, not here: tests/unit uses none of these fixtures, and importing them cost every unit
+run about two seconds before its first test.
 """
 
 from __future__ import annotations
@@ -11,29 +15,20 @@ import contextlib
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
-import psycopg
 import pytest
-from litestar.testing import AsyncTestClient
-from psycopg import sql
-from psycopg.conninfo import make_conninfo
-from psycopg_pool import AsyncConnectionPool
 
-from api.app import create_app
-from core.actor import Actor
-from core.apikeys import create_api_key
-from core.channels.sealing import AesGcmSealer
-from core.clock import FrozenClock, SystemClock
-from core.config import Settings
-from core.db import open_pool
-from core.embedded import EmbeddedPostgresError, start_failure_message
-from core.migrate import upgrade
-from core.monitors.checker import Checker
-from core.monitors.ping import open_ping_pool
-from core.runs.worker import Worker
-from tests.embedded_server import server_dsn as embedded_server_dsn
-from tests.helpers import make_worker
-from tests.sink import Sink
+if TYPE_CHECKING:
+    from litestar.testing import AsyncTestClient
+    from psycopg_pool import AsyncConnectionPool
+
+    from core.channels.sealing import AesGcmSealer
+    from core.clock import FrozenClock
+    from core.config import Settings
+    from core.monitors.checker import Checker
+    from core.runs.worker import Worker
+    from tests.sink import Sink
 
 RUN = uuid.uuid4().hex[:8]
 # Modules whose tests need the PostgreSQL server itself - a proxy in front of it, a restart,
@@ -60,10 +55,15 @@ TEST_SECRET_KEY = "Y3JvbmxlZGdlci10ZXN0LWtleS0wMDAwMDAwMDAwMDA="
 
 def with_dbname(dsn: str, name: str) -> str:
     """``dsn`` pointing at database ``name``."""
+    from psycopg.conninfo import make_conninfo
+
     return make_conninfo(dsn, dbname=name)
 
 
 def _create_database(admin: str, name: str, template: str | None = None) -> None:
+    import psycopg
+    from psycopg import sql
+
     with psycopg.connect(admin, autocommit=True) as conn:
         query = sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name))
         if template:
@@ -72,6 +72,9 @@ def _create_database(admin: str, name: str, template: str | None = None) -> None
 
 
 def _drop_database(admin: str, name: str) -> None:
+    import psycopg
+    from psycopg import sql
+
     with psycopg.connect(admin, autocommit=True) as conn:
         conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(
             sql.Identifier(name)))
@@ -84,6 +87,9 @@ def server_dsn() -> Iterator[str]:
     When the embedded server cannot start, the run stops with one paragraph saying why and
     what to do (exit status 4), not with a traceback in every test.
     """
+    from core.embedded import EmbeddedPostgresError, start_failure_message
+    from tests.embedded_server import server_dsn as embedded_server_dsn
+
     with contextlib.ExitStack() as stack:
         try:
             dsn = stack.enter_context(embedded_server_dsn("cronledger-test-"))
@@ -95,6 +101,8 @@ def server_dsn() -> Iterator[str]:
 @pytest.fixture(scope="session")
 def template_db(server_dsn: str) -> Iterator[str]:
     """Name of a migrated template database."""
+    from core.migrate import upgrade
+
     name = f"cronledger_tpl_{RUN}"
     _create_database(server_dsn, name)
     upgrade(with_dbname(server_dsn, name))
@@ -122,6 +130,8 @@ def fresh_dsn(server_dsn: str, template_db: str) -> Iterator[str]:
 
 @pytest.fixture
 async def pool(shared_dsn: str) -> AsyncIterator[AsyncConnectionPool]:
+    from core.db import open_pool
+
     p = await open_pool(shared_dsn, min_size=1, max_size=5)
     yield p
     await p.close()
@@ -129,6 +139,8 @@ async def pool(shared_dsn: str) -> AsyncIterator[AsyncConnectionPool]:
 
 @pytest.fixture
 async def fresh_pool(fresh_dsn: str) -> AsyncIterator[AsyncConnectionPool]:
+    from core.db import open_pool
+
     p = await open_pool(fresh_dsn, min_size=1, max_size=10)
     yield p
     await p.close()
@@ -136,6 +148,8 @@ async def fresh_pool(fresh_dsn: str) -> AsyncIterator[AsyncConnectionPool]:
 
 @pytest.fixture
 def settings() -> Settings:
+    from core.config import Settings
+
     return Settings(database_url=None, claim_batch=100, max_concurrency=50,
                     shutdown_grace_seconds=5, lease_margin_seconds=5,
                     secret_key=TEST_SECRET_KEY)
@@ -143,10 +157,16 @@ def settings() -> Settings:
 
 @pytest.fixture
 def clock() -> FrozenClock:
+    from core.clock import FrozenClock
+
     return FrozenClock(datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC))
 
 
 async def _client(dsn: str, settings: Settings, clock: object) -> AsyncIterator[AsyncTestClient]:
+    from litestar.testing import AsyncTestClient
+
+    from api.app import create_app
+
     app = create_app(dsn, settings, clock)  # type: ignore[arg-type]
     async with AsyncTestClient(app=app, raise_server_exceptions=False) as client:
         yield client
@@ -155,6 +175,8 @@ async def _client(dsn: str, settings: Settings, clock: object) -> AsyncIterator[
 @pytest.fixture
 async def api(shared_dsn: str, settings: Settings) -> AsyncIterator[AsyncTestClient]:
     """The API on the shared database, with the real clock."""
+    from core.clock import SystemClock
+
     async for client in _client(shared_dsn, settings, SystemClock()):
         yield client
 
@@ -170,6 +192,9 @@ async def frozen_api(shared_dsn: str, settings: Settings,
 @pytest.fixture
 async def team(pool: AsyncConnectionPool) -> dict[str, object]:
     """A new team with a write key and a read key: ``{"write", "read", "actor"}``."""
+    from core.actor import Actor
+    from core.apikeys import create_api_key
+
     name = f"team-{uuid.uuid4().hex[:10]}"
     write, record = await create_api_key(pool, name, "write")
     read, _ = await create_api_key(pool, name, "read")
@@ -184,6 +209,8 @@ async def team(pool: AsyncConnectionPool) -> dict[str, object]:
 @pytest.fixture
 async def sink() -> AsyncIterator[Sink]:
     """A real local HTTP server recording every request (see tests/sink.py)."""
+    from tests.sink import Sink
+
     async with Sink() as s:
         yield s
 
@@ -193,6 +220,8 @@ async def worker(fresh_pool: AsyncConnectionPool, fresh_dsn: str, settings: Sett
                  clock: FrozenClock) -> AsyncIterator[Worker]:
     """A worker (id ``test-worker``) on the frozen clock and a fresh database; in-flight
     attempts are settled and its HTTP session closed afterwards."""
+    from tests.helpers import make_worker
+
     w = make_worker(fresh_pool, fresh_dsn, settings, clock)
     yield w
     await w.settle()
@@ -202,6 +231,8 @@ async def worker(fresh_pool: AsyncConnectionPool, fresh_dsn: str, settings: Sett
 @pytest.fixture
 async def ping_pool(fresh_dsn: str) -> AsyncIterator[AsyncConnectionPool]:
     """The API's ping pool (autocommit, raw statements) on the fresh database, 4 connections."""
+    from core.monitors.ping import open_ping_pool
+
     p = await open_ping_pool(fresh_dsn, size=4)
     yield p
     await p.close()
@@ -210,10 +241,14 @@ async def ping_pool(fresh_dsn: str) -> AsyncIterator[AsyncConnectionPool]:
 @pytest.fixture
 def checker(fresh_pool: AsyncConnectionPool, fresh_dsn: str, clock: FrozenClock) -> Checker:
     """A checker on the frozen clock, claiming 10 monitors per batch."""
+    from core.monitors.checker import Checker
+
     return Checker(fresh_pool, fresh_dsn, clock, batch=10)
 
 
 @pytest.fixture
 def sealer() -> AesGcmSealer:
     """Seals channel secrets with a random key."""
+    from core.channels.sealing import AesGcmSealer
+
     return AesGcmSealer.random()

@@ -1,7 +1,8 @@
 """The unit layer's property tests at full length (marked ``long``).
 
 ``tests/unit`` runs each hypothesis property with a few examples, the generated OnCalendar
-differential with half its expressions and every third misspelling of the suggestion rule, so
+differential with half its expressions, every third misspelling of the suggestion rule and
+the fires of a phrase only where its canonical form is not the expected expression, so
 that the unit layer stays short (docs/architecture.md, "Tests"); here the same tests run again
 with the example counts (and expressions) they had before, same strategies, same checks.
 ``uv run pytest`` (the README's command, the one .ci/run runs) runs them;
@@ -20,6 +21,7 @@ from tests.unit import test_oncalendar_systemd as oncalendar
 from tests.unit import test_phrase_properties as phrases
 from tests.unit import test_schedule_engine as engine
 from tests.unit import test_schedule_read_or_refused as refusals
+from tests.unit import test_schedule_words as phrase_table
 from tests.unit import test_schedule_words_property as words
 
 pytestmark = pytest.mark.long
@@ -64,3 +66,11 @@ def test_every_misspelling_suggests_the_right_words() -> None:
     """tests/unit/test_schedule_read_or_refused.py's suggestion rule over every misspelling of
     every phrase (the unit layer tries every third)."""
     assert refusals.check_misspellings() >= 40
+
+
+@pytest.mark.parametrize(("phrase", "expected"), phrase_table.PHRASES)
+def test_phrase_fires_like_the_expression_a_person_would_write(phrase: str,
+                                                               expected: str) -> None:
+    """tests/unit/test_schedule_words.py's table with every phrase's fires compared (the unit
+    layer compares them where the canonical form is not the expected expression)."""
+    phrase_table.check_table_phrase(phrase, expected, every_fire=True)
