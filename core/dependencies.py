@@ -107,3 +107,21 @@ async def parent_names(pool: AsyncConnectionPool, team_id: uuid.UUID,
     async with pool.connection() as conn:
         cur = await conn.execute(Q["dependency_names"], {"team_id": team_id, "ids": list(ids)})
         return {row["id"]: row for row in await cur.fetchall()}
+
+
+async def check_proposed(conn: psycopg.AsyncConnection, team_id: uuid.UUID,
+                         subject_id: uuid.UUID, depends_on: Sequence[uuid.UUID]) -> None:
+    """Check a ``depends_on`` proposed to a what-if replay (nothing is written): the subject
+    itself or an id that is no live monitor or job of the team is refused.
+
+    Raises:
+        InvalidInput: on ``changes.depends_on.<i>``.
+    """
+    cur = await conn.execute(Q["dependency_graph"], {"team_id": team_id})
+    known = {row["id"] for row in await cur.fetchall()}
+    errors = FieldErrors()
+    for i, parent in enumerate(depends_on):
+        if parent == subject_id or parent not in known:
+            errors.add(f"changes.depends_on.{i}", f"{parent} is not another monitor or job "
+                                                  "of this team")
+    errors.raise_if_any()

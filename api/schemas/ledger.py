@@ -3,13 +3,22 @@
 
 from __future__ import annotations
 
+import uuid
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
 import msgspec
 from msgspec import UNSET, Meta, Struct, UnsetType
 
-from api.schemas.common import Duration, RealertSeconds, RunBound, Schedule, Zone, page_of
+from api.schemas.common import (
+    DependsOn,
+    Duration,
+    RealertSeconds,
+    RunBound,
+    Schedule,
+    Zone,
+    page_of,
+)
 from api.schemas.jobs import AlertOn
 from api.schemas.maintenance import Comment, Seconds, Suppress
 from api.schemas.monitors import Grace, Keywords, PingMethods, Threshold
@@ -61,6 +70,7 @@ class MonitorChanges(Struct, forbid_unknown_fields=True):
     failure_keywords: Keywords | UnsetType = UNSET
     alert_after_failures: Threshold | UnsetType = UNSET
     recover_after_successes: Threshold | UnsetType = UNSET
+    depends_on: DependsOn | UnsetType = UNSET
     maintenance: ProposedWindows | UnsetType = UNSET
     recorded_maintenance: RecordedMaintenance | UnsetType = UNSET
 
@@ -75,6 +85,7 @@ class JobChanges(Struct, forbid_unknown_fields=True):
     alert_on: AlertOn | UnsetType = UNSET
     min_duration: RunBound | UnsetType = UNSET
     max_duration: RunBound | UnsetType = UNSET
+    depends_on: DependsOn | UnsetType = UNSET
     maintenance: ProposedWindows | UnsetType = UNSET
     recorded_maintenance: RecordedMaintenance | UnsetType = UNSET
 
@@ -112,12 +123,16 @@ class Transition(Struct):
 class MonitorAlert(Struct):
     """An alert: ``down`` or ``up`` (after down), with the reason of its flip;
     ``maintenance``: ``suppressed`` (held by a window, not sent) or ``released`` (the one
-    ``down`` alert sent at a window's close), null otherwise."""
+    ``down`` alert sent at a window's close), null otherwise; ``dependency``: ``held`` (a
+    parent in ``depends_on`` was down: ``held_by``) or ``released`` (sent when the parents
+    came back), null otherwise."""
 
     at: datetime
     event: str
     reason: str | None
     maintenance: str | None = None
+    dependency: Literal["held", "released"] | None = None
+    held_by: list[uuid.UUID] | None = None
 
 
 class MonitorReplaySide(Struct):
@@ -154,11 +169,14 @@ class MonitorSimulation(Struct, rename={"from_": "from"}):
 class JobAlert(Struct):
     """An alert of a job: ``failed``, ``still_failing``, ``recovered``, ``too_long``
     (``max_duration``), ``skipped``, ``missed`` or ``held`` (``alert_on``); ``maintenance``:
-    ``suppressed`` when a window held it."""
+    ``suppressed`` when a window held it; ``dependency``: ``held`` or ``released`` as a
+    monitor's."""
 
     at: datetime
     event: str
     maintenance: str | None = None
+    dependency: Literal["held", "released"] | None = None
+    held_by: list[uuid.UUID] | None = None
 
 
 class JobReplaySide(Struct):

@@ -356,5 +356,6 @@ def normalize_alert_rules(fields: dict[str, Any],
            "depends_on": [], "recover_after_successes": 1, **bounds, **fields}
     _normalize_alerting(out, errors)
     normalize_run_bounds(out, errors)
+    out["depends_on"] = normalize_depends_on(out["depends_on"], errors)
     errors.raise_if_any()
     return {key: out[key] for key in fields}

@@ -49,6 +49,7 @@ from core import streams
 from core.actor import Actor
 from core.alerting import shorter_than
 from core.clock import utc
+from core.dependencies import check_proposed
 from core.errors import NotFound
 from core.history.streams import JOB, events_until
 from core.jobs.state import JobState, evolve
@@ -63,6 +64,7 @@ from core.notifications.job_alerts import (
 )
 from core.queries import Q
 from core.replay.compare import incidents, listed, summary
+from core.replay.dependencies import Outages, hold, outages
 from core.replay.maintenance import Maintenance, recorded_and_proposed
 from core.replay.proposal import Proposal, job_proposal
 from core.runs.bounds import TOO_SHORT
@@ -128,11 +130,14 @@ def skipped(finals: list[dict[str, Any]], maintenance: Maintenance | None
 
 def replay(job_events: list[dict[str, Any]], finals: list[dict[str, Any]],
            proposal: Proposal, start: datetime,
-           maintenance: Maintenance | None = None) -> list[dict[str, Any]]:
+           maintenance: Maintenance | None = None, parents: Outages | None = None,
+           end: datetime | None = None) -> list[dict[str, Any]]:
     """The alerts ``{"at", "event", "maintenance": suppressed|None}`` the job's rules (under
     ``proposal``) give for the recorded final outcomes ``finals`` (rows of
     ``ledger_job_finals``, those :func:`skipped` already dropped), from ``start`` on, alerts
-    held by ``maintenance`` marked.
+    held by ``maintenance`` marked, and those the recorded outages of ``parents`` hold
+    (``"dependency": "held"``) or release when they end before ``end``
+    (:mod:`core.replay.dependencies`).
 
     Args:
         job_events: the job's stream in version order (its definition at each batch).
@@ -141,10 +146,24 @@ def replay(job_events: list[dict[str, Any]], finals: list[dict[str, Any]],
     late: list[dict[str, Any]] = []  # too_long, said while the run went on
     streak: dict[str, Any] | None = None
     job: JobState | None = None
+    held_at: datetime | None = None  # a problem alert a parent holds, not released yet
     pending = list(job_events)
+
+    def release(until: datetime | None) -> None:
+        nonlocal held_at
+        free = None if held_at is None or parents is None else parents.free_at(held_at)
+        if free is None or (until is not None and free > until):
+            return
+        if streak is not None and free >= start:
+            alerts.append({"at": free, "event": "failed", "dependency": "released",
+                           "maintenance": "suppressed" if maintenance is not None
+                           and maintenance.holds(free) else None})
+        held_at = None
+
     for _, rows in groupby(finals, key=lambda r: r["tx_id"]):
         batch = list(rows)
         now = batch[0]["occurred_at"]
+        release(now)
         while pending and pending[0]["occurred_at"] <= now:
             job = proposal.apply(evolve(job, pending.pop(0)))
         if job is None:
@@ -173,10 +192,18 @@ def replay(job_events: list[dict[str, Any]], finals: list[dict[str, Any]],
             if event is not None:
                 said.append(event)
                 streak["last_alert_at"] = now
-        if now >= start:
-            held = maintenance is not None and maintenance.holds(now)
-            alerts += [{"at": now, "event": event, "maintenance": "suppressed" if held else None}
-                       for event in said]
+        held = maintenance is not None and maintenance.holds(now)
+        for event in said:
+            alert: dict[str, Any] = {"at": now, "event": event,
+                                     "maintenance": "suppressed" if held else None}
+            down = parents.down_at(now) if parents is not None else []
+            if event == "recovered" and held_at is not None:
+                alert, held_at = hold(alert, []), None  # back while held: nothing owed
+            elif event != "recovered" and down:
+                alert, held_at = hold(alert, down), held_at or now
+            if now >= start:
+                alerts.append(alert)
+    release(end)
     alerts += [{**a, "maintenance": "suppressed" if maintenance is not None
                 and maintenance.holds(a["at"]) else None} for a in late]
     return sorted(alerts, key=lambda a: a["at"])
@@ -220,11 +247,24 @@ def counts_successes(job_events: list[dict[str, Any]], proposal: Proposal) -> bo
         asked(e["data"] or {}) > 1 for e in job_events)
 
 
+def queued_alert(row: dict[str, Any]) -> dict[str, Any]:
+    """An alert as queued (a ``ledger_alerts_queued`` row), marked as the replay marks it:
+    ``maintenance`` suppressed (a window held it), ``dependency`` held or released."""
+    alert = {"at": row["at"], "event": row["event"],
+             "maintenance": "suppressed" if row["suppressed"] and not row["held"] else None}
+    if row["held"]:
+        alert["dependency"] = "held"
+    elif row["released"]:
+        alert["dependency"] = "released"
+    return alert
+
+
 def side(alerts: list[dict[str, Any]], end: datetime) -> tuple[dict[str, Any], list[Any]]:
     """One side of the answer (``{"alerts", "truncated"}``) and its incidents."""
     shown, cut = listed(alerts, MAX_LISTED)
     changes = [(a["at"], a["event"] in OPENS, "failures") for a in alerts
-               if a["event"] in OPENS + CLOSES and a.get("maintenance") != "suppressed"]
+               if a["event"] in OPENS + CLOSES and a.get("maintenance") != "suppressed"
+               and a.get("dependency") != "held"]
     return {"alerts": shown, "truncated": cut}, incidents(changes, end)
 
 
@@ -264,13 +304,16 @@ async def simulate_job(pool: AsyncConnectionPool, actor: Actor, job_id: uuid.UUI
         cur = await conn.execute(Q["ledger_alerts_queued"], {
             "subject_type": "job", "subject_id": job_id, "team_id": actor.team_id,
             "from": start, "to": end})
-        queued = [{"at": r["at"], "event": r["event"],
-                   "maintenance": "suppressed" if r["suppressed"] else None}
-                  for r in await cur.fetchall()]
+        queued = [queued_alert(r) for r in await cur.fetchall()]
         _, maintenance = await recorded_and_proposed(
             conn, "job", job_id, actor.team_id, proposal, start, end)
+        assert current is not None  # job_events is not empty
+        depends_on = proposal.overrides.get("depends_on", current.depends_on)
+        if "depends_on" in proposal.overrides:
+            await check_proposed(conn, actor.team_id, job_id, depends_on)
+        parents = await outages(conn, actor.team_id, depends_on, end)
     kept, dropped = skipped(finals, maintenance)
-    replayed = replay(job_events, kept, proposal, start, maintenance) + slot_alerts(
+    replayed = replay(job_events, kept, proposal, start, maintenance, parents, end) + slot_alerts(
         job_events, not_run, proposal, start, maintenance)
     simulated, proposed = side(sorted(replayed, key=lambda a: a["at"]), end)
     actual, happened = side(queued, end)

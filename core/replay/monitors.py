@@ -45,6 +45,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from core.actor import Actor
 from core.alerting import Streak, tolerate
+from core.dependencies import check_proposed
 from core.errors import NotFound
 from core.history.streams import MONITOR, definition_events, stream_until
 from core.monitors.checker import BrokenMonitor, decide
@@ -52,6 +53,7 @@ from core.monitors.definition import cached_schedule
 from core.monitors.rules import alert_for, next_miss, ping, ping_outcome, timing, too_short
 from core.monitors.state import STATUS_AFTER, MonitorState, evolve
 from core.replay.compare import incidents, listed, summary
+from core.replay.dependencies import Outages, hold, outages
 from core.replay.maintenance import Maintenance, recorded_and_proposed
 from core.replay.proposal import Proposal, monitor_proposal
 from core.schedule import Schedule
@@ -108,6 +110,8 @@ class Timeline:
             else maintenance.closings(start, end)
         self.current: str | None = None  # the status, once a change said it
         self.held: tuple[str, str | None] | None = None  # the latest alert, when held
+        self.parents: Outages | None = None  # the recorded outages of its parents
+        self.depending: tuple[datetime, str | None] | None = None  # a down a parent holds
         self.streak = Streak()
         self.miss: tuple[datetime, datetime] | None = None  # (expected, deadline) watched
 
@@ -128,7 +132,20 @@ class Timeline:
 
     def release(self, at: datetime) -> None:
         """Each window closing up to ``at`` (inclusive): one ``down`` alert when the monitor is
-        still down, its latest alert was held and no window holds it still."""
+        still down, its latest alert was held and no window holds it still; and the ``down``
+        a parent held, when its parents were all back by ``at`` and it is still down
+        (:mod:`core.replay.dependencies`)."""
+        if self.depending is not None and self.parents is not None:
+            free = self.parents.free_at(self.depending[0])
+            if free is not None and free <= at:
+                reason, self.depending = self.depending[1], None
+                if self.current == "down":
+                    held = self.maintenance is not None and self.maintenance.holds(free)
+                    self.alerts.append({"at": free, "event": "down", "reason": reason,
+                                        "maintenance": "suppressed" if held else None,
+                                        "dependency": "released"})
+                    if not held:
+                        self.changes.append((free, True, reason))
         while self.closings and self.closings[0] <= at:
             closing = self.closings.pop(0)
             assert self.maintenance is not None
@@ -148,6 +165,7 @@ class Timeline:
         self.current = after
         if before == after or after == "down":
             return
+        self.depending = None  # it left down: nothing owed
         if self.streak.alerted:
             self.changes.append((at, False, None))
         self.streak, self.miss = Streak(), None
@@ -181,8 +199,18 @@ class Timeline:
         reason = reason if event == "down" else "ping"  # only a good ping says up
         held = self.maintenance is not None and self.maintenance.holds(at)
         self.held = (event, reason) if held else None
-        self.alerts.append({"at": at, "event": event, "reason": reason,
-                            "maintenance": "suppressed" if held else None})
+        shown = {"at": at, "event": event, "reason": reason,
+                 "maintenance": "suppressed" if held else None}
+        down = self.parents.down_at(at) if self.parents is not None else []
+        if event == "up" and self.depending is not None:
+            self.depending = None  # back while held: nothing was said, nothing owed
+            self.alerts.append(hold(shown, []))
+            return
+        if event == "down" and down:
+            self.depending = (at, reason)
+            self.alerts.append(hold(shown, down))
+            return
+        self.alerts.append(shown)
         if event == "up":
             self.changes.append((at, False, None))
         elif not held:
@@ -329,13 +357,16 @@ class Replayer:
 
     def __init__(self, proposal: Proposal, start: datetime, end: datetime,
                  recorded: Maintenance | None = None,
-                 simulated: Maintenance | None = None) -> None:
+                 simulated: Maintenance | None = None,
+                 parents: tuple[Outages | None, Outages | None] = (None, None)) -> None:
         self.proposal, self.start, self.end = proposal, start, end
         self.simulated = simulated
+        self.parents = parents  # (recorded side's, proposal's)
         self.prior: MonitorState | None = None  # the recorded state at ``start``
         self.before = Timeline()  # the recorded side before ``start``: its last alert, count
         self.run: Replay | None = None
         self.recorded = Timeline(recorded, start, end)
+        self.recorded.parents = parents[0]
         self.state: MonitorState | None = None  # the recorded state, in the window
 
     def feed(self, event: dict[str, Any]) -> None:
@@ -365,6 +396,7 @@ class Replayer:
         counted = (self.before.streak, self.before.miss)
         self.recorded.seed(status, last_alert, self.start, counted)
         timeline = Timeline(self.simulated, self.start, self.end)
+        timeline.parents = self.parents[1]
         timeline.seed(status, last_alert, self.start, counted)
         self.run = Replay(prior, self.proposal, self.start, timeline)
 
@@ -417,10 +449,18 @@ async def simulate_monitor(pool: AsyncConnectionPool, actor: Actor, monitor_id: 
     if latest is None:
         raise NotFound(f"monitor {monitor_id} not found")
     proposal = monitor_proposal(changes, latest.as_row(), now)
+    proposed = proposal.overrides.get("depends_on", latest.depends_on)
     async with pool.connection() as conn:
+        if "depends_on" in proposal.overrides:
+            await check_proposed(conn, actor.team_id, monitor_id, proposed)
         recorded, simulated = await recorded_and_proposed(
             conn, "monitor", monitor_id, actor.team_id, proposal, start, end)
-        replayer = Replayer(proposal, start, end, recorded, simulated)
+        both = await outages(conn, actor.team_id,
+                             list(dict.fromkeys([*latest.depends_on, *proposed])), end)
+        parents = (None, None) if both is None else (
+            Outages(both.spans, latest.depends_on) if latest.depends_on else None,
+            Outages(both.spans, proposed) if proposed else None)
+        replayer = Replayer(proposal, start, end, recorded, simulated, parents)
         async for event in stream_until(conn, MONITOR, monitor_id, actor.team_id, end):
             replayer.feed(event)
     return {"changes": proposal.shown(), **replayer.answer()}

@@ -89,6 +89,7 @@ MONITOR_CHANGES: dict[str, str | Validator] = {
     "failure_keywords": DEFINITION,
     "alert_after_failures": DEFINITION,
     "recover_after_successes": DEFINITION,
+    "depends_on": DEFINITION,
     "maintenance": proposed_windows,
     "recorded_maintenance": recorded_maintenance,
 }
@@ -99,6 +100,7 @@ JOB_CHANGES: dict[str, str | Validator] = {
     "alert_on": DEFINITION,
     "min_duration": DEFINITION,
     "max_duration": DEFINITION,
+    "depends_on": DEFINITION,
     "maintenance": proposed_windows,
     "recorded_maintenance": recorded_maintenance,
 }

@@ -52,14 +52,18 @@ WHERE r.job_id = %(job_id)s::uuid AND r.team_id = %(team_id)s::uuid
 -- name: ledger_alerts_queued
 -- The alerts queued for one job or monitor in [from, to]: one per (event, instant), whatever
 -- the number of channels it went to; `suppressed`: a maintenance window held it.
-SELECT event, created_at AS at, count(*) AS channels,
-       bool_or(status = 'suppressed') AS suppressed
-FROM notifications
-WHERE subject_type = %(subject_type)s AND subject_id = %(subject_id)s::uuid
-  AND team_id = %(team_id)s::uuid
-  AND created_at >= %(from)s::timestamptz AND created_at <= %(to)s::timestamptz
-GROUP BY event, created_at
-ORDER BY created_at, event;
+-- `held`: a parent in depends_on held it; `released`: sent when the parents came back.
+SELECT n.event, n.created_at AS at, count(*) AS channels,
+       bool_or(n.status = 'suppressed') AS suppressed,
+       coalesce(bool_or(a.held_by IS NOT NULL), false) AS held,
+       coalesce(bool_or(a.rule ? 'released_from'), false) AS released
+FROM notifications n
+LEFT JOIN alerts a ON a.id = n.alert_id
+WHERE n.subject_type = %(subject_type)s AND n.subject_id = %(subject_id)s::uuid
+  AND n.team_id = %(team_id)s::uuid
+  AND n.created_at >= %(from)s::timestamptz AND n.created_at <= %(to)s::timestamptz
+GROUP BY n.event, n.created_at
+ORDER BY n.created_at, n.event;
 
 -- name: ledger_definition_events
 -- A job or monitor stream without what a ping or the checker appends (pings and status
@@ -161,3 +165,22 @@ WHERE r.job_id = %(job_id)s::uuid AND r.team_id = %(team_id)s::uuid
   AND e.event_type IN ('run.skipped', 'run.missed')
   AND e.occurred_at >= %(from)s::timestamptz AND e.occurred_at <= %(to)s::timestamptz
 ORDER BY e.occurred_at, e.global_position;
+
+-- name: ledger_parent_flips
+-- The status flips of some monitors and the final run outcomes of some jobs up to `to`, in
+-- order: when each was down (a monitor from monitor.down to what ends it, a job from a failed
+-- run to a succeeded one), for the dependencies of a replay (core/replay/dependencies.py).
+SELECT e.stream_id AS parent, e.event_type, e.occurred_at
+FROM events e
+WHERE e.stream_id = ANY (%(ids)s::uuid[]) AND e.team_id = %(team_id)s::uuid
+  AND e.event_type IN ('monitor.down', 'monitor.up', 'monitor.paused', 'monitor.resumed',
+                       'monitor.deleted')
+  AND e.occurred_at <= %(to)s::timestamptz
+UNION ALL
+SELECT r.job_id AS parent, e.event_type, e.occurred_at
+FROM runs r
+JOIN events e ON e.stream_id = r.id AND event_retention_kind(e.stream_type, e.event_type) = 'runs'
+WHERE r.job_id = ANY (%(ids)s::uuid[]) AND r.team_id = %(team_id)s::uuid
+  AND e.event_type IN ('run.succeeded', 'run.failed')
+  AND e.occurred_at <= %(to)s::timestamptz
+ORDER BY occurred_at;

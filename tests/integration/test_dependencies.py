@@ -21,13 +21,17 @@ from core.alerts.explain import explain_alert
 from core.alerts.queries import list_alerts
 from core.channels.commands import create_channel
 from core.channels.sealing import AesGcmSealer
+from core.clock import FrozenClock
 from core.errors import Conflict, InvalidInput
 from core.monitors.checker import Checker
 from core.monitors.commands import delete_monitor, update_monitor
 from core.notifications.released import RELEASE_POLL
+from core.replay.jobs import simulate_job
+from core.replay.monitors import simulate_monitor
+from core.runs.worker import Worker
 from tests.helpers import add_job, new_actor
 from tests.monitor_helpers import add_monitor, advance, ping
-from tests.sink import Sink
+from tests.sink import Reply, Sink
 
 T0 = datetime(2026, 11, 30, 10, 0, 0, tzinfo=UTC)
 MIN = timedelta(minutes=1)
@@ -266,3 +270,74 @@ async def test_depends_on_through_the_api_apply_and_export(
     r = await frozen_api.post("/v1/apply", headers=auth, json={**document,
                                                               "digest": "ab" * 32})
     assert r.status_code == 422 and "jobs.0.depends_on.0" in r.text, r.text
+
+
+async def test_simulate_holds_and_releases_as_live_and_shows_a_proposed_parent(
+    fresh_pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool, checker: Checker,
+    sink: Sink, sealer: AesGcmSealer,
+) -> None:
+    """The what-if replay (docs/ledger.md): replaying backup's definition gives the held down
+    and the released one as they happened; proposing no parent shows the page it would have
+    sent; proposing the router to a monitor that has none shows its page held."""
+    actor, m = await _network(fresh_pool, sealer, sink)
+    lone, lone_token = await add_monitor(fresh_pool, actor, T0, "1h", name="lone",
+                                         grace_seconds=600, channels=[])
+    await _ping_all(ping_pool, {**m, "lone": (lone, lone_token)}, T0)
+    await advance(checker, fresh_pool, T0 + timedelta(hours=1, minutes=10))
+    back = T0 + timedelta(hours=1, minutes=20)
+    await ping(ping_pool, m["router"][1], back)
+    await checker.run_once(back)
+    end = T0 + timedelta(hours=1, minutes=30)
+
+    def shown(side: dict[str, Any]) -> list[tuple[datetime, str, str | None]]:
+        return [(a["at"], a["event"], a.get("dependency")) for a in side["alerts"]]
+
+    current = await simulate_monitor(fresh_pool, actor, m["backup"][0], {}, T0, end, end)
+    expected = [(T0 + timedelta(hours=1, minutes=10), "down", "held"), (back, "down", "released")]
+    assert shown(current["simulated"]) == shown(current["actual"]) == expected
+    assert current["summary"]["would_alert"] == current["summary"]["did_alert"] == 1
+    alone = await simulate_monitor(fresh_pool, actor, m["backup"][0], {"depends_on": []},
+                                   T0, end, end)
+    assert shown(alone["simulated"]) == [(T0 + timedelta(hours=1, minutes=10), "down", None)]
+    proposed = await simulate_monitor(fresh_pool, actor, lone, {
+        "depends_on": [str(m["router"][0])]}, T0, end, end)
+    assert shown(proposed["simulated"]) == expected
+    assert shown(proposed["actual"]) == [(T0 + timedelta(hours=1, minutes=10), "down", None)]
+    with pytest.raises(InvalidInput, match="changes.depends_on.0"):
+        await simulate_monitor(fresh_pool, actor, lone, {"depends_on": [str(lone)]},
+                               T0, end, end)
+
+
+async def test_a_job_behind_a_down_monitor_is_held_released_and_replayed(
+    fresh_pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool, checker: Checker,
+    worker: Worker, clock: FrozenClock, sink: Sink, sealer: AesGcmSealer,
+) -> None:
+    actor = await new_actor(fresh_pool)
+    channel, _ = await create_channel(fresh_pool, sealer, actor, {
+        "name": "ops", "kind": "slack", "url": sink.url("/hook")}, T0)
+    router, token = await add_monitor(fresh_pool, actor, T0, "1h", name="router",
+                                      grace_seconds=300)
+    sink.reply("/export", Reply(status=500))
+    job = await add_job(fresh_pool, actor, T0, sink.url("/export"), "6 11 * * *",
+                        name="export", channels=[str(channel)], depends_on=[str(router)])
+    await ping(ping_pool, token, T0)
+    await advance(checker, fresh_pool, T0 + timedelta(hours=1, minutes=5))  # router down
+    clock.set(T0 + timedelta(hours=1, minutes=6))
+    await worker.run_once()
+    await worker.settle()
+    [held] = await list_alerts(fresh_pool, actor, limit=5, before=None, job=job)
+    assert (held["event"], held["state"], held["held_by"]) == ("failed", "held", [router])
+    back = T0 + timedelta(hours=1, minutes=20)
+    await ping(ping_pool, token, back)
+    await checker.run_once(back)
+    [sent, _] = await list_alerts(fresh_pool, actor, limit=5, before=None, job=job)
+    assert (sent["event"], sent["state"]) == ("failed", "sent")
+    end = back + timedelta(minutes=5)
+    answer = await simulate_job(fresh_pool, actor, job, {}, T0, end, end)
+    shown = [(a["at"], a["event"], a.get("dependency")) for a in answer["simulated"]["alerts"]]
+    assert shown == [(T0 + timedelta(hours=1, minutes=6), "failed", "held"),
+                     (back, "failed", "released")]
+    assert answer["simulated"]["alerts"][0]["held_by"] == [router]
+    assert [(a["at"], a["event"], a.get("dependency"))
+            for a in answer["actual"]["alerts"]] == shown
+    assert answer["summary"]["would_alert"] == answer["summary"]["did_alert"] == 1

@@ -1,0 +1,77 @@
+"""Dependencies in a what-if replay (docs/ledger.md, *What-if replay*; the live rule is
+:mod:`core.notifications.dependencies`): when each parent was down, from the log, and what that
+does to a side's alerts.
+
+A parent's outages are read from what was recorded (a monitor from ``monitor.down`` to the
+``monitor.up``, pause, resume or deletion that ends it; a job from a failed final run to the
+next succeeded one), whatever the proposal: a proposal changes the subject, not its parents. A
+side holds its subject's problem alert raised while one of its parents was down (``"dependency":
+"held"``, no incident opens), holds its recovery while a hold is open (nothing was said), and
+when no parent is down any more and the subject still is, says the owed alert then
+(``"dependency": "released"``), as the checker's pass does live within seconds.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+import psycopg
+
+from core.queries import Q
+
+_STARTS = ("monitor.down", "run.failed")
+
+
+class Outages:
+    """The recorded outages of some parents: ``spans[parent] = [(start, end or None), ...]``
+    (half-open, in order; ``None``: still down at the end of what was read)."""
+
+    def __init__(self, spans: dict[uuid.UUID, list[tuple[datetime, datetime | None]]],
+                 parents: Sequence[uuid.UUID]) -> None:
+        self.spans = spans
+        self.parents = list(parents)
+
+    def down_at(self, at: datetime) -> list[uuid.UUID]:
+        """The parents down at ``at``, in ``depends_on`` order."""
+        return [p for p in self.parents
+                if any(s <= at and (e is None or at < e) for s, e in self.spans.get(p, ()))]
+
+    def free_at(self, at: datetime) -> datetime | None:
+        """The first instant at or after ``at`` when no parent is down (``None``: never)."""
+        moment: datetime | None = at
+        while moment is not None:
+            ends = [e for p in self.parents for s, e in self.spans.get(p, ())
+                    if s <= moment and (e is None or moment < e)]
+            if not ends:
+                return moment
+            moment = None if any(e is None for e in ends) else max(
+                e for e in ends if e is not None)
+        return None
+
+
+async def outages(conn: psycopg.AsyncConnection, team_id: uuid.UUID,
+                  parents: Sequence[uuid.UUID], end: datetime) -> Outages | None:
+    """The recorded outages of ``parents`` up to ``end`` (``None`` when there are none to
+    consider)."""
+    if not parents:
+        return None
+    cur = await conn.execute(Q["ledger_parent_flips"], {"ids": list(parents),
+                                                        "team_id": team_id, "to": end})
+    spans: dict[uuid.UUID, list[tuple[datetime, datetime | None]]] = {}
+    for row in await cur.fetchall():
+        mine = spans.setdefault(row["parent"], [])
+        is_open = bool(mine) and mine[-1][1] is None
+        if row["event_type"] in _STARTS:
+            if not is_open:
+                mine.append((row["occurred_at"], None))
+        elif is_open:
+            mine[-1] = (mine[-1][0], row["occurred_at"])
+    return Outages(spans, parents)
+
+
+def hold(alert: dict[str, Any], held_by: list[uuid.UUID]) -> dict[str, Any]:
+    """``alert`` marked held by ``held_by``."""
+    return {**alert, "dependency": "held", "held_by": held_by}
