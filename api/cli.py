@@ -14,6 +14,7 @@
     cronledger apply -f FILE [--dry-run] [--prune]   apply a declarative file (docs/config.md)
     cronledger export [--team T]     print the definitions as such a file
     cronledger import crontab FILE   convert a crontab into such a file
+    cronledger exec --monitor SLUG_OR_URL -- COMMAND…   run a command, report it to a monitor
 """
 
 from __future__ import annotations
@@ -390,7 +391,8 @@ _ENV = {
                                  "runs and the database answers (default "
                                  "$XDG_RUNTIME_DIR/cronledger-heartbeat, else in the temp "
                                  "folder)",
-    "CRONLEDGER_URL": "apply/export: the server (default http://127.0.0.1:8000; --url)",
+    "CRONLEDGER_URL": "apply/export/exec: the server (default http://127.0.0.1:8000; --url)",
+    "CRONLEDGER_PING_KEY": "exec: the team's ping key, for a slug (POST /v1/team/ping-key)",
     "CRONLEDGER_API_KEY": "apply/export: an API key of the team (cronledger apikey create)",
     "CRONLEDGER_CONFIG": "serve: a declarative file applied at start (--config)",
     "CRONLEDGER_LOG_LEVEL": "DEBUG, INFO, WARNING… (--log-level; default INFO for serve, api "
@@ -553,8 +555,10 @@ def _parser() -> argparse.ArgumentParser:
             "and the kind of history it belongs to, largest first, then the total.", _DB,
             _MIGRATES)
     from api.cli_apply import add_parsers
+    from api.cli_exec import add_parser as add_exec
 
     add_parsers(sub, command)
+    add_exec(sub, command)
     return parser
 
 
@@ -563,6 +567,10 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "health":
         return _health(args)
+    if args.command == "exec":  # runs a command: no logging set-up, its own signal handling
+        from api.cli_exec import run
+
+        return run(args)
     servers = ("serve", "api", "worker")
     level = args.log_level or ("INFO" if args.command in servers else "WARNING")
     logging.basicConfig(level=level.upper(), stream=sys.stderr,

@@ -46,6 +46,7 @@ EXPECTED = {
     ("export",): ("CRONLEDGER_URL", "CRONLEDGER_API_KEY") + DATABASE,
     ("import",): (),
     ("import", "crontab"): (),
+    ("exec",): ("CRONLEDGER_URL", "CRONLEDGER_PING_KEY"),
 }
 
 

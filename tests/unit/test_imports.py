@@ -140,3 +140,12 @@ def test_the_scan_finds_a_cycle(tmp_path: Path) -> None:
     assert cycles(edges) == [["core.a", "core.b"]]
     assert _described(edges, ["core.a", "core.b"]) == [
         "core.a -> core.b: core/a/x.py:1 -> core.b", "core.b -> core.a: core/b/y.py:2 -> core.a"]
+
+
+def test_the_client_imports_nothing_of_the_server() -> None:
+    """``cronledger/`` (the Python client) runs in the user's job: it may import only itself,
+    the standard library and httpx (docs/architecture.md, "Layers")."""
+    files = sorted((ROOT / "cronledger").rglob("*.py"))
+    assert files
+    assert {str(f.relative_to(ROOT)): imported_modules(f) for f in files} == \
+        {str(f.relative_to(ROOT)): [] for f in files}
