@@ -104,7 +104,9 @@ async def enqueue(
             if parents:
                 waiting[alerts[n].subject_id] = parents
         alerts = annotated
-        await dependencies.close_recovered(conn, considered, list(waiting), now)
+        await dependencies.close_recovered(conn, considered, [
+            alerts[n].subject_id for n in ids if alerts[n].subject_id in waiting
+            and alerts[n].event in dependencies.RECOVERY.get(alerts[n].subject_type, ())], now)
     rows: dict[str, list[Any]] = {k: [] for k in (
         "ids", "team_ids", "channel_ids", "subject_types", "subject_ids", "events", "messages",
         "alert_ids")}
