@@ -63,15 +63,21 @@ def error_response(status: int, text: str,
 
 
 def domain_error(_: Request[Any, Any, Any], exc: DomainError) -> Response[dict[str, str]]:
-    """A domain error in healthchecks' style: ``{"error": ...}``."""
+    """A domain error in healthchecks' style: ``{"error": ...}`` (a database outage is a
+    driver error, answered by :func:`api.errors.database_error`: 503 with ``Retry-After``)."""
     status = next((code for kind, code in STATUS.items() if isinstance(exc, kind)), exc.status)
     return error_response(status, exc.detail)
 
 
 def http_error(_: Request[Any, Any, Any], exc: HTTPException) -> Response[dict[str, str]]:
     """Litestar's own errors on these paths (a wrong method: 405, from
-    :func:`api.errors.http_error`) as ``{"error": ...}``, with the CORS headers."""
-    return error_response(exc.status_code, str(exc.detail).lower(), exc.headers)
+    :func:`api.errors.http_error`; ``HEAD`` too, as healthchecks' ``cors`` decorator answers
+    it) as ``{"error": ...}``, with the CORS headers."""
+    headers = dict(exc.headers or {})
+    allow = next((v for k, v in headers.items() if k.lower() == "allow"), None)
+    if allow is not None:  # healthchecks' cors decorator names them on its 405 too
+        headers["Access-Control-Allow-Methods"] = allow
+    return error_response(exc.status_code, str(exc.detail).lower(), headers)
 
 
 def cors(response: Response[Any]) -> Response[Any]:

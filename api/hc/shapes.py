@@ -30,6 +30,10 @@ from core.monitors.definition import KEYWORD_FIELDS, cached_schedule
 from core.tags import split_tags
 
 MIN_SECONDS, MAX_SECONDS = 60, 31_536_000  # timeout and grace, healthchecks' limits
+# healthchecks' Spec (hc/api/views.py): name, schedule and slug at most 100 characters
+# ("json validation error: name is too long", 400), the *_kw fields at most 200.
+MAX_TEXT = {"name": 100, "schedule": 100, "slug": 100, "start_kw": 200, "success_kw": 200,
+            "failure_kw": 200}
 DEFAULT_TIMEOUT, DEFAULT_GRACE = 86_400, 3_600
 UNIQUE_FIELDS = ("name", "slug", "tags", "timeout", "grace")
 # The fields of healthchecks' ``Spec`` (hc/api/views.py), which refuses ``null`` in any of them.
@@ -120,6 +124,9 @@ def _text(body: dict[str, Any], name: str, errors: FieldErrors) -> str | None:
     value = body.get(name)
     if value is not None and not isinstance(value, str):
         errors.add(name, "must be a string")
+        return None
+    if value is not None and len(value) > MAX_TEXT.get(name, len(value)):
+        errors.add(name, f"is too long: at most {MAX_TEXT[name]} characters, as healthchecks")
         return None
     return value
 

@@ -203,3 +203,31 @@ async def test_null_is_no_fields_value(api: AsyncTestClient, team: Team) -> None
     r = await api.post("/api/v3/checks/", json={"name": "n2", "whatever": None},
                        headers=_key(team))
     assert r.status_code == 201, r.text
+
+
+async def test_healthchecks_limits_and_methods(api: AsyncTestClient, team: Team) -> None:
+    """healthchecks' ``Spec`` limits (hc/api/views.py: name, schedule and slug at most 100
+    characters, the ``*_kw`` at most 200) are 400s naming the field; ``HEAD`` is not one of a
+    route's methods (healthchecks' ``cors`` decorator answers it 405), with the CORS headers
+    and the route's methods."""
+    kw = {"filter_http_body": True}
+    for field, at_limit, extra in (("name", "n" * 100, {}), ("slug", "s" * 100, {}),
+                                   ("success_kw", "k" * 200, kw), ("schedule", None, {})):
+        if at_limit is not None:
+            r = await api.post("/api/v3/checks/", json={field: at_limit, **extra},
+                               headers=_key(team))
+            assert r.status_code == 201, (field, r.text)
+        too_long = (at_limit or "0 3 * * *" + " " * 91) + "x"
+        r = await api.post("/api/v3/checks/", json={field: too_long, **extra},
+                           headers=_key(team))
+        assert r.status_code == 400 and f"{field}: is too long" in r.json()["error"], r.text
+    created = (await api.post("/api/v3/checks/", json={}, headers=_key(team))).json()
+    update = await api.post(f"/api/v3/checks/{created['uuid']}", json={"name": "n" * 101},
+                            headers=_key(team))
+    assert update.status_code == 400 and "name: is too long" in update.json()["error"]
+    for path in ("/api/v3/checks/", f"/api/v3/checks/{created['uuid']}",
+                 f"/api/v3/checks/{created['uuid']}/pings/", "/api/v3/channels/"):
+        r = await api.head(path, headers=_key(team))
+        assert r.status_code == 405 and r.content == b"", path
+        assert r.headers["access-control-allow-origin"] == "*"
+        assert "GET" in r.headers["access-control-allow-methods"].split(", "), path

@@ -92,14 +92,18 @@ async def _cut_off(api: AsyncTestClient, proxy: DbProxy, cut: str, team: Team,
         api.post(f"/ping/{token}/fail", content=b"log"),  # queued behind one: test_outage_pings)
         api.head(f"/v1/ping/{token}/start"),
         api.get(f"/ping/{token}/0"),
+        api.get("/api/v3/checks/", headers={"X-Api-Key": team["write"]}),
+        api.post("/api/v3/checks/", json={"name": "x"}, headers={"X-Api-Key": team["write"]}),
     )))
     for (response, elapsed), path in zip(answers, (
             "jobs", "post job", "monitor", "readyz", "metrics", "ping", "ping fail",
-            "ping start", "ping 0"), strict=True):
+            "ping start", "ping 0", "v3 list", "v3 create"), strict=True):
         assert response.status_code == 503, (path, response.status_code, response.text)
         assert response.headers["retry-after"] == "1", path
         assert elapsed < BOUND, (path, elapsed)
-        if not path.startswith("ping"):
+        if path.startswith("v3"):  # healthchecks' error shape (api/hc/routes.py)
+            assert "error" in response.json(), path
+        elif not path.startswith("ping"):
             assert response.headers["content-type"] == "application/problem+json"
             assert response.json()["status"] == 503
     assert (await api.get("/healthz")).status_code == 200  # liveness: no database
