@@ -26,14 +26,15 @@ from api.schemas.maintenance import (
 from core.actor import Actor
 from core.errors import invalid
 from core.maintenance import commands, queries
-from core.maintenance.windows import Window, occurrence_at
+from core.maintenance.state import WindowState
+from core.maintenance.windows import occurrence_at
 
 V = TypeVar("V", bound=Struct)
 _BODY = {"from_": "from"}  # Struct field -> body / core field
 
 
 def window_view(row: dict[str, Any], now: datetime) -> Maintenance:
-    occurrence = occurrence_at(Window.from_row(row), now)
+    occurrence = occurrence_at(WindowState.from_row(row), now)
     return Maintenance(
         id=row["id"], from_=row["starts_at"], to=row["ends_at"], schedule=row["schedule"],
         timezone=row["timezone"], duration_seconds=row["duration_seconds"],

@@ -14,7 +14,8 @@ import psycopg
 from psycopg_pool import AsyncConnectionPool
 
 from core.db import fetch_team_page, fetch_team_row
-from core.maintenance.windows import Window, in_maintenance_until
+from core.maintenance.state import WindowState
+from core.maintenance.windows import in_maintenance_until
 from core.queries import Q
 
 
@@ -32,7 +33,7 @@ async def list_windows(pool: AsyncConnectionPool, team_id: uuid.UUID, *, limit: 
 
 
 async def live_windows(conn: psycopg.AsyncConnection, team_ids: Iterable[uuid.UUID],
-                       now: datetime, suppress: str | None = None) -> list[Window]:
+                       now: datetime, suppress: str | None = None) -> list[WindowState]:
     """The windows of ``team_ids`` that may be in effect at or after ``now`` (suppressing
     ``suppress`` only, when given)."""
     ids = list(dict.fromkeys(team_ids))
@@ -40,7 +41,7 @@ async def live_windows(conn: psycopg.AsyncConnection, team_ids: Iterable[uuid.UU
         return []
     cur = await conn.execute(Q["maintenance_live_for_teams"], {
         "team_ids": ids, "now": now, "suppress": suppress})
-    return [Window.from_row(row) for row in await cur.fetchall()]
+    return [WindowState.from_row(row) for row in await cur.fetchall()]
 
 
 async def subject_tags(conn: psycopg.AsyncConnection, subject_type: str,

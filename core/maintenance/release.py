@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import logging
 from datetime import UTC, datetime
-from typing import Any
 
 from psycopg_pool import AsyncConnectionPool
 
@@ -28,7 +27,8 @@ from core.db import transaction
 from core.maintenance.commands import NOTIFY_CHANNEL
 from core.maintenance.holds import held_alerts
 from core.maintenance.queries import live_windows, subject_tags
-from core.maintenance.windows import Window, closings, covers, in_maintenance_until, next_closing
+from core.maintenance.state import WindowState
+from core.maintenance.windows import closings, covers, in_maintenance_until, next_closing
 from core.notifications.outbox import DEFAULT_MAX_ATTEMPTS, enqueue_monitor_alert
 from core.queries import Q
 from core.services.base import Service
@@ -38,8 +38,8 @@ BATCH = 1000
 FAR = datetime(9999, 1, 1, tzinfo=UTC)  # "every closing to come", for next_deadline
 
 
-def _start(window: Window, row: dict[str, Any]) -> datetime:
-    return row["released_until"] or window.created_at
+def _start(window: WindowState) -> datetime:
+    return window.released_until or window.created_at
 
 
 async def release_due(pool: AsyncConnectionPool, now: Instant, *,
@@ -51,8 +51,8 @@ async def release_due(pool: AsyncConnectionPool, now: Instant, *,
         now = read_now(now)
         cur = await conn.execute(Q["maintenance_unreleased"], {"now": now, "limit": BATCH})
         for row in await cur.fetchall():
-            window = Window.from_row(row)
-            if not closings(window, _start(window, row), now):
+            window = WindowState.from_row(row)
+            if not closings(window, _start(window), now):
                 if window.schedule is None:  # ended before it began: nothing ever to release
                     await conn.execute(Q["maintenance_mark_released"], {
                         "id": window.id, "until": now})
@@ -109,7 +109,6 @@ class MaintenanceRelease(Service):
         async with self.pool.connection() as conn:
             cur = await conn.execute(Q["maintenance_unreleased"], {"now": FAR, "limit": BATCH})
             rows = await cur.fetchall()
-        found = [at for row in rows
-                 if (at := next_closing(Window.from_row(row),
-                                        _start(Window.from_row(row), row))) is not None]
+        windows = [WindowState.from_row(row) for row in rows]
+        found = [at for w in windows if (at := next_closing(w, _start(w))) is not None]
         return min(found, default=None)

@@ -15,65 +15,39 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
 
+from core.maintenance.state import WindowState
 from core.schedule import Schedule, cached_schedule
 
 FIRES_LIMIT = 1000  # fires looked at per question (occurrences within one duration)
 
 
-@dataclass(frozen=True)
-class Window:
-    """A ``maintenance_windows`` row, as the rules need it."""
-
-    id: uuid.UUID
-    team_id: uuid.UUID
-    starts_at: datetime | None
-    ends_at: datetime | None
-    schedule: str | None
-    timezone: str | None
-    duration_seconds: int | None
-    jobs: tuple[uuid.UUID, ...]
-    monitors: tuple[uuid.UUID, ...]
-    tags: tuple[str, ...]
-    suppress: str
-    ended_at: datetime | None
-    created_at: datetime
-
-    @classmethod
-    def from_row(cls, row: dict[str, Any]) -> Window:
-        return cls(row["id"], row["team_id"], row["starts_at"], row["ends_at"], row["schedule"],
-                   row["timezone"], row["duration_seconds"], tuple(row["jobs"] or ()),
-                   tuple(row["monitors"] or ()), tuple(row["tags"] or ()), row["suppress"],
-                   row["ended_at"], row["created_at"])
-
-    @property
-    def whole_team(self) -> bool:
-        return not (self.jobs or self.monitors or self.tags)
-
-    def _schedule(self) -> Schedule:
-        assert self.schedule is not None
-        return cached_schedule(self.schedule, self.timezone or "UTC", self.created_at)
-
-    @property
-    def _duration(self) -> timedelta:
-        return timedelta(seconds=self.duration_seconds or 0)
+def _whole_team(window: WindowState) -> bool:
+    return not (window.jobs or window.monitors or window.tags)
 
 
-def covers(window: Window, subject_type: str, subject_id: uuid.UUID,
+def _schedule(window: WindowState) -> Schedule:
+    assert window.schedule is not None
+    return cached_schedule(window.schedule, window.timezone or "UTC", window.created_at)
+
+
+def _duration(window: WindowState) -> timedelta:
+    return timedelta(seconds=window.duration_seconds or 0)
+
+
+def covers(window: WindowState, subject_type: str, subject_id: uuid.UUID,
            tags: Iterable[str] = ()) -> bool:
     """Whether ``window`` applies to the job or monitor ``subject_id`` (``subject_type``
     ``job`` | ``monitor``) whose tags are ``tags``: named by id, sharing a tag, or the window
     names nothing (the whole team). The one place of this rule."""
-    if window.whole_team:
+    if _whole_team(window):
         return True
     named = window.jobs if subject_type == "job" else window.monitors
     return subject_id in named or bool(set(window.tags) & set(tags))
 
 
-def occurrence_at(window: Window, at: datetime) -> tuple[datetime, datetime] | None:
+def occurrence_at(window: WindowState, at: datetime) -> tuple[datetime, datetime] | None:
     """``(start, end)`` of the occurrence of ``window`` in effect at ``at``, or ``None``."""
     if window.ended_at is not None and window.ended_at <= at:
         return None
@@ -82,14 +56,14 @@ def occurrence_at(window: Window, at: datetime) -> tuple[datetime, datetime] | N
         found = (window.starts_at, window.ends_at) if window.starts_at <= at < window.ends_at \
             else None
     else:
-        fires = window._schedule().fires_between(at - window._duration, at, FIRES_LIMIT)
-        found = (fires[-1], fires[-1] + window._duration) if fires else None
+        fires = _schedule(window).fires_between(at - _duration(window), at, FIRES_LIMIT)
+        found = (fires[-1], fires[-1] + _duration(window)) if fires else None
     if found and window.ended_at is not None:
         found = (found[0], min(found[1], window.ended_at))
     return found
 
 
-def in_maintenance_until(windows: Sequence[Window], subject_type: str, subject_id: uuid.UUID,
+def in_maintenance_until(windows: Sequence[WindowState], subject_type: str, subject_id: uuid.UUID,
                          at: datetime, *, suppress: str | None = None,
                          tags: Iterable[str] = ()) -> datetime | None:
     """The latest end among the occurrences in effect at ``at`` of the ``windows`` covering the
@@ -102,7 +76,7 @@ def in_maintenance_until(windows: Sequence[Window], subject_type: str, subject_i
     return max(ends, default=None)
 
 
-def closings(window: Window, after: datetime, until: datetime) -> list[datetime]:
+def closings(window: WindowState, after: datetime, until: datetime) -> list[datetime]:
     """The instants in ``(after, until]`` at which an occurrence of ``window`` stopped being in
     effect (its end, or ``ended_at`` when it was ended early), ascending."""
     if until <= after:
@@ -115,9 +89,9 @@ def closings(window: Window, after: datetime, until: datetime) -> list[datetime]
                 return []
             end = min(end, window.ended_at)
         return [end] if after < end <= until else []
-    d = window._duration
+    d = _duration(window)
     stop = until if window.ended_at is None else min(until, window.ended_at)
-    ends = [f + d for f in window._schedule().fires_between(after - d, stop - d, FIRES_LIMIT)]
+    ends = [f + d for f in _schedule(window).fires_between(after - d, stop - d, FIRES_LIMIT)]
     if window.ended_at is not None and after < window.ended_at <= until:
         cut = occurrence_at(window, window.ended_at - timedelta(microseconds=1))
         if cut is not None and cut[1] == window.ended_at and window.ended_at not in ends:
@@ -125,15 +99,15 @@ def closings(window: Window, after: datetime, until: datetime) -> list[datetime]
     return sorted(ends)
 
 
-def next_closing(window: Window, after: datetime) -> datetime | None:
+def next_closing(window: WindowState, after: datetime) -> datetime | None:
     """The first closing of ``window`` strictly after ``after`` (``None``: none to come)."""
     if window.ended_at is not None and window.ended_at <= after:
         return None
     if window.schedule is None:
         found = closings(window, after, window.ends_at or after)
         return found[0] if found else None
-    d = window._duration
-    fire = window._schedule().next_fire(after - d)
+    d = _duration(window)
+    fire = _schedule(window).next_fire(after - d)
     if fire is None:
         return None
     end = fire + d

@@ -21,7 +21,8 @@ from typing import Any
 import psycopg
 
 from core.maintenance.queries import subject_tags
-from core.maintenance.windows import Window, closings, covers, in_maintenance_until
+from core.maintenance.state import WindowState
+from core.maintenance.windows import closings, covers, in_maintenance_until
 from core.queries import Q
 from core.replay.proposal import Proposal
 
@@ -33,7 +34,7 @@ class Maintenance:
     subject_type: str
     subject_id: uuid.UUID
     tags: tuple[str, ...]
-    windows: tuple[Window, ...]
+    windows: tuple[WindowState, ...]
 
     def _in_effect(self, at: datetime, suppress: str) -> bool:
         existing = [w for w in self.windows if w.created_at <= at]
@@ -58,14 +59,13 @@ class Maintenance:
 
 
 def proposed(window: dict[str, Any], subject_type: str, subject_id: uuid.UUID,
-             team_id: uuid.UUID, start: datetime, index: int) -> Window:
+             team_id: uuid.UUID, start: datetime, index: int) -> WindowState:
     """A proposed window (canonical, :func:`core.replay.proposal.proposed_windows`) as the
     rules need it: covering the subject only, existing from ``start``."""
-    return Window(uuid.UUID(int=index), team_id, window["from"], window["to"],
-                  window["schedule"], window["timezone"], window["duration_seconds"],
-                  (subject_id,) if subject_type == "job" else (),
-                  (subject_id,) if subject_type == "monitor" else (), (), window["suppress"],
-                  None, start)
+    return WindowState.created(uuid.UUID(int=index), team_id, {
+        **window, "comment": window.get("comment"), "tags": [],
+        "jobs": [subject_id] if subject_type == "job" else [],
+        "monitors": [subject_id] if subject_type == "monitor" else []}, start)
 
 
 async def recorded_and_proposed(conn: psycopg.AsyncConnection, subject_type: str,
@@ -77,7 +77,7 @@ async def recorded_and_proposed(conn: psycopg.AsyncConnection, subject_type: str
     proposed ones)."""
     cur = await conn.execute(Q["ledger_maintenance_windows"], {
         "team_id": team_id, "from": start, "to": end})
-    rows = [Window.from_row(row) for row in await cur.fetchall()]
+    rows = [WindowState.from_row(row) for row in await cur.fetchall()]
     tags = (await subject_tags(conn, subject_type, [subject_id])).get(subject_id, ())
     recorded = Maintenance(subject_type, subject_id, tuple(tags), tuple(rows))
     mine = [proposed(w, subject_type, subject_id, team_id, start, i + 1)

@@ -28,7 +28,8 @@ from core.db import transaction
 from core.events import NewEvent, append_events, to_json
 from core.maintenance.holds import held_alerts
 from core.maintenance.queries import live_windows, subject_tags
-from core.maintenance.windows import Window, in_maintenance_until
+from core.maintenance.state import WindowState
+from core.maintenance.windows import in_maintenance_until
 from core.notifications.messages import job_broken_message, job_slot_message
 from core.notifications.outbox import DEFAULT_MAX_ATTEMPTS, Alert, enqueue
 from core.queries import Q
@@ -162,7 +163,7 @@ class _Batch:
     advance: list[tuple[uuid.UUID, datetime]] = field(default_factory=list)
     finished_jobs: list[ClaimedJob] = field(default_factory=list)
     broken: list[tuple[ClaimedJob, str]] = field(default_factory=list)
-    maintenance: list[Window] = field(default_factory=list)  # suppress: runs windows
+    maintenance: list[WindowState] = field(default_factory=list)  # suppress: runs windows
     tags: dict[uuid.UUID, tuple[str, ...]] = field(default_factory=dict)  # of the jobs
     # Slots that did not run and alert (the job's ``alert_on``): run id -> (job, reason).
     alerting: dict[uuid.UUID, tuple[ClaimedJob, str]] = field(default_factory=dict)

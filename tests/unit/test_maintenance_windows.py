@@ -9,8 +9,8 @@ import pytest
 
 from core.errors import InvalidInput
 from core.maintenance.definition import normalize_window, snooze_seconds
+from core.maintenance.state import WindowState
 from core.maintenance.windows import (
-    Window,
     closings,
     covers,
     in_maintenance_until,
@@ -22,13 +22,13 @@ T0 = datetime(2026, 11, 30, 0, 0, tzinfo=UTC)
 JOB, MONITOR = uuid.uuid4(), uuid.uuid4()
 
 
-def window(**fields: object) -> Window:
+def window(**fields: object) -> WindowState:
     base: dict[str, object] = {
         "id": uuid.uuid4(), "team_id": uuid.uuid4(), "starts_at": None, "ends_at": None,
         "schedule": None, "timezone": None, "duration_seconds": None, "jobs": [],
-        "monitors": [], "tags": [], "suppress": "alerts", "ended_at": None,
-        "created_at": T0}
-    return Window.from_row({**base, **fields})
+        "monitors": [], "tags": [], "suppress": "alerts", "comment": None, "ended_at": None,
+        "released_until": None, "version": 1, "created_at": T0, "updated_at": T0}
+    return WindowState.from_row({**base, **fields})
 
 
 def test_a_recurring_window_is_in_effect_from_each_fire_for_its_duration() -> None:
