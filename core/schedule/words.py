@@ -846,112 +846,161 @@ class _Reader:
             raise self.fail("expected a time such as 9am, 17:30 or 9h")
 
 
-def _build(r: _Reading, text: str, language: str = "en",  # noqa: C901
-           suggest: bool = True) -> str:
-    def ambiguous(message: str, word: str, suggestion: str | None = None) -> PhraseError:
-        hint = f"; did you mean {suggestion!r}?" if suggestion else ""
-        return PhraseError(f"could not read the schedule at {word!r}: {message}{hint}", word,
-                           suggestion)
+Period = tuple[int, str]  # (n, unit): "every 15 minutes" is (15, "minute")
 
-    _check_groups(r, ambiguous)
-    _check_frames(r, ambiguous)
+
+def _ambiguous(message: str, word: str, suggestion: str | None = None) -> PhraseError:
+    hint = f"; did you mean {suggestion!r}?" if suggestion else ""
+    return PhraseError(f"could not read the schedule at {word!r}: {message}{hint}", word,
+                       suggestion)
+
+
+def _build(r: _Reading, text: str, language: str = "en", suggest: bool = True) -> str:
+    """The canonical schedule string of a reading: an anchored calendar period (``every 3
+    days``), an interval (a period of several units, or one that does not divide its cycle),
+    a stepped period (``every 15 minutes``), minutes past the hour, or times of day, each with
+    the days they hold on (:func:`_day_fields`).
+
+    Raises:
+        PhraseError: the reading cannot be one schedule (naming the word at fault).
+    """
+    _check_groups(r)
+    _check_frames(r)
     # a fortnight is two weeks
     r.periods = [(2 * n, "week", w) if u == "fortnight" else (n, u, w) for n, u, w in r.periods]
     periods = {(n, unit) for n, unit, _ in r.periods}
     words = {(n, unit): w for n, unit, w in r.periods}
-    days_given = bool(r.dows or r.nth or r.doms or r.last_dom or r.months)
     sub_day = sorted((p for p in periods if p[1] in _SUB_DAY), key=lambda p: -_UNIT_SECONDS[p[1]])
-    weekday_given = bool(r.dows or r.nth or r.doms or r.last_dom)
-    calendar = [p for p in periods if p[1] in ("day", "week") and (
-        p[0] > 1 or p[1] == "week" and not weekday_given)]
+    calendar = _calendar_periods(r, periods)
     if calendar:
-        return _day_period(r, calendar, sub_day, words, language, ambiguous)
+        return _day_period(r, calendar, sub_day, words, language)
     if len(sub_day) > 1:
-        if days_given or r.times or r.window or r.minutes_past:
-            raise ambiguous("a period of several units cannot be combined with days or times",
-                            words[sub_day[0]])
-        return "@every " + _duration(sum(n * _UNIT_SECONDS[u] for n, u in sub_day))
+        return _compound_period(r, sub_day, words)
     if sub_day:
-        n, unit = sub_day[0]
-        word = words[sub_day[0]]
-        if r.times:
-            raise ambiguous(f"'every {n} {unit}{'s' if n > 1 else ''}' and a time of day "
-                            f"({r.times[0][3]!r}) cannot "
-                            "both hold; use 'between ... and ...' for a window", r.times[0][3])
-        cycle = 24 if unit == "hour" else 60
-        if n > 1 and cycle % n:
-            if days_given or r.window or r.minutes_past:
-                raise ambiguous(f"every {n} {unit}s does not divide the {_cycle_name(unit)}, "
-                                "so it can only be an interval, which cannot be limited to days "
-                                "or hours", word)
-            return "@every " + _duration(n * _UNIT_SECONDS[unit])
-        if r.minutes_past and unit != "hour":
-            raise ambiguous(f"'every {n} {unit}s' and 'minutes past the hour' cannot both hold",
-                            word)
-        if unit == "hour" and n > 1 and r.window is None:
-            if not (days_given or r.minutes_past):
-                # elapsed time, as systemd's OnUnitActiveSec= and Cloud Scheduler's "every N
-                # hours": exactly N hours apart across DST changes, anchored like intervals
-                return f"@every {n}h"
-            # limited to days (or at minutes past): those wall-clock times of those days,
-            # fixed times (DST as for "at 9am"): 0-22/2 starts with a digit
-            fields = [_list(sorted(set(r.minutes_past or [0]))), f"0-{24 - n}/{n}"]
-            return " ".join([*fields, *_day_fields(r, periods, words, ambiguous)])
-        if r.window is not None:
-            fields = _windowed(r, unit, n, ambiguous)
-        else:
-            step = "*" if n == 1 else f"*/{n}"
-            fields = {"second": [step, "*", "*"], "minute": [step, "*"],
-                      "hour": [_list(sorted(set(r.minutes_past or [0]))), step]}[unit]
-        return " ".join([*fields, *_day_fields(r, periods, words, ambiguous)])
+        return _sub_day_period(r, sub_day[0], periods, words)
     if r.minutes_past:
-        if r.times:
-            raise ambiguous("minutes past the hour and a time of day cannot both hold",
-                            r.times[0][3])
-        fields = [_list(sorted(set(r.minutes_past))), "*"] if r.window is None \
-            else _windowed(r, None, 1, ambiguous)
-        return " ".join([*fields, *_day_fields(r, periods, words, ambiguous)])
+        return _minutes_past(r, periods, words)
+    return _times_of_day(r, periods, words)
+
+
+def _calendar_periods(r: _Reading, periods: set[Period]) -> list[Period]:
+    """The periods of several days or weeks, and "every week" when no weekday or day of the
+    month is given: those are anchored calendar periods (:func:`_day_period`)."""
+    weekday_given = bool(r.dows or r.nth or r.doms or r.last_dom)
+    return [p for p in periods if p[1] in ("day", "week") and (
+        p[0] > 1 or p[1] == "week" and not weekday_given)]
+
+
+def _days_given(r: _Reading) -> bool:
+    return bool(r.dows or r.nth or r.doms or r.last_dom or r.months)
+
+
+def _compound_period(r: _Reading, sub_day: list[Period], words: dict[Period, str]) -> str:
+    """``every 1 hour 30 minutes``: an interval of their sum, alone."""
+    if _days_given(r) or r.times or r.window or r.minutes_past:
+        raise _ambiguous("a period of several units cannot be combined with days or times",
+                         words[sub_day[0]])
+    return "@every " + _duration(sum(n * _UNIT_SECONDS[u] for n, u in sub_day))
+
+
+def _sub_day_period(r: _Reading, period: Period, periods: set[Period],
+                    words: dict[Period, str]) -> str:
+    """One period of seconds, minutes or hours (``every 15 minutes``, ``every 2 hours``):
+    a step of its cron field, an interval when it does not divide its cycle, within the
+    window and on the days given."""
+    n, unit = period
+    word = words[period]
+    if r.times:
+        raise _ambiguous(f"'every {n} {unit}{'s' if n > 1 else ''}' and a time of day "
+                         f"({r.times[0][3]!r}) cannot "
+                         "both hold; use 'between ... and ...' for a window", r.times[0][3])
+    cycle = 24 if unit == "hour" else 60
+    if n > 1 and cycle % n:
+        if _days_given(r) or r.window or r.minutes_past:
+            raise _ambiguous(f"every {n} {unit}s does not divide the {_cycle_name(unit)}, "
+                             "so it can only be an interval, which cannot be limited to days "
+                             "or hours", word)
+        return "@every " + _duration(n * _UNIT_SECONDS[unit])
+    if r.minutes_past and unit != "hour":
+        raise _ambiguous(f"'every {n} {unit}s' and 'minutes past the hour' cannot both hold",
+                         word)
+    if unit == "hour" and n > 1 and r.window is None:
+        return _every_n_hours(r, n, periods, words)
     if r.window is not None:
-        raise ambiguous("a time window needs a period inside it, such as 'every 15 minutes'",
-                        r.window[0][3])
+        fields = _windowed(r, unit, n)
+    else:
+        step = "*" if n == 1 else f"*/{n}"
+        fields = {"second": [step, "*", "*"], "minute": [step, "*"],
+                  "hour": [_list(sorted(set(r.minutes_past or [0]))), step]}[unit]
+    return " ".join([*fields, *_day_fields(r, periods, words)])
+
+
+def _every_n_hours(r: _Reading, n: int, periods: set[Period], words: dict[Period, str]) -> str:
+    """``every N hours`` (N dividing the day) without a window."""
+    if not (_days_given(r) or r.minutes_past):
+        # elapsed time, as systemd's OnUnitActiveSec= and Cloud Scheduler's "every N
+        # hours": exactly N hours apart across DST changes, anchored like intervals
+        return f"@every {n}h"
+    # limited to days (or at minutes past): those wall-clock times of those days,
+    # fixed times (DST as for "at 9am"): 0-22/2 starts with a digit
+    fields = [_list(sorted(set(r.minutes_past or [0]))), f"0-{24 - n}/{n}"]
+    return " ".join([*fields, *_day_fields(r, periods, words)])
+
+
+def _minutes_past(r: _Reading, periods: set[Period], words: dict[Period, str]) -> str:
+    """``at 15 minutes past the hour``: every hour (of the window) at those minutes."""
+    if r.times:
+        raise _ambiguous("minutes past the hour and a time of day cannot both hold",
+                         r.times[0][3])
+    fields = [_list(sorted(set(r.minutes_past))), "*"] if r.window is None \
+        else _windowed(r, None, 1)
+    return " ".join([*fields, *_day_fields(r, periods, words)])
+
+
+def _times_of_day(r: _Reading, periods: set[Period], words: dict[Period, str]) -> str:
+    """``at 7am and 7pm``: the times (midnight when none), which one cron expression holds
+    only when they share their minutes or their hour."""
+    if r.window is not None:
+        raise _ambiguous("a time window needs a period inside it, such as 'every 15 minutes'",
+                         r.window[0][3])
     times = sorted({(h, m, s) for h, m, s, _ in r.times}) or [(0, 0, 0)]
     seconds = {s for _, _, s in times}
     minutes = {m for _, m, _ in times}
     hours = {h for h, _, _ in times}
     if len(seconds) > 1 or (len(minutes) > 1 and len(hours) > 1):
         shown = ", ".join(f"{h:02d}:{m:02d}" for h, m, _ in times)
-        raise ambiguous(f"one cron expression cannot hold the times {shown}: they must share "
-                        "their minutes (7:00 and 19:00) or their hour (9:00 and 9:30)",
-                        r.times[-1][3])
+        raise _ambiguous(f"one cron expression cannot hold the times {shown}: they must share "
+                         "their minutes (7:00 and 19:00) or their hour (9:00 and 9:30)",
+                         r.times[-1][3])
     fields = [_list(sorted(minutes)), _list(sorted(hours))]
     if seconds != {0}:
         fields.insert(0, str(next(iter(seconds))))
-    return " ".join([*fields, *_day_fields(r, periods, words, ambiguous)])
+    return " ".join([*fields, *_day_fields(r, periods, words)])
 
 
-def _check_frames(r: _Reading, ambiguous: Any) -> None:
+def _check_frames(r: _Reading) -> None:
     """A period said with "every" and the days given must agree: "every day" is every day
     (not "every day and every monday"), "every year" needs a month for its day, "every
     month" names no month and needs to say which of its weekdays."""
     days = r.dows or r.nth or r.doms or r.last_dom
     every = r.every_units
     if "day" in every and days:
-        raise ambiguous(f"{every['day']!r} and the days given cannot both hold: every day is "
-                        "every day; name only the days ('every monday', 'on the 1st')",
-                        every["day"])
+        raise _ambiguous(f"{every['day']!r} and the days given cannot both hold: every day is "
+                         "every day; name only the days ('every monday', 'on the 1st')",
+                         every["day"])
     if "year" in every and days and not r.months:
-        raise ambiguous(f"{every['year']!r} needs the month of its day ('every year on March "
-                        "3', 'every year on the first monday of march')", every["year"])
+        raise _ambiguous(f"{every['year']!r} needs the month of its day ('every year on March "
+                         "3', 'every year on the first monday of march')", every["year"])
     if "month" in every and r.months:
-        raise ambiguous(f"{every['month']!r} and the month {r.month_word!r} cannot both hold",
-                        r.month_word)
+        raise _ambiguous(f"{every['month']!r} and the month {r.month_word!r} cannot both hold",
+                         r.month_word)
     if "month" in every and r.dows and not (r.nth or r.doms or r.last_dom):
-        raise ambiguous(f"{every['month']!r} and {r.dow_word!r}: which one of the month? "
-                        f"('the first {r.dow_word} of every month', 'every {r.dow_word}')",
-                        r.dow_word)
+        raise _ambiguous(f"{every['month']!r} and {r.dow_word!r}: which one of the month? "
+                         f"('the first {r.dow_word} of every month', 'every {r.dow_word}')",
+                         r.dow_word)
 
 
-def _check_groups(r: _Reading, ambiguous: Any) -> None:
+def _check_groups(r: _Reading) -> None:
     """Days and times given in several groups ("at 9am on mondays and 5pm on fridays") hold
     in one schedule only when every group has the same times or the same days."""
     segments = r.segments
@@ -960,67 +1009,100 @@ def _check_groups(r: _Reading, ambiguous: Any) -> None:
     if len(segments) % 2:
         kind, _, word = segments[-1]
         what = "days" if kind == "T" else "times"
-        raise ambiguous(f"it is not clear which {what} {word!r} belongs with; give the days and "
-                        "the times once each ('at 9am and 5pm on mondays and fridays')", word)
+        raise _ambiguous(f"it is not clear which {what} {word!r} belongs with; give the days and "
+                         "the times once each ('at 9am and 5pm on mondays and fridays')", word)
     groups = [(segments[i][1], segments[i + 1][1]) for i in range(0, len(segments), 2)]
     if all(g == groups[0] for g in groups):
         return
     if len({g[0] for g in groups}) == 1 or len({g[1] for g in groups}) == 1:
         return  # the same times on several day groups, or several times on the same days
     word = segments[2][2]
-    raise ambiguous("different times on different days: one schedule cannot hold them; make "
-                    "one job or monitor for each", word)
+    raise _ambiguous("different times on different days: one schedule cannot hold them; make "
+                     "one job or monitor for each", word)
 
 
-def _day_period(r: _Reading, calendar: list[tuple[int, str]], sub_day: list, words: dict,
-                language: str, ambiguous: Any) -> str:
+def _day_period(r: _Reading, calendar: list[Period], sub_day: list[Period],
+                words: dict[Period, str], language: str) -> str:
     """``every 3 days at 9am``, ``every other tuesday``: an anchored calendar period
     (:mod:`core.schedule.days`), ``@every <N>d [on <day>] at HH:MM[,…]``."""
     n, unit = calendar[0]
-    word = words[(n, unit)]
-    if unit == "week" and n == 1:
-        raise ambiguous("a week has no first day everyone agrees on (Sunday for cron, Monday "
-                        "for systemd): say which day ('every monday', 'every sunday')", word)
-    others = [p for p in words if p != (n, unit)]
-    what = f"every {n} {unit}s"
-    if len(calendar) > 1 or sub_day or others or r.minutes_past or r.window:
-        raise ambiguous(f"{what} is a period of whole days and cannot be combined with "
-                        "another period, minutes past the hour or a time window", word)
-    if r.doms or r.last_dom or r.nth or r.months:
-        raise ambiguous(f"{what} fires whatever the date, and cannot be "
-                        "limited to days of the month or months", word)
+    _check_day_period(r, calendar, sub_day, words)
     days = n * (7 if unit == "week" else 1)
     if language == "fr" and unit == "day" and n in (8, 15):
         days = n - 1  # "tous les quinze jours" is every two weeks, "huit jours" one week
     if days > 366:
-        raise ambiguous(f"{what} is longer than the longest period, 366 days", word)
-    on = ""
-    if r.dows:
-        if unit != "week" or len(r.dows) > 1:
-            raise ambiguous(f"every {n} {unit}{'s' if n > 1 else ''} and "
-                            f"{'these weekdays' if unit == 'week' else 'a weekday'} cannot "
-                            "both hold: a weekday goes with a period of weeks, one weekday at "
-                            "a time ('every 2 weeks on monday')", r.dow_word)
-        on = " on " + ("sun", "mon", "tue", "wed", "thu", "fri", "sat")[next(iter(r.dows))]
+        raise _ambiguous(f"every {n} {unit}s is longer than the longest period, 366 days",
+                         words[(n, unit)])
+    on = _period_weekday(r, n, unit)
     times = sorted({(h, m, s) for h, m, s, _ in r.times}) or [(0, 0, 0)]
     shown = ",".join(f"{h:02d}:{m:02d}" + (f":{s:02d}" if s else "") for h, m, s in times)
     return f"@every {days}d{on} at {shown}"
 
 
-def _windowed(r: _Reading, unit: str | None, n: int, ambiguous: Any) -> list[str]:
+def _check_day_period(r: _Reading, calendar: list[Period], sub_day: list[Period],
+                      words: dict[Period, str]) -> None:
+    """A calendar period stands alone: no other period, no minutes past the hour, no time
+    window, no day of the month or month; "every week" needs its weekday."""
+    n, unit = calendar[0]
+    word = words[(n, unit)]
+    if unit == "week" and n == 1:
+        raise _ambiguous("a week has no first day everyone agrees on (Sunday for cron, Monday "
+                         "for systemd): say which day ('every monday', 'every sunday')", word)
+    others = [p for p in words if p != (n, unit)]
+    what = f"every {n} {unit}s"
+    if len(calendar) > 1 or sub_day or others or r.minutes_past or r.window:
+        raise _ambiguous(f"{what} is a period of whole days and cannot be combined with "
+                         "another period, minutes past the hour or a time window", word)
+    if r.doms or r.last_dom or r.nth or r.months:
+        raise _ambiguous(f"{what} fires whatever the date, and cannot be "
+                         "limited to days of the month or months", word)
+
+
+def _period_weekday(r: _Reading, n: int, unit: str) -> str:
+    """`` on <day>`` of a period of weeks given one weekday (``""``: none given)."""
+    if not r.dows:
+        return ""
+    if unit != "week" or len(r.dows) > 1:
+        raise _ambiguous(f"every {n} {unit}{'s' if n > 1 else ''} and "
+                         f"{'these weekdays' if unit == 'week' else 'a weekday'} cannot "
+                         "both hold: a weekday goes with a period of weeks, one weekday at "
+                         "a time ('every 2 weeks on monday')", r.dow_word)
+    return " on " + ("sun", "mon", "tue", "wed", "thu", "fri", "sat")[next(iter(r.dows))]
+
+
+def _windowed(r: _Reading, unit: str | None, n: int) -> list[str]:
     assert r.window is not None
     (h1, m1, s1, w1), (h2, m2, s2, w2) = r.window
     try:
         fields = window_fields(unit, n, sorted(set(r.minutes_past)), (h1, m1, s1),
                                (h2, m2, s2))
     except WindowError as exc:
-        raise ambiguous(str(exc), w1 if exc.start is not None else w2) from None
+        raise _ambiguous(str(exc), w1 if exc.start is not None else w2) from None
     return ([fields.seconds] if fields.seconds is not None else []) + [fields.minutes,
                                                                         fields.hours]
 
 
-def _day_fields(r: _Reading, periods: set[tuple[int, str]], words: dict, ambiguous: Any
-                ) -> list[str]:
+def _day_fields(r: _Reading, periods: set[Period], words: dict[Period, str]) -> list[str]:
+    """The day-of-month, month and day-of-week fields of the days a reading gives, in the
+    frame of its period of a month or a year (``every 3 months on the 1st``), if any."""
+    unit, n = _frame(r, periods, words)
+    dom_items = ([_list(sorted(r.doms))] if r.doms else []) + (["L"] if r.last_dom else [])
+    dow_items = [_list(sorted(r.dows))] if r.dows else []
+    dow_items += [f"{d}L" if k == -1 else f"{d}#{k}" for d, k in sorted(r.nth)]
+    month_items = _framed_months(unit, n, [_list(sorted(r.months))] if r.months else [], words)
+    if unit in ("month", "year") and not (dom_items or dow_items):
+        dom_items = ["1"]
+    if dom_items and dow_items and not r.said_or:
+        raise _both_days(r)
+    return [",".join(dom_items) or "*", ",".join(month_items) or "*",
+            ",".join(dow_items) or "*"]
+
+
+def _frame(r: _Reading, periods: set[Period], words: dict[Period, str]) -> tuple[str, int]:
+    """``(unit, n)`` of the period of days or longer that frames the days given (``("", 1)``:
+    none). Two of them hold only as one in the other, each once: "every day of the month",
+    "the last day of every month" (the longer unit frames days of the month, weekdays or
+    months; the shorter one frames none)."""
     long: dict[str, int] = {}
     for n, unit in sorted(periods):  # "day 1 of the month, every 2 months": the larger n wins
         if unit not in _SUB_DAY:
@@ -1028,7 +1110,6 @@ def _day_fields(r: _Reading, periods: set[tuple[int, str]], words: dict, ambiguo
     if len(long) > 1:
         units = sorted(long, key=lambda u: list(_UNIT_SECONDS).index(u)
                        if u in _UNIT_SECONDS else 9)
-        # "every day of the month", "last day of every month": the longer unit is the frame
         if set(long) == {"day", "month"} and long["day"] == 1 and long["month"] == 1:
             long = {"month": 1} if (r.doms or r.last_dom or r.nth) else {"day": 1}
         elif set(long) in ({"week", "day"}, {"day", "year"}, {"week", "month"},
@@ -1037,49 +1118,49 @@ def _day_fields(r: _Reading, periods: set[tuple[int, str]], words: dict, ambiguo
                 else {units[0]: 1}
         else:
             first = next(iter(long))
-            raise ambiguous("two different periods cannot both hold", words[(long[first], first)])
-    dom = sorted(r.doms)
-    dom_items = ([_list(dom)] if dom else []) + (["L"] if r.last_dom else [])
-    dow_items = [_list(sorted(r.dows))] if r.dows else []
-    dow_items += [f"{d}L" if k == -1 else f"{d}#{k}" for d, k in sorted(r.nth)]
-    month_items = [_list(sorted(r.months))] if r.months else []
+            raise _ambiguous("two different periods cannot both hold", words[(long[first], first)])
     (unit, n), = long.items() if long else [("", 1)]
-    # periods of days and weeks are calendar periods (_day_period); "every week" comes here
-    # only with its days
-    if unit == "month":
-        if n > 1:
-            if month_items:
-                raise ambiguous(f"every {n} months cannot be combined with named months",
-                                words[(n, "month")])
-            if n > 12:
-                raise ambiguous(f"every {n} months is longer than a year", words[(n, "month")])
-            if 12 % n:
-                months = ", ".join(str(m) for m in range(1, 13, n))
-                raise ambiguous(f"every {n} months does not divide the year: cron's month step "
-                                f"restarts each January (months {months}, then 1 again), so "
-                                "the months would not be that far apart", words[(n, "month")])
-            month_items = [f"*/{n}"]
-        if not dom_items and not dow_items:
-            dom_items = ["1"]
-    elif unit == "year":
-        if n > 1:
-            raise ambiguous(f"every {n} years cannot be written in cron", words[(n, "year")])
-        if not month_items:
-            month_items = ["1"]
-        if not dom_items and not dow_items:
-            dom_items = ["1"]
-    elif month_items and not dom_items and not dow_items and not unit:
-        pass  # "in March": every day of March
-    if dom_items and dow_items and not r.said_or:
-        if r.days_joined:  # "the 1st and every monday": both sets of days, which 'or' says
-            raise ambiguous("a day of the month and a weekday together fire on either (cron's "
-                            "OR rule); say 'or' if that is what you mean", r.dow_word)
-        # "friday the 13th": days that are both, which 'or' would not say
-        raise ambiguous(f"{r.dow_word!r} and a day of the month side by side would be the days "
-                        "that are both, which one schedule cannot hold (cron fires on a day of "
-                        "the month or a weekday, never only on days that are both)", r.dow_word)
-    return [",".join(dom_items) or "*", ",".join(month_items) or "*",
-            ",".join(dow_items) or "*"]
+    return unit, n
+
+
+def _framed_months(unit: str, n: int, month_items: list[str], words: dict[Period, str]
+                   ) -> list[str]:
+    """The month field's items in the frame ``(unit, n)``: a step for every N months, January
+    for a year without a named month. Periods of days and weeks are calendar periods
+    (:func:`_day_period`): "every week" comes here only with its days; named months alone
+    ("in March") are every day of those months."""
+    if unit == "month" and n > 1:
+        return [_month_step(n, month_items, words[(n, "month")])]
+    if unit == "year" and n > 1:
+        raise _ambiguous(f"every {n} years cannot be written in cron", words[(n, "year")])
+    if unit == "year" and not month_items:
+        return ["1"]
+    return month_items
+
+
+def _month_step(n: int, month_items: list[str], word: str) -> str:
+    """The month field of ``every N months``: ``*/N``, N dividing the year, no month named."""
+    if month_items:
+        raise _ambiguous(f"every {n} months cannot be combined with named months", word)
+    if n > 12:
+        raise _ambiguous(f"every {n} months is longer than a year", word)
+    if 12 % n:
+        months = ", ".join(str(m) for m in range(1, 13, n))
+        raise _ambiguous(f"every {n} months does not divide the year: cron's month step "
+                         f"restarts each January (months {months}, then 1 again), so "
+                         "the months would not be that far apart", word)
+    return f"*/{n}"
+
+
+def _both_days(r: _Reading) -> PhraseError:
+    """Days of the month and weekdays given together without 'or'."""
+    if r.days_joined:  # "the 1st and every monday": both sets of days, which 'or' says
+        return _ambiguous("a day of the month and a weekday together fire on either (cron's "
+                          "OR rule); say 'or' if that is what you mean", r.dow_word)
+    # "friday the 13th": days that are both, which 'or' would not say
+    return _ambiguous(f"{r.dow_word!r} and a day of the month side by side would be the days "
+                      "that are both, which one schedule cannot hold (cron fires on a day of "
+                      "the month or a weekday, never only on days that are both)", r.dow_word)
 
 
 def _is_typo(word: str, close: str) -> bool:
