@@ -91,11 +91,12 @@ def test_killed_command_exits_128_plus_the_signal(served: dict[str, str]) -> Non
     assert end["body"] == "before\n\n[cronledger exec: killed by SIGKILL, exit status 137]\n"
 
 
-def test_sigterm_is_passed_to_the_command(served: dict[str, str]) -> None:
-    monitor = _monitor(served, "exec-term")
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_is_passed_to_the_command(served: dict[str, str], signum: int) -> None:
+    monitor = _monitor(served, f"exec-signal-{signum}")
     code = ("import signal, sys\n"
-            "def bye(*_): print('got TERM', flush=True); sys.exit(7)\n"
-            "signal.signal(signal.SIGTERM, bye)\nprint('ready', flush=True)\n"
+            "def bye(n, _): print(f'got {signal.Signals(n).name}', flush=True); sys.exit(7)\n"
+            f"signal.signal({int(signum)}, bye)\nprint('ready', flush=True)\n"
             "while True: signal.pause()")
     process = subprocess.Popen([PY, "-m", "api.cli", "exec", "--monitor", monitor["ping_url"],
                                 "--", PY, "-c", code], cwd=ROOT, stdout=subprocess.PIPE,
@@ -103,14 +104,24 @@ def test_sigterm_is_passed_to_the_command(served: dict[str, str]) -> None:
     try:
         assert process.stdout is not None
         assert process.stdout.readline() == b"ready\n"  # the command runs: now signal exec
-        process.send_signal(signal.SIGTERM)
+        process.send_signal(signum)
         out, err = process.communicate(timeout=60)
     finally:
         process.kill()
     assert process.returncode == 7, err
-    assert out == b"got TERM\n"
+    assert out == f"got {signal.Signals(signum).name}\n".encode()
     _, end = _pings(served, monitor)
     assert (end["kind"], end["exit_status"]) == ("fail", 7)
+
+
+def test_stdin_is_the_commands(served: dict[str, str]) -> None:
+    monitor = _monitor(served, "exec-stdin")
+    done = subprocess.run([PY, "-m", "api.cli", "exec", "--monitor", monitor["ping_url"], "--",
+                           "cat"], cwd=ROOT, input=b"from stdin\n", capture_output=True,
+                          timeout=120)
+    assert (done.returncode, done.stdout) == (0, b"from stdin\n")
+    _, end = _pings(served, monitor)
+    assert end["body"] == "from stdin\n"
 
 
 def test_command_not_found_is_127_and_reported(served: dict[str, str]) -> None:
