@@ -450,15 +450,19 @@ class _Reader:
         return re.sub(rf"(?<!\S){word}(?!\S)", lambda _: replacement, self.text, count=1)
 
     def number(self) -> None:
-        """A number: a time, an ordinal day, a period, minutes past the hour, a date."""
-        kind, nxt, prev = self.kind(), self.kind(1), self.previous()
-        if kind == "clocktime":
+        """A number: a time, an ordinal day, a period, minutes past the hour, a date; read by
+        the word after it first (``9am``, ``2nd``, ``5 minutes``, ``3 march``), else by the
+        word before it (``the 15``, ``at 9``)."""
+        nxt, prev = self.kind(1), self.previous()
+        if self.kind() == "clocktime" or nxt == "ampm" \
+                or nxt == "hour_mark" and prev not in ("every", "the"):
             self.clock_time()
-            return
-        n = self.value()
-        if nxt == "ampm" or nxt == "hour_mark" and prev not in ("every", "the"):
-            self.clock_time()
-        elif n == 1 and nxt == "dow" and self.kind(2) == "sur":  # "un lundi sur deux"
+        elif not self.number_by_next(self.value(), nxt):
+            self.number_by_previous(self.value(), prev)
+
+    def number_by_next(self, n: int, nxt: str | None) -> bool:
+        """Read the number ``n`` by the word after it; False when that word does not say."""
+        if n == 1 and nxt == "dow" and self.kind(2) == "sur":  # "un lundi sur deux"
             self.i += 1
             word = self.word()
             self.weekdays()
@@ -469,7 +473,7 @@ class _Reader:
             self.ordinals(n, every, offset=-2)
         elif nxt == "unit" and self.is_past_after() and not self.after_every():
             self.minutes_after()
-        elif nxt == "unit" or nxt == "every_unit":
+        elif nxt in ("unit", "every_unit"):
             self.period(n)
         elif nxt == "hour_mark":  # "every 2h", "toutes les 2h": a period of hours
             self.period(n, unit="hour")
@@ -479,7 +483,13 @@ class _Reader:
             self.day_of_month(n)
             self.i += 1
             self.months()
-        elif prev == "month" or (prev in ("the", "and") and not self.r.times) \
+        else:
+            return False
+        return True
+
+    def number_by_previous(self, n: int, prev: str | None) -> None:
+        """Read the number ``n`` by the word before it: a day of the month or a time."""
+        if prev == "month" or (prev in ("the", "and") and not self.r.times) \
                 or self.after_day_word():
             self.day_of_month(n)
             self.i += 1
@@ -590,23 +600,7 @@ class _Reader:
     def clock_time(self) -> None:
         """``9am``, ``9:30 pm``, ``17:30``, ``9h``, ``9h30``, ``17 h 30``, ``at 9``."""
         begin = self.i
-        text = self.tokens[self.i].text
-        second = 0
-        if ":" in text:
-            parts = [int(p) for p in text.split(":")]
-            hour, minute = parts[0], parts[1]
-            second = parts[2] if len(parts) > 2 else 0
-            self.i += 1
-        else:
-            hour, minute = self.value(), 0
-            self.i += 1
-            if self.kind() == "hour_mark":
-                self.i += 1
-                if self.is_number() and self.kind(1) not in ("unit", "suffix"):
-                    minute = self.value()
-                    self.i += 1
-                    if self.kind() == "unit" and self.value() == "minute":
-                        self.i += 1
+        hour, minute, second = self.clock_digits()
         if self.i - begin == 2 and self.is_number() and self.kind(1) == "unit" \
                 and self.value(1) in ("minute", "second"):
             both = " ".join(dict.fromkeys(t.word for t in self.tokens[begin:self.i + 2]))
@@ -616,21 +610,26 @@ class _Reader:
         meridiem = self.value() if self.kind() == "ampm" else None
         self.i += meridiem is not None
         word = " ".join(dict.fromkeys(t.word for t in self.tokens[begin:self.i]))
+        self.r.times.append((*_time_of_day(hour, minute, second, meridiem, word), word))
 
-        def impossible(message: str) -> PhraseError:
-            return PhraseError(f"could not read the schedule at {word!r}: {message}", word)
-
-        if meridiem is not None:
-            if not 1 <= hour <= 12:
-                raise impossible(f"hour {hour} does not exist on a 12-hour clock (1-12)")
-            hour = hour % 12 + (12 if meridiem == "pm" else 0)
-        if hour > 23:
-            raise impossible(f"hour {hour} does not exist (0-23)")
-        if minute > 59:
-            raise impossible(f"minute {minute} does not exist (0-59)")
-        if second > 59:
-            raise impossible(f"second {second} does not exist (0-59)")
-        self.r.times.append((hour, minute, second, word))
+    def clock_digits(self) -> tuple[int, int, int]:
+        """``(hour, minute, second)`` as written (``17:30``, ``9h30``, ``17 h 30 minutes``,
+        ``9``), before any am/pm; the reader moves past them."""
+        text = self.tokens[self.i].text
+        if ":" in text:
+            self.i += 1
+            parts = [int(p) for p in text.split(":")]
+            return parts[0], parts[1], parts[2] if len(parts) > 2 else 0
+        hour, minute = self.value(), 0
+        self.i += 1
+        if self.kind() == "hour_mark":
+            self.i += 1
+            if self.is_number() and self.kind(1) not in ("unit", "suffix"):
+                minute = self.value()
+                self.i += 1
+                if self.kind() == "unit" and self.value() == "minute":
+                    self.i += 1
+        return hour, minute, 0
 
     def day_of_month(self, n: int, offset: int = 0) -> None:
         if not 1 <= n <= 31:
@@ -1161,6 +1160,30 @@ def _both_days(r: _Reading) -> PhraseError:
     return _ambiguous(f"{r.dow_word!r} and a day of the month side by side would be the days "
                       "that are both, which one schedule cannot hold (cron fires on a day of "
                       "the month or a weekday, never only on days that are both)", r.dow_word)
+
+
+def _time_of_day(hour: int, minute: int, second: int, meridiem: str | None, word: str
+                 ) -> tuple[int, int, int]:
+    """``(hour, minute, second)`` on the 24-hour clock of a time written ``word``, with
+    ``meridiem`` (``am`` | ``pm``) when said.
+
+    Raises:
+        PhraseError: an hour, minute or second that does not exist.
+    """
+    def impossible(message: str) -> PhraseError:
+        return PhraseError(f"could not read the schedule at {word!r}: {message}", word)
+
+    if meridiem is not None:
+        if not 1 <= hour <= 12:
+            raise impossible(f"hour {hour} does not exist on a 12-hour clock (1-12)")
+        hour = hour % 12 + (12 if meridiem == "pm" else 0)
+    if hour > 23:
+        raise impossible(f"hour {hour} does not exist (0-23)")
+    if minute > 59:
+        raise impossible(f"minute {minute} does not exist (0-59)")
+    if second > 59:
+        raise impossible(f"second {second} does not exist (0-59)")
+    return hour, minute, second
 
 
 def _is_typo(word: str, close: str) -> bool:
