@@ -51,19 +51,8 @@ def window_fields(unit: str | None, n: int, minutes_past: list[int], start: Cloc
         WindowError: no time of the period inside the window, or not the same times in each
             hour of it.
     """
-    def base(hour: int) -> set[tuple[int, int]]:
-        if unit == "second":
-            return {(m, s) for m in range(60) for s in range(0, 60, n)}
-        if unit == "minute":
-            return {(m, 0) for m in range(0, 60, n)}
-        if unit == "hour" and (hour - start[0]) % n:
-            return set()
-        if unit == "hour" and not minutes_past:
-            # every N hours from the window's start: 9:30, 11:30 … (not 11:00)
-            return {(start[1], start[2])}
-        return {(m, 0) for m in (minutes_past or [0])}
-
-    inside = {h: frozenset((m, s) for m, s in base(h) if start <= (h, m, s) <= end)
+    inside = {h: frozenset((m, s) for m, s in _period_times(unit, n, minutes_past, start, h)
+                           if start <= (h, m, s) <= end)
               for h in range(start[0], end[0] + 1)}
     hours = [h for h, times in inside.items() if times]
     if not hours:
@@ -71,26 +60,49 @@ def window_fields(unit: str | None, n: int, minutes_past: list[int], start: Cloc
                           f"{_show(end)}")
     full = max((inside[h] for h in hours), key=len)
     if any(inside[h] != full for h in hours):
-        full_hours = [h for h in hours if inside[h] == full]
-        first, last = min(full), max(full)
-        new_start = (full_hours[0], *first) if inside[hours[0]] != full else None
-        new_end = (full_hours[-1], *last) if inside[hours[-1]] != full else None
-        fixes = []
-        if new_start is not None:
-            fixes.append(f"start it at {_show(new_start)}")
-        if new_end is not None:
-            fixes.append(f"end it at {_show(new_end)} (the last time of the hour before) or at "
-                         f"{_show((hours[-1], *last))}")
-        raise WindowError(
-            f"one cron expression fires at the same minutes in every hour, and between "
-            f"{_show(start)} and {_show(end)} the {'first' if new_start else 'last'} hour would "
-            f"have fewer: {' and '.join(fixes)}", end=new_end, start=new_start)
+        raise _uneven(inside, hours, full, start, end)
     seconds = sorted({s for _, s in full})
     minutes = sorted({m for m, _ in full})
     return WindowFields(
         seconds=_field(seconds, 60) if unit == "second" or seconds != [0] else None,
         minutes=_field(minutes, 60),
         hours=_hours(hours, n if unit == "hour" else 1))
+
+
+def _period_times(unit: str | None, n: int, minutes_past: list[int], start: Clock,
+                  hour: int) -> set[tuple[int, int]]:
+    """``(minute, second)`` of the times of ``every n <unit>`` in ``hour`` of a window opening
+    at ``start``, before the window's ends cut them."""
+    if unit == "second":
+        return {(m, s) for m in range(60) for s in range(0, 60, n)}
+    if unit == "minute":
+        return {(m, 0) for m in range(0, 60, n)}
+    if unit == "hour" and (hour - start[0]) % n:
+        return set()
+    if unit == "hour" and not minutes_past:
+        # every N hours from the window's start: 9:30, 11:30 … (not 11:00)
+        return {(start[1], start[2])}
+    return {(m, 0) for m in (minutes_past or [0])}
+
+
+def _uneven(inside: dict[int, frozenset[tuple[int, int]]], hours: list[int],
+            full: frozenset[tuple[int, int]], start: Clock, end: Clock) -> WindowError:
+    """The refusal of a window whose first or last hour has fewer times than the others
+    (``full``), naming the start or end that would make it hold."""
+    full_hours = [h for h in hours if inside[h] == full]
+    first, last = min(full), max(full)
+    new_start = (full_hours[0], *first) if inside[hours[0]] != full else None
+    new_end = (full_hours[-1], *last) if inside[hours[-1]] != full else None
+    fixes = []
+    if new_start is not None:
+        fixes.append(f"start it at {_show(new_start)}")
+    if new_end is not None:
+        fixes.append(f"end it at {_show(new_end)} (the last time of the hour before) or at "
+                     f"{_show((hours[-1], *last))}")
+    return WindowError(
+        f"one cron expression fires at the same minutes in every hour, and between "
+        f"{_show(start)} and {_show(end)} the {'first' if new_start else 'last'} hour would "
+        f"have fewer: {' and '.join(fixes)}", end=new_end, start=new_start)
 
 
 def _field(values: list[int], size: int) -> str:
