@@ -153,68 +153,94 @@ def _protect_header(job: str, name: str, value: str, secrets: list[str]) -> str:
     return f"{scheme.group(1)} ${{secrets.{secret}}}" if scheme else f"${{secrets.{secret}}}"
 
 
+@dataclass
+class _CurlCall:
+    """What a curl command line sends, gathered option by option."""
+
+    method: str | None = None
+    url: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    data: list[str] = field(default_factory=list)
+    options: dict[str, str] = field(default_factory=dict)
+
+    def option(self, name: str, value: str) -> None:
+        """An option that takes a value (``_CURL_ARGS``); those of ``_CURL_IGNORED_ARGS``
+        change nothing sent."""
+        if name in ("-X", "--request"):
+            self.method = value.upper()
+        elif name in ("-H", "--header"):
+            key, _, text = value.partition(":")
+            self.headers[key.strip()] = text.strip()
+        elif name in ("-d", "--data", "--data-raw", "--data-binary", "--data-ascii",
+                      "--data-urlencode"):
+            self.data.append(value)
+        elif name == "--json":
+            self.data.append(value)
+            self.headers.setdefault("Content-Type", "application/json")
+            self.headers.setdefault("Accept", "application/json")
+        elif name in ("-u", "--user"):
+            self.options["user"] = value
+        elif name in ("-A", "--user-agent"):
+            self.headers["User-Agent"] = value
+        elif name in ("-m", "--max-time"):
+            self.options["timeout"] = value
+        elif name == "--retry":
+            self.options["retry"] = value
+        elif name == "--url":
+            self.url = value
+
+    def request(self) -> dict[str, Any]:
+        return {"method": self.method, "url": self.url, "headers": self.headers,
+                "body": "&".join(self.data) or None, **self.options}
+
+
+def _curl_split(token: str) -> tuple[str, str | None] | None:
+    """``(name, value)`` of one curl argument: ``--max-time=5`` is ``("--max-time", "5")``,
+    ``-sXPOST`` is ``("-X", "POST")`` (its flags before), a URL is ``(url, None)``; None for
+    combined short flags only (``-fsS``), which change nothing sent."""
+    if token.startswith("--") and "=" in token:
+        name, value = token.split("=", 1)
+        return name, value
+    if not (token.startswith("-") and not token.startswith("--") and len(token) > 2):
+        return token, None
+    letters = token[1:]
+    for k, letter in enumerate(letters):  # combined short flags: -fsS, -sX POST
+        if letter in _SHORT_WITH_ARG:
+            return f"-{letter}", letters[k + 1:] or None
+        if letter not in _CURL_FLAGS:
+            raise _Unimportable(f"unknown curl option -{letter}")
+    return None
+
+
 def _curl(args: list[str]) -> dict[str, Any]:
-    method, url, headers, data, options = None, None, {}, [], {}
+    """The request of a curl command line's arguments (``args``, after ``curl``).
+
+    Raises:
+        _Unimportable: an option this importer does not know, one without its value, or more
+            than one URL.
+    """
+    call = _CurlCall()
     i = 0
-
-    def arg() -> str:
-        nonlocal i
-        i += 1
-        if i >= len(args):
-            raise _Unimportable(f"{args[i - 1]} needs a value")
-        return args[i]
-
     while i < len(args):
-        token = args[i]
-        name, value = token, None
-        if token.startswith("--") and "=" in token:
-            name, value = token.split("=", 1)
-        elif token.startswith("-") and not token.startswith("--") and len(token) > 2:
-            letters = token[1:]
-            for k, letter in enumerate(letters):  # combined short flags: -fsS, -sX POST
-                if letter in _SHORT_WITH_ARG:
-                    name, value = f"-{letter}", letters[k + 1:] or None
-                    break
-                if letter not in _CURL_FLAGS:
-                    raise _Unimportable(f"unknown curl option -{letter}")
-            else:
-                i += 1
-                continue
-        if name in _CURL_FLAGS:
+        split = _curl_split(args[i])
+        name, value = split if split is not None else ("", None)
+        if split is None or name in _CURL_FLAGS:
             pass
         elif name in _CURL_ARGS:
-            value = value if value is not None else arg()
-            if name in ("-X", "--request"):
-                method = value.upper()
-            elif name in ("-H", "--header"):
-                key, _, text = value.partition(":")
-                headers[key.strip()] = text.strip()
-            elif name in ("-d", "--data", "--data-raw", "--data-binary", "--data-ascii",
-                          "--data-urlencode"):
-                data.append(value)
-            elif name == "--json":
-                data.append(value)
-                headers.setdefault("Content-Type", "application/json")
-                headers.setdefault("Accept", "application/json")
-            elif name in ("-u", "--user"):
-                options["user"] = value
-            elif name in ("-A", "--user-agent"):
-                headers["User-Agent"] = value
-            elif name in ("-m", "--max-time"):
-                options["timeout"] = value
-            elif name == "--retry":
-                options["retry"] = value
-            elif name == "--url":
-                url = value
+            if value is None:
+                i += 1
+                if i >= len(args):
+                    raise _Unimportable(f"{args[i - 1]} needs a value")
+                value = args[i]
+            call.option(name, value)
         elif name.startswith("-"):
             raise _Unimportable(f"unknown curl option {name}")
-        elif url is None:
-            url = token
+        elif call.url is None:
+            call.url = name
         else:
             raise _Unimportable("more than one URL")
         i += 1
-    return {"method": method, "url": url, "headers": headers, "body": "&".join(data) or None,
-            **options}
+    return call.request()
 
 
 def _wget(args: list[str]) -> dict[str, Any]:
