@@ -197,11 +197,11 @@ class _CurlCall:
 def _curl_split(token: str) -> tuple[str, str | None] | None:
     """``(name, value)`` of one curl argument: ``--max-time=5`` is ``("--max-time", "5")``,
     ``-sXPOST`` is ``("-X", "POST")`` (its flags before), a URL is ``(url, None)``; None for
-    combined short flags only (``-fsS``), which change nothing sent."""
+    short flags only (``-s``, ``-fsS``), which change nothing sent."""
     if token.startswith("--") and "=" in token:
         name, value = token.split("=", 1)
         return name, value
-    if not (token.startswith("-") and not token.startswith("--") and len(token) > 2):
+    if not (token.startswith("-") and not token.startswith("--") and len(token) > 1):
         return token, None
     letters = token[1:]
     for k, letter in enumerate(letters):  # combined short flags: -fsS, -sX POST

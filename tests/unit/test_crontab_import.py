@@ -108,6 +108,10 @@ def test_curl_and_wget_parsing() -> None:
     assert http_request("cd / && curl https://a/") is None  # two commands: a monitor
     assert http_request("curl https://a/ | sh") is None
     assert http_request("curl --unknown-flag https://a/") is None
+    # one short flag alone is a flag too, as in -fsS (it was refused as an unknown option)
+    for flags in ("-s", "-f -s -S", "-L", "-k -s -m 10"):
+        assert http_request(f"curl {flags} https://a/b")["url"] == "https://a/b", flags  # type: ignore[index]
+    assert http_request("curl -z https://a/") is None
     assert http_request("/usr/bin/backup") is None
 
 
