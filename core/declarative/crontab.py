@@ -384,71 +384,102 @@ def import_crontab(text: str, *, system: bool | None = None) -> Imported:
             continue
         if stripped.startswith("#"):
             out.report.append(f"{where}: comment kept here: {stripped}")
-            continue
-        env = _ENV.match(stripped)
-        if env and not stripped.startswith("@") and " " not in env.group(1):
-            key, value = env.group(1), env.group(2).strip("'\"")
-            if key in ("CRON_TZ", "TZ"):
-                try:
-                    load_zone(value)
-                except InvalidSchedule as exc:
-                    # the lines below would be read in another zone than the crontab says
-                    raise CrontabRefused(number, f"{key}={value}: {exc}; the lines below "
-                                         "would fire at other times than cron's, so nothing "
-                                         "is imported (fix the line or remove it)") from None
-                zone = value
-                out.report.append(f"{where}: {key}={value}: the time zone of the lines below")
-            else:
-                out.report.append(f"{where}: environment line kept here (not imported; jobs "
-                                  f"and monitors do not run commands): {stripped}")
-            continue
-        parts = stripped.split(None, 1 if stripped.startswith("@") else 5)
-        if stripped.startswith("@"):
-            if parts[0] == "@reboot":
-                out.report.append(f"{where}: @reboot is not supported (there is no boot to "
-                                  f"run at): {stripped}")
-                continue
-            if parts[0] not in MACROS or len(parts) < 2:
-                out.report.append(f"{where}: not a crontab line, skipped: {stripped}")
-                continue
-            schedule, rest = MACROS[parts[0]], parts[1]
-        elif len(parts) < 6:
-            out.report.append(f"{where}: not a crontab line, skipped: {stripped}")
-            continue
-        else:
-            schedule, rest = " ".join(parts[:5]), parts[5]
-        user = None
-        if system:
-            user_parts = rest.split(None, 1)
-            if len(user_parts) < 2 or not _USER.match(user_parts[0]):
-                out.report.append(f"{where}: no user and command, skipped: {stripped}")
-                continue
-            user, rest = user_parts
-        command, stdin = _split_command(rest)
-        problem = _valid(schedule, zone)
-        if problem:
-            out.report.append(f"{where}: schedule {schedule!r} not supported ({problem}), "
-                              f"skipped: {stripped}")
-            continue
-        request = http_request(command) if stdin is None else None
-        base = _slug(request["url"].split("://", 1)[-1] if request else command)
-        name, k = base, 2
-        while name in names:
-            name, k = f"{base}-{k}", k + 1
-        names.add(name)
-        if request is not None:
-            job = _job(name, schedule, zone, request, out.secrets)
-            out.document["jobs"].append(job)
-            out.report.append(f"{where}: HTTP job {name!r}: {job['request']['method']} "
-                              f"{job['request']['url']}")
-            continue
-        monitor: dict[str, Any] = {"name": name, "schedule": schedule}
-        if zone != "UTC":
-            monitor["timezone"] = zone
-        out.document["monitors"].append(monitor)
-        out.report += _monitor_report(where, name, schedule, user, command, stdin)
+        elif (env := _env_line(stripped)) is not None:
+            zone = _read_env(out, number, *env, stripped, zone)
+        elif (entry := _entry(out, where, stripped, system)) is not None:
+            _import_entry(out, where, stripped, *entry, zone, names)
     out.secrets = list(dict.fromkeys(out.secrets))
     return out
+
+
+def _env_line(stripped: str) -> tuple[str, str] | None:
+    """``(name, value)`` of an environment line (``MAILTO=x``, ``CRON_TZ="Europe/Paris"``),
+    quotes stripped; None for any other line."""
+    env = _ENV.match(stripped)
+    if env and not stripped.startswith("@") and " " not in env.group(1):
+        return env.group(1), env.group(2).strip("'\"")
+    return None
+
+
+def _read_env(out: Imported, number: int, key: str, value: str, stripped: str,
+              zone: str) -> str:
+    """Report an environment line; the zone of the lines below it (``CRON_TZ``, ``TZ``).
+
+    Raises:
+        CrontabRefused: a ``CRON_TZ`` or ``TZ`` that names no zone.
+    """
+    where = f"line {number}"
+    if key not in ("CRON_TZ", "TZ"):
+        out.report.append(f"{where}: environment line kept here (not imported; jobs "
+                          f"and monitors do not run commands): {stripped}")
+        return zone
+    try:
+        load_zone(value)
+    except InvalidSchedule as exc:
+        # the lines below would be read in another zone than the crontab says
+        raise CrontabRefused(number, f"{key}={value}: {exc}; the lines below "
+                             "would fire at other times than cron's, so nothing "
+                             "is imported (fix the line or remove it)") from None
+    out.report.append(f"{where}: {key}={value}: the time zone of the lines below")
+    return value
+
+
+def _entry(out: Imported, where: str, stripped: str, system: bool
+           ) -> tuple[str, str | None, str] | None:
+    """``(schedule, user, command line)`` of a crontab entry (``user`` None unless
+    ``system``); None, with the reason reported, when the line is not one this imports."""
+    parts = stripped.split(None, 1 if stripped.startswith("@") else 5)
+    if parts[0] == "@reboot":
+        out.report.append(f"{where}: @reboot is not supported (there is no boot to "
+                          f"run at): {stripped}")
+        return None
+    if stripped.startswith("@") and (parts[0] not in MACROS or len(parts) < 2) \
+            or not stripped.startswith("@") and len(parts) < 6:
+        out.report.append(f"{where}: not a crontab line, skipped: {stripped}")
+        return None
+    schedule, rest = (MACROS[parts[0]], parts[1]) if stripped.startswith("@") \
+        else (" ".join(parts[:5]), parts[5])
+    if not system:
+        return schedule, None, rest
+    user_parts = rest.split(None, 1)
+    if len(user_parts) < 2 or not _USER.match(user_parts[0]):
+        out.report.append(f"{where}: no user and command, skipped: {stripped}")
+        return None
+    return schedule, user_parts[0], user_parts[1]
+
+
+def _import_entry(out: Imported, where: str, stripped: str, schedule: str, user: str | None,
+                  rest: str, zone: str, names: set[str]) -> None:
+    """Add an entry to the document: an HTTP job when its command is one curl or wget call,
+    else a monitor to ping; a schedule the engine refuses is reported and skipped."""
+    command, stdin = _split_command(rest)
+    problem = _valid(schedule, zone)
+    if problem:
+        out.report.append(f"{where}: schedule {schedule!r} not supported ({problem}), "
+                          f"skipped: {stripped}")
+        return
+    request = http_request(command) if stdin is None else None
+    name = _unique(_slug(request["url"].split("://", 1)[-1] if request else command), names)
+    if request is not None:
+        job = _job(name, schedule, zone, request, out.secrets)
+        out.document["jobs"].append(job)
+        out.report.append(f"{where}: HTTP job {name!r}: {job['request']['method']} "
+                          f"{job['request']['url']}")
+        return
+    monitor: dict[str, Any] = {"name": name, "schedule": schedule}
+    if zone != "UTC":
+        monitor["timezone"] = zone
+    out.document["monitors"].append(monitor)
+    out.report += _monitor_report(where, name, schedule, user, command, stdin)
+
+
+def _unique(base: str, names: set[str]) -> str:
+    """``base``, or ``base-2``, ``base-3`` … the first not in ``names`` (added to it)."""
+    name, k = base, 2
+    while name in names:
+        name, k = f"{base}-{k}", k + 1
+    names.add(name)
+    return name
 
 
 def _monitor_report(where: str, name: str, schedule: str, user: str | None, command: str,
