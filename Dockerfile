@@ -18,7 +18,6 @@ COPY alembic.ini ./
 COPY core ./core
 COPY api ./api
 COPY migrations ./migrations
-COPY cronledger ./cronledger
 RUN uv sync --frozen --no-dev
 
 RUN useradd --system --uid 10001 --home-dir /app cronledger

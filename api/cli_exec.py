@@ -12,7 +12,7 @@ do (docs/exec.md).
 4. We exit with the command's status: its exit code, ``128 + N`` when signal N killed it, 127
    when it cannot be found and 126 when it cannot be run (the shell's numbers, POSIX
    "Command Search and Execution"). A ping that fails after its retries
-   (:class:`cronledger.pings.Pinger`) is one line on stderr and changes nothing else.
+   (:class:`api.client.pings.Pinger`) is one line on stderr and changes nothing else.
 
 SIGINT and SIGTERM sent to us are passed to the command and we go on waiting for it; a SIGINT
 typed at the terminal already reached the command (same foreground process group) and is not
@@ -32,7 +32,7 @@ from collections.abc import Callable
 from types import FrameType
 from typing import Any
 
-from cronledger.pings import (
+from api.client.pings import (
     DEFAULT_RETRIES,
     DEFAULT_TIMEOUT,
     PING_KEY_ENV,

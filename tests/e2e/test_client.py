@@ -1,4 +1,4 @@
-"""The Python client (``cronledger/client.py``) against a running ``cronledger serve``
+"""The Python client (``api/client/monitoring.py``) against a running ``cronledger serve``
 (docs/exec.md, *The Python client*): the context manager and the decorator ping start, success
 and failure with a run id; the definition is upserted from code; failed pings and upserts only
 warn."""
@@ -11,8 +11,8 @@ from typing import Any
 import httpx
 import pytest
 
-from cronledger.client import ClientError, monitor
-from cronledger.pings import BadTarget
+from api.client import ClientError, monitor
+from api.client.pings import BadTarget
 from tests.processes import free_port
 
 

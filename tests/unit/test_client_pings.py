@@ -1,4 +1,4 @@
-"""Ping URLs of the client and ``cronledger exec`` (``cronledger/pings.py``), the exec's output
+"""Ping URLs of the client and ``cronledger exec`` (``api/client/pings.py``), the exec's output
 tail and body limit (``api/cli_exec.py``), without a server."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ import uuid
 import pytest
 
 from api.cli_exec import Tail, body_limit, exit_status
+from api.client import pings
+from api.client.pings import BadTarget, PingTarget, ping_target
 from core.monitors.slugs import SLUG_PATTERN
-from cronledger import pings
-from cronledger.pings import BadTarget, PingTarget, ping_target
 
 TOKEN = "ab" * 32
 KEY = "k" * 22

@@ -1,5 +1,5 @@
 """Ping URLs and sending pings, with bounded retries: the transport of ``cronledger exec``
-(``api/cli_exec.py``) and of :mod:`cronledger.client`.
+(``api/cli_exec.py``) and of :mod:`api.client`.
 
 A monitor is named by a **slug**, pinged at ``<base URL>/ping/<ping key>/<slug>`` (the base URL
 from ``CRONLEDGER_URL``, the team's ping key from ``CRONLEDGER_PING_KEY``), or by a **full ping

@@ -6,7 +6,7 @@ lives next to the job it watches (docs/exec.md, *The Python client*).
 
 .. code-block:: python
 
-    from cronledger.client import monitor
+    from api.client import monitor
 
     backup = monitor("nightly-backup", schedule="0 3 * * *", timezone="Europe/Paris",
                      grace_seconds=900, max_duration="2h", channels=["ops"])
@@ -22,9 +22,9 @@ default ``http://127.0.0.1:8000``), ``CRONLEDGER_PING_KEY`` (the team's ping key
 and ``CRONLEDGER_API_KEY`` (a write key, for :meth:`Monitor.upsert`).
 
 Failures of the monitoring never break the job: a ping that fails after its retries
-(:class:`cronledger.pings.Pinger`), or an upsert that fails when a block is entered, is a
+(:class:`api.client.pings.Pinger`), or an upsert that fails when a block is entered, is a
 warning on the ``cronledger.client`` logger. What is wrong in the code is refused at once:
-:func:`monitor` raises :class:`cronledger.pings.BadTarget` for a monitor it cannot read, and an
+:func:`monitor` raises :class:`api.client.pings.BadTarget` for a monitor it cannot read, and an
 explicit :meth:`Monitor.upsert` raises :class:`ClientError`.
 """
 
@@ -47,7 +47,7 @@ from typing import Any, TypeVar, cast
 
 import httpx
 
-from cronledger.pings import (
+from api.client.pings import (
     DEFAULT_RETRIES,
     DEFAULT_TIMEOUT,
     DEFAULT_URL,
@@ -255,7 +255,7 @@ def monitor(monitor: str, *, base_url: str | None = None, ping_key: str | None =
 
     Args:
         monitor: a slug, or a full ping URL (cronledger's or healthchecks'; see
-            :func:`cronledger.pings.ping_target`).
+            :func:`api.client.pings.ping_target`).
         base_url: the server (default ``CRONLEDGER_URL``, else ``http://127.0.0.1:8000``).
         ping_key: the team's ping key, for a slug (default ``CRONLEDGER_PING_KEY``).
         api_key: a write API key, for the upsert (default ``CRONLEDGER_API_KEY``).
