@@ -282,19 +282,10 @@ async def _desired_jobs(conn: psycopg.AsyncConnection, team_id: uuid.UUID,
             secret = await resolve(item["signing_secret"], f"{path}.signing_secret", errors)
             if secret is None:
                 continue
-        # A one-shot whose instant has passed stays valid while its timing is unchanged.
-        same_zone = row is not None and row["timezone"] == write.get(
-            "timezone", jobdef.DEFAULTS["timezone"])
-        given = str(write.get("schedule", "")).strip()
-        if same_zone and given != row["schedule"] and given == pinned_schedule(
-                row["schedule"], row["timezone"], row["anchor_at"]):
-            write["schedule"] = given = row["schedule"]  # its export: the same fires
-        same_timing = same_zone and row["schedule"] == given
-        checked_at = row["anchor_at"] if same_timing else now
+        anchor = _job_anchor(row, write, now)
         try:
             definition = jobdef.normalize_definition(
-                {**write, "signing_secret": secret},
-                anchor=row["anchor_at"] if same_timing else now, now=checked_at)
+                {**write, "signing_secret": secret}, anchor=anchor, now=anchor)
         except InvalidInput as exc:
             _prefixed(errors, path, exc)
             continue
@@ -311,6 +302,20 @@ async def _desired_jobs(conn: psycopg.AsyncConnection, team_id: uuid.UUID,
         out.append(_Desired(item["name"], fields, write, sealed,
                             bool(item.get("run_on_start", False))))
     return out
+
+
+def _job_anchor(row: dict[str, Any] | None, write: dict[str, Any], now: datetime) -> datetime:
+    """The anchor of a job the file gives, and the instant its one-shot is checked at: the
+    row's while its timing (schedule and zone) is unchanged, so that a one-shot whose instant
+    has passed stays valid; else ``now``. A schedule given as the row's export (its pinned
+    form) is the row's schedule (the same fires), written back into ``write``."""
+    if row is None or row["timezone"] != write.get("timezone", jobdef.DEFAULTS["timezone"]):
+        return now
+    given = str(write.get("schedule", "")).strip()
+    if given != row["schedule"] and given == pinned_schedule(
+            row["schedule"], row["timezone"], row["anchor_at"]):
+        write["schedule"] = given = row["schedule"]  # its export: the same fires
+    return row["anchor_at"] if row["schedule"] == given else now
 
 
 async def _signing_secret(conn: psycopg.AsyncConnection, keyring: KeyRing, team_id: uuid.UUID,
