@@ -221,6 +221,51 @@ def _read_timeout(timeout_seconds: float, got_headers: bool) -> tuple[str, str]:
     return "timeout", f"read timeout after {timeout_seconds:g} s ({where})"
 
 
+def _transport_class(err: BaseException, chain: list[BaseException], timeout_seconds: float,
+                     got_headers: bool) -> tuple[str, str] | None:
+    """``(error_class, message)`` of one exception of the chain that the transport (aiohttp)
+    or the private-target check raised; None for any other."""
+    if isinstance(err, BlockedTarget):
+        return "blocked", str(err)
+    if isinstance(err, aiohttp.ConnectionTimeoutError):
+        return "timeout", f"connect timeout after {timeout_seconds:g} s"
+    if isinstance(err, aiohttp.SocketTimeoutError):
+        return _read_timeout(timeout_seconds, got_headers)
+    if isinstance(err, aiohttp.ClientConnectorDNSError):
+        return "dns", f"DNS lookup of {err.host} failed: {err.os_error.strerror or err}"
+    if isinstance(err, aiohttp.ClientSSLError | ssl.SSLError):
+        return "tls", f"TLS error: {err}"
+    if isinstance(err, aiohttp.ServerDisconnectedError):
+        return "connect", "the server closed the connection without a response"
+    if isinstance(err, aiohttp.ClientResponseError) and \
+            any(isinstance(cause, HttpProcessingError) for cause in chain):
+        return "http", (f"HTTP protocol error: the response could not be read "
+                        f"({err.message or type(err.__cause__).__name__})")
+    if isinstance(err, aiohttp.ClientPayloadError):
+        if any(isinstance(cause, ContentEncodingError) for cause in chain):
+            return "connect", ("the response body could not be decoded: it does not match "
+                               "its Content-Encoding header")
+        return "connect", "the connection broke while reading the response body"
+    if isinstance(err, aiohttp.ClientConnectorError):
+        return "connect", f"cannot connect to {err.host}:{err.port}: {err.os_error.strerror}"
+    if isinstance(err, aiohttp.ClientOSError):
+        return "connect", f"connection error: {err.strerror or err}"
+    return None
+
+
+def _timeout_class(err: BaseException, timeout_seconds: float, phase: str,
+                   got_headers: bool) -> tuple[str, str] | None:
+    """``(error_class, message)`` of httpx's connect timeout or of the overall deadline (the
+    phase reached says which timeout it was); None for any other exception."""
+    if isinstance(err, httpx.ConnectTimeout):
+        return "timeout", f"connect timeout after {timeout_seconds:g} s"
+    if isinstance(err, httpx.TimeoutException | TimeoutError):
+        if got_headers or phase == "request":
+            return _read_timeout(timeout_seconds, got_headers)
+        return "timeout", f"connect timeout after {timeout_seconds:g} s"
+    return None
+
+
 _TIMEOUTS = (aiohttp.ServerTimeoutError, httpx.TimeoutException, TimeoutError)
 
 
@@ -249,39 +294,11 @@ def classify_error(exc: BaseException, timeout_seconds: float, phase: str | None
     # aiohttp's own exception (the transport's cause) is the most precise; httpx-aiohttp maps
     # every aiohttp connection error to httpx.ConnectTimeout, so it is looked at first.
     for err in chain:
-        if isinstance(err, BlockedTarget):
-            return "blocked", str(err)
-        if isinstance(err, aiohttp.ConnectionTimeoutError):
-            return "timeout", f"connect timeout after {timeout_seconds:g} s"
-        if isinstance(err, aiohttp.SocketTimeoutError):
-            return _read_timeout(timeout_seconds, got_headers)
-        if isinstance(err, aiohttp.ClientConnectorDNSError):
-            return "dns", f"DNS lookup of {err.host} failed: {err.os_error.strerror or err}"
-        if isinstance(err, aiohttp.ClientSSLError | ssl.SSLError):
-            return "tls", f"TLS error: {err}"
-        if isinstance(err, aiohttp.ServerDisconnectedError):
-            return "connect", "the server closed the connection without a response"
-        if isinstance(err, aiohttp.ClientResponseError) and \
-                any(isinstance(cause, HttpProcessingError) for cause in chain):
-            return "http", (f"HTTP protocol error: the response could not be read "
-                            f"({err.message or type(err.__cause__).__name__})")
-        if isinstance(err, aiohttp.ClientPayloadError):
-            if any(isinstance(cause, ContentEncodingError) for cause in chain):
-                return "connect", ("the response body could not be decoded: it does not match "
-                                   "its Content-Encoding header")
-            return "connect", "the connection broke while reading the response body"
-        if isinstance(err, aiohttp.ClientConnectorError):
-            return "connect", f"cannot connect to {err.host}:{err.port}: {err.os_error.strerror}"
-        if isinstance(err, aiohttp.ClientOSError):
-            return "connect", f"connection error: {err.strerror or err}"
+        if (found := _transport_class(err, chain, timeout_seconds, got_headers)) is not None:
+            return found
     for err in chain:
-        if isinstance(err, httpx.ConnectTimeout):
-            return "timeout", f"connect timeout after {timeout_seconds:g} s"
-        if isinstance(err, httpx.TimeoutException | TimeoutError):
-            # The overall deadline: the phase reached says which timeout it was.
-            if got_headers or phase == "request":
-                return _read_timeout(timeout_seconds, got_headers)
-            return "timeout", f"connect timeout after {timeout_seconds:g} s"
+        if (found := _timeout_class(err, timeout_seconds, phase, got_headers)) is not None:
+            return found
     if isinstance(exc, httpx.UnsupportedProtocol | httpx.InvalidURL | aiohttp.InvalidURL):
         return "connect", f"invalid request URL: {exc}"
     return "connect", f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
