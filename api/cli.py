@@ -571,6 +571,25 @@ def main(argv: list[str] | None = None) -> int:
         from api.cli_exec import run
 
         return run(args)
+    _set_up_logging(args)
+    signal.signal(signal.SIGTERM, _terminate)  # until the event loop takes over
+    from api import cli_apply
+
+    if args.command in cli_apply.COMMANDS:
+        return cli_apply.main(args)
+    try:
+        settings = _settings(args)
+    except (ConfigError, _Refused) as exc:
+        print(f"cronledger: {exc}", file=sys.stderr)  # before anything is started
+        return 2
+    return _run(args, settings)
+
+
+class _Refused(Exception):
+    """A command that cannot start, and why (printed; exit status 2)."""
+
+
+def _set_up_logging(args: argparse.Namespace) -> None:
     servers = ("serve", "api", "worker")
     level = args.log_level or ("INFO" if args.command in servers else "WARNING")
     logging.basicConfig(level=level.upper(), stream=sys.stderr,
@@ -582,16 +601,17 @@ def main(argv: list[str] | None = None) -> int:
     logging.getLogger("psycopg.pool").setLevel(logging.ERROR)
     # alembic announces its plugins and context on every start; its warnings still show.
     logging.getLogger("alembic").setLevel(logging.WARNING)
-    signal.signal(signal.SIGTERM, _terminate)  # until the event loop takes over
-    from api import cli_apply
 
-    if args.command in cli_apply.COMMANDS:
-        return cli_apply.main(args)
-    try:
-        settings = load_settings()
-    except ConfigError as exc:
-        print(f"cronledger: {exc}", file=sys.stderr)
-        return 2
+
+def _settings(args: argparse.Namespace) -> Settings:
+    """The settings of the environment, with the command's ``--host``/``--port``, and the
+    secret key's source for the commands that use it.
+
+    Raises:
+        ConfigError: a setting that cannot be used, or no usable secret key.
+        _Refused: the API cannot listen where it is told to.
+    """
+    settings = load_settings()
     overrides = {k: v for k in ("host", "port") if (v := getattr(args, k, None)) is not None}
     if overrides:
         from dataclasses import replace
@@ -599,15 +619,17 @@ def main(argv: list[str] | None = None) -> int:
         settings = replace(settings, **overrides)
     if args.command in ("serve", "api") and \
             (problem := listen_problem(settings.host, settings.port)):
-        print(f"cronledger: {problem}", file=sys.stderr)  # before anything is started
-        return 2
+        raise _Refused(problem)
     if args.command in ("serve", "api", "worker", "secrets") and \
             getattr(args, "action", None) != "new-key":
-        try:
-            settings = with_key_source(settings)
-        except ConfigError as exc:
-            print(f"cronledger: {exc}", file=sys.stderr)
-            return 2
+        settings = with_key_source(settings)
+    return settings
+
+
+def _run(args: argparse.Namespace, settings: Settings) -> int:
+    """Run a command that needs the settings; its exit status."""
+    from api import cli_apply
+
     if args.command == "serve":
         return _serve(settings, with_api=True, with_services=True,
                       config=cli_apply.config_path(args))
