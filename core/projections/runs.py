@@ -1,5 +1,5 @@
 """Rebuild of the ``runs`` inline projection: each row is a fold over its run stream
-(:func:`core.runs.state.evolve`).
+(:func:`core.runs.state.evolve`, a frozen :class:`core.runs.state.RunState` per run).
 
 Not derived from the log, and so carried over from the rows being replaced (see
 :mod:`core.rebuild`): the lease of a running run (``lease_token``,
@@ -17,17 +17,17 @@ import psycopg
 from core.projections.common import Skipped
 from core.queries import Q
 from core.reasons import reason_of
-from core.runs.state import COLUMNS, FINAL, evolve
+from core.runs.state import COLUMNS, RunState, evolve
 
 TABLES = ("runs",)
 FLUSH_EVERY = 5000
 
 
-async def write(conn: psycopg.AsyncConnection, rows: list[dict[str, Any]]) -> None:
-    """COPY ``rows`` (dicts with at least :data:`core.runs.state.COLUMNS`) into ``runs``."""
+async def write(conn: psycopg.AsyncConnection, runs: list[RunState]) -> None:
+    """COPY ``runs`` into the ``runs`` table (:data:`core.runs.state.COLUMNS`)."""
     async with conn.cursor() as cur, cur.copy(Q["rebuild_runs_copy"]) as copy:
-        for row in rows:
-            await copy.write_row([row[c] for c in COLUMNS])
+        for run in runs:
+            await copy.write_row([getattr(run, c) for c in COLUMNS])
 
 
 async def rebuild(conn: psycopg.AsyncConnection, skipped: Skipped | None = None,
@@ -47,16 +47,16 @@ async def rebuild(conn: psycopg.AsyncConnection, skipped: Skipped | None = None,
     first event; a stream whose first event is gone and that has no row in ``base`` is a run
     the prune deleted (docs/operations.md, "Retention") and is left out.
     """
-    open_runs: dict[Any, dict[str, Any]] = {}
-    finished: list[dict[str, Any]] = []
+    open_runs: dict[Any, RunState] = {}
+    finished: list[RunState] = []
     folded: dict[Any, int] = {}  # run -> version already in its row (from base)
     for run_id, row in (base or {}).items():
         folded[run_id] = row["version"]
-        # .get: a snapshot taken before migration 0033 has no overran_at
-        if row["status"] in FINAL:
-            finished.append({c: row.get(c) for c in COLUMNS})
+        state = RunState.from_row(row)
+        if state.finished:
+            finished.append(state)
         else:
-            open_runs[run_id] = {c: row.get(c) for c in COLUMNS}
+            open_runs[run_id] = state
     total = 0
     async with conn.cursor(name="cronledger_rebuild_runs") as cur:
         cur.itersize = 5000
@@ -68,21 +68,21 @@ async def rebuild(conn: psycopg.AsyncConnection, skipped: Skipped | None = None,
             if before is None and snapshot is not None and event["stream_version"] != 1:
                 continue  # a run the prune deleted (its start is gone)
             try:
-                row = evolve(before, event)
+                run = evolve(before, event)
             except Exception as exc:  # noqa: BLE001 - a poison event must not stop the rebuild
                 if before is not None:
                     open_runs[event["stream_id"]] = before
                 if skipped is not None:
                     skipped.append((event["global_position"], reason_of(exc)))
                 continue
-            if row["status"] in FINAL:
-                finished.append(row)
+            if run.finished:
+                finished.append(run)
             else:
-                open_runs[row["id"]] = row
+                open_runs[run.id] = run
             if len(finished) >= FLUSH_EVERY:
                 await write(conn, finished)
                 total += len(finished)
                 finished = []
-    rows = finished + list(open_runs.values())
-    await write(conn, rows)
-    return total + len(rows)
+    runs = finished + list(open_runs.values())
+    await write(conn, runs)
+    return total + len(runs)

@@ -7,7 +7,7 @@ behind a running run), ``running`` (an attempt is in flight under a lease),
 ``catchup`` (a late slot fired by the catch-up policy), ``manual`` (``POST /v1/jobs/{id}/trigger``).
 
 Modules: :mod:`core.runs.events` (the only place ``run.*`` events are built),
-:mod:`core.runs.state` (the fold of a run stream into its ``runs`` row), :mod:`core.runs.slots`
+:mod:`core.runs.state` (a run's frozen ``RunState`` and its fold), :mod:`core.runs.slots`
 (catch-up and overlap decisions), :mod:`core.runs.claim` (claiming due jobs and ready runs),
 :mod:`core.runs.dispatch` (an attempt to send and its result), :mod:`core.runs.recorder`
 (recording results), :mod:`core.runs.queries` (team-scoped reads), :mod:`core.runs.worker` (the
