@@ -160,9 +160,15 @@ async def list_team_events(
     ``before`` (keyset), optionally only of ``stream_type``, of one ``actor`` (the metadata's
     ``actor``, e.g. ``api_key:<id>`` or ``system``) and occurred in ``[since, until)`` (UTC).
     Rows: ``global_position``, ``event_id``, ``stream_type``, ``stream_id``,
-    ``stream_version``, ``event_type``, ``data``, ``metadata``, ``occurred_at``."""
+    ``stream_version``, ``event_type``, ``data``, ``metadata``, ``occurred_at``.
+    Without a filter it is the function of migration 0035, whose plan over every leaf of the
+    log each server process keeps; with one, a statement planned per call."""
+    params: dict[str, Any] = {"team_id": team_id, "before": before, "limit": limit}
+    query = Q["event_list_team"]  # no filter: the plan kept in the server process
+    if stream_type is not None or actor is not None or since is not None or until is not None:
+        query = Q["event_list_team_filtered"]
+        params.update(stream_type=stream_type, actor=actor, since=since, until=until,
+                      kinds=None if stream_type is None else list(stream_kinds(stream_type)))
     async with pool.connection() as conn:
-        cur = await conn.execute(Q["event_list_team"], {
-            "team_id": team_id, "before": before, "stream_type": stream_type, "actor": actor,
-            "since": since, "until": until, "limit": limit})
+        cur = await conn.execute(query, params)
         return await cur.fetchall()

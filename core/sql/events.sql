@@ -35,11 +35,23 @@ SELECT pg_notify('cronledger_wakeup', %(reason)s);
 
 -- name: event_list_team
 -- The team's events, newest first (the dashboard's overview and audit log); keyset on
--- global_position; optional filters by stream type, actor (metadata.actor) and time range.
+-- global_position. A PL/pgSQL function, so its plan over every leaf of the log is made once per
+-- server process (migrations/versions/2026_12_02_0035_event_list_function.py says why and how).
+SELECT global_position, event_id, stream_type, stream_id, stream_version, event_type, data,
+       metadata, occurred_at
+FROM event_list_team(%(team_id)s::uuid, %(before)s::bigint, %(limit)s::int);
+
+-- name: event_list_team_filtered
+-- The same with filters by stream type, actor (metadata.actor) and time range, planned per
+-- call (its values decide the plan). kinds: the partitions of events a stream of that type can
+-- be in (core/events.py, stream_kinds), NULL for any: naming the partition key spares the
+-- planner the daily leaves of the other kinds.
 SELECT global_position, event_id, stream_type, stream_id, stream_version, event_type, data,
        metadata, occurred_at
 FROM events
 WHERE team_id = %(team_id)s::uuid
+  AND (%(kinds)s::text[] IS NULL
+       OR event_retention_kind(stream_type, event_type) = ANY(%(kinds)s::text[]))
   AND (%(before)s::bigint IS NULL OR global_position < %(before)s::bigint)
   AND (%(stream_type)s::text IS NULL OR stream_type = %(stream_type)s::text)
   AND (%(actor)s::text IS NULL OR metadata ->> 'actor' = %(actor)s::text)
