@@ -116,18 +116,12 @@ LIMIT %(limit)s::int;
 
 -- name: monitor_ping_marks
 -- A monitor's pings since %(since)s, latest first, without their bodies (the timeline of its
--- dashboard page): when, which kind, the exit status. The partition keys are named as in
--- monitor_ping_list, and the time bound prunes the daily leaves.
-SELECT e.occurred_at AS received_at, e.data ->> 'kind' AS kind,
-       (e.data ->> 'exit_status')::int AS exit_status
-FROM events e
-WHERE e.stream_id = %(monitor_id)s::uuid
-  AND event_retention_kind(e.stream_type, e.event_type) = 'pings'
-  AND e.team_id = %(team_id)s::uuid
-  AND e.event_type = 'monitor.pinged'
-  AND e.occurred_at >= %(since)s::timestamptz
-ORDER BY e.stream_version DESC
-LIMIT %(limit)s::int;
+-- dashboard page): when, which kind, the exit status. A PL/pgSQL function, so its plan over
+-- the daily leaves of pings is made once per server process
+-- (migrations/versions/2026_12_02_0036_ping_marks_function.py).
+SELECT received_at, kind, exit_status
+FROM monitor_ping_marks(%(monitor_id)s::uuid, %(team_id)s::uuid, %(since)s::timestamptz,
+                        %(limit)s::int);
 
 -- name: monitor_notify
 SELECT pg_notify('cronledger_monitors', %(reason)s::text);
