@@ -153,7 +153,8 @@ class Prepared:
         secret_values: the opened ``${secrets.NAME}`` values, scrubbed from what is recorded.
         signing_key: the opened signing secret (the signature needs the send time).
         built: the request built ahead for the ``connection`` send path
-            (:func:`core.http.exchange.build`), or ``None`` (sent on the session path).
+            (:meth:`core.http.exchange.ConnectionPath.build`), or ``None`` (sent on the
+            session path).
     """
 
     dispatch: Dispatch

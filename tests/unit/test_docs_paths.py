@@ -9,6 +9,9 @@ is defined where they say.
   ``.sql`` files), ``docs/…`` pages included, must exist too.
 - A ``file.py:name`` or ``file.py:Class.member`` in either must name a function, class or
   assignment of that file (``core/runs/worker.py:Worker._open_gate``).
+- A dotted Sphinx reference into ``core`` or ``api`` in the code (a ``:func:``, ``:meth:``,
+  ``:class:``, ``:mod:`` … role whose target starts ``core.`` or ``api.``) must resolve: its
+  longest importable prefix imported, each further part an attribute (or, last, a field).
 - A section cited as ``docs/<page>.md, "Heading"`` (or ``*Heading*``) in either must begin a
   heading or a bold lead of that page.
 
@@ -18,6 +21,7 @@ So moving or renaming a module or a function without updating what points at it 
 from __future__ import annotations
 
 import ast
+import importlib
 import io
 import re
 import tokenize
@@ -40,6 +44,9 @@ COMMENT_PATH = re.compile(r"(?<![\w/.-])((?:core|api|tests|migrations|bench|docs
 SECTION = re.compile(r'docs/([\w-]+\.md), (?:"([^"]+)"|\*([^*]+)\*)')
 # A function named by its file: core/db.py:Pool.getconn
 NAMED = re.compile(r"((?:core|api|tests|migrations|bench)/[\w./-]*\.py):([A-Za-z_]\w*(?:\.\w+)?)")
+
+# A Sphinx role naming a dotted target in core or api: :meth:`core.db.Pool.getconn`.
+ROLE = re.compile(r":(?:func|meth|class|mod|attr|data|exc|obj):`~?((?:core|api)\.[\w.]+)`")
 
 
 def _exists(path: str) -> bool:
@@ -136,6 +143,35 @@ def named_functions() -> list[tuple[str, str, str]]:
 
 
 @cache
+def dotted_references() -> list[tuple[str, str]]:
+    """``(file, target)`` of every dotted role into ``core``/``api`` in the ``.py`` files."""
+    return sorted({(p.relative_to(ROOT).as_posix(), m.group(1)) for p in CODE
+                   if p.suffix == ".py" for m in ROLE.finditer(p.read_text(encoding="utf-8"))})
+
+
+def resolves(target: str) -> bool:
+    """Whether ``core.a.b.Name.member`` names something: the longest importable module prefix,
+    then each part an attribute of the last; the final part may be a field a class only
+    annotates (a dataclass or msgspec field without a default)."""
+    parts = target.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            found: object = importlib.import_module(".".join(parts[:cut]))
+        except ModuleNotFoundError:
+            continue
+        rest = parts[cut:]
+        for n, name in enumerate(rest):
+            if hasattr(found, name):
+                found = getattr(found, name)
+            elif n == len(rest) - 1 and isinstance(found, type):
+                return name in getattr(found, "__annotations__", {})
+            else:
+                return False
+        return True
+    return False
+
+
+@cache
 def headings(page: str) -> tuple[str, ...]:
     """The headings and bold leads (``**Snapshots.**``) of ``docs/<page>``, without markup."""
     text = (ROOT / "docs" / page).read_text(encoding="utf-8")
@@ -177,6 +213,19 @@ def test_every_named_function_is_defined_there() -> None:
     wrong = [f"{where}: {path}:{name}" for where, path, name in named_functions()
              if not _exists(path) or name not in defined(path)]
     assert wrong == [], "file:name references whose file does not define the name"
+
+
+def test_every_dotted_reference_resolves() -> None:
+    refs = dotted_references()
+    assert len(refs) > 300
+    wrong = [f"{where}: {target}" for where, target in refs if not resolves(target)]
+    assert wrong == [], "Sphinx references to names that do not exist"
+
+
+def test_a_dotted_reference_is_resolved_by_import() -> None:
+    assert resolves("core.db.translate_errors") and resolves("core.runs.state.RunState.status")
+    assert resolves("core.http.exchange.ConnectionPath.build")
+    assert not resolves("core.http.exchange.build") and not resolves("core.nothing_here")
 
 
 def test_every_cited_section_exists() -> None:
