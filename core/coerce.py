@@ -8,11 +8,20 @@ from __future__ import annotations
 
 import uuid
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, overload
+
+
+@overload
+def instant(value: str | datetime) -> datetime: ...
+@overload
+def instant(value: None) -> None: ...
+@overload
+def instant(value: Any) -> datetime | None: ...
 
 
 def instant(value: Any) -> datetime | None:
-    """A UTC datetime from an event field (RFC 3339 text in ``data``, or already a datetime)."""
+    """A UTC datetime from an event field (RFC 3339 text in ``data``, or already a datetime);
+    ``None`` for ``None``. A naive value is read as UTC, an aware one converted to UTC."""
     if value is None:
         return None
     t = value if isinstance(value, datetime) else datetime.fromisoformat(value)

@@ -12,14 +12,13 @@ whether a maintenance window held it.
 from __future__ import annotations
 
 import uuid
-from datetime import datetime
 from typing import Any
 
 from psycopg_pool import AsyncConnectionPool
 
 from core.actor import Actor
 from core.alerts.queries import get_alert
-from core.clock import utc
+from core.coerce import instant
 from core.errors import Gone, NotFound
 from core.events import stream_kinds
 from core.history.as_of import definition_as_of
@@ -52,11 +51,6 @@ JOB_TEXT = {
     **{f"alert_on: {kind}": "The slot of {scheduled_for} was " + kind + " ({why}), and "
        "alert_on names " + kind + "." for kind in ALERT_ON},
 }
-
-
-def _instant(value: Any) -> datetime | None:
-    return None if value is None else utc(value if isinstance(value, datetime)
-                                          else datetime.fromisoformat(value))
 
 
 def rule_text(subject_type: str, event: str, rule: dict[str, Any]) -> str:
@@ -98,7 +92,7 @@ def expected_slot(rule: dict[str, Any], definition: dict[str, Any] | None
     "local" (in the zone, with its offset), "timezone", "grace_seconds", "deadline"}``, from
     the rule's ``expected_at`` (a late or missed slot) or ``scheduled_for`` (a job's run);
     ``None`` when the alert is about no slot (a failed ping)."""
-    slot = _instant(rule.get("expected_at") or rule.get("scheduled_for"))
+    slot = instant(rule.get("expected_at") or rule.get("scheduled_for"))
     if slot is None or definition is None:
         return None
     zone = definition.get("timezone") or "UTC"
@@ -108,7 +102,7 @@ def expected_slot(rule: dict[str, Any], definition: dict[str, Any] | None
         local = None
     return {"slot": slot, "local": local, "timezone": zone,
             "grace_seconds": definition.get("grace_seconds"),
-            "deadline": _instant(rule.get("deadline"))}
+            "deadline": instant(rule.get("deadline"))}
 
 
 async def _around(pool: AsyncConnectionPool, actor: Actor, alert: dict[str, Any]

@@ -32,6 +32,7 @@ from datetime import datetime
 from typing import Any
 
 from core import streams
+from core.coerce import instant
 from core.events import to_json
 from core.jobs.definition import DEFAULTS, DEFINITION_FIELDS
 from core.secrets import placeholder_names
@@ -42,10 +43,6 @@ STATUS_AFTER = {
     "job.completed": "completed",
     "job.deleted": "deleted",
 }
-
-
-def _instant(value: Any) -> datetime:
-    return value if isinstance(value, datetime) else datetime.fromisoformat(value)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -149,14 +146,14 @@ def evolve(state: JobState | None, event: Mapping[str, Any]) -> JobState:
             an unknown event type).
     """
     kind, data = event["event_type"], event["data"]
-    occurred_at = _instant(event["occurred_at"])
+    occurred_at = instant(event["occurred_at"])
     if kind == "job.created":
         if state is not None:
             raise ValueError("job.created on an existing job")
         # Fields added after the first release default for events written before them.
         new = {key: data[key] if key in data else DEFAULTS[key] for key in DEFINITION_FIELDS}
         new.update(id=event["stream_id"], team_id=event["team_id"], status=data["status"],
-                   anchor_at=_instant(data["anchor_at"]), created_at=occurred_at,
+                   anchor_at=instant(data["anchor_at"]), created_at=occurred_at,
                    signing=bool(data.get("signing", False)), broken_at=None,
                    broken_reason=None)
     elif state is None:
@@ -164,7 +161,7 @@ def evolve(state: JobState | None, event: Mapping[str, Any]) -> JobState:
     elif kind == "job.updated":
         new = {**state.as_row(), **data["changes"]}
         if "anchor_at" in data["changes"]:
-            new["anchor_at"] = _instant(data["changes"]["anchor_at"])
+            new["anchor_at"] = instant(data["changes"]["anchor_at"])
     elif kind in STATUS_AFTER:
         new = {**state.as_row(), "status": STATUS_AFTER[kind]}
     elif kind == "job.broken":

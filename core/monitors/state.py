@@ -41,6 +41,7 @@ from datetime import datetime
 from typing import Any
 
 from core import streams
+from core.coerce import instant, uuid_of
 from core.monitors.definition import DEFAULTS, DEFINITION_FIELDS, KEYWORD_FIELDS, TOLERANCE_FIELDS
 from core.monitors.rules import apply_ping
 
@@ -53,14 +54,6 @@ STATUS_AFTER = {
     "monitor.deleted": "deleted",
 }
 _CLEARS_START = ("monitor.paused", "monitor.resumed", "monitor.deleted")
-
-
-def _instant(value: Any) -> datetime:
-    return value if isinstance(value, datetime) else datetime.fromisoformat(value)
-
-
-def _uuid(value: Any) -> uuid.UUID | None:
-    return None if value is None else uuid.UUID(str(value))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -160,7 +153,7 @@ def evolve(state: MonitorState | None, event: Mapping[str, Any]) -> MonitorState
             ``monitor.created``, an unknown event type).
     """
     kind, data = event["event_type"], event["data"]
-    at = _instant(event["occurred_at"])
+    at = instant(event["occurred_at"])
     if kind == "monitor.created":
         if state is not None:
             raise ValueError("monitor.created on an existing monitor")
@@ -178,7 +171,7 @@ def evolve(state: MonitorState | None, event: Mapping[str, Any]) -> MonitorState
     elif kind == "monitor.token_rotated":
         new = {**state.as_row(), "ping_token_hash": bytes.fromhex(data["ping_token_hash"])}
     elif kind == "monitor.pinged":
-        new = apply_ping(state.as_row(), data["kind"], _uuid(data.get("rid")), at,
+        new = apply_ping(state.as_row(), data["kind"], uuid_of(data.get("rid")), at,
                          data.get("duration_ms"))
     elif kind == "monitor.broken":
         new = {**state.as_row(), "broken_at": at, "broken_reason": data["reason"]}

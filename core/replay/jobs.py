@@ -49,6 +49,7 @@ from core import streams
 from core.actor import Actor
 from core.alerting import shorter_than
 from core.clock import utc
+from core.coerce import instant
 from core.dependencies import check_proposed
 from core.errors import NotFound
 from core.history.streams import JOB, events_until
@@ -84,16 +85,11 @@ def judged(row: dict[str, Any], min_duration: int | None) -> str:
     return "failed"
 
 
-def _instant(value: Any) -> datetime | None:
-    return None if value is None else utc(value if isinstance(value, datetime)
-                                          else datetime.fromisoformat(value))
-
-
 def overran(row: dict[str, Any], max_duration: int | None) -> datetime | None:
     """When a recorded final run passed its start plus ``max_duration`` (seconds) while still
     going (the instant :func:`core.runs.bounds.alert_overruns` says ``too_long``), or
     ``None``. Its start: its slot plus the first attempt's lateness, as the run row keeps it."""
-    finished = _instant(row["data"].get("finished_at"))
+    finished = instant(row["data"].get("finished_at"))
     if max_duration is None or finished is None:
         return None
     started = row["scheduled_for"] + timedelta(

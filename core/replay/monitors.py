@@ -45,6 +45,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from core.actor import Actor
 from core.alerting import Streak, tolerate
+from core.coerce import uuid_of
 from core.dependencies import check_proposed
 from core.errors import NotFound
 from core.history.streams import MONITOR, definition_events, stream_until
@@ -75,10 +76,6 @@ def requested_kind(data: dict[str, Any]) -> str:
     if kind != "ignored":
         return str(kind)
     return "success" if data.get("exit_status") in (None, 0) else "fail"
-
-
-def _uuid(value: Any) -> uuid.UUID | None:
-    return None if value is None else uuid.UUID(str(value))
 
 
 def transition(at: datetime, event_type: str, data: dict[str, Any]) -> dict[str, Any]:
@@ -291,7 +288,7 @@ class Replay:
             return
         if kind == "monitor.pinged" and self.state is not None:
             outcome = ping(self.state, kind=requested_kind(data), method=data["method"],
-                           rid=_uuid(data.get("rid")), at=at,
+                           rid=uuid_of(data.get("rid")), at=at,
                            exit_status=data.get("exit_status"), body=event.get("body"))
             reason = "fail"
             for event_type, flip in outcome.events[1:]:
