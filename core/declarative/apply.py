@@ -196,9 +196,10 @@ async def _desired_channels(items: list[dict[str, Any]], state: TeamState, seale
     out = []
     for i, item in enumerate(items):
         path = f"channels.{i}"
-        if not isinstance(item.get("name"), str):
+        name = item.get("name")
+        if not isinstance(name, str):
             continue  # reported by check_document
-        row = state.channels.get(item.get("name"))
+        row = state.channels.get(name)
         given = {}
         for key in SECRET_FIELDS:
             if item.get(key) is not None:  # null (JSON only) is absent: the value is kept
@@ -271,9 +272,10 @@ async def _desired_jobs(conn: psycopg.AsyncConnection, team_id: uuid.UUID,
     out = []
     for i, item in enumerate(items):
         path = f"jobs.{i}"
-        if not isinstance(item.get("name"), str):
+        name = item.get("name")
+        if not isinstance(name, str):
             continue  # reported by check_document
-        row = state.jobs.get(item.get("name"))
+        row = state.jobs.get(name)
         write = {k: v for k, v in item.items() if k in jobdef.DEFINITION_FIELDS
                  and k != "channels"}
         names = _check_channel_names(item.get("channels", []), known, path, errors)
@@ -336,7 +338,7 @@ def _plan(desired: dict[str, list[_Desired]], state: TeamState, prune: bool) -> 
         "channels": {}, "monitors": {}, "jobs": {}}
     for name, row in state.channels.items():
         # a sealed field the file gives is compared as SEALED (same) / SEALED_CHANGED
-        sealed = {k: SEALED for k in given["channels"].get(name, {})}
+        sealed: dict[str, str | None] = {k: SEALED for k in given["channels"].get(name, {})}
         current["channels"][name] = (row["id"], {**current_channel(row), **sealed})
     for name, row in state.monitors.items():
         current["monitors"][name] = (row["id"], current_monitor(row, names))
@@ -438,7 +440,7 @@ async def _execute(bound: BoundPool, actor: Actor, changes: list[Change],
             try:
                 if kind == "channels":
                     await _write_channel(pool, sealer, actor, change, wanted, state, now)
-                    channel_ids[change.name] = change.id  # type: ignore[assignment]  # set by the write
+                    channel_ids[change.name] = change.id
                 elif kind == "monitors":
                     await _write_monitor(pool, actor, change, wanted, channel_ids, state, now,
                                          base_url, keyring)

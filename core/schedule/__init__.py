@@ -280,11 +280,12 @@ def parse_schedule(
     now = None if now is None else require_utc(now, "now")
     zone = load_zone(timezone) if not zone_checked else zoneinfo.ZoneInfo(timezone)
     kind, body = split_form(expression)
-    common = {"expression": expression.strip(), "timezone": timezone, "_zone": zone}
+    expression = expression.strip()
     if kind == "interval" and is_day_period(body):
         period = parse_day_period(body)
         return Schedule(kind="days", interval_seconds=None, _days=period, _anchor=anchor,
-                        _label=describe_day_period(period, zone, anchor), **common)
+                        _label=describe_day_period(period, zone, anchor),
+                        expression=expression, timezone=timezone, _zone=zone)
     if kind == "interval":
         body, named = _named_anchor(body, zone)
         interval = parse_interval(body)
@@ -294,17 +295,19 @@ def parse_schedule(
             _period=interval.period,
             _anchor=named or anchor,
             _label=f"Every {interval.label}" + (f" from {format_utc(named)}" if named else ""),
-            **common,
+            expression=expression, timezone=timezone, _zone=zone,
         )
     if kind == "at":
         at = parse_at(body, zone, now)
         label = f"Once at {format_utc(at)}"
-        return Schedule(kind="at", interval_seconds=None, _at=at, _label=label, **common)
+        return Schedule(kind="at", interval_seconds=None, _at=at, _label=label,
+                        expression=expression, timezone=timezone, _zone=zone)
     spec = parse_cron(body)
     start = now or anchor
     check_occurs(spec, start.astimezone(zone).date())
     schedule = Schedule(
-        kind="cron", interval_seconds=None, _cron=spec, _label=_describe(spec), **common
+        kind="cron", interval_seconds=None, _cron=spec, _label=_describe(spec),
+        expression=expression, timezone=timezone, _zone=zone,
     )
     _check_fires(schedule, spec, start)
     return schedule

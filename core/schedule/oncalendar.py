@@ -37,7 +37,7 @@ import functools
 import heapq
 import re
 import zoneinfo
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -341,9 +341,10 @@ def _ordinal(n: int) -> str:
     return f"{n}{suffix}"
 
 
-def _join_runs(values: list[int], name) -> str:
+def _join_runs(values: list[int], name: Callable[[int], str]) -> str:
     """Consecutive runs of three or more as ``"A through B"``, the rest listed."""
-    items, run = [], []
+    items: list[str] = []
+    run: list[int] = []
     for v in [*values, None]:
         if v is not None and run and v == run[-1] + 1:
             run.append(v)

@@ -88,7 +88,7 @@ class _Reading:
     days_joined: bool = False
     #: days ("D") and times ("T") in the order the phrase gives them, consecutive ones of a
     #: kind together: (kind, what was added, the first word)
-    segments: list[tuple[str, frozenset, str]] = field(default_factory=list)
+    segments: list[tuple[str, frozenset[Any], str]] = field(default_factory=list)
     said_past: bool = False
     dow_word: str = ""
     #: long units said with "every" ("every day", "of every month", "daily"): unit -> word
@@ -231,7 +231,7 @@ class _Reader:
         self.tokens = tokens
         self.i = 0
         self.r = _Reading()
-        self.day_items: list[tuple[str, frozenset]] = []  # every day word read, in order
+        self.day_items: list[tuple[str, frozenset[Any]]] = []  # every day word read, in order
 
     # -- token helpers --------------------------------------------------------------------
     def kind(self, offset: int = 0) -> str | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import zoneinfo
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
@@ -90,7 +91,7 @@ def transition_at(zone: zoneinfo.ZoneInfo, wall: datetime) -> Transition | None:
     """
     before = wall.replace(tzinfo=zone, fold=0).utcoffset()
     after = wall.replace(tzinfo=zone, fold=1).utcoffset()
-    if before == after:
+    if before is None or after is None or before == after:  # a ZoneInfo always has offsets
         return None
     # The transition lies between the two readings of ``wall``: the one under the larger offset
     # still has ``before`` in force, the one under the smaller offset already has ``after``.
@@ -115,5 +116,5 @@ def make_fire(at: datetime, zone: zoneinfo.ZoneInfo, dst: str | None = None) -> 
     return Fire(at=at, local=at.astimezone(zone), dst=dst)
 
 
-def _epoch_seconds(naive_utc: datetime, rounding) -> int:
+def _epoch_seconds(naive_utc: datetime, rounding: Callable[[float], int]) -> int:
     return rounding((naive_utc - datetime(1970, 1, 1)) / timedelta(seconds=1))
