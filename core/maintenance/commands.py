@@ -29,8 +29,11 @@ SNOOZE_COMMENT = "snooze"
 
 
 async def _check_subjects(conn: psycopg.AsyncConnection, team_id: uuid.UUID,
-                          definition: dict[str, Any]) -> None:
-    """Refuse ids that are not live jobs / monitors of the team (422)."""
+                          definition: dict[str, Any],
+                          held: dict[str, Any] | None = None) -> None:
+    """Refuse ids that are not live jobs / monitors of the team (422), except those the
+    window ``held`` already: a job or monitor deleted since stays in its windows, and an
+    edit of the window that keeps it is not refused for it."""
     if not definition["jobs"] and not definition["monitors"]:
         return
     cur = await conn.execute(Q["maintenance_subject_ids"], {
@@ -39,7 +42,7 @@ async def _check_subjects(conn: psycopg.AsyncConnection, team_id: uuid.UUID,
     errors = FieldErrors()
     for field, kind in (("jobs", "job"), ("monitors", "monitor")):
         for i, subject in enumerate(definition[field]):
-            if (kind, subject) not in known:
+            if (kind, subject) not in known and subject not in (held or {}).get(field, ()):
                 errors.add(f"{field}.{i}", f"no {kind} {subject} in this team")
     errors.raise_if_any()
 
@@ -106,7 +109,7 @@ async def update_window(pool: AsyncConnectionPool, actor: Actor, window_id: uuid
         before = window.definition()
         merged = {**before, **{k: v for k, v in fields.items() if k in FIELDS}}
         definition = normalize_window(merged, anchor=window.created_at)
-        await _check_subjects(conn, actor.team_id, definition)
+        await _check_subjects(conn, actor.team_id, definition, held=before)
         changes = {k: v for k, v in definition.items() if v != before[k]}
         if not changes:
             return

@@ -15,7 +15,7 @@ from datetime import datetime
 import psycopg
 
 from core.maintenance.queries import live_windows, subject_tags
-from core.maintenance.windows import in_maintenance_until
+from core.maintenance.windows import in_effect, until_among
 from core.notifications.outbox import Alert
 
 
@@ -27,8 +27,10 @@ async def held_alerts(conn: psycopg.AsyncConnection, alerts: Sequence[Alert],
     subjects = [a for a in alerts if a.subject_type in ("job", "monitor")]
     if not subjects:
         return {}
-    windows = await live_windows(conn, [a.team_id for a in subjects], now, "alerts")
-    if not windows:
+    # Each window's occurrence at now once, not once per subject.
+    current = in_effect(await live_windows(conn, [a.team_id for a in subjects], now, "alerts"),
+                        now)
+    if not current:
         return {}
     held: dict[uuid.UUID, datetime] = {}
     for kind in ("job", "monitor"):
@@ -37,8 +39,8 @@ async def held_alerts(conn: psycopg.AsyncConnection, alerts: Sequence[Alert],
         for a in subjects:
             if a.subject_type != kind:
                 continue
-            until = in_maintenance_until([w for w in windows if w.team_id == a.team_id], kind,
-                                         a.subject_id, now, tags=tags.get(a.subject_id, ()))
+            until = until_among([(w, end) for w, end in current if w.team_id == a.team_id],
+                                kind, a.subject_id, tags.get(a.subject_id, ()))
             if until is not None:
                 held[a.subject_id] = until
     return held

@@ -15,7 +15,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from core.db import fetch_team_page, fetch_team_row
 from core.maintenance.state import WindowState
-from core.maintenance.windows import in_maintenance_until
+from core.maintenance.windows import in_effect, until_among
 from core.queries import Q
 
 
@@ -61,12 +61,13 @@ async def maintenance_until(conn: psycopg.AsyncConnection, team_id: uuid.UUID,
                             suppress: str | None = None) -> dict[uuid.UUID, datetime | None]:
     """For each of ``ids`` (jobs or monitors of ``team_id``): the instant its maintenance ends
     (UTC), or ``None`` when no window is in effect for it at ``now``."""
-    windows = await live_windows(conn, [team_id], now, suppress)
-    if not windows:
+    # Each window's occurrence once, not once per subject: a recurring window walks its
+    # fires over its duration (up to 7 days) to find it.
+    current = in_effect(await live_windows(conn, [team_id], now, suppress), now)
+    if not current:
         return dict.fromkeys(ids)
     tags = await subject_tags(conn, subject_type, ids)
-    return {i: in_maintenance_until(windows, subject_type, i, now, tags=tags.get(i, ()))
-            for i in ids}
+    return {i: until_among(current, subject_type, i, tags.get(i, ())) for i in ids}
 
 
 async def fetch_maintenance_until(pool: AsyncConnectionPool, team_id: uuid.UUID,

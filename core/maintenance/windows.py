@@ -76,6 +76,24 @@ def in_maintenance_until(windows: Sequence[WindowState], subject_type: str, subj
     return max(ends, default=None)
 
 
+def in_effect(windows: Sequence[WindowState], at: datetime,
+              suppress: str | None = None) -> list[tuple[WindowState, datetime]]:
+    """The ``windows`` (suppressing ``suppress`` when given) with an occurrence in effect at
+    ``at``, each with that occurrence's end: evaluated once for many subjects
+    (:func:`until_among`)."""
+    return [(w, occurrence[1]) for w in windows
+            if (suppress is None or w.suppress == suppress)
+            and (occurrence := occurrence_at(w, at)) is not None]
+
+
+def until_among(current: Sequence[tuple[WindowState, datetime]], subject_type: str,
+                subject_id: uuid.UUID, tags: Iterable[str] = ()) -> datetime | None:
+    """:func:`in_maintenance_until` over windows already found in effect (:func:`in_effect`)."""
+    tags = tuple(tags)
+    return max((end for w, end in current if covers(w, subject_type, subject_id, tags)),
+               default=None)
+
+
 def closings(window: WindowState, after: datetime, until: datetime) -> list[datetime]:
     """The instants in ``(after, until]`` at which an occurrence of ``window`` stopped being in
     effect (its end, or ``ended_at`` when it was ended early), ascending."""

@@ -186,6 +186,29 @@ async def test_api_create_list_change_end_and_errors(
     assert len((await frozen_api.get("/v1/maintenance", headers=h)).json()["items"]) == 1
 
 
+async def test_a_window_whose_monitor_was_deleted_can_still_be_edited(
+    frozen_api: AsyncTestClient, team: dict[str, Any], clock: FrozenClock,
+) -> None:
+    """A deleted monitor stays in the windows that name it; an edit that keeps it is not
+    refused for it (the request does not name it), a new id must still be live."""
+    h, now = team["auth"], clock.now()
+    monitor = (await frozen_api.post("/v1/monitors", headers=h, json={
+        "name": "gone", "schedule": "10m"})).json()
+    window = (await frozen_api.post("/v1/maintenance", headers=h, json={
+        "from": now.isoformat(), "to": (now + timedelta(hours=1)).isoformat(),
+        "monitors": [monitor["id"]]})).json()
+    assert (await frozen_api.delete(f"/v1/monitors/{monitor['id']}", headers=h)
+            ).status_code == 204
+    r = await frozen_api.patch(f"/v1/maintenance/{window['id']}", headers=h,
+                               json={"comment": "kept"})
+    assert r.status_code == 200, r.text
+    assert r.json()["monitors"] == [monitor["id"]]
+    stranger = str(uuid.uuid4())
+    r = await frozen_api.patch(f"/v1/maintenance/{window['id']}", headers=h,
+                               json={"monitors": [monitor["id"], stranger]})
+    assert r.status_code == 422 and [e["field"] for e in r.json()["errors"]] == ["monitors.1"]
+
+
 async def test_snooze_is_a_one_off_window_on_the_monitor(
     frozen_api: AsyncTestClient, team: dict[str, Any], clock: FrozenClock,
     pool: AsyncConnectionPool,
