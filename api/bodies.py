@@ -3,7 +3,7 @@
 Litestar converts handler arguments with msgspec's lax rules (``0`` for ``false``, ``"30"`` for
 ``30``), so a body the OpenAPI document calls invalid would be accepted. One lax conversion is
 the document's own rule and stays: a number without a fractional part (``200.0``) is a JSON
-Schema ``integer`` (:func:`_integral`). :func:`strict_json_body`
+Schema ``integer`` (:func:`integral`). :func:`strict_json_body`
 (an application ``before_request`` hook) first decodes the body strictly into the handler's
 ``data`` type; a mismatch is the usual 422 problem (:func:`api.errors.validation_error`, field
 path and message as for every other body error). Malformed or missing JSON is left to Litestar
@@ -65,7 +65,7 @@ async def strict_json_body(request: Request[Any, Any, Any]) -> None:
         except (msgspec.DecodeError, RecursionError):
             return  # malformed JSON after all: Litestar answers it
         try:  # JSON Schema's integers include 200.0 (Litestar's own decoding reads it as 200)
-            msgspec.json.decode(msgspec.json.encode(_integral(value)), type=field.annotation)
+            msgspec.json.decode(msgspec.json.encode(integral(value)), type=field.annotation)
             return
         except (msgspec.ValidationError, msgspec.DecodeError):
             pass
@@ -77,7 +77,7 @@ async def strict_json_body(request: Request[Any, Any, Any]) -> None:
         return  # malformed JSON: Litestar answers it
 
 
-def _integral(value: Any) -> Any:
+def integral(value: Any) -> Any:
     """``value`` (decoded JSON) with every number without a fractional part an ``int``: JSON
     Schema's ``integer`` is "a number without a fractional part" (draft 2020-12, section 6.1.1),
     so ``200.0`` is one, as the OpenAPI document's integers promise; msgspec's strict decoding
@@ -85,7 +85,7 @@ def _integral(value: Any) -> Any:
     if isinstance(value, float) and value.is_integer():
         return int(value)
     if isinstance(value, list):
-        return [_integral(v) for v in value]
+        return [integral(v) for v in value]
     if isinstance(value, dict):
-        return {k: _integral(v) for k, v in value.items()}
+        return {k: integral(v) for k, v in value.items()}
     return value

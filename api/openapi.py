@@ -21,6 +21,7 @@ See docs/api.md ("The OpenAPI document").
 
 from __future__ import annotations
 
+import copy
 from types import ModuleType
 from typing import Any
 
@@ -43,7 +44,9 @@ from api.deps import READ_METHODS
 from api.errors import PROBLEM, TITLES
 from api.ping import METHODS as PING_METHODS
 from api.schemas import MODULES as SCHEMA_MODULES
+from core.alerting import MAX_CHANNELS
 from core.channels import definition as chandef
+from core.declarative import document
 from core.monitors.ping import MAX_BODY_BYTES, MAX_EXIT_STATUS, TOKEN_PATTERN
 from core.runs.confirm import TOKEN_PATTERN as CONFIRM_TOKEN_PATTERN
 
@@ -260,9 +263,124 @@ def _exclusive_fields(schemas: dict[str, Any]) -> None:
     schemas["ChannelCreate"]["oneOf"] = [
         _branch(_CHANNEL_REQUIRED[kind], own - set(fields), {"kind": kind})
         for kind, fields in chandef.KIND_FIELDS.items()]
-    schemas["MaintenanceCreate"]["oneOf"] = [
-        _branch(("from", "to"), {"schedule", "duration_seconds", "timezone"}),
-        _branch(("schedule", "duration_seconds"), {"from", "to"})]
+    for window in ("MaintenanceCreate", "ProposedWindow"):  # a simulation's proposed window
+        schemas[window]["oneOf"] = [
+            _branch(("from", "to"), {"schedule", "duration_seconds", "timezone"}),
+            _branch(("schedule", "duration_seconds"), {"from", "to"})]
+
+
+# The API body each table of a declarative document takes (core.declarative.document: the
+# API's fields of the kind, channels by name, the file's directives).
+_APPLY_ITEMS = {"jobs": ("ApplyJob", "JobCreate"), "monitors": ("ApplyMonitor", "MonitorCreate"),
+                "channels": ("ApplyChannel", "ChannelCreate")}
+
+
+NO_NUL_PATTERN = "^[^\\x00]*$"
+# A team secret's value is sealed, never stored as text (core/secrets.py): any text.
+NUL_ALLOWED = {("SecretPut", "value")}
+# Strings that cannot hold NUL whatever their schema says: formats with their own grammar.
+_NUL_FREE_FORMATS = ("date-time", "uuid")
+
+
+def _refs(node: Any, found: set[str]) -> None:
+    if isinstance(node, dict):
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/components/schemas/"):
+            found.add(ref.rsplit("/", 1)[-1])
+        for value in node.values():
+            _refs(value, found)
+    elif isinstance(node, list):
+        for value in node:
+            _refs(value, found)
+
+
+def _no_nul(node: Any) -> None:
+    """Give every text of ``node`` without a pattern the pattern that refuses NUL."""
+    if isinstance(node, list):
+        for value in node:
+            _no_nul(value)
+        return
+    if not isinstance(node, dict):
+        return
+    if node.get("type") == "string" and "pattern" not in node and "enum" not in node \
+            and node.get("format") not in _NUL_FREE_FORMATS:
+        node["pattern"] = NO_NUL_PATTERN
+    for key, value in node.items():
+        if key not in ("examples", "default", "const", "enum"):
+            _no_nul(value)
+
+
+def _texts_without_nul(openapi: OpenAPI, schemas: dict[str, Any]) -> None:
+    """No text of a request holds NUL (U+0000), which PostgreSQL text cannot store: the server
+    refuses it (:func:`core.errors.nul_errors`, 422). Stated as a ``pattern`` on every string
+    of a request body's schemas that has none; the patterns the schemas have refuse it already
+    (a test checks them)."""
+    names: set[str] = set()
+    for item in (openapi.paths or {}).values():
+        for method in _OPERATIONS:
+            operation = getattr(item, method, None)
+            if operation is None or not isinstance(operation.request_body, RequestBody):
+                continue
+            for media in operation.request_body.content.values():
+                _refs(media.schema.to_schema() if hasattr(media.schema, "to_schema")
+                      else media.schema, names)
+    pending = set(names)
+    while pending:  # the components those refer to, in turn
+        found: set[str] = set()
+        _refs(schemas[pending.pop()], found)
+        pending |= found - names
+        names |= found
+    for name in names:
+        _no_nul({k: v for k, v in schemas[name].items() if k != "properties"})
+        for field, schema in schemas[name].get("properties", {}).items():
+            if (name, field) not in NUL_ALLOWED:
+                _no_nul(schema)
+
+
+def _allows_null(schema: dict[str, Any]) -> bool:
+    return not schema or schema.get("type") == "null" or any(
+        _allows_null(s) for s in schema.get("anyOf", []))
+
+
+def _apply_items(schemas: dict[str, Any]) -> None:
+    """The items of ``ApplyDocument``'s tables as components ``ApplyJob``, ``ApplyMonitor``
+    and ``ApplyChannel``: the create body of the kind, with the keys
+    :data:`core.declarative.document.KEYS` allows (``channels`` by name, ``enabled``,
+    ``run_on_start``, ``schedule_text`` carried as the export writes it; ``null`` for a field's
+    default, as the core reads it). What names refer
+    to (a channel of the file or the team, a name or slug given twice) is checked by the
+    server (422 with the document path)."""
+    for table, (name, base) in _APPLY_ITEMS.items():
+        item = copy.deepcopy(schemas[base])
+        keys = document.KEYS[table]
+        item["properties"] = {k: v for k, v in item["properties"].items() if k in keys}
+        item["title"] = name
+        item["description"] = f"One of the document's [[{table}]] (docs/config.md)."
+        for directive in document.DIRECTIVES[table]:
+            item["properties"][directive] = {"type": "boolean"}
+        if "schedule_text" in keys:
+            item["properties"]["schedule_text"] = {
+                "type": "string", "description": "the words of the schedule, as the export "
+                "writes them (kept when they read as the schedule, else ignored)"}
+        if table == "jobs":  # the core reads a null method, headers or body as the default
+            request = copy.deepcopy(schemas["RequestSpec"])
+            for key in ("method", "headers", "body"):
+                if not _allows_null(request["properties"][key]):
+                    request["properties"][key] = {"anyOf": [request["properties"][key],
+                                                            {"type": "null"}]}
+            item["properties"]["request"] = request
+        if "channels" in item["properties"] and table != "channels":
+            item["properties"]["channels"] = {
+                "type": "array", "maxItems": MAX_CHANNELS, "description": "channels by name",
+                "items": {"type": "string", "minLength": 1}}
+        item["required"] = sorted({"name", *item.get("required", [])})
+        for key, schema in item["properties"].items():  # null: the field's default
+            if key not in item["required"] and key not in ("channels", *document.DIRECTIVES[
+                    table]) and not _allows_null(schema):
+                item["properties"][key] = {"anyOf": [schema, {"type": "null"}]}
+        schemas[name] = item
+        schemas["ApplyDocument"]["properties"][table]["items"] = {
+            "$ref": f"#/components/schemas/{name}"}
 
 
 def struct_schemas(modules: tuple[ModuleType, ...] = SCHEMA_MODULES) -> dict[str, Any]:
@@ -284,6 +402,8 @@ def complete_document(openapi: OpenAPI) -> OpenAPI:
     openapi.components.schemas = {**(openapi.components.schemas or {}), **struct_schemas(),
                                   "Problem": PROBLEM_SCHEMA}
     _exclusive_fields(openapi.components.schemas)
+    _apply_items(openapi.components.schemas)
+    _texts_without_nul(openapi, openapi.components.schemas)
     for path, item in openapi.paths.items():
         for method in _OPERATIONS:
             operation = getattr(item, method, None)

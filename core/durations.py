@@ -9,13 +9,16 @@ from __future__ import annotations
 import re
 from typing import Any
 
-# What str.strip() removes (str.isspace()), spelled out so that JSON Schema's regular
-# expressions read it as Python does.
-_SPACE = (r"\t\n\x0b\x0c\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f"
-          r"\u205f\u3000")
+SPACE = (r"\t\n\x0b\x0c\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f"
+         r"\u205f\u3000")
+"""What ``str.strip()`` removes (``str.isspace()``), spelled out as the inside of a character
+class so that JSON Schema's regular expressions read it as Python does."""
+NOT_BLANK_PATTERN = f"^[^\\x00]*[^\\x00{SPACE}][^\\x00]*$"
+"""A text that ``str.strip()`` leaves non-empty and without NUL (which PostgreSQL text cannot
+store), as a JSON Schema ``pattern``: the names of jobs, monitors and channels."""
 _UNITS = (r"[0-9]+d(?:[0-9]+h)?(?:[0-9]+m)?(?:[0-9]+s)?|[0-9]+h(?:[0-9]+m)?(?:[0-9]+s)?"
           r"|[0-9]+m(?:[0-9]+s)?|[0-9]+s")
-DURATION_PATTERN = f"^[{_SPACE}]*(?:{_UNITS})[{_SPACE}]*$"
+DURATION_PATTERN = f"^[{SPACE}]*(?:{_UNITS})[{SPACE}]*$"
 """Every text :func:`parse_duration` reads (ASCII digits; white space either side), as a
 regular expression in the common subset of Python's and JSON Schema's (the OpenAPI document
 states it); the bounds of each field are checked on the seconds."""

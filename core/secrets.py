@@ -74,7 +74,7 @@ def check_name(name: str) -> str:
     Raises:
         InvalidInput: not 1 to 100 of ``A-Z a-z 0-9 _ . -``, starting with a letter, digit or ``_``.
     """
-    if not NAME.match(name):
+    if not NAME.fullmatch(name):
         raise invalid("name", "must be 1 to 100 characters of A-Z, a-z, 0-9, _, . and -, "
                               "starting with a letter, a digit or _")
     return name

@@ -10,6 +10,7 @@ from litestar.params import FromQuery, JSONBody
 from litestar.status_codes import HTTP_200_OK
 from msgspec import structs
 
+from api.bodies import integral
 from api.controllers.monitors import base_url as public_base_url
 from api.deps import ActorDep, ClockDep, KeyRingDep, NotifyDep, PoolDep
 from api.schemas.apply import (
@@ -46,7 +47,8 @@ class ApplyController(Controller):
         """Objects are matched by name. 422 lists every problem with its document path
         (``jobs.0.schedule``) and nothing is written; every change is an event with actor
         ``apply`` and the document's ``digest``."""
-        document = {k: v for k, v in structs.asdict(data).items() if k != "digest"}
+        # 200.0 is an integer (the document's integers, as for every body: api/bodies.py)
+        document = {k: integral(v) for k, v in structs.asdict(data).items() if k != "digest"}
         outcome = await apply_document(
             pool, actor, document, clock.now(), keyring=keyring, sealer=notify.sealer,
             base_url=public_base_url(request), digest=data.digest, dry_run=dry_run, prune=prune)

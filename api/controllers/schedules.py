@@ -6,9 +6,10 @@ from __future__ import annotations
 from typing import Annotated
 
 from litestar import get, post
-from litestar.params import FromQuery, JSONBody, QueryParameter
+from litestar.params import JSONBody, QueryParameter
 
 from api.deps import ActorDep, ClockDep, instant_parameter, parse_instant
+from api.schemas.common import SCHEDULE_DOC, SCHEDULE_FORMAT, ZONE_FORMAT
 from api.schemas.schedules import Parsed, ParseRequest, Preview, PreviewFire
 from core.jobs.definition import DEFAULTS
 from core.schedule.preview import Preview as Found
@@ -24,8 +25,13 @@ def _fires(found: Found) -> list[PreviewFire]:
      summary="Next fire instants of a schedule, with local times and DST flags")
 async def preview(
     actor: ActorDep, clock: ClockDep,
-    schedule: FromQuery[str],
-    timezone: FromQuery[str] = DEFAULTS["timezone"],
+    schedule: Annotated[str, QueryParameter(
+        min_length=1, format=SCHEDULE_FORMAT,
+        description=f"{SCHEDULE_DOC} (format {SCHEDULE_FORMAT})")],
+    timezone: Annotated[str, QueryParameter(
+        format=ZONE_FORMAT,
+        description=f"an IANA time zone of the server's database (format {ZONE_FORMAT})"
+    )] = DEFAULTS["timezone"],
     after: Annotated[str | None, instant_parameter(
         "RFC 3339 instant to start after (default: now)")] = None,
     count: Annotated[int, QueryParameter(ge=1, le=100)] = 10,

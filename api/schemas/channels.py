@@ -8,20 +8,48 @@ from typing import Annotated, Any, Literal
 
 from msgspec import UNSET, Meta, Struct, UnsetType
 
-from api.schemas.common import page_of
+from api.schemas.common import URL_DOC, URL_FORMAT, page_of
 from core import secrets
 from core.channels import definition as chandef
+from core.durations import NOT_BLANK_PATTERN
 
-ChannelName = Annotated[str, Meta(min_length=1, max_length=chandef.MAX_NAME)]
+ChannelName = Annotated[str, Meta(min_length=1, max_length=chandef.MAX_NAME,
+                                  extra_json_schema={"pattern": NOT_BLANK_PATTERN})]
 Kind = Literal[chandef.KINDS]  # type: ignore[valid-type]
 ChannelUrl = Annotated[str, Meta(min_length=1, max_length=chandef.MAX_URL,
-                                 examples=["https://example.com/hook"])]
+                                 examples=["https://example.com/hook"], description=URL_DOC,
+                                 extra_json_schema={"format": URL_FORMAT})]
 WebhookSecret = Annotated[str, Meta(min_length=chandef.MIN_WEBHOOK_SECRET,
                                     max_length=chandef.MAX_WEBHOOK_SECRET)]
 ChatId = Annotated[str, Meta(pattern=f"^({chandef.CHAT_ID_PATTERN})$")]
 SecretName = Annotated[str, Meta(pattern=f"^{secrets.NAME_PATTERN}$",
                                  description="the name of a team secret")]
-Recipients = Annotated[list[str], Meta(min_length=1, max_length=chandef.MAX_RECIPIENTS)]
+Email = Annotated[str, Meta(description="an e-mail address",
+                            extra_json_schema={"pattern": chandef.EMAIL_PATTERN})]
+Recipients = Annotated[list[Email], Meta(min_length=1, max_length=chandef.MAX_RECIPIENTS)]
+
+
+def _or_null(schema: dict[str, Any]) -> dict[str, Any]:
+    return {"anyOf": [schema, {"type": "null"}]}
+
+
+# The server's own reading of ``smtp`` (core.channels.definition, _normalize_smtp), stated for
+# the document; the body is decoded as an object and checked there, every problem reported.
+Smtp = Annotated[dict[str, Any], Meta(
+    description="the SMTP server to send through (absent: the server's own settings); "
+                "security \"\" or null means starttls, port null its default port",
+    extra_json_schema={
+        "required": ["host"], "additionalProperties": False,
+        "properties": {
+            "host": {"type": "string", "pattern": chandef.HOST_PATTERN},
+            "port": _or_null({"type": "integer", "minimum": 1, "maximum": 65535}),
+            "security": _or_null({"enum": [*chandef.SMTP_SECURITIES, ""]}),
+            "username": _or_null({"type": "string", "minLength": 1,
+                                  "maxLength": chandef.MAX_SMTP_USERNAME}),
+            "password_secret": _or_null({"type": "string",
+                                         "pattern": f"^{secrets.NAME_PATTERN}$"}),
+            "from": _or_null({"type": "string", "pattern": chandef.EMAIL_PATTERN}),
+        }})]
 
 
 class ChannelCreate(Struct, forbid_unknown_fields=True):
@@ -34,8 +62,8 @@ class ChannelCreate(Struct, forbid_unknown_fields=True):
     signing_secret: WebhookSecret | None = None
     chat_id: int | ChatId | None = None
     token_secret: SecretName | None = None
-    to: Recipients | str | None = None
-    smtp: dict[str, Any] | None = None
+    to: Recipients | Email | None = None
+    smtp: Smtp | None = None
 
 
 class ChannelPatch(Struct, forbid_unknown_fields=True):
@@ -47,8 +75,8 @@ class ChannelPatch(Struct, forbid_unknown_fields=True):
     signing_secret: WebhookSecret | UnsetType = UNSET
     chat_id: int | ChatId | UnsetType = UNSET
     token_secret: SecretName | UnsetType = UNSET
-    to: Recipients | str | UnsetType = UNSET
-    smtp: dict[str, Any] | None | UnsetType = UNSET
+    to: Recipients | Email | UnsetType = UNSET
+    smtp: Smtp | None | UnsetType = UNSET
     version: int | UnsetType = UNSET
 
 

@@ -15,12 +15,31 @@ from core import tags as tagdef
 from core.durations import DURATION_PATTERN
 from core.monitors import slugs
 
+# Formats of the OpenAPI document for what JSON Schema cannot spell out (docs/api.md, *The
+# OpenAPI document*): a client (or the fuzzer, .ci/schemathesis) that knows one generates
+# values the server accepts; one that does not still reads the pattern and the description.
+SCHEDULE_FORMAT = "cronledger-schedule"
+REPEATING_SCHEDULE_FORMAT = "cronledger-repeating-schedule"
+DURATION_FORMAT = "cronledger-duration"
+ZONE_FORMAT = "cronledger-time-zone"
+URL_FORMAT = "cronledger-url"
+URL_DOC = (f"an absolute http:// or https:// URL that urllib and yarl both parse (a host, a port "
+           f"in range), which may hold ${{secrets.NAME}} placeholders (format {URL_FORMAT})")
+SCHEDULE_DOC = ("cron (5 or 6 fields), a macro, an interval or @at, an OnCalendar event, or a "
+                "phrase in English or French words (stored in its canonical form, the words as "
+                "schedule_text): see docs/schedules.md")
 Schedule = Annotated[str, Meta(
     min_length=1, examples=["*/5 * * * *", "1h", "every weekday at 9am"],
-    description="cron (5 or 6 fields), a macro, an interval or @at, or a phrase in English or "
-                "French words (stored in its canonical form, the words as schedule_text): see "
-                "docs/schedules.md")]
-Zone = Annotated[str, Meta(examples=["UTC", "Europe/Paris"], description="an IANA time zone")]
+    description=f"{SCHEDULE_DOC} (format {SCHEDULE_FORMAT})",
+    extra_json_schema={"format": SCHEDULE_FORMAT})]
+RepeatingSchedule = Annotated[str, Meta(
+    min_length=1, examples=["*/5 * * * *", "1h", "every weekday at 9am"],
+    description=f"{SCHEDULE_DOC}; not a one-off @at (format {REPEATING_SCHEDULE_FORMAT})",
+    extra_json_schema={"format": REPEATING_SCHEDULE_FORMAT})]
+Zone = Annotated[str, Meta(
+    examples=["UTC", "Europe/Paris"],
+    description=f"an IANA time zone of the server's database (format {ZONE_FORMAT})",
+    extra_json_schema={"format": ZONE_FORMAT})]
 Channels = Annotated[list[uuid.UUID], Meta(max_length=alerting.MAX_CHANNELS)]
 DependsOn = Annotated[list[uuid.UUID], Meta(
     max_length=alerting.MAX_DEPENDS_ON,
@@ -28,10 +47,27 @@ DependsOn = Annotated[list[uuid.UUID], Meta(
                 "down, its alerts are held (docs/notifications.md, Dependencies)")]
 RealertSeconds = Annotated[int, Meta(ge=alerting.MIN_REALERT_SECONDS,
                                      le=alerting.MAX_REALERT_SECONDS)]
-Duration = Annotated[str, Meta(description="a duration such as 90s, 30m, 1h30m, 1d",
-                               extra_json_schema={"pattern": DURATION_PATTERN})]
+
+
+def duration_meta(low: int, high: int, example: str | None = "1h30m") -> Meta:
+    """The schema of a duration written as text (``90s``, ``30m``, ``1h30m``, ``1d``: the
+    grammar of :func:`core.durations.parse_duration`), ``low`` to ``high`` seconds once summed
+    over its units. The pattern states the grammar; the bounds, which a pattern cannot state,
+    are the format's ``x-minimum-seconds`` / ``x-maximum-seconds``."""
+    return Meta(
+        description=f"a duration such as 90s, 30m, 1h30m, 1d, from {low} to {high} seconds "
+                    f"(format {DURATION_FORMAT})",
+        examples=None if example is None else [example],
+        extra_json_schema={"pattern": DURATION_PATTERN, "format": DURATION_FORMAT,
+                           "x-minimum-seconds": low, "x-maximum-seconds": high})
+
+
+RealertText = Annotated[str, duration_meta(alerting.MIN_REALERT_SECONDS,
+                                           alerting.MAX_REALERT_SECONDS)]
 RunSeconds = Annotated[int, Meta(ge=1, le=alerting.MAX_RUN_SECONDS)]
-RunBound = Annotated[RunSeconds | Duration | None, Meta(
+# No example: one value for both bounds would be a minimum equal to its maximum.
+RunText = Annotated[str, duration_meta(1, alerting.MAX_RUN_SECONDS, None)]
+RunBound = Annotated[RunSeconds | RunText | None, Meta(
     description="seconds, or a duration such as 90s, 30m, 6h (1 s to 366 days); null: none")]
 Tags = Annotated[list[Annotated[str, Meta(pattern=f"^{tagdef.TAG_PATTERN}$")]],
                  Meta(max_length=tagdef.MAX_TAGS,

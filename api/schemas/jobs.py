@@ -9,10 +9,12 @@ from typing import Annotated, Any, Literal
 from msgspec import UNSET, Meta, Struct, UnsetType
 
 from api.schemas.common import (
+    URL_DOC,
+    URL_FORMAT,
     Channels,
     DependsOn,
-    Duration,
     RealertSeconds,
+    RealertText,
     RunBound,
     Schedule,
     Tags,
@@ -22,12 +24,16 @@ from api.schemas.common import (
 )
 from core import secrets
 from core.alerting import MAX_ALERT_AFTER
+from core.durations import NOT_BLANK_PATTERN
 from core.jobs import definition as jobdef
 
-JobName = Annotated[str, Meta(min_length=1, max_length=jobdef.MAX_NAME)]
+JobName = Annotated[str, Meta(min_length=1, max_length=jobdef.MAX_NAME,
+                              extra_json_schema={"pattern": NOT_BLANK_PATTERN})]
 Url = Annotated[str, Meta(min_length=1, max_length=jobdef.MAX_URL,
-                          examples=["https://example.com/hook"])]
-HeaderValue = Annotated[str, Meta(extra_json_schema={"maxLength": jobdef.MAX_HEADER_VALUE})]
+                          examples=["https://example.com/hook"], description=URL_DOC,
+                          extra_json_schema={"format": URL_FORMAT})]
+HeaderValue = Annotated[str, Meta(extra_json_schema={
+    "maxLength": jobdef.MAX_HEADER_VALUE, "pattern": jobdef.HEADER_VALUE_PATTERN})]
 Headers = Annotated[dict[str, HeaderValue], Meta(
     max_length=jobdef.MAX_HEADERS,
     description="header names to values (set by cronledger and refused: "
@@ -104,7 +110,7 @@ class JobCreate(Struct, forbid_unknown_fields=True):
     channels: Channels = []
     alert_after_failures: AlertAfter = jobdef.DEFAULTS["alert_after_failures"]
     recover_after_successes: AlertAfter = 1
-    realert_every: RealertSeconds | Duration | None = None
+    realert_every: RealertSeconds | RealertText | None = None
     alert_on: AlertOn = []
     depends_on: DependsOn = []
     min_duration: RunBound = None
@@ -146,7 +152,7 @@ class JobPatch(Struct, forbid_unknown_fields=True):
     channels: Channels | UnsetType = UNSET
     alert_after_failures: AlertAfter | UnsetType = UNSET
     recover_after_successes: AlertAfter | UnsetType = UNSET
-    realert_every: RealertSeconds | Duration | None | UnsetType = UNSET
+    realert_every: RealertSeconds | RealertText | None | UnsetType = UNSET
     alert_on: AlertOn | UnsetType = UNSET
     depends_on: DependsOn | UnsetType = UNSET
     min_duration: RunBound | UnsetType = UNSET

@@ -12,8 +12,9 @@ from msgspec import UNSET, Meta, Struct, UnsetType
 
 from api.schemas.common import (
     DependsOn,
-    Duration,
     RealertSeconds,
+    RealertText,
+    RepeatingSchedule,
     RunBound,
     Schedule,
     Zone,
@@ -59,7 +60,7 @@ RecordedMaintenance = Annotated[Recorded, Meta(
 class MonitorChanges(Struct, forbid_unknown_fields=True):
     """A proposed monitor definition: the fields given replace the recorded ones."""
 
-    schedule: Schedule | UnsetType = UNSET
+    schedule: RepeatingSchedule | UnsetType = UNSET
     timezone: Zone | UnsetType = UNSET
     grace_seconds: Grace | UnsetType = UNSET
     methods: PingMethods | UnsetType = UNSET
@@ -81,7 +82,7 @@ class JobChanges(Struct, forbid_unknown_fields=True):
 
     alert_after_failures: AlertAfter | UnsetType = UNSET
     recover_after_successes: AlertAfter | UnsetType = UNSET
-    realert_every: RealertSeconds | Duration | None | UnsetType = UNSET
+    realert_every: RealertSeconds | RealertText | None | UnsetType = UNSET
     alert_on: AlertOn | UnsetType = UNSET
     min_duration: RunBound | UnsetType = UNSET
     max_duration: RunBound | UnsetType = UNSET

@@ -9,14 +9,16 @@ from typing import Annotated, Literal
 
 from msgspec import UNSET, Meta, Struct, UnsetType, field
 
-from api.schemas.common import Duration, Schedule, Tags, Zone, page_of
+from api.schemas.common import Schedule, Tags, Zone, duration_meta, page_of
 from core.maintenance import definition as mdef
 
 Ids = Annotated[list[uuid.UUID], Meta(max_length=mdef.MAX_TARGETS)]
 Seconds = Annotated[int, Meta(ge=1, le=mdef.MAX_DURATION_SECONDS)]
 Comment = Annotated[str, Meta(max_length=mdef.MAX_COMMENT)]
 Suppress = Literal[mdef.SUPPRESS]  # type: ignore[valid-type]
-SnoozeFor = Annotated[int, Meta(ge=60, le=mdef.MAX_SNOOZE_SECONDS)]
+SnoozeFor = Annotated[int, Meta(ge=mdef.MIN_SNOOZE_SECONDS, le=mdef.MAX_SNOOZE_SECONDS)]
+SnoozeText = Annotated[str, duration_meta(mdef.MIN_SNOOZE_SECONDS, mdef.MAX_SNOOZE_SECONDS,
+                                          "2h")]
 
 
 class MaintenanceCreate(Struct, forbid_unknown_fields=True):
@@ -57,7 +59,7 @@ class Snooze(Struct, forbid_unknown_fields=True):
     """Body of ``POST /v1/monitors/{id}/snooze``: ``for`` a duration (``"30m"``, ``"2h"``,
     ``"1d"``, or seconds), 1 minute to 30 days."""
 
-    for_: Duration | SnoozeFor = field(name="for")
+    for_: SnoozeText | SnoozeFor = field(name="for")
 
 
 class Maintenance(Struct):

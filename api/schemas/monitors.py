@@ -11,10 +11,10 @@ from msgspec import UNSET, Meta, Struct, UnsetType
 from api.schemas.common import (
     Channels,
     DependsOn,
-    Duration,
     RealertSeconds,
+    RealertText,
+    RepeatingSchedule,
     RunBound,
-    Schedule,
     Slug,
     Tags,
     Zone,
@@ -22,14 +22,17 @@ from api.schemas.common import (
     page_of,
 )
 from core.alerting import MAX_ALERT_AFTER
+from core.durations import NOT_BLANK_PATTERN
 from core.monitors import definition as mondef
 
-MonitorName = Annotated[str, Meta(min_length=1, max_length=mondef.MAX_NAME)]
+MonitorName = Annotated[str, Meta(min_length=1, max_length=mondef.MAX_NAME,
+                                  extra_json_schema={"pattern": NOT_BLANK_PATTERN})]
 Grace = Annotated[int, Meta(ge=1, le=mondef.MAX_GRACE_SECONDS)]
 PingMethods = Annotated[str, Meta(description="one of " + ", ".join(mondef.METHODS)
                                               + " (any case)",
                                   extra_json_schema={"pattern": any_case(*mondef.METHODS)})]
-Keyword = Annotated[str, Meta(min_length=1, max_length=mondef.MAX_KEYWORD)]
+Keyword = Annotated[str, Meta(min_length=1, max_length=mondef.MAX_KEYWORD,
+                              extra_json_schema={"pattern": mondef.KEYWORD_PATTERN})]
 Keywords = Annotated[list[Keyword], Meta(
     max_length=mondef.MAX_KEYWORDS,
     description="case-sensitive keywords searched in HTTP ping bodies (healthchecks' *_kw "
@@ -54,13 +57,13 @@ class MonitorCreate(Struct, forbid_unknown_fields=True):
     (docs/notifications.md, *Failure tolerance*)."""
 
     name: MonitorName
-    schedule: Schedule
+    schedule: RepeatingSchedule
     timezone: Zone = mondef.DEFAULTS["timezone"]
     grace_seconds: Grace = mondef.DEFAULT_GRACE_SECONDS
     methods: PingMethods = mondef.DEFAULTS["methods"]
     manual_resume: bool = mondef.DEFAULTS["manual_resume"]
     channels: Channels = []
-    realert_every: RealertSeconds | Duration | None = None
+    realert_every: RealertSeconds | RealertText | None = None
     slug: Slug | None = None
     tags: Tags = []
     min_duration: RunBound = None
@@ -78,13 +81,13 @@ class MonitorPatch(Struct, forbid_unknown_fields=True):
     makes the update conditional on the monitor's current version (409 otherwise)."""
 
     name: MonitorName | UnsetType = UNSET
-    schedule: Schedule | UnsetType = UNSET
+    schedule: RepeatingSchedule | UnsetType = UNSET
     timezone: Zone | UnsetType = UNSET
     grace_seconds: Grace | UnsetType = UNSET
     methods: PingMethods | UnsetType = UNSET
     manual_resume: bool | UnsetType = UNSET
     channels: Channels | UnsetType = UNSET
-    realert_every: RealertSeconds | Duration | None | UnsetType = UNSET
+    realert_every: RealertSeconds | RealertText | None | UnsetType = UNSET
     version: int | UnsetType = UNSET
     slug: Slug | None | UnsetType = UNSET
     tags: Tags | UnsetType = UNSET

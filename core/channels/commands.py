@@ -18,6 +18,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from core.actor import Actor
 from core.channels.definition import (
+    KIND_FIELDS,
     REDACTED,
     SECRET_FIELDS,
     new_signing_secret,
@@ -26,7 +27,7 @@ from core.channels.definition import (
 from core.channels.sealing import Sealer, SealError, channel_aad, seal_channel, unseal_channel
 from core.channels.state import ChannelState
 from core.db import team_row, transaction
-from core.errors import ConcurrencyConflict, FieldError, InvalidInput
+from core.errors import ConcurrencyConflict, Conflict, FieldError
 from core.events import append_events, stream_events, to_json
 from core.queries import Q
 
@@ -86,17 +87,26 @@ async def update_channel(
     """Partial update: given fields replace the stored ones; ``kind`` cannot change.
 
     Raises:
-        NotFound: no such channel. InvalidInput: bad fields or a kind change.
-        ConcurrencyConflict: ``expected_version`` is not current. Conflict: the name is taken.
+        NotFound: no such channel. InvalidInput: bad fields. Conflict: a kind change, a field
+        of another kind than the channel's, or the name is taken. ConcurrencyConflict:
+        ``expected_version`` is not current.
     """
     async with transaction(pool) as conn:
         before = await _lock(conn, actor, channel_id)
         if expected_version is not None and expected_version != before.version:
             raise ConcurrencyConflict(f"channel {channel_id} is at version "
                                       f"{before.version}, not {expected_version}")
+        # What the stored channel's kind forbids is a conflict with its state (409), not a
+        # bad body: the same body is right for a channel of another kind.
         if fields.get("kind", before.kind) != before.kind:
-            raise InvalidInput("kind: cannot change; create a new channel instead",
-                               [FieldError("kind", "cannot change")])
+            raise Conflict("kind: cannot change; create a new channel instead",
+                           [FieldError("kind", "cannot change")])
+        foreign = sorted(k for k, v in fields.items() if v is not None
+                         and k not in ("name", "kind", *KIND_FIELDS[before.kind]))
+        if foreign:
+            raise Conflict(f"{', '.join(foreign)}: not a field of {before.kind} channels",
+                           [FieldError(k, f"is not a field of {before.kind} channels")
+                            for k in foreign])
         current = {**before.config, **unseal_channel(sealer, before.as_row()),
                    "name": before.name, "kind": before.kind}
         public, sealed = normalize_channel({**current, **fields})

@@ -25,7 +25,8 @@ import secrets
 from typing import Any
 from urllib.parse import urlsplit
 
-from core.errors import FieldErrors
+from core.durations import SPACE
+from core.errors import FieldErrors, nul_errors
 from core.http.urls import url_problem
 
 KINDS = ("webhook", "slack", "discord", "telegram", "email")
@@ -48,9 +49,14 @@ CHAT_ID_PATTERN = r"-?[0-9]{1,20}|@[A-Za-z][A-Za-z0-9_]{4,31}"
 
 _SECRET_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}$")
 _CHAT_ID = re.compile(rf"^({CHAT_ID_PATTERN})$")
-# Deliberately loose (RFC 5321 allows far more); rejects what is clearly not an address.
-_EMAIL = re.compile(r"^[^@\s<>,;\"]{1,64}@[A-Za-z0-9.-]{1,253}\.[A-Za-z0-9-]{1,63}$")
-_HOST = re.compile(r"^[A-Za-z0-9.:\[\]-]{1,253}$")
+# Deliberately loose (RFC 5321 allows far more); rejects what is clearly not an address. White
+# space spelled out (SPACE) so that the OpenAPI document's pattern reads as this one.
+EMAIL_PATTERN = f"^[^@\\x00{SPACE}<>,;\"]{{1,64}}@[A-Za-z0-9.-]{{1,253}}\\.[A-Za-z0-9-]{{1,63}}$"
+HOST_PATTERN = r"^[A-Za-z0-9.:\[\]-]{1,253}$"
+SMTP_SECURITIES = tuple(SMTP_DEFAULT_PORTS)
+MAX_SMTP_USERNAME = 256
+_EMAIL = re.compile(EMAIL_PATTERN)
+_HOST = re.compile(HOST_PATTERN)
 
 
 def redact_url(url: str) -> str:
@@ -76,7 +82,7 @@ def _check_url(url: Any, errors: FieldErrors) -> bool:
 
 
 def _check_secret_name(value: Any, field: str, errors: FieldErrors) -> None:
-    if not isinstance(value, str) or not _SECRET_NAME.match(value):
+    if not isinstance(value, str) or not _SECRET_NAME.fullmatch(value):
         errors.add(field, "must name a team secret: letters, digits, '_', '.', '-' (1-100)")
 
 
@@ -86,9 +92,9 @@ def _normalize_recipients(value: Any, errors: FieldErrors) -> list[str]:
         errors.add("to", f"is required: an address or a list of 1 to {MAX_RECIPIENTS}")
         return []
     for i, item in enumerate(items):
-        if not isinstance(item, str) or not _EMAIL.match(item):
+        if not isinstance(item, str) or not _EMAIL.fullmatch(item):
             errors.add(f"to.{i}", "is not an e-mail address")
-    return list(dict.fromkeys(items))
+    return list(dict.fromkeys(i for i in items if isinstance(i, str)))
 
 
 def _normalize_smtp(value: Any, errors: FieldErrors) -> dict[str, Any] | None:
@@ -100,23 +106,24 @@ def _normalize_smtp(value: Any, errors: FieldErrors) -> dict[str, Any] | None:
     for key in sorted(set(value) - set(SMTP_FIELDS)):
         errors.add(f"smtp.{key}", "is not a known field")
     out: dict[str, Any] = {k: value.get(k) for k in SMTP_FIELDS}
-    if not isinstance(out["host"], str) or not _HOST.match(out["host"]):
+    if not isinstance(out["host"], str) or not _HOST.fullmatch(out["host"]):
         errors.add("smtp.host", "is required: a host name or address")
-    out["security"] = out["security"] or "starttls"
-    if out["security"] not in SMTP_DEFAULT_PORTS:
-        errors.add("smtp.security", "must be one of starttls, tls, none")
+    if out["security"] in (None, ""):
+        out["security"] = "starttls"
+    elif out["security"] not in SMTP_SECURITIES:
+        errors.add("smtp.security", f"must be one of {', '.join(SMTP_SECURITIES)}")
         out["security"] = "starttls"
     port = out["port"] if out["port"] is not None else SMTP_DEFAULT_PORTS[out["security"]]
     if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
         errors.add("smtp.port", "must be an integer between 1 and 65535")
     out["port"] = port
     if out["username"] is not None and (not isinstance(out["username"], str)
-                                        or not 1 <= len(out["username"]) <= 256):
-        errors.add("smtp.username", "must be a string of 1 to 256 characters")
+                                        or not 1 <= len(out["username"]) <= MAX_SMTP_USERNAME):
+        errors.add("smtp.username", f"must be a string of 1 to {MAX_SMTP_USERNAME} characters")
     if out["password_secret"] is not None:
         _check_secret_name(out["password_secret"], "smtp.password_secret", errors)
     if out["from"] is not None and (not isinstance(out["from"], str)
-                                    or not _EMAIL.match(out["from"])):
+                                    or not _EMAIL.fullmatch(out["from"])):
         errors.add("smtp.from", "is not an e-mail address")
     return out
 
@@ -135,6 +142,8 @@ def normalize_channel(fields: dict[str, Any]) -> tuple[dict[str, Any], dict[str,
         InvalidInput: listing every problem with its field.
     """
     errors = FieldErrors()
+    errors.items += nul_errors(fields)  # sealed secrets too, as a job's signing secret
+    errors.raise_if_any()
     fields = {k: v for k, v in fields.items() if v is not None}
     name: Any = fields.get("name")
     kind: Any = fields.get("kind")
@@ -181,7 +190,7 @@ def _telegram(fields: dict[str, Any], public: dict[str, Any], errors: FieldError
     ``token_secret`` (the name of a team secret)."""
     chat = fields.get("chat_id")
     chat = str(chat) if isinstance(chat, int) and not isinstance(chat, bool) else chat
-    if not isinstance(chat, str) or not _CHAT_ID.match(chat):
+    if not isinstance(chat, str) or not _CHAT_ID.fullmatch(chat):
         errors.add("chat_id", "is required: a numeric chat id or @channelusername")
     public["chat_id"] = chat
     _check_secret_name(fields.get("token_secret"), "token_secret", errors)

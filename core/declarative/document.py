@@ -103,6 +103,8 @@ def _check_object(kind: str, i: int, item: dict[str, Any], seen: dict[str, int],
                                    f"({kind}.{seen[name]}): names are unique per team")
     else:
         seen[name] = i
+    if item.get("schedule_text") is not None and not isinstance(item["schedule_text"], str):
+        errors.add(f"{path}.schedule_text", "must be text: the words of the schedule")
     for directive in DIRECTIVES[kind]:
         if directive in item and not isinstance(item[directive], bool):
             errors.add(f"{path}.{directive}", "must be true or false")

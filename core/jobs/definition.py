@@ -38,6 +38,8 @@ MAX_URL = 2048
 MAX_HEADERS = 50
 MAX_HEADER_NAME = 256
 MAX_HEADER_VALUE = 8192
+HEADER_VALUE_PATTERN = r"^[^\r\n\x00]*$"  # no CR, LF (header injection) or NUL
+_HEADER_VALUE = re.compile(HEADER_VALUE_PATTERN)
 MAX_BODY = 256 * 1024
 MIN_TIMEOUT_SECONDS = 0.001
 MAX_TIMEOUT_SECONDS = 900.0
@@ -139,7 +141,7 @@ def _check_headers(headers: Any, errors: FieldErrors) -> dict[str, str]:
             errors.add(path, "must be a string")
         elif len(value) > MAX_HEADER_VALUE:
             errors.add(path, f"must be at most {MAX_HEADER_VALUE} characters")
-        elif any(c in value for c in "\r\n\0"):
+        elif not _HEADER_VALUE.fullmatch(value):
             errors.add(path, "must not contain CR, LF or NUL")
         elif has_malformed_placeholder(value):
             errors.add(path, _MALFORMED)
@@ -153,7 +155,8 @@ def _normalize_request(request: Any, errors: FieldErrors) -> dict[str, Any]:
     unknown = set(request) - {"method", "url", "headers", "body"}
     for key in sorted(unknown):
         errors.add(f"request.{key}", "is not a known field")
-    method = request.get("method") or DEFAULT_METHOD
+    method = request.get("method")
+    method = DEFAULT_METHOD if method in (None, "") else method
     if not isinstance(method, str) or method.upper() not in METHODS:
         errors.add("request.method", f"must be one of {', '.join(METHODS)}")
         method = DEFAULT_METHOD

@@ -23,6 +23,7 @@ from core.tags import normalize_tags
 SUPPRESS = ("alerts", "runs")
 MAX_DURATION_SECONDS = 7 * 86400
 MAX_ONE_OFF_SECONDS = 366 * 86400
+MIN_SNOOZE_SECONDS = 60
 MAX_SNOOZE_SECONDS = 30 * 86400
 MAX_TARGETS = 100  # ids per list, tags
 MAX_COMMENT = 500
@@ -151,7 +152,7 @@ def snooze_seconds(value: Any) -> int:
         InvalidInput: anything else.
     """
     seconds = parse_duration(value)
-    if seconds is None or not 60 <= seconds <= MAX_SNOOZE_SECONDS:
+    if seconds is None or not MIN_SNOOZE_SECONDS <= seconds <= MAX_SNOOZE_SECONDS:
         errors = FieldErrors()
         errors.add("for", f"must be a duration like 30m, 2h or 1d, from 1 minute to "
                           f"{MAX_SNOOZE_SECONDS // 86400} days")

@@ -17,6 +17,7 @@ from core.alerting import (
     normalize_run_bounds,
     normalize_threshold,
 )
+from core.durations import SPACE
 from core.errors import FieldErrors, nul_errors
 from core.monitors.slugs import slug_problem
 from core.schedule import InvalidSchedule, Schedule, parse_schedule, schedule_text
@@ -30,6 +31,9 @@ DEFAULT_GRACE_SECONDS = 300
 KEYWORD_FIELDS = ("start_keywords", "success_keywords", "failure_keywords")
 MAX_KEYWORDS = 20  # per list
 MAX_KEYWORD = 200  # characters, healthchecks' whole *_kw field
+KEYWORD_PATTERN = f"^[^,\\x00{SPACE}](?:[^,\\x00]*[^,\\x00{SPACE}])?$"
+"""A keyword (:func:`normalize_keywords`) as a JSON Schema pattern: no comma, no white space
+at either end, no NUL (:func:`core.errors.nul_errors`)."""
 DEFAULTS: dict[str, Any] = {
     "timezone": "UTC",
     "grace_seconds": DEFAULT_GRACE_SECONDS,

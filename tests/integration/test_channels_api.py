@@ -122,8 +122,11 @@ async def test_patch_delete_and_test_endpoint(
                          headers=team["auth"])
     assert r.status_code == 200, r.text
     assert r.json()["name"] == "ops-2"
-    assert (await napi.patch(url, json={"kind": "discord"}, headers=team["auth"])
-            ).status_code == 422
+    # The stored kind decides: another kind, or another kind's field, is a conflict with it.
+    changed = await napi.patch(url, json={"kind": "discord"}, headers=team["auth"])
+    assert changed.status_code == 409 and changed.json()["errors"][0]["field"] == "kind"
+    foreign = await napi.patch(url, json={"chat_id": 1}, headers=team["auth"])
+    assert foreign.status_code == 409 and foreign.json()["errors"][0]["field"] == "chat_id"
     stale = await napi.patch(url, json={"name": "x", "version": 1}, headers=team["auth"])
     assert stale.status_code == 409
     r = await napi.post(f"{url}/test", headers=team["auth"])

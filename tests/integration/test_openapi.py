@@ -9,15 +9,23 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from litestar.testing import AsyncTestClient
 
 from api.pagination import decode_cursor, encode_cursor
 from core import apikeys, secrets
-from core.alerting import MAX_CHANNELS
+from core.alerting import (
+    MAX_CHANNELS,
+    MAX_REALERT_SECONDS,
+    MAX_RUN_SECONDS,
+    MIN_REALERT_SECONDS,
+)
 from core.channels import definition as chandef
 from core.durations import parse_duration
-from core.errors import FieldErrors
+from core.errors import FieldErrors, InvalidInput, nul_errors
 from core.jobs import definition as jobdef
+from core.maintenance import definition as mdef
 from core.monitors import definition as mondef
 from core.monitors.ping import MAX_EXIT_STATUS
 from core.tags import normalize_tags
@@ -343,3 +351,177 @@ async def test_fields_that_exclude_each_other_are_in_the_document(
     valid = _validator(doc, name).is_valid(body)
     r = await api.post(path, json=body, headers=team["auth"])
     assert r.status_code == (201 if valid else 422), (valid, r.text)
+
+
+def _string_branch(schema: dict[str, Any]) -> dict[str, Any]:
+    return next(s for s in schema.get("anyOf", [schema]) if s.get("type") == "string")
+
+
+def test_bounded_durations_schedules_and_zones_have_formats(doc: dict[str, Any]) -> None:
+    """What a pattern cannot bound (a duration's seconds summed over its units) or spell (a
+    schedule, a zone) is a format of the document, its bounds the core's constants."""
+    schemas = doc["components"]["schemas"]
+    bounds = {
+        ("JobCreate", "realert_every"): (MIN_REALERT_SECONDS, MAX_REALERT_SECONDS),
+        ("MonitorPatch", "realert_every"): (MIN_REALERT_SECONDS, MAX_REALERT_SECONDS),
+        ("MonitorCreate", "min_duration"): (1, MAX_RUN_SECONDS),
+        ("MonitorChanges", "max_duration"): (1, MAX_RUN_SECONDS),
+        ("JobPatch", "max_duration"): (1, MAX_RUN_SECONDS),
+        ("Snooze", "for"): (mdef.MIN_SNOOZE_SECONDS, mdef.MAX_SNOOZE_SECONDS),
+    }
+    for (name, field), (low, high) in bounds.items():
+        text = _string_branch(schemas[name]["properties"][field])
+        assert text["format"] == "cronledger-duration", (name, field)
+        assert (text["x-minimum-seconds"], text["x-maximum-seconds"]) == (low, high)
+        integer = next(s for s in schemas[name]["properties"][field]["anyOf"]
+                       if s.get("type") == "integer")
+        assert (integer["minimum"], integer["maximum"]) == (low, high), (name, field)
+    assert _string_branch(schemas["JobCreate"]["properties"]["schedule"])["format"] == (
+        "cronledger-schedule")
+    for name in ("MonitorCreate", "MonitorChanges"):
+        assert _string_branch(schemas[name]["properties"]["schedule"])["format"] == (
+            "cronledger-repeating-schedule")
+    assert _string_branch(schemas["ProposedWindow"]["properties"]["schedule"])["format"] == (
+        "cronledger-schedule")
+    assert schemas["JobCreate"]["properties"]["timezone"]["format"] == "cronledger-time-zone"
+    assert schemas["RequestSpec"]["properties"]["url"]["format"] == "cronledger-url"
+    preview = {p["name"]: p["schema"]
+               for p in doc["paths"]["/v1/schedules/preview"]["get"]["parameters"]}
+    assert (preview["schedule"]["format"], preview["timezone"]["format"]) == (
+        "cronledger-schedule", "cronledger-time-zone")
+
+
+def test_names_addresses_and_keywords_patterns_are_the_servers(doc: dict[str, Any]) -> None:
+    schemas = doc["components"]["schemas"]
+    name = re.compile(schemas["JobCreate"]["properties"]["name"]["pattern"])
+    for text in ("a", " a ", " ", "\u3000", "\t\n", "x" * 3, "a\x00b", "\x00"):
+        errors = FieldErrors()
+        errors.items += nul_errors({"name": text})
+        accepted = bool(text.strip()) and not errors.items
+        assert bool(name.fullmatch(text)) == accepted, repr(text)
+    channel = schemas["ChannelCreate"]["properties"]
+    email = re.compile(_string_branch(channel["to"])["pattern"])
+    smtp = next(s for s in channel["smtp"]["anyOf"] if "properties" in s)
+    assert smtp["required"] == ["host"] and smtp["additionalProperties"] is False
+    for text in ("ops@example.com", "a b@c.de", "a\x00@b.co", "a\x1c@b.co", "x@y",
+                 "ops@example.com\n", "@b.co"):
+        try:
+            chandef.normalize_channel({"name": "n", "kind": "email", "to": [text]})
+            accepted = True
+        except InvalidInput:
+            accepted = False
+        # fullmatch: an anchored JSON Schema pattern's `$` is the end of the text, not a
+        # final newline as Python's
+        assert bool(email.fullmatch(text)) == accepted, repr(text)
+    keyword = re.compile(schemas["MonitorCreate"]["properties"]["start_keywords"]["items"][
+        "pattern"])
+    for text in ("ok", "a b", " a", "a ", "a,b", "x", "\u3000x"):
+        errors = FieldErrors()
+        mondef.normalize_keywords([text], "start_keywords", errors)
+        assert bool(keyword.fullmatch(text)) == (not errors.items), repr(text)
+
+
+@pytest.mark.parametrize(("body", "valid"), [
+    ({"jobs": [{}]}, False),
+    ({"jobs": [{"name": "j", "schedule": "1h", "request": {"url": "https://example.com/"},
+                "tags": None, "enabled": False}]}, True),
+    ({"jobs": [{"name": "j", "schedule": "1h", "request": {"url": "https://example.com/"},
+                "enabled": None}]}, False),
+    ({"jobs": [{"name": "j", "schedule": "1h", "request": {
+        "url": "https://example.com/", "method": None, "headers": None}}]}, True),
+    ({"jobs": [{"name": "j", "schedule": "1h", "request": {
+        "url": "https://example.com/", "method": {}}}]}, False),
+    ({"jobs": [{"name": "j", "schedule": "1h", "request": {
+        "url": "https://example.com/", "headers": {"X-A": "a\rb"}}}]}, False),
+    ({"jobs": [{"name": "j", "schedule": "1h", "request": {"url": "https://example.com/"},
+                "schedule_text": 1}]}, False),
+    ({"monitors": [{"schedule": "1h"}]}, False),
+    ({"monitors": [{"name": "m", "schedule": "1h", "grace_seconds": 60.0}]}, True),
+    ({"channels": [{"name": "c", "kind": "email", "to": "ops@example.com",
+                    "smtp": {"host": "mail.example.com", "security": ""}}]}, True),
+    ({"channels": [{"name": "c", "kind": "email", "to": "ops@example.com",
+                    "smtp": {"host": "mail.example.com", "security": {}}}]}, False),
+    ({"channels": [{"name": "c", "kind": "email", "to": "ops@example.com", "smtp": {}}]}, False),
+    ({"channels": [{"name": "c", "kind": "email", "to": [{}]}]}, False),  # was a 500
+    ({"channels": [{"name": "c", "kind": "webhook", "url": "https://example.com/",
+                    "signing_secret": "x" * 20 + "\x00"}]}, False),
+])
+async def test_an_applied_documents_items_are_in_the_document(
+    api: AsyncTestClient, team: dict[str, Any], doc: dict[str, Any], body: dict[str, Any],
+    valid: bool,
+) -> None:
+    """``POST /v1/apply``'s tables take the create bodies of their kind (``name`` required,
+    ``null`` for a default, ``200.0`` an integer): the document and the server agree."""
+    assert _validator(doc, "ApplyDocument").is_valid(body) == valid
+    r = await api.post("/v1/apply", params={"dry_run": "true"}, json=body, headers=team["auth"])
+    assert r.status_code == (200 if valid else 422), r.text
+
+
+@pytest.mark.parametrize(("window", "valid"), [
+    ({"schedule": "0 3 * * *", "duration_seconds": 60}, True),
+    ({"schedule": "0 3 * * *", "duration_seconds": None}, False),
+    ({"from": "2026-11-01T00:00:00Z", "to": "2026-11-01T01:00:00Z"}, True),
+    ({"from": "2026-11-01T00:00:00Z", "to": None}, False),
+])
+async def test_a_simulated_window_is_one_off_or_recurring_in_the_document(
+    api: AsyncTestClient, team: dict[str, Any], doc: dict[str, Any],
+    window: dict[str, Any], valid: bool,
+) -> None:
+    body = {"changes": {"maintenance": [window]}}
+    assert _validator(doc, "MonitorSimulate").is_valid(body) == valid
+    r = await api.post("/v1/monitors", json={"name": "sim", "schedule": "1h"},
+                       headers=team["auth"])
+    assert r.status_code == 201, r.text
+    r = await api.post(f"/v1/monitors/{r.json()['id']}/simulate", json=body,
+                       headers=team["auth"])
+    assert r.status_code == (200 if valid else 422), r.text
+
+
+def _request_strings(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """The string schemas of the components a request body refers to (transitively)."""
+    schemas = doc["components"]["schemas"]
+    names: set[str] = set()
+    pending = [m["schema"]["$ref"].rsplit("/", 1)[-1]
+               for _, _, op in _operations(doc) if "requestBody" in op
+               for m in op["requestBody"]["content"].values() if "$ref" in m["schema"]]
+    found: list[dict[str, Any]] = []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            if "$ref" in node:
+                pending.append(node["$ref"].rsplit("/", 1)[-1])
+            if node.get("type") == "string":
+                found.append(node)
+            for key, value in node.items():
+                if key == "properties":
+                    for field, schema in value.items():
+                        if (name, field) != ("SecretPut", "value"):  # sealed, any text
+                            walk(schema)
+                elif key not in ("examples", "default"):
+                    walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    while pending:
+        name = pending.pop()
+        if name not in names:
+            names.add(name)
+            walk(schemas[name])
+    return found
+
+
+@settings(max_examples=5, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_no_text_of_a_request_may_hold_nul(doc: dict[str, Any], data: st.DataObject) -> None:
+    """The server refuses NUL in any text (PostgreSQL cannot store it): every string of a
+    request body has a pattern, and no pattern matches a text with NUL in it."""
+    strings = [s for s in _request_strings(doc) if s.get("format") not in ("date-time", "uuid")
+               and "enum" not in s]
+    assert strings
+    for schema in strings:
+        assert "pattern" in schema, schema
+        pattern = re.compile(schema["pattern"])
+        text = data.draw(st.from_regex(pattern, fullmatch=True), label=schema["pattern"])
+        at = data.draw(st.integers(0, len(text)))
+        assert not pattern.fullmatch(text[:at] + "\x00" + text[at:]), schema["pattern"]

@@ -1,0 +1,268 @@
+"""What .ci/schemathesis teaches schemathesis about the OpenAPI document: values of the
+document's own formats, and the relations between two values that JSON Schema cannot state
+(docs/api.md, *The OpenAPI document*).
+
+Loaded by ``schemathesis run`` through ``SCHEMATHESIS_HOOKS``. The formats' strategies draw
+values the server accepts (known-good schedules of every form, zones, URLs, durations within
+the bounds every ``cronledger-duration`` of the document shares); :func:`related_values` mends
+the cross-field relations of positive cases only (a range's ``from`` before its ``to`` and
+its span, a run's minimum below its maximum, names unique within an applied document): a
+negative case is sent as generated, so the server's refusals are still checked.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import schemathesis
+from hypothesis import strategies as st
+
+from api.schemas.common import (
+    DURATION_FORMAT,
+    REPEATING_SCHEDULE_FORMAT,
+    SCHEDULE_FORMAT,
+    URL_FORMAT,
+    ZONE_FORMAT,
+)
+from core.durations import parse_duration
+from core.maintenance.definition import MAX_ONE_OFF_SECONDS
+
+# Every form of docs/schedules.md that repeats: cron (5 and 6 fields), macros, intervals,
+# OnCalendar events, phrases in English and French words. A one-off @at is left out: a
+# monitor refuses it, and one in the past never fires.
+SCHEDULES = ("*/5 * * * *", "0 3 * * *", "0 9 * * 1-5", "30 2 1 * *", "0 */2 * * *",
+             "15 4 * * 0", "0 0 12 * * *", "@hourly", "@daily", "@weekly", "1h", "30m",
+             "@every 90s", "1d", "2h30m", "Mon..Fri *-*-* 09:00:00", "*-*-* 03:00:00",
+             "hourly", "daily", "every weekday at 9am", "every 15 minutes", "every day at 6pm",
+             "tous les jours à 8h")
+ZONES = ("UTC", "Europe/Paris", "America/New_York", "Asia/Kolkata", "Australia/Lord_Howe",
+         "Pacific/Chatham")
+schedules = st.sampled_from(SCHEDULES)
+schemathesis.openapi.format(SCHEDULE_FORMAT, schedules)
+schemathesis.openapi.format(REPEATING_SCHEDULE_FORMAT, schedules)
+schemathesis.openapi.format(ZONE_FORMAT, st.sampled_from(ZONES))
+schemathesis.openapi.format(URL_FORMAT, st.builds(
+    "https://{}.example.com/{}".format, st.text("abcdefghij0123456789", min_size=1, max_size=8),
+    st.text("abcxyz-_/", max_size=12)))
+
+
+def _spell(seconds: int, spaces: tuple[str, str]) -> str:
+    """``seconds`` in the duration grammar, largest units first, with white space around."""
+    text = ""
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60), ("s", 1)):
+        if seconds >= size:
+            text += f"{seconds // size}{unit}"
+            seconds %= size
+    return f"{spaces[0]}{text}{spaces[1]}"
+
+
+def _durations(low: int, high: int) -> st.SearchStrategy[str]:
+    space = st.sampled_from(("", "", " ", "\t"))
+    return st.builds(_spell, st.integers(low, high), st.tuples(space, space))
+
+
+DURATION_BOUNDS = [60, 60]  # what every cronledger-duration of the document takes, in seconds
+DURATION_FIELDS = ("realert_every", "min_duration", "max_duration", "for")
+
+
+def _bounds(node: Any, found: list[tuple[int, int]]) -> None:
+    if isinstance(node, dict):
+        if node.get("format") == DURATION_FORMAT:
+            found.append((node["x-minimum-seconds"], node["x-maximum-seconds"]))
+        for value in node.values():
+            _bounds(value, found)
+    elif isinstance(node, list):
+        for value in node:
+            _bounds(value, found)
+
+
+@schemathesis.hook
+def after_load_schema(context: Any, schema: Any) -> None:
+    """Durations within the bounds every ``cronledger-duration`` of the document shares (a
+    format's strategy does not see the schema that names it)."""
+    found: list[tuple[int, int]] = []
+    _bounds(schema.raw_schema, found)
+    low, high = max(b[0] for b in found), min(b[1] for b in found)
+    assert low <= high, found
+    DURATION_BOUNDS[:] = [low, high]
+    schemathesis.openapi.format(DURATION_FORMAT, _durations(low, high))
+
+
+def _instant(text: Any) -> datetime | None:
+    try:
+        value = datetime.fromisoformat(str(text).replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return value if value.tzinfo is not None else None
+
+
+def _iso(value: datetime) -> str:
+    return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def _range(query: dict[str, Any], *, past: bool) -> None:
+    """``from`` an hour before ``to`` (or now); with ``past``, ``to`` not after now."""
+    now = datetime.now(UTC) - timedelta(minutes=5)
+    end = _instant(query.get("to")) if query.get("to") is not None else None
+    if past and end is not None and end > now:
+        end = now
+        query["to"] = _iso(end)
+    if query.get("from") is not None and _instant(query["from"]) is not None:
+        query["from"] = _iso((end or now) - timedelta(hours=1))
+
+
+# A document of thousands of objects is valid, and its plan takes longer than the fuzzer's
+# request timeout on a shared machine: the applied documents keep at most this many per table.
+APPLY_ITEMS = 20
+SHAPE = ("from", "to", "schedule", "duration_seconds", "timezone")
+
+
+def _window(window: dict[str, Any], *, patch: bool = False) -> None:
+    """A maintenance window one-off (``to`` after ``from``, at most the longest window apart,
+    in the schedule engine's years) or recurring (``schedule`` and ``duration_seconds``). A
+    patch's shape fields merge with the stored window's, whose shape the document cannot
+    know: they stay only when they make a whole shape themselves."""
+    for key in ("from", "to"):  # a coverage value that is no instant, or out of the years
+        value = _instant(window.get(key))
+        if window.get(key) is not None and (value is None or not 1971 <= value.year <= 2398):
+            window[key] = "2030-01-01T00:00:00Z" if key == "from" else "2030-01-01T01:00:00Z"
+    start, end = _instant(window.get("from")), _instant(window.get("to"))
+    if start is not None and end is not None:
+        if not start < end <= start + timedelta(seconds=MAX_ONE_OFF_SECONDS):
+            window["to"] = _iso(start + timedelta(hours=1))
+        window.update(schedule=None, duration_seconds=None, timezone=None)
+    elif window.get("schedule") is not None and window.get("duration_seconds") is not None:
+        window.update({"from": None, "to": None})
+    elif patch:
+        for key in SHAPE:
+            window.pop(key, None)
+        if not set(window) - {"version"}:
+            window["comment"] = "fuzz"
+    else:
+        window.update({"from": None, "to": None, "schedule": SCHEDULES[1],
+                       "duration_seconds": 3600})
+
+
+def _run_bounds(fields: dict[str, Any], *, patch: bool = False, job: bool = False) -> None:
+    """A run's ``min_duration`` below its ``max_duration``, and none on a fire-and-confirm
+    job (its 2xx comes at once). A patch that sets one of them states the other, and a
+    job's ``confirm``, as null: the stored ones are not in the request."""
+    if patch and any(fields.get(k) is not None for k in ("min_duration", "max_duration")):
+        for key in ("min_duration", "max_duration"):
+            fields.setdefault(key, None)
+        if job and fields.get("min_duration") is not None:
+            fields.setdefault("confirm", None)
+    if fields.get("confirm") is not None:
+        fields["min_duration"] = None
+    low, high = fields.get("min_duration"), fields.get("max_duration")
+    if low is not None and high is not None:
+        low_s, high_s = parse_duration(low), parse_duration(high)
+        if low_s is not None and high_s is not None and low_s >= high_s:
+            fields["min_duration"] = None
+
+
+def _apply(document: dict[str, Any]) -> None:
+    """Names unique per table (a channel's naming its kind: an earlier apply may have stored
+    one of that name), monitors matched by a slug of their own, ``channels`` naming channels
+    of the document, no ``depends_on`` (ids of the team) and the run-time bounds
+    (docs/config.md)."""
+    for table in ("channels", "monitors", "jobs"):  # valid, but slow past the request timeout
+        if isinstance(document.get(table), list):
+            del document[table][APPLY_ITEMS:]
+    channels = [c for c in document.get("channels") or [] if isinstance(c, dict)]
+    for i, channel in enumerate(channels):  # a stored channel's kind cannot change
+        channel["name"] = f"channel-{channel.get('kind')}-{i}"
+    for table in ("monitors", "jobs"):
+        for i, item in enumerate(document.get(table) or []):
+            if not isinstance(item, dict):
+                continue
+            item["name"] = f"{table}-{i}"
+            _run_bounds(item)
+            item.pop("depends_on", None)
+            if table == "monitors":
+                item["slug"] = f"monitor-{i}"
+            if "channels" in item:
+                item["channels"] = [c["name"] for c in channels][:len(item["channels"])]
+
+
+def _formats(node: Any) -> None:
+    """Schedules, zones, URLs and durations of the formats where schemathesis' coverage phase
+    built a value without them (from a pattern or a boundary length alone, inside ``anyOf``):
+    one of the same sets."""
+    if isinstance(node, list):
+        for value in node:
+            _formats(value)
+    if not isinstance(node, dict):
+        return
+    for key, value in node.items():
+        if key in ("schedule", "text") and isinstance(value, str) and value not in SCHEDULES:
+            node[key] = SCHEDULES[len(value) % len(SCHEDULES)]
+        elif key in DURATION_FIELDS and isinstance(value, str) and not (
+                DURATION_BOUNDS[0] <= (parse_duration(value) or -1) <= DURATION_BOUNDS[1]):
+            node[key] = _spell(DURATION_BOUNDS[0], ("", ""))
+        elif key == "url" and isinstance(value, str) and not value.startswith("https://"):
+            node[key] = "https://hooks.example.com/a"
+        elif key in ("timezone", "tz") and isinstance(value, str) and value not in ZONES:
+            node[key] = ZONES[len(value) % len(ZONES)]
+        else:
+            _formats(value)
+
+
+def _ids(body: dict[str, Any], keys: tuple[str, ...]) -> None:
+    """Lists of ids name objects of the team, which the document cannot know: none."""
+    for key in keys:
+        if isinstance(body.get(key), list):
+            body[key] = []
+
+
+@schemathesis.hook
+def before_add_examples(context: Any, examples: list[Any]) -> None:
+    """The examples phase's cases (built from the document's examples and defaults), mended
+    as the generated ones are: it does not run ``map_case``."""
+    for case in examples:
+        _mend(case)
+
+
+@schemathesis.hook
+def map_case(context: Any, case: Any) -> Any:
+    """Mend the cross-field relations of a positive case (module docstring)."""
+    if case.meta is None or not case.meta.generation.mode.is_positive:
+        return case
+    return _mend(case)
+
+
+def _mend(case: Any) -> Any:
+    path, method = case.operation.path, case.operation.method.upper()
+    body = case.body if isinstance(case.body, dict) else None
+    if body is not None:
+        _formats(body)
+        _ids(body, ("channels", "depends_on") if path != "/v1/apply" else ())
+        if isinstance(body.get("changes"), dict):  # a what-if's proposed definition
+            _ids(body["changes"], ("depends_on",))
+        _ids(body, ("jobs", "monitors") if path.startswith("/v1/maintenance") else ())
+    if isinstance(case.query, dict):
+        _formats(case.query)
+        after = _instant(case.query.get("after"))
+        # The schedule engine's years; 2024 is a leap year, so the day exists.
+        if after is not None and not 1900 <= after.year <= 2399:
+            case.query["after"] = _iso(after.replace(year=2024))
+    if path in ("/v1/jobs/{job_id}/stats", "/v1/monitors/{monitor_id}/uptime") \
+            and isinstance(case.query, dict):
+        _range(case.query, past=False)
+    elif path.endswith("/simulate") and body is not None:
+        _range(body, past=True)
+        changes = body.get("changes")
+        if isinstance(changes, dict):
+            _run_bounds(changes)
+            for window in changes.get("maintenance") or []:
+                if isinstance(window, dict):
+                    _window(window)
+    elif path.startswith("/v1/maintenance") and method in ("POST", "PATCH") and body is not None:
+        _window(body, patch=method == "PATCH")
+    elif path.startswith(("/v1/monitors", "/v1/jobs")) and method in ("POST", "PATCH") \
+            and body is not None:
+        _run_bounds(body, patch=method == "PATCH", job=path.startswith("/v1/jobs"))
+    elif path == "/v1/apply" and body is not None:
+        _apply(body)
+    return case
