@@ -143,13 +143,15 @@ def replay(job_events: list[dict[str, Any]], finals: list[dict[str, Any]],
     streak: dict[str, Any] | None = None
     job: JobState | None = None
     held_at: datetime | None = None  # a problem alert a parent holds, not released yet
+    holding: list[uuid.UUID] = []  # the parents that held it (a held recovery's held_by)
     pending = list(job_events)
 
     def release(until: datetime | None) -> None:
-        nonlocal held_at
+        nonlocal held_at, holding
         free = None if held_at is None or parents is None else parents.free_at(held_at)
         if free is None or (until is not None and free > until):
             return
+        holding = []
         if streak is not None and free >= start:
             alerts.append({"at": free, "event": "failed", "dependency": "released",
                            "maintenance": "suppressed" if maintenance is not None
@@ -194,9 +196,11 @@ def replay(job_events: list[dict[str, Any]], finals: list[dict[str, Any]],
                                      "maintenance": "suppressed" if held else None}
             down = parents.down_at(now) if parents is not None else []
             if event == "recovered" and held_at is not None:
-                alert, held_at = hold(alert, []), None  # back while held: nothing owed
+                alert, held_at = hold(alert, holding), None  # back while held: nothing owed
+                holding = []
             elif event != "recovered" and down:
                 alert, held_at = hold(alert, down), held_at or now
+                holding = list(dict.fromkeys(holding + down))  # as live: its open holds
             if now >= start:
                 alerts.append(alert)
     release(end)
@@ -245,11 +249,13 @@ def counts_successes(job_events: list[dict[str, Any]], proposal: Proposal) -> bo
 
 def queued_alert(row: dict[str, Any]) -> dict[str, Any]:
     """An alert as queued (a ``ledger_alerts_queued`` row), marked as the replay marks it:
-    ``maintenance`` suppressed (a window held it), ``dependency`` held or released."""
+    ``maintenance`` suppressed (a window held it), ``dependency`` held (with the ``held_by``
+    recorded) or released."""
     alert = {"at": row["at"], "event": row["event"],
              "maintenance": "suppressed" if row["suppressed"] and not row["held"] else None}
     if row["held"]:
         alert["dependency"] = "held"
+        alert["held_by"] = list(row["held_by"] or [])
     elif row["released"]:
         alert["dependency"] = "released"
     return alert

@@ -109,6 +109,7 @@ class Timeline:
         self.held: tuple[str, str | None] | None = None  # the latest alert, when held
         self.parents: Outages | None = None  # the recorded outages of its parents
         self.depending: tuple[datetime, str | None] | None = None  # a down a parent holds
+        self.holding: list[uuid.UUID] = []  # the parents that held it (its recovery's held_by)
         self.streak = Streak()
         self.miss: tuple[datetime, datetime] | None = None  # (expected, deadline) watched
 
@@ -201,10 +202,10 @@ class Timeline:
         down = self.parents.down_at(at) if self.parents is not None else []
         if event == "up" and self.depending is not None:
             self.depending = None  # back while held: nothing was said, nothing owed
-            self.alerts.append(hold(shown, []))
+            self.alerts.append(hold(shown, self.holding))
             return
         if event == "down" and down:
-            self.depending = (at, reason)
+            self.depending, self.holding = (at, reason), down
             self.alerts.append(hold(shown, down))
             return
         self.alerts.append(shown)

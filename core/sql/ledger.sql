@@ -52,10 +52,11 @@ WHERE r.job_id = %(job_id)s::uuid AND r.team_id = %(team_id)s::uuid
 -- name: ledger_alerts_queued
 -- The alerts queued for one job or monitor in [from, to]: one per (event, instant), whatever
 -- the number of channels it went to; `suppressed`: a maintenance window held it.
--- `held`: a parent in depends_on held it; `released`: sent when the parents came back.
+-- `held`: a parent in depends_on held it (`held_by`: the parents down then, as recorded);
+-- `released`: sent when the parents came back.
 SELECT n.event, n.created_at AS at, count(*) AS channels,
        bool_or(n.status = 'suppressed') AS suppressed,
-       coalesce(bool_or(a.held_by IS NOT NULL), false) AS held,
+       coalesce(bool_or(a.held_by IS NOT NULL), false) AS held, max(a.held_by) AS held_by,
        coalesce(bool_or(a.rule ? 'released_from'), false) AS released
 FROM notifications n
 LEFT JOIN alerts a ON a.id = n.alert_id

@@ -15,6 +15,7 @@ import uuid
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 from hypothesis import HealthCheck, given, note, settings
@@ -26,9 +27,13 @@ from core.channels.sealing import AesGcmSealer
 from core.clock import FrozenClock
 from core.config import Settings
 from core.jobs import commands
+from core.monitors import commands as monitor_commands
+from core.monitors.checker import Checker
 from core.replay.jobs import simulate_job
+from core.runs.confirm import HEADER, ConfirmTimeouts, confirm
 from core.runs.worker import Worker
 from tests.helpers import add_job, make_worker, new_actor
+from tests.monitor_helpers import add_monitor, ping
 from tests.sink import Reply, Sink
 
 T0 = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
@@ -100,3 +105,116 @@ async def test_replaying_the_current_rules_reproduces_the_queued_alerts(
     assert summary["would_alert"] == summary["did_alert"]
     assert summary["false_alarms_avoided"] == summary["outages_missed"] == 0
     await commands.delete_job(fresh_pool, actor, job, end)  # it fires no more
+
+
+# one hour of the second property: the run's outcome, the minutes after its slot when it is
+# confirmed (past the next slot: that slot is skipped), whether the worker is down at the slot
+# (missed beyond the catch-up policy), and the parent's ping at :40 (fail: down; ok: back)
+HOURS = st.tuples(st.booleans(), st.sampled_from([5, 30, 50, 75]),
+                  st.sampled_from([False, False, True]),
+                  st.sampled_from([None, "fail", "fail", "success"]))
+ALERT_ON = st.sampled_from([[], ["skipped"], ["missed"], ["skipped", "missed"]])
+
+
+async def _token(sink: Sink, path: str, seen: int) -> tuple[str | None, int]:
+    """The confirmation token of the newest fire of ``path`` if there is one past ``seen``."""
+    hits = sink.hits_for(path)
+    if len(hits) == seen:
+        return None, seen
+    return urlsplit(hits[-1].headers[HEADER]).path.rsplit("/", 1)[1], len(hits)
+
+
+@settings(max_examples=25, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(hours=st.lists(HOURS, min_size=1, max_size=6),
+       rules=st.fixed_dictionaries({"alert_after_failures": st.integers(1, 2),
+                                    "max_duration": st.sampled_from([None, 1200]),
+                                    "alert_on": ALERT_ON,
+                                    "with_parent": st.sampled_from([True, True, False])}),
+       edit=st.tuples(st.integers(0, 6), st.sampled_from([None, 1200]), ALERT_ON),
+       cut=st.integers(0, 6))
+async def test_replaying_the_current_bounds_alert_on_and_parents_reproduces_the_alerts(
+    fresh_pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool, job_worker: Worker,
+    checker: Checker, clock: FrozenClock, sink: Sink, sealer: AesGcmSealer,
+    hours: list[tuple[bool, int, bool, str | None]], rules: dict[str, Any],
+    edit: tuple[int, int | None, list[str]], cut: int,
+) -> None:
+    """A fire-and-confirm job (overlap ``skip``, catch-up ``latest``) whose runs are confirmed
+    at generated minutes, with ``max_duration`` (the confirmation service's pass at each
+    deadline), ``alert_on`` over the skipped and missed slots, and a parent monitor failed and
+    recovered by pings (the checker's pass right after each recovery, when live releases the
+    held alerts); its rules edited part-way. Replaying the current definition gives the alerts
+    the live paths recorded, held and released ones included."""
+    actor = await new_actor(fresh_pool)
+    hook, _ = await create_channel(fresh_pool, sealer, actor,
+                                   {"name": "hook", "kind": "webhook",
+                                    "url": sink.url("/receiver")}, T0)
+    router, router_token = await add_monitor(fresh_pool, actor, T0, "1d", name="router",
+                                             grace_seconds=3600)
+    await ping(ping_pool, router_token, T0)
+    fields = dict(rules)
+    parents = [str(router)] if fields.pop("with_parent") else []
+    path = f"/job/{uuid.uuid4().hex}"
+    job = await add_job(fresh_pool, actor, T0, sink.url(path), "0 * * * *",
+                        channels=[str(hook)], confirm={"timeout_seconds": 86400},
+                        depends_on=parents, **fields)
+    timeouts = ConfirmTimeouts(fresh_pool, None, clock)
+    note(f"hours {hours}, rules {rules}, edit {edit}, window from hour {cut}")
+    # (instant, what): confirmations and parent pings still to come
+    planned: list[tuple[datetime, str, Any]] = []
+    seen = 0
+
+    async def until(moment: datetime) -> None:
+        """Everything planned or due (max_duration deadlines) before ``moment``."""
+        for _ in range(1000):
+            deadline = await timeouts.next_deadline()
+            first = min(planned, default=None, key=lambda p: p[0])
+            if deadline is not None and deadline < moment and (
+                    first is None or deadline < first[0]):
+                clock.set(deadline)
+                await timeouts.run_once(deadline)
+                continue
+            if first is None or first[0] >= moment:
+                return
+            planned.remove(first)
+            at, what, arg = first
+            clock.set(at)
+            if what == "confirm":
+                await confirm(fresh_pool, arg[0], failed=not arg[1], exit_status=None, now=at)
+            else:
+                await ping(ping_pool, router_token, at, kind=what)
+                if what == "success":
+                    await checker.run_once(at)  # live releases the held alerts now
+        raise AssertionError(f"the deadlines did not move forward: {deadline}")
+
+    for hour, (ok, minutes, down, parent) in enumerate(hours, start=1):
+        slot = T0 + timedelta(hours=hour)
+        if hour == edit[0]:
+            await until(slot - timedelta(minutes=1))
+            await commands.update_job(fresh_pool, actor, job,
+                                      {"max_duration": edit[1], "alert_on": edit[2]},
+                                      slot - timedelta(minutes=1))
+        await until(slot)
+        if not down:
+            clock.set(slot)
+            await job_worker.run_once()
+            await job_worker.settle()
+            token, seen = await _token(sink, path, seen)
+            if token is not None:
+                planned.append((slot + timedelta(minutes=minutes), "confirm", (token, ok)))
+        if parent is not None:
+            planned.append((slot + timedelta(minutes=40), parent, None))
+    end = T0 + timedelta(hours=len(hours) + 2)
+    await until(end)
+    start = T0 + timedelta(hours=cut, minutes=-1)
+
+    answer = await simulate_job(fresh_pool, actor, job, {}, start, end, end)
+
+    assert answer["simulated"] == answer["actual"]
+    assert [(a["at"], a["event"]) for a in answer["simulated"]["alerts"]] == \
+        await _queued(fresh_pool, job, start)  # held ones too: recorded, never sent
+    summary = answer["summary"]
+    assert summary["would_alert"] == summary["did_alert"]
+    assert summary["false_alarms_avoided"] == summary["outages_missed"] == 0
+    await commands.delete_job(fresh_pool, actor, job, end)  # it fires no more
+    await monitor_commands.delete_monitor(fresh_pool, actor, router, end)
