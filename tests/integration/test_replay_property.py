@@ -4,7 +4,9 @@ replay*).
 Each example creates a monitor of a generated definition and drives a generated history through
 the real paths on a frozen clock: pings through the ping statement (``record_pings``), edits and
 pauses through the commands, and the passing of time through the real checker, run at every
-``alert_at`` (a perfectly timely checker). Then :func:`core.replay.monitors.simulate_monitor`
+``alert_at`` (a perfectly timely checker); a parent (``depends_on``, generated on or off) that
+goes down and back only by its pings, the checker's pass right after each recovery (when live
+releases the held down). Then :func:`core.replay.monitors.simulate_monitor`
 with no changes, over a window starting at a generated instant inside the history, must give
 exactly the transitions and alerts recorded in that window, the alerts the live paths queued
 to the monitor's channel (its failure tolerance generated too), and a summary with nothing
@@ -28,7 +30,7 @@ from core.monitors.checker import Checker
 from core.monitors.ping import Ping, record_pings
 from core.replay.monitors import simulate_monitor
 from tests.helpers import new_actor
-from tests.monitor_helpers import add_monitor
+from tests.monitor_helpers import add_monitor, ping
 
 T0 = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
 RIDS = [None, uuid.UUID(int=1)]
@@ -56,6 +58,7 @@ steps = st.lists(st.one_of(
               st.sampled_from(range(len(BODIES))), gaps),
     st.tuples(st.just("grace"), st.integers(1, 3600), gaps),
     st.tuples(st.just("pause"), st.booleans(), gaps),
+    st.tuples(st.just("parent"), st.sampled_from(["fail", "success"]), gaps),
 ), min_size=1, max_size=25)
 
 
@@ -106,19 +109,26 @@ async def _flips(pool: AsyncConnectionPool, monitor_id: uuid.UUID, start: dateti
 
 @settings(max_examples=100, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-@given(definition=definitions, script=steps, cut=st.floats(0, 1), tail=st.integers(0, 7200))
+@given(definition=definitions, script=steps, cut=st.floats(0, 1), tail=st.integers(0, 7200),
+       with_parent=st.sampled_from([True, True, False]),
+       parent_first=st.sampled_from(["fail", "success"]))
 async def test_replaying_the_current_definition_reproduces_the_recorded_transitions(
     fresh_pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool, checker: Checker,
     sealer: AesGcmSealer, definition: dict[str, Any], script: list[tuple[Any, ...]],
-    cut: float, tail: int,
+    cut: float, tail: int, with_parent: bool, parent_first: str,
 ) -> None:
     actor = await new_actor(fresh_pool)
+    # a parent that goes down and back only by its pings (a day's period, an hour's grace)
+    router, router_token = await add_monitor(fresh_pool, actor, T0, "1d", name="router",
+                                             grace_seconds=3600)
+    await ping(ping_pool, router_token, T0, kind=parent_first)
     fields = dict(definition)
     fields.update(fields.pop("keywords"))
     # a channel, so the live paths queue (and count towards) the alerts the replay says
     channel, _ = await create_channel(fresh_pool, sealer, actor, {
         "name": "ops", "kind": "slack", "url": "https://hooks.slack.com/services/T0/B0/x"}, T0)
     monitor, token = await add_monitor(fresh_pool, actor, T0, channels=[str(channel)],
+                                       depends_on=[str(router)] if with_parent else [],
                                        **fields)
     at, paused = T0, False
     note(f"steps: {script}")
@@ -132,6 +142,10 @@ async def test_replaying_the_current_definition_reproduces_the_recorded_transiti
                                                  rid=RIDS[step[3]], exit_status=exit_status,
                                                  body=body, body_size=len(body or b"")),
                                             at)])
+        elif step[0] == "parent":
+            await ping(ping_pool, router_token, at, kind=step[1])
+            if step[1] == "success":
+                await checker.run_once(at)  # live releases the held down now
         elif step[0] == "grace":
             await commands.update_monitor(fresh_pool, actor, monitor,
                                           {"grace_seconds": step[1]}, at)
@@ -158,3 +172,4 @@ async def test_replaying_the_current_definition_reproduces_the_recorded_transiti
     assert summary["would_alert"] == summary["did_alert"]
     assert summary["false_alarms_avoided"] == summary["outages_missed"] == 0
     await commands.delete_monitor(fresh_pool, actor, monitor, end)  # out of the next checks
+    await commands.delete_monitor(fresh_pool, actor, router, end)
