@@ -21,6 +21,7 @@ from __future__ import annotations
 import base64
 import re
 import uuid
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import msgspec
@@ -333,10 +334,54 @@ async def ping_body(request: Request[Any, Any, Any], check: FromPath[str],
     return Response(raw, media_type="text/plain")
 
 
+# healthchecks' FlipsFiltersForm (hc/api/forms.py): ``start``/``end`` are Unix timestamps in
+# 0..10,000,000,000 (its TimestampField), ``seconds`` an integer in 0..31,536,000.
+MAX_TIMESTAMP = 10_000_000_000
+MAX_FLIP_SECONDS = 31_536_000
+DECIMAL_TAIL = re.compile(r"\.0*\s*$")  # Django's IntegerField reads "10.0" as 10
+
+
+def _timestamp(name: str, text: str | None) -> datetime | None:
+    """``?start=``/``?end=`` as healthchecks' TimestampField reads them: absent is no bound;
+    anything Python's ``int`` cannot read (an empty value included) or outside
+    0..:data:`MAX_TIMESTAMP` is :class:`InvalidInput` (400) naming the parameter."""
+    if text is None:
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        raise InvalidInput(f"{name}: must be an integer (a Unix timestamp in seconds)") from None
+    if not 0 <= value <= MAX_TIMESTAMP:
+        raise InvalidInput(f"{name}: must be between 0 and {MAX_TIMESTAMP}")
+    return datetime.fromtimestamp(value, UTC)
+
+
+def _seconds(text: str | None) -> int | None:
+    """``?seconds=`` as healthchecks' ``IntegerField(min_value=0, max_value=31536000)``: absent
+    or blank is no bound; otherwise an integer in range, else :class:`InvalidInput` (400)."""
+    if text is None or not text.strip():
+        return None
+    try:
+        value = int(DECIMAL_TAIL.sub("", text.strip()))
+    except ValueError:
+        raise InvalidInput("seconds: must be an integer") from None
+    if not 0 <= value <= MAX_FLIP_SECONDS:
+        raise InvalidInput(f"seconds: must be between 0 and {MAX_FLIP_SECONDS}")
+    return value
+
+
 @get("/checks/{check:str}/flips/", **_methods("GET"))
 async def check_flips(request: Request[Any, Any, Any], check: FromPath[str]) -> dict[str, Any]:
+    """The check's flips (``monitor.up``/``monitor.down``), newest first, as healthchecks'
+    ``flips`` view: ``?start=`` (inclusive) and ``?end=`` (exclusive) Unix timestamps and
+    ``?seconds=`` (the last N seconds by the injected clock) narrow them; a zero ``seconds`` is
+    no bound, as there. A filter that cannot be read is 400 naming it."""
     actor = await _actor(request, write=False)
     monitor = await _by_reference(request, actor, check)
+    query = request.query_params
+    start, end = _timestamp("start", query.get("start")), _timestamp("end", query.get("end"))
+    seconds = _seconds(query.get("seconds"))
+    since = request.app.state.clock.now() - timedelta(seconds=seconds) if seconds else None
     pool = request.app.state.pool
     flips: list[dict[str, Any]] = []
     after = 0
@@ -345,9 +390,12 @@ async def check_flips(request: Request[Any, Any, Any], check: FromPath[str]) -> 
                                     limit=MAX_EVENT_LIMIT)
         flips += [{"timestamp": row["occurred_at"].isoformat(timespec="seconds"),
                    "up": int(row["event_type"] == "monitor.up")}
-                  for row in rows if row["event_type"] in ("monitor.up", "monitor.down")]
+                  for row in rows if row["event_type"] in ("monitor.up", "monitor.down")
+                  and (start is None or row["occurred_at"] >= start)
+                  and (end is None or row["occurred_at"] < end)
+                  and (since is None or row["occurred_at"] >= since)]
         if len(rows) < MAX_EVENT_LIMIT:
-            return {"flips": flips}
+            return {"flips": flips[::-1]}  # healthchecks: order_by("-id")
         after = rows[-1]["stream_version"]
 
 

@@ -33,7 +33,7 @@ MIN_SECONDS, MAX_SECONDS = 60, 31_536_000  # timeout and grace, healthchecks' li
 # healthchecks' Spec (hc/api/views.py): name, schedule and slug at most 100 characters
 # ("json validation error: name is too long", 400), the *_kw fields at most 200.
 MAX_TEXT = {"name": 100, "schedule": 100, "slug": 100, "start_kw": 200, "success_kw": 200,
-            "failure_kw": 200}
+            "failure_kw": 200, "subject": 200, "subject_fail": 200}
 DEFAULT_TIMEOUT, DEFAULT_GRACE = 86_400, 3_600
 UNIQUE_FIELDS = ("name", "slug", "tags", "timeout", "grace")
 # The fields of healthchecks' ``Spec`` (hc/api/views.py), which refuses ``null`` in any of them.
@@ -148,6 +148,8 @@ def definition_fields(body: Any, all_channels: list[uuid.UUID], *,
         if key in body and body[key] is None:
             errors.add(key, "must not be null: give a value or leave the field out")
     errors.raise_if_any()
+    for ignored in ("desc", "subject", "subject_fail"):  # kept nowhere, checked as its Spec
+        _text(body, ignored, errors)
     fields: dict[str, Any] = {}
     name = _text(body, "name", errors)
     if name is not None:
@@ -163,6 +165,8 @@ def definition_fields(body: Any, all_channels: list[uuid.UUID], *,
     timeout = _seconds(body, "timeout", errors)
     grace = _seconds(body, "grace", errors)
     schedule, tz = _text(body, "schedule", errors), _text(body, "tz", errors)
+    if tz == "":  # healthchecks' check_tz: "" is not among its time zones
+        errors.add("tz", "is not a valid timezone")
     if schedule is not None:
         fields["schedule"], fields["timezone"] = schedule, tz or "UTC"
     elif timeout is not None or creating:

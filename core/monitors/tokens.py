@@ -32,9 +32,10 @@ log = logging.getLogger("cronledger.monitors")
 
 TOKEN_BYTES = 32  # docs/heartbeats.md: 32 random bytes, 64 hex characters
 
-NO_KEY = ("this server has no secret key (CRONLEDGER_SECRET_KEY), so only a hash of the ping "
-          "token is stored and the ping URL is shown once, when it is minted: copy it now, or "
-          "set a secret key and rotate the token to make it readable again")
+NO_KEY = ("this server has no secret key (CRONLEDGER_SECRET_KEY), so the ping URL is shown "
+          "once, when it is minted (a token minted now is stored only as a hash; one kept sealed "
+          "under a key cannot be opened without it): copy it now, or set the secret key (and "
+          "rotate the token if it was minted without one) to make it readable again")
 NOT_KEPT = ("this monitor's ping token was minted before ping URLs were kept (or while the "
             "server had no secret key, or under a key no longer configured): rotate the token "
             "to make its ping URL readable again")

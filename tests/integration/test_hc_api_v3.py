@@ -10,6 +10,8 @@ from typing import Any
 
 from litestar.testing import AsyncTestClient
 
+from core.clock import FrozenClock
+
 Team = dict[str, Any]
 UA = {"User-Agent": "terraform-provider-healthchecksio", "Content-Type": "application/json"}
 
@@ -102,7 +104,7 @@ async def test_pings_flips_and_read_keys(api: AsyncTestClient, team: Team) -> No
     assert [(p["type"], p["n"], p["method"]) for p in pings.json()["pings"]] == [
         ("fail", 2, "GET"), ("success", 1, "GET")]
     flips = (await api.get(f"/api/v3/checks/{uuid}/flips/", headers=_key(team))).json()
-    assert [f["up"] for f in flips["flips"]] == [1, 0]
+    assert [f["up"] for f in flips["flips"]] == [0, 1]  # newest first
     channels = await api.get("/api/v3/channels/", headers=_key(team))
     assert channels.status_code == 200 and channels.json() == {"channels": []}
     badges = (await api.get("/api/v3/badges/", headers=_key(team, "read"))).json()["badges"]
@@ -207,12 +209,14 @@ async def test_null_is_no_fields_value(api: AsyncTestClient, team: Team) -> None
 
 async def test_healthchecks_limits_and_methods(api: AsyncTestClient, team: Team) -> None:
     """healthchecks' ``Spec`` limits (hc/api/views.py: name, schedule and slug at most 100
-    characters, the ``*_kw`` at most 200) are 400s naming the field; ``HEAD`` is not one of a
+    characters, the ``*_kw``, ``subject`` and ``subject_fail`` at most 200; ``tz`` one of its
+    zones, so not ""; ``desc`` a string) are 400s naming the field; ``HEAD`` is not one of a
     route's methods (healthchecks' ``cors`` decorator answers it 405), with the CORS headers
     and the route's methods."""
     kw = {"filter_http_body": True}
     for field, at_limit, extra in (("name", "n" * 100, {}), ("slug", "s" * 100, {}),
-                                   ("success_kw", "k" * 200, kw), ("schedule", None, {})):
+                                   ("success_kw", "k" * 200, kw), ("schedule", None, {}),
+                                   ("subject", "s" * 200, {}), ("subject_fail", "f" * 200, {})):
         if at_limit is not None:
             r = await api.post("/api/v3/checks/", json={field: at_limit, **extra},
                                headers=_key(team))
@@ -225,9 +229,52 @@ async def test_healthchecks_limits_and_methods(api: AsyncTestClient, team: Team)
     update = await api.post(f"/api/v3/checks/{created['uuid']}", json={"name": "n" * 101},
                             headers=_key(team))
     assert update.status_code == 400 and "name: is too long" in update.json()["error"]
+    for body in ({"tz": ""}, {"schedule": "0 3 * * *", "tz": ""}):  # healthchecks' check_tz
+        r = await api.post("/api/v3/checks/", json=body, headers=_key(team))
+        assert r.status_code == 400 and "tz: is not a valid timezone" in r.json()["error"], body
+    r = await api.post("/api/v3/checks/", json={"desc": 5}, headers=_key(team))
+    assert r.status_code == 400 and "desc: must be a string" in r.json()["error"]
     for path in ("/api/v3/checks/", f"/api/v3/checks/{created['uuid']}",
                  f"/api/v3/checks/{created['uuid']}/pings/", "/api/v3/channels/"):
         r = await api.head(path, headers=_key(team))
         assert r.status_code == 405 and r.content == b"", path
         assert r.headers["access-control-allow-origin"] == "*"
         assert "GET" in r.headers["access-control-allow-methods"].split(", "), path
+
+
+async def test_flips_newest_first_and_filtered_as_healthchecks(
+        frozen_api: AsyncTestClient, team: Team, clock: FrozenClock) -> None:
+    """healthchecks' ``flips`` view and FlipsFiltersForm (hc/api/tests/test_get_flips.py):
+    newest first; ``start`` inclusive, ``end`` exclusive, ``seconds`` back from now; a filter
+    it cannot read is a 400."""
+    api = frozen_api
+    r = await api.post("/api/v3/checks/", json={"name": "flippy", "timeout": 3600},
+                       headers=_key(team))
+    uuid, ping = r.json()["uuid"], "/" + r.json()["ping_url"].split("/", 3)[3]
+    up_at = clock.now()  # 2026-11-30 12:00:00 UTC
+    await api.get(ping)
+    clock.advance(600)
+    await api.get(f"{ping}/fail")
+    clock.advance(600)
+    await api.get(ping)
+    url = f"/api/v3/checks/{uuid}/flips/"
+
+    async def flips(query: str = "") -> list[tuple[str, int]]:
+        answer = await api.get(url + query, headers=_key(team))
+        assert answer.status_code == 200, answer.text
+        return [(f["timestamp"], f["up"]) for f in answer.json()["flips"]]
+
+    assert await flips() == [("2026-11-30T12:20:00+00:00", 1), ("2026-11-30T12:10:00+00:00", 0),
+                             ("2026-11-30T12:00:00+00:00", 1)]
+    start = int(up_at.timestamp())
+    assert [up for _, up in await flips(f"?start={start + 600}")] == [1, 0]  # inclusive
+    assert [up for _, up in await flips(f"?end={start + 600}")] == [1]  # exclusive
+    assert [up for _, up in await flips("?seconds=600")] == [1, 0]
+    assert len(await flips("?seconds=0")) == 3  # zero is no bound, as in healthchecks
+    assert len(await flips("?seconds=")) == 3
+    for bad in ("?start=abc", "?start=-123", "?start=12345678901234567890", "?start=",
+                "?end=1.5", "?seconds=-123", "?seconds=12345678901234567890",
+                "?seconds=abc"):
+        answer = await api.get(url + bad, headers=_key(team))
+        assert answer.status_code == 400, bad
+        assert answer.json()["error"].startswith(bad[1:].split("=")[0] + ":"), bad

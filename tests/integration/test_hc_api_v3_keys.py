@@ -46,7 +46,7 @@ async def test_read_keys_see_unique_keys_and_flips_never_ping_urls_or_pings(
     for ref in (unique, check["uuid"]):
         flips = await api.get(f"/api/v3/checks/{ref}/flips/", headers=_key(team, "read"))
         assert flips.status_code == 200
-        assert [f["up"] for f in flips.json()["flips"]] == [1, 0]
+        assert [f["up"] for f in flips.json()["flips"]] == [0, 1]  # newest first
     pings = await api.get(f"/api/v3/checks/{check['uuid']}/pings/", headers=_key(team, "read"))
     assert pings.status_code == 401 and pings.json() == {"error": "wrong api key"}
     body = await api.get(f"/api/v3/checks/{check['uuid']}/pings/1/body",
