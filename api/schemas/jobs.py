@@ -39,7 +39,8 @@ Headers = Annotated[dict[str, HeaderValue], Meta(
     description="header names to values (set by cronledger and refused: "
                 + ", ".join(jobdef.RESERVED_HEADERS) + ")",
     extra_json_schema={"propertyNames": {"pattern": jobdef.HEADER_NAME_PATTERN,
-                                         "maxLength": jobdef.MAX_HEADER_NAME}})]
+                                         "maxLength": jobdef.MAX_HEADER_NAME,
+                                         "not": {"pattern": any_case(*jobdef.RESERVED_HEADERS)}}})]
 Body = Annotated[str, Meta(max_length=jobdef.MAX_BODY,
                            description=f"text, at most {jobdef.MAX_BODY} bytes as UTF-8")]
 Method = Annotated[str, Meta(description="one of " + ", ".join(jobdef.METHODS)

@@ -278,6 +278,14 @@ def test_the_documents_patterns_are_the_servers_rules(doc: dict[str, Any]) -> No
     method = _pattern(schemas["RequestSpec"]["properties"]["method"])
     assert [bool(method.match(m)) for m in ("get", "DELETE", "", "FETCH")] == [
         True, True, True, False]
+    names = schemas["RequestSpec"]["properties"]["headers"]["propertyNames"]
+    token, reserved = _pattern(names), _pattern(names["not"])
+    for name in ("X-Team", "Host", "HOST", "content-length", "Idempotency-Key", "X-Host",
+                 "Hostname", "a b", "Transfer-Encoding", "x-cronledger-attempt"):
+        errors = FieldErrors()
+        jobdef._check_headers({name: "v"}, errors)  # noqa: SLF001 - the rule itself
+        allowed = bool(token.match(name)) and not reserved.match(name)
+        assert allowed == (not errors.items), name
     cursors = {p["name"]: p["schema"] for p in doc["paths"]["/v1/jobs"]["get"]["parameters"]}
     keyset = _pattern(next(s for s in cursors["cursor"].get("anyOf", [cursors["cursor"]])
                            if "pattern" in s))
