@@ -24,22 +24,29 @@ MIN_REALERT_SECONDS = 60
 MAX_REALERT_SECONDS = 30 * 86400
 
 
-def normalize_channels(value: Any, errors: FieldErrors) -> list[uuid.UUID]:
-    """Channel ids, de-duplicated in order (their team is checked by the command); problems go
-    to ``errors`` as ``channels`` / ``channels.<i>``. Shared by jobs and monitors."""
-    if not isinstance(value, list | tuple) or len(value) > MAX_CHANNELS:
-        errors.add("channels", f"must be a list of at most {MAX_CHANNELS} channel ids")
+def _unique_ids(value: Any, errors: FieldErrors, field: str, limit: int,
+                what: str) -> list[uuid.UUID]:
+    """A list of at most ``limit`` ids of ``what``, de-duplicated in order; problems go to
+    ``errors`` as ``field`` / ``field.<i>``."""
+    if not isinstance(value, list | tuple) or len(value) > limit:
+        errors.add(field, f"must be a list of at most {limit} {what} ids")
         return []
     out: list[uuid.UUID] = []
     for i, item in enumerate(value):
         try:
-            channel = item if isinstance(item, uuid.UUID) else uuid.UUID(str(item))
+            one = item if isinstance(item, uuid.UUID) else uuid.UUID(str(item))
         except ValueError:
-            errors.add(f"channels.{i}", "is not a channel id")
+            errors.add(f"{field}.{i}", f"is not a {what} id")
             continue
-        if channel not in out:
-            out.append(channel)
+        if one not in out:
+            out.append(one)
     return out
+
+
+def normalize_channels(value: Any, errors: FieldErrors) -> list[uuid.UUID]:
+    """Channel ids, de-duplicated in order (their team is checked by the command); problems go
+    to ``errors`` as ``channels`` / ``channels.<i>``. Shared by jobs and monitors."""
+    return _unique_ids(value, errors, "channels", MAX_CHANNELS, "channel")
 
 
 def normalize_depends_on(value: Any, errors: FieldErrors) -> list[uuid.UUID]:
@@ -49,20 +56,7 @@ def normalize_depends_on(value: Any, errors: FieldErrors) -> list[uuid.UUID]:
     ``errors`` as ``depends_on`` / ``depends_on.<i>``. Shared by jobs and monitors."""
     if value is None:
         return []
-    if not isinstance(value, list | tuple) or len(value) > MAX_DEPENDS_ON:
-        errors.add("depends_on", f"must be a list of at most {MAX_DEPENDS_ON} monitor or job "
-                                 "ids")
-        return []
-    out: list[uuid.UUID] = []
-    for i, item in enumerate(value):
-        try:
-            parent = item if isinstance(item, uuid.UUID) else uuid.UUID(str(item))
-        except ValueError:
-            errors.add(f"depends_on.{i}", "is not a monitor or job id")
-            continue
-        if parent not in out:
-            out.append(parent)
-    return out
+    return _unique_ids(value, errors, "depends_on", MAX_DEPENDS_ON, "monitor or job")
 
 
 def normalize_realert(value: Any, errors: FieldErrors) -> int | None:
