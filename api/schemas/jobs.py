@@ -137,7 +137,21 @@ class RetryPatch(Struct, forbid_unknown_fields=True):
     max_delay_seconds: Delay | UnsetType = UNSET
 
 
-class JobPatch(Struct, forbid_unknown_fields=True):
+class JobRulesPatch(Struct, forbid_unknown_fields=True):
+    """A job's alert rules, each optional (absent: unchanged): the shared part of
+    :class:`JobPatch` and of a simulation's proposed changes
+    (:class:`api.schemas.ledger.JobChanges`)."""
+
+    alert_after_failures: AlertAfter | UnsetType = UNSET
+    recover_after_successes: AlertAfter | UnsetType = UNSET
+    realert_every: RealertSeconds | RealertText | None | UnsetType = UNSET
+    alert_on: AlertOn | UnsetType = UNSET
+    depends_on: DependsOn | UnsetType = UNSET
+    min_duration: RunBound | UnsetType = UNSET
+    max_duration: RunBound | UnsetType = UNSET
+
+
+class JobPatch(JobRulesPatch, forbid_unknown_fields=True):
     """Body of ``PATCH /v1/jobs/{id}``: only the fields given change; ``version`` (optional)
     makes the update conditional on the job's current version (409 otherwise).
     ``success_statuses: null`` restores "any 2xx"; ``signing_secret: null`` stops signing."""
@@ -151,13 +165,6 @@ class JobPatch(Struct, forbid_unknown_fields=True):
     overlap: Overlap | UnsetType = UNSET
     catchup: Catchup | UnsetType = UNSET
     channels: Channels | UnsetType = UNSET
-    alert_after_failures: AlertAfter | UnsetType = UNSET
-    recover_after_successes: AlertAfter | UnsetType = UNSET
-    realert_every: RealertSeconds | RealertText | None | UnsetType = UNSET
-    alert_on: AlertOn | UnsetType = UNSET
-    depends_on: DependsOn | UnsetType = UNSET
-    min_duration: RunBound | UnsetType = UNSET
-    max_duration: RunBound | UnsetType = UNSET
     tags: Tags | UnsetType = UNSET
     paused: bool | UnsetType = UNSET
     success_statuses: SuccessStatuses | None | UnsetType = UNSET

@@ -12,15 +12,13 @@ from msgspec import UNSET, Meta, Struct, UnsetType
 
 from api.schemas.common import (
     DependsOn,
-    RealertSeconds,
-    RealertText,
     RepeatingSchedule,
     RunBound,
     Schedule,
     Zone,
     page_of,
 )
-from api.schemas.jobs import AlertOn
+from api.schemas.jobs import JobRulesPatch
 from api.schemas.maintenance import Comment, Seconds, Suppress
 from api.schemas.monitors import Grace, Keywords, PingMethods, Threshold
 from core.alerting import MAX_ALERT_AFTER
@@ -76,17 +74,10 @@ class MonitorChanges(Struct, forbid_unknown_fields=True):
     recorded_maintenance: RecordedMaintenance | UnsetType = UNSET
 
 
-class JobChanges(Struct, forbid_unknown_fields=True):
+class JobChanges(JobRulesPatch, forbid_unknown_fields=True):
     """Proposed job alert rules: the fields given replace the recorded ones (``min_duration``
     / ``max_duration``: docs/notifications.md, *Run-time bounds of jobs*)."""
 
-    alert_after_failures: AlertAfter | UnsetType = UNSET
-    recover_after_successes: AlertAfter | UnsetType = UNSET
-    realert_every: RealertSeconds | RealertText | None | UnsetType = UNSET
-    alert_on: AlertOn | UnsetType = UNSET
-    min_duration: RunBound | UnsetType = UNSET
-    max_duration: RunBound | UnsetType = UNSET
-    depends_on: DependsOn | UnsetType = UNSET
     maintenance: ProposedWindows | UnsetType = UNSET
     recorded_maintenance: RecordedMaintenance | UnsetType = UNSET
 
