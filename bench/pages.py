@@ -376,7 +376,7 @@ async def existing(dsn: str) -> dict[str, Any]:
     await seed_alerts(dsn, record["team_id"], datetime.now(UTC))
     return {"key": key, "team_id": record["team_id"], "job": jobs[len(jobs) // 2]["id"],
             "monitor": monitors[len(monitors) // 2]["id"], "runs": runs["n"],
-            "pings": pings["n"]}
+            "pings": pings["n"], "jobs": len(jobs), "monitors": len(monitors)}
 
 
 Route = tuple[str, str]  # (label, path)
@@ -696,7 +696,8 @@ def main() -> int:
         live_rows = [] if args.smoke or args.no_live else asyncio.run(
             time_live(dsn, ids["key"], ids["team_id"], ids["monitor"]))
     what = "reused" if args.reuse else "seeded"
-    print(f"\n{args.jobs:,} jobs, {ids['runs']:,} runs, {args.monitors:,} monitors "
+    # what the database holds (with --reuse, not the --jobs and --monitors defaults)
+    print(f"\n{ids['jobs']:,} jobs, {ids['runs']:,} runs, {ids['monitors']:,} monitors "
           f"({ids['pings']:,} pings over 30 days), one team; {what} in {seconds:.0f} s\n")
     print(table(pages, page_label="page (HTML + its CSS/JS)"))
     print()

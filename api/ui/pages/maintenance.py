@@ -3,13 +3,16 @@ that makes one (one-off or recurring), a window's edit form and **End** (the API
 a window is ended, never erased; docs/ledger.md, *Maintenance windows*).
 
 The same commands as ``/v1/maintenance`` (:mod:`core.maintenance.commands`); jobs and monitors
-are picked by name. Instants in the form are UTC (``datetime-local`` fields, or RFC 3339 with
-an offset).
+are picked by name: the first :data:`CHOICES` of each are listed, a team with more gets a
+**More jobs, by name** (**More monitors, by name**) field, a name per line, and a window's own
+jobs and monitors are always listed, ticked, so that saving its form keeps them. Instants in
+the form are UTC (``datetime-local`` fields, or RFC 3339 with an offset).
 """
 
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -24,7 +27,8 @@ from api.ui.flash import redirect_with
 from api.ui.formerrors import field_errors
 from api.ui.render import page
 from api.ui.tagfield import parse_tags, tags_text
-from core.errors import ConcurrencyConflict, Conflict, InvalidInput
+from core.dependencies import parent_names, parents_by_name
+from core.errors import ConcurrencyConflict, Conflict, FieldError, InvalidInput
 from core.jobs.queries import list_jobs
 from core.maintenance.commands import create_window, end_window, update_window
 from core.maintenance.definition import MAX_COMMENT, SUPPRESS
@@ -32,7 +36,8 @@ from core.maintenance.queries import get_window, list_windows
 from core.monitors.queries import list_monitors
 
 PAGE_SIZE = 50
-CHOICES = 200  # jobs and monitors offered by name (others: by tag)
+CHOICES = 200  # jobs and monitors listed by name (others: named in a field, or by tag)
+KINDS = ("job", "monitor")  # what a window names: its form's fields "jobs" and "monitors"
 
 
 def _instant(text: str) -> str | None:
@@ -88,15 +93,84 @@ def _texts(form: dict[str, Any]) -> dict[str, Any]:
     texts = {k: str(form.get(k) or "") for k in (
         "from", "to", "schedule", "timezone", "duration_seconds", "tags", "suppress",
         "comment", "version")}
-    texts.update({"jobs": _ids(form.get("jobs")), "monitors": _ids(form.get("monitors"))})
+    texts.update({"jobs": _ids(form.get("jobs")), "monitors": _ids(form.get("monitors")),
+                  "more_jobs": str(form.get("more_jobs") or ""),
+                  "more_monitors": str(form.get("more_monitors") or "")})
     return texts
 
 
-async def _choices(pool: Any, viewer: Viewer) -> dict[str, Any]:
-    jobs = await list_jobs(pool, viewer.actor, limit=CHOICES, after=None)
-    monitors = await list_monitors(pool, viewer.actor, limit=CHOICES, after=None)
-    return {"job_choices": [{"id": str(j["id"]), "name": j["name"]} for j in jobs],
-            "monitor_choices": [{"id": str(m["id"]), "name": m["name"]} for m in monitors]}
+def _is_uuid(text: str) -> bool:
+    try:
+        uuid.UUID(text)
+    except ValueError:
+        return False
+    return True
+
+
+@dataclass(frozen=True)
+class Choices:
+    """What a window form's job (or monitor) picker offers: ``items`` (``{"id", "name"}``;
+    ``name`` ``None``: deleted or unknown) and whether the team has more than it lists
+    (``more``: the form then takes others by name, :func:`more_named`)."""
+
+    items: list[dict[str, Any]]
+    more: bool
+
+
+async def _choices(pool: Any, viewer: Viewer, values: dict[str, Any]) -> dict[str, Choices]:
+    """``{"job_choices", "monitor_choices"}``: the team's first :data:`CHOICES` live jobs and
+    monitors (creation order) and, after them, each id of ``values["jobs"]`` /
+    ``values["monitors"]`` that is not among them, named (deleted ones too)."""
+    rows = {"job": await list_jobs(pool, viewer.actor, limit=CHOICES + 1, after=None),
+            "monitor": await list_monitors(pool, viewer.actor, limit=CHOICES + 1, after=None)}
+    listed = {kind: [{"id": str(r["id"]), "name": r["name"]} for r in rows[kind][:CHOICES]]
+              for kind in KINDS}
+    rest = {kind: [i for i in dict.fromkeys(values.get(kind + "s") or [])
+                   if i not in {c["id"] for c in listed[kind]}] for kind in KINDS}
+    named = await parent_names(pool, viewer.actor.team_id,
+                               [uuid.UUID(i) for kind in KINDS for i in rest[kind]
+                                if _is_uuid(i)])
+    out = {}
+    for kind in KINDS:
+        for i in rest[kind]:
+            row = named.get(uuid.UUID(i)) if _is_uuid(i) else None
+            listed[kind].append({"id": i, "name": row["name"] if row is not None
+                                 and row["kind"] == kind else None})
+        out[f"{kind}_choices"] = Choices(listed[kind], len(rows[kind]) > CHOICES)
+    return out
+
+
+async def more_named(pool: Any, viewer: Viewer, form: dict[str, Any]
+                     ) -> tuple[dict[str, list[str]], list[FieldError]]:
+    """The jobs and monitors a form names beyond the :data:`CHOICES` it lists (the fields
+    ``more_jobs`` and ``more_monitors``: names, one per line): ``{"jobs": [id], "monitors":
+    [id]}``, and a problem (at ``jobs`` or ``monitors``) for each name that is no live job
+    (monitor) of the team."""
+    names = {kind: [n.strip() for n in str(form.get(f"more_{kind}s") or "").splitlines()
+                    if n.strip()] for kind in KINDS}
+    rows = await parents_by_name(pool, viewer.actor.team_id,
+                                 [n for kind in KINDS for n in names[kind]])
+    found = {(r["kind"], r["name"]): str(r["id"]) for r in rows}
+    ids = {f"{kind}s": [found[kind, n] for n in names[kind] if (kind, n) in found]
+           for kind in KINDS}
+    problems = [FieldError(f"{kind}s", f"no {kind} named {n!r} in this team")
+                for kind in KINDS for n in names[kind] if (kind, n) not in found]
+    return ids, problems
+
+
+async def _parse(pool: Any, viewer: Viewer, form: dict[str, Any]) -> dict[str, Any]:
+    """:func:`parse` with the jobs and monitors named beyond the lists (:func:`more_named`).
+
+    Raises:
+        InvalidInput: a name that is no live job or monitor of the team (at the field).
+    """
+    fields = parse(form)
+    named, problems = await more_named(pool, viewer, form)
+    if problems:
+        raise InvalidInput(f"{problems[0].field}: {problems[0].message}", problems)
+    for field, ids in named.items():
+        fields[field] = list(dict.fromkeys([*fields[field], *ids]))
+    return fields
 
 
 async def _page(request: Request[Any, Any, Any], viewer: Viewer, cursor: str | None = None, *,
@@ -108,13 +182,14 @@ async def _page(request: Request[Any, Any, Any], viewer: Viewer, cursor: str | N
     more = len(rows) > PAGE_SIZE
     rows = rows[:PAGE_SIZE]
     next_cursor = encode_cursor(rows[-1]["created_at"], rows[-1]["id"]) if more else None
-    choices = await _choices(pool, viewer)
-    names = {c["id"]: c["name"] for c in [*choices["job_choices"],
-                                           *choices["monitor_choices"]]}
+    values = values or {"suppress": "alerts", "jobs": [], "monitors": []}
+    choices = await _choices(pool, viewer, values)
+    covered = await parent_names(pool, viewer.actor.team_id,
+                                 [i for w in rows for i in [*w["jobs"], *w["monitors"]]])
+    names = {str(i): row["name"] for i, row in covered.items()}
     return page(request, viewer, "maintenance.html", "Maintenance", section="maintenance",
                 status_code=status, windows=rows, next_cursor=next_cursor, cursor=cursor,
-                names=names, values=values or {"suppress": "alerts", "jobs": [],
-                                               "monitors": []},
+                names=names, values=values,
                 errors=errors or {}, detail=detail, suppress=SUPPRESS,
                 max_comment=MAX_COMMENT, window=None, **choices)
 
@@ -130,7 +205,8 @@ async def maintenance_create(request: Request[Any, Any, Any], viewer: ViewerDep,
                              pool: PoolDep) -> Response[Any]:
     form = await checked_form(request, viewer)
     try:
-        await create_window(pool, viewer.actor, parse(form), request.app.state.clock.now())
+        await create_window(pool, viewer.actor, await _parse(pool, viewer, form),
+                            request.app.state.clock.now())
     except InvalidInput as exc:
         return await _page(request, viewer, status=422, values=_texts(form),
                            errors=field_errors(exc, parse_tags(str(form.get("tags") or ""))),
@@ -144,7 +220,7 @@ async def _edit_page(request: Request[Any, Any, Any], viewer: Viewer, row: dict[
     return page(request, viewer, "maintenance_form.html", "Edit maintenance window",
                 section="maintenance", status_code=status, window=row, values=values,
                 errors=errors or {}, detail=detail, suppress=SUPPRESS, max_comment=MAX_COMMENT,
-                **await _choices(request.app.state.pool, viewer))
+                **await _choices(request.app.state.pool, viewer, values))
 
 
 @get("/ui/maintenance/{window_id:uuid}/edit", name="maintenance_edit")
@@ -163,7 +239,7 @@ async def maintenance_save(request: Request[Any, Any, Any], viewer: ViewerDep, p
     row = await get_window(pool, viewer.actor.team_id, window_id)
     version = str(form.get("version") or "")
     try:
-        await update_window(pool, viewer.actor, window_id, parse(form),
+        await update_window(pool, viewer.actor, window_id, await _parse(pool, viewer, form),
                             request.app.state.clock.now(),
                             int(version) if version.isdigit() else None)
     except InvalidInput as exc:
