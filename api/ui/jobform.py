@@ -164,7 +164,9 @@ def form_texts(form: dict[str, Any]) -> dict[str, Any]:
 
 def errors_by_field(errors: list[FieldError]) -> tuple[dict[str, list[str]], list[str]]:
     """``({form field: [messages]}, [messages of no form field])``: an error on
-    ``request.headers.X-Foo`` is shown at ``request.headers`` as ``X-Foo: <message>``."""
+    ``request.headers.X-Foo`` is shown at ``request.headers`` as ``X-Foo: <message>``; one on
+    ``depends_on.<i>`` at ``depends_on`` as the message alone (it names the parent, and the
+    field's lines are names, not positions), as the monitor form shows it."""
     by_field: dict[str, list[str]] = {}
     other: list[str] = []
     for error in errors:
@@ -176,6 +178,8 @@ def errors_by_field(errors: list[FieldError]) -> tuple[dict[str, list[str]], lis
             other.append(f"{error.field}: {error.message}")
             continue
         rest = error.field[len(target):].removeprefix(".")
+        if target == "depends_on" and rest.isdigit():
+            rest = ""
         by_field.setdefault(target, []).append(f"{rest}: {error.message}" if rest
                                                else error.message)
     return by_field, other

@@ -157,3 +157,71 @@ async def test_the_alerts_of_a_monitor_newest_first_and_one_explained(
     await page.get_by_role("link", name="monitor backup").click()
     await expect(page.get_by_role("heading", level=1)).to_have_text("backup")
     await context.close()
+
+
+async def test_depends_on_is_picked_by_name_and_a_cycle_is_refused_at_the_field(
+        browser: Browser, site: str, keys: dict[str, Any],  # noqa: F811
+        fresh_pool: AsyncConnectionPool, clock: FrozenClock) -> None:
+    actor = Actor(team_id=keys["team_id"])
+    auth = {"Authorization": f"Bearer {keys['write']}"}
+    async with httpx.AsyncClient(base_url=site, headers=auth) as api:
+        router = (await api.post("/v1/monitors", json={"name": "router",
+                                                       "schedule": "5m"})).json()
+    job_id = await create_job(fresh_pool, actor, {
+        "name": "nightly export", "schedule": "0 2 * * *",
+        "request": {"url": "https://example.com/export"}}, clock.now())
+    context = await browser.new_context()
+    page = await context.new_page()
+    await _sign_in(page, site, keys["write"])
+    # a monitor's form: its parents by name, a monitor's and a job's
+    await page.goto(f"{site}/ui/monitors/new")
+    await page.get_by_label("Name").fill("backup")
+    await page.get_by_label("Schedule").fill("1h")
+    await page.get_by_label("Depends on").fill("router\nnobody")
+    await page.get_by_role("button", name="Create monitor").click()
+    await expect(page.locator("#depends_on-error")).to_have_text(
+        "no monitor or job named 'nobody' in this team")
+    await expect(page.get_by_label("Depends on")).to_have_value("router\nnobody")
+    await page.get_by_label("Depends on").fill("router\nnightly export")
+    await page.get_by_role("button", name="Create monitor").click()
+    await expect(page.get_by_role("heading", level=1)).to_have_text("backup")
+    held = page.get_by_role("definition").filter(has_text="held while")
+    await expect(held).to_contain_text("held while monitor router or job nightly export is down")
+    await expect(held.get_by_role("link", name="monitor router")).to_have_attribute(
+        "href", f"/ui/monitors/{router['id']}")
+    await expect(held.get_by_role("link", name="job nightly export")).to_have_attribute(
+        "href", f"/ui/jobs/{job_id}")
+    backup_id = page.url.rsplit("/", 1)[1]
+    async with fresh_pool.connection() as conn:
+        cur = await conn.execute("SELECT depends_on FROM monitors WHERE id = %s", (backup_id,))
+        assert [str(p) for p in (await cur.fetchone())["depends_on"]] == [  # type: ignore[index]
+            router["id"], str(job_id)]
+    await page.get_by_role("link", name="Edit").click()
+    await expect(page.get_by_label("Depends on")).to_have_value("router\nnightly export")
+
+    # the router made to depend on backup: the core's cycle message at the monitor's field
+    await page.goto(f"{site}/ui/monitors/{router['id']}/edit")
+    await page.get_by_label("Depends on").fill("backup")
+    await page.get_by_role("button", name="Save").click()
+    await expect(page.locator("#depends_on-error")).to_have_text(
+        "would make a cycle: monitor 'router' -> monitor 'backup' -> monitor 'router'")
+    await expect(page.get_by_label("Depends on")).to_have_attribute("aria-invalid", "true")
+    await expect(page.get_by_label("Depends on")).to_have_value("backup")
+
+    # a job's form: a cycle through the monitor, then a parent by name, saved and shown
+    await page.goto(f"{site}/ui/jobs/{job_id}/edit")
+    await page.get_by_label("Depends on").fill("backup")
+    await page.get_by_role("button", name="Save").click()
+    await expect(page.locator("#err-depends_on")).to_have_text(
+        "would make a cycle: job 'nightly export' -> monitor 'backup' -> job 'nightly export'")
+    await expect(page.get_by_label("Depends on")).to_have_attribute("aria-invalid", "true")
+    await page.get_by_label("Depends on").fill("router")
+    await page.get_by_role("button", name="Save").click()
+    await expect(page.get_by_role("status", name="Notice")).to_contain_text("saved")
+    held = page.get_by_role("definition").filter(has_text="held while")
+    await expect(held).to_contain_text("held while monitor router is down")
+    await held.get_by_role("link", name="monitor router").click()
+    await expect(page.get_by_role("heading", level=1)).to_have_text("router")
+    job = await get_job(fresh_pool, actor, job_id)
+    assert [str(p) for p in job["depends_on"]] == [router["id"]]
+    await context.close()
