@@ -1,23 +1,35 @@
-"""What every stream's commands share: fold a stream's events with its ``evolve``, and append
-decided changes after the state they were decided on.
+"""What every stream's commands share: lock the stream's read row, fold, decide, append, and
+write the read row, in the caller's transaction.
 
-A command locks its stream's row (its own ``_lock``), decides the changes from that state (a
-pure function: :mod:`core.jobs.decide`, :mod:`core.monitors.decide`), and hands them to
-:func:`append_changes`,
-which numbers them after the state's version, folds them onto it with the stream's ``evolve``
-and appends them; the command then writes the new state to its inline row, in the same
-transaction (docs/architecture.md, *Invariants*: a state change and its event commit together).
+Each stream type that commands change (``job``, ``monitor``, ``channel``, ``maintenance``)
+describes itself once as a :class:`StreamKind`: its locked read row (``from_row``), its fold
+step (``evolve``) and how its read row is written (``write``). A command then:
+
+1. :func:`lock` takes the row (``FOR UPDATE``) and checks the version the caller expects;
+2. asks the stream's pure ``decide`` (:mod:`core.jobs.decide`, :mod:`core.monitors.decide`,
+   :mod:`core.channels.decide`, :mod:`core.maintenance.decide`) for the changes;
+3. :func:`append` numbers them after the state's version, folds them onto it, appends them
+   and writes the read row: the state change and its events commit together
+   (docs/architecture.md, *Invariants*).
+
+:func:`execute` is the three steps at once; a command that has database checks of its own
+between deciding and appending (the channels a job lists, a window's subjects) calls
+:func:`lock` and :func:`append` around them.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 import psycopg
 
+from core.actor import Actor
+from core.db import team_row
+from core.errors import ConcurrencyConflict
 from core.events import NewEvent, append_events, stream_events
 
 
@@ -29,11 +41,38 @@ class Versioned(Protocol):
 
 
 State = TypeVar("State", bound=Versioned)
+Command = TypeVar("Command")
 Change = tuple[str, dict[str, Any]]  # what a decide returns: (event_type, data), in order
 # A stream's fold step: the state before (None for a new stream) and one event as read from
 # the log (``event_type``, ``data``, ``stream_id``, ``team_id``, ``stream_version``,
 # ``occurred_at``) give the state after.
 Evolve = Callable[[State | None, Mapping[str, Any]], State]
+# Writes the read row of the state after a command (with the state before it, None for a new
+# stream, and the command's instant) in the caller's transaction; returns the state written
+# (a stream may derive columns at the instant, as a monitor's next alert).
+Write = Callable[[psycopg.AsyncConnection, State | None, State, datetime], Awaitable[State]]
+
+
+@dataclass(frozen=True, slots=True)
+class StreamKind(Generic[State]):
+    """One stream type as its commands handle it.
+
+    Attributes:
+        stream_type: the events' ``stream_type`` (``job``, ``maintenance`` …).
+        noun: its name in errors (``job``, ``maintenance window`` …).
+        lock_query: the statement (``Q[<name>]``, core/sql/) that reads the read row
+            ``FOR UPDATE`` by ``id`` and ``team_id``.
+        from_row: the state in that row.
+        evolve: the fold step.
+        write: writes the read row (:data:`Write`).
+    """
+
+    stream_type: str
+    noun: str
+    lock_query: str
+    from_row: Callable[[Mapping[str, Any]], State]
+    evolve: Evolve[State]
+    write: Write[State]
 
 
 def fold(evolve: Evolve[State], events: Iterable[Mapping[str, Any]],
@@ -52,20 +91,66 @@ def as_read(event: NewEvent) -> dict[str, Any]:
             "occurred_at": event.occurred_at}
 
 
-async def append_changes(
-    conn: psycopg.AsyncConnection, evolve: Evolve[State], stream_type: str, stream_id: uuid.UUID,
-    team_id: uuid.UUID, before: State | None, changes: Sequence[Change],
-    now: datetime, metadata: dict[str, Any],
+async def lock(conn: psycopg.AsyncConnection, kind: StreamKind[State], actor: Actor,
+               stream_id: uuid.UUID, expected_version: int | None = None) -> State:
+    """The stream's state, its read row locked until the caller's transaction ends.
+
+    Raises:
+        NotFound: no such stream for the actor's team (or it was deleted).
+        ConcurrencyConflict: ``expected_version`` is given and is not the current version.
+    """
+    row = await team_row(conn, kind.lock_query, kind.noun, stream_id, actor.team_id)
+    state = kind.from_row(row)
+    if expected_version is not None and expected_version != state.version:
+        raise ConcurrencyConflict(f"{kind.noun} {stream_id} is at version {state.version}, "
+                                  f"not {expected_version}")
+    return state
+
+
+async def append(
+    conn: psycopg.AsyncConnection, kind: StreamKind[State], actor: Actor,
+    stream_id: uuid.UUID, before: State | None, changes: Sequence[Change], now: datetime,
+    amend: Callable[[State], State] | None = None,
 ) -> State:
-    """Append ``changes`` (``(event_type, data)`` pairs, at least one) to the stream after
-    ``before``'s version, in the caller's transaction; returns the state they lead to.
+    """Append ``changes`` (``(event_type, data)`` pairs, at least one) after ``before``'s
+    version and write the read row of the state they lead to, in the caller's transaction.
+
+    Args:
+        amend: columns of the read row that no event carries (a channel's sealed secrets),
+            set on the folded state before it is written.
+
+    Returns:
+        The state written.
 
     Raises:
         ConcurrencyConflict: another writer appended at those versions first.
     """
-    events = stream_events(stream_type, stream_id, team_id, before.version if before else 0,
-                           now, changes, metadata)
-    state = fold(evolve, map(as_read, events), before)
+    events = stream_events(kind.stream_type, stream_id, actor.team_id,
+                           before.version if before else 0, now, changes, actor.metadata())
+    state = fold(kind.evolve, map(as_read, events), before)
     assert state is not None, "no changes to append"
+    if amend is not None:
+        state = amend(state)
     await append_events(conn, events)
-    return state
+    return await kind.write(conn, before, state, now)
+
+
+async def execute(
+    conn: psycopg.AsyncConnection, kind: StreamKind[State], actor: Actor,
+    stream_id: uuid.UUID, decide: Callable[[State, Command], Sequence[Change] | None],
+    command: Command, now: datetime, expected_version: int | None = None,
+) -> tuple[State, State | None]:
+    """Lock the stream, decide ``command`` on its state and append what was decided.
+
+    Returns:
+        ``(before, after)``: ``after`` is ``None`` when ``decide`` decided nothing (an empty
+        list or ``None``), and nothing was written.
+
+    Raises:
+        NotFound, ConcurrencyConflict: as :func:`lock`; what ``decide`` raises.
+    """
+    before = await lock(conn, kind, actor, stream_id, expected_version)
+    changes = decide(before, command)
+    if not changes:
+        return before, None
+    return before, await append(conn, kind, actor, stream_id, before, changes, now)

@@ -15,11 +15,12 @@ Events of the ``channel`` stream (redacted, never a secret): ``channel.created``
 "kind", "config"}``, ``channel.updated`` ``{"changes"}``, ``channel.tested`` (the outcome of
 ``POST /v1/channels/{id}/test``, :mod:`core.notifications.probe`) and ``channel.deleted`` ``{}``.
 
-Modules: ``definition`` (validation), ``state`` (the row, a frozen ``ChannelState``),
-``commands`` (create, update, delete, re-seal: events and
-projection in one transaction), ``queries`` (reads, and the check of channel ids listed by jobs
-and monitors), ``sealing`` (the :class:`~core.channels.sealing.Sealer` and the channel's
-associated data). Delivering to a channel is :mod:`core.notifications`'.
+Modules: ``definition`` (validation), ``state`` (the row, a frozen ``ChannelState``, and its
+fold), ``decide`` (what a command decides, pure), ``commands`` (create, update, delete,
+re-seal: events and projection in one transaction), ``queries`` (reads, and the check of
+channel ids listed by jobs and monitors), ``sealing`` (the
+:class:`~core.channels.sealing.Sealer` and the channel's associated data). Delivering to a
+channel is :mod:`core.notifications`'.
 """
 
 # Goes away once the OpenAPI work on api/controllers/channels.py lands: that file calls

@@ -1,15 +1,17 @@
 """Channel commands: decide the event, append it and write ``channels``, one transaction.
 
-Each command (except create) locks the channel's row, validates the request with
-:mod:`core.channels.definition`, seals the secret fields (:mod:`core.channels.sealing`), writes
-the row with its new ``version`` and appends the ``channel.*`` event at the expected stream
-version (the event carries the redacted view, never a secret).
+Each command (except create) locks the channel's row, decides with
+:mod:`core.channels.decide` (validation by :mod:`core.channels.definition`), seals the secret
+fields (:mod:`core.channels.sealing`) and appends the ``channel.*`` event at the expected
+stream version, writing the row with it (:mod:`core.streams`, with :data:`CHANNEL`; the event
+carries the redacted view, never a secret).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import uuid
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
@@ -17,36 +19,49 @@ import psycopg
 from psycopg_pool import AsyncConnectionPool
 
 from core.actor import Actor
-from core.channels.definition import (
-    KIND_FIELDS,
-    REDACTED,
-    SECRET_FIELDS,
-    new_signing_secret,
-    normalize_channel,
+from core.channels.decide import (
+    CreateChannel,
+    Decision,
+    DeleteChannel,
+    UpdateChannel,
+    decide_create,
+    decide_delete,
+    decide_update,
+    refuse_foreign,
 )
+from core.channels.definition import new_signing_secret
 from core.channels.sealing import Sealer, SealError, channel_aad, seal_channel, unseal_channel
-from core.channels.state import ChannelState
-from core.db import team_row, transaction
-from core.errors import ConcurrencyConflict, Conflict, FieldError
+from core.channels.state import ChannelState, evolve
+from core.db import transaction
 from core.events import append_events, stream_events, to_json
 from core.queries import Q
+from core.streams import StreamKind, append, lock
 
 
-def _config(public: dict[str, Any]) -> dict[str, Any]:
-    """The ``config`` column: the public fields without ``name`` and ``kind``."""
-    return {k: v for k, v in public.items() if k not in ("name", "kind")}
-
-
-async def _lock(conn: psycopg.AsyncConnection, actor: Actor,
-                channel_id: uuid.UUID) -> ChannelState:
-    return ChannelState.from_row(
-        await team_row(conn, Q["channel_lock"], "channel", channel_id, actor.team_id))
-
-
-async def _write(conn: psycopg.AsyncConnection, channel: ChannelState) -> None:
+async def _write(conn: psycopg.AsyncConnection, before: ChannelState | None,
+                 channel: ChannelState, now: datetime) -> ChannelState:
+    """Write ``channels`` (:data:`core.streams.Write`): a deleted channel's row keeps its
+    foreign keys and loses its sealed secrets (``channel_delete``)."""
+    if channel.deleted_at is not None:
+        await conn.execute(Q["channel_delete"], {"id": channel.id, "now": now})
+        return channel
     # A taken name violates channels_team_name_key: core.db maps it to Conflict (409).
     await conn.execute(Q["channel_upsert"], {**channel.as_row(),
                                              "config": to_json(channel.config)})
+    return channel
+
+
+CHANNEL = StreamKind("channel", "channel", Q["channel_lock"], ChannelState.from_row, evolve,
+                     _write)
+
+
+def _sealed(sealer: Sealer, actor: Actor, channel_id: uuid.UUID,
+            decision: Decision) -> Callable[[ChannelState], ChannelState]:
+    """What the row holds that no event carries: the config (URLs redacted to scheme and
+    host) and the secret fields sealed."""
+    key_id, blob = seal_channel(sealer, actor.team_id, channel_id, decision.sealed)
+    return lambda state: dataclasses.replace(state, config=decision.config, key_id=key_id,
+                                             sealed=blob)
 
 
 async def create_channel(
@@ -62,21 +77,14 @@ async def create_channel(
     Raises:
         InvalidInput: bad fields. Conflict: the name is taken. Unavailable: no secret key.
     """
-    public, sealed = normalize_channel(fields)
+    decision = decide_create(CreateChannel(fields))
     generated = None
-    if public["kind"] == "webhook" and "signing_secret" not in sealed:
-        generated = sealed["signing_secret"] = new_signing_secret()
+    if decision.public["kind"] == "webhook" and "signing_secret" not in decision.sealed:
+        generated = decision.sealed["signing_secret"] = new_signing_secret()
     channel_id = uuid.uuid4()
-    key_id, blob = seal_channel(sealer, actor.team_id, channel_id, sealed)
-    channel = ChannelState(id=channel_id, team_id=actor.team_id, name=public["name"],
-                           kind=public["kind"], config=_config(public), key_id=key_id,
-                           sealed=blob, version=1, created_at=now, updated_at=now)
+    amend = _sealed(sealer, actor, channel_id, decision)
     async with transaction(pool) as conn:
-        await _write(conn, channel)
-        await append_events(conn, stream_events(
-            "channel", channel_id, actor.team_id, 0, now,
-            [("channel.created", {"name": public["name"], "kind": public["kind"],
-                                  "config": _config(public)})], actor.metadata()))
+        await append(conn, CHANNEL, actor, channel_id, None, decision.events, now, amend)
     return channel_id, generated
 
 
@@ -92,36 +100,13 @@ async def update_channel(
         ``expected_version`` is not current.
     """
     async with transaction(pool) as conn:
-        before = await _lock(conn, actor, channel_id)
-        if expected_version is not None and expected_version != before.version:
-            raise ConcurrencyConflict(f"channel {channel_id} is at version "
-                                      f"{before.version}, not {expected_version}")
-        # What the stored channel's kind forbids is a conflict with its state (409), not a
-        # bad body: the same body is right for a channel of another kind.
-        if fields.get("kind", before.kind) != before.kind:
-            raise Conflict("kind: cannot change; create a new channel instead",
-                           [FieldError("kind", "cannot change")])
-        foreign = sorted(k for k, v in fields.items() if v is not None
-                         and k not in ("name", "kind", *KIND_FIELDS[before.kind]))
-        if foreign:
-            raise Conflict(f"{', '.join(foreign)}: not a field of {before.kind} channels",
-                           [FieldError(k, f"is not a field of {before.kind} channels")
-                            for k in foreign])
-        current = {**before.config, **unseal_channel(sealer, before.as_row()),
-                   "name": before.name, "kind": before.kind}
-        public, sealed = normalize_channel({**current, **fields})
-        changes = {k: v for k, v in public.items()
-                   if before.config.get(k, getattr(before, k, None)) != v}
-        changes.update({k: REDACTED for k in SECRET_FIELDS if k in fields})
-        if not changes:
-            return
-        key_id, blob = seal_channel(sealer, actor.team_id, channel_id, sealed)
-        await _write(conn, dataclasses.replace(
-            before, name=public["name"], config=_config(public), key_id=key_id, sealed=blob,
-            version=before.version + 1, updated_at=now))
-        await append_events(conn, stream_events(
-            "channel", channel_id, actor.team_id, before.version, now,
-            [("channel.updated", {"changes": changes})], actor.metadata()))
+        before = await lock(conn, CHANNEL, actor, channel_id, expected_version)
+        refuse_foreign(before, fields)  # before the secrets are unsealed, as a 409
+        decision = decide_update(before, UpdateChannel(
+            fields, unseal_channel(sealer, before.as_row())))
+        if decision.events:
+            await append(conn, CHANNEL, actor, channel_id, before, decision.events, now,
+                         _sealed(sealer, actor, channel_id, decision))
 
 
 async def _cancel_notifications(
@@ -157,11 +142,9 @@ async def delete_channel(
         NotFound: no such channel.
     """
     async with transaction(pool) as conn:
-        before = await _lock(conn, actor, channel_id)
-        await conn.execute(Q["channel_delete"], {"id": channel_id, "now": now})
-        await append_events(conn, stream_events(
-            "channel", channel_id, actor.team_id, before.version, now,
-            [("channel.deleted", {})], actor.metadata()))
+        before = await lock(conn, CHANNEL, actor, channel_id)
+        await append(conn, CHANNEL, actor, channel_id, before,
+                     decide_delete(before, DeleteChannel()), now)
         return await _cancel_notifications(conn, channel_id, now)
 
 

@@ -1,8 +1,9 @@
 """Job commands: decide the events, append them, update the inline projections, one transaction.
 
 Each command locks the job's projection row, derives the events from the request and the current
-state, appends them with the expected stream version and writes ``jobs`` and ``due_jobs`` in the
-same transaction, then NOTIFYs the schedulers (delivered at commit).
+state (:mod:`core.jobs.decide`), appends them with the expected stream version and writes
+``jobs`` and ``due_jobs`` in the same transaction (:mod:`core.streams`, with :data:`JOB`), then
+NOTIFYs the schedulers (delivered at commit).
 """
 
 from __future__ import annotations
@@ -17,26 +18,29 @@ from psycopg_pool import AsyncConnectionPool
 from core.actor import Actor
 from core.channels.queries import check_new_channels
 from core.crypto import KeyRing
-from core.db import team_row, transaction
+from core.db import transaction
 from core.dependencies import check_depends_on, refuse_delete_with_dependents
-from core.errors import ConcurrencyConflict, Conflict
+from core.errors import Conflict
 from core.events import append_events, notify_wakeup, to_json
-from core.jobs.decide import broken_conflict, decide_pause, decide_update, next_fire
+from core.jobs.decide import (
+    DeleteJob,
+    PauseJob,
+    UpdateJob,
+    broken_conflict,
+    decide_delete,
+    decide_pause,
+    decide_update,
+    next_fire,
+)
 from core.jobs.definition import normalize_definition
 from core.jobs.state import JobState, evolve
 from core.queries import Q
 from core.runs import events as run_events
 from core.runs.events import new_run_id
 from core.secrets import set_signing_secret
-from core.streams import append_changes
+from core.streams import StreamKind, append, execute, lock
 
 _SCHEDULE_FIELDS = ("schedule", "timezone", "anchor_at")
-
-
-async def _lock(conn: psycopg.AsyncConnection, actor: Actor, job_id: uuid.UUID) -> JobState:
-    """Lock the job for a command: its ``jobs`` row, before anything touches its ``due_jobs``
-    row (the lock order of commands and claims: ``job_lock`` in core/sql/jobs.sql)."""
-    return JobState.from_row(await team_row(conn, Q["job_lock"], "job", job_id, actor.team_id))
 
 
 async def _sync_due(
@@ -65,20 +69,18 @@ async def _sync_due(
         await conn.execute(Q["due_job_set"], {"job_id": after.id, "due_at": due_at})
 
 
-async def _apply(
-    conn: psycopg.AsyncConnection,
-    actor: Actor,
-    before: JobState | None,
-    job_id: uuid.UUID,
-    changes: list[tuple[str, dict[str, Any]]],
-    now: datetime,
-) -> JobState:
-    state = await append_changes(conn, evolve, "job", job_id, actor.team_id, before, changes,
-                                 now, actor.metadata())
-    await conn.execute(Q["job_upsert"], state.upsert_params())
-    await _sync_due(conn, before, state, now)
+async def _write(conn: psycopg.AsyncConnection, before: JobState | None, after: JobState,
+                 now: datetime) -> JobState:
+    """Write ``jobs`` and keep ``due_jobs`` in step (:data:`core.streams.Write`)."""
+    await conn.execute(Q["job_upsert"], after.upsert_params())
+    await _sync_due(conn, before, after, now)
     await notify_wakeup(conn, "jobs")
-    return state
+    return after
+
+
+# The job stream for :mod:`core.streams`. ``job_lock`` (core/sql/jobs.sql) takes the ``jobs``
+# row before anything touches its ``due_jobs`` row: the lock order of commands and claims.
+JOB = StreamKind("job", "job", Q["job_lock"], JobState.from_row, evolve, _write)
 
 
 async def create_job(
@@ -106,7 +108,7 @@ async def create_job(
         if signing_secret is not None:
             await set_signing_secret(conn, keyring or KeyRing([]), actor.team_id, job_id,
                                      signing_secret, now)
-        await _apply(conn, actor, None, job_id, [("job.created", data)], now)
+        await append(conn, JOB, actor, job_id, None, [("job.created", data)], now)
     return job_id
 
 
@@ -134,12 +136,8 @@ async def update_job(
         Unavailable: a signing secret is given and no secret key is configured.
     """
     async with transaction(pool) as conn:
-        before = await _lock(conn, actor, job_id)
-        if expected_version is not None and expected_version != before.version:
-            raise ConcurrencyConflict(
-                f"job {job_id} is at version {before.version}, not {expected_version}"
-            )
-        update = decide_update(before, fields, now)
+        before = await lock(conn, JOB, actor, job_id, expected_version)
+        update = decide_update(before, UpdateJob(fields, now))
         await check_new_channels(conn, actor.team_id, update.definition["channels"],
                                  before.channels)
         await check_depends_on(conn, actor.team_id, job_id, update.definition["depends_on"],
@@ -148,7 +146,7 @@ async def update_job(
             await set_signing_secret(conn, keyring or KeyRing([]), actor.team_id, job_id,
                                      fields.get("signing_secret"), now)
         if update.events:
-            await _apply(conn, actor, before, job_id, update.events, now)
+            await append(conn, JOB, actor, job_id, before, update.events, now)
 
 
 async def set_paused(
@@ -169,10 +167,7 @@ async def set_paused(
             resuming a broken job whose definition still does not evaluate.
     """
     async with transaction(pool) as conn:
-        before = await _lock(conn, actor, job_id)
-        events = decide_pause(before, paused, now)
-        if events is not None:
-            await _apply(conn, actor, before, job_id, events, now)
+        await execute(conn, JOB, actor, job_id, decide_pause, PauseJob(paused, now), now)
 
 
 async def delete_job(
@@ -185,9 +180,9 @@ async def delete_job(
         Conflict: live monitors or jobs depend on it (``depends_on``).
     """
     async with transaction(pool) as conn:
-        before = await _lock(conn, actor, job_id)
+        before = await lock(conn, JOB, actor, job_id)
         await refuse_delete_with_dependents(conn, actor.team_id, job_id, "job")
-        await _apply(conn, actor, before, job_id, [("job.deleted", {})], now)
+        await append(conn, JOB, actor, job_id, before, decide_delete(before, DeleteJob()), now)
         await set_signing_secret(conn, KeyRing([]), actor.team_id, job_id, None, now)
         cur = await conn.execute(
             Q["run_cancel_queued"], {"job_id": job_id, "reason": "job deleted", "now": now}
@@ -210,7 +205,7 @@ async def trigger_job(
         Conflict: the job is completed or broken (docs/api.md).
     """
     async with transaction(pool) as conn:
-        job = await _lock(conn, actor, job_id)
+        job = await lock(conn, JOB, actor, job_id)
         if job.status == "completed":
             raise Conflict(f"job {job_id} is completed")
         if job.broken_at is not None:

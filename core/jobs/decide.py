@@ -1,14 +1,16 @@
 """What a job command decides, without the database: from the job's state (its locked
-``jobs`` row or its fold) and the command, the events to append.
+``jobs`` row or its fold) and the command (a frozen value: :class:`UpdateJob`,
+:class:`PauseJob`, :class:`DeleteJob`), the events to append.
 
-Pure functions of their arguments (the instant ``now`` is one, UTC), tested without
-PostgreSQL (``tests/unit/test_job_decide.py``); :mod:`core.jobs.commands` locks the row, asks
-here, does the few writes that are not events (a signing secret, the channel check), and
-appends what was decided (:func:`core.streams.append_changes`).
+Pure functions of their arguments (the instant ``now`` of a command is one, UTC), tested
+without PostgreSQL (``tests/unit/test_job_decide.py``); :mod:`core.jobs.commands` locks the
+row, asks here, does the few writes that are not events (a signing secret, the channel check),
+and appends what was decided (:mod:`core.streams`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -19,6 +21,28 @@ from core.jobs.state import JobState
 from core.schedule import cached_schedule, canonical_form, parse_schedule
 from core.stored import job_problem
 from core.streams import Change
+
+
+@dataclass(frozen=True, slots=True)
+class UpdateJob:
+    """``PATCH /v1/jobs/{id}``: ``fields``, the body (absent fields keep their value), at
+    ``now`` (UTC)."""
+
+    fields: Mapping[str, Any]
+    now: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class PauseJob:
+    """Pause (``paused``) or resume the job at ``now`` (UTC)."""
+
+    paused: bool
+    now: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteJob:
+    """Delete the job (its dependents are checked by the command, in the database)."""
 
 
 @dataclass(frozen=True)
@@ -44,7 +68,7 @@ def next_fire(state: JobState, now: datetime) -> datetime | None:
     return schedule.next_fire(now)
 
 
-def _merged(current: dict[str, Any], fields: dict[str, Any]) -> dict[str, Any]:
+def _merged(current: dict[str, Any], fields: Mapping[str, Any]) -> dict[str, Any]:
     """The definition ``current`` with the patch ``fields`` on it (``request`` and ``retry``
     merged key by key; a schedule given anew brings its own words, or none)."""
     merged = dict(current)
@@ -59,7 +83,7 @@ def _merged(current: dict[str, Any], fields: dict[str, Any]) -> dict[str, Any]:
 
 
 def _timing_changed(current: dict[str, Any], merged: dict[str, Any],
-                    fields: dict[str, Any]) -> bool:
+                    fields: Mapping[str, Any]) -> bool:
     """Whether the patch changes the schedule (in its canonical form) or the time zone."""
     return any(
         canonical_form(merged[k]) != current[k] if k == "schedule" else merged[k] != current[k]
@@ -80,7 +104,7 @@ def _status_events(before: JobState, paused: Any) -> list[Change]:
     return events
 
 
-def decide_update(before: JobState, fields: dict[str, Any], now: datetime) -> Update:
+def decide_update(before: JobState, command: UpdateJob) -> Update:
     """A partial update: fields absent from ``fields`` keep their value; ``request`` and
     ``retry`` are merged key by key; a schedule or time zone change re-anchors at ``now``; a
     ``signing_secret`` string sets the secret, ``None`` removes it; a broken job whose patched
@@ -89,6 +113,7 @@ def decide_update(before: JobState, fields: dict[str, Any], now: datetime) -> Up
     Raises:
         InvalidInput: the resulting definition is not acceptable.
     """
+    fields, now = command.fields, command.now
     current = before.definition()
     merged = _merged(current, fields)
     timing_changed = _timing_changed(current, merged, fields)
@@ -113,7 +138,7 @@ def broken_conflict(job: JobState) -> Conflict:
                     "with PATCH first")
 
 
-def decide_pause(before: JobState, paused: bool, now: datetime) -> list[Change] | None:
+def decide_pause(before: JobState, command: PauseJob) -> list[Change] | None:
     """Pause or resume: the events, or ``None`` when the job is already so (nothing to do).
 
     Resuming a broken job whose stored definition evaluates again repairs it.
@@ -122,6 +147,7 @@ def decide_pause(before: JobState, paused: bool, now: datetime) -> list[Change] 
         Conflict: the job is completed, or resuming a one-shot whose instant has passed, or
             resuming a broken job whose definition still does not evaluate.
     """
+    paused, now = command.paused, command.now
     if before.status == "completed":
         raise Conflict(f"job {before.id} is completed")
     target = "paused" if paused else "active"
@@ -140,3 +166,8 @@ def decide_pause(before: JobState, paused: bool, now: datetime) -> list[Change] 
     if before.status != target:
         events.insert(0, ("job.paused" if paused else "job.resumed", {}))
     return events
+
+
+def decide_delete(before: JobState, command: DeleteJob) -> list[Change]:
+    """Delete: ``job.deleted`` (a deleted job is not locked, so ``before`` is live)."""
+    return [("job.deleted", {})]

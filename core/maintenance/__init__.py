@@ -9,7 +9,8 @@ Each window is its own ``maintenance`` stream, folded into the ``maintenance_win
 
 Modules: :mod:`core.maintenance.definition` (validation), :mod:`core.maintenance.windows` (the
 rules: when a window is in effect, what it covers, when it closes; the one place of each),
-:mod:`core.maintenance.state` (the row, a frozen ``WindowState``),
+:mod:`core.maintenance.state` (the row, a frozen ``WindowState``, and its fold),
+:mod:`core.maintenance.decide` (what a command decides, pure),
 :mod:`core.maintenance.commands`, :mod:`core.maintenance.queries` and
 :mod:`core.maintenance.release` (the service that sends the one held alert when a window closes).
 """

@@ -1,14 +1,13 @@
 """Commands on maintenance windows: create, change, end early, and the monitor snooze.
 
-Each appends to the window's ``maintenance`` stream (:mod:`core.maintenance`) and writes the
-``maintenance_windows`` row in the same transaction, with the caller as actor, and wakes the
+Each decides with :mod:`core.maintenance.decide`, appends to the window's ``maintenance``
+stream (:mod:`core.maintenance`) and writes the ``maintenance_windows`` row in the same
+transaction (:mod:`core.streams`, with :data:`WINDOW`), with the caller as actor, and wakes the
 release service (``NOTIFY cronledger_maintenance``) so it sees a new closing instant.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import json
 import uuid
 from datetime import datetime, timedelta
 from typing import Any
@@ -18,11 +17,19 @@ from psycopg_pool import AsyncConnectionPool
 
 from core.actor import Actor
 from core.db import team_row, transaction
-from core.errors import ConcurrencyConflict, Conflict, FieldErrors
-from core.events import append_events, stream_events, to_json
-from core.maintenance.definition import FIELDS, normalize_window, snooze_seconds
-from core.maintenance.state import WindowState
+from core.errors import FieldErrors
+from core.maintenance.decide import (
+    CreateWindow,
+    EndWindow,
+    UpdateWindow,
+    decide_create,
+    decide_end,
+    decide_update,
+)
+from core.maintenance.definition import snooze_seconds
+from core.maintenance.state import WindowState, evolve
 from core.queries import Q
+from core.streams import StreamKind, append, execute, lock
 
 NOTIFY_CHANNEL = "cronledger_maintenance"  # the channel of maintenance_notify
 SNOOZE_COMMENT = "snooze"
@@ -47,27 +54,16 @@ async def _check_subjects(conn: psycopg.AsyncConnection, team_id: uuid.UUID,
     errors.raise_if_any()
 
 
-async def _lock(conn: psycopg.AsyncConnection, actor: Actor,
-                window_id: uuid.UUID) -> WindowState:
-    return WindowState.from_row(await team_row(conn, Q["maintenance_lock"],
-                                               "maintenance window", window_id, actor.team_id))
-
-
-async def _write(conn: psycopg.AsyncConnection, actor: Actor, kind: str, data: dict[str, Any],
-                 after: WindowState, now: datetime) -> None:
-    """Append ``kind`` after ``after``'s version and write ``after`` at the next one."""
-    await append_events(conn, stream_events("maintenance", after.id, actor.team_id,
-                                            after.version, now, [(kind, data)],
-                                            actor.metadata()))
-    await conn.execute(Q["maintenance_upsert"], {**after.upsert_params(),
-                                                 "version": after.version + 1,
-                                                 "updated_at": now})
+async def _write(conn: psycopg.AsyncConnection, before: WindowState | None,
+                 window: WindowState, now: datetime) -> WindowState:
+    """Write ``maintenance_windows`` and wake the release service (:data:`core.streams.Write`)."""
+    await conn.execute(Q["maintenance_upsert"], window.upsert_params())
     await conn.execute(Q["maintenance_notify"])
+    return window
 
 
-def _event_data(definition: dict[str, Any]) -> dict[str, Any]:
-    """A definition as an event carries it (JSON-ready: ids and instants as text)."""
-    return json.loads(to_json(definition))
+WINDOW = StreamKind("maintenance", "maintenance window", Q["maintenance_lock"],
+                    WindowState.from_row, evolve, _write)
 
 
 async def create_window(pool: AsyncConnectionPool, actor: Actor, fields: dict[str, Any],
@@ -78,12 +74,11 @@ async def create_window(pool: AsyncConnectionPool, actor: Actor, fields: dict[st
         InvalidInput: the definition is not acceptable, or names another team's (or an
             unknown, or a deleted) job or monitor.
     """
-    definition = normalize_window(fields, anchor=now)
+    decision = decide_create(CreateWindow(fields, now))
     window_id = uuid.uuid4()
     async with transaction(pool) as conn:
-        await _check_subjects(conn, actor.team_id, definition)
-        await _write(conn, actor, "maintenance.created", _event_data(definition),
-                     WindowState.created(window_id, actor.team_id, definition, now), now)
+        await _check_subjects(conn, actor.team_id, decision.definition)
+        await append(conn, WINDOW, actor, window_id, None, decision.events, now)
     return window_id
 
 
@@ -100,21 +95,12 @@ async def update_window(pool: AsyncConnectionPool, actor: Actor, window_id: uuid
         InvalidInput: the resulting definition is not acceptable.
     """
     async with transaction(pool) as conn:
-        window = await _lock(conn, actor, window_id)
-        if expected_version is not None and expected_version != window.version:
-            raise ConcurrencyConflict(f"maintenance window {window_id} is at version "
-                                      f"{window.version}, not {expected_version}")
-        if window.ended_at is not None:
-            raise Conflict(f"maintenance window {window_id} was ended; create a new one")
-        before = window.definition()
-        merged = {**before, **{k: v for k, v in fields.items() if k in FIELDS}}
-        definition = normalize_window(merged, anchor=window.created_at)
-        await _check_subjects(conn, actor.team_id, definition, held=before)
-        changes = {k: v for k, v in definition.items() if v != before[k]}
-        if not changes:
-            return
-        await _write(conn, actor, "maintenance.updated", {"changes": _event_data(changes)},
-                     window.with_definition(definition), now)
+        window = await lock(conn, WINDOW, actor, window_id, expected_version)
+        decision = decide_update(window, UpdateWindow(fields))
+        await _check_subjects(conn, actor.team_id, decision.definition,
+                              held=window.definition())
+        if decision.events:
+            await append(conn, WINDOW, actor, window_id, window, decision.events, now)
 
 
 async def end_window(pool: AsyncConnectionPool, actor: Actor, window_id: uuid.UUID,
@@ -126,11 +112,7 @@ async def end_window(pool: AsyncConnectionPool, actor: Actor, window_id: uuid.UU
         Conflict: it was ended already.
     """
     async with transaction(pool) as conn:
-        window = await _lock(conn, actor, window_id)
-        if window.ended_at is not None:
-            raise Conflict(f"maintenance window {window_id} was ended already")
-        await _write(conn, actor, "maintenance.ended", {"ended_at": now.isoformat()},
-                     dataclasses.replace(window, ended_at=now), now)
+        await execute(conn, WINDOW, actor, window_id, decide_end, EndWindow(now), now)
 
 
 async def snooze_monitor(pool: AsyncConnectionPool, actor: Actor, monitor_id: uuid.UUID,

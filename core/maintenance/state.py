@@ -1,9 +1,10 @@
 """A maintenance window's state: the frozen :class:`WindowState`, its ``maintenance_windows``
-row.
+row, and its fold (:func:`evolve`).
 
 The row is what the window's ``maintenance`` stream left (:mod:`core.maintenance`); the
-commands (:mod:`core.maintenance.commands`) read it locked, decide and write it back with the
-event. ``released_until`` is the release service's (:mod:`core.maintenance.release`).
+commands (:mod:`core.maintenance.commands`) read it locked, decide
+(:mod:`core.maintenance.decide`) and write it back with the event. ``released_until`` is the
+release service's (:mod:`core.maintenance.release`): no event sets it.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
+
+from core.coerce import instant
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -51,8 +54,8 @@ class WindowState:
     @classmethod
     def created(cls, window_id: uuid.UUID, team_id: uuid.UUID, definition: Mapping[str, Any],
                 now: datetime) -> WindowState:
-        """A new window of ``definition`` (:func:`core.maintenance.definition.normalize_window`),
-        created at ``now``, before its first event (version 0)."""
+        """A window of ``definition`` (:func:`core.maintenance.definition.normalize_window`)
+        that has no stream (a replay's proposed window), created at ``now`` (version 0)."""
         return cls(id=window_id, team_id=team_id, ended_at=None, released_until=None,
                    version=0, created_at=now, updated_at=now, **_columns(definition))
 
@@ -85,3 +88,43 @@ def _columns(definition: Mapping[str, Any]) -> dict[str, Any]:
             "jobs": list(definition["jobs"]), "monitors": list(definition["monitors"]),
             "tags": list(definition["tags"]), "suppress": definition["suppress"],
             "comment": definition["comment"]}
+
+
+def _definition_of(data: Mapping[str, Any]) -> dict[str, Any]:
+    """Definition fields as an event carries them (JSON: instants and ids as text) in the
+    canonical form of :func:`core.maintenance.definition.normalize_window`."""
+    out = dict(data)
+    for key in ("from", "to"):
+        if key in out:
+            out[key] = instant(out[key])
+    for key in ("jobs", "monitors"):
+        if key in out:
+            out[key] = [uuid.UUID(str(i)) for i in out[key]]
+    return out
+
+
+def evolve(state: WindowState | None, event: Mapping[str, Any]) -> WindowState:
+    """Apply one event (a row of ``events`` or an equivalent dict) to ``state``.
+
+    Raises:
+        ValueError: a stream not starting with ``maintenance.created``, an unknown event type.
+    """
+    kind, data = event["event_type"], event["data"]
+    at = instant(event["occurred_at"])
+    version = event["stream_version"]
+    if kind == "maintenance.created":
+        if state is not None:
+            raise ValueError("maintenance.created on an existing window")
+        return WindowState(id=event["stream_id"], team_id=event["team_id"], ended_at=None,
+                           released_until=None, version=version, created_at=at,
+                           updated_at=at, **_columns(_definition_of(data)))
+    if state is None:
+        raise ValueError(f"{kind} before maintenance.created")
+    if kind == "maintenance.updated":
+        definition = {**state.definition(), **_definition_of(data["changes"])}
+        return dataclasses.replace(state.with_definition(definition), version=version,
+                                   updated_at=at)
+    if kind == "maintenance.ended":
+        return dataclasses.replace(state, ended_at=instant(data["ended_at"]), version=version,
+                                   updated_at=at)
+    raise ValueError(f"unknown maintenance event {kind!r}")

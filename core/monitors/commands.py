@@ -2,7 +2,7 @@
 
 Each command locks the monitor's projection row, decides the events from the request and the
 current state (:mod:`core.monitors.decide`), appends them with the expected stream version
-(:func:`core.streams.append_changes`) and writes ``monitors`` in the same transaction. When
+and writes ``monitors`` in the same transaction (:mod:`core.streams`, with :data:`MONITOR`). When
 the next alert moves earlier the checker is woken (NOTIFY, delivered at commit). Pings are
 not commands: they take the single-statement path of :mod:`core.monitors.ping`.
 """
@@ -20,10 +20,18 @@ from psycopg_pool import AsyncConnectionPool
 from core.actor import Actor
 from core.channels.queries import check_new_channels
 from core.crypto import KeyRing
-from core.db import team_row, transaction
+from core.db import transaction
 from core.dependencies import check_depends_on, refuse_delete_with_dependents
-from core.errors import ConcurrencyConflict
-from core.monitors.decide import decide_pause, decide_update
+from core.monitors.decide import (
+    DeleteMonitor,
+    PauseMonitor,
+    RotateToken,
+    UpdateMonitor,
+    decide_delete,
+    decide_pause,
+    decide_rotate,
+    decide_update,
+)
 from core.monitors.definition import cached_schedule, normalize_definition
 from core.monitors.rules import timing
 from core.monitors.slugs import MAX_SLUG, slugify
@@ -32,25 +40,13 @@ from core.monitors.tokens import keep_token, kept, new_token
 from core.notifications.outbox import forget_monitor_alert, reschedule_monitor_realert
 from core.queries import Q
 from core.stored import schedule_problem
-from core.streams import append_changes
+from core.streams import StreamKind, append, execute, lock
 
 
-async def _lock(conn: psycopg.AsyncConnection, actor: Actor,
-                monitor_id: uuid.UUID) -> MonitorState:
-    return MonitorState.from_row(
-        await team_row(conn, Q["monitor_lock"], "monitor", monitor_id, actor.team_id))
-
-
-async def _apply(
-    conn: psycopg.AsyncConnection,
-    actor: Actor,
-    before: MonitorState | None,
-    monitor_id: uuid.UUID,
-    changes: list[tuple[str, dict[str, Any]]],
-    now: datetime,
-) -> MonitorState:
-    state = await append_changes(conn, evolve, "monitor", monitor_id, actor.team_id, before,
-                                 changes, now, actor.metadata())
+async def _write(conn: psycopg.AsyncConnection, before: MonitorState | None,
+                 state: MonitorState, now: datetime) -> MonitorState:
+    """Write ``monitors`` with the next expected instant and alert derived at ``now``, and
+    wake the checker when the next alert moves earlier (:data:`core.streams.Write`)."""
     schedule, _ = schedule_problem(cached_schedule, state.schedule, state.timezone,
                                    state.created_at)
     expected, alert_at = None, None  # a broken monitor: the checker leaves it
@@ -62,6 +58,10 @@ async def _apply(
     if alert_at is not None and (old_alert is None or alert_at < old_alert):
         await conn.execute(Q["monitor_notify"], {"reason": "monitor"})
     return state
+
+
+MONITOR = StreamKind("monitor", "monitor", Q["monitor_lock"], MonitorState.from_row, evolve,
+                     _write)
 
 
 async def derived_slug(conn: psycopg.AsyncConnection, team_id: uuid.UUID,
@@ -124,7 +124,7 @@ async def create_in(conn: psycopg.AsyncConnection, actor: Actor, fields: dict[st
     data = {**definition, "status": "new", "ping_token_hash": digest.hex()}
     await check_new_channels(conn, actor.team_id, definition["channels"], [])
     await check_depends_on(conn, actor.team_id, monitor_id, definition["depends_on"], [])
-    await _apply(conn, actor, None, monitor_id, [("monitor.created", data)], now)
+    await append(conn, MONITOR, actor, monitor_id, None, [("monitor.created", data)], now)
     if kept(keyring):  # a new monitor has no previous token to drop
         await keep_token(conn, keyring, actor.team_id, monitor_id, token, now)
     return monitor_id, token
@@ -150,17 +150,14 @@ async def update_monitor(
             itself, an unknown id or closing a cycle included).
     """
     async with transaction(pool) as conn:
-        before = await _lock(conn, actor, monitor_id)
-        if expected_version is not None and expected_version != before.version:
-            raise ConcurrencyConflict(
-                f"monitor {monitor_id} is at version {before.version}, not {expected_version}")
-        update = decide_update(before, fields, now)
+        before = await lock(conn, MONITOR, actor, monitor_id, expected_version)
+        update = decide_update(before, UpdateMonitor(fields, now))
         await check_new_channels(conn, actor.team_id, update.definition["channels"],
                                  before.channels)
         await check_depends_on(conn, actor.team_id, monitor_id,
                                update.definition["depends_on"], before.depends_on)
         if update.events:
-            await _apply(conn, actor, before, monitor_id, update.events, now)
+            await append(conn, MONITOR, actor, monitor_id, before, update.events, now)
         if "realert_every" in update.changes:
             # a pending re-alert of a down monitor follows the new period (None: stops)
             await reschedule_monitor_realert(conn, monitor_id, update.changes["realert_every"])
@@ -182,12 +179,9 @@ async def set_paused(pool: AsyncConnectionPool, actor: Actor, monitor_id: uuid.U
         Conflict: resuming a broken monitor whose schedule still does not evaluate.
     """
     async with transaction(pool) as conn:
-        before = await _lock(conn, actor, monitor_id)
-        events = decide_pause(before, paused)
-        if events is None:
-            return
-        await _apply(conn, actor, before, monitor_id, events, now)
-        if paused:
+        _, after = await execute(conn, MONITOR, actor, monitor_id, decide_pause,
+                                 PauseMonitor(paused), now)
+        if after is not None and paused:
             await forget_monitor_alert(conn, monitor_id)  # a paused monitor never re-alerts
 
 
@@ -200,9 +194,10 @@ async def delete_monitor(pool: AsyncConnectionPool, actor: Actor, monitor_id: uu
         Conflict: live monitors or jobs depend on it (``depends_on``).
     """
     async with transaction(pool) as conn:
-        before = await _lock(conn, actor, monitor_id)
+        before = await lock(conn, MONITOR, actor, monitor_id)
         await refuse_delete_with_dependents(conn, actor.team_id, monitor_id, "monitor")
-        await _apply(conn, actor, before, monitor_id, [("monitor.deleted", {})], now)
+        await append(conn, MONITOR, actor, monitor_id, before,
+                     decide_delete(before, DeleteMonitor()), now)
         await forget_monitor_alert(conn, monitor_id)
 
 
@@ -220,8 +215,7 @@ async def rotate_token(pool: AsyncConnectionPool, actor: Actor, monitor_id: uuid
     """
     token, digest = new_token()
     async with transaction(pool) as conn:
-        before = await _lock(conn, actor, monitor_id)
-        await _apply(conn, actor, before, monitor_id,
-                     [("monitor.token_rotated", {"ping_token_hash": digest.hex()})], now)
+        await execute(conn, MONITOR, actor, monitor_id, decide_rotate, RotateToken(digest),
+                      now)
         await keep_token(conn, keyring, actor.team_id, monitor_id, token, now)
     return token

@@ -1,15 +1,17 @@
 """What a monitor command decides, without the database: from the monitor's state (its
-locked ``monitors`` row or its fold) and the command, the events to append.
+locked ``monitors`` row or its fold) and the command (a frozen value: :class:`UpdateMonitor`,
+:class:`PauseMonitor`, :class:`DeleteMonitor`, :class:`RotateToken`), the events to append.
 
-Pure functions of their arguments (the instant ``now`` is one, UTC), tested without
-PostgreSQL (``tests/unit/test_monitor_decide.py``); :mod:`core.monitors.commands` locks the
-row, asks here, checks the channels and keeps the token (the writes that are not events), and
-appends what was decided (:func:`core.streams.append_changes`). Pings are not commands: their
+Pure functions of their arguments (the instant ``now`` of a command is one, UTC), tested
+without PostgreSQL (``tests/unit/test_monitor_decide.py``); :mod:`core.monitors.commands`
+locks the row, asks here, checks the channels and keeps the token (the writes that are not
+events), and appends what was decided (:mod:`core.streams`). Pings are not commands: their
 rules are :mod:`core.monitors.rules`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -19,6 +21,35 @@ from core.monitors.definition import DEFINITION_FIELDS, cached_schedule, normali
 from core.monitors.state import MonitorState
 from core.stored import schedule_problem
 from core.streams import Change
+
+
+@dataclass(frozen=True, slots=True)
+class UpdateMonitor:
+    """``PATCH /v1/monitors/{id}``: ``fields``, the body (absent fields keep their value), at
+    ``now`` (UTC)."""
+
+    fields: Mapping[str, Any]
+    now: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class PauseMonitor:
+    """Pause (``paused``) or resume the monitor."""
+
+    paused: bool
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteMonitor:
+    """Delete the monitor (its dependents are checked by the command, in the database)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RotateToken:
+    """Replace the ping token by one whose SHA-256 is ``digest`` (:mod:`core.monitors.tokens`:
+    the token itself is never in an event)."""
+
+    digest: bytes
 
 
 @dataclass(frozen=True)
@@ -34,7 +65,7 @@ class Update:
     events: list[Change] = field(default_factory=list)
 
 
-def decide_update(before: MonitorState, fields: dict[str, Any], now: datetime) -> Update:
+def decide_update(before: MonitorState, command: UpdateMonitor) -> Update:
     """A partial update: fields absent from ``fields`` keep their value; a schedule given
     anew drops the words it was written in; a broken monitor whose patched definition is
     valid is repaired.
@@ -42,11 +73,12 @@ def decide_update(before: MonitorState, fields: dict[str, Any], now: datetime) -
     Raises:
         InvalidInput: the resulting definition is not acceptable.
     """
+    fields = command.fields
     current = before.definition()
     merged = {**current, **{k: v for k, v in fields.items() if k in DEFINITION_FIELDS}}
     if "schedule" in fields:  # a schedule given anew brings its own words, or none
         merged["schedule_text"] = None
-    definition = normalize_definition(merged, now=now)
+    definition = normalize_definition(merged, now=command.now)
     changes = {k: v for k, v in definition.items() if v != getattr(before, k)}
     events: list[Change] = []
     if changes:
@@ -56,13 +88,14 @@ def decide_update(before: MonitorState, fields: dict[str, Any], now: datetime) -
     return Update(definition, changes, events)
 
 
-def decide_pause(before: MonitorState, paused: bool) -> list[Change] | None:
+def decide_pause(before: MonitorState, command: PauseMonitor) -> list[Change] | None:
     """Pause or resume: the events, or ``None`` when the monitor is already so (nothing to
     do). Resuming a broken monitor whose schedule evaluates again repairs it.
 
     Raises:
         Conflict: resuming a broken monitor whose schedule still does not evaluate.
     """
+    paused = command.paused
     broken = before.broken_at is not None
     if (before.status == "paused") == paused and (paused or not broken):
         return None
@@ -77,3 +110,13 @@ def decide_pause(before: MonitorState, paused: bool) -> list[Change] | None:
                            "fix its definition with PATCH first")
         events.append(("monitor.repaired", {"previous_reason": before.broken_reason}))
     return events
+
+
+def decide_delete(before: MonitorState, command: DeleteMonitor) -> list[Change]:
+    """Delete: ``monitor.deleted`` (a deleted monitor is not locked, so ``before`` is live)."""
+    return [("monitor.deleted", {})]
+
+
+def decide_rotate(before: MonitorState, command: RotateToken) -> list[Change]:
+    """A new ping token: ``monitor.token_rotated`` with its hash (hex)."""
+    return [("monitor.token_rotated", {"ping_token_hash": command.digest.hex()})]

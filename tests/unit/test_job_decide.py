@@ -11,7 +11,14 @@ from typing import Any
 import pytest
 
 from core.errors import Conflict, InvalidInput
-from core.jobs.decide import decide_pause, decide_update
+from core.jobs.decide import (
+    DeleteJob,
+    PauseJob,
+    UpdateJob,
+    decide_delete,
+    decide_pause,
+    decide_update,
+)
 from core.jobs.definition import normalize_definition
 from core.jobs.state import JobState, evolve
 
@@ -34,56 +41,63 @@ def _job(**overrides: Any) -> JobState:
 
 
 def test_a_rename_is_one_update_with_that_change() -> None:
-    update = decide_update(_job(), {"name": "nightly backup"}, LATER)
+    update = decide_update(_job(), UpdateJob({"name": "nightly backup"}, LATER))
     assert update.events == [("job.updated", {"changes": {"name": "nightly backup"}})]
     assert update.definition["name"] == "nightly backup" and not update.set_signing
 
 
 def test_the_same_values_decide_nothing() -> None:
-    assert decide_update(_job(), {"name": "backup", "timezone": "UTC"}, LATER).events == []
+    same = UpdateJob({"name": "backup", "timezone": "UTC"}, LATER)
+    assert decide_update(_job(), same).events == []
 
 
 def test_a_new_schedule_reanchors_at_now_and_drops_the_old_words() -> None:
     [(kind, data)] = decide_update(_job(schedule_text="every day at 3am"),
-                                   {"schedule": "0 4 * * *"}, LATER).events
+                                   UpdateJob({"schedule": "0 4 * * *"}, LATER)).events
     assert kind == "job.updated"
     assert data["changes"]["anchor_at"] == LATER and data["changes"]["schedule"] == "0 4 * * *"
 
 
 def test_request_is_merged_key_by_key() -> None:
-    update = decide_update(_job(), {"request": {"method": "POST"}}, LATER)
+    update = decide_update(_job(), UpdateJob({"request": {"method": "POST"}}, LATER))
     assert update.definition["request"]["url"] == "https://example.com/hook"
     assert update.definition["request"]["method"] == "POST"
 
 
 def test_a_signing_secret_is_set_and_its_removal_only_when_there_is_one() -> None:
-    update = decide_update(_job(), {"signing_secret": "s" * 32}, LATER)
+    update = decide_update(_job(), UpdateJob({"signing_secret": "s" * 32}, LATER))
     assert update.set_signing and update.events[0][1]["changes"]["signing"] is True
-    assert decide_update(_job(), {"signing_secret": None}, LATER).set_signing is False
-    assert decide_update(_job(signing=True), {"signing_secret": None}, LATER).set_signing
+    assert decide_update(_job(), UpdateJob({"signing_secret": None}, LATER)).set_signing is False
+    removal = UpdateJob({"signing_secret": None}, LATER)
+    assert decide_update(_job(signing=True), removal).set_signing
 
 
 def test_pausing_in_a_patch_and_repairing_a_broken_job() -> None:
-    assert decide_update(_job(), {"paused": True}, LATER).events == [("job.paused", {})]
+    assert decide_update(_job(), UpdateJob({"paused": True}, LATER)).events == [("job.paused", {})]
     broken = _job(broken_at=T0, broken_reason="unknown time zone")
-    assert decide_update(broken, {}, LATER).events == [
+    assert decide_update(broken, UpdateJob({}, LATER)).events == [
         ("job.repaired", {"previous_reason": "unknown time zone"})]
 
 
 def test_an_invalid_patch_is_refused_naming_the_field() -> None:
     with pytest.raises(InvalidInput) as refused:
-        decide_update(_job(), {"timezone": "Mars/Base"}, LATER)
+        decide_update(_job(), UpdateJob({"timezone": "Mars/Base"}, LATER))
     assert "timezone" in str(refused.value.errors)
 
 
 def test_pause_and_resume() -> None:
-    assert decide_pause(_job(), True, LATER) == [("job.paused", {})]
-    assert decide_pause(_job(), False, LATER) is None  # already active
-    assert decide_pause(_job(status="paused"), True, LATER) is None
-    assert decide_pause(_job(status="paused"), False, LATER) == [("job.resumed", {})]
-    assert decide_pause(_job(broken_at=T0, broken_reason="r"), False, LATER) == [
+    assert decide_pause(_job(), PauseJob(True, LATER)) == [("job.paused", {})]
+    assert decide_pause(_job(), PauseJob(False, LATER)) is None  # already active
+    assert decide_pause(_job(status="paused"), PauseJob(True, LATER)) is None
+    assert decide_pause(_job(status="paused"), PauseJob(False, LATER)) == [("job.resumed", {})]
+    assert decide_pause(_job(broken_at=T0, broken_reason="r"), PauseJob(False, LATER)) == [
         ("job.repaired", {"previous_reason": "r"})]
     with pytest.raises(Conflict, match="completed"):
-        decide_pause(_job(status="completed"), True, LATER)
+        decide_pause(_job(status="completed"), PauseJob(True, LATER))
     with pytest.raises(Conflict, match="broken"):
-        decide_pause(_job(broken_at=T0, broken_reason="r", timezone="Mars/Base"), False, LATER)
+        decide_pause(_job(broken_at=T0, broken_reason="r", timezone="Mars/Base"),
+                     PauseJob(False, LATER))
+
+
+def test_a_delete_is_one_deleted_event() -> None:
+    assert decide_delete(_job(), DeleteJob()) == [("job.deleted", {})]
