@@ -186,6 +186,17 @@ def _apply(document: dict[str, Any]) -> None:
                 item["channels"] = [c["name"] for c in channels][:len(item["channels"])]
 
 
+def _status_page(page: dict[str, Any], *, patch: bool) -> None:
+    """A status page's components by tags (ids of jobs and monitors, and display names keyed
+    by them, name objects of the team), and no custom path (unique over the server: a second
+    case drawing the same one is a 409)."""
+    page.pop("components", None)
+    page["names"] = {}
+    page["path"] = None
+    if not patch:
+        page["tags"] = page.get("tags") or ["fuzz"]
+
+
 def _formats(node: Any) -> None:
     """Schedules, zones, URLs and durations of the formats where schemathesis' coverage phase
     built a value without them (from a pattern or a boundary length alone, inside ``anyOf``):
@@ -263,6 +274,9 @@ def _mend(case: Any) -> Any:
     elif path.startswith(("/v1/monitors", "/v1/jobs")) and method in ("POST", "PATCH") \
             and body is not None:
         _run_bounds(body, patch=method == "PATCH", job=path.startswith("/v1/jobs"))
+    elif path.startswith("/v1/status-pages") and method in ("POST", "PATCH") \
+            and body is not None:
+        _status_page(body, patch=method == "PATCH")
     elif path == "/v1/apply" and body is not None:
         _apply(body)
     return case

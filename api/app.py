@@ -28,6 +28,7 @@ from api.controllers.runs import RunController
 from api.controllers.schedules import parse as parse_schedule_route
 from api.controllers.schedules import preview
 from api.controllers.secrets import SecretController
+from api.controllers.statuspages import StatusPageController
 from api.controllers.teams import TeamController
 from api.deps import (
     NotifyKit,
@@ -59,6 +60,7 @@ from core.notifications.lookup import KeyRingSecrets, SecretLookup
 from core.services.health import ServicesHealth
 from core.services.heap import freeze_long_lived
 from core.services.outage import OutageLog, connect_dsn
+from core.statuspages.cache import PageCache
 from core.version import VERSION
 
 log = logging.getLogger("cronledger.api")
@@ -139,7 +141,8 @@ def create_app(dsn: str, settings: Settings, clock: Clock | None = None, *,
                         ReportController, ping_mount, preview, healthz, readyz, metrics,
                         TeamController, badge, team_metrics, own_team_metrics, v3_router,
                         MaintenanceController, parse_schedule_route, LedgerController,
-                        ApplyController, AlertController, ui_router(), assets_router()],
+                        ApplyController, AlertController, StatusPageController, ui_router(),
+                        assets_router()],
         dependencies={
             "pool": Provide(provide_pool),
             "read_pool": Provide(provide_read_pool),
@@ -166,6 +169,7 @@ def create_app(dsn: str, settings: Settings, clock: Clock | None = None, *,
     complete_document(app.openapi_schema)  # error answers, ping and health routes
     app.state.clock = clock
     app.state.services_health = services_health
+    app.state.status_cache = PageCache()  # the public status pages' bodies
     app.state.outage = outage
     app.state.settings = settings
     app.state.keyring = KeyRing.from_sources(settings.secret_key, settings.secret_key_file)

@@ -103,7 +103,8 @@ def error_statuses(method: str, operation: Operation) -> list[int]:
     Every one: 400 (two Authorization headers), 401 and 503. With a body: 400 (malformed
     JSON) and 415 (not JSON). Writes (not
     GET, HEAD, OPTIONS): 403 (read key) and 409 (every write runs in a transaction that may
-    conflict). With a path parameter: 404, except ``PUT`` (create-or-replace). With a body, a
+    conflict). With a path parameter: 404, except a ``PUT`` by name (create-or-replace; one
+    under an id, such as an alert's note, needs the object). With a body, a
     query parameter or a path parameter that the route itself does not check (not a UUID): 422.
     With ``?as_of=`` (a past view, docs/ledger.md): 410.
     """
@@ -118,7 +119,7 @@ def error_statuses(method: str, operation: Operation) -> list[int]:
         statuses += [415]
     if write:
         statuses += [403, 409]
-    if path and method.upper() != "PUT":
+    if path and (method.upper() != "PUT" or len(checked_in_handler) < len(path)):
         statuses.append(404)
     if has_body or checked_in_handler or any(p.param_in == "query" for p in params):
         statuses.append(422)
@@ -224,7 +225,8 @@ def _confirm_paths(prefix: str) -> dict[str, PathItem]:
 
 def _needs_a_change(openapi: OpenAPI, operation: Operation) -> None:
     """A PATCH body must name at least one field to change besides ``version`` (the handlers
-    answer 422 "give at least one field to change" otherwise)."""
+    answer 422 "give at least one field to change" otherwise); a status page's may instead
+    rotate its key (``rotate_key: true``)."""
     body = operation.request_body
     if not isinstance(body, RequestBody):
         return
@@ -236,6 +238,11 @@ def _needs_a_change(openapi: OpenAPI, operation: Operation) -> None:
             schema["minProperties"] = 1
             if "version" in schema.get("properties", {}):
                 schema["not"] = {"required": ["version"], "maxProperties": 1}
+            if "rotate_key" in schema.get("properties", {}):  # a status page's
+                only = {"propertyNames": {"enum": ["rotate_key", "version"]}}
+                schema["not"] = {"anyOf": [
+                    {"propertyNames": {"enum": ["version"]}},
+                    {**only, "properties": {"rotate_key": {"const": False}}}]}
 
 
 # The fields each kind of channel requires (core.channels.definition.normalize_channel); the
@@ -258,11 +265,14 @@ def _exclusive_fields(schemas: dict[str, Any]) -> None:
     """State what one field decides about the others, as ``oneOf`` branches: in
     ``ChannelCreate`` a ``kind``'s fields (core.channels.definition), in
     ``MaintenanceCreate`` a one-off window (``from``, ``to``) or a recurring one
-    (``schedule``, ``duration_seconds``, ``timezone``; core.maintenance.definition)."""
+    (``schedule``, ``duration_seconds``, ``timezone``; core.maintenance.definition), in
+    ``StatusPageCreate`` its components by ``tags`` or by ``components``."""
     own = {f for fields in chandef.KIND_FIELDS.values() for f in fields}
     schemas["ChannelCreate"]["oneOf"] = [
         _branch(_CHANNEL_REQUIRED[kind], own - set(fields), {"kind": kind})
         for kind, fields in chandef.KIND_FIELDS.items()]
+    schemas["StatusPageCreate"]["oneOf"] = [  # core.statuspages.definition
+        _branch(("tags",), {"components"}), _branch(("components",), {"tags"})]
     for window in ("MaintenanceCreate", "ProposedWindow"):  # a simulation's proposed window
         schemas[window]["oneOf"] = [
             _branch(("from", "to"), {"schedule", "duration_seconds", "timezone"}),

@@ -250,3 +250,9 @@ def token_aad(team_id: uuid.UUID, monitor_id: uuid.UUID) -> bytes:
     """Associated data of a monitor's sealed ping token (core/monitors/tokens.py): it only
     opens for its own team and monitor."""
     return b"cronledger/ping-token/v1\0" + team_id.bytes + monitor_id.bytes
+
+
+def status_page_aad(team_id: uuid.UUID, page_id: uuid.UUID) -> bytes:
+    """Associated data of a status page's sealed public key (core/statuspages/keys.py): it
+    only opens for its own team and page."""
+    return b"cronledger/status-page-key/v1\0" + team_id.bytes + page_id.bytes

@@ -30,6 +30,7 @@ CONSTRAINT_ERRORS: dict[str, type[DomainError]] = {
     "channels_team_name_key": Conflict,
     "monitors_team_slug_key": Conflict,
     "jobs_team_name_key": Conflict,
+    "status_pages_path_key": Conflict,
 }
 CONSTRAINT_DETAIL = {
     "events_stream_version_key": "the object was changed concurrently; read it again and retry",
@@ -38,6 +39,7 @@ CONSTRAINT_DETAIL = {
     "monitors_team_slug_key": "the team already has a monitor with this slug",
     "jobs_team_name_key": "the team already has a job with this name (names are unique per "
                           "team): choose another name",
+    "status_pages_path_key": "another status page has this path: choose another one",
 }
 
 

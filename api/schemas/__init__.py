@@ -25,8 +25,9 @@ from api.schemas import (
     runs,
     schedules,
     secrets,
+    statuspages,
 )
 from api.schemas import apply as apply_  # the module's name is a builtin's
 
 MODULES = (common, jobs, runs, monitors, channels, secrets, apikeys, reports, schedules,
-           maintenance, ledger, apply_, alerts)
+           maintenance, ledger, apply_, alerts, statuspages)

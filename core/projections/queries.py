@@ -85,14 +85,20 @@ def _range(start: datetime | None, end: datetime | None, now: datetime,
     return start.astimezone(UTC), end.astimezone(UTC)
 
 
+def success_rate(succeeded: int, failed: int) -> float | None:
+    """The share of finished runs that succeeded (0 to 1, 4 decimals; ``None``: none
+    finished): the one rule of a job's success rate (job stats, the status pages' days)."""
+    finished = succeeded + failed
+    return round(succeeded / finished, 4) if finished else None
+
+
 def _summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     counts = {c: sum(r[c] for r in rows) for c in (*OUTCOMES, "retries")}
-    finished = counts["succeeded"] + counts["failed"]
     duration = histogram.merge(r["duration_histogram"] for r in rows)
     lateness = histogram.merge(r["lateness_histogram"] for r in rows)
     return {
         "runs": sum(counts[c] for c in OUTCOMES), **counts,
-        "success_rate": round(counts["succeeded"] / finished, 4) if finished else None,
+        "success_rate": success_rate(counts["succeeded"], counts["failed"]),
         "duration_ms": {"p50": histogram.percentile(duration, 0.5),
                         "p95": histogram.percentile(duration, 0.95)},
         "lateness_ms": {"p50": histogram.percentile(lateness, 0.5),
@@ -206,7 +212,8 @@ async def monitors_uptime_days(
 
     Returns:
         ``{monitor_id: [{"day": date, "uptime_percent": float | None,
-        "downtime_seconds": float}, …]}`` for every id asked.
+        "downtime_seconds": float, "monitored_seconds": float}, …]}`` for every id asked
+        (:func:`days_percent` gives the whole range's figure).
     """
     first = day_start(now) - timedelta(days=days - 1)
     async with pool.connection() as conn:
@@ -227,7 +234,7 @@ async def monitors_uptime_days(
             end = start + timedelta(days=1)
             if state is None or start >= now:
                 bar.append({"day": start.date(), "uptime_percent": None,
-                            "downtime_seconds": 0.0})
+                            "downtime_seconds": 0.0, "monitored_seconds": 0.0})
                 continue
             overlapping = [p for p in mine if p["started_at"] < end
                            and (p["ended_at"] is None or p["ended_at"] > start)]
@@ -235,9 +242,52 @@ async def monitors_uptime_days(
                      and (state["deleted_at"] is None or end <= state["deleted_at"]))
             if whole:  # every such day has the same answer: ask the rule once
                 clean = clean or _uptime(state, [], start, end, now)
-            _, down, percent = clean if whole and clean else _uptime(state, overlapping,
-                                                                    start, end, now)
+            monitored, down, percent = clean if whole and clean else _uptime(
+                state, overlapping, start, end, now)
             bar.append({"day": start.date(), "uptime_percent": percent,
-                        "downtime_seconds": down})
+                        "downtime_seconds": down, "monitored_seconds": monitored})
         out[monitor_id] = bar
     return out
+
+
+async def jobs_success_days(
+    pool: AsyncConnectionPool, actor: Actor, job_ids: list[uuid.UUID], *, days: int,
+    now: datetime,
+) -> dict[uuid.UUID, list[dict[str, Any]]]:
+    """Day-by-day success of several jobs, in the shape of :func:`monitors_uptime_days`: the
+    last ``days`` UTC days up to ``now`` (today included, oldest first), ``uptime_percent``
+    = 100 × :func:`success_rate` of the day's runs by slot (``None``: no run finished that
+    day), ``downtime_seconds`` always 0 (a job has runs, not downtime), and the day's
+    ``succeeded`` and ``failed`` runs. One statement.
+    """
+    first = day_start(now) - timedelta(days=days - 1)
+    async with pool.connection() as conn:
+        cur = await conn.execute(Q["job_stats_daily_many"], {
+            "ids": job_ids, "team_id": actor.team_id, "start": first, "end": now})
+        rows = {(r["job_id"], r["bucket_start"]): r for r in await cur.fetchall()}
+    out: dict[uuid.UUID, list[dict[str, Any]]] = {}
+    for job_id in job_ids:
+        bar = []
+        for n in range(days):
+            start = first + timedelta(days=n)
+            row = rows.get((job_id, start))
+            succeeded, failed = (row["succeeded"], row["failed"]) if row else (0, 0)
+            rate = success_rate(succeeded, failed)
+            bar.append({"day": start.date(), "downtime_seconds": 0.0,
+                        "uptime_percent": None if rate is None else round(100 * rate, 2),
+                        "succeeded": succeeded, "failed": failed})
+        out[job_id] = bar
+    return out
+
+
+def days_percent(days: list[dict[str, Any]]) -> float | None:
+    """The figure of a whole range of days of :func:`monitors_uptime_days` (the rule of
+    :func:`monitor_uptime` over the range: the days partition it) or of
+    :func:`jobs_success_days` (:func:`success_rate` of all their runs, in percent)."""
+    if days and "monitored_seconds" in days[0]:
+        monitored = sum(d["monitored_seconds"] for d in days)
+        down = sum(d["downtime_seconds"] for d in days)
+        return round(100 * (1 - down / monitored), 4) if monitored else None
+    rate = success_rate(sum(d.get("succeeded", 0) for d in days),
+                        sum(d.get("failed", 0) for d in days))
+    return None if rate is None else round(100 * rate, 2)

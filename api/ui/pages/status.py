@@ -1,0 +1,133 @@
+"""The public status pages (docs/status-pages.md): ``GET /status/{key}`` (HTML, no key, no
+session, no JavaScript) and ``GET /status/{key}/feed.atom`` (the incidents as an Atom feed,
+RFC 4287).
+
+``key`` is a page's minted key or its custom path (:func:`core.statuspages.public.find_page`);
+an unknown one is a bare 404 that says nothing of why. The bodies are rendered from
+:class:`core.statuspages.public.PublicPage`, which holds nothing private, and cached per page
+version for a few seconds (:mod:`core.statuspages.cache`).
+"""
+
+from __future__ import annotations
+
+import uuid
+import xml.etree.ElementTree as ET
+from datetime import UTC, datetime
+from typing import Any
+
+from litestar import Request, Response, get
+from litestar.params import FromPath
+
+from api.controllers.monitors import base_url
+from api.controllers.statuspages import public_url
+from api.ui.pages.monitors import uptime_bar
+from core.statuspages.cache import TTL_SECONDS, PageCache
+from core.statuspages.public import PublicIncident, PublicPage, find_page, public_view
+
+ATOM = "http://www.w3.org/2005/Atom"
+HTML_TYPE = "text/html; charset=utf-8"
+ATOM_TYPE = "application/atom+xml; charset=utf-8"
+NOT_FOUND = b"<!doctype html><title>Not found</title><p>Not found.</p>\n"
+PROBLEM_WORDS = {"monitor": "down", "job": "failing"}
+
+
+def _cache(request: Request[Any, Any, Any]) -> PageCache:
+    state = request.app.state
+    if getattr(state, "status_cache", None) is None:
+        state.status_cache = PageCache()
+    cache: PageCache = state.status_cache
+    return cache
+
+
+def utc(value: datetime) -> str:
+    """An instant as the page prints it: ``2026-11-30 12:00 UTC``."""
+    return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def rfc3339(value: datetime) -> str:
+    return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def incident_title(incident: PublicIncident) -> str:
+    """``<name> is down`` / ``<name> is failing``, or ``… was …`` once resolved."""
+    verb = "is" if incident.resolved_at is None else "was"
+    return f"{incident.name} {verb} {PROBLEM_WORDS.get(incident.kind, 'down')}"
+
+
+def render_html(request: Request[Any, Any, Any], view: PublicPage, url: str) -> bytes:
+    """The page's HTML (template ``status_public.html``)."""
+    template = request.app.template_engine.get_template("status_public.html")
+    components = [{"c": c, "bar": uptime_bar(c.days)} for c in view.components]
+    return template.render(page=view, components=components, feed_url=f"{url}/feed.atom",
+                           utc=utc, rfc3339=rfc3339, title_of=incident_title).encode()
+
+
+def render_atom(view: PublicPage, url: str) -> bytes:
+    """The incidents of ``view`` as an Atom feed (RFC 4287: ``id``, ``title``, ``updated``
+    and an ``author`` on the feed; ``id``, ``title``, ``updated`` on each entry). An entry's
+    id is a ``urn:uuid:`` made of its opaque ``ref``, never an internal id."""
+    ET.register_namespace("", ATOM)
+
+    def sub(parent: ET.Element, tag: str, text: str | None = None,
+            **attrs: str) -> ET.Element:
+        element = ET.SubElement(parent, f"{{{ATOM}}}{tag}", attrs)
+        element.text = text
+        return element
+
+    feed = ET.Element(f"{{{ATOM}}}feed")
+    sub(feed, "id", url)
+    sub(feed, "title", view.title)
+    sub(feed, "updated", rfc3339(view.updated_at))
+    sub(sub(feed, "author"), "name", view.title)
+    sub(feed, "link", rel="self", href=f"{url}/feed.atom", type="application/atom+xml")
+    sub(feed, "link", rel="alternate", href=url, type="text/html")
+    for incident in view.feed:
+        entry = sub(feed, "entry")
+        sub(entry, "id", f"urn:uuid:{uuid.UUID(hex=incident.ref[:32].ljust(32, '0'))}")
+        sub(entry, "title", incident_title(incident))
+        sub(entry, "published", rfc3339(incident.started_at))
+        sub(entry, "updated", rfc3339(incident.resolved_at or incident.started_at))
+        sub(entry, "link", rel="alternate", href=url, type="text/html")
+        lines = [f"Started {utc(incident.started_at)}."]
+        lines.append(f"Resolved {utc(incident.resolved_at)}." if incident.resolved_at
+                     else "Ongoing.")
+        if incident.note:
+            lines.append(incident.note)
+        sub(entry, "content", "\n".join(lines), type="text")
+    return b'<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(feed, encoding="utf-8",
+                                                                     xml_declaration=False)
+
+
+async def _serve(request: Request[Any, Any, Any], key: str, variant: str) -> Response[bytes]:
+    state = request.app.state
+    page = await find_page(state.pool, key)
+    if page is None:
+        return Response(NOT_FOUND, status_code=404, media_type=HTML_TYPE,
+                        headers={"Cache-Control": "no-store"})
+    now = state.clock.now()
+    cache = _cache(request)
+    cache_key = (page.id, page.version, f"{variant}:{key}")
+    body = cache.get(cache_key, now)
+    if body is None:
+        view = await public_view(state.pool, state.read_pool, page, now)
+        url = public_url(base_url(request), key)
+        body = render_html(request, view, url) if variant == "html" else render_atom(view, url)
+        cache.put(cache_key, body, now)
+    return Response(body, media_type=HTML_TYPE if variant == "html" else ATOM_TYPE,
+                    headers={"Cache-Control": f"public, max-age={TTL_SECONDS}",
+                             "X-Robots-Tag": "noindex", "Referrer-Policy": "no-referrer"})
+
+
+@get("/status/{key:str}", name="status_public", include_in_schema=False)
+async def status_page(request: Request[Any, Any, Any], key: FromPath[str]) -> Response[bytes]:
+    """A public status page (module docstring)."""
+    return await _serve(request, key, "html")
+
+
+@get("/status/{key:str}/feed.atom", name="status_feed", include_in_schema=False)
+async def status_feed(request: Request[Any, Any, Any], key: FromPath[str]) -> Response[bytes]:
+    """A public status page's incidents as Atom."""
+    return await _serve(request, key, "atom")
+
+
+ROUTES = [status_page, status_feed]

@@ -1,0 +1,104 @@
+-- Status pages: the `status_pages` inline row of the `status_page` stream (written by
+-- core/statuspages/commands.py), the owner's team-scoped reads, a visitor's lookup by key hash
+-- or custom path, the components a page shows, their alerts (incidents) and the notes on them.
+
+-- name: status_page_upsert
+INSERT INTO status_pages (id, team_id, title, tags, components, names, path, key_hash, key_id,
+                          nonce, ciphertext, version, created_at, updated_at)
+VALUES (%(id)s::uuid, %(team_id)s::uuid, %(title)s, %(tags)s::text[], %(components)s::uuid[],
+        %(names)s::jsonb, %(path)s, %(key_hash)s::bytea, %(key_id)s, %(nonce)s::bytea,
+        %(ciphertext)s::bytea, %(version)s::int, %(created_at)s::timestamptz,
+        %(updated_at)s::timestamptz)
+ON CONFLICT ON CONSTRAINT status_pages_pkey DO UPDATE SET
+    title = excluded.title, tags = excluded.tags, components = excluded.components,
+    names = excluded.names, path = excluded.path, key_hash = excluded.key_hash,
+    key_id = coalesce(excluded.key_id, status_pages.key_id),
+    nonce = coalesce(excluded.nonce, status_pages.nonce),
+    ciphertext = coalesce(excluded.ciphertext, status_pages.ciphertext),
+    version = excluded.version, updated_at = excluded.updated_at;
+
+-- name: status_page_forget_key
+-- A rotation on a server without a secret key: the old sealed key must not be shown again.
+UPDATE status_pages SET key_id = NULL, nonce = NULL, ciphertext = NULL
+WHERE id = %(id)s::uuid;
+
+-- name: status_page_lock
+SELECT * FROM status_pages
+WHERE id = %(id)s::uuid AND team_id = %(team_id)s::uuid
+FOR UPDATE;
+
+-- name: status_page_get
+SELECT * FROM status_pages
+WHERE id = %(id)s::uuid AND team_id = %(team_id)s::uuid;
+
+-- name: status_page_list
+-- Keyset pagination on (created_at, id).
+SELECT * FROM status_pages
+WHERE team_id = %(team_id)s::uuid
+  AND (%(after_created)s::timestamptz IS NULL
+       OR (created_at, id) > (%(after_created)s::timestamptz, %(after_id)s::uuid))
+ORDER BY created_at, id
+LIMIT %(limit)s::int;
+
+-- name: status_page_delete
+DELETE FROM status_pages WHERE id = %(id)s::uuid;
+
+-- name: status_page_by_key
+-- A visitor's page: by the hash of the key in the URL, or by the custom path (the key first).
+SELECT id, team_id, title, tags, components, names, path, version, updated_at
+FROM status_pages
+WHERE key_hash = %(key_hash)s::bytea OR path = %(path)s::text
+ORDER BY key_hash = %(key_hash)s::bytea DESC
+LIMIT 1;
+
+-- name: status_page_subjects
+-- Which of the given ids are live jobs and monitors of the team (a page may only name those).
+SELECT 'job' AS kind, id FROM jobs
+WHERE team_id = %(team_id)s::uuid AND id = ANY(%(ids)s::uuid[]) AND status <> 'deleted'
+UNION ALL
+SELECT 'monitor', id FROM monitors
+WHERE team_id = %(team_id)s::uuid AND id = ANY(%(ids)s::uuid[]) AND status <> 'deleted';
+
+-- name: status_page_components
+-- The live jobs and monitors a page shows: by id (in the order of `ids`) or by any of `tags`
+-- (by name). `status` is the job's (active, paused, completed) or the monitor's (new, up,
+-- late, down, paused); `failing` whether a job's last finished run failed.
+SELECT c.kind, c.id, c.name, c.status, c.failing FROM (
+    SELECT 'job' AS kind, j.id, j.name, j.status, (h.consecutive_failures > 0) AS failing,
+           j.tags, j.created_at
+    FROM jobs j LEFT JOIN job_health h ON h.job_id = j.id
+    WHERE j.team_id = %(team_id)s::uuid AND j.status <> 'deleted'
+      AND (j.id = ANY(%(ids)s::uuid[]) OR j.tags && %(tags)s::text[])
+    UNION ALL
+    SELECT 'monitor', m.id, m.name, m.status, false, m.tags, m.created_at
+    FROM monitors m
+    WHERE m.team_id = %(team_id)s::uuid AND m.status <> 'deleted'
+      AND (m.id = ANY(%(ids)s::uuid[]) OR m.tags && %(tags)s::text[])
+) c
+ORDER BY array_position(%(ids)s::uuid[], c.id), lower(c.name), c.id
+LIMIT %(limit)s::int;
+
+-- name: status_page_alerts
+-- The alerts of some jobs and monitors since `since` that open or close an incident
+-- (core/statuspages/incidents.py), oldest first, with the note written on each.
+SELECT a.id, a.subject_type, a.subject_id, a.event, a.created_at, n.note
+FROM alerts a LEFT JOIN alert_notes n ON n.alert_id = a.id
+WHERE a.team_id = %(team_id)s::uuid AND a.subject_id = ANY(%(ids)s::uuid[])
+  AND a.created_at >= %(since)s::timestamptz AND a.event = ANY(%(events)s::text[])
+ORDER BY a.created_at, a.id;
+
+
+-- name: alert_note_lock
+-- An alert with the note written on it and the version its stream is at (NULL: no note yet,
+-- the stream holds only alert.raised).
+SELECT a.id, a.subject_type, a.event, n.note, n.version
+FROM alerts a LEFT JOIN alert_notes n ON n.alert_id = a.id
+WHERE a.id = %(id)s::uuid AND a.team_id = %(team_id)s::uuid
+FOR UPDATE OF a;
+
+-- name: alert_note_upsert
+INSERT INTO alert_notes (alert_id, team_id, note, version, updated_at)
+VALUES (%(alert_id)s::uuid, %(team_id)s::uuid, %(note)s, %(version)s::int,
+        %(now)s::timestamptz)
+ON CONFLICT ON CONSTRAINT alert_notes_pkey DO UPDATE SET
+    note = excluded.note, version = excluded.version, updated_at = excluded.updated_at;

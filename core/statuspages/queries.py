@@ -1,0 +1,24 @@
+"""The owner's team-scoped reads of status pages (rows of ``status_pages``)."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+from psycopg_pool import AsyncConnectionPool
+
+from core.db import fetch_team_page, fetch_team_row
+from core.queries import Q
+
+
+async def get_page(pool: AsyncConnectionPool, team_id: uuid.UUID,
+                   page_id: uuid.UUID) -> dict[str, Any]:
+    """The ``status_pages`` row. Raises: NotFound."""
+    return await fetch_team_row(pool, Q["status_page_get"], "status page", page_id, team_id)
+
+
+async def list_pages(pool: AsyncConnectionPool, team_id: uuid.UUID, *, limit: int,
+                     after: tuple[datetime, uuid.UUID] | None) -> list[dict[str, Any]]:
+    """A keyset page of the team's status pages, oldest first."""
+    return await fetch_team_page(pool, Q["status_page_list"], team_id, limit=limit, after=after)

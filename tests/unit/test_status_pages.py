@@ -1,0 +1,72 @@
+"""Status pages without a database: the incident rule over alerts, the definition's
+refusals, the visitor cache's TTL (docs/status-pages.md)."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from core.errors import InvalidInput
+from core.statuspages.cache import PageCache
+from core.statuspages.definition import normalize_page
+from core.statuspages.incidents import incidents
+
+T0 = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+
+
+def _alert(kind: str, subject: uuid.UUID, event: str, minutes: int,
+           note: str | None = None) -> dict[str, object]:
+    return {"id": uuid.uuid4(), "subject_type": kind, "subject_id": subject, "event": event,
+            "created_at": T0 + timedelta(minutes=minutes), "note": note}
+
+
+def test_a_problem_opens_a_recovery_resolves_and_repeats_continue() -> None:
+    m, j = uuid.uuid4(), uuid.uuid4()
+    found = incidents([
+        _alert("monitor", m, "up", 0),  # a recovery of an incident older than the rows
+        _alert("monitor", m, "down", 10),
+        _alert("monitor", m, "still_down", 20, note="on it"),
+        _alert("monitor", m, "up", 30),
+        _alert("job", j, "failed", 40),
+        _alert("job", j, "missed", 45),  # opens nothing
+        _alert("monitor", m, "down", 50),
+    ])
+    assert [(i.subject_id, i.started_at, i.resolved_at, i.note) for i in found] == [
+        (m, T0 + timedelta(minutes=50), None, None),
+        (j, T0 + timedelta(minutes=40), None, None),
+        (m, T0 + timedelta(minutes=10), T0 + timedelta(minutes=30), "on it"),
+    ]
+
+
+@pytest.mark.parametrize(("fields", "field"), [
+    ({"title": "t"}, "components"),
+    ({"title": "t", "tags": ["a"], "components": [str(uuid.uuid4())]}, "components"),
+    ({"title": "", "tags": ["a"]}, "title"),
+    ({"title": "a\x07b", "tags": ["a"]}, "title"),
+    ({"title": "t", "components": ["nope"]}, "components.0"),
+    ({"title": "t", "tags": ["a"], "path": "-bad"}, "path"),
+    ({"title": "t", "tags": ["a"], "names": {"x": "n"}}, "names.x"),
+])
+def test_refusals_name_the_field(fields: dict[str, object], field: str) -> None:
+    with pytest.raises(InvalidInput) as caught:
+        normalize_page(fields)
+    assert field in [e.field for e in caught.value.errors]
+
+
+def test_duplicate_components_are_dropped_in_order() -> None:
+    a, b = uuid.uuid4(), uuid.uuid4()
+    page = normalize_page({"title": "t", "components": [str(a), str(b), str(a)]})
+    assert page["components"] == [a, b] and page["tags"] == [] and page["path"] is None
+
+
+def test_the_cache_serves_a_body_for_its_ttl_only() -> None:
+    cache, key = PageCache(ttl_seconds=10, max_entries=2), (uuid.uuid4(), 1, "html")
+    cache.put(key, b"body", T0)
+    assert cache.get(key, T0 + timedelta(seconds=9.9)) == b"body"
+    assert cache.get(key, T0 + timedelta(seconds=10)) is None
+    assert cache.get((key[0], 2, "html"), T0) is None  # another version
+    for n in range(3):
+        cache.put((uuid.uuid4(), n, "html"), b"x", T0)
+    assert cache.get(key, T0) is None  # the oldest stored went first
