@@ -12,15 +12,8 @@ VALUES (%(id)s::uuid, %(team_id)s::uuid, %(title)s, %(tags)s::text[], %(componen
 ON CONFLICT ON CONSTRAINT status_pages_pkey DO UPDATE SET
     title = excluded.title, tags = excluded.tags, components = excluded.components,
     names = excluded.names, path = excluded.path, key_hash = excluded.key_hash,
-    key_id = coalesce(excluded.key_id, status_pages.key_id),
-    nonce = coalesce(excluded.nonce, status_pages.nonce),
-    ciphertext = coalesce(excluded.ciphertext, status_pages.ciphertext),
+    key_id = excluded.key_id, nonce = excluded.nonce, ciphertext = excluded.ciphertext,
     version = excluded.version, updated_at = excluded.updated_at;
-
--- name: status_page_forget_key
--- A rotation on a server without a secret key: the old sealed key must not be shown again.
-UPDATE status_pages SET key_id = NULL, nonce = NULL, ciphertext = NULL
-WHERE id = %(id)s::uuid;
 
 -- name: status_page_lock
 SELECT * FROM status_pages

@@ -1,18 +1,18 @@
 """Commands on status pages: create, change (and rotate the public key), delete; and the
 note a person writes on an incident.
 
-Each page command appends to the page's ``status_page`` stream (``status_page.created``,
-``status_page.updated`` with the changed fields, ``status_page.deleted``) and writes the
-``status_pages`` row in the same transaction, with the caller as actor. Events carry the
-key's hash, never the key. A note is an ``alert.noted`` event on the alert's own stream
-(``alert``, kept forever) with its ``alert_notes`` row.
+Each page command decides with :mod:`core.statuspages.decide`, appends to the page's
+``status_page`` stream and writes the ``status_pages`` row in the same transaction
+(:mod:`core.streams`, with :data:`PAGE`), with the caller as actor; a deleted page's row goes.
+A note is an ``alert.noted`` event on the alert's own stream (``alert``, kept forever) with
+its ``alert_notes`` row.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
 import uuid
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
@@ -22,15 +22,22 @@ from psycopg_pool import AsyncConnectionPool
 from core.actor import Actor
 from core.crypto import KeyRing
 from core.db import team_row, transaction
-from core.errors import ConcurrencyConflict, FieldErrors, invalid
-from core.events import append_events, stream_events, to_json
+from core.errors import FieldErrors, invalid
+from core.events import append_events, stream_events
 from core.notifications.dependencies import PROBLEM
 from core.queries import Q
-from core.statuspages.definition import FIELDS, normalize_page
+from core.statuspages.decide import (
+    CreatePage,
+    DeletePage,
+    UpdatePage,
+    decide_create,
+    decide_delete,
+    decide_update,
+)
 from core.statuspages.keys import new_key, seal_key
-from core.statuspages.state import PageState
+from core.statuspages.state import PageState, evolve
+from core.streams import StreamKind, append, execute, lock
 
-STREAM = "status_page"
 MAX_NOTE = 2000
 
 
@@ -63,20 +70,24 @@ async def _check_subjects(conn: psycopg.AsyncConnection, team_id: uuid.UUID,
     errors.raise_if_any()
 
 
-def _event_data(definition: dict[str, Any]) -> dict[str, Any]:
-    """A definition as an event carries it (JSON-ready: ids as text)."""
-    return json.loads(to_json(definition))
+async def _write(conn: psycopg.AsyncConnection, before: PageState | None, page: PageState,
+                 now: datetime) -> PageState:
+    """Write ``status_pages`` (:data:`core.streams.Write`): the row, or its removal."""
+    if page.deleted:
+        await conn.execute(Q["status_page_delete"], {"id": page.id})
+    else:
+        await conn.execute(Q["status_page_upsert"], page.upsert_params())
+    return page
 
 
-async def _write(conn: psycopg.AsyncConnection, actor: Actor, kind: str,
-                 data: dict[str, Any], after: PageState, now: datetime,
-                 sealed: dict[str, Any]) -> None:
-    """Append ``kind`` after ``after``'s version and write ``after`` at the next one."""
-    await append_events(conn, stream_events(STREAM, after.id, actor.team_id, after.version,
-                                            now, [(kind, data)], actor.metadata()))
-    await conn.execute(Q["status_page_upsert"], {
-        **after.row_params(), **sealed, "names": json.dumps(after.names),
-        "version": after.version + 1, "updated_at": now})
+PAGE = StreamKind("status_page", "status page", Q["status_page_lock"], PageState.from_row,
+                  evolve, _write)
+
+
+def _sealing(keyring: KeyRing | None, actor: Actor, page_id: uuid.UUID,
+             key: str) -> Callable[[PageState], PageState]:
+    sealed = seal_key(keyring, actor.team_id, page_id, key)
+    return lambda state: dataclasses.replace(state, **sealed)
 
 
 async def create_page(pool: AsyncConnectionPool, keyring: KeyRing | None, actor: Actor,
@@ -91,31 +102,22 @@ async def create_page(pool: AsyncConnectionPool, keyring: KeyRing | None, actor:
             or monitor of the team.
         Conflict: another page has this custom ``path``.
     """
-    definition = normalize_page(fields)
-    page_id = uuid.uuid4()
     key, key_hash = new_key()
-    state = PageState(id=page_id, team_id=actor.team_id, key_hash=key_hash, version=0,
-                      created_at=now, updated_at=now, **definition)
+    decision = decide_create(CreatePage(fields, key_hash))
+    page_id = uuid.uuid4()
     async with transaction(pool) as conn:
-        await _check_subjects(conn, actor.team_id, definition)
-        await _write(conn, actor, "status_page.created",
-                     {**_event_data(definition), "key_hash": key_hash.hex()}, state, now,
-                     seal_key(keyring, actor.team_id, page_id, key))
+        await _check_subjects(conn, actor.team_id, decision.definition)
+        await append(conn, PAGE, actor, page_id, None, decision.events, now,
+                     _sealing(keyring, actor, page_id, key))
     return Minted(page_id, key)
-
-
-async def _lock(conn: psycopg.AsyncConnection, actor: Actor, page_id: uuid.UUID) -> PageState:
-    return PageState.from_row(await team_row(conn, Q["status_page_lock"], "status page",
-                                             page_id, actor.team_id))
 
 
 async def update_page(pool: AsyncConnectionPool, keyring: KeyRing | None, actor: Actor,
                       page_id: uuid.UUID, fields: dict[str, Any], now: datetime, *,
                       rotate_key: bool = False,
                       expected_version: int | None = None) -> Minted | None:
-    """Change the fields given (``path: None`` clears the custom path; giving ``tags``
-    clears ``components`` and the reverse, so a page may switch between the two), and mint a
-    new public key when ``rotate_key`` (the old URL stops working at once).
+    """Change the fields given (:class:`core.statuspages.decide.UpdatePage`), and mint a new
+    public key when ``rotate_key`` (the old URL stops working at once).
 
     Returns:
         The new key when one was minted, else ``None``.
@@ -126,62 +128,41 @@ async def update_page(pool: AsyncConnectionPool, keyring: KeyRing | None, actor:
         InvalidInput: the resulting definition is not acceptable.
         Conflict: another page has this custom ``path``.
     """
+    key, key_hash = new_key() if rotate_key else (None, None)
     async with transaction(pool) as conn:
-        page = await _lock(conn, actor, page_id)
-        if expected_version is not None and expected_version != page.version:
-            raise ConcurrencyConflict(f"status page {page_id} is at version {page.version}, "
-                                      f"not {expected_version}")
-        before = page.definition()
-        given = {k: v for k, v in fields.items() if k in FIELDS}
-        if "tags" in given and "components" not in given:
-            given["components"] = []
-        if "components" in given and "tags" not in given:
-            given["tags"] = []
-        definition = normalize_page({**before, **given})
-        await _check_subjects(conn, actor.team_id, definition)
-        changes = _event_data({k: v for k, v in definition.items() if v != before[k]})
-        after, sealed, minted = page.with_definition(definition), {}, None
-        if rotate_key:
-            key, key_hash = new_key()
-            after, minted = dataclasses.replace(after, key_hash=key_hash), Minted(page_id, key)
-            sealed = seal_key(keyring, actor.team_id, page_id, key)
-            changes["key_hash"] = key_hash.hex()
-            if sealed["ciphertext"] is None:
-                await conn.execute(Q["status_page_forget_key"], {"id": page_id})
-        if not changes:
-            return None
-        await _write(conn, actor, "status_page.updated", {"changes": changes}, after, now,
-                     sealed or {"key_id": None, "nonce": None, "ciphertext": None})
-    return minted
+        page = await lock(conn, PAGE, actor, page_id, expected_version)
+        decision = decide_update(page, UpdatePage(fields, key_hash))
+        await _check_subjects(conn, actor.team_id, decision.definition)
+        if decision.events:
+            await append(conn, PAGE, actor, page_id, page, decision.events, now,
+                         _sealing(keyring, actor, page_id, key) if key else None)
+    return Minted(page_id, key) if key else None
 
 
 async def delete_page(pool: AsyncConnectionPool, actor: Actor, page_id: uuid.UUID,
                       now: datetime) -> None:
-    """Delete the page: its URL answers 404 at once (``status_page.deleted``; the row goes,
+    """Delete the page: its URLs answer 404 at once (``status_page.deleted``; the row goes,
     the stream stays).
 
     Raises:
         NotFound: no such page for this team.
     """
     async with transaction(pool) as conn:
-        page = await _lock(conn, actor, page_id)
-        await append_events(conn, stream_events(STREAM, page.id, actor.team_id, page.version,
-                                                now, [("status_page.deleted", {})],
-                                                actor.metadata()))
-        await conn.execute(Q["status_page_delete"], {"id": page_id})
+        await execute(conn, PAGE, actor, page_id, decide_delete, DeletePage(), now)
 
 
 async def set_note(pool: AsyncConnectionPool, actor: Actor, alert_id: uuid.UUID,
                    note: str | None, now: datetime) -> None:
     """Write (or with ``None`` or ``""`` clear) the note shown with the incident an alert
-    opened, on every status page that shows its job or monitor (``alert.noted``).
+    opened, on every status page that shows its job or monitor (``alert.noted``; nothing is
+    recorded when the note is unchanged).
 
     Raises:
         NotFound: no such alert for this team.
         InvalidInput: the alert does not open an incident (only a job's ``failed`` /
             ``still_failing`` and a monitor's ``down`` / ``still_down`` do:
             :data:`core.notifications.dependencies.PROBLEM`), or the note is too long or
-            holds control characters other than newlines.
+            holds control characters other than newlines and tabs.
     """
     text = (note or "").strip()
     if len(text) > MAX_NOTE:
@@ -194,7 +175,7 @@ async def set_note(pool: AsyncConnectionPool, actor: Actor, alert_id: uuid.UUID,
             raise invalid("alert", f"a {alert['subject_type']} {alert['event']!r} alert opens "
                                    "no incident: write the note on the alert that opened it")
         if (alert["note"] or "") == text:
-            return  # unchanged: nothing to record
+            return
         version = alert["version"] or 1  # the alert stream holds alert.raised at version 1
         await append_events(conn, stream_events("alert", alert_id, actor.team_id, version,
                                                 now, [("alert.noted", {"note": text or None})],

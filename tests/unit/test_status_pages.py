@@ -70,3 +70,43 @@ def test_the_cache_serves_a_body_for_its_ttl_only() -> None:
     for n in range(3):
         cache.put((uuid.uuid4(), n, "html"), b"x", T0)
     assert cache.get(key, T0) is None  # the oldest stored went first
+
+
+def test_decided_events_fold_to_the_state_the_row_holds() -> None:
+    """create, a change that switches to components, a new key, delete: each decision folds
+    (core.streams.fold with the page's evolve) to the state its row is written from."""
+    from core.events import stream_events
+    from core.statuspages.decide import (
+        CreatePage,
+        DeletePage,
+        UpdatePage,
+        decide_create,
+        decide_delete,
+        decide_update,
+    )
+    from core.statuspages.state import evolve
+    from core.streams import as_read, fold
+
+    page_id, team_id, job = uuid.uuid4(), uuid.uuid4(), uuid.uuid4()
+
+    def apply(state: object, changes: list[tuple[str, dict[str, object]]]) -> object:
+        version = getattr(state, "version", 0)
+        events = stream_events("status_page", page_id, team_id, version, T0, changes, {})
+        return fold(evolve, map(as_read, events), state)  # type: ignore[arg-type]
+
+    created = apply(None, decide_create(CreatePage({"title": "t", "tags": ["a"]},
+                                                   b"\x01" * 32)).events)
+    assert created.definition() == {"title": "t", "tags": ["a"], "components": [],  # type: ignore[attr-defined]
+                                    "names": {}, "path": None}
+    decision = decide_update(created, UpdatePage({"components": [str(job)]}))  # type: ignore[arg-type]
+    assert decision.events == [("status_page.updated", {"changes": {
+        "tags": [], "components": [str(job)]}})]
+    changed = apply(created, decision.events)
+    assert changed.components == [job] and changed.tags == [] and changed.version == 2  # type: ignore[attr-defined]
+    assert decide_update(changed, UpdatePage({"title": "t"})).events == []  # type: ignore[arg-type]
+    import dataclasses
+    sealed = dataclasses.replace(changed, key_id="k", nonce=b"n" * 12, ciphertext=b"c")  # type: ignore[type-var]
+    rekeyed = apply(sealed, decide_update(sealed, UpdatePage({}, b"\x02" * 32)).events)
+    assert rekeyed.key_hash == b"\x02" * 32 and rekeyed.ciphertext is None  # type: ignore[attr-defined]
+    deleted = apply(rekeyed, decide_delete(rekeyed, DeletePage()))  # type: ignore[arg-type]
+    assert deleted.deleted and deleted.version == 4  # type: ignore[attr-defined]

@@ -1,0 +1,98 @@
+"""What a status page command decides, without the database: from the page's state (its
+locked ``status_pages`` row) and the command (:class:`CreatePage`, :class:`UpdatePage`,
+:class:`DeletePage`), the events to append.
+
+Pure functions of their arguments, tested without PostgreSQL
+(``tests/unit/test_status_pages.py``); :mod:`core.statuspages.commands` locks the row, asks
+here, checks the ids named against the team's jobs and monitors (in the database), mints and
+seals keys, and appends what was decided (:mod:`core.streams`). Events carry the key's
+SHA-256 (hex), never the key.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from core.events import to_json
+from core.statuspages.definition import FIELDS, normalize_page
+from core.statuspages.state import PageState
+from core.streams import Change
+
+
+@dataclass(frozen=True, slots=True)
+class CreatePage:
+    """``POST /v1/status-pages``: ``fields`` (:mod:`core.statuspages.definition`) and the
+    SHA-256 of the key minted for it."""
+
+    fields: Mapping[str, Any]
+    key_hash: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class UpdatePage:
+    """``PATCH /v1/status-pages/{id}``: the fields given replace the stored ones (``tags``
+    replaces ``components`` and the reverse; ``path: None`` clears it); ``key_hash``: the
+    SHA-256 of a key minted to replace the current one (``None``: keep it)."""
+
+    fields: Mapping[str, Any]
+    key_hash: bytes | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DeletePage:
+    """``DELETE /v1/status-pages/{id}``."""
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A create's or an update's decision: ``definition``, the whole definition after it, and
+    ``events`` (empty when nothing changes)."""
+
+    definition: dict[str, Any]
+    events: list[Change] = field(default_factory=list)
+
+
+def _event_data(definition: Mapping[str, Any]) -> dict[str, Any]:
+    """A definition as an event carries it (JSON-ready: ids as text)."""
+    result: dict[str, Any] = json.loads(to_json(definition))
+    return result
+
+
+def decide_create(command: CreatePage) -> Decision:
+    """A new page: ``status_page.created`` with its definition and key hash.
+
+    Raises:
+        InvalidInput: the definition is not acceptable.
+    """
+    definition = normalize_page(dict(command.fields))
+    return Decision(definition, [("status_page.created", {
+        **_event_data(definition), "key_hash": command.key_hash.hex()})])
+
+
+def decide_update(before: PageState, command: UpdatePage) -> Decision:
+    """Change the fields given and/or the key: ``status_page.updated`` with the changed
+    fields (``key_hash`` among them for a new key); nothing when nothing changes.
+
+    Raises:
+        InvalidInput: the resulting definition is not acceptable.
+    """
+    current = before.definition()
+    given = {k: v for k, v in command.fields.items() if k in FIELDS}
+    if "tags" in given and "components" not in given:
+        given["components"] = []
+    if "components" in given and "tags" not in given:
+        given["tags"] = []
+    definition = normalize_page({**current, **given})
+    changes = _event_data({k: v for k, v in definition.items() if v != current[k]})
+    if command.key_hash is not None:
+        changes["key_hash"] = command.key_hash.hex()
+    return Decision(definition, [("status_page.updated", {"changes": changes})]
+                    if changes else [])
+
+
+def decide_delete(before: PageState, command: DeletePage) -> list[Change]:
+    """``status_page.deleted``: the row goes, the stream stays."""
+    return [("status_page.deleted", {})]
