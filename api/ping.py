@@ -29,6 +29,7 @@ from __future__ import annotations
 import functools
 import logging
 import re
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 from urllib.parse import parse_qsl
@@ -74,19 +75,44 @@ class _TooLarge(Exception):
     pass
 
 
+def answer_headers(text: bytes, limit: bytes,
+                   extra: tuple[tuple[bytes, bytes], ...] = ()) -> list[tuple[bytes, bytes]]:
+    """The headers of every ping answer whose body is ``text`` (``limit``: the
+    ``Ping-Body-Limit`` value), shared with :mod:`api.ping_protocol`."""
+    return [_TEXT, (b"content-length", str(len(text)).encode()),
+            (b"ping-body-limit", limit), _CORS, _NO_CACHE, *extra]
+
+
+def failure_answer(state: Any, exc: BaseException) -> tuple[int, bytes, tuple[
+        tuple[bytes, bytes], ...]] | None:
+    """``(status, text, extra headers)`` answering a ping whose recording raised ``exc``
+    (``DomainError``: its status; the database unavailable: 503 with ``Retry-After``, the
+    outage noted once); ``None`` for any other exception (not ours to answer)."""
+    if isinstance(exc, DomainError):  # MonitorLimit: 403; a bad CRONLEDGER_PING_CREATE_*: 422
+        return exc.status, exc.detail.encode(), ()
+    if not isinstance(exc, (psycopg.Error, PoolTimeout, OSError)):
+        return None
+    reason = unavailable_reason(exc)
+    if reason is None:
+        log.error("ping could not be recorded", exc_info=exc)
+    else:
+        state.outage.down(reason)  # one warning per outage, no traceback
+    return 503, b"service unavailable, retry", _RETRY
+
+
 async def _reply(send: Send, status: int, text: bytes, *, head: bool, limit: bytes,
                  extra: tuple[tuple[bytes, bytes], ...] = ()) -> None:
-    headers = [_TEXT, (b"content-length", str(len(text)).encode()),
-               (b"ping-body-limit", limit), _CORS, _NO_CACHE, *extra]
+    headers = answer_headers(text, limit, extra)
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": b"" if head else text})
 
 
-def _headers(scope: Scope) -> tuple[int | None, str | None, str | None]:
-    """``(content length, user agent, forwarded-for)`` from the raw headers (several
-    ``X-Forwarded-For`` headers are joined with commas, as uvicorn does)."""
+def read_headers(headers: Iterable[tuple[bytes, bytes]]) -> tuple[int | None, str | None,
+                                                                    str | None]:
+    """``(content length, user agent, forwarded-for)`` from the raw headers (lower-case
+    names; several ``X-Forwarded-For`` headers are joined with commas, as uvicorn does)."""
     length = agent = forwarded = None
-    for name, value in scope["headers"]:
+    for name, value in headers:
         if name == b"content-length":
             length = int(value) if value.isdigit() else None
         elif name == b"user-agent":
@@ -98,11 +124,14 @@ def _headers(scope: Scope) -> tuple[int | None, str | None, str | None]:
 
 
 def _remote_addr(scope: Scope, forwarded: str | None, trusted: str) -> str | None:
-    """The client address: from ``X-Forwarded-For`` only when the peer is one of the trusted
-    proxies ``trusted`` (``CRONLEDGER_TRUSTED_PROXIES``, uvicorn's rules:
-    :class:`core.http.proxies.TrustedProxies`), else the peer address."""
     client = scope.get("client")
-    peer = client[0] if client else None
+    return remote_addr(client[0] if client else None, forwarded, trusted)
+
+
+def remote_addr(peer: str | None, forwarded: str | None, trusted: str) -> str | None:
+    """The client address: from ``X-Forwarded-For`` only when the ``peer`` is one of the
+    trusted proxies ``trusted`` (``CRONLEDGER_TRUSTED_PROXIES``, uvicorn's rules:
+    :class:`core.http.proxies.TrustedProxies`), else the peer address."""
     address = trusted_proxies(trusted).client(peer, forwarded) if forwarded else peer
     return clean_text(address, MAX_REMOTE_ADDR) if address else None
 
@@ -193,7 +222,7 @@ async def ping_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
     if target is None:
         await reply(404, b"not found")
         return
-    declared, agent, forwarded = _headers(scope)
+    declared, agent, forwarded = read_headers(scope["headers"])
     try:
         body, size = await _read_body(receive, declared, limit)
     except _Disconnected:
@@ -214,16 +243,10 @@ async def ping_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
         if status is None and ping.slug and params.get("create") == "1":
             created = await _provision(state, ping, now)
             status = await state.ping_batcher.record(ping, now)
-    except DomainError as exc:  # MonitorLimit: 403; a bad CRONLEDGER_PING_CREATE_* value: 422
-        await reply(exc.status, exc.detail.encode())
-        return
-    except (psycopg.Error, PoolTimeout, OSError) as exc:
-        reason = unavailable_reason(exc)
-        if reason is None:
-            log.exception("ping could not be recorded")
-        else:
-            state.outage.down(reason)  # one warning per outage, no traceback
-        await reply(503, b"service unavailable, retry", extra=_RETRY)
+    except (DomainError, psycopg.Error, PoolTimeout, OSError) as exc:
+        failed = failure_answer(state, exc)
+        assert failed is not None  # one of the kinds failure_answer answers
+        await reply(failed[0], failed[1], extra=failed[2])
         return
     if status is None:
         await reply(404, b"not found")

@@ -48,6 +48,9 @@ from core.services.tasks import cancel_and_wait
 
 log = logging.getLogger("cronledger")
 
+# uvicorn's httptools protocol with the ping fast path (api/ping_protocol.py), named so that
+# this module does not import the web stack for a worker process
+PING_PROTOCOL = "api.ping_protocol:PingProtocol"
 STOP_MARGIN_SECONDS = 10.0  # beyond the drain time (CRONLEDGER_SHUTDOWN_GRACE) before a cancel
 CANCEL_WAIT_SECONDS = 5.0  # for a cancelled service's task to end
 
@@ -212,6 +215,7 @@ async def serve(dsn: str, settings: Settings, *, with_api: bool, with_services: 
                                            services_health=health),
                                 host=settings.host, port=settings.port, log_level="info",
                                 lifespan="on", access_log=False, proxy_headers=False,
+                                http=PING_PROTOCOL,  # answers plain pings without ASGI
                                 log_config=None)  # our logging setup
         server = _Server(config)
 
@@ -272,4 +276,4 @@ def serve_api_workers(dsn: str, settings: Settings, workers: int) -> None:
         os.environ["CRONLEDGER_SECRET_KEY_FILE"] = settings.secret_key_file
     uvicorn.run("api.app:app_from_env", factory=True, host=settings.host, port=settings.port,
                 workers=workers, lifespan="on", access_log=False, log_level="info",
-                proxy_headers=False)
+                proxy_headers=False, http=PING_PROTOCOL)

@@ -73,6 +73,12 @@ class PingBatcher:
         Raises:
             psycopg.Error: the statement carrying this ping failed.
         """
+        return await self.submit(ping, at)
+
+    def submit(self, ping: Ping, at: datetime) -> asyncio.Future[str | None]:
+        """Queue ``ping`` received at ``at``; the future is :meth:`record`'s answer (for a
+        caller that answers from a callback instead of a task per request:
+        :mod:`api.ping_protocol`). Must be called in the running event loop."""
         loop = asyncio.get_running_loop()
         answer: asyncio.Future[str | None] = loop.create_future()
         self.pending.append(_Pending(ping, at, answer))
@@ -80,7 +86,7 @@ class PingBatcher:
             # Launch on the next turn of the loop: requests parsed in this turn go together.
             self.scheduled = True
             loop.call_soon(self._launch)
-        return await answer
+        return answer
 
     def _launch(self) -> None:
         self.scheduled = False
