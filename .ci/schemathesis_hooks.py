@@ -63,7 +63,7 @@ def _durations(low: int, high: int) -> st.SearchStrategy[str]:
 
 
 DURATION_BOUNDS = [60, 60]  # what every cronledger-duration of the document takes, in seconds
-DURATION_FIELDS = ("realert_every", "min_duration", "max_duration", "for")
+DURATION_FIELDS = ("realert_every", "min_duration", "max_duration", "for", "spread")
 
 
 def _bounds(node: Any, found: list[tuple[int, int]]) -> None:
@@ -162,6 +162,18 @@ def _run_bounds(fields: dict[str, Any], *, patch: bool = False, job: bool = Fals
             fields["min_duration"] = None
 
 
+SPREAD_MAX = 90  # seconds: the shortest interval between slots of SCHEDULES (@every 90s)
+
+
+def _spread(fields: dict[str, Any]) -> None:
+    """A job's ``spread`` no longer than its schedule's shortest interval between slots, which
+    JSON Schema cannot relate to the schedule: at most :data:`SPREAD_MAX` (every schedule of
+    :data:`SCHEDULES`, and so every stored job's, allows it)."""
+    value = fields.get("spread")
+    if value is not None and (parse_duration(value) or 0) > SPREAD_MAX:
+        fields["spread"] = SPREAD_MAX
+
+
 def _apply(document: dict[str, Any]) -> None:
     """Names unique per table (a channel's naming its kind: an earlier apply may have stored
     one of that name), monitors matched by a slug of their own, ``channels`` naming channels
@@ -179,6 +191,7 @@ def _apply(document: dict[str, Any]) -> None:
                 continue
             item["name"] = f"{table}-{i}"
             _run_bounds(item)
+            _spread(item)
             item.pop("depends_on", None)
             if table == "monitors":
                 item["slug"] = f"monitor-{i}"
@@ -274,6 +287,7 @@ def _mend(case: Any) -> Any:
     elif path.startswith(("/v1/monitors", "/v1/jobs")) and method in ("POST", "PATCH") \
             and body is not None:
         _run_bounds(body, patch=method == "PATCH", job=path.startswith("/v1/jobs"))
+        _spread(body)
     elif path.startswith("/v1/status-pages") and method in ("POST", "PATCH") \
             and body is not None:
         _status_page(body, patch=method == "PATCH")

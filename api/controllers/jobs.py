@@ -43,6 +43,7 @@ from core.history.as_of import job_as_of
 from core.jobs import commands
 from core.jobs.queries import broken_reason, describe, get_job, job_events, list_jobs
 from core.runs.queries import get_run, list_runs
+from core.schedule.spread import offset_seconds
 
 
 def job_view(row: dict[str, Any]) -> Job:
@@ -52,7 +53,9 @@ def job_view(row: dict[str, Any]) -> Job:
     shown = {key: row[key] if isinstance(row[key], dict) else {"invalid": row[key]}
              for key in ("request", "retry")}
     return from_row(Job, {**row, **shown, "schedule_description": describe(row),
-                          "broken_reason": broken_reason(row)})
+                          "broken_reason": broken_reason(row),
+                          "spread_offset_seconds": offset_seconds(row["id"],
+                                                                  row.get("spread"))})
 
 
 async def _job(pool: AsyncConnectionPool, actor: Actor, job_id: uuid.UUID,

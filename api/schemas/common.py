@@ -14,6 +14,7 @@ from core import alerting
 from core import tags as tagdef
 from core.durations import DURATION_PATTERN
 from core.monitors import slugs
+from core.schedule.spread import MAX_SPREAD_SECONDS
 
 # Formats of the OpenAPI document for what JSON Schema cannot spell out (docs/api.md, *The
 # OpenAPI document*): a client (or the fuzzer, .ci/schemathesis) that knows one generates
@@ -69,6 +70,13 @@ RunSeconds = Annotated[int, Meta(ge=1, le=alerting.MAX_RUN_SECONDS)]
 RunText = Annotated[str, duration_meta(1, alerting.MAX_RUN_SECONDS, None)]
 RunBound = Annotated[RunSeconds | RunText | None, Meta(
     description="seconds, or a duration such as 90s, 30m, 6h (1 s to 366 days); null: none")]
+SpreadSeconds = Annotated[int, Meta(ge=0, le=MAX_SPREAD_SECONDS)]
+SpreadText = Annotated[str, duration_meta(0, MAX_SPREAD_SECONDS, "15m")]
+Spread = Annotated[SpreadSeconds | SpreadText | None, Meta(
+    description="seconds, or a duration such as 90s, 15m, 1h (at most 1 day, and at most the "
+                "schedule's shortest interval between slots): each slot fires at the job's "
+                "fixed offset inside that window after it (docs/schedules.md, Spread); null "
+                "or 0: no spread")]
 Tags = Annotated[list[Annotated[str, Meta(pattern=f"^{tagdef.TAG_PATTERN}$")]],
                  Meta(max_length=tagdef.MAX_TAGS,
                       description="short words (no spaces, / or *) for badges and metrics")]

@@ -17,6 +17,7 @@ from api.schemas.common import (
     RealertText,
     RunBound,
     Schedule,
+    Spread,
     Tags,
     Zone,
     any_case,
@@ -116,6 +117,7 @@ class JobCreate(Struct, forbid_unknown_fields=True):
     depends_on: DependsOn = []
     min_duration: RunBound = None
     max_duration: RunBound = None
+    spread: Spread = None
     tags: Tags = []
     paused: bool = False
     success_statuses: SuccessStatuses | None = None
@@ -164,6 +166,7 @@ class JobPatch(JobRulesPatch, forbid_unknown_fields=True):
     retry: RetryPatch | UnsetType = UNSET
     overlap: Overlap | UnsetType = UNSET
     catchup: Catchup | UnsetType = UNSET
+    spread: Spread | UnsetType = UNSET
     channels: Channels | UnsetType = UNSET
     tags: Tags | UnsetType = UNSET
     paused: bool | UnsetType = UNSET
@@ -203,6 +206,8 @@ class Job(Struct):
     min_duration: int | None = None
     max_duration: int | None = None
     recover_after_successes: int = 1
+    spread: int | None = None
+    spread_offset_seconds: int = 0  # core/schedule/spread.py; next_run_at includes it
     in_maintenance_until: datetime | None = None  # docs/ledger.md
     confirm: dict[str, int] | None = None
 

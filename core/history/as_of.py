@@ -10,7 +10,7 @@ active, or past the schedule engine's range), a monitor's ``next_expected_at`` /
 from __future__ import annotations
 
 import uuid
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from psycopg_pool import AsyncConnectionPool
@@ -22,6 +22,7 @@ from core.history.streams import JOB, MONITOR, Kind, definition_until, events_un
 from core.monitors.definition import cached_schedule
 from core.monitors.rules import timing
 from core.schedule import Schedule, parse_schedule
+from core.schedule.spread import next_fire_time, offset_of
 from core.stored import schedule_problem
 
 
@@ -80,14 +81,16 @@ async def job_as_of(pool: AsyncConnectionPool, actor: Actor, job_id: uuid.UUID,
         schedule, _ = schedule_problem(
             lambda expr, zone, anchor: parse_schedule(expr, zone, anchor=anchor),
             job["schedule"], job["timezone"], job["anchor_at"])
-        job["next_run_at"] = _next_fire(schedule, as_of) if schedule else None
+        offset = offset_of(job_id, job.get("spread"))
+        job["next_run_at"] = _next_fire(schedule, as_of, offset) if schedule else None
     return job
 
 
-def _next_fire(schedule: Schedule, after: datetime) -> datetime | None:
-    """The schedule's next fire after ``after``; ``None`` past the engine's range (2399)."""
+def _next_fire(schedule: Schedule, after: datetime, offset: timedelta) -> datetime | None:
+    """The schedule's next fire time after ``after`` (a slot plus ``offset``, the job's spread
+    offset); ``None`` past the engine's range (2399)."""
     try:
-        return schedule.next_fire(after)
+        return next_fire_time(schedule, after, offset)
     except ValueError:  # "outside the supported range": an as_of far in the future
         return None
 

@@ -37,6 +37,7 @@ from core.jobs.state import JobState, evolve
 from core.queries import Q
 from core.runs import events as run_events
 from core.runs.events import new_run_id
+from core.schedule.spread import offset_of
 from core.secrets import set_signing_secret
 from core.streams import StreamKind, append, execute, lock
 
@@ -50,7 +51,9 @@ async def _sync_due(
     now: datetime,
 ) -> None:
     """Keep ``due_jobs`` in step: a row only for active jobs that are not broken, recomputed
-    when timing changed or the job was just repaired."""
+    when timing changed or the job was just repaired. A change of ``spread`` alone keeps the
+    pending slot and moves its fire time by the change of offset (docs/schedules.md,
+    *Spread*): an edit neither drops nor repeats a slot."""
     if after.status != "active" or after.broken_at is not None:
         await conn.execute(Q["due_job_delete"], {"job_id": after.id})
         return
@@ -61,6 +64,11 @@ async def _sync_due(
         and all(getattr(before, k) == getattr(after, k) for k in _SCHEDULE_FIELDS)
     )
     if unchanged:
+        assert before is not None
+        if before.spread != after.spread:
+            shift = offset_of(after.id, after.spread) - offset_of(before.id, before.spread)
+            await conn.execute(Q["due_job_shift"], {"job_id": after.id,
+                                                    "seconds": shift.total_seconds()})
         return  # keep the pending slot: an edit must not drop or repeat it
     due_at = next_fire(after, now)
     if due_at is None:

@@ -19,6 +19,7 @@ from core.errors import Conflict
 from core.jobs.definition import DEFINITION_FIELDS, normalize_definition
 from core.jobs.state import JobState
 from core.schedule import cached_schedule, canonical_form, parse_schedule
+from core.schedule.spread import next_fire_time, offset_of
 from core.stored import job_problem
 from core.streams import Change
 
@@ -63,9 +64,10 @@ class Update:
 
 
 def next_fire(state: JobState, now: datetime) -> datetime | None:
-    """The job's first fire instant after ``now`` (UTC), ``None`` when there is none."""
+    """The job's first fire time after ``now`` (UTC): a slot plus the job's spread offset
+    (:func:`core.schedule.spread.next_fire_time`), ``None`` when there is none."""
     schedule = parse_schedule(state.schedule, state.timezone, anchor=state.anchor_at)
-    return schedule.next_fire(now)
+    return next_fire_time(schedule, now, offset_of(state.id, state.spread))
 
 
 def _merged(current: dict[str, Any], fields: Mapping[str, Any]) -> dict[str, Any]:

@@ -20,7 +20,8 @@ from core.alerting import (
 )
 from core.errors import FieldErrors, nul_errors
 from core.http.urls import url_problem
-from core.schedule import InvalidSchedule, parse_schedule, schedule_text
+from core.schedule import InvalidSchedule, Schedule, parse_schedule, schedule_text
+from core.schedule.spread import normalize_spread
 from core.schedule.zones import valid_zone
 from core.secrets import PLACEHOLDER, check_signing_secret, has_malformed_placeholder
 from core.tags import normalize_tags
@@ -69,12 +70,13 @@ DEFAULTS: dict[str, Any] = {
     "tags": (),
     "confirm": None,  # None: a 2xx is the outcome (docs/ledger.md, fire-and-confirm)
     "schedule_text": None,  # the words the schedule was written in (core/schedule/words.py)
+    "spread": None,  # seconds: each slot fires at an offset inside it (core/schedule/spread.py)
 }
 DEFINITION_FIELDS = ("name", "schedule", "timezone", "request", "timeout_seconds", "retry",
                      "overlap", "catchup", "success_statuses", "channels",
                      "alert_after_failures", "realert_every", "tags", "confirm", "schedule_text",
                      "alert_on", "depends_on", "min_duration", "max_duration",
-                     "recover_after_successes")
+                     "recover_after_successes", "spread")
 MIN_CONFIRM_SECONDS = 1
 MAX_CONFIRM_SECONDS = 7 * 86400
 
@@ -281,7 +283,9 @@ def normalize_definition(
             ``failed`` was said, ``recovered`` after this many good runs in a row, 1 to 1000,
             default 1: :func:`core.alerting.tolerate`), ``min_duration`` / ``max_duration``
             (:func:`core.alerting.normalize_run_bounds`: a successful attempt shorter than
-            the minimum fails, a run still going past the maximum alerts; core/runs/bounds.py));
+            the minimum fails, a run still going past the maximum alerts; core/runs/bounds.py)),
+            ``spread`` (:func:`core.schedule.spread.normalize_spread`: seconds, each slot fires
+            at the job's offset inside that window, at most the schedule's shortest interval));
             missing optional fields take their defaults. ``schedule`` may be a phrase in
             words: the definition holds its canonical form and ``schedule_text`` the words
             (:func:`core.schedule.schedule_text`, which also keeps a stored definition's words
@@ -326,6 +330,7 @@ def normalize_definition(
         errors.add("min_duration", "cannot be set on a fire-and-confirm job: its 2xx comes at "
                                    "once by design (use max_duration, or confirm's timeout)")
     schedule = out.get("schedule")
+    parsed: Schedule | None = None
     if not isinstance(schedule, str) or not schedule.strip():
         errors.add("schedule", "is required")
     elif not valid_zone(out["timezone"]):
@@ -338,6 +343,7 @@ def normalize_definition(
             out["schedule_text"] = schedule_text(parsed, fields.get("schedule_text"))
         except InvalidSchedule as exc:
             errors.add("schedule", str(exc))
+    out["spread"] = normalize_spread(out["spread"], parsed, now, errors)
     errors.raise_if_any()
     return {key: out[key] for key in DEFINITION_FIELDS}
 

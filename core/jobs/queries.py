@@ -14,13 +14,17 @@ from core.errors import NotFound
 from core.events import read_stream
 from core.queries import Q
 from core.schedule import cached_schedule
+from core.schedule.spread import describe_spread
 from core.stored import describe_stored, job_problem
 
 
 def describe(job: dict[str, Any]) -> str:
-    """Human description of the job's schedule; ``"<schedule> (<zone>, no longer valid)"``
-    when the stored schedule does not evaluate any more (never raises)."""
-    return describe_stored(cached_schedule, job["schedule"], job["timezone"], job["anchor_at"])
+    """Human description of the job's schedule and its spread (``"At 09:00 AM, each slot fired
+    7m12s after it (spread 15m)"``, :func:`core.schedule.spread.describe_spread`);
+    ``"<schedule> (<zone>, no longer valid)"`` when the stored schedule does not evaluate any
+    more (never raises)."""
+    return describe_stored(cached_schedule, job["schedule"], job["timezone"],
+                           job["anchor_at"]) + describe_spread(job["id"], job.get("spread"))
 
 
 def broken_reason(job: dict[str, Any]) -> str | None:

@@ -74,6 +74,7 @@ class JobState:
     min_duration: int | None
     max_duration: int | None
     recover_after_successes: int
+    spread: int | None
     tags: list[str]
     schedule_text: str | None
     confirm_timeout_seconds: int | None
@@ -127,6 +128,7 @@ def _derived(fields: dict[str, Any]) -> dict[str, Any]:
     fields.setdefault("max_duration", None)
     if fields.get("recover_after_successes") is None:  # with 0034
         fields["recover_after_successes"] = 1
+    fields.setdefault("spread", None)  # with 0038
     fields["secret_names"] = placeholder_names(fields["request"])
     fields["channels"] = [c if isinstance(c, uuid.UUID) else uuid.UUID(c)
                           for c in fields["channels"] or ()]

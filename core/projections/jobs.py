@@ -10,7 +10,12 @@ replaying what the live system did to it, in log order:
   after ``max(occurred_at, scheduled_for)``, which is how the claim advanced ``due_at``
   (:func:`core.runs.slots.plan_slots`);
 - ``job.paused``, ``job.deleted``, ``job.completed``, ``job.broken``: no row (``job.repaired``
-  of an active job: the next fire after it, as ``_sync_due`` does).
+  of an active job: the next fire after it, as ``_sync_due`` does);
+- a ``job.updated`` that changed ``spread`` alone: the pending fire time moves by the change of
+  offset, as ``_sync_due`` does.
+
+Every due instant is a fire time, a slot plus the job's spread offset
+(core/schedule/spread.py).
 
 A stored schedule that no longer evaluates (docs/operations.md, "Poison items") gives no row
 either: the live scheduler marks such a job broken at its next claim, instead of the rebuild
@@ -34,6 +39,7 @@ from core.projections.common import Skipped
 from core.queries import Q
 from core.reasons import reason_of
 from core.schedule import cached_schedule
+from core.schedule.spread import next_fire_time, offset_of
 
 TABLES = ("jobs", "due_jobs")
 _TIMING = ("schedule", "timezone", "anchor_at")
@@ -42,7 +48,7 @@ _TIMING = ("schedule", "timezone", "anchor_at")
 def _next_fire(state: JobState, after: datetime) -> datetime | None:
     try:
         schedule = cached_schedule(state.schedule, state.timezone, state.anchor_at)
-        return schedule.next_fire(after)
+        return next_fire_time(schedule, after, offset_of(state.id, state.spread))
     except Exception:  # noqa: BLE001 - a poison job must not stop the rebuild
         return None
 
@@ -75,6 +81,11 @@ class JobReplay:
                   and before.broken_at is None
                   and all(getattr(before, k) == getattr(after, k) for k in _TIMING)):
             self.due[job_id] = _next_fire(after, event["occurred_at"])
+        elif before.spread != after.spread and self.due.get(job_id) is not None:
+            due = self.due[job_id]
+            assert due is not None
+            self.due[job_id] = due + (offset_of(job_id, after.spread)
+                                      - offset_of(job_id, before.spread))
 
     def _slot_event(self, event: dict[str, Any]) -> None:
         data = event["data"]
@@ -83,7 +94,8 @@ class JobReplay:
         if state is None or state.status != "active" or state.broken_at is not None:
             return
         slot = datetime.fromisoformat(data["scheduled_for"])
-        self.due[job_id] = _next_fire(state, max(event["occurred_at"], slot))
+        fire = slot + offset_of(job_id, state.spread)
+        self.due[job_id] = _next_fire(state, max(event["occurred_at"], fire))
 
 
 async def rebuild(conn: psycopg.AsyncConnection, skipped: Skipped | None = None,

@@ -35,6 +35,8 @@ Run stream events. ``data`` always carries what the ``runs`` row needs to be reb
                                          cancelled because its job was deleted)
     ``run.overran``          still going past the job's ``max_duration``: ``started_at``,
                              ``max_duration`` (seconds), ``deadline`` (:mod:`core.runs.bounds`)
+The first event of a slot of a job with a spread also names ``fire_at``, the slot plus the
+job's offset (core/schedule/spread.py), when the slot was to fire.
 The lease (``lease_token``, ``lease_expires_at``) is deliberately not in the log: it is a
 transient claim, not history.
 """

@@ -41,6 +41,7 @@ from core.runs.events import slot_run_id
 from core.runs.registry import live_after
 from core.runs.slots import apply_overlap, plan_slots
 from core.schedule import Schedule, cached_schedule
+from core.schedule.spread import fire_time, offset_of
 from core.secrets import fetch_sealed
 from core.stored import job_problem
 
@@ -72,7 +73,9 @@ def _timed(events: list[NewEvent], started: float) -> list[NewEvent]:
 class ClaimedJob:
     """A row of ``job_claim_due`` (core/sql/runs.sql): a due job as the claim reads it.
 
-    ``due_at`` is its pending slot (UTC); ``running`` and ``queued`` count its runs in flight
+    ``due_at`` is its pending slot's fire time (UTC: the slot plus the job's spread offset,
+    core/schedule/spread.py); ``spread`` the job's spread in seconds (``None``: none);
+    ``running`` and ``queued`` count its runs in flight
     (the finished ones the worker names left out), for the overlap policy. The definition
     fields are as stored, unchecked: :func:`core.stored.job_problem` says whether they still
     evaluate.
@@ -96,8 +99,14 @@ class ClaimedJob:
     confirm_timeout_seconds: int | None
     alert_on: list[str]
     min_duration: int | None
+    spread: int | None
     running: int
     queued: int
+
+    @property
+    def offset(self) -> timedelta:
+        """The job's spread offset (:func:`core.schedule.spread.offset_of`)."""
+        return offset_of(self.job_id, self.spread)
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> ClaimedJob:
@@ -118,6 +127,7 @@ class ReadyRun:
 
     ``previous_status`` is ``queued`` (ready at ``due_at``) or ``running`` (its lease expired
     at ``due_at``: sent again with the same id and attempt); the lease is the new one.
+    ``spread``: the job's spread now (a slot's fire time, :meth:`fire_at`, is read with it).
     """
 
     id: uuid.UUID
@@ -140,11 +150,20 @@ class ReadyRun:
     signing: bool
     confirm_timeout_seconds: int | None
     min_duration: int | None
+    spread: int | None
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> ReadyRun:
         """The ready run in one ``run_claim_ready`` row."""
         return cls(**{f: row[f] for f in _READY})
+
+
+    def fire_at(self) -> datetime | None:
+        """The fire time of a slot's run (the slot plus the job's offset), ``None`` for a
+        manual run or a job without a spread."""
+        if self.trigger == "manual" or not self.spread:
+            return None
+        return fire_time(self.scheduled_for, offset_of(self.job_id, self.spread))
 
 
 _CLAIMED = tuple(f.name for f in fields(ClaimedJob))
@@ -174,7 +193,8 @@ class _Batch:
         running = status == "running"
         attempts = job.retry["attempts"]
         lease_token = uuid.uuid4() if running else None
-        lease_expires = (max(self.now, slot) + timedelta(
+        fire = fire_time(slot, job.offset) if job.spread else None
+        lease_expires = (max(self.now, fire or slot) + timedelta(
             seconds=job.timeout_seconds + self.lease_margin)) if running else None
         finished = self.now if status in ("skipped", "missed") else None
         values = (run_id, job.job_id, job.team_id, slot, trigger, status,
@@ -182,7 +202,8 @@ class _Batch:
                   self.worker_id if running else None, reason, 1, self.now, finished)
         self.runs.append(dict(zip(_RUN_COLUMNS, values, strict=True)))
         common = {"job_id": job.job_id, "scheduled_for": slot, "trigger": trigger,
-                  "max_attempts": attempts, "metadata": {"actor": f"worker:{self.worker_id}"}}
+                  "max_attempts": attempts, "fire_at": fire,
+                  "metadata": {"actor": f"worker:{self.worker_id}"}}
         team_id = job.team_id
         if running:
             event = run_events.started(run_id, team_id, 1, self.now, attempt=1,
@@ -196,7 +217,7 @@ class _Batch:
         dispatch = Dispatch(
             run_id=run_id, job_id=job.job_id, team_id=job.team_id, scheduled_for=slot,
             trigger=trigger, attempt=1, max_attempts=attempts, lease_token=lease_token,
-            version=1, lease_expires_at=lease_expires, **_job_sending(job),
+            version=1, lease_expires_at=lease_expires, fire_at=fire, **_job_sending(job),
         ) if lease_token is not None else None  # a lease is taken exactly when it runs
         self.starts[run_id] = (event, dispatch)
         if job.alert_on and status in ("skipped", "missed"):
@@ -268,15 +289,17 @@ def _plan_job(batch: _Batch, job: ClaimedJob) -> None:
 
 
 def _plan_slots(batch: _Batch, job: ClaimedJob, schedule: Schedule) -> None:
-    plan = plan_slots(schedule, job.due_at, batch.now, job.catchup)
+    offset = job.offset
+    plan = plan_slots(schedule, job.due_at, batch.now, job.catchup, offset)
     reason = MISSED_REASON.format(policy=job.catchup)
     for slot in plan.missed:
         batch.add_run(job, slot, "schedule", "missed", reason)
     fire = plan.fire
     if batch.maintenance:
         windows = [w for w in batch.maintenance if w.team_id == job.team_id]
+        # A window holds the slots whose fire time it covers (docs/schedules.md, *Spread*).
         held = {slot for slot, _ in fire
-                if in_maintenance_until(windows, "job", job.job_id, slot,
+                if in_maintenance_until(windows, "job", job.job_id, fire_time(slot, offset),
                                         tags=batch.tags.get(job.job_id, ())) is not None}
         for slot, trigger in fire:
             if slot in held:
@@ -483,7 +506,8 @@ async def claim_ready(
                      scheduled_for=r.scheduled_for, trigger=r.trigger,
                      attempt=r.attempt, max_attempts=r.max_attempts,
                      lease_token=r.lease_token, version=r.version, due_at=r.due_at,
-                     lease_expires_at=r.lease_expires_at, **_job_sending(r))
+                     lease_expires_at=r.lease_expires_at, fire_at=r.fire_at(),
+                     **_job_sending(r))
             for r in rows
         ]))
 

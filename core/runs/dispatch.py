@@ -30,7 +30,7 @@ class Dispatch:
 
     Attributes:
         run_id: the run; also the ``Idempotency-Key``.
-        scheduled_for: the slot (UTC); the run's lateness is measured from it.
+        scheduled_for: the slot (UTC): the run's identity.
         attempt: 1-based attempt number.
         lease_token: proves this worker still owns the run when recording.
         request: ``{"method", "url", "headers", "body"}`` as defined on the job (placeholders
@@ -53,6 +53,9 @@ class Dispatch:
         lease_expires_at: when the lease taken by the claim ends (UTC; the claim's instant
             plus the timeout and the lease margin): an attempt that could not finish before
             it is not sent (:meth:`lease_covers`). ``None``: not known (tests).
+        fire_at: when the slot fires, the slot plus the job's spread offset
+            (core/schedule/spread.py); ``None``: at the slot. Never sent before it
+            (:attr:`fires_at`); the run's lateness is measured from it.
     """
 
     run_id: uuid.UUID
@@ -77,6 +80,13 @@ class Dispatch:
     confirm_token: str | None = field(default=None, repr=False)
     lease_expires_at: datetime | None = None
     min_duration: int | None = None
+    fire_at: datetime | None = None
+
+    @property
+    def fires_at(self) -> datetime:
+        """When the attempt may be sent at the earliest and the run's lateness starts: the
+        fire time (UTC; the slot when the job has no spread)."""
+        return self.fire_at or self.scheduled_for
 
     def lease_covers(self, now: datetime) -> bool:
         """Whether the lease still covers a whole attempt started at ``now`` (UTC): sent
@@ -118,15 +128,16 @@ class AttemptResult:
 
     @property
     def lateness_ms(self) -> int:
-        """Start of this attempt minus the slot, in milliseconds (never negative): the run's
-        lateness when this is its first recorded attempt."""
-        late = (self.started_at - self.dispatch.scheduled_for) / timedelta(milliseconds=1)
+        """Start of this attempt minus the fire time (the slot plus the job's spread offset),
+        in milliseconds (never negative): the run's lateness when this is its first recorded
+        attempt."""
+        late = (self.started_at - self.dispatch.fires_at) / timedelta(milliseconds=1)
         return max(0, round(late))
 
     @property
     def attempt_lateness_ms(self) -> int:
         """Start of this attempt minus the instant it became due, in milliseconds (>= 0)."""
-        due = self.dispatch.due_at or self.dispatch.scheduled_for
+        due = self.dispatch.due_at or self.dispatch.fires_at
         return max(0, round((self.started_at - due) / timedelta(milliseconds=1)))
 
 

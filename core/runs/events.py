@@ -38,17 +38,26 @@ def _event(kind: str, run_id: uuid.UUID, team_id: uuid.UUID, version: int, now: 
     return NewEvent("run", run_id, version, kind, team_id, now, data, metadata or {})
 
 
+def _fire(fire_at: datetime | None) -> dict[str, Any]:
+    """``{"fire_at": …}`` for the first event of a slot of a job with a spread: when the slot
+    was to fire (slot + offset, core/schedule/spread.py); nothing without a spread, so the
+    events of other jobs keep their shape."""
+    return {} if fire_at is None else {"fire_at": fire_at}
+
+
 def started(run_id: uuid.UUID, team_id: uuid.UUID, version: int, now: datetime, *,
             job_id: uuid.UUID, scheduled_for: datetime, trigger: str, attempt: int,
             max_attempts: int, worker_id: str, redispatch: bool | None = None,
+            fire_at: datetime | None = None,
             metadata: dict[str, Any] | None = None) -> NewEvent:
     """``run.started``: attempt ``attempt`` (1-based) dispatched by ``worker_id``.
 
     ``redispatch`` is included when given (a claim of a ready run says whether it takes over an
-    expired lease); a run started by the due-job claim carries none.
+    expired lease); a run started by the due-job claim carries none. ``fire_at``: see
+    :func:`_fire`.
     """
     fields: dict[str, Any] = {"max_attempts": max_attempts, "attempt": attempt,
-                              "worker_id": worker_id}
+                              "worker_id": worker_id, **_fire(fire_at)}
     if redispatch is not None:
         fields["redispatch"] = redispatch
     return _event("run.started", run_id, team_id, version, now, job_id, scheduled_for, trigger,
@@ -58,11 +67,13 @@ def started(run_id: uuid.UUID, team_id: uuid.UUID, version: int, now: datetime, 
 def queued(run_id: uuid.UUID, team_id: uuid.UUID, version: int, now: datetime, *,
            job_id: uuid.UUID, scheduled_for: datetime, trigger: str, max_attempts: int,
            available_at: datetime | None, reason: str | None = None,
+           fire_at: datetime | None = None,
            metadata: dict[str, Any] | None = None) -> NewEvent:
     """``run.queued``: a manual trigger (``available_at`` = now) or a run buffered behind a
     running one (``available_at`` ``None``, ``reason`` says why; ``reason`` omitted when
     ``None``)."""
-    fields: dict[str, Any] = {"max_attempts": max_attempts, "available_at": available_at}
+    fields: dict[str, Any] = {"max_attempts": max_attempts, "available_at": available_at,
+                              **_fire(fire_at)}
     if reason is not None:
         fields["reason"] = reason
     return _event("run.queued", run_id, team_id, version, now, job_id, scheduled_for, trigger,
@@ -80,6 +91,7 @@ def released(run_id: uuid.UUID, team_id: uuid.UUID, version: int, now: datetime,
 def not_run(status: str, run_id: uuid.UUID, team_id: uuid.UUID, version: int, now: datetime, *,
             job_id: uuid.UUID, scheduled_for: datetime, trigger: str, reason: str | None,
             finished_at: datetime, max_attempts: int | None = None,
+            fire_at: datetime | None = None,
             metadata: dict[str, Any] | None = None) -> NewEvent:
     """``run.<status>``, ``status`` being ``skipped`` or ``missed``: a slot that did not run
     (``reason``), or a queued run cancelled. ``max_attempts`` is included when given (the
@@ -91,7 +103,7 @@ def not_run(status: str, run_id: uuid.UUID, team_id: uuid.UUID, version: int, no
     if status not in ("skipped", "missed"):
         raise ValueError(f"a run that did not run is skipped or missed, not {status!r}")
     fields: dict[str, Any] = {} if max_attempts is None else {"max_attempts": max_attempts}
-    fields.update(reason=reason, finished_at=finished_at)
+    fields.update(reason=reason, finished_at=finished_at, **_fire(fire_at))
     return _event(f"run.{status}", run_id, team_id, version, now, job_id, scheduled_for,
                   trigger, fields, metadata)
 

@@ -17,11 +17,15 @@ Rules (documented in docs/schedules.md, "Catch-up"), ``now`` being the claim ins
 - At most :data:`MAX_RECORDED_SLOTS` slots of one outage are recorded, the most recent ones; the
   next slot is always computed from ``now``, so a long outage never makes the scheduler fire a
   backlog of old slots.
+- With a spread (core/schedule/spread.py) every rule reads fire times, slot + the job's
+  ``offset``: a slot is due once its fire time has come, and late by ``now`` minus its fire
+  time. The decision is the same as without a spread on the timeline shifted back by the
+  offset; the slots returned are the slots themselves (the runs' identity).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from core.schedule import Schedule
@@ -82,7 +86,8 @@ def recent_slots(schedule: Schedule, due_at: datetime, now: datetime,
 
 
 def plan_slots(
-    schedule: Schedule, due_at: datetime, now: datetime, catchup: str
+    schedule: Schedule, due_at: datetime, now: datetime, catchup: str,
+    offset: timedelta = timedelta(0),
 ) -> SlotPlan:
     """Decide what to do with a job claimed at ``now`` whose pending slot is ``due_at``.
 
@@ -92,11 +97,24 @@ def plan_slots(
 
     Args:
         schedule: the job's schedule.
-        due_at: the slot stored in ``due_jobs`` (UTC); may be slightly after ``now`` when the
-            scheduler claims ahead.
+        due_at: the fire time stored in ``due_jobs`` (UTC: the pending slot plus
+            ``offset``); may be slightly after ``now`` when the scheduler claims ahead.
         now: the claim instant (UTC), read once the claim's connection was obtained.
         catchup: ``latest`` | ``skip`` | ``all``.
+        offset: the job's spread offset (:func:`core.schedule.spread.offset_of`).
+
+    Returns:
+        The slots (not their fire times) to fire and miss, and the next fire time
+        (``next_due``, the next slot plus ``offset``).
     """
+    if offset:
+        plan = _plan(schedule, due_at - offset, now - offset, catchup)
+        return replace(plan, next_due=None if plan.next_due is None
+                       else plan.next_due + offset)
+    return _plan(schedule, due_at, now, catchup)
+
+
+def _plan(schedule: Schedule, due_at: datetime, now: datetime, catchup: str) -> SlotPlan:
     cutoff = now - timedelta(seconds=MISFIRE_GRACE_SECONDS)
     if due_at >= cutoff:
         following = schedule.fires_between(due_at, now, 1) if due_at < now else []

@@ -99,8 +99,8 @@ class Worker(Service):
 
     # -- dispatch ---------------------------------------------------------------------------
     async def _attempt(self, prepared: Prepared) -> None:
-        if prepared.dispatch.scheduled_for > self.clock.now():  # claimed ahead: never send early
-            await self._gate(prepared.dispatch.scheduled_for).wait()
+        if prepared.dispatch.fires_at > self.clock.now():  # claimed ahead: never send early
+            await self._gate(prepared.dispatch.fires_at).wait()
         async with self.limit:
             if not prepared.dispatch.lease_covers(self.clock.now()):
                 await self._lease_gone(prepared.dispatch)
@@ -166,7 +166,7 @@ class Worker(Service):
         now = self.clock.now()
         for dispatch in dispatches:
             prepared = self._prepare(dispatch)
-            if dispatch.scheduled_for > now:
+            if dispatch.fires_at > now:
                 ahead.append(prepared)
             task = asyncio.create_task(self._attempt(prepared))
             self.inflight[task] = dispatch
@@ -210,7 +210,7 @@ class Worker(Service):
         and took them, and the slot started with one batch's worth of connections where its
         concurrency needed more (docs/benchmarks.md, "Where the time goes at 1,000").
         """
-        slot = min(p.dispatch.scheduled_for for p in ahead)
+        slot = min(p.dispatch.fires_at for p in ahead)
         seconds = (slot - self.clock.now()).total_seconds() - PRECONNECT_MARGIN
         self.quiet.hold(seconds + PRECONNECT_MARGIN, len(ahead))
         claimed, previous = self._ahead.get(slot, ([], None))

@@ -11,7 +11,7 @@ SELECT pg_advisory_xact_lock(hashtext('cronledger.apply'),
 SELECT j.id, j.name, j.schedule, j.timezone, j.request, j.timeout_seconds, j.retry, j.overlap,
        j.catchup, j.success_statuses, j.signing, j.channels, j.alert_after_failures,
        j.realert_every, j.status, j.anchor_at, j.tags, j.schedule_text, j.alert_on,
-       j.depends_on, j.min_duration, j.max_duration, j.recover_after_successes,
+       j.depends_on, j.min_duration, j.max_duration, j.recover_after_successes, j.spread,
        CASE WHEN j.confirm_timeout_seconds IS NULL THEN NULL
             ELSE jsonb_build_object('timeout_seconds', j.confirm_timeout_seconds) END AS confirm,
        EXISTS (SELECT 1 FROM runs r WHERE r.job_id = j.id) AS has_run

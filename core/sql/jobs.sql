@@ -8,7 +8,7 @@ INSERT INTO jobs (id, team_id, name, schedule, timezone, request, timeout_second
                   catchup, status, version, anchor_at, created_at, updated_at, success_statuses,
                   secret_names, signing, channels, alert_after_failures, realert_every,
                   broken_at, broken_reason, tags, confirm_timeout_seconds, schedule_text, alert_on,
-                  depends_on, min_duration, max_duration, recover_after_successes)
+                  depends_on, min_duration, max_duration, recover_after_successes, spread)
 VALUES (%(id)s::uuid, %(team_id)s::uuid, %(name)s, %(schedule)s, %(timezone)s, %(request)s::jsonb,
         %(timeout_seconds)s, %(retry)s::jsonb, %(overlap)s, %(catchup)s, %(status)s,
         %(version)s::int, %(anchor_at)s::timestamptz, %(created_at)s::timestamptz,
@@ -17,7 +17,7 @@ VALUES (%(id)s::uuid, %(team_id)s::uuid, %(name)s, %(schedule)s, %(timezone)s, %
         %(realert_every)s::int, %(broken_at)s::timestamptz, %(broken_reason)s,
         %(tags)s::text[], %(confirm_timeout_seconds)s::int, %(schedule_text)s::text,
         %(alert_on)s::text[], %(depends_on)s::uuid[], %(min_duration)s::int,
-        %(max_duration)s::int, %(recover_after_successes)s::int)
+        %(max_duration)s::int, %(recover_after_successes)s::int, %(spread)s::int)
 ON CONFLICT ON CONSTRAINT jobs_pkey DO UPDATE SET
     name = excluded.name, schedule = excluded.schedule, timezone = excluded.timezone,
     request = excluded.request, timeout_seconds = excluded.timeout_seconds,
@@ -32,7 +32,7 @@ ON CONFLICT ON CONSTRAINT jobs_pkey DO UPDATE SET
     schedule_text = excluded.schedule_text, alert_on = excluded.alert_on,
     depends_on = excluded.depends_on, min_duration = excluded.min_duration,
     max_duration = excluded.max_duration,
-    recover_after_successes = excluded.recover_after_successes;
+    recover_after_successes = excluded.recover_after_successes, spread = excluded.spread;
 
 -- name: job_lock
 -- The current state of one job, locked for a command (deleted jobs are not found).
@@ -46,7 +46,7 @@ SELECT id, team_id, name, schedule, timezone, request, timeout_seconds, retry, o
        status, version, anchor_at, created_at, updated_at, success_statuses, secret_names,
        signing, channels, alert_after_failures, realert_every, broken_at, broken_reason, tags,
        confirm_timeout_seconds, schedule_text, alert_on, depends_on, min_duration, max_duration,
-       recover_after_successes,
+       recover_after_successes, spread,
        CASE WHEN confirm_timeout_seconds IS NULL THEN NULL
             ELSE jsonb_build_object('timeout_seconds', confirm_timeout_seconds) END AS confirm
 FROM jobs
@@ -58,7 +58,7 @@ SELECT j.id, j.team_id, j.name, j.schedule, j.timezone, j.request, j.timeout_sec
        j.overlap, j.catchup, j.status, j.version, j.anchor_at, j.created_at, j.updated_at,
        j.success_statuses, j.signing, j.channels, j.alert_after_failures, j.realert_every,
        j.broken_at, j.broken_reason, j.schedule_text, d.due_at AS next_run_at, j.tags, j.alert_on,
-       j.depends_on, j.min_duration, j.max_duration, j.recover_after_successes,
+       j.depends_on, j.min_duration, j.max_duration, j.recover_after_successes, j.spread,
        CASE WHEN j.confirm_timeout_seconds IS NULL THEN NULL
             ELSE jsonb_build_object('timeout_seconds', j.confirm_timeout_seconds) END AS confirm
 FROM jobs j
@@ -71,7 +71,7 @@ SELECT j.id, j.team_id, j.name, j.schedule, j.timezone, j.request, j.timeout_sec
        j.overlap, j.catchup, j.status, j.version, j.anchor_at, j.created_at, j.updated_at,
        j.success_statuses, j.signing, j.channels, j.alert_after_failures, j.realert_every,
        j.broken_at, j.broken_reason, j.schedule_text, d.due_at AS next_run_at, j.tags, j.alert_on,
-       j.depends_on, j.min_duration, j.max_duration, j.recover_after_successes,
+       j.depends_on, j.min_duration, j.max_duration, j.recover_after_successes, j.spread,
        CASE WHEN j.confirm_timeout_seconds IS NULL THEN NULL
             ELSE jsonb_build_object('timeout_seconds', j.confirm_timeout_seconds) END AS confirm
 FROM jobs j
@@ -86,6 +86,12 @@ LIMIT %(limit)s::int;
 -- name: due_job_set
 INSERT INTO due_jobs (job_id, due_at) VALUES (%(job_id)s::uuid, %(due_at)s::timestamptz)
 ON CONFLICT ON CONSTRAINT due_jobs_pkey DO UPDATE SET due_at = excluded.due_at;
+
+-- name: due_job_shift
+-- A job's spread changed alone: its pending slot stays and fires `seconds` later (or earlier),
+-- by the change of its offset (core/jobs/commands.py, _sync_due).
+UPDATE due_jobs SET due_at = due_at + make_interval(secs => %(seconds)s::float8)
+WHERE job_id = %(job_id)s::uuid;
 
 -- name: due_job_delete
 DELETE FROM due_jobs WHERE job_id = %(job_id)s::uuid;
@@ -114,7 +120,7 @@ RETURNING j.id, j.team_id, j.version, j.name, j.channels, j.broken_reason;
 -- names containing %(name)s (case-insensitive; %% and _ escaped by the caller); keyset on
 -- (created_at, id).
 SELECT j.id, j.name, j.schedule, j.timezone, j.status, j.anchor_at, j.created_at,
-       j.broken_at, j.broken_reason, d.due_at AS next_run_at
+       j.broken_at, j.broken_reason, d.due_at AS next_run_at, j.spread
 FROM jobs j
 LEFT JOIN due_jobs d ON d.job_id = j.id
 WHERE j.team_id = %(team_id)s::uuid

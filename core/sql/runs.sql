@@ -25,7 +25,7 @@ WITH others AS (
 SELECT d.job_id, d.due_at, j.team_id, j.schedule, j.timezone, j.request, j.timeout_seconds,
        j.retry, j.overlap, j.catchup, j.anchor_at, j.version, j.success_statuses,
        j.secret_names, j.signing, j.confirm_timeout_seconds, j.alert_on, j.min_duration,
-       f.running, f.queued
+       j.spread, f.running, f.queued
 FROM due_jobs d
 JOIN jobs j ON j.id = d.job_id
 -- The job's runs in flight, read once (runs_in_flight_idx), for the overlap policy and for
@@ -115,7 +115,7 @@ WHERE r.id = ready.id AND j.id = r.job_id
 RETURNING r.id, r.job_id, r.team_id, r.scheduled_for, r.trigger, r.attempt, r.max_attempts,
           r.lease_token, r.lease_expires_at, r.version, ready.previous_status, ready.due_at,
           j.request, j.timeout_seconds, j.retry, j.success_statuses, j.secret_names, j.signing,
-          j.confirm_timeout_seconds, j.min_duration;
+          j.confirm_timeout_seconds, j.min_duration, j.spread;
 
 -- name: run_release_buffered
 -- A run buffered by the `queue` overlap policy becomes ready once its job has nothing running.
