@@ -21,6 +21,7 @@ from core.errors import Gone, NotFound
 from core.history.streams import JOB, MONITOR, Kind, definition_until, events_until
 from core.monitors.definition import cached_schedule
 from core.monitors.rules import timing
+from core.monitors.state import MonitorState
 from core.schedule import Schedule, parse_schedule
 from core.schedule.spread import next_fire_time, offset_of
 from core.stored import schedule_problem
@@ -108,5 +109,6 @@ async def monitor_as_of(pool: AsyncConnectionPool, actor: Actor, monitor_id: uui
     if schedule is None or monitor["broken_at"] is not None:
         monitor["next_expected_at"], monitor["alert_at"] = None, None
     else:
-        monitor["next_expected_at"], monitor["alert_at"] = timing(monitor, schedule, as_of)
+        monitor["next_expected_at"], monitor["alert_at"] = timing(
+            MonitorState.from_row(monitor), schedule, as_of)
     return monitor

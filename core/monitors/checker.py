@@ -23,10 +23,13 @@ checker, a ping) changes nothing.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
+import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Generic, Protocol, TypeVar
 
 import psycopg
 from psycopg_pool import AsyncConnectionPool
@@ -38,6 +41,7 @@ from core.maintenance.holds import held_alerts
 from core.monitors.definition import cached_schedule
 from core.monitors.rules import (
     ACTIVE,
+    Timed,
     alert_for,
     expected_after,
     next_alert,
@@ -66,11 +70,70 @@ LOCKED_RETRY = 0.1  # seconds: a due monitor was skipped because a ping or check
 BATCH = 100
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ClaimedMonitor:
+    """A row of ``monitor_claim_due`` (core/sql/monitors.sql): what the checker reads of a
+    monitor whose ``alert_at`` has come. Instants UTC; ``grace_seconds``, ``max_duration``,
+    ``realert_every`` and ``period_seconds`` in seconds."""
+
+    id: uuid.UUID
+    team_id: uuid.UUID
+    name: str
+    schedule: str
+    timezone: str
+    period_seconds: float | None
+    grace_seconds: int
+    status: str
+    last_ping_at: datetime | None
+    last_start_at: datetime | None
+    next_expected_at: datetime | None
+    alert_at: datetime | None
+    channels: list[uuid.UUID]
+    realert_every: int | None
+    version: int
+    created_at: datetime
+    broken_at: datetime | None
+    max_duration: int | None
+    alert_after_failures: int
+    recover_after_successes: int
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> ClaimedMonitor:
+        return cls(**{f: row[f] for f in _CLAIMED})
+
+    def as_row(self) -> dict[str, Any]:
+        """The columns by name, as :func:`core.monitors.tolerance.count` reads a monitor (it
+        takes the ping statement's rows too)."""
+        return {f: getattr(self, f) for f in _CLAIMED}
+
+
+_CLAIMED = tuple(f.name for f in dataclasses.fields(ClaimedMonitor))
+
+
+class Checked(Timed, Protocol):
+    """What :func:`decide` reads of a monitor: the rules' :class:`~core.monitors.rules.Timed`,
+    its schedule (``schedule``, ``timezone``, ``created_at``) and the stored
+    ``next_expected_at``. A :class:`ClaimedMonitor` or a
+    :class:`~core.monitors.state.MonitorState` (the replay's)."""
+
+    @property
+    def next_expected_at(self) -> datetime | None: ...
+    @property
+    def schedule(self) -> str: ...
+    @property
+    def timezone(self) -> str: ...
+    @property
+    def created_at(self) -> datetime: ...
+
+
+M = TypeVar("M", bound=Checked)
+
+
 @dataclass(frozen=True)
-class Decision:
+class Decision(Generic[M]):
     """What the checker writes for one claimed monitor."""
 
-    monitor: dict[str, Any]
+    monitor: M
     status: str
     next_expected_at: datetime | None
     alert_at: datetime | None
@@ -93,33 +156,33 @@ class BrokenMonitor(Exception):
     """A monitor whose stored schedule no longer evaluates (the message is the reason)."""
 
 
-def decide(monitor: dict[str, Any], now: datetime) -> Decision:
+def decide(monitor: M, now: datetime) -> Decision[M]:
     """The status of a claimed monitor at ``now``, its next alert, and the event to append.
 
     Args:
-        monitor: a row of ``monitor_claim_due``.
+        monitor: a row of ``monitor_claim_due`` (or, in a replay, the replayed state).
         now: the checker's instant (UTC).
 
     Raises:
         BrokenMonitor: its stored schedule no longer evaluates.
     """
-    expected = monitor["next_expected_at"]
-    if monitor["status"] in ACTIVE and expected is None:
+    expected = monitor.next_expected_at
+    if monitor.status in ACTIVE and expected is None:
         # A cron monitor just pinged: the ping statement left the expected instant to us.
         # Stored schedules were validated; a tzdata or engine change may still break one:
         # the caller marks it broken (docs/operations.md, "Poison items").
-        schedule, problem = schedule_problem(cached_schedule, monitor["schedule"],
-                                             monitor["timezone"], monitor["created_at"])
+        schedule, problem = schedule_problem(cached_schedule, monitor.schedule,
+                                             monitor.timezone, monitor.created_at)
         if schedule is None:
             raise BrokenMonitor(problem or "its schedule does not evaluate")
-        expected = expected_after(schedule, monitor["last_ping_at"])
+        expected = expected_after(schedule, monitor.last_ping_at)
     status = status_at(monitor, expected, now)
-    after = {**monitor, "status": status}
     kept_expected = expected if status in ACTIVE else None
     event = None
-    if status != monitor["status"]:
+    if status != monitor.status:
         event = time_transition(monitor, status, expected)
-    return Decision(monitor, status, kept_expected, next_alert(after, kept_expected), event)
+    return Decision(monitor, status, kept_expected, next_alert(monitor, kept_expected, status),
+                    event)
 
 
 async def check_due(pool: AsyncConnectionPool, now: Instant, *, limit: int,
@@ -137,15 +200,15 @@ async def check_due(pool: AsyncConnectionPool, now: Instant, *, limit: int,
     async with transaction(pool) as conn:
         now = read_now(now)  # after the connection: a wait for the pool must not age it
         cur = await conn.execute(Q["monitor_claim_due"], {"now": now, "limit": limit})
-        rows = await cur.fetchall()
+        rows = [ClaimedMonitor.from_row(row) for row in await cur.fetchall()]
         counts.claimed = len(rows)
         if not rows:
             return counts
-        decisions: list[Decision] = []
-        broken: list[tuple[dict[str, Any], str]] = []
+        decisions: list[Decision[ClaimedMonitor]] = []
+        broken: list[tuple[ClaimedMonitor, str]] = []
         for row in rows:
-            if row["broken_at"] is not None:  # pinged since it broke: leave it parked
-                decisions.append(Decision(row, row["status"], None, None, None))
+            if row.broken_at is not None:  # pinged since it broke: leave it parked
+                decisions.append(Decision(row, row.status, None, None, None))
                 continue
             try:
                 decisions.append(decide(row, now))
@@ -155,14 +218,14 @@ async def check_due(pool: AsyncConnectionPool, now: Instant, *, limit: int,
         await mark_monitors_broken(conn, broken, now, checker_id)
         applied = await apply_decisions(conn, decisions, now, checker_id, max_attempts)
         for decision in decisions:
-            if decision.event and decision.monitor["id"] in applied:
+            if decision.event and decision.monitor.id in applied:
                 counts.transitions[decision.status] = counts.transitions.get(decision.status,
                                                                              0) + 1
     return counts
 
 
 async def mark_monitors_broken(conn: psycopg.AsyncConnection,
-                               broken: list[tuple[dict[str, Any], str]], now: datetime,
+                               broken: list[tuple[ClaimedMonitor, str]], now: datetime,
                                checker_id: str) -> list[Any]:
     """Mark claimed monitors broken in the caller's transaction: ``monitor.broken``
     ``{"reason"}`` (actor ``checker:<id>``), ``broken_at``/``broken_reason`` on the row and no
@@ -174,7 +237,7 @@ async def mark_monitors_broken(conn: psycopg.AsyncConnection,
     if not broken:
         return []
     cur = await conn.execute(Q["monitor_mark_broken_many"], {
-        "ids": [m["id"] for m, _ in broken], "read_versions": [m["version"] for m, _ in broken],
+        "ids": [m.id for m, _ in broken], "read_versions": [m.version for m, _ in broken],
         "reasons": [reason[:MAX_REASON] for _, reason in broken], "now": now})
     rows = await cur.fetchall()
     await append_events(conn, [
@@ -186,18 +249,21 @@ async def mark_monitors_broken(conn: psycopg.AsyncConnection,
     return [row["id"] for row in rows]
 
 
-def _last_ping(monitor: dict[str, Any]) -> dict[str, Any] | None:
-    """What the alert says of the last ping: the checker only takes an up or late monitor down,
-    so its last finished ping was a success (a failure would have taken it down already)."""
-    if monitor["last_ping_at"] is None:
+def _last_ping(last_ping_at: datetime | None, last_start_at: datetime | None
+               ) -> dict[str, Any] | None:
+    """What the alert says of the last ping (a monitor's ``last_ping_at`` and
+    ``last_start_at``): the checker only takes an up or late monitor down, so its last
+    finished ping was a success (a failure would have taken it down already)."""
+    if last_ping_at is None:
         return None
-    ping: dict[str, Any] = {"at": rfc3339(monitor["last_ping_at"]), "kind": "success"}
-    if monitor["last_start_at"] is not None:
-        ping["started_at"] = rfc3339(monitor["last_start_at"])
+    ping: dict[str, Any] = {"at": rfc3339(last_ping_at), "kind": "success"}
+    if last_start_at is not None:
+        ping["started_at"] = rfc3339(last_start_at)
     return ping
 
 
-async def apply_decisions(conn: psycopg.AsyncConnection, decisions: list[Decision],
+async def apply_decisions(conn: psycopg.AsyncConnection,
+                          decisions: list[Decision[ClaimedMonitor]],
                           now: datetime, checker_id: str,
                           max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> set[Any]:
     """Write ``decisions`` where the monitor is still at the version they were made from, and
@@ -208,10 +274,10 @@ async def apply_decisions(conn: psycopg.AsyncConnection, decisions: list[Decisio
     Returns:
         The ids of the monitors written (a stale decision is skipped, with no event).
     """
-    versions = [d.monitor["version"] + (1 if d.event else 0) for d in decisions]
+    versions = [d.monitor.version + (1 if d.event else 0) for d in decisions]
     cur = await conn.execute(Q["monitor_decide_many"], {
-        "ids": [d.monitor["id"] for d in decisions],
-        "read_versions": [d.monitor["version"] for d in decisions],
+        "ids": [d.monitor.id for d in decisions],
+        "read_versions": [d.monitor.version for d in decisions],
         "statuses": [d.status for d in decisions],
         "next_expected_at": [d.next_expected_at for d in decisions],
         "alert_at": [d.alert_at for d in decisions],
@@ -220,18 +286,19 @@ async def apply_decisions(conn: psycopg.AsyncConnection, decisions: list[Decisio
     })
     applied = {row["id"] for row in await cur.fetchall()}
     await append_events(conn, [
-        NewEvent("monitor", d.monitor["id"], d.monitor["version"] + 1, d.event[0],
-                 d.monitor["team_id"], now, d.event[1], {"actor": f"checker:{checker_id}"})
-        for d in decisions if d.event and d.monitor["id"] in applied
+        NewEvent("monitor", d.monitor.id, d.monitor.version + 1, d.event[0],
+                 d.monitor.team_id, now, d.event[1], {"actor": f"checker:{checker_id}"})
+        for d in decisions if d.event and d.monitor.id in applied
     ])
     for d in decisions:
         m = d.monitor
         # time only ever takes a monitor down, never back up from down (status_at): a failure
-        if alert_for(m["status"], d.status) and m["id"] in applied and m.get("channels"):
+        if alert_for(m.status, d.status) and m.id in applied and m.channels:
             reason = d.event[1] if d.event else {}
-            await count(conn, m, "failure", now, status_before=m["status"],
+            await count(conn, m.as_row(), "failure", now, status_before=m.status,
                         slot_at=reason.get("expected_at") or now, reason=reason,
-                        last_ping=_last_ping(m), max_attempts=max_attempts)
+                        last_ping=_last_ping(m.last_ping_at, m.last_start_at),
+                        max_attempts=max_attempts)
     return applied
 
 
@@ -267,7 +334,8 @@ async def send_realerts(pool: AsyncConnectionPool, now: Instant, *, limit: int =
                 await enqueue_monitor_alert(
                     conn, team_id=m["team_id"], monitor_id=m["id"], monitor_name=m["name"],
                     channel_ids=m["channels"], event="still_down", since=row["down_since"],
-                    last_ping=_last_ping(m), now=now, realert_every=m["realert_every"],
+                    last_ping=_last_ping(m["last_ping_at"], m["last_start_at"]), now=now,
+                    realert_every=m["realert_every"],
                     max_attempts=max_attempts, hold=held_alerts)
         return handled
 

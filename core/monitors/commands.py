@@ -51,7 +51,7 @@ async def _write(conn: psycopg.AsyncConnection, before: MonitorState | None,
                                    state.created_at)
     expected, alert_at = None, None  # a broken monitor: the checker leaves it
     if schedule is not None and state.broken_at is None:
-        expected, alert_at = timing(state.as_row(), schedule, now)
+        expected, alert_at = timing(state, schedule, now)
     state = dataclasses.replace(state, next_expected_at=expected, alert_at=alert_at)
     await conn.execute(Q["monitor_upsert"], state.as_row())
     old_alert = before.alert_at if before else None

@@ -14,9 +14,10 @@ This module is the specification. Everything else applies it:
 * both the ping path and the checker queue alerts where :func:`alert_for` says so.
 
 The rules are healthchecks.io's (``hc/api/models.py``), with its ``grace`` state named
-``late`` and stored. States are plain dicts (the ``monitors`` row's fields); instants are
-timezone-aware UTC ``datetime``; ``grace_seconds`` and periods are in seconds, durations in
-milliseconds.
+``late`` and stored. A state is the frozen :class:`core.monitors.state.MonitorState` (the
+rules of time read only what :class:`Timed` names, so the checker's claimed row serves too);
+instants are timezone-aware UTC ``datetime``; ``grace_seconds`` and periods are in seconds,
+durations in milliseconds.
 
 **A ping** (``Check.ping``; see docs/heartbeats.md, *Pinging*):
 
@@ -82,26 +83,47 @@ status itself does not wait: the monitor is ``down`` at its first failure.
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from core.alerting import shorter_than
 from core.schedule import Schedule
+
+if TYPE_CHECKING:  # state.py imports this module for its fold (apply_ping)
+    from core.monitors.state import MonitorState
 
 ACTIVE = ("up", "late")
 KEYWORDS = ("failure_keywords", "success_keywords", "start_keywords")  # in the order they win
 FINISHES = ("success", "fail")  # the actions that end a run (healthchecks: not start/log/ign)
 
 
+class Timed(Protocol):
+    """What the rules of time read of a monitor (a :class:`MonitorState` or the checker's
+    claimed row): its stored ``status``, ``grace_seconds`` and ``max_duration`` (seconds),
+    the last finished ping and the pending start (UTC)."""
+
+    @property
+    def status(self) -> str: ...
+    @property
+    def grace_seconds(self) -> int: ...
+    @property
+    def max_duration(self) -> int | None: ...
+    @property
+    def last_ping_at(self) -> datetime | None: ...
+    @property
+    def last_start_at(self) -> datetime | None: ...
+
+
 # -- a ping ---------------------------------------------------------------------------------------
-def filters_body(state: dict[str, Any]) -> bool:
+def filters_body(state: MonitorState) -> bool:
     """Whether the monitor decides its pings' actions by their bodies (any keyword set)."""
-    return any(state.get(key) for key in KEYWORDS)
+    return any(getattr(state, key) for key in KEYWORDS)
 
 
-def keyword_action(body: bytes | None, state: dict[str, Any]) -> str:
+def keyword_action(body: bytes | None, state: MonitorState) -> str:
     """The action the body of a ping says, for a monitor with keywords (healthchecks'
     ``ping`` view in ``hc/api/views.py`` with ``filter_http_body``, and ``match_keywords``
     in ``hc/lib/string.py``):
@@ -112,14 +134,14 @@ def keyword_action(body: bytes | None, state: dict[str, Any]) -> str:
     not UTF-8 is still searched instead of refused. No body is an empty one."""
     data = body or b""
     for key, action in zip(KEYWORDS, ("fail", "success", "start"), strict=True):
-        if any(word.encode() in data for word in state.get(key) or ()):
+        if any(word.encode() in data for word in getattr(state, key)):
             return action
     return "ignored"
 
 
 def effective_action(kind: str, method: str, *, status: str, methods: str,
                      manual_resume: bool, body: bytes | None = None,
-                     keywords: dict[str, Any] | None = None) -> str:
+                     keywords: MonitorState | None = None) -> str:
     """The action a ping takes: its ``kind``, ``ignored`` (healthchecks' ``ign``), or what
     its body says.
 
@@ -130,7 +152,7 @@ def effective_action(kind: str, method: str, *, status: str, methods: str,
         methods: the monitor's ``methods`` (``any`` | ``post``).
         manual_resume: the monitor's ``manual_resume``.
         body: the ping's stored body (``None``: none).
-        keywords: the monitor's keyword lists (a state with ``start_keywords`` …); with any
+        keywords: the monitor, for its keyword lists (``start_keywords`` …); with any
             keyword the body decides (:func:`keyword_action`), after ``ignored``.
     """
     if (status == "paused" and manual_resume) or (methods == "post" and method != "POST"):
@@ -149,37 +171,37 @@ def status_after_ping(status: str, action: str) -> str:
     return status
 
 
-def _pairs(state: dict[str, Any], action: str, rid: uuid.UUID | None) -> bool:
-    return action in FINISHES and state["last_start_at"] is not None \
-        and state["last_start_rid"] == rid
+def _pairs(state: MonitorState, action: str, rid: uuid.UUID | None) -> bool:
+    return action in FINISHES and state.last_start_at is not None \
+        and state.last_start_rid == rid
 
 
-def ping_duration_ms(state: dict[str, Any], action: str, rid: uuid.UUID | None,
+def ping_duration_ms(state: MonitorState, action: str, rid: uuid.UUID | None,
                      at: datetime) -> int | None:
     """Milliseconds (floored) from the pending start to this success or failure at ``at``,
     when its ``rid`` matches the start's (both ``None`` counts); else ``None``."""
-    if not _pairs(state, action, rid):
+    if not _pairs(state, action, rid) or state.last_start_at is None:
         return None
-    return (at - state["last_start_at"]) // timedelta(milliseconds=1)
+    return (at - state.last_start_at) // timedelta(milliseconds=1)
 
 
-def apply_ping(state: dict[str, Any], action: str, rid: uuid.UUID | None, at: datetime,
-               duration_ms: int | None) -> dict[str, Any]:
+def apply_ping(state: MonitorState, action: str, rid: uuid.UUID | None, at: datetime,
+               duration_ms: int | None) -> MonitorState:
     """``state`` with the ping fields (``last_ping_at``, ``last_start_at``,
     ``last_start_rid``, ``last_duration_ms``) after a ping of effective ``action`` at ``at``.
 
     ``duration_ms`` is the ping's recorded duration (:func:`ping_duration_ms` when it was
     recorded). The status and version are not touched: they follow the events.
     """
-    new = dict(state)
+    new: dict[str, Any] = {}
     if action == "start":
         new.update(last_start_at=at, last_start_rid=rid)
     elif action in FINISHES:
         new.update(last_ping_at=at, last_duration_ms=duration_ms)
-        if state["last_start_at"] is not None and (
-                state["last_start_rid"] == rid or action == "fail" or rid is None):
+        if state.last_start_at is not None and (
+                state.last_start_rid == rid or action == "fail" or rid is None):
             new.update(last_start_at=None, last_start_rid=None)
-    return new
+    return dataclasses.replace(state, **new) if new else state
 
 
 @dataclass(frozen=True)
@@ -193,25 +215,25 @@ class PingOutcome:
     """
 
     action: str
-    state: dict[str, Any]
+    state: MonitorState
     events: tuple[tuple[str, dict[str, Any]], ...]
 
 
-def too_short(state: dict[str, Any], action: str, duration_ms: int | None) -> bool:
+def too_short(state: MonitorState, action: str, duration_ms: int | None) -> bool:
     """Whether a ping of effective ``action`` that closed a run of ``duration_ms`` (``None``:
     no matching start) is a run shorter than the monitor's ``min_duration`` (seconds)."""
-    return action == "success" and shorter_than(duration_ms, state.get("min_duration"))
+    return action == "success" and shorter_than(duration_ms, state.min_duration)
 
 
-def ping(state: dict[str, Any], *, kind: str, method: str, rid: uuid.UUID | None,
+def ping(state: MonitorState, *, kind: str, method: str, rid: uuid.UUID | None,
          at: datetime, exit_status: int | None = None, body: bytes | None = None
          ) -> PingOutcome:
     """The rule of one ping (healthchecks' ``Check.ping``), as the ping statement applies it.
 
     Args:
-        state: needs ``status``, ``methods``, ``manual_resume``, ``last_ping_at``,
-            ``last_start_at``, ``last_start_rid``, ``last_duration_ms`` and ``version``;
-            ``min_duration`` (seconds) and the keyword lists when set.
+        state: the monitor before the ping (its ``status``, ``methods``,
+            ``manual_resume``, ping fields, ``version``, ``min_duration`` in seconds and
+            keyword lists are read).
         kind, method, rid, exit_status, body: the ping (:class:`core.monitors.ping.Ping`;
             ``body`` as stored, truncated to the body limit).
         at: its arrival instant (UTC).
@@ -227,10 +249,9 @@ def ping(state: dict[str, Any], *, kind: str, method: str, rid: uuid.UUID | None
         ``min_duration``, ``{"previous_status", "reason": "too_short", "duration_ms",
         "min_duration"}``.
     """
-    before = state["status"]
-    action = effective_action(kind, method, status=before, methods=state["methods"],
-                              manual_resume=state["manual_resume"], body=body,
-                              keywords=state)
+    before = state.status
+    action = effective_action(kind, method, status=before, methods=state.methods,
+                              manual_resume=state.manual_resume, body=body, keywords=state)
     duration = ping_duration_ms(state, action, rid, at)
     short = too_short(state, action, duration)
     status = "down" if short else status_after_ping(before, action)
@@ -243,12 +264,12 @@ def ping(state: dict[str, Any], *, kind: str, method: str, rid: uuid.UUID | None
     elif status == "down" != before and short:
         events.append(("monitor.down", {"previous_status": before, "reason": "too_short",
                                         "duration_ms": duration,
-                                        "min_duration": state["min_duration"]}))
+                                        "min_duration": state.min_duration}))
     elif status == "down" != before:
         events.append(("monitor.down", {
             "previous_status": before, "reason": "fail" if kind == "fail" else "failure_keyword",
             "exit_status": exit_status}))
-    new.update(status=status, version=state["version"] + len(events))
+    new = dataclasses.replace(new, status=status, version=state.version + len(events))
     return PingOutcome(action, new, tuple(events))
 
 
@@ -266,38 +287,37 @@ def expected_after(schedule: Schedule, last_ping_at: datetime | None) -> datetim
     return schedule.next_fire(last_ping_at)
 
 
-def _grace(state: dict[str, Any]) -> timedelta:
-    return timedelta(seconds=state["grace_seconds"])
+def _grace(state: Timed) -> timedelta:
+    return timedelta(seconds=state.grace_seconds)
 
 
-def _start_window(state: dict[str, Any]) -> timedelta:
+def _start_window(state: Timed) -> timedelta:
     """How long a run may go after its ``/start``: ``max_duration`` when set, else the grace
     (healthchecks' rule)."""
-    bound = state.get("max_duration")
+    bound = state.max_duration
     return _grace(state) if bound is None else timedelta(seconds=bound)
 
 
-def _start_deadline(state: dict[str, Any]) -> datetime | None:
-    start = state.get("last_start_at")
+def _start_deadline(state: Timed) -> datetime | None:
+    start = state.last_start_at
     return None if start is None else start + _start_window(state)
 
 
-def _bounded_run(state: dict[str, Any]) -> bool:
+def _bounded_run(state: Timed) -> bool:
     """A run is going (a pending start) and the monitor has a ``max_duration``: that run's
     deadline is the only one until it ends (the start was on time)."""
-    return state.get("last_start_at") is not None and state.get("max_duration") is not None
+    return state.last_start_at is not None and state.max_duration is not None
 
 
-def status_at(state: dict[str, Any], expected: datetime | None, now: datetime) -> str:
+def status_at(state: Timed, expected: datetime | None, now: datetime) -> str:
     """The status the monitor has at ``now`` given its stored status (healthchecks' get_status).
 
     Args:
-        state: needs ``status``, ``grace_seconds`` and ``last_start_at`` (and
-            ``max_duration`` when set).
+        state: the monitor (:class:`Timed`).
         expected: the expected instant (see :func:`expected_after`), ``None`` if unknown.
         now: the instant to evaluate (UTC).
     """
-    status = state["status"]
+    status = state.status
     if status in ("down", "deleted"):
         return status
     start_deadline = _start_deadline(state)
@@ -310,12 +330,14 @@ def status_at(state: dict[str, Any], expected: datetime | None, now: datetime) -
     return "late" if now >= expected else "up"
 
 
-def next_alert(state: dict[str, Any], expected: datetime | None) -> datetime | None:
-    """The next instant at which the stored status may change by time alone, if any.
+def next_alert(state: Timed, expected: datetime | None, status: str | None = None
+               ) -> datetime | None:
+    """The next instant at which the stored status (or ``status``, the one the monitor is
+    about to take) may change by time alone, if any.
 
     A result at or before the current instant means the checker has a decision to make now.
     """
-    status = state["status"]
+    status = state.status if status is None else status
     if status in ("down", "deleted"):
         return None
     candidates = [_start_deadline(state)]
@@ -329,7 +351,7 @@ def next_alert(state: dict[str, Any], expected: datetime | None) -> datetime | N
     return min(present) if present else None
 
 
-def timing(state: dict[str, Any], schedule: Schedule, now: datetime
+def timing(state: Timed, schedule: Schedule, now: datetime
            ) -> tuple[datetime | None, datetime | None]:
     """``(next_expected_at, alert_at)`` for the projection row of ``state`` at ``now``.
 
@@ -337,14 +359,13 @@ def timing(state: dict[str, Any], schedule: Schedule, now: datetime
     monitor late, down or on time again), ``alert_at`` is ``now`` so the checker decides the
     transition and appends its event at once.
     """
-    expected = expected_after(schedule, state.get("last_ping_at")) \
-        if state["status"] in ACTIVE else None
-    if status_at(state, expected, now) != state["status"]:
+    expected = expected_after(schedule, state.last_ping_at) if state.status in ACTIVE else None
+    if status_at(state, expected, now) != state.status:
         return expected, now
     return expected, next_alert(state, expected)
 
 
-def ping_timing(state: dict[str, Any], before: dict[str, Any], period_seconds: float | None,
+def ping_timing(state: MonitorState, before: MonitorState, period_seconds: float | None,
                 at: datetime) -> tuple[datetime | None, datetime | None]:
     """``(next_expected_at, alert_at)`` as the ping statement writes them after a batch.
 
@@ -362,18 +383,18 @@ def ping_timing(state: dict[str, Any], before: dict[str, Any], period_seconds: f
     out; the checker then sets the exact instant).
     """
     expected: datetime | None = None
-    if state["status"] in ACTIVE:
-        if period_seconds is not None:
-            expected = state["last_ping_at"] + timedelta(seconds=period_seconds)
-        elif state["last_ping_at"] == before["last_ping_at"]:
-            expected = before["next_expected_at"]
-    exact = at if state["status"] in ACTIVE and expected is None and period_seconds is None \
+    if state.status in ACTIVE:
+        if period_seconds is not None and state.last_ping_at is not None:
+            expected = state.last_ping_at + timedelta(seconds=period_seconds)
+        elif state.last_ping_at == before.last_ping_at:
+            expected = before.next_expected_at
+    exact = at if state.status in ACTIVE and expected is None and period_seconds is None \
         else next_alert(state, expected)
-    present = [a for a in (before["alert_at"], exact) if a is not None]
+    present = [a for a in (before.alert_at, exact) if a is not None]
     return expected, min(present) if present else None
 
 
-def time_transition(state: dict[str, Any], status: str, expected: datetime | None
+def time_transition(state: Timed, status: str, expected: datetime | None
                     ) -> tuple[str, dict[str, Any]]:
     """The event of a change to ``status`` (from :func:`status_at`) by the passing of time.
 
@@ -386,17 +407,17 @@ def time_transition(state: dict[str, Any], status: str, expected: datetime | Non
         first, else ``overdue`` (``expected_at``, ``deadline``: the start or ping was late).
     """
     grace = _grace(state)
-    data: dict[str, Any] = {"previous_status": state["status"]}
+    data: dict[str, Any] = {"previous_status": state.status}
     if status == "up":
         return "monitor.up", {**data, "reason": "on_time", "expected_at": expected}
     deadline = None if expected is None else expected + grace
     if status == "late":
         return "monitor.late", {**data, "expected_at": expected, "deadline": deadline}
-    start = state["last_start_at"]
-    if _bounded_run(state):
+    start = state.last_start_at
+    if start is not None and _bounded_run(state):
         return "monitor.down", {**data, "reason": "too_long", "started_at": start,
                                 "deadline": start + _start_window(state),
-                                "max_duration": state["max_duration"]}
+                                "max_duration": state.max_duration}
     if start is not None and (deadline is None or start + grace <= deadline):
         return "monitor.down", {**data, "reason": "start_timeout", "started_at": start,
                                 "deadline": start + grace}

@@ -115,7 +115,7 @@ class MonitorState:
 
     def as_row(self) -> dict[str, Any]:
         """The ``monitors`` row's columns (the fields, by name): the parameters of
-        ``monitor_upsert`` and what the rules of :mod:`core.monitors.rules` read."""
+        ``monitor_upsert``."""
         return {f: getattr(self, f) for f in _FIELDS}
 
 
@@ -171,8 +171,9 @@ def evolve(state: MonitorState | None, event: Mapping[str, Any]) -> MonitorState
     elif kind == "monitor.token_rotated":
         new = {**state.as_row(), "ping_token_hash": bytes.fromhex(data["ping_token_hash"])}
     elif kind == "monitor.pinged":
-        new = apply_ping(state.as_row(), data["kind"], uuid_of(data.get("rid")), at,
-                         data.get("duration_ms"))
+        pinged = apply_ping(state, data["kind"], uuid_of(data.get("rid")), at,
+                            data.get("duration_ms"))
+        return dataclasses.replace(pinged, version=event["stream_version"], updated_at=at)
     elif kind == "monitor.broken":
         new = {**state.as_row(), "broken_at": at, "broken_reason": data["reason"]}
     elif kind == "monitor.repaired":

@@ -48,13 +48,13 @@ async def rebuild(conn: psycopg.AsyncConnection, now: datetime,
                 if skipped is not None:
                     skipped.append((event["global_position"], reason_of(exc)))
     for state in states.values():
-        row = state.as_row()
         schedule, _ = schedule_problem(cached_schedule, state.schedule, state.timezone,
                                        state.created_at)
-        row["next_expected_at"], row["alert_at"] = (
-            timing(row, schedule, now)
-            if schedule is not None and state.broken_at is None else (None, None))
-        await conn.execute(Q["monitor_upsert"], row)
+        expected, alert_at = (timing(state, schedule, now)
+                              if schedule is not None and state.broken_at is None
+                              else (None, None))
+        await conn.execute(Q["monitor_upsert"], {
+            **state.as_row(), "next_expected_at": expected, "alert_at": alert_at})
     return len(states)
 
 

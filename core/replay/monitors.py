@@ -36,6 +36,7 @@ Re-alerts (``still_down``) are not replayed. Nothing is written.
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from collections.abc import Iterable
 from datetime import datetime
@@ -85,9 +86,9 @@ def transition(at: datetime, event_type: str, data: dict[str, Any]) -> dict[str,
             "status": STATUS_AFTER[event_type], "reason": data.get("reason")}
 
 
-def _schedule(state: dict[str, Any]) -> Schedule | None:
-    schedule, _ = schedule_problem(cached_schedule, state["schedule"], state["timezone"],
-                                   state["created_at"])
+def _schedule(state: MonitorState) -> Schedule | None:
+    schedule, _ = schedule_problem(cached_schedule, state.schedule, state.timezone,
+                                   state.created_at)
     return schedule
 
 
@@ -175,7 +176,7 @@ class Timeline:
         self.transitions.append(shown)
         self.current = shown["status"]
 
-    def count(self, at: datetime, state: dict[str, Any], outcome: Outcome | None,
+    def count(self, at: datetime, state: MonitorState, outcome: Outcome | None,
               reason: str | None = None, slot_at: datetime | None = None) -> None:
         """One failure or good ping at ``at`` under the definition ``state``: the rule's alert
         (``down`` with ``reason``, ``up``), held as maintenance says; a failure short of
@@ -184,13 +185,13 @@ class Timeline:
             return
         self.release(at)
         self.streak, alert = tolerate(self.streak, outcome,
-                                      alert_after=state["alert_after_failures"],
-                                      recover_after=state["recover_after_successes"])
+                                      alert_after=state.alert_after_failures,
+                                      recover_after=state.recover_after_successes)
         self.miss = None
         if alert is None and not self.streak.alerted and self.streak.failures:
             schedule = _schedule(state)
             if schedule is not None:
-                self.miss = next_miss(schedule, state["grace_seconds"], slot_at or at)
+                self.miss = next_miss(schedule, state.grace_seconds, slot_at or at)
         if alert is None:
             return
         event = "down" if alert == "failure" else "up"
@@ -214,7 +215,7 @@ class Timeline:
         elif not held:
             self.changes.append((at, True, reason))
 
-    def misses(self, until: datetime, state: dict[str, Any] | None) -> None:
+    def misses(self, until: datetime, state: MonitorState | None) -> None:
         """The slots a down monitor missed up to ``until`` (inclusive), each a failure (the
         live checker's :func:`core.monitors.tolerance.count_misses`)."""
         while self.miss is not None and self.miss[1] <= until and state is not None \
@@ -240,10 +241,10 @@ def _down_by_time(data: dict[str, Any]) -> bool:
 class Replay:
     """The replayed monitor: its state, its next decision instant, its timeline."""
 
-    def __init__(self, state: dict[str, Any] | None, proposal: Proposal, at: datetime,
+    def __init__(self, state: MonitorState | None, proposal: Proposal, at: datetime,
                  timeline: Timeline | None = None) -> None:
         self.proposal = proposal
-        self.state = None if state is None else proposal.apply(state)
+        self.state: MonitorState | None = None if state is None else proposal.apply(state)
         self.deadline: datetime | None = None
         self.timeline = timeline or Timeline()
         self._retime(at)
@@ -251,7 +252,7 @@ class Replay:
     def _retime(self, at: datetime) -> None:
         """The next decision instant after a ping or command at ``at`` (the commands' rule)."""
         state, self.deadline = self.state, None
-        if state is None or state["broken_at"] is not None:
+        if state is None or state.broken_at is not None:
             return
         schedule = _schedule(state)
         if schedule is not None:
@@ -263,17 +264,17 @@ class Replay:
         while self.state is not None and self.deadline is not None and self.deadline <= until:
             at = self.deadline
             try:
-                decision = decide({**self.state, "next_expected_at": None}, at)
+                decision = decide(dataclasses.replace(self.state, next_expected_at=None), at)
             except BrokenMonitor:
                 self.deadline = None  # the live checker marks it broken and leaves it
                 return
             if decision.event is not None:
                 self.timeline.flip(at, *decision.event)
-                if alert_for(self.state["status"], decision.status) == "down":
+                if alert_for(self.state.status, decision.status) == "down":
                     data = decision.event[1]
                     self.timeline.count(at, self.state, "failure", data.get("reason"),
                                         data.get("expected_at"))
-                self.state = {**self.state, "status": decision.status}
+                self.state = dataclasses.replace(self.state, status=decision.status)
             elif decision.alert_at is not None and decision.alert_at <= at:
                 self.deadline = None  # cannot happen with the rules; never spin
                 return
@@ -296,17 +297,17 @@ class Replay:
                 self.timeline.flip(at, event_type, flip)
                 reason = flip.get("reason") or reason
             self.timeline.count(at, self.state,
-                                ping_outcome(outcome.action, outcome.state["status"]), reason)
+                                ping_outcome(outcome.action, outcome.state.status), reason)
             self.state = outcome.state
         else:
-            before = None if self.state is None else self.state["status"]
-            state = None if self.state is None else MonitorState.from_row(self.state)
-            self.state = self.proposal.apply(evolve(state, event).as_row())
-            self.timeline.status(at, before, self.state["status"])
+            before = None if self.state is None else self.state.status
+            after: MonitorState = self.proposal.apply(evolve(self.state, event))
+            self.state = after
+            self.timeline.status(at, before, after.status)
         self._retime(at)
 
 
-def _recorded_outcome(state: dict[str, Any], data: dict[str, Any]
+def _recorded_outcome(state: MonitorState, data: dict[str, Any]
                       ) -> tuple[Outcome | None, str]:
     """What a recorded ping counted as (:func:`core.monitors.rules.ping_outcome`) under the
     recorded definition ``state`` before it, with the reason of a failure."""
@@ -325,22 +326,20 @@ def record(timeline: Timeline, previous: MonitorState | None, event: dict[str, A
     towards the failure tolerance under the recorded definition before it, and the status
     changes of lifecycle events); returns the recorded state after it."""
     kind, data, at = event["event_type"], event["data"], event["occurred_at"]
-    state = None if previous is None else previous.as_row()
-    if state is not None:
-        timeline.misses(at, state)
-    folded = evolve(previous, event)
-    after = folded.as_row()
+    if previous is not None:
+        timeline.misses(at, previous)
+    after = evolve(previous, event)
     if kind in FLIPS:
         timeline.flip(at, kind, data)
-        if kind == "monitor.down" and _down_by_time(data) and state is not None \
-                and state["status"] != "down":
+        if kind == "monitor.down" and _down_by_time(data) and previous is not None \
+                and previous.status != "down":
             timeline.count(at, after, "failure", data.get("reason"), _instant(data))
-    elif kind == "monitor.pinged" and state is not None:
-        outcome, reason = _recorded_outcome(state, data)
+    elif kind == "monitor.pinged" and previous is not None:
+        outcome, reason = _recorded_outcome(previous, data)
         timeline.count(at, after, outcome, reason if outcome == "failure" else None, at)
     elif kind in STATUS_AFTER or kind == "monitor.created":
-        timeline.status(at, None if state is None else state["status"], after["status"])
-    return folded
+        timeline.status(at, None if previous is None else previous.status, after.status)
+    return after
 
 
 def _instant(data: dict[str, Any]) -> datetime | None:
@@ -385,7 +384,7 @@ class Replayer:
         """Start both sides at ``start`` from the recorded state, each knowing whether the
         latest recorded alert before it was held (by its own windows), with the recorded
         failure tolerance's count then."""
-        prior = None if self.prior is None else self.prior.as_row()
+        prior = self.prior
         self.before.misses(self.start, prior)
         self.state = self.prior
         status = None if self.prior is None else self.prior.status
@@ -408,7 +407,7 @@ class Replayer:
         run = self.run
         assert run is not None
         run.advance(self.end)
-        self.recorded.misses(self.end, None if self.state is None else self.state.as_row())
+        self.recorded.misses(self.end, self.state)
         simulated, proposed = run.timeline.answer(self.end)
         actual, happened = self.recorded.answer(self.end)
         return {"simulated": simulated, "actual": actual, "summary": summary(proposed, happened)}

@@ -14,7 +14,7 @@ from psycopg_pool import AsyncConnectionPool
 from core.clock import FrozenClock, SystemClock
 from core.db import transaction
 from core.monitors import commands
-from core.monitors.checker import Checker, apply_decisions, decide
+from core.monitors.checker import Checker, ClaimedMonitor, apply_decisions, decide
 from core.monitors.definition import cached_schedule
 from core.monitors.ping import Ping, open_ping_pool, ping_batch_params
 from core.monitors.rules import timing
@@ -258,7 +258,7 @@ async def test_a_stale_decision_changes_nothing(
         cur = await conn.execute(Q["monitor_claim_due"], {"now": deadline, "limit": 10})
         [row] = await cur.fetchall()
         await conn.rollback()
-    decision = decide(row, deadline)
+    decision = decide(ClaimedMonitor.from_row(row), deadline)
     assert decision.status == "down"
     await ping(ping_pool, token, deadline)
     async with transaction(fresh_pool) as conn:
@@ -361,7 +361,7 @@ async def test_projection_equals_the_fold_of_the_stream(
     assert folded is not None
     state = folded.as_row()
     schedule = cached_schedule(folded.schedule, folded.timezone, folded.created_at)
-    state["next_expected_at"], exact_alert = timing(state, schedule, at)
+    state["next_expected_at"], exact_alert = timing(folded, schedule, at)
     stored_alert = row.pop("alert_at")
     del state["alert_at"]
     assert state == row

@@ -15,6 +15,7 @@ and the fold of the stream (:mod:`core.monitors.state`) must give the row back.
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -25,7 +26,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from core.monitors import commands, rules
 from core.monitors.ping import Ping, record_pings
-from core.monitors.state import fold
+from core.monitors.state import MonitorState, fold
 from tests.helpers import new_actor
 from tests.monitor_helpers import add_monitor, monitor_row, stream
 
@@ -72,12 +73,12 @@ class Model:
     """One monitor as the rules see it: the row as created, then :func:`rules.ping` per ping."""
 
     def __init__(self, row: dict[str, Any]) -> None:
-        self.state = {**row}
+        self.state = MonitorState.from_row(row)
         self.period = row["period_seconds"]
         self.events: list[tuple[int, str, dict[str, Any], datetime]] = []
 
     def batch(self, sent: list[tuple[Ping, datetime]]) -> list[str]:
-        before, statuses = dict(self.state), []
+        before, statuses = self.state, []
         for p, at in sent:
             outcome = rules.ping(self.state, kind=p.kind, method=p.method, rid=p.rid, at=at,
                                  exit_status=p.exit_status, body=p.body)
@@ -86,18 +87,18 @@ class Model:
                     data = {**data, "rid": None if p.rid is None else str(p.rid),
                             "body_size": p.body_size, "remote_addr": None,
                             "user_agent": None}
-                self.events.append((self.state["version"] + n, event_type, data, at))
+                self.events.append((self.state.version + n, event_type, data, at))
             self.state = outcome.state
-            statuses.append(self.state["status"])
+            statuses.append(self.state.status)
         expected, alert = rules.ping_timing(self.state, before, self.period, sent[-1][1])
-        self.state.update(next_expected_at=expected, alert_at=alert)
+        self.state = dataclasses.replace(self.state, next_expected_at=expected, alert_at=alert)
         return statuses
 
 
 async def _check(pool: AsyncConnectionPool, monitor: uuid.UUID, model: Model,
                  version0: int) -> None:
     row = await monitor_row(pool, monitor)
-    assert {k: row[k] for k in ROW_FIELDS} == {k: model.state[k] for k in ROW_FIELDS}
+    assert {k: row[k] for k in ROW_FIELDS} == {k: getattr(model.state, k) for k in ROW_FIELDS}
     events = await stream(pool, monitor)
     assert [(e["stream_version"], e["event_type"], e["data"], e["occurred_at"])
             for e in events if e["stream_version"] > version0] == model.events
@@ -164,5 +165,5 @@ async def test_the_ping_statement_follows_the_rules(
         assert await record_pings(ping_pool, batch) == models[1].batch(batch)
         await _check(fresh_pool, monitors[1], models[1], rows[1]["version"])
     # one batch or many: the same end state
-    assert {k: models[0].state[k] for k in ROW_FIELDS if k != "alert_at"} == {
-        k: models[1].state[k] for k in ROW_FIELDS if k != "alert_at"}
+    assert {k: getattr(models[0].state, k) for k in ROW_FIELDS if k != "alert_at"} == {
+        k: getattr(models[1].state, k) for k in ROW_FIELDS if k != "alert_at"}

@@ -17,6 +17,7 @@ from core.monitors.batcher import PingBatcher
 from core.monitors.definition import cached_schedule
 from core.monitors.ping import Ping, open_ping_pool, record_ping, record_pings
 from core.monitors.rules import timing
+from core.monitors.state import MonitorState
 from tests.helpers import new_actor
 from tests.monitor_helpers import add_monitor, monitor_row, stream
 
@@ -95,7 +96,7 @@ async def test_a_batch_equals_the_same_pings_one_by_one(
         assert {k: v for k, v in row_a.items() if k not in IDENTITY} == {
             k: v for k, v in row_b.items() if k not in IDENTITY}
         schedule = cached_schedule(row_b["schedule"], row_b["timezone"], row_b["created_at"])
-        _, exact = timing(row_b, schedule, pings[-1][1])
+        _, exact = timing(MonitorState.from_row(row_b), schedule, pings[-1][1])
         for row in (row_a, row_b):
             assert exact is None or (row["alert_at"] is not None and row["alert_at"] <= exact)
         assert _comparable(await stream(fresh_pool, a)) == _comparable(

@@ -4,6 +4,7 @@ docs/heartbeats.md and the alert edge table."""
 from __future__ import annotations
 
 import uuid
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -11,6 +12,8 @@ import pytest
 
 from core.monitors import rules
 from core.monitors.definition import monitor_schedule
+from core.monitors.state import MonitorState
+from tests.unit.monitor_states import monitor_state
 
 T = datetime(2026, 11, 30, 10, 0, 0, tzinfo=UTC)
 HOUR = monitor_schedule("1h", "UTC", T)
@@ -22,14 +25,11 @@ def at(hh: int, mm: int, ss: int = 0, ms: int = 0) -> datetime:
     return T.replace(hour=hh, minute=mm, second=ss) + timedelta(milliseconds=ms)
 
 
-def monitor(**fields: Any) -> dict[str, Any]:
-    state = {"status": "new", "methods": "any", "manual_resume": False, "grace_seconds": 300,
-             "last_ping_at": None, "last_start_at": None, "last_start_rid": None,
-             "last_duration_ms": None, "version": 1}
-    return {**state, **fields}
+def monitor(**fields: Any) -> MonitorState:
+    return monitor_state(**fields)
 
 
-def pings(state: dict[str, Any], *sent: tuple[Any, ...]) -> tuple[dict[str, Any], list[str]]:
+def pings(state: MonitorState, *sent: tuple[Any, ...]) -> tuple[MonitorState, list[str]]:
     """Apply ``(kind, at[, rid[, method]])`` pings; the state after and the event types."""
     types = []
     for kind, instant, *rest in sent:
@@ -44,25 +44,25 @@ def pings(state: dict[str, Any], *sent: tuple[Any, ...]) -> tuple[dict[str, Any]
 # -- time (docs/heartbeats.md, States: the boundary to the second, shared case M01) --------------
 def test_m01_expected_late_and_down_to_the_second() -> None:
     state, _ = pings(monitor(), ("success", at(10, 0)))
-    assert state["status"] == "up"
-    expected = rules.expected_after(HOUR, state["last_ping_at"])
+    assert state.status == "up"
+    expected = rules.expected_after(HOUR, state.last_ping_at)
     assert expected == at(11, 0)
     assert rules.next_alert(state, expected) == at(11, 0)
     assert rules.status_at(state, expected, at(10, 59, 59)) == "up"
     assert rules.status_at(state, expected, at(11, 0)) == "late"
-    late = {**state, "status": "late"}
+    late = replace(state, status="late")
     assert rules.status_at(late, expected, at(11, 4, 58)) == "late"
     assert rules.next_alert(late, expected) == at(11, 5)
     # the ping at 11:04:59 makes it up, expected again at 12:04:59, down at 12:09:59
     state, types = pings(late, ("success", at(11, 4, 59)))
-    assert types == ["monitor.pinged", "monitor.up"] and state["status"] == "up"
-    expected = rules.expected_after(HOUR, state["last_ping_at"])
+    assert types == ["monitor.pinged", "monitor.up"] and state.status == "up"
+    expected = rules.expected_after(HOUR, state.last_ping_at)
     assert expected == at(12, 4, 59)
     assert rules.status_at(state, expected, at(12, 4, 58)) == "up"
     assert rules.status_at(state, expected, at(12, 4, 59)) == "late"
-    assert rules.status_at({**state, "status": "late"}, expected, at(12, 9, 58)) == "late"
-    assert rules.status_at({**state, "status": "late"}, expected, at(12, 9, 59)) == "down"
-    event, data = rules.time_transition({**state, "status": "late"}, "down", expected)
+    assert rules.status_at(replace(state, status="late"), expected, at(12, 9, 58)) == "late"
+    assert rules.status_at(replace(state, status="late"), expected, at(12, 9, 59)) == "down"
+    event, data = rules.time_transition(replace(state, status="late"), "down", expected)
     assert (event, data["reason"], data["deadline"]) == ("monitor.down", "overdue", at(12, 9, 59))
     event, data = rules.time_transition(state, "late", expected)
     assert (event, data["expected_at"], data["deadline"]) == (
@@ -71,17 +71,17 @@ def test_m01_expected_late_and_down_to_the_second() -> None:
 
 def test_m01_ping_after_the_deadline_is_down_then_up() -> None:
     state, _ = pings(monitor(), ("success", at(10, 0)))
-    expected = rules.expected_after(HOUR, state["last_ping_at"])
-    assert rules.status_at({**state, "status": "late"}, expected, at(11, 5)) == "down"
-    state, types = pings({**state, "status": "down"}, ("success", at(11, 5, 1)))
-    assert types == ["monitor.pinged", "monitor.up"] and state["status"] == "up"
+    expected = rules.expected_after(HOUR, state.last_ping_at)
+    assert rules.status_at(replace(state, status="late"), expected, at(11, 5)) == "down"
+    state, types = pings(replace(state, status="down"), ("success", at(11, 5, 1)))
+    assert types == ["monitor.pinged", "monitor.up"] and state.status == "up"
 
 
 @pytest.mark.parametrize("status", ["new", "up", "late", "paused"])
 def test_a_start_must_be_followed_within_grace_whatever_the_status(status: str) -> None:
     state, types = pings(monitor(status=status), ("start", at(10, 0)))
-    assert types == ["monitor.pinged"] and state["status"] == status
-    assert state["last_start_at"] == at(10, 0)
+    assert types == ["monitor.pinged"] and state.status == status
+    assert state.last_start_at == at(10, 0)
     # up: not due for a long while; late: since 10:01, so down at 10:06 but for the start
     expected = {"up": at(23, 0), "late": at(10, 1)}.get(status)
     assert rules.next_alert(state, expected) == at(10, 5)
@@ -114,7 +114,7 @@ def test_a_paused_monitor_with_manual_resume_ignores_every_ping(kind: str) -> No
     assert outcome.action == "ignored"
     assert [e for e, _ in outcome.events] == ["monitor.pinged"]
     assert outcome.events[0][1]["kind"] == "ignored"
-    assert outcome.state == {**state, "version": 2}
+    assert outcome.state == replace(state, version=2)
 
 
 @pytest.mark.parametrize(("method", "action"), [("GET", "ignored"), ("HEAD", "ignored"),
@@ -123,14 +123,14 @@ def test_methods_post_ignores_get_and_head(method: str, action: str) -> None:
     outcome = rules.ping(monitor(methods="post"), kind="success", method=method, rid=None,
                          at=at(10, 0))
     assert outcome.action == action
-    assert outcome.state["status"] == ("up" if action == "success" else "new")
+    assert outcome.state.status == ("up" if action == "success" else "new")
 
 
 def test_a_ping_resumes_a_paused_monitor_without_manual_resume() -> None:
     state, types = pings(monitor(status="paused"), ("success", at(10, 0)))
-    assert (state["status"], types) == ("up", ["monitor.pinged", "monitor.up"])
+    assert (state.status, types) == ("up", ["monitor.pinged", "monitor.up"])
     state, types = pings(monitor(status="paused"), ("fail", at(10, 0)))
-    assert (state["status"], types) == ("down", ["monitor.pinged", "monitor.down"])
+    assert (state.status, types) == ("down", ["monitor.pinged", "monitor.down"])
 
 
 def test_events_and_versions_of_a_ping() -> None:
@@ -140,12 +140,12 @@ def test_events_and_versions_of_a_ping() -> None:
         ("monitor.pinged", {"kind": "fail", "method": "GET", "rid": R1, "exit_status": 3,
                             "duration_ms": None, "requested": "fail"}),
         ("monitor.down", {"previous_status": "up", "reason": "fail", "exit_status": 3}))
-    assert outcome.state["version"] == 9
+    assert outcome.state.version == 9
     # no change of status: only monitor.pinged, one version
     for kind in ("fail", "log", "start"):
         again = rules.ping(outcome.state, kind=kind, method="GET", rid=None, at=at(10, 1))
         assert [e for e, _ in again.events] == ["monitor.pinged"]
-        assert again.state["version"] == 10 and again.state["status"] == "down"
+        assert again.state.version == 10 and again.state.status == "down"
     up = rules.ping(outcome.state, kind="success", method="GET", rid=None, at=at(10, 2))
     assert up.events[1] == ("monitor.up", {"previous_status": "down", "reason": "ping"})
 
@@ -166,11 +166,11 @@ def test_rid_pairing_and_duration(start_rid: uuid.UUID | None, kind: str,
                                   duration: int | None) -> None:
     started, _ = pings(monitor(status="up"), ("start", at(10, 0), start_rid))
     state, _ = pings(started, (kind, at(10, 0, 42, 500), rid))
-    assert (state["last_start_at"] is None) == closes
-    assert state["last_start_rid"] == (None if closes else start_rid)
+    assert (state.last_start_at is None) == closes
+    assert state.last_start_rid == (None if closes else start_rid)
     if kind != "log":
-        assert state["last_ping_at"] == at(10, 0, 42, 500)
-        assert state["last_duration_ms"] == duration
+        assert state.last_ping_at == at(10, 0, 42, 500)
+        assert state.last_duration_ms == duration
 
 
 def test_duration_is_floored_to_the_millisecond() -> None:
@@ -181,11 +181,11 @@ def test_duration_is_floored_to_the_millisecond() -> None:
 
 
 def test_what_the_ping_statement_writes_for_the_time() -> None:
-    before = {"last_ping_at": None, "next_expected_at": None, "alert_at": at(12, 0)}
+    before = monitor(alert_at=at(12, 0))
     state, _ = pings(monitor(), ("success", at(10, 0)))
     # a period: the expected instant, alert_at only ever earlier
     assert rules.ping_timing(state, before, 3600.0, at(10, 0)) == (at(11, 0), at(11, 0))
-    assert rules.ping_timing(state, {**before, "alert_at": at(10, 30)}, 3600.0, at(10, 0)) == (
+    assert rules.ping_timing(state, replace(before, alert_at=at(10, 30)), 3600.0, at(10, 0)) == (
         at(11, 0), at(10, 30))
     # cron: left to the checker, at once
     assert rules.ping_timing(state, before, None, at(10, 0)) == (None, at(10, 0))
@@ -210,31 +210,31 @@ def test_a_success_sooner_than_min_duration_is_a_failure() -> None:
     state = monitor(status="up", min_duration=120)
     state, _ = pings(state, ("start", at(3, 0)))
     short = rules.ping(state, kind="success", method="GET", rid=None, at=at(3, 0, 4))
-    assert short.state["status"] == "down"
+    assert short.state.status == "down"
     assert short.events[1] == ("monitor.down", {"previous_status": "up", "reason": "too_short",
                                                 "duration_ms": 4000, "min_duration": 120})
     assert short.events[0][1]["kind"] == "success"  # the ping as sent
     exact = rules.ping(state, kind="success", method="GET", rid=None, at=at(3, 2))
-    assert exact.state["status"] == "up"  # 120 s is not shorter than 120 s
+    assert exact.state.status == "up"  # 120 s is not shorter than 120 s
     unpaired = rules.ping(monitor(status="up", min_duration=120), kind="success", method="GET",
                           rid=None, at=at(3, 0))
-    assert unpaired.state["status"] == "up"  # no start: no duration to judge
+    assert unpaired.state.status == "up"  # no start: no duration to judge
 
 
 def test_max_duration_is_the_only_deadline_of_a_started_run() -> None:
     state = monitor(status="up", max_duration=7200, last_ping_at=at(2, 0))
     expected = rules.expected_after(HOUR, at(2, 0))  # 03:00, down at 03:05 without a start
     assert rules.next_alert(state, expected) == at(3, 0)
-    started = {**state, "last_start_at": at(3, 0)}
+    started = replace(state, last_start_at=at(3, 0))
     assert rules.next_alert(started, expected) == at(5, 0)
     assert rules.status_at(started, expected, at(3, 10)) == "up"  # not overdue: it started
     assert rules.status_at(started, expected, at(5, 0)) == "down"
     assert rules.time_transition(started, "down", expected)[1]["reason"] == "too_long"
     # without max_duration a start has the grace, and the schedule's deadline stays
-    plain = {**started, "max_duration": None}
+    plain = replace(started, max_duration=None)
     assert rules.next_alert(plain, expected) == at(3, 0)
     assert rules.time_transition(plain, "down", expected)[1]["reason"] == "start_timeout"
-    late = rules.time_transition({**state, "status": "late"}, "down", expected)
+    late = rules.time_transition(replace(state, status="late"), "down", expected)
     assert late[1]["reason"] == "overdue"
 
 

@@ -19,13 +19,14 @@ Rules checked (docs/heartbeats.md, "States"; healthchecks.io's ``get_grace_start
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 
 import pytest
 
 from core.monitors.rules import expected_after, next_alert, status_at, timing
+from core.monitors.state import MonitorState
 from core.schedule import Schedule, parse_schedule
 from tests.unit.instants import utc
+from tests.unit.monitor_states import monitor_state
 
 ANCHOR = utc("2026-01-01T00:00:00Z")
 GRACE = 300  # 5 minutes
@@ -40,9 +41,9 @@ def sched(expression: str, zone: str = "UTC") -> Schedule:
 
 
 def state(status: str, start: datetime | None = None, grace: int = GRACE,
-          last_ping: datetime | None = None) -> dict[str, Any]:
-    return {"status": status, "grace_seconds": grace, "last_start_at": start,
-            "last_ping_at": last_ping}
+          last_ping: datetime | None = None) -> MonitorState:
+    return monitor_state(status=status, grace_seconds=grace, last_start_at=start,
+                         last_ping_at=last_ping)
 
 
 # --- expected_after ------------------------------------------------------------------------
@@ -192,6 +193,6 @@ TIMING_ROWS = [
 
 @pytest.mark.parametrize(("name", "row", "now", "answer"), TIMING_ROWS,
                          ids=[row[0] for row in TIMING_ROWS])
-def test_timing(name: str, row: dict[str, Any], now: datetime,
+def test_timing(name: str, row: MonitorState, now: datetime,
                 answer: tuple[datetime | None, datetime | None]) -> None:
     assert timing(row, sched("1h"), now) == answer
