@@ -37,6 +37,7 @@ PAGE_MODULES = (  # one line per page group: api/ui/pages/<name>.py, its ROUTES
     "alerts",
     "apikeys",
     "events",
+    "statuspages",
     "status",  # the public status pages (no session)
     "errors",  # last: its catch-all answers unknown /ui/ paths with the 404 page
 )

@@ -42,6 +42,7 @@ NAV = (  # (section, label, path): the navigation bar of base.html, in order
     ("secrets", "Secrets", "/ui/secrets"),
     ("maintenance", "Maintenance", "/ui/maintenance"),
     ("alerts", "Alerts", "/ui/alerts"),
+    ("statuspages", "Status pages", "/ui/status-pages"),
     ("apikeys", "API keys", "/ui/apikeys"),
     ("events", "Events", "/ui/events"),
 )

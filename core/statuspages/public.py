@@ -131,7 +131,8 @@ def _ref(page: PageRow, alert_id: uuid.UUID) -> str:
 async def public_view(pool: AsyncConnectionPool, read_pool: AsyncConnectionPool,
                       page: PageRow, now: datetime) -> PublicPage:
     """The page as a visitor sees it at ``now``: its live components (by id in the order
-    given, or by tag by name, at most :data:`core.statuspages.definition.MAX_COMPONENTS`),
+    given, or by tag in the order of their display names, at most
+    :data:`core.statuspages.definition.MAX_COMPONENTS`),
     their :data:`DAYS` days (monitors: :func:`core.projections.queries.monitors_uptime_days`,
     jobs: :func:`core.projections.queries.jobs_success_days`) and the incidents of
     :mod:`core.statuspages.incidents` over those days. Four statements."""
@@ -153,6 +154,8 @@ async def public_view(pool: AsyncConnectionPool, read_pool: AsyncConnectionPool,
             **(await jobs_success_days(read_pool, actor, jobs, days=DAYS, now=now)
                if jobs else {})}
     names = {r["id"]: page.names.get(str(r["id"])) or r["name"] for r in rows}
+    if not page.components:  # by tag: in the order of the names shown
+        rows = sorted(rows, key=lambda r: (names[r["id"]].lower(), r["id"].bytes))
     components = []
     for r in rows:
         status = "failing" if r["kind"] == "job" and r["failing"] and \
