@@ -67,7 +67,7 @@ async def _seed(pool: AsyncConnectionPool, team: dict[str, Any],
         rows = [(alerts["past_down"], "monitor", monitor, "down", past_down),
                 (alerts["past_up"], "monitor", monitor, "up", past_up),
                 (alerts["down"], "monitor", monitor, "down", current),
-                (alerts["job_failed"], "job", job, "failed", current),
+                (alerts["job_failed"], "job", job, "failed", current + timedelta(minutes=1)),
                 (alerts["hidden"], "monitor", hidden, "down", current)]
         for alert_id, kind, subject, event, at in rows:
             await conn.execute(
