@@ -161,8 +161,8 @@ async def list_team_events(
     ``actor``, e.g. ``api_key:<id>`` or ``system``) and occurred in ``[since, until)`` (UTC).
     Rows: ``global_position``, ``event_id``, ``stream_type``, ``stream_id``,
     ``stream_version``, ``event_type``, ``data``, ``metadata``, ``occurred_at``.
-    Without a filter it is the function of migration 0035, whose plan over every leaf of the
-    log each server process keeps; with one, a statement planned per call."""
+    Without a filter it is the function of migration 0035, with one that of migration 0039:
+    each server process keeps their plans over the leaves of the log."""
     params: dict[str, Any] = {"team_id": team_id, "before": before, "limit": limit}
     query = Q["event_list_team"]  # no filter: the plan kept in the server process
     if stream_type is not None or actor is not None or since is not None or until is not None:

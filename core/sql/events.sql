@@ -42,20 +42,14 @@ SELECT global_position, event_id, stream_type, stream_id, stream_version, event_
 FROM event_list_team(%(team_id)s::uuid, %(before)s::bigint, %(limit)s::int);
 
 -- name: event_list_team_filtered
--- The same with filters by stream type, actor (metadata.actor) and time range, planned per
--- call (its values decide the plan). kinds: the partitions of events a stream of that type can
--- be in (core/events.py, stream_kinds), NULL for any: naming the partition key spares the
--- planner the daily leaves of the other kinds.
+-- The same with filters by stream type, actor (metadata.actor) and time range. A PL/pgSQL
+-- function, so its plans over the leaves of the log are made once per server process
+-- (migrations/versions/2026_12_02_0039_ping_list_event_filter_functions.py says how each
+-- reads). kinds: the partitions of events a stream of that type can be in (core/events.py,
+-- stream_kinds), NULL without a stream type.
 SELECT global_position, event_id, stream_type, stream_id, stream_version, event_type, data,
        metadata, occurred_at
-FROM events
-WHERE team_id = %(team_id)s::uuid
-  AND (%(kinds)s::text[] IS NULL
-       OR event_retention_kind(stream_type, event_type) = ANY(%(kinds)s::text[]))
-  AND (%(before)s::bigint IS NULL OR global_position < %(before)s::bigint)
-  AND (%(stream_type)s::text IS NULL OR stream_type = %(stream_type)s::text)
-  AND (%(actor)s::text IS NULL OR metadata ->> 'actor' = %(actor)s::text)
-  AND (%(since)s::timestamptz IS NULL OR occurred_at >= %(since)s::timestamptz)
-  AND (%(until)s::timestamptz IS NULL OR occurred_at < %(until)s::timestamptz)
-ORDER BY global_position DESC
-LIMIT %(limit)s::int;
+FROM event_list_team_filtered(%(team_id)s::uuid, %(before)s::bigint, %(kinds)s::text[],
+                              %(stream_type)s::text, %(actor)s::text,
+                              %(since)s::timestamptz, %(until)s::timestamptz,
+                              %(limit)s::int);

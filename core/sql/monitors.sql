@@ -86,33 +86,16 @@ SELECT 1 FROM monitors WHERE id = %(id)s::uuid AND team_id = %(team_id)s::uuid;
 -- name: monitor_ping_list
 -- A monitor's pings, latest first, from its monitor.pinged events and their stored bodies, and
 -- the newest 100 kept past the retention of their partition (monitor_pings_kept,
--- core/retention/prune.py); keyset on the stream version. The partition keys are named (the
--- pings' kind of events; a body's received_at is its ping's occurred_at): the read visits the
--- daily leaves of pings only, and each body is looked up in its own day's leaf.
-SELECT e.stream_version AS version, e.occurred_at AS received_at, e.data ->> 'kind' AS kind,
-       e.data ->> 'method' AS method, (e.data ->> 'exit_status')::int AS exit_status,
-       (e.data ->> 'rid')::uuid AS rid, e.data ->> 'remote_addr' AS remote_addr,
-       e.data ->> 'user_agent' AS user_agent, (e.data ->> 'body_size')::int AS body_size,
-       (e.data ->> 'duration_ms')::bigint AS duration_ms, e.body
-FROM (SELECT e.stream_version, e.occurred_at, e.data, b.body
-      FROM events e
-      LEFT JOIN monitor_ping_bodies b
-        ON b.monitor_id = e.stream_id AND b.version = e.stream_version
-       AND b.received_at = e.occurred_at
-      WHERE e.stream_id = %(monitor_id)s::uuid
-        AND event_retention_kind(e.stream_type, e.event_type) = 'pings'
-        AND e.team_id = %(team_id)s::uuid
-        AND e.event_type = 'monitor.pinged'
-        AND (%(before_version)s::int IS NULL OR e.stream_version < %(before_version)s::int)
-      UNION ALL
-      SELECT k.stream_version, k.occurred_at, k.data, k.body
-      FROM monitor_pings_kept k
-      WHERE k.monitor_id = %(monitor_id)s::uuid
-        AND k.team_id = %(team_id)s::uuid
-        AND (%(before_version)s::int IS NULL OR k.stream_version < %(before_version)s::int)
-     ) AS e
-ORDER BY e.stream_version DESC
-LIMIT %(limit)s::int;
+-- core/retention/prune.py); keyset on the stream version. A PL/pgSQL function, so its plan
+-- over the daily leaves of pings and of their bodies is made once per server process
+-- (migrations/versions/2026_12_02_0039_ping_list_event_filter_functions.py says how it reads).
+SELECT p.stream_version AS version, p.occurred_at AS received_at, p.data ->> 'kind' AS kind,
+       p.data ->> 'method' AS method, (p.data ->> 'exit_status')::int AS exit_status,
+       (p.data ->> 'rid')::uuid AS rid, p.data ->> 'remote_addr' AS remote_addr,
+       p.data ->> 'user_agent' AS user_agent, (p.data ->> 'body_size')::int AS body_size,
+       (p.data ->> 'duration_ms')::bigint AS duration_ms, p.body
+FROM monitor_ping_list(%(monitor_id)s::uuid, %(team_id)s::uuid, %(before_version)s::int,
+                       %(limit)s::int) AS p;
 
 -- name: monitor_ping_marks
 -- A monitor's pings since %(since)s, latest first, without their bodies (the timeline of its

@@ -1,8 +1,9 @@
 """The team's events newest first (core/events.py, list_team_events; the overview and the audit
 log): ordered by log position, not by time, so an event appended late with an older time (a
 caught-up missed slot) is among the newest, in whatever daily leaf its time puts it, a leaf
-created after the read was first planned included (the read's plan is kept in the server
-process: migrations/versions/2026_12_02_0035_event_list_function.py)."""
+created after the read was first planned included (the read's plans are kept in the server
+process: migrations/versions/2026_12_02_0035_event_list_function.py, and with a filter
+2026_12_02_0039_ping_list_event_filter_functions.py: one plan for any value of a filter)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from datetime import UTC, datetime, timedelta
 
 from core.db import open_pool
 from core.events import NewEvent, append_events, list_team_events
+from core.queries import Q
 from core.retention.maintenance import ensure_partitions
 from tests.helpers import new_actor
 
@@ -68,6 +70,14 @@ async def test_late_event_with_an_older_time_is_newest(fresh_dsn: str) -> None:
         assert [r["occurred_at"] for r in page] == [T0 + timedelta(minutes=m) for m in (4, 3)]
         rest = await list_team_events(pool, team, limit=10, before=page[-1]["global_position"])
         assert [r["occurred_at"] for r in rest] == [T0 + timedelta(minutes=m) for m in (2, 1, 0)]
+        async with pool.connection() as conn:  # the filtered read is a function too
+            await conn.execute("SET LOCAL track_functions = 'pl'")
+            await conn.execute(Q["event_list_team_filtered"], {
+                "team_id": team, "before": None, "kinds": ["runs"], "stream_type": "run",
+                "actor": None, "since": None, "until": None, "limit": 5})
+            cur = await conn.execute("SELECT calls FROM pg_stat_xact_user_functions "
+                                     "WHERE funcname = 'event_list_team_filtered'")
+            assert await cur.fetchone() == {"calls": 1}
         other = await new_actor(pool)
         theirs = await list_team_events(pool, other.team_id, limit=10)
         assert not {r["global_position"] for r in theirs} & {
