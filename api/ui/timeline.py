@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from api.ui.charts import WIDTH, time_label
 from core.monitors.definition import cached_schedule
@@ -150,6 +150,10 @@ def window(pings: Sequence[dict[str, Any]], created_at: datetime, now: datetime,
     return max(start, created_at)
 
 
+OUTCOME_TEXT = {"ontime": "on time", "late": "late", "missing": "missing",
+                "pending": "its grace runs"}  # a slot's outcome, in its title
+
+
 def monitor_timeline(monitor: dict[str, Any], pings: Sequence[dict[str, Any]],
                      flips: Sequence[dict[str, Any]], now: datetime,
                      complete: bool) -> Markup:
@@ -160,30 +164,32 @@ def monitor_timeline(monitor: dict[str, Any], pings: Sequence[dict[str, Any]],
     def x(at: datetime) -> float:
         return min(max((at - start).total_seconds() / span * WIDTH, 0.0), float(WIDTH))
 
-    parts: list[Markup] = []
-    for a, b, status in _segments(flips, start, now):
-        parts.append(Markup(
-            '<rect class="st-{0}" x="{1:.1f}" y="{2}" width="{3:.1f}" height="{4}">'
-            '<title>{0} from {5:%Y-%m-%d %H:%M} to {6:%Y-%m-%d %H:%M} UTC</title></rect>').format(
-                status, x(a), ROW_STATUS[0], max(x(b) - x(a), 0.5),
-                ROW_STATUS[1] - ROW_STATUS[0], a, b))
+    # Plain text formatting, not Markup.format (which escapes every number and instant: a
+    # third of the monitor page's time): the texts read from rows (a status, a ping's kind)
+    # are escaped here; the classes and outcomes are this module's own words.
+    parts: list[str] = []
+    for a, b, flip in _segments(flips, start, now):
+        status = escape(flip)
+        parts.append(
+            f'<rect class="st-{status}" x="{x(a):.1f}" y="{ROW_STATUS[0]}" '
+            f'width="{max(x(b) - x(a), 0.5):.1f}" height="{ROW_STATUS[1] - ROW_STATUS[0]}">'
+            f'<title>{status} from {a:%Y-%m-%d %H:%M} to {b:%Y-%m-%d %H:%M} UTC</title></rect>')
     shown = [p for p in pings if start <= p["received_at"] <= now]
     for ping in shown:
         cls = _ping_class(ping)
         top = ROW_PINGS[0] + (6 if cls == "start" else 0)
-        parts.append(Markup(
-            '<line class="ping-{0}" x1="{1:.1f}" x2="{1:.1f}" y1="{2}" y2="{3}">'
-            '<title>{4} ping at {5:%Y-%m-%d %H:%M:%S} UTC</title></line>').format(
-                cls, x(ping["received_at"]), top, ROW_PINGS[1], ping["kind"],
-                ping["received_at"]))
+        at = x(ping["received_at"])
+        parts.append(
+            f'<line class="ping-{cls}" x1="{at:.1f}" x2="{at:.1f}" y1="{top}" '
+            f'y2="{ROW_PINGS[1]}"><title>{escape(ping["kind"])} ping at '
+            f'{ping["received_at"]:%Y-%m-%d %H:%M:%S} UTC</title></line>')
     slots = expected_slots(monitor, pings, start, now)
+    middle = (ROW_SLOTS[0] + ROW_SLOTS[1]) // 2
     for slot in slots:
-        parts.append(Markup(
-            '<path class="slot-{0}" d="M{1:.1f} {2}h0"><title>expected at {3:%Y-%m-%d %H:%M} '
-            'UTC: {4}</title></path>').format(
-                slot.outcome, x(slot.at), (ROW_SLOTS[0] + ROW_SLOTS[1]) // 2, slot.at,
-                {"ontime": "on time", "late": "late", "missing": "missing",
-                 "pending": "its grace runs"}[slot.outcome]))
+        parts.append(
+            f'<path class="slot-{slot.outcome}" d="M{x(slot.at):.1f} {middle}h0"><title>'
+            f'expected at {slot.at:%Y-%m-%d %H:%M} UTC: {OUTCOME_TEXT[slot.outcome]}</title>'
+            '</path>')
     missing = sum(1 for s in slots if s.outcome == "missing")
     late = sum(1 for s in slots if s.outcome == "late")
     summary = (f"{len(slots)} expected pings, {missing} missing, {late} late; "
@@ -201,5 +207,5 @@ def monitor_timeline(monitor: dict[str, Any], pings: Sequence[dict[str, Any]],
         '<span class="item"><span class="key key-bad"></span> missing / failed / down</span> '
         '<span class="item"><span class="key key-none"></span> new, paused, pending</span> '
         '<span>{summary}</span></figcaption>'
-        '</figure>').format(summary=summary, w=WIDTH, h=HEIGHT, parts=Markup("").join(parts),
+        '</figure>').format(summary=summary, w=WIDTH, h=HEIGHT, parts=Markup("".join(parts)),
                             first=time_label(start), last=time_label(now))

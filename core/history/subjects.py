@@ -43,6 +43,18 @@ class Subject:
     channel_name: str | None = None
 
 
+# The fields of an event's data the query reads (a run's job, a notification's subject and
+# channel, a secret's name): only these are sent, not whole payloads (a ping's data is most of
+# its event, and each is escaped into the array parameter).
+DATA_FIELDS = ("job_id", "subject_type", "subject_id", "channel_id", "name")
+
+
+def _named_in(data: Any) -> dict[str, Any]:
+    if not isinstance(data, dict):
+        return {}
+    return {k: data[k] for k in DATA_FIELDS if k in data}
+
+
 async def event_subjects(pool: AsyncConnectionPool, team_id: uuid.UUID,
                          events: Iterable[Mapping[str, Any]]) -> dict[int, Subject]:
     """``{global position: Subject}`` of the team's ``events`` (rows of
@@ -57,8 +69,7 @@ async def event_subjects(pool: AsyncConnectionPool, team_id: uuid.UUID,
             "positions": [e["global_position"] for e in rows_in],
             "stream_types": [e["stream_type"] for e in rows_in],
             "stream_ids": [e["stream_id"] for e in rows_in],
-            "datas": [Jsonb(e["data"] if isinstance(e["data"], dict) else {})
-                      for e in rows_in]})
+            "datas": [Jsonb(_named_in(e["data"])) for e in rows_in]})
         rows = await cur.fetchall()
     return {row["global_position"]: Subject(row["subject_type"], row["subject_id"],
                                             row["subject_name"], row["channel_id"],
