@@ -52,6 +52,15 @@ async def list_jobs(
     return await fetch_team_page(pool, Q["job_list"], actor.team_id, limit=limit, after=after)
 
 
+async def job_choices(pool: AsyncConnectionPool, actor: Actor, *, limit: int
+                      ) -> list[dict[str, Any]]:
+    """The team's first ``limit`` live jobs in creation order, ``{"id", "name"}`` only (a
+    form's picker: not the whole rows of :func:`list_jobs`)."""
+    async with pool.connection() as conn:
+        cur = await conn.execute(Q["job_choices"], {"team_id": actor.team_id, "limit": limit})
+        return await cur.fetchall()
+
+
 async def job_events(
     pool: AsyncConnectionPool, actor: Actor, job_id: uuid.UUID, *, after_version: int, limit: int
 ) -> list[dict[str, Any]]:

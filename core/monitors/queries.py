@@ -86,6 +86,16 @@ async def list_monitors(
     return await fetch_team_page(pool, Q["monitor_list"], actor.team_id, limit=limit, after=after)
 
 
+async def monitor_choices(pool: AsyncConnectionPool, actor: Actor, *, limit: int
+                          ) -> list[dict[str, Any]]:
+    """The team's first ``limit`` live monitors in creation order, ``{"id", "name"}`` only (a
+    form's picker: not the whole rows of :func:`list_monitors`)."""
+    async with pool.connection() as conn:
+        cur = await conn.execute(Q["monitor_choices"], {"team_id": actor.team_id,
+                                                        "limit": limit})
+        return await cur.fetchall()
+
+
 async def list_pings(
     pool: AsyncConnectionPool, actor: Actor, monitor_id: uuid.UUID, *, limit: int,
     before_version: int | None,

@@ -65,6 +65,14 @@ FROM jobs j
 LEFT JOIN due_jobs d ON d.job_id = j.id
 WHERE j.id = %(id)s::uuid AND j.team_id = %(team_id)s::uuid AND j.status <> 'deleted';
 
+-- name: job_choices
+-- The team's live jobs, id and name only, in creation order (a form's picker by name).
+SELECT id, name
+FROM jobs
+WHERE team_id = %(team_id)s::uuid AND status <> 'deleted'
+ORDER BY created_at, id
+LIMIT %(limit)s::int;
+
 -- name: job_list
 -- Keyset pagination on (created_at, id).
 SELECT j.id, j.team_id, j.name, j.schedule, j.timezone, j.request, j.timeout_seconds, j.retry,

@@ -64,6 +64,14 @@ SELECT id, team_id, name, schedule, timezone, grace_seconds, methods, manual_res
 FROM monitors
 WHERE id = %(id)s::uuid AND team_id = %(team_id)s::uuid AND status <> 'deleted';
 
+-- name: monitor_choices
+-- The team's live monitors, id and name only, in creation order (a form's picker by name).
+SELECT id, name
+FROM monitors
+WHERE team_id = %(team_id)s::uuid AND status <> 'deleted'
+ORDER BY created_at, id
+LIMIT %(limit)s::int;
+
 -- name: monitor_list
 -- Keyset pagination on (created_at, id).
 SELECT id, team_id, name, schedule, timezone, grace_seconds, methods, manual_resume, status,

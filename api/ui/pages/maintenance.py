@@ -29,11 +29,11 @@ from api.ui.render import page
 from api.ui.tagfield import parse_tags, tags_text
 from core.dependencies import parent_names, parents_by_name
 from core.errors import ConcurrencyConflict, Conflict, FieldError, InvalidInput
-from core.jobs.queries import list_jobs
+from core.jobs.queries import job_choices
 from core.maintenance.commands import create_window, end_window, update_window
 from core.maintenance.definition import MAX_COMMENT, SUPPRESS
 from core.maintenance.queries import get_window, list_windows
-from core.monitors.queries import list_monitors
+from core.monitors.queries import monitor_choices
 
 PAGE_SIZE = 50
 CHOICES = 200  # jobs and monitors listed by name (others: named in a field, or by tag)
@@ -121,8 +121,8 @@ async def _choices(pool: Any, viewer: Viewer, values: dict[str, Any]) -> dict[st
     """``{"job_choices", "monitor_choices"}``: the team's first :data:`CHOICES` live jobs and
     monitors (creation order) and, after them, each id of ``values["jobs"]`` /
     ``values["monitors"]`` that is not among them, named (deleted ones too)."""
-    rows = {"job": await list_jobs(pool, viewer.actor, limit=CHOICES + 1, after=None),
-            "monitor": await list_monitors(pool, viewer.actor, limit=CHOICES + 1, after=None)}
+    rows = {"job": await job_choices(pool, viewer.actor, limit=CHOICES + 1),
+            "monitor": await monitor_choices(pool, viewer.actor, limit=CHOICES + 1)}
     listed = {kind: [{"id": str(r["id"]), "name": r["name"]} for r in rows[kind][:CHOICES]]
               for kind in KINDS}
     rest = {kind: [i for i in dict.fromkeys(values.get(kind + "s") or [])
