@@ -170,8 +170,10 @@ def _spread(fields: dict[str, Any]) -> None:
     JSON Schema cannot relate to the schedule: at most :data:`SPREAD_MAX` (every schedule of
     :data:`SCHEDULES`, and so every stored job's, allows it)."""
     value = fields.get("spread")
-    if value is not None and (parse_duration(value) or 0) > SPREAD_MAX:
-        fields["spread"] = SPREAD_MAX
+    digits = isinstance(value, str) and value.strip().isdigit()
+    seconds = int(value) if digits else parse_duration(value)  # a query's "900"
+    if value is not None and (seconds or 0) > SPREAD_MAX:
+        fields["spread"] = str(SPREAD_MAX) if isinstance(value, str) else SPREAD_MAX
 
 
 def _apply(document: dict[str, Any]) -> None:
@@ -271,6 +273,10 @@ def _mend(case: Any) -> Any:
         # The schedule engine's years; 2024 is a leap year, so the day exists.
         if after is not None and not 1900 <= after.year <= 2399:
             case.query["after"] = _iso(after.replace(year=2024))
+    if path == "/v1/schedules/preview" and isinstance(case.query, dict) \
+            and case.query.get("spread") is not None:
+        _spread(case.query)  # a spread's offset comes from a job id, which must come with it
+        case.query.setdefault("job_id", "6f1c2b4e-9a0d-4c1e-8f3a-2b5d7e9c1a04")
     if path in ("/v1/jobs/{job_id}/stats", "/v1/monitors/{monitor_id}/uptime") \
             and isinstance(case.query, dict):
         _range(case.query, past=False)

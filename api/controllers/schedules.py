@@ -3,22 +3,32 @@ and its next fire instants, with DST flags."""
 
 from __future__ import annotations
 
+import uuid
 from typing import Annotated
 
 from litestar import get, post
 from litestar.params import JSONBody, QueryParameter
 
 from api.deps import ActorDep, ClockDep, instant_parameter, parse_instant
-from api.schemas.common import SCHEDULE_DOC, SCHEDULE_FORMAT, ZONE_FORMAT
+from api.schemas.common import (
+    SCHEDULE_DOC,
+    SCHEDULE_FORMAT,
+    SPREAD_PATTERN,
+    ZONE_FORMAT,
+)
 from api.schemas.schedules import Parsed, ParseRequest, Preview, PreviewFire
+from core.errors import invalid
 from core.jobs.definition import DEFAULTS
 from core.schedule.preview import Preview as Found
 from core.schedule.preview import preview_schedule
+from core.schedule.spread import MAX_SPREAD_SECONDS
 from core.schedule.words import parse_phrase
 
 
 def _fires(found: Found) -> list[PreviewFire]:
-    return [PreviewFire(at=f.at, local=f.local.isoformat(), dst=f.dst) for f in found.fires]
+    return [PreviewFire(at=found.fire_at(f) or f.at, local=f.local.isoformat(), dst=f.dst,
+                        slot=f.at if found.spread else None, window_end=found.window_end(f))
+            for f in found.fires]
 
 
 @get("/v1/schedules/preview", tags=["schedules"],
@@ -35,15 +45,30 @@ async def preview(
     after: Annotated[str | None, instant_parameter(
         "RFC 3339 instant to start after (default: now)")] = None,
     count: Annotated[int, QueryParameter(ge=1, le=100)] = 10,
+    spread: Annotated[str | None, QueryParameter(
+        pattern=SPREAD_PATTERN,
+        description=f"a job's spread: seconds, or a duration such as 90s, 15m, 1h (0 to "
+                    f"{MAX_SPREAD_SECONDS} seconds, at most the schedule's shortest interval "
+                    f"between slots); needs job_id, whose offset it applies "
+                    f"(docs/schedules.md, Spread)")] = None,
+    job_id: Annotated[uuid.UUID | None, QueryParameter(
+        description="the job the spread is for: its offset comes from its id (no lookup: "
+                    "any id previews the fires such a job would have)")] = None,
 ) -> Preview:
     """Intervals are anchored at the current instant, as for a job created now. A schedule in
-    words is answered in its canonical form, the words as ``schedule_text``."""
+    words is answered in its canonical form, the words as ``schedule_text``. With ``spread``
+    and ``job_id``, each fire's ``at`` is its fire time (``slot`` plus the job's offset) and
+    ``window_end`` the end of its slot's window."""
     now = clock.now()
+    if spread is not None and job_id is None:
+        raise invalid("job_id", "is required with spread: the offset comes from the job's id")
     found = preview_schedule(schedule, timezone, now, start=parse_instant("after", after) or now,
-                             count=count)
+                             count=count, job_id=job_id,
+                             spread=int(spread) if spread and spread.isdigit() else spread)
     return Preview(
         schedule=found.expression, timezone=found.timezone, description=found.description,
-        fires=_fires(found), schedule_text=found.text,
+        fires=_fires(found), schedule_text=found.text, spread=found.spread,
+        spread_offset_seconds=found.offset if found.spread else None,
     )
 
 

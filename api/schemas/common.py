@@ -70,6 +70,8 @@ RunSeconds = Annotated[int, Meta(ge=1, le=alerting.MAX_RUN_SECONDS)]
 RunText = Annotated[str, duration_meta(1, alerting.MAX_RUN_SECONDS, None)]
 RunBound = Annotated[RunSeconds | RunText | None, Meta(
     description="seconds, or a duration such as 90s, 30m, 6h (1 s to 366 days); null: none")]
+SPREAD_PATTERN = f"^[0-9]{{1,5}}$|{DURATION_PATTERN}"
+"""A spread in a query: whole seconds or a duration (the bounds are checked on the seconds)."""
 SpreadSeconds = Annotated[int, Meta(ge=0, le=MAX_SPREAD_SECONDS)]
 SpreadText = Annotated[str, duration_meta(0, MAX_SPREAD_SECONDS, "15m")]
 Spread = Annotated[SpreadSeconds | SpreadText | None, Meta(

@@ -16,6 +16,7 @@ from api.ui.channelform import channel_ids, channel_items
 from api.ui.tagfield import parse_tags, tags_text
 from core.errors import FieldError
 from core.jobs.definition import DEFAULT_RETRY, DEFAULTS
+from core.schedule.spread import spell
 
 FIELDS = (  # the form's field names, dotted as in the API's error messages
     "name", "schedule", "timezone", "request.method", "request.url", "request.headers",
@@ -23,7 +24,7 @@ FIELDS = (  # the form's field names, dotted as in the API's error messages
     "retry.delay_seconds", "retry.max_delay_seconds", "overlap", "catchup",
     "success_statuses", "channels", "alert_after_failures", "realert_every", "signing_secret",
     "tags", "confirm.timeout_seconds", "alert_on", "depends_on", "more_channels",
-    "recover_after_successes", "min_duration", "max_duration",
+    "recover_after_successes", "min_duration", "max_duration", "spread",
 )
 
 
@@ -94,10 +95,11 @@ def parse(form: dict[str, Any], *, editing: bool) -> tuple[dict[str, Any], list[
         "tags": parse_tags(text("tags")),
         "confirm": {"timeout_seconds": _number(confirm)} if confirm else None,
         "alert_on": reasons(form.get("alert_on")),
-        # blank: the API's default (a tolerance of 1, no run-time bound); "90s"-style text is
-        # passed on as typed (core/alerting.py:normalize_run_bounds reads it)
+        # blank: the API's default (a tolerance of 1, no run-time bound, no spread); "90s"-style
+        # text is passed on as typed (core/alerting.py:normalize_run_bounds and
+        # core/schedule/spread.py:normalize_spread read it)
         **{key: _number(value) if (value := text(key).strip()) else None
-           for key in ("recover_after_successes", "min_duration", "max_duration")},
+           for key in ("recover_after_successes", "min_duration", "max_duration", "spread")},
     }
     secret = text("signing_secret")
     if secret:
@@ -117,7 +119,7 @@ def values_of(job: dict[str, Any] | None) -> dict[str, Any]:
                "retry": DEFAULT_RETRY, "success_statuses": None, "channels": [],
                "realert_every": None, "tags": [], "confirm": None, "alert_on": [],
                "depends_on": [], "recover_after_successes": 1, "min_duration": None,
-               "max_duration": None,
+               "max_duration": None, "spread": None,
                "timeout_seconds": DEFAULTS["timeout_seconds"],
                "alert_after_failures": DEFAULTS["alert_after_failures"], **{
                    k: DEFAULTS[k] for k in ("timezone", "overlap", "catchup")}}
@@ -150,6 +152,7 @@ def values_of(job: dict[str, Any] | None) -> dict[str, Any]:
         "more_channels": "",
         **{key: num(job.get(key)) for key in ("recover_after_successes", "min_duration",
                                               "max_duration")},
+        "spread": spell(job["spread"]) if job.get("spread") else "",
     }
 
 

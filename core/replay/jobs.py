@@ -85,15 +85,21 @@ def judged(row: dict[str, Any], min_duration: int | None) -> str:
     return "failed"
 
 
+def fire_time(row: dict[str, Any]) -> datetime:
+    """When a recorded run's slot was to fire: the ``fire_at`` its first event names (the slot
+    plus its job's spread offset then, docs/schedules.md, *Spread*), else its slot."""
+    return instant(row.get("fire_at")) or row["scheduled_for"]
+
+
 def overran(row: dict[str, Any], max_duration: int | None) -> datetime | None:
     """When a recorded final run passed its start plus ``max_duration`` (seconds) while still
     going (the instant :func:`core.runs.bounds.alert_overruns` says ``too_long``), or
-    ``None``. Its start: its slot plus the first attempt's lateness, as the run row keeps it."""
+    ``None``. Its start: its fire time (:func:`fire_time`) plus the first attempt's lateness,
+    as the run row keeps it."""
     finished = instant(row["data"].get("finished_at"))
     if max_duration is None or finished is None:
         return None
-    started = row["scheduled_for"] + timedelta(
-        milliseconds=row["data"].get("lateness_ms") or 0)
+    started = fire_time(row) + timedelta(milliseconds=row["data"].get("lateness_ms") or 0)
     deadline = started + timedelta(seconds=max_duration)
     return deadline if finished > deadline else None
 
@@ -113,14 +119,16 @@ def _final(job_id: uuid.UUID, team_id: uuid.UUID, row: dict[str, Any],
 
 def skipped(finals: list[dict[str, Any]], maintenance: Maintenance | None
             ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """``(kept, skipped)``: the outcomes whose slot a ``suppress: runs`` window skips."""
+    """``(kept, skipped)``: the outcomes whose fire time (:func:`fire_time`, as the claim
+    judges it) a ``suppress: runs`` window covers."""
     if maintenance is None:
         return finals, []
     kept: list[dict[str, Any]] = []
     dropped: list[dict[str, Any]] = []
     for row in finals:
         slot = row["scheduled_for"]
-        (dropped if slot is not None and maintenance.skips(slot) else kept).append(row)
+        (dropped if slot is not None and maintenance.skips(fire_time(row))
+         else kept).append(row)
     return kept, dropped
 
 

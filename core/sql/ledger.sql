@@ -30,9 +30,13 @@ ORDER BY stream_version;
 
 -- name: ledger_job_finals
 -- A job's final outcomes (`run.succeeded`, `run.failed`) recorded in [from, to], each with the
--- transaction that recorded it (the recorder's batch), in recording order.
+-- transaction that recorded it (the recorder's batch), in recording order; `fire_at`: when its
+-- slot was to fire, as the run's first event names it (a job with a spread), else null.
 SELECT e.stream_id AS run_id, e.event_type, e.occurred_at, e.tx_id::text AS tx_id,
-       e.global_position, r.scheduled_for, e.data
+       e.global_position, r.scheduled_for, e.data,
+       (SELECT (f.data->>'fire_at')::timestamptz FROM events f
+        WHERE f.stream_id = r.id AND f.stream_version = 1
+          AND event_retention_kind(f.stream_type, f.event_type) = 'runs') AS fire_at
 FROM runs r
 JOIN events e ON e.stream_id = r.id AND event_retention_kind(e.stream_type, e.event_type) = 'runs'
 WHERE r.job_id = %(job_id)s::uuid AND r.team_id = %(team_id)s::uuid

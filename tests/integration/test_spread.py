@@ -19,6 +19,7 @@ from core.config import Settings
 from core.errors import InvalidInput
 from core.jobs.commands import update_job
 from core.maintenance.commands import create_window
+from core.replay.jobs import simulate_job
 from core.runs.worker import Worker
 from core.schedule.spread import offset_seconds
 from tests.helpers import add_job, due_at, make_worker, new_actor, run_events, runs_of
@@ -214,3 +215,23 @@ async def test_the_rebuild_gives_the_same_due_fire_times(
         await conn.execute("UPDATE due_jobs SET due_at = due_at + interval '1 day'")
     run_cli("projections", "rebuild", env={"DATABASE_URL": fresh_dsn})
     assert await due_rows() == live
+
+
+async def test_a_replay_judges_spread_runs_at_their_fire_time(
+    fresh_pool: AsyncConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink
+) -> None:
+    actor = await new_actor(fresh_pool)
+    job, offset = await spread_job(fresh_pool, actor, sink, "/s")
+    for hour in (1, 2):
+        await tick(worker, clock, T0 + hour * HOUR + offset)
+    end = T0 + 2 * HOUR + offset + timedelta(minutes=1)
+    # A proposed window over the 13:00 slot that closes before its fire time skips nothing;
+    # one over 14:00's fire time (and not the slot) skips that run.
+    before_fire = await simulate_job(fresh_pool, actor, job, {"maintenance": [
+        {"from": T0 + HOUR - timedelta(minutes=1), "to": T0 + HOUR + offset
+         - timedelta(seconds=5), "suppress": "runs"}]}, T0, end, end)
+    assert before_fire["outcomes"]["would_skip"] == 0
+    at_fire = await simulate_job(fresh_pool, actor, job, {"maintenance": [
+        {"from": T0 + 2 * HOUR + timedelta(seconds=5), "to": T0 + 2 * HOUR + offset
+         + timedelta(seconds=5), "suppress": "runs"}]}, T0, end, end)
+    assert at_fire["outcomes"] == {"succeeded": 2, "failed": 0, "would_skip": 1}

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 from litestar.testing import AsyncTestClient
 
-from core.schedule.spread import offset_seconds
+from core.schedule.spread import offset_seconds, spell
+from tests.integration.test_dashboard_auth import sign_in
 
 JOB = {"name": "rollup", "schedule": "0 * * * *",
        "request": {"url": "http://127.0.0.1:9/rollup"}}
@@ -74,3 +75,63 @@ async def test_spread_in_an_applied_file_and_its_export(api: AsyncTestClient,
     bad = {**document, "jobs": [{**document["jobs"][0], "spread": "2h"}]}
     r = await api.post("/v1/apply", json=bad, headers=team["auth"])
     assert r.status_code == 422 and "spread" in r.text
+
+
+async def test_preview_lists_fire_times_with_their_slots(api: AsyncTestClient,
+                                                         team: dict[str, Any]) -> None:
+    job_id = uuid.UUID("6f1c2b4e-9a0d-4c1e-8f3a-2b5d7e9c1a04")  # offset 60 s in 15 minutes
+    r = await api.get("/v1/schedules/preview", params={
+        "schedule": "0 * * * *", "after": "2026-12-01T10:00:30Z", "count": "3",
+        "spread": "15m", "job_id": str(job_id)}, headers=team["read_auth"])
+    assert r.status_code == 200, r.text
+    found = r.json()
+    assert (found["spread"], found["spread_offset_seconds"]) == (900, 60)
+    assert found["description"].endswith("each slot fired 1m after it (spread 15m)")
+    # 10:00's fire time (10:01:00) is still ahead of 10:00:30: it comes first.
+    assert [(f["slot"], f["at"], f["window_end"]) for f in found["fires"]] == [
+        ("2026-12-01T10:00:00Z", "2026-12-01T10:01:00Z", "2026-12-01T10:15:00Z"),
+        ("2026-12-01T11:00:00Z", "2026-12-01T11:01:00Z", "2026-12-01T11:15:00Z"),
+        ("2026-12-01T12:00:00Z", "2026-12-01T12:01:00Z", "2026-12-01T12:15:00Z")]
+    plain = (await api.get("/v1/schedules/preview", params={
+        "schedule": "0 * * * *", "after": "2026-12-01T10:00:30Z", "count": "1"},
+        headers=team["read_auth"])).json()
+    assert plain["fires"][0]["at"] == "2026-12-01T11:00:00Z"
+    assert plain["spread"] is None and set(plain["fires"][0]) == {"at", "local", "dst"}
+    r = await api.get("/v1/schedules/preview", params={"schedule": "0 * * * *",
+                                                       "spread": "15m"},
+                      headers=team["read_auth"])
+    assert r.status_code == 422 and "job_id" in r.text
+    r = await api.get("/v1/schedules/preview", params={
+        "schedule": "*/5 * * * *", "spread": "6m", "job_id": str(job_id)},
+        headers=team["read_auth"])
+    assert r.status_code == 422 and "spread" in r.text
+
+
+async def test_the_job_page_and_form_show_the_spread(frozen_api: AsyncTestClient,
+                                                     team: dict[str, Any]) -> None:
+    csrf = await sign_in(frozen_api, team["write"])
+    fields = {"csrf": csrf, "name": "spread one", "schedule": "0 * * * *", "timezone": "UTC",
+              "request.method": "GET", "request.url": "https://example.com/",
+              "timeout_seconds": "30", "retry.attempts": "1", "retry.backoff": "exponential",
+              "retry.delay_seconds": "10", "retry.max_delay_seconds": "60",
+              "overlap": "skip", "catchup": "latest", "alert_after_failures": "1",
+              "spread": "15m"}
+    created = await frozen_api.post("/ui/jobs/new", data=fields, follow_redirects=False)
+    assert created.status_code == 303, created.text
+    job_path = created.headers["location"]
+    job_id = uuid.UUID(job_path.rsplit("/", 1)[1])
+    offset = offset_seconds(job_id, 900)
+    page = (await frozen_api.get(job_path)).text
+    assert "(spread 15m)" in page
+    assert f"<dt>Spread</dt><dd>each slot fires {spell(offset)} after it" in page
+    form = (await frozen_api.get(job_path + "/edit")).text
+    assert 'value="15m"' in form and f'data-job="{job_id}"' in form
+    preview = (await frozen_api.get("/ui/schedules/preview", params={
+        "schedule": "0 * * * *", "spread": "15m", "job_id": str(job_id)})).text
+    assert "slot" in preview and "(spread 15m)" in preview
+    unsaved = (await frozen_api.get("/ui/schedules/preview", params={
+        "schedule": "0 * * * *", "spread": "15m"})).text
+    assert "between" in unsaved and "within 15m" in unsaved
+    refused = await frozen_api.post("/ui/jobs/new", data={**fields, "name": "too wide",
+                                                          "spread": "2h"})
+    assert refused.status_code == 422 and 'id="err-spread"' in refused.text

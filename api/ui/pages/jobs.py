@@ -50,6 +50,7 @@ from core.maintenance.queries import fetch_maintenance_until
 from core.projections.queries import job_stats
 from core.runs.queries import get_run, list_runs, recent_runs
 from core.schedule.preview import preview_schedule
+from core.schedule.spread import offset_seconds, spell
 
 PAGE_SIZE = 50  # jobs per page of the list
 RUNS_PAGE = 25  # runs per page of a job's runs table
@@ -143,6 +144,8 @@ async def _job_parts(pool: Any, actor: Actor, job_id: uuid.UUID,
                      cursor: str | None = None) -> dict[str, Any]:
     job = await get_job(pool, actor, job_id)
     job["description"] = describe(job)
+    job["spread_offset_text"] = spell(offset_seconds(job["id"], job.get("spread")))
+    job["spread_text"] = spell(job.get("spread") or 0)
     job["broken"] = broken_reason(job)
     runs = await list_runs(pool, actor, job_id, limit=RUNS_PAGE + 1, before=decode_cursor(cursor))
     more = len(runs) > RUNS_PAGE
@@ -251,7 +254,8 @@ async def _form_page(request: Request[Any, Any, Any], viewer: Viewer,
                      other: list[str] | None = None) -> Template:
     by_field, unplaced = jobform.errors_by_field(errors)
     title = f"Edit {job['name']}" if job else "New job"
-    found, error = _preview(values["schedule"], values["timezone"], request.app.state.clock.now())
+    found, error = _preview(values["schedule"], values["timezone"], request.app.state.clock.now(),
+                            values.get("spread", ""), job["id"] if job else None)
     return page(request, viewer, "job_form.html", title, section="jobs", status_code=status,
                 preview=found, error=error,
                 job=job, values=values, errors=by_field, form_errors=[*(other or []), *unplaced],
@@ -348,12 +352,18 @@ def _conflict(exc: Conflict) -> list[FieldError]:
     return [FieldError("name", exc.detail)] if "name" in exc.detail else []
 
 
-def _preview(schedule: str, timezone: str, now: Any) -> tuple[Any, str | None]:
-    """``(preview, None)``, ``(None, the API's message)`` or ``(None, None)`` for no schedule."""
+def _preview(schedule: str, timezone: str, now: Any, spread: str = "",
+             job_id: uuid.UUID | None = None) -> tuple[Any, str | None]:
+    """``(preview, None)``, ``(None, the API's message)`` or ``(None, None)`` for no schedule.
+    With a ``spread`` (the form's text), the fire times of the job ``job_id`` (its offset), or
+    for a job not saved yet each slot's window."""
     if not schedule.strip():
         return None, None
+    text = spread.strip()[:32]
     try:
-        return preview_schedule(schedule[:200], timezone[:64].strip() or "UTC", now), None
+        return preview_schedule(schedule[:200], timezone[:64].strip() or "UTC", now,
+                                spread=(int(text) if text.isdigit() else text) or None,
+                                job_id=job_id), None
     except InvalidInput as exc:
         return None, "; ".join(f"{e.field}: {e.message}" for e in exc.errors) or exc.detail
 
@@ -361,11 +371,12 @@ def _preview(schedule: str, timezone: str, now: Any) -> tuple[Any, str | None]:
 @get("/ui/schedules/preview", name="schedule_preview")
 async def schedule_preview(request: Request[Any, Any, Any], viewer: ViewerDep, clock: ClockDep,
                            schedule: FromQuery[str] = "",
-                           timezone: FromQuery[str] = "UTC") -> Response[str]:
+                           timezone: FromQuery[str] = "UTC", spread: FromQuery[str] = "",
+                           job_id: FromQuery[uuid.UUID | None] = None) -> Response[str]:
     """The job form's preview: the next 10 fires (``core.schedule.preview``, as
     ``GET /v1/schedules/preview``), as an HTML fragment; an invalid schedule shows the API's
     message."""
-    found, error = _preview(schedule, timezone, clock.now())
+    found, error = _preview(schedule, timezone, clock.now(), spread, job_id)
     html = fragment(request, viewer, "_preview.html", preview=found, error=error)
     return Response(html, media_type="text/html")
 

@@ -38,12 +38,15 @@
     var target = document.getElementById(form.getAttribute("data-preview"));
     var schedule = form.elements.namedItem("schedule");
     var zone = form.elements.namedItem("timezone");
+    var spread = form.elements.namedItem("spread");
     if (!target || !schedule || !zone) { return; }
     var timer = null, seq = 0;
     function refresh() {
       var mine = ++seq;
       var url = target.getAttribute("data-url") + "?schedule=" + encodeURIComponent(schedule.value) +
-        "&timezone=" + encodeURIComponent(zone.value);
+        "&timezone=" + encodeURIComponent(zone.value) +
+        (spread ? "&spread=" + encodeURIComponent(spread.value) : "") +
+        (target.getAttribute("data-job") ? "&job_id=" + target.getAttribute("data-job") : "");
       fetch(url, { credentials: "same-origin" }).then(function (r) { return r.text(); })
         .then(function (html) {
           if (mine !== seq) { return; }  // an older answer arriving late
@@ -54,6 +57,7 @@
     function later() { clearTimeout(timer); timer = setTimeout(refresh, 200); }
     schedule.addEventListener("input", later);
     zone.addEventListener("input", later);
+    if (spread) { spread.addEventListener("input", later); }
   }
 
   document.addEventListener("DOMContentLoaded", function () {
