@@ -60,7 +60,9 @@ class PageRow:
 class PublicComponent:
     """One component as shown: ``name`` (the display name), ``kind`` (``job`` | ``monitor``),
     ``status`` (a class: ``ok`` | ``warn`` | ``bad`` | ``idle``) and its ``status_text``,
-    ``days`` (:data:`DAYS` entries ``{"day", "uptime_percent"}``, oldest first) and
+    ``days`` (:data:`DAYS` entries ``{"day", "uptime_percent", …}`` of
+    :func:`core.projections.queries.monitors_uptime_days` or ``jobs_success_days``, oldest
+    first: counts and seconds, nothing private) and
     ``percent`` over them (``None``: no data)."""
 
     name: str
@@ -164,7 +166,7 @@ async def public_view(pool: AsyncConnectionPool, read_pool: AsyncConnectionPool,
         bar = days[r["id"]]
         components.append(PublicComponent(
             name=names[r["id"]], kind=r["kind"], status=cls, status_text=text,
-            days=[{"day": d["day"], "uptime_percent": d["uptime_percent"]} for d in bar],
+            days=bar,
             percent=days_percent(bar)))
     shown = [PublicIncident(ref=_ref(page, i.alert_id), name=names[i.subject_id],
                             kind=i.subject_type, started_at=i.started_at,
