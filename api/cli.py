@@ -115,11 +115,27 @@ def _serve(settings: Settings, *, with_api: bool, with_services: bool, workers: 
             log.info("API on http://%s:%d (OpenAPI at /schema)", settings.host, settings.port)
         first_run = with_api and with_services and not settings.database_url
         try:
-            asyncio.run(serve(dsn, settings, with_api=with_api, with_services=with_services,
-                              on_ready=_signin_link(dsn, settings) if first_run else None))
+            with asyncio.Runner(loop_factory=_loop_factory(with_services)) as runner:
+                runner.run(serve(dsn, settings, with_api=with_api, with_services=with_services,
+                                 on_ready=_signin_link(dsn, settings) if first_run else None))
         except ServiceFailed:
             return 1  # already logged, with the exception, by the runner
     return 0
+
+
+def _loop_factory(with_services: bool) -> Callable[[], asyncio.AbstractEventLoop] | None:
+    """uvloop's event loop for ``cronledger api`` (the API alone), as uvicorn gives each of
+    ``--workers`` processes: less of the API's CPU per ping than asyncio's own loop
+    (docs/benchmarks.md, *The ping fast path and uvloop*). ``serve`` and ``worker`` keep
+    asyncio's loop, on which the send path was built and measured. ``None`` (asyncio's)
+    where uvloop is not installed."""
+    if with_services:
+        return None
+    try:
+        import uvloop
+    except ImportError:  # pragma: no cover - a dependency except on Windows
+        return None
+    return uvloop.new_event_loop
 
 
 SIGNIN_TEAM = "default"  # the team of `serve`'s sign-in link (and of `apikey create`)
