@@ -31,6 +31,15 @@ async def test_a_page_is_created_listed_rotated_and_deleted(
     public = url.split("testserver.local")[-1]
     assert (await frozen_api.get(public)).status_code == 200
     page_id = re.search(r"/ui/status-pages/([0-9a-f-]{36})/rotate", listing).group(1)  # type: ignore[union-attr]
+    form = await frozen_api.get(f"/ui/status-pages/{page_id}/edit")
+    assert form.status_code == 200 and 'value="public web"' in form.text
+    refused = await frozen_api.post(f"/ui/status-pages/{page_id}/edit", data={
+        "csrf": csrf, "title": "Acme", "tags": "", "path": ""})
+    assert refused.status_code == 422 and "give `tags` or `components`" in refused.text
+    saved = await frozen_api.post(f"/ui/status-pages/{page_id}/edit", data={
+        "csrf": csrf, "title": "Acme, renamed", "tags": "public", "path": "acme-dash"})
+    assert saved.status_code == 200 and "Status page saved." in saved.text
+    assert "Acme, renamed" in (await frozen_api.get("/status/acme-dash")).text
     rotated = await frozen_api.post(f"/ui/status-pages/{page_id}/rotate", data={"csrf": csrf})
     assert rotated.status_code == 200 and "New public URL minted" in rotated.text
     assert (await frozen_api.get(public)).status_code == 404

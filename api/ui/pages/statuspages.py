@@ -1,7 +1,7 @@
 """Status pages in the dashboard: the team's pages with their public URLs, a form that creates
-one by tags (with a custom path), and **Rotate key** and **Delete** per page, the commands of
-``/v1/status-pages`` (:mod:`core.statuspages`; same field messages). Pages by components and
-display names are made and changed through the API (docs/status-pages.md)."""
+one by tags (with a custom path), **Edit** (title, tags, path), **Rotate key** and **Delete**
+per page, the commands of ``/v1/status-pages`` (:mod:`core.statuspages`; same field messages).
+Components by id and display names are set through the API (docs/status-pages.md)."""
 
 from __future__ import annotations
 
@@ -56,15 +56,55 @@ async def statuspage_create(request: Request[Any, Any, Any], viewer: ViewerDep,
         minted = await create_page(pool, request.app.state.keyring, viewer.actor, fields,
                                    request.app.state.clock.now())
     except InvalidInput as exc:
-        errors = {e.field.split(".")[0].split("[")[0]: e.message for e in exc.errors}
-        if "components" in errors:  # by tags here: the tags field is the one to fix
-            errors["tags"] = errors.pop("components")
-        return await _page(request, viewer, status=422, errors=errors, detail=exc.detail,
+        return await _page(request, viewer, status=422, errors=_errors(exc), detail=exc.detail,
                            form=form)
     row = await get_page(pool, viewer.actor.team_id, minted.page_id)
     url = page_view(request, row, minted.key).url
     return redirect_with(request, viewer, "/ui/status-pages",
                          f"Status page “{fields['title']}” created: {url}")
+
+
+def _errors(exc: InvalidInput) -> dict[str, str]:
+    """The API's field messages by form field (a page by tags: ``components`` is the tags')."""
+    errors = {e.field.split(".")[0].split("[")[0]: e.message for e in exc.errors}
+    if "components" in errors:
+        errors["tags"] = errors.pop("components")
+    return errors
+
+
+async def _edit_page(request: Request[Any, Any, Any], viewer: Viewer, page_id: uuid.UUID, *,
+                     status: int = 200, **extra: Any) -> Template:
+    row = await get_page(request.app.state.pool, viewer.actor.team_id, page_id)
+    form = {"title": row["title"], "tags": " ".join(row["tags"]), "path": row["path"] or ""}
+    context = {"errors": {}, "detail": "", "form": form, **extra}
+    return page(request, viewer, "statuspage_form.html", f"Edit {row['title']}",
+                section="statuspages", status_code=status, sp=page_view(request, row),
+                **context)
+
+
+@get("/ui/status-pages/{page_id:uuid}/edit", name="statuspage_edit")
+async def statuspage_edit(request: Request[Any, Any, Any], viewer: ViewerDep,
+                          page_id: FromPath[uuid.UUID]) -> Template:
+    return await _edit_page(request, viewer, page_id)
+
+
+@post("/ui/status-pages/{page_id:uuid}/edit", name="statuspage_save")
+async def statuspage_save(request: Request[Any, Any, Any], viewer: ViewerDep, pool: PoolDep,
+                          page_id: FromPath[uuid.UUID]) -> Response[Any]:
+    form = await checked_form(request, viewer)
+    fields: dict[str, Any] = {"title": str(form.get("title", "")),
+                              "path": str(form.get("path", "")).strip() or None}
+    tags = split_tags(str(form.get("tags", "")))
+    row = await get_page(pool, viewer.actor.team_id, page_id)
+    if tags or row["tags"]:  # a page by components keeps them while the field stays empty
+        fields["tags"] = tags
+    try:
+        await update_page(pool, request.app.state.keyring, viewer.actor, page_id, fields,
+                          request.app.state.clock.now())
+    except InvalidInput as exc:
+        return await _edit_page(request, viewer, page_id, status=422, errors=_errors(exc),
+                                detail=exc.detail, form=form)
+    return redirect_with(request, viewer, "/ui/status-pages", "Status page saved.")
 
 
 @post("/ui/status-pages/{page_id:uuid}/rotate", name="statuspage_rotate")
@@ -85,4 +125,5 @@ async def statuspage_delete(request: Request[Any, Any, Any], viewer: ViewerDep, 
     return redirect_with(request, viewer, "/ui/status-pages", "Status page deleted.")
 
 
-ROUTES = [statuspages, statuspage_create, statuspage_rotate, statuspage_delete]
+ROUTES = [statuspages, statuspage_create, statuspage_edit, statuspage_save, statuspage_rotate,
+          statuspage_delete]
