@@ -95,3 +95,6 @@ VALUES (%(alert_id)s::uuid, %(team_id)s::uuid, %(note)s, %(version)s::int,
         %(now)s::timestamptz)
 ON CONFLICT ON CONSTRAINT alert_notes_pkey DO UPDATE SET
     note = excluded.note, version = excluded.version, updated_at = excluded.updated_at;
+
+-- name: alert_note_get
+SELECT note FROM alert_notes WHERE alert_id = %(id)s::uuid AND team_id = %(team_id)s::uuid;

@@ -22,3 +22,13 @@ async def list_pages(pool: AsyncConnectionPool, team_id: uuid.UUID, *, limit: in
                      after: tuple[datetime, uuid.UUID] | None) -> list[dict[str, Any]]:
     """A keyset page of the team's status pages, oldest first."""
     return await fetch_team_page(pool, Q["status_page_list"], team_id, limit=limit, after=after)
+
+
+async def get_note(pool: AsyncConnectionPool, team_id: uuid.UUID,
+                   alert_id: uuid.UUID) -> str | None:
+    """The note written on an alert's incident (``None``: none;
+    :func:`core.statuspages.commands.set_note`)."""
+    async with pool.connection() as conn:
+        cur = await conn.execute(Q["alert_note_get"], {"id": alert_id, "team_id": team_id})
+        row = await cur.fetchone()
+    return row["note"] if row and row["note"] else None

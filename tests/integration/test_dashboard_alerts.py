@@ -321,3 +321,22 @@ async def test_a_jobs_recovery_and_run_time_bounds_go_through_its_form(
     job = await get_job(pool, team["actor"], job_id)
     assert (job["recover_after_successes"], job["min_duration"], job["max_duration"]) == (
         1, None, None)
+
+
+async def test_a_note_is_written_on_the_alert_that_opened_an_incident(
+        frozen_api: AsyncTestClient, team: dict[str, Any], clock: FrozenClock) -> None:
+    """The alert page of a down alert carries the status pages' note form (a writer's); an
+    up alert has none; the note saved is the API's (docs/status-pages.md)."""
+    await _monitor_with_alerts(frozen_api, team, clock)
+    listed = (await frozen_api.get("/v1/alerts", headers=team["auth"])).json()["items"]
+    down, up = listed[0]["id"], listed[1]["id"]
+    csrf = await sign_in(frozen_api, team["write"])
+    page = await frozen_api.get(f"/ui/alerts/{down}")
+    assert "Note on status pages" in page.text
+    assert "Note on status pages" not in (await frozen_api.get(f"/ui/alerts/{up}")).text
+    saved = await frozen_api.post(f"/ui/alerts/{down}/note", data={
+        "csrf": csrf, "note": "Disk replaced & <checked>."})
+    assert saved.status_code == 200 and "Note saved" in saved.text
+    assert "Disk replaced &amp; &lt;checked&gt;.</textarea>" in saved.text
+    refused = await frozen_api.post(f"/ui/alerts/{up}/note", data={"csrf": csrf, "note": "x"})
+    assert "opens no incident" in refused.text

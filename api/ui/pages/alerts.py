@@ -12,18 +12,22 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from litestar import Request, get
+from litestar import Request, Response, get, post
 from litestar.params import FromPath, FromQuery
 from litestar.response import Template
 
 from api.deps import PoolDep
 from api.pagination import decode_cursor, encode_cursor
-from api.ui.auth import ViewerDep
+from api.ui.auth import ViewerDep, checked_form
 from api.ui.channelform import named_channels
+from api.ui.flash import redirect_with
 from api.ui.render import page
 from core.alerts.explain import explain_alert
 from core.alerts.queries import list_alerts, subject_names
-from core.errors import invalid
+from core.errors import InvalidInput, invalid
+from core.notifications.dependencies import PROBLEM
+from core.statuspages.commands import set_note
+from core.statuspages.queries import get_note
 
 PAGE_SIZE = 50  # alerts per page
 
@@ -108,8 +112,27 @@ async def alert(request: Request[Any, Any, Any], viewer: ViewerDep, pool: PoolDe
     about = subject.name if subject else f"a {record['subject_type']} no longer known"
     title = record["title"] or f"{record['event']} of {about}"
     around = [{**item, "line": around_line(item)} for item in why["around"]]
+    opens = record["event"] in PROBLEM.get(record["subject_type"], ())
+    note = await get_note(pool, viewer.actor.team_id, alert_id) if opens else None
     return page(request, viewer, "alert.html", title, section="alerts", why=why,
-                alert=record, subject=subject, channels=channels, around=around)
+                alert=record, subject=subject, channels=channels, around=around,
+                opens_incident=opens, note=note)
 
 
-ROUTES = [alerts, alert]
+@post("/ui/alerts/{alert_id:uuid}/note", name="alert_note")
+async def alert_note(request: Request[Any, Any, Any], viewer: ViewerDep, pool: PoolDep,
+                     alert_id: FromPath[uuid.UUID]) -> Response[Any]:
+    """Write the note shown with the alert's incident on status pages (``PUT
+    /v1/alerts/{id}/note``; a refused note comes back as the notice)."""
+    form = await checked_form(request, viewer)
+    try:
+        await set_note(pool, viewer.actor, alert_id, str(form.get("note", "")),
+                       request.app.state.clock.now())
+    except InvalidInput as exc:
+        return redirect_with(request, viewer, f"/ui/alerts/{alert_id}", exc.detail,
+                             level="error")
+    return redirect_with(request, viewer, f"/ui/alerts/{alert_id}",
+                         "Note saved: status pages show it with this incident.")
+
+
+ROUTES = [alerts, alert, alert_note]
