@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 from litestar import Litestar
 from litestar.di import Provide
@@ -96,7 +97,7 @@ def create_app(dsn: str, settings: Settings, clock: Clock | None = None, *,
     # instead of retried with the pool's growing backoff, so that the next request asks for a
     # new connection at once: requests drive reconnecting, and the first one after PostgreSQL
     # is back is served (docs/operations.md, "Database outages").
-    pool_options = {"timeout": settings.db_wait_seconds, "reconnect_timeout": 1.0,
+    pool_options: dict[str, Any] = {"timeout": settings.db_wait_seconds, "reconnect_timeout": 1.0,
                     "configure": connected}
 
     @asynccontextmanager
@@ -153,6 +154,7 @@ def create_app(dsn: str, settings: Settings, clock: Clock | None = None, *,
             "viewer": Provide(provide_viewer),
         },
         template_config=template_config(),  # the dashboard (api/ui/)
+        # handlers typed by their exception (a narrower parameter than Litestar's mapping says)
         exception_handlers=EXCEPTION_HANDLERS,  # type: ignore[arg-type]
         before_request=strict_json_body,
         lifespan=[lifespan],

@@ -281,7 +281,7 @@ def _secrets(settings: Settings, args: argparse.Namespace) -> int:
         log.info("added key %s at the top of %s", added, settings.secret_key_file)
     keyring = KeyRing.from_sources(settings.secret_key, settings.secret_key_file)
 
-    async def run(dsn: str) -> dict[str, object]:
+    async def run(dsn: str) -> dict[str, Any]:
         from core.channels.commands import reseal_channels
         from core.channels.sealing import AesGcmSealer
         from core.db import open_pool
@@ -293,7 +293,7 @@ def _secrets(settings: Settings, args: argparse.Namespace) -> int:
             channels, unreadable = await reseal_channels(pool, AesGcmSealer(keyring),
                                                          keyring.current_id or "")
             result["channels"] = channels
-            result["unreadable"] = int(result["unreadable"]) + unreadable  # type: ignore[call-overload]
+            result["unreadable"] = int(result["unreadable"]) + unreadable
             return result
         finally:
             await pool.close()
@@ -319,6 +319,7 @@ def _secrets(settings: Settings, args: argparse.Namespace) -> int:
         print(f"cronledger: {summary['unreadable']} values are encrypted with keys that are not "
               "configured and were left as they are", file=sys.stderr)
         return 1
+    return 0
 
 
 def _projections_rebuild(settings: Settings) -> int:

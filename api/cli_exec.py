@@ -207,8 +207,10 @@ def run(args: argparse.Namespace, *, sleep: Callable[[float], None] | None = Non
         print(f"{PREFIX}: {problem}", file=sys.stderr)
         return 2
     rid = uuid.uuid4()
-    options = {"retries": args.retries, "timeout": args.timeout}
-    with Pinger(target, **options, **({"sleep": sleep} if sleep else {})) as pinger, \
+    options: dict[str, Any] = {"retries": args.retries, "timeout": args.timeout}
+    if sleep:
+        options["sleep"] = sleep
+    with Pinger(target, **options) as pinger, \
             Forwarder() as forwarder:
         started = pinger.ping("start", rid)
         _report(started, "start", target.shown)

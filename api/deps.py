@@ -66,8 +66,8 @@ async def provide_actor(request: Request[Any, Any, Any]) -> Actor:
         Forbidden: a read key on a write route.
     """
     known = request.scope.get("cronledger_actor")  # authenticated once per request
-    if known is not None:
-        return known  # type: ignore[no-any-return]
+    if isinstance(known, Actor):
+        return known
     # Several headers (or one that a proxy joined with commas: no key holds a comma): which
     # one was meant cannot be known, so refuse rather than pick one.
     given = [v for h in request.headers.getall("authorization", []) for v in h.split(",")]
@@ -88,6 +88,7 @@ async def provide_actor(request: Request[Any, Any, Any]) -> Actor:
     request_id = request.headers.get("x-request-id")
     if request_id:
         actor = Actor(actor.team_id, actor.key_id, actor.scope, request_id[:100])
+    # Litestar's Scope is a TypedDict of ASGI's keys; this request's actor rides along in it
     request.scope["cronledger_actor"] = actor  # type: ignore[typeddict-unknown-key]
     return actor
 

@@ -45,7 +45,7 @@ def problem(status: int, detail: str, errors: list[dict[str, str]] | None = None
 _HC_PATH = re.compile(r"^/api(?:/|$)")
 
 
-def _answer(request: Request, status: int, detail: str,
+def _answer(request: Request[Any, Any, Any], status: int, detail: str,
             errors: list[dict[str, str]] | None = None, headers: dict[str, str] | None = None,
             extensions: dict[str, Any] | None = None) -> Response[dict[str, Any]]:
     """:func:`problem`, or under ``/api/`` healthchecks' ``{"error": detail}`` with its CORS
@@ -54,12 +54,11 @@ def _answer(request: Request, status: int, detail: str,
         from api.hc.routes import error_response
 
         # healthchecks answers invalid input 400, never 422
-        return error_response(400 if status == 422 else status, detail,  # type: ignore[return-value]
-                              headers)
+        return error_response(400 if status == 422 else status, detail, headers)
     return problem(status, detail, errors, headers, extensions)
 
 
-def domain_error(request: Request, exc: DomainError) -> Response[dict[str, Any]]:
+def domain_error(request: Request[Any, Any, Any], exc: DomainError) -> Response[dict[str, Any]]:
     errors = [{"field": e.field, "message": e.message} for e in exc.errors]
     headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
     if isinstance(exc, DatabaseUnavailable):
@@ -67,7 +66,7 @@ def domain_error(request: Request, exc: DomainError) -> Response[dict[str, Any]]
     return _answer(request, exc.status, exc.detail, errors, headers, exc.extensions)
 
 
-def database_error(request: Request, exc: DriverError) -> Response[dict[str, Any]]:
+def database_error(request: Request[Any, Any, Any], exc: DriverError) -> Response[dict[str, Any]]:
     """A driver error: 503 + ``Retry-After`` when the database cannot be reached, is full or
     restarting (:func:`core.services.outage.unavailable_reason`), logged once per outage by the
     app's :class:`core.services.outage.OutageLog` (no traceback); any other driver error is a
@@ -111,7 +110,8 @@ def _words(message: str) -> str:
     return _PATTERN_WORDS.get(pattern, message)
 
 
-def validation_error(request: Request, exc: ValidationException) -> Response[dict[str, Any]]:
+def validation_error(request: Request[Any, Any, Any], exc: ValidationException
+                     ) -> Response[dict[str, Any]]:
     """Litestar's decoding errors: malformed JSON is 400, wrong shapes and types are 422."""
     extra = exc.extra if isinstance(exc.extra, list) else []
     errors = []
@@ -128,24 +128,24 @@ def validation_error(request: Request, exc: ValidationException) -> Response[dic
     return _answer(request, 422, detail, errors)
 
 
-def too_deep(request: Request, exc: RecursionError) -> Response[dict[str, Any]]:
+def too_deep(request: Request[Any, Any, Any], exc: RecursionError) -> Response[dict[str, Any]]:
     """JSON nested deeper than the decoder's recursion limit (it raises while parsing)."""
     if _HC_PATH.match(request.url.path):  # healthchecks' words for JSON it cannot parse
         return _answer(request, 400, "could not parse request body")
     return problem(400, "the request body is nested too deeply")
 
 
-def http_error(request: Request, exc: HTTPException) -> Response[dict[str, Any]]:
+def http_error(request: Request[Any, Any, Any], exc: HTTPException) -> Response[dict[str, Any]]:
     """Litestar's own errors (unknown route, wrong method); under ``/api/`` (an unknown
     version too) in healthchecks' shape (:func:`api.hc.routes.http_error`)."""
     if _HC_PATH.match(request.url.path):
         from api.hc.routes import http_error as hc_error
 
-        return hc_error(request, exc)  # type: ignore[return-value]
+        return hc_error(request, exc)
     return problem(exc.status_code, str(exc.detail), headers=exc.headers)
 
 
-def internal_error(request: Request, exc: Exception) -> Response[dict[str, Any]]:
+def internal_error(request: Request[Any, Any, Any], exc: Exception) -> Response[dict[str, Any]]:
     log.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
     return _answer(request, HTTP_500_INTERNAL_SERVER_ERROR, "internal error; it has been logged")
 

@@ -28,6 +28,7 @@ from typing import Any
 import msgspec
 from litestar.openapi.spec import (
     OpenAPI,
+    OpenAPIFormat,
     OpenAPIHeader,
     OpenAPIMediaType,
     OpenAPIResponse,
@@ -60,7 +61,7 @@ PROBLEM_SCHEMA = Schema(
         "title": Schema(type=OpenAPIType.STRING, description="the status' title"),
         "status": Schema(type=OpenAPIType.INTEGER, minimum=400, maximum=599),
         "detail": Schema(type=OpenAPIType.STRING),
-        "deleted_at": Schema(type=OpenAPIType.STRING, format="date-time",
+        "deleted_at": Schema(type=OpenAPIType.STRING, format=OpenAPIFormat.DATE_TIME,
                              description="410 only: when the object was deleted"),
         "errors": Schema(
             type=OpenAPIType.ARRAY,
@@ -140,6 +141,7 @@ def _ping_operation(method: str, action: str | None, exit_status: bool) -> Opera
                           schema=Schema(type=OpenAPIType.INTEGER))
     ok = _text("OK: the ping was recorded (empty body for HEAD)", "OK")
     ok.headers = {"Ping-Body-Limit": limit}
+    params: list[Parameter | Reference]  # what Operation takes
     params = [Parameter(name="token", param_in="path", required=True,
                         schema=Schema(type=OpenAPIType.STRING, pattern=f"^{TOKEN_PATTERN}$"),
                         description="the monitor's ping token")]
@@ -149,7 +151,7 @@ def _ping_operation(method: str, action: str | None, exit_status: bool) -> Opera
             schema=Schema(type=OpenAPIType.INTEGER, minimum=0, maximum=MAX_EXIT_STATUS),
             description="the job's exit status: 0 is a success, 1-255 a failure"))
     params.append(Parameter(name="rid", param_in="query", required=False,
-                            schema=Schema(type=OpenAPIType.STRING, format="uuid"),
+                            schema=Schema(type=OpenAPIType.STRING, format=OpenAPIFormat.UUID),
                             description="run id pairing a /start with its end"))
     kind = "exit status" if exit_status else action or "success"
     body = None
@@ -189,6 +191,7 @@ def _ping_paths(prefix: str) -> dict[str, PathItem]:
 
 def _confirm_operation(method: str, prefix: str, suffix: str) -> Operation:
     """One operation of a run's confirmation URL: the answers of :func:`api.ping._confirm`."""
+    params: list[Parameter | Reference]  # what Operation takes
     params = [Parameter(name="token", param_in="path", required=True,
                         schema=Schema(type=OpenAPIType.STRING,
                                       pattern=f"^{CONFIRM_TOKEN_PATTERN}$"),
@@ -332,8 +335,9 @@ def _texts_without_nul(openapi: OpenAPI, schemas: dict[str, Any]) -> None:
             if operation is None or not isinstance(operation.request_body, RequestBody):
                 continue
             for media in operation.request_body.content.values():
-                _refs(media.schema.to_schema() if hasattr(media.schema, "to_schema")
-                      else media.schema, names)
+                schema = media.schema
+                _refs(schema.to_schema() if schema is not None and hasattr(schema, "to_schema")
+                      else schema, names)
     pending = set(names)
     while pending:  # the components those refer to, in turn
         found: set[str] = set()

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
@@ -112,7 +112,7 @@ def encode_position_cursor(position: int) -> str:
     return str(position)
 
 
-Row = Mapping[str, Any]
+Row = dict[str, Any]  # psycopg's dict rows
 CursorKey = Callable[[Row], str]
 """The cursor that resumes after a row (the route's last row of a full page)."""
 P = TypeVar("P")

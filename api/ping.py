@@ -31,12 +31,19 @@ import logging
 import re
 from collections.abc import Iterable
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 from urllib.parse import parse_qsl
 
 import psycopg
 from litestar import asgi
-from litestar.types import Receive, Scope, Send
+from litestar.types import (
+    HTTPResponseBodyEvent,
+    HTTPResponseStartEvent,
+    HTTPScope,
+    Receive,
+    Scope,
+    Send,
+)
 from psycopg_pool import PoolTimeout
 
 from api.errors import RETRY_AFTER_SECONDS
@@ -102,9 +109,12 @@ def failure_answer(state: Any, exc: BaseException) -> tuple[int, bytes, tuple[
 
 async def _reply(send: Send, status: int, text: bytes, *, head: bool, limit: bytes,
                  extra: tuple[tuple[bytes, bytes], ...] = ()) -> None:
-    headers = answer_headers(text, limit, extra)
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": b"" if head else text})
+    start: HTTPResponseStartEvent = {"type": "http.response.start", "status": status,
+                                     "headers": answer_headers(text, limit, extra)}
+    await send(start)
+    # more_body left out: ASGI's default (false), which Litestar's TypedDict makes a key
+    await send(cast("HTTPResponseBodyEvent", {"type": "http.response.body",
+                                              "body": b"" if head else text}))
 
 
 def read_headers(headers: Iterable[tuple[bytes, bytes]]) -> tuple[int | None, str | None,
@@ -146,7 +156,7 @@ async def _read_body(receive: Receive, declared: int | None, keep: int) -> tuple
         message = await receive()
         if message["type"] == "http.disconnect":
             raise _Disconnected
-        chunk = message.get("body", b"")
+        chunk = cast(bytes, message.get("body", b""))  # an http.request message
         size += len(chunk)
         if size > MAX_BODY_BYTES:
             raise _TooLarge
@@ -201,9 +211,8 @@ async def ping_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
     """The ASGI app behind ``/ping`` and ``/v1/ping`` (scope ``path`` is the part after it)."""
     state = scope["app"].state
     limit = state.settings.ping_body_limit
-    reply = functools.partial(_reply, send, head=scope["method"] == "HEAD",
-                              limit=str(limit).encode())
-    method = scope["method"]
+    method = cast("HTTPScope", scope)["method"]  # mounted for HTTP only
+    reply = functools.partial(_reply, send, head=method == "HEAD", limit=str(limit).encode())
     if method not in METHODS:
         await reply(405, b"method not allowed", extra=((b"allow", b"GET, POST, HEAD"),))
         return

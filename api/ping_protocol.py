@@ -174,17 +174,17 @@ class PingProtocol(HttpToolsProtocol):
         if fast is None:
             super().on_headers_complete()
         else:
-            self.cycle = fast  # type: ignore[assignment]
+            self.cycle = fast  # type: ignore[assignment]  # ours answers in its place
 
     def on_body(self, body: bytes) -> None:
-        cycle = self.cycle
+        cycle: object = self.cycle  # uvicorn's cycle, or ours (on_headers_complete)
         if type(cycle) is _FastPing:
             cycle.body += body  # at most FAST_BODY_MAX: the parser keeps to Content-Length
         else:
             super().on_body(body)
 
     def on_message_complete(self) -> None:
-        cycle = self.cycle
+        cycle: object = self.cycle
         if type(cycle) is _FastPing:
             cycle.start()
         else:

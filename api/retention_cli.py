@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from core.clock import SystemClock
 from core.config import Settings
@@ -55,7 +56,7 @@ def prune(dsn: str, settings: Settings, *, dry_run: bool) -> int:
 def db_size(dsn: str) -> int:
     """Print the size of each table family with its kind, largest first, and the total."""
 
-    async def run() -> tuple[list[dict[str, object]], int]:
+    async def run() -> tuple[list[dict[str, Any]], int]:
         pool = await open_pool(dsn, min_size=1, max_size=1)
         try:
             return await sizes(pool)

@@ -19,8 +19,9 @@ import io
 import logging
 import os
 import signal
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import uvicorn
 
@@ -64,9 +65,9 @@ class _Server(uvicorn.Server):
         yield
 
 
-def _on_signals(loop: asyncio.AbstractEventLoop, callback: object) -> None:
+def _on_signals(loop: asyncio.AbstractEventLoop, callback: Callable[[], object]) -> None:
     for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, callback)  # type: ignore[arg-type]
+        loop.add_signal_handler(sig, callback)
 
 
 class ServiceFailed(RuntimeError):
@@ -80,7 +81,7 @@ class Service:
     services are :class:`core.services.base.Service` subclasses; tests add plain ones."""
 
     name: str
-    run: Callable[[], Awaitable[None]]
+    run: Callable[[], Coroutine[Any, Any, None]]
     stop: Callable[[], None]
 
     @classmethod
@@ -150,7 +151,8 @@ async def _run_services(dsn: str, settings: Settings, stop: asyncio.Event, *,
     services = [*(Service.of(s) for s in (worker, notifier, checker, projector, confirm,
                                           release, maintenance)), *extra]
     freeze_long_lived()  # a full collection in a slot's burst delays it (docs/benchmarks.md)
-    tasks = {asyncio.create_task(s.run(), name=f"cronledger-{s.name}"): s for s in services}
+    tasks: dict[asyncio.Task[None], Service] = {
+        asyncio.create_task(s.run(), name=f"cronledger-{s.name}"): s for s in services}
     heartbeat = Heartbeat(heartbeat_path(), pool, clock, health=health)
     beat = asyncio.create_task(heartbeat.run(list(tasks)),
                                name="cronledger-heartbeat")
@@ -242,8 +244,9 @@ async def serve(dsn: str, settings: Settings, *, with_api: bool, with_services: 
     request_stop()  # one part ended (or failed to start): stop the rest too
     await asyncio.gather(*tasks, return_exceptions=True)
     for task in done:
-        if task.exception() is not None:
-            raise task.exception()  # type: ignore[misc]
+        failure = task.exception()
+        if failure is not None:
+            raise failure
     if server is not None and not server.started:
         raise SystemExit(f"the API could not start on {settings.host}:{settings.port}")
     if unexpected:

@@ -28,6 +28,7 @@ from core.declarative.plan import Change
 
 def change_view(change: Change) -> ObjectChange:
     return ObjectChange(
+        # action: a str of plan.ACTIONS, the Literal the schema declares from it
         kind=change.kind, name=change.name, action=change.action,  # type: ignore[arg-type]
         changes=[FieldChange(d.field, d.old, d.new) for d in change.diffs], id=change.id,
         ping_url=change.extra.get("ping_url"), signing_secret=change.extra.get("signing_secret"),

@@ -53,6 +53,7 @@ async def with_maintenance(pool: AsyncConnectionPool, actor: Actor, subject_type
                            views: Sequence[V], now: datetime) -> list[V]:
     """``views`` (job or monitor responses) with ``in_maintenance_until`` filled in: the end
     of the maintenance in effect for each at ``now`` (``None``: none)."""
+    # v.id: V is a Job or Monitor response, both with an id (a bound Struct cannot say so)
     until = await queries.fetch_maintenance_until(pool, actor.team_id, subject_type,
                                                   [v.id for v in views], now)  # type: ignore[attr-defined]
     return [structs.replace(v, in_maintenance_until=until.get(v.id))  # type: ignore[attr-defined]

@@ -436,8 +436,7 @@ v3_router = Router(
     path="/api",
     route_handlers=[Router(path=f"/v{v}", route_handlers=HANDLERS, opt={"api_version": v})
                     for v in VERSIONS],
-    exception_handlers={DomainError: domain_error,  # type: ignore[dict-item]
-                        HTTPException: http_error},
-    after_request=cors,  # type: ignore[arg-type]
+    exception_handlers={DomainError: domain_error, HTTPException: http_error},
+    after_request=cors,
     include_in_schema=False,
 )

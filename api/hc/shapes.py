@@ -215,8 +215,8 @@ def _keywords(body: dict[str, Any], fields: dict[str, Any], errors: FieldErrors)
     for name, key in KW_FIELDS.items():
         if not flag:
             fields[key] = []
-        elif texts[name] is not None:
-            fields[key] = [w for w in (p.strip() for p in texts[name].split(",")) if w]
+        elif (text := texts[name]) is not None:
+            fields[key] = [w for w in (p.strip() for p in text.split(",")) if w]
 
 
 def _channels(text: str, all_channels: list[uuid.UUID], errors: FieldErrors) -> list[Any]:

@@ -11,7 +11,7 @@ from msgspec import Meta, Struct
 from api.schemas.common import page_of
 from core import apikeys
 
-Scope = Literal[apikeys.SCOPES]  # type: ignore[valid-type]
+Scope = Literal[apikeys.SCOPES]  # type: ignore[valid-type]  # Literal of a runtime tuple
 KeyName = Annotated[str, Meta(max_length=apikeys.MAX_KEY_NAME)]
 
 

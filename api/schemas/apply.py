@@ -16,7 +16,7 @@ Objects = Annotated[list[dict[str, Any]], Meta(
     description="objects with the API's fields of their kind; see docs/config.md")]
 Digest = Annotated[str, Meta(pattern="^[0-9a-f]{64}$",
                              description="SHA-256 (hex) of the file, recorded in every event")]
-Action = Literal[ACTIONS]  # type: ignore[valid-type]
+Action = Literal[ACTIONS]  # type: ignore[valid-type]  # Literal of a runtime tuple
 
 
 class ApplyDocument(Struct, forbid_unknown_fields=True):

@@ -15,7 +15,7 @@ from core.durations import NOT_BLANK_PATTERN
 
 ChannelName = Annotated[str, Meta(min_length=1, max_length=chandef.MAX_NAME,
                                   extra_json_schema={"pattern": NOT_BLANK_PATTERN})]
-Kind = Literal[chandef.KINDS]  # type: ignore[valid-type]
+Kind = Literal[chandef.KINDS]  # type: ignore[valid-type]  # Literal of a runtime tuple
 ChannelUrl = Annotated[str, Meta(min_length=1, max_length=chandef.MAX_URL,
                                  examples=["https://example.com/hook"], description=URL_DOC,
                                  extra_json_schema={"format": URL_FORMAT})]

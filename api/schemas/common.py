@@ -4,6 +4,7 @@ helpers that build response Structs from rows and read patch bodies."""
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Annotated, Any
 
@@ -101,7 +102,7 @@ PAGE_DOC = ("One page of a list in the route's order: ``items``, and ``next_curs
             "``?cursor=`` for the next page (``null`` when this page is shorter than ``limit``).")
 
 
-def page_of(item: type[Struct], name: str | None = None) -> type[Struct]:
+def page_of(item: type[Struct], name: str | None = None) -> Any:
     """The page Struct of a list route: ``items: list[item]``, ``next_cursor: str | None``.
 
     Named ``<Item>Page`` unless ``name`` is given (the class name is the OpenAPI component
@@ -109,8 +110,10 @@ def page_of(item: type[Struct], name: str | None = None) -> type[Struct]:
     :func:`api.openapi.struct_schemas` finds it there; fill it with
     :func:`api.pagination.paginate`. (One named class per item type rather than a generic
     ``Page[T]``: Litestar 2 and msgspec name the components of a generic Struct differently.)
+    Typed ``Any``: a type checker cannot follow a class made at import.
     """
     return msgspec.defstruct(name or f"{item.__name__}Page",
+                             # list[item]: a runtime type, not a static one
                              [("items", list[item]), ("next_cursor", str | None)],  # type: ignore[valid-type]
                              module=item.__module__, namespace={"__doc__": PAGE_DOC})
 
@@ -127,7 +130,7 @@ class Event(Struct):
     data: dict[str, Any]
     metadata: dict[str, Any]
 
-def from_row(cls: type[Struct], row: dict[str, Any]) -> Any:
+def from_row(cls: type[Struct], row: Mapping[str, Any]) -> Any:
     """Build a response Struct from a database row, ignoring extra columns."""
     return msgspec.convert({k: row[k] for k in cls.__struct_fields__ if k in row}, cls,
                            from_attributes=False)

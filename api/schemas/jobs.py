@@ -52,11 +52,11 @@ Attempts = Annotated[int, Meta(ge=1, le=jobdef.MAX_ATTEMPTS)]
 Delay = Annotated[float, Meta(ge=0, le=jobdef.MAX_DELAY_SECONDS)]
 Backoff = Annotated[str, Meta(description="one of " + ", ".join(jobdef.BACKOFFS)
                                           + "; another name means fixed")]
-Overlap = Literal[jobdef.OVERLAP_POLICIES]  # type: ignore[valid-type]
-Catchup = Literal[jobdef.CATCHUP_POLICIES]  # type: ignore[valid-type]
+Overlap = Literal[jobdef.OVERLAP_POLICIES]  # type: ignore[valid-type]  # Literal of a runtime tuple
+Catchup = Literal[jobdef.CATCHUP_POLICIES]  # type: ignore[valid-type]  # Literal of a runtime tuple
 AlertAfter = Annotated[int, Meta(ge=1, le=MAX_ALERT_AFTER)]
 AlertOn = Annotated[
-    list[Literal[jobdef.ALERT_ON]],  # type: ignore[valid-type]
+    list[Literal[jobdef.ALERT_ON]],  # type: ignore[valid-type]  # Literal of a runtime tuple
     Meta(max_length=len(jobdef.ALERT_ON), extra_json_schema={"uniqueItems": True},
          description="the slots that did not run to alert for: skipped (overlap), missed "
                      "(catch-up), held (maintenance); [] for none")]

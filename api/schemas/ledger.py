@@ -28,7 +28,7 @@ InstantText = Annotated[str, Meta(
     description="RFC 3339 instant with an offset, e.g. 2026-11-30T00:00:00Z",
     extra_json_schema={"format": "date-time"})]
 AlertAfter = Annotated[int, Meta(ge=1, le=MAX_ALERT_AFTER)]
-Recorded = Literal[RECORDED]  # type: ignore[valid-type]
+Recorded = Literal[RECORDED]  # type: ignore[valid-type]  # Literal of a runtime tuple
 
 
 class ProposedWindow(Struct, forbid_unknown_fields=True):

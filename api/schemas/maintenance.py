@@ -15,7 +15,7 @@ from core.maintenance import definition as mdef
 Ids = Annotated[list[uuid.UUID], Meta(max_length=mdef.MAX_TARGETS)]
 Seconds = Annotated[int, Meta(ge=1, le=mdef.MAX_DURATION_SECONDS)]
 Comment = Annotated[str, Meta(max_length=mdef.MAX_COMMENT)]
-Suppress = Literal[mdef.SUPPRESS]  # type: ignore[valid-type]
+Suppress = Literal[mdef.SUPPRESS]  # type: ignore[valid-type]  # Literal of a runtime tuple
 SnoozeFor = Annotated[int, Meta(ge=mdef.MIN_SNOOZE_SECONDS, le=mdef.MAX_SNOOZE_SECONDS)]
 SnoozeText = Annotated[str, duration_meta(mdef.MIN_SNOOZE_SECONDS, mdef.MAX_SNOOZE_SECONDS,
                                           "2h")]

@@ -146,8 +146,8 @@ async def provide_viewer(request: Request[Any, Any, Any]) -> Viewer:
         SignInRequired: no cookie, or an unknown, expired or revoked session.
     """
     known = request.scope.get("cronledger_viewer")
-    if known is not None:
-        return known  # type: ignore[no-any-return]
+    if isinstance(known, Viewer):
+        return known
     session_id = request.cookies.get(SESSION_COOKIE, "")
     held = await held_sessions(request.app.state.pool, [session_id, *held_ids(request)],
                                request.app.state.clock.now()) if session_id else []
@@ -159,6 +159,7 @@ async def provide_viewer(request: Request[Any, Any, Any]) -> Viewer:
     current = held[0]
     viewer = Viewer(current.actor, csrf_token(session_id), session_id, current.team_name,
                     current.key_name, tuple(h for h in held[1:] if h.session_id != session_id))
+    # Litestar's Scope is a TypedDict of ASGI's keys; this request's viewer rides along in it
     request.scope["cronledger_viewer"] = viewer  # type: ignore[typeddict-unknown-key]
     return viewer
 

@@ -146,9 +146,10 @@ async def channel_choices(pool: Any, actor: Any, selected: list[str]) -> Choices
     names = await channel_names(pool, actor, [uuid.UUID(c) for c in rest if _is_uuid(c)])
     for c in rest:
         row = names.get(uuid.UUID(c)) if _is_uuid(c) else None
-        live = row is not None and row["live"]
-        choices.append({"id": c, "name": row["name"] if live else None,
-                        "kind": row["kind"] if live else ""})
+        if row is not None and row["live"]:
+            choices.append({"id": c, "name": row["name"], "kind": row["kind"]})
+        else:
+            choices.append({"id": c, "name": None, "kind": ""})
     return Choices(choices, len(rows) > CHOICES)
 
 
@@ -172,9 +173,9 @@ async def named_channels(pool: Any, actor: Any, ids: list[Any]) -> list[dict[str
     out = []
     for c in ids:
         row = names.get(uuid.UUID(str(c))) if _is_uuid(str(c)) else None
-        live = row is not None and row["live"]
-        out.append({"id": str(c), "name": row["name"] if live else "a deleted channel",
-                    "live": live})
+        live = bool(row is not None and row["live"])
+        out.append({"id": str(c), "name": row["name"] if row is not None and live
+                    else "a deleted channel", "live": live})
     return out
 
 

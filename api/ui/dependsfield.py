@@ -69,13 +69,13 @@ async def parents_text(pool: Any, team_id: uuid.UUID, ids: list[Any]) -> str:
         kinds[row["name"]] = kinds.get(row["name"], 0) + 1
     lines = []
     for parent in ids:
-        row = named.get(uuid.UUID(str(parent)))
-        if row is None:
+        known = named.get(uuid.UUID(str(parent)))
+        if known is None:
             lines.append(str(parent))
-        elif kinds.get(row["name"], 0) > 1:
-            lines.append(f"{row['kind']}: {row['name']}")
+        elif kinds.get(known["name"], 0) > 1:
+            lines.append(f"{known['kind']}: {known['name']}")
         else:
-            lines.append(row["name"])
+            lines.append(known["name"])
     return "\n".join(lines)
 
 

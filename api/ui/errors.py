@@ -16,7 +16,7 @@ from litestar import Request, Response
 from litestar.exceptions import HTTPException
 
 from api.errors import TITLES
-from api.ui.auth import SIGNIN_PATH, SignInRequired, redirect
+from api.ui.auth import SIGNIN_PATH, SignInRequired, Viewer, redirect
 from api.ui.render import page
 from core.errors import DomainError
 
@@ -24,10 +24,11 @@ log = logging.getLogger("cronledger.ui")
 
 
 def _error_page(request: Request[Any, Any, Any], status: int, detail: str) -> Response[Any]:
-    viewer = request.scope.get("cronledger_viewer")
+    known = request.scope.get("cronledger_viewer")
+    viewer = known if isinstance(known, Viewer) else None
     template = page(request, viewer, "error.html", TITLES.get(status, "Error"),
                     status_code=status, status=status, detail=detail)
-    return template  # type: ignore[return-value]
+    return template
 
 
 def sign_in_required(request: Request[Any, Any, Any], exc: SignInRequired) -> Response[Any]:

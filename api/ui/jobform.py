@@ -129,7 +129,7 @@ def values_of(job: dict[str, Any] | None) -> dict[str, Any]:
     def num(value: Any) -> str:
         return "" if value is None else f"{value:g}" if isinstance(value, float) else str(value)
 
-    confirm = job.get("confirm") if isinstance(job.get("confirm"), dict) else {}
+    confirm: dict[str, Any] = job["confirm"] if isinstance(job.get("confirm"), dict) else {}
     return {  # a schedule written in words is edited as its words, so a save keeps them
         "name": job["name"], "schedule": job.get("schedule_text") or job["schedule"],
         "timezone": job["timezone"],

@@ -77,7 +77,8 @@ def fragment(request: Request[Any, Any, Any], viewer: Viewer, template: str,
              **context: Any) -> str:
     """A template rendered to an HTML string (a live region's new content, :mod:`api.ui.live`)."""
     engine = request.app.template_engine
-    return engine.get_template(template).render(  # type: ignore[union-attr]
+    assert engine is not None, "the app is built with its templates (api/ui/render.py)"
+    return engine.get_template(template).render(
         **context, viewer=viewer, csrf=viewer.csrf, now=request.app.state.clock.now())
 
 

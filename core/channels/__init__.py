@@ -26,5 +26,8 @@ channel is :mod:`core.notifications`'.
 # Goes away once the OpenAPI work on api/controllers/channels.py lands: that file calls
 # ``channels.<function>`` and is edited in parallel (import lines only here); it should then
 # import from core.channels.commands and core.channels.queries.
-from core.channels.commands import create_channel, delete_channel, update_channel  # noqa: F401
-from core.channels.queries import channel_view, get_channel, list_channels  # noqa: F401
+from core.channels.commands import create_channel, delete_channel, update_channel
+from core.channels.queries import channel_view, get_channel, list_channels
+
+__all__ = ["channel_view", "create_channel", "delete_channel", "get_channel", "list_channels",
+           "update_channel"]

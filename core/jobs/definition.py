@@ -51,8 +51,8 @@ MAX_SUCCESS_STATUSES = 100
 DEFAULT_TIMEOUT_SECONDS = 30.0
 DEFAULT_METHOD = "GET"  # of a job's request
 
-DEFAULT_RETRY = {"attempts": 1, "backoff": "exponential", "delay_seconds": 10.0,
-                 "max_delay_seconds": 300.0}
+DEFAULT_RETRY: dict[str, Any] = {"attempts": 1, "backoff": "exponential",
+                                 "delay_seconds": 10.0, "max_delay_seconds": 300.0}
 DEFAULTS: dict[str, Any] = {
     "timezone": "UTC",
     "timeout_seconds": DEFAULT_TIMEOUT_SECONDS,

@@ -51,7 +51,7 @@ def around_line(item: dict[str, Any]) -> str:
     """One line of what happened up to an alert (an item of the explanation's ``around``): a
     ping and what the rules made of it, a status change and its reason, an edit and the
     fields it changed, or a job's run."""
-    data = item.get("data") if isinstance(item.get("data"), dict) else {}
+    data: dict[str, Any] = item["data"] if isinstance(item.get("data"), dict) else {}
     kind = str(item.get("kind"))
     if kind == "run":
         parts = [str(item.get("status")), f"attempt {item.get('attempt')}"]
@@ -87,7 +87,7 @@ async def alerts(request: Request[Any, Any, Any], viewer: ViewerDep, pool: PoolD
                              before=decode_cursor(cursor), monitor=monitor_id, job=job_id)
     more = len(rows) > PAGE_SIZE
     rows = rows[:PAGE_SIZE]
-    of = [{"subject_type": kind, "subject_id": sid}
+    of: list[dict[str, Any]] = [{"subject_type": kind, "subject_id": sid}
           for kind, sid in (("job", job_id), ("monitor", monitor_id)) if sid is not None]
     names = await subject_names(pool, viewer.actor, [*rows, *of])
     filtered = [{"type": o["subject_type"], "id": o["subject_id"],

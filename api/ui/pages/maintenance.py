@@ -90,7 +90,7 @@ def values_of(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def _texts(form: dict[str, Any]) -> dict[str, Any]:
-    texts = {k: str(form.get(k) or "") for k in (
+    texts: dict[str, Any] = {k: str(form.get(k) or "") for k in (
         "from", "to", "schedule", "timezone", "duration_seconds", "tags", "suppress",
         "comment", "version")}
     texts.update({"jobs": _ids(form.get("jobs")), "monitors": _ids(form.get("monitors")),

@@ -62,8 +62,8 @@ async def _form(request: Request[Any, Any, Any], next_path: str, error: str = ""
     response = page(request, None, "signin.html", "Sign in", status_code=status,
                     next_path=next_path, error=error, signin_csrf=token,
                     teams=[h.team_name for h in held])
-    response.cookies.append(signin_cookie(request, token))  # type: ignore[union-attr]
-    return response  # type: ignore[return-value]
+    response.cookies.append(signin_cookie(request, token))
+    return response
 
 
 @get(SIGNIN_PATH, name="signin")

@@ -58,7 +58,9 @@ def incident_title(incident: PublicIncident) -> str:
 
 def render_html(request: Request[Any, Any, Any], view: PublicPage, url: str) -> bytes:
     """The page's HTML (template ``status_public.html``)."""
-    template = request.app.template_engine.get_template("status_public.html")
+    engine = request.app.template_engine
+    assert engine is not None, "the app is built with its templates (api/ui/render.py)"
+    template = engine.get_template("status_public.html")
     components = [{"c": c, "bar": uptime_bar(c.days)} for c in view.components]
     return template.render(page=view, components=components, feed_url=f"{url}/feed.atom",
                            utc=utc, rfc3339=rfc3339, title_of=incident_title).encode()
