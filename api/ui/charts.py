@@ -52,8 +52,10 @@ def time_label(value: datetime, style: str = "datetime") -> Markup:
 
 
 def _dot(x: float, y: float, cls: str, title: str) -> Markup:
-    return Markup('<path class="{0}" d="M{1:.1f} {2:.1f}h0"><title>{3}</title></path>').format(
-        cls, x, y, title)
+    # plain formatting with the two texts escaped, not Markup.format, which escapes the
+    # numbers too: a run chart has a dot per run, up to 200 on a job's page
+    return Markup(f'<path class="{escape(cls)}" d="M{x:.1f} {y:.1f}h0"><title>{escape(title)}'
+                  '</title></path>')
 
 
 def _figure(title: str, summary: str, top: float, body: Markup, first: datetime,
