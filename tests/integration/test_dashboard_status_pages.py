@@ -43,5 +43,8 @@ async def test_a_page_is_created_listed_rotated_and_deleted(
     rotated = await frozen_api.post(f"/ui/status-pages/{page_id}/rotate", data={"csrf": csrf})
     assert rotated.status_code == 200 and "New public URL minted" in rotated.text
     assert (await frozen_api.get(public)).status_code == 404
+    log = await frozen_api.get("/ui/events?stream_type=status_page")
+    assert log.status_code == 200
+    assert "status_page.created" in log.text and "status_page.updated" in log.text
     deleted = await frozen_api.post(f"/ui/status-pages/{page_id}/delete", data={"csrf": csrf})
     assert "Status page deleted." in deleted.text and "No status page yet." in deleted.text

@@ -23,7 +23,7 @@ from core.history.subjects import event_subjects
 
 PAGE_SIZE = 50
 STREAM_TYPES = ("job", "run", "monitor", "channel", "secret", "notification", "maintenance",
-                "team")  # the filter's menu
+                "status_page", "team")  # the filter's menu
 MAX_ACTOR = 200
 
 
