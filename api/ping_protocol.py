@@ -21,7 +21,10 @@ and answered as :func:`api.ping.ping_endpoint` would (the same :func:`api.ping.a
 :func:`api.ping.remote_addr` and :func:`api.ping.failure_answer`): 200, 404 for an unknown
 token, 503 when the database is away; the answer is written only after the batch's commit,
 as before. ``tests/integration/test_ping_protocol.py`` compares the bytes of both paths'
-answers and the recorded pings for each kind of request.
+answers and the recorded pings for each kind of request, and for failed batches. One answer
+differs by construction: an exception that is neither a domain error nor the database's (a
+bug) is a ``text/plain`` 500 that closes the connection here, where the route lets
+Litestar's error handling answer it; both log it.
 """
 
 from __future__ import annotations

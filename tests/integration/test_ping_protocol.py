@@ -17,6 +17,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
+import psycopg
 import uvicorn
 from litestar.testing import AsyncTestClient
 
@@ -24,6 +25,7 @@ from api.app import create_app
 from api.ping_protocol import PingProtocol
 from core.clock import SystemClock
 from core.config import Settings
+from core.monitors.batcher import PingBatcher
 
 Team = dict[str, Any]
 RID = "0b7e2d5e-4f8a-4c1e-9a57-3d2f1c0e8b6a"
@@ -174,3 +176,32 @@ async def test_fast_path_answers_and_records_as_the_route(
     assert len(plain.app.paths) == sum(n for _, n, _ in _requests("t" * 64, key, "s"))
     first, second = [await _recorded(api, team, m["id"]) for m in monitors]
     assert len(first) >= 15 and first == second
+
+
+async def test_fast_path_answers_failures_as_the_route(
+        shared_dsn: str, settings: Settings, api: AsyncTestClient, team: Team,
+        monkeypatch: Any) -> None:
+    """A batch that failed, the database away or a query error: 503 with Retry-After on
+    both paths, the same bytes."""
+    r = await api.post("/v1/monitors", json={"name": f"fail {uuid.uuid4().hex[:8]}",
+                                             "schedule": "1h"}, headers=team["auth"])
+    assert r.status_code == 201, r.text
+    token = r.json()["ping_token"]
+    failures = [psycopg.OperationalError("connection refused"),
+                psycopg.errors.UndefinedColumn("column x does not exist")]
+
+    def submit(self: PingBatcher, ping: Any, at: Any) -> asyncio.Future[str | None]:
+        answer: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
+        answer.set_exception(failures[0])
+        return answer
+
+    monkeypatch.setattr(PingBatcher, "submit", submit)
+    raw = f"GET /ping/{token} HTTP/1.1\r\nHost: testserver\r\n\r\n".encode()
+    async with _serving(shared_dsn, settings, "httptools") as plain, \
+            _serving(shared_dsn, settings, PingProtocol) as fast:
+        for _ in range(2):
+            answers = [await _exchange(server.port, raw) for server in (plain, fast)]
+            assert answers[0] == answers[1] and b" 503 " in answers[0][0]
+            assert b"retry-after: " in answers[0][0]
+            failures.pop(0)
+    assert len(fast.app.paths) == 0 and len(plain.app.paths) == 2
