@@ -173,7 +173,7 @@ def _spread(fields: dict[str, Any]) -> None:
     digits = isinstance(value, str) and value.strip().isdigit()
     seconds = int(value) if digits else parse_duration(value)  # a query's "900"
     if value is not None and (seconds or 0) > SPREAD_MAX:
-        fields["spread"] = str(SPREAD_MAX) if isinstance(value, str) else SPREAD_MAX
+        fields["spread"] = f"{SPREAD_MAX}s" if isinstance(value, str) else SPREAD_MAX
 
 
 def _apply(document: dict[str, Any]) -> None:

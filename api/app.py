@@ -27,7 +27,7 @@ from api.controllers.monitors import MonitorController
 from api.controllers.reports import ReportController
 from api.controllers.runs import RunController
 from api.controllers.schedules import parse as parse_schedule_route
-from api.controllers.schedules import preview
+from api.controllers.schedules import peaks, preview
 from api.controllers.secrets import SecretController
 from api.controllers.statuspages import StatusPageController
 from api.controllers.teams import TeamController
@@ -139,7 +139,7 @@ def create_app(dsn: str, settings: Settings, clock: Clock | None = None, *,
     app = Litestar(
         route_handlers=[JobController, RunController, SecretController, ApiKeyController,
                         ChannelController, NotificationController, MonitorController,
-                        ReportController, ping_mount, preview, healthz, readyz, metrics,
+                        ReportController, ping_mount, preview, peaks, healthz, readyz, metrics,
                         TeamController, badge, team_metrics, own_team_metrics, v3_router,
                         MaintenanceController, parse_schedule_route, LedgerController,
                         ApplyController, AlertController, StatusPageController, ui_router(),

@@ -9,16 +9,28 @@ from typing import Annotated
 from litestar import get, post
 from litestar.params import JSONBody, QueryParameter
 
-from api.deps import ActorDep, ClockDep, instant_parameter, parse_instant
+from api.deps import ActorDep, ClockDep, PoolDep, instant_parameter, parse_instant
 from api.schemas.common import (
     SCHEDULE_DOC,
     SCHEDULE_FORMAT,
     SPREAD_PATTERN,
     ZONE_FORMAT,
 )
-from api.schemas.schedules import Parsed, ParseRequest, Preview, PreviewFire
+from api.schemas.schedules import (
+    MovableJob,
+    Parsed,
+    ParseRequest,
+    PeakJob,
+    Peaks,
+    PeakSecond,
+    Preview,
+    PreviewFire,
+    UncountedJob,
+)
 from core.errors import invalid
+from core.jobs import peaks as peakdef
 from core.jobs.definition import DEFAULTS
+from core.jobs.peaks import team_peaks
 from core.schedule.preview import Preview as Found
 from core.schedule.preview import preview_schedule
 from core.schedule.spread import MAX_SPREAD_SECONDS
@@ -70,6 +82,34 @@ async def preview(
         fires=_fires(found), schedule_text=found.text, spread=found.spread,
         spread_offset_seconds=found.offset if found.spread else None,
     )
+
+
+def _peak_job(job: peakdef.PeakJob) -> PeakJob:
+    return PeakJob(id=job.id, name=job.name, spread=job.spread,
+                   spread_offset_seconds=job.offset)
+
+
+@get("/v1/schedules/peaks", tags=["schedules"],
+     summary="The team's busiest seconds over the next day, and the jobs a spread would move")
+async def peaks(
+    actor: ActorDep, clock: ClockDep, pool: PoolDep,
+    top: Annotated[int, QueryParameter(
+        ge=1, le=peakdef.MAX_TOP,
+        description="how many of the busiest seconds to list")] = peakdef.DEFAULT_TOP,
+) -> Peaks:
+    """Fires per second of the team's active jobs in the next day, each at its slot plus its
+    spread offset (docs/schedules.md, *Spread*): the busiest ``top`` seconds with the jobs
+    firing then, and the jobs without a spread among them. A job whose schedule has more than
+    5,000 slots a day is listed in ``not_counted`` instead."""
+    found = await team_peaks(pool, actor, clock.now(), top)
+    return Peaks(
+        from_=found.start, to=found.end, fires=found.fires, jobs_counted=found.jobs_counted,
+        seconds=[PeakSecond(at=s.at, fires=s.fires, jobs=[_peak_job(j) for j in s.jobs],
+                            more_jobs=s.more_jobs) for s in found.seconds],
+        would_move=[MovableJob(id=j.id, name=j.name, peak_fires=n)
+                    for j, n in found.would_move],
+        not_counted=[UncountedJob(id=j.id, name=j.name, reason=why)
+                     for j, why in found.not_counted])
 
 
 @post("/v1/schedules/parse", tags=["schedules"], status_code=200,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from datetime import datetime
 from typing import Annotated
 
@@ -59,3 +60,53 @@ class Parsed(Struct):
     timezone: str
     description: str
     fires: list[PreviewFire]
+
+
+class PeakJob(Struct):
+    """A job firing in a busy second: its ``spread`` (seconds, null: none) and its offset."""
+
+    id: uuid.UUID
+    name: str
+    spread: int | None
+    spread_offset_seconds: int
+
+
+class PeakSecond(Struct):
+    """One of the busiest seconds: ``at`` (its start), ``fires`` (how many in it), ``jobs``
+    (at most 100, by name) and ``more_jobs`` (how many more fire then)."""
+
+    at: datetime
+    fires: int
+    jobs: list[PeakJob]
+    more_jobs: int
+
+
+class MovableJob(Struct):
+    """A job without a spread firing in the busiest seconds: ``peak_fires``, how many of its
+    fires fall in them (a spread would move them, docs/schedules.md, *Spread*)."""
+
+    id: uuid.UUID
+    name: str
+    peak_fires: int
+
+
+class UncountedJob(Struct):
+    """A job left out of the counts, and why."""
+
+    id: uuid.UUID
+    name: str
+    reason: str
+
+
+class Peaks(Struct, rename={"from_": "from"}):
+    """``GET /v1/schedules/peaks``: the window ``from``-``to`` (the next day), ``fires`` counted
+    in it from ``jobs_counted`` jobs, the busiest ``seconds`` (most fires first, then
+    earliest), ``would_move`` (at most 1000) and ``not_counted``."""
+
+    from_: datetime
+    to: datetime
+    fires: int
+    jobs_counted: int
+    seconds: list[PeakSecond]
+    would_move: list[MovableJob]
+    not_counted: list[UncountedJob]

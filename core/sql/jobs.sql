@@ -147,3 +147,11 @@ LIMIT %(limit)s::int;
 SELECT id, name, channels
 FROM jobs
 WHERE id = ANY(%(job_ids)s::uuid[]);
+
+-- name: job_peak_candidates
+-- The team's jobs that fire (active, not broken), for the busiest seconds of the next day
+-- (core/jobs/peaks.py).
+SELECT id, name, schedule, timezone, anchor_at, spread
+FROM jobs
+WHERE team_id = %(team_id)s::uuid AND status = 'active' AND broken_at IS NULL
+ORDER BY created_at, id;

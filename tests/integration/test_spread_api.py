@@ -135,3 +135,46 @@ async def test_the_job_page_and_form_show_the_spread(frozen_api: AsyncTestClient
     refused = await frozen_api.post("/ui/jobs/new", data={**fields, "name": "too wide",
                                                           "spread": "2h"})
     assert refused.status_code == 422 and 'id="err-spread"' in refused.text
+
+
+async def test_peaks_of_a_known_set_of_jobs(frozen_api: AsyncTestClient,
+                                            team: dict[str, Any]) -> None:
+    # The frozen clock is 2026-11-30T12:00:00Z.
+    made = {}
+    for name, extra in (("a", {}), ("b", {}), ("spread", {"spread": "15m"}),
+                        ("paused", {"paused": True})):
+        r = await frozen_api.post("/v1/jobs", json={**JOB, "name": name, **extra},
+                                  headers=team["auth"])
+        assert r.status_code == 201, r.text
+        made[name] = r.json()
+    offset = made["spread"]["spread_offset_seconds"]
+    r = await frozen_api.get("/v1/schedules/peaks", params={"top": "2"},
+                             headers=team["read_auth"])
+    assert r.status_code == 200, r.text
+    peaks = r.json()
+    assert (peaks["from"], peaks["to"]) == ("2026-11-30T12:00:00Z", "2026-12-01T12:00:00Z")
+    assert (peaks["fires"], peaks["jobs_counted"]) == (72, 3)  # the paused job does not fire
+    assert [(s["at"], s["fires"], [j["name"] for j in s["jobs"]]) for s in peaks["seconds"]] == [
+        ("2026-11-30T13:00:00Z", 2, ["a", "b"]), ("2026-11-30T14:00:00Z", 2, ["a", "b"])]
+    assert peaks["seconds"][0]["jobs"][0] == {"id": made["a"]["id"], "name": "a",
+                                              "spread": None, "spread_offset_seconds": 0}
+    assert [(j["name"], j["peak_fires"]) for j in peaks["would_move"]] == [("a", 2), ("b", 2)]
+    assert peaks["not_counted"] == []
+    # Spread over its window, the busiest seconds no longer hold "a".
+    await frozen_api.patch(f"/v1/jobs/{made['a']['id']}", json={"spread": "15m"},
+                           headers=team["auth"])
+    everything = (await frozen_api.get("/v1/schedules/peaks", params={"top": "100"},
+                                       headers=team["read_auth"])).json()
+    assert {j["name"] for s in everything["seconds"] for j in s["jobs"]
+            if s["fires"] > 1} <= {"a", "b", "spread"}
+    spread_at = [s["at"] for s in everything["seconds"]
+                 if any(j["name"] == "spread" for j in s["jobs"])]
+    assert spread_at[0].endswith(f"{offset // 60:02d}:{offset % 60:02d}Z")
+
+
+@pytest.mark.parametrize("top", ["0", "101", "many"])
+async def test_peaks_refuse_a_top_out_of_bounds(api: AsyncTestClient, team: dict[str, Any],
+                                                top: str) -> None:
+    r = await api.get("/v1/schedules/peaks", params={"top": top}, headers=team["read_auth"])
+    assert r.status_code == 422, r.text
+    assert "top" in r.text
