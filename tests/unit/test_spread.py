@@ -190,3 +190,15 @@ def test_claimed_ahead_of_the_fire_time() -> None:
 
 def test_describe_spread_names_the_offset() -> None:
     assert describe_spread(ONE, 900) == ", each slot fired 1m20s after it (spread 15m)"
+
+
+def test_a_replayed_run_starts_at_its_fire_time() -> None:
+    from core.replay.jobs import fire_time, overran
+
+    slot, fire = utc("2026-12-01T11:00:00Z"), utc("2026-12-01T11:07:12Z")
+    row = {"scheduled_for": slot, "fire_at": fire,
+           "data": {"lateness_ms": 500, "finished_at": "2026-12-01T11:08:00Z"}}
+    assert fire_time(row) == fire and fire_time({**row, "fire_at": None}) == slot
+    # Started at 11:07:12.5: past a 40 s max_duration at 11:07:52.5, not past 60 s.
+    assert overran(row, 40) == utc("2026-12-01T11:07:52.5Z")
+    assert overran(row, 60) is None
