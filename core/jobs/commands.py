@@ -23,16 +23,17 @@ from core.dependencies import check_depends_on, refuse_delete_with_dependents
 from core.errors import Conflict
 from core.events import append_events, notify_wakeup, to_json
 from core.jobs.decide import (
+    CreateJob,
     DeleteJob,
     PauseJob,
     UpdateJob,
     broken_conflict,
+    decide_create,
     decide_delete,
     decide_pause,
     decide_update,
     next_fire,
 )
-from core.jobs.definition import normalize_definition
 from core.jobs.state import JobState, evolve
 from core.queries import Q
 from core.runs import events as run_events
@@ -104,19 +105,16 @@ async def create_job(
         InvalidInput: when the definition is not acceptable.
         Unavailable: a signing secret is given and no secret key is configured.
     """
-    definition = normalize_definition(fields, anchor=now, now=now)
+    definition, created = decide_create(CreateJob(fields, now))
     signing_secret = fields.get("signing_secret")
-    status = "paused" if fields.get("paused") else "active"
     job_id = uuid.uuid4()
-    data = {**definition, "status": status, "anchor_at": now,
-            "signing": signing_secret is not None}
     async with transaction(pool) as conn:
         await check_new_channels(conn, actor.team_id, definition["channels"], [])
         await check_depends_on(conn, actor.team_id, job_id, definition["depends_on"], [])
         if signing_secret is not None:
             await set_signing_secret(conn, keyring or KeyRing([]), actor.team_id, job_id,
                                      signing_secret, now)
-        await append(conn, JOB, actor, job_id, None, [("job.created", data)], now)
+        await append(conn, JOB, actor, job_id, None, created, now)
     return job_id
 
 

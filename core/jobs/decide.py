@@ -1,6 +1,6 @@
 """What a job command decides, without the database: from the job's state (its locked
-``jobs`` row or its fold) and the command (a frozen value: :class:`UpdateJob`,
-:class:`PauseJob`, :class:`DeleteJob`), the events to append.
+``jobs`` row or its fold) and the command (a frozen value: :class:`CreateJob`,
+:class:`UpdateJob`, :class:`PauseJob`, :class:`DeleteJob`), the events to append.
 
 Pure functions of their arguments (the instant ``now`` of a command is one, UTC), tested
 without PostgreSQL (``tests/unit/test_job_decide.py``); :mod:`core.jobs.commands` locks the
@@ -22,6 +22,15 @@ from core.schedule import cached_schedule, canonical_form, parse_schedule
 from core.schedule.spread import next_fire_time, offset_of
 from core.stored import job_problem
 from core.streams import Change
+
+
+@dataclass(frozen=True, slots=True)
+class CreateJob:
+    """``POST /v1/jobs``: ``fields``, the body, at ``now`` (UTC; intervals are anchored to
+    it)."""
+
+    fields: Mapping[str, Any]
+    now: datetime
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +70,22 @@ class Update:
     definition: dict[str, Any]
     set_signing: bool
     events: list[Change] = field(default_factory=list)
+
+
+def decide_create(command: CreateJob) -> tuple[dict[str, Any], list[Change]]:
+    """A new job: its definition (normalised; the command checks its ``channels`` and
+    ``depends_on`` against the team's) and ``job.created`` (``paused`` makes it ``paused``;
+    ``signing: true`` when a signing secret is given, never the secret).
+
+    Raises:
+        InvalidInput: the definition is not acceptable.
+    """
+    fields, now = command.fields, command.now
+    definition = normalize_definition(dict(fields), anchor=now, now=now)
+    status = "paused" if fields.get("paused") else "active"
+    data = {**definition, "status": status, "anchor_at": now,
+            "signing": fields.get("signing_secret") is not None}
+    return definition, [("job.created", data)]
 
 
 def next_fire(state: JobState, now: datetime) -> datetime | None:

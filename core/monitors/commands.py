@@ -23,10 +23,12 @@ from core.crypto import KeyRing
 from core.db import transaction
 from core.dependencies import check_depends_on, refuse_delete_with_dependents
 from core.monitors.decide import (
+    CreateMonitor,
     DeleteMonitor,
     PauseMonitor,
     RotateToken,
     UpdateMonitor,
+    decide_create,
     decide_delete,
     decide_pause,
     decide_rotate,
@@ -121,10 +123,10 @@ async def create_in(conn: psycopg.AsyncConnection, actor: Actor, fields: dict[st
     if definition["slug"] is None:
         definition["slug"] = await derived_slug(conn, actor.team_id, definition["name"])
     token, digest = new_token()
-    data = {**definition, "status": "new", "ping_token_hash": digest.hex()}
+    created = decide_create(CreateMonitor(definition, digest))
     await check_new_channels(conn, actor.team_id, definition["channels"], [])
     await check_depends_on(conn, actor.team_id, monitor_id, definition["depends_on"], [])
-    await append(conn, MONITOR, actor, monitor_id, None, [("monitor.created", data)], now)
+    await append(conn, MONITOR, actor, monitor_id, None, created, now)
     if kept(keyring):  # a new monitor has no previous token to drop
         await keep_token(conn, keyring, actor.team_id, monitor_id, token, now)
     return monitor_id, token

@@ -1,6 +1,7 @@
 """What a monitor command decides, without the database: from the monitor's state (its
 locked ``monitors`` row or its fold) and the command (a frozen value: :class:`UpdateMonitor`,
-:class:`PauseMonitor`, :class:`DeleteMonitor`, :class:`RotateToken`), the events to append.
+:class:`PauseMonitor`, :class:`DeleteMonitor`, :class:`RotateToken`, :class:`CreateMonitor`),
+the events to append.
 
 Pure functions of their arguments (the instant ``now`` of a command is one, UTC), tested
 without PostgreSQL (``tests/unit/test_monitor_decide.py``); :mod:`core.monitors.commands`
@@ -21,6 +22,17 @@ from core.monitors.definition import DEFINITION_FIELDS, cached_schedule, normali
 from core.monitors.state import MonitorState
 from core.stored import schedule_problem
 from core.streams import Change
+
+
+@dataclass(frozen=True, slots=True)
+class CreateMonitor:
+    """``POST /v1/monitors``: ``definition``, the body normalised
+    (:func:`core.monitors.definition.normalize_definition`) with its slug (given, or derived
+    from the name by the command: a database read), and ``digest``, the SHA-256 of its new
+    ping token."""
+
+    definition: Mapping[str, Any]
+    digest: bytes
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +122,13 @@ def decide_pause(before: MonitorState, command: PauseMonitor) -> list[Change] | 
                            "fix its definition with PATCH first")
         events.append(("monitor.repaired", {"previous_reason": before.broken_reason}))
     return events
+
+
+def decide_create(command: CreateMonitor) -> list[Change]:
+    """A new monitor: ``monitor.created``, ``new`` (it never alerts before its first ping),
+    with its token's hash (hex), never the token."""
+    return [("monitor.created", {**command.definition, "status": "new",
+                                 "ping_token_hash": command.digest.hex()})]
 
 
 def decide_delete(before: MonitorState, command: DeleteMonitor) -> list[Change]:

@@ -12,9 +12,11 @@ import pytest
 
 from core.errors import Conflict, InvalidInput
 from core.jobs.decide import (
+    CreateJob,
     DeleteJob,
     PauseJob,
     UpdateJob,
+    decide_create,
     decide_delete,
     decide_pause,
     decide_update,
@@ -101,3 +103,15 @@ def test_pause_and_resume() -> None:
 
 def test_a_delete_is_one_deleted_event() -> None:
     assert decide_delete(_job(), DeleteJob()) == [("job.deleted", {})]
+
+
+def test_a_create_is_one_created_event_with_status_anchor_and_signing_flag() -> None:
+    fields = {"name": "backup", "schedule": "0 3 * * *", "timezone": "UTC", "paused": True,
+              "request": {"url": "https://example.com/hook"}, "signing_secret": "s" * 32}
+    definition, [(kind, data)] = decide_create(CreateJob(fields, T0))
+    assert kind == "job.created" and data["name"] == definition["name"] == "backup"
+    assert (data["status"], data["anchor_at"], data["signing"]) == ("paused", T0, True)
+    assert "s" * 32 not in repr(data)
+    state = evolve(None, {"event_type": kind, "data": data, "stream_id": uuid.uuid4(),
+                          "team_id": uuid.uuid4(), "stream_version": 1, "occurred_at": T0})
+    assert state.status == "paused" and state.signing and state.anchor_at == T0

@@ -12,10 +12,12 @@ import pytest
 
 from core.errors import Conflict, InvalidInput
 from core.monitors.decide import (
+    CreateMonitor,
     DeleteMonitor,
     PauseMonitor,
     RotateToken,
     UpdateMonitor,
+    decide_create,
     decide_delete,
     decide_pause,
     decide_rotate,
@@ -81,3 +83,10 @@ def test_a_delete_and_a_token_rotation_are_one_event_each() -> None:
     assert decide_delete(_monitor(), DeleteMonitor()) == [("monitor.deleted", {})]
     assert decide_rotate(_monitor(), RotateToken(b"\x01\xab")) == [
         ("monitor.token_rotated", {"ping_token_hash": "01ab"})]
+
+
+def test_a_create_is_one_created_event_new_with_the_token_hash() -> None:
+    definition = normalize_definition({"name": "backup", "schedule": "1h"}, now=T0)
+    [(kind, data)] = decide_create(CreateMonitor({**definition, "slug": "backup"}, b"\xff"))
+    assert kind == "monitor.created"
+    assert (data["status"], data["ping_token_hash"], data["slug"]) == ("new", "ff", "backup")
