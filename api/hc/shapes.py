@@ -151,6 +151,21 @@ def definition_fields(body: Any, all_channels: list[uuid.UUID], *,
     for ignored in ("desc", "subject", "subject_fail"):  # kept nowhere, checked as its Spec
         _text(body, ignored, errors)
     fields: dict[str, Any] = {}
+    _naming(body, fields, errors, creating)
+    _timing(body, fields, errors, creating)
+    _delivery(body, fields, errors, all_channels)
+    _keywords(body, fields, errors)
+    unique = body.get("unique", [])
+    if not isinstance(unique, list) or any(u not in UNIQUE_FIELDS for u in unique):
+        errors.add("unique", f"must be a list of {', '.join(UNIQUE_FIELDS)}")
+    errors.raise_if_any()
+    return fields
+
+
+def _naming(body: dict[str, Any], fields: dict[str, Any], errors: FieldErrors,
+            creating: bool) -> None:
+    """``name``, ``slug`` and ``tags`` into ``fields`` (a created check without a name is
+    named by its slug, or ``unnamed``)."""
     name = _text(body, "name", errors)
     if name is not None:
         fields["name"] = name
@@ -162,6 +177,12 @@ def definition_fields(body: Any, all_channels: list[uuid.UUID], *,
     tags = _text(body, "tags", errors)
     if tags is not None:
         fields["tags"] = split_tags(tags)
+
+
+def _timing(body: dict[str, Any], fields: dict[str, Any], errors: FieldErrors,
+            creating: bool) -> None:
+    """``timeout``, ``grace``, ``schedule`` and ``tz`` into ``fields`` (a created check
+    without a schedule pings every ``timeout``, default :data:`DEFAULT_TIMEOUT`)."""
     timeout = _seconds(body, "timeout", errors)
     grace = _seconds(body, "grace", errors)
     schedule, tz = _text(body, "schedule", errors), _text(body, "tz", errors)
@@ -176,6 +197,11 @@ def definition_fields(body: Any, all_channels: list[uuid.UUID], *,
         fields["timezone"] = tz
     if grace is not None or creating:
         fields["grace_seconds"] = grace or DEFAULT_GRACE
+
+
+def _delivery(body: dict[str, Any], fields: dict[str, Any], errors: FieldErrors,
+              all_channels: list[uuid.UUID]) -> None:
+    """``methods``, ``manual_resume`` and ``channels`` into ``fields``."""
     methods = _text(body, "methods", errors)
     if methods is not None:
         if methods.upper() not in ("", "POST"):
@@ -188,12 +214,6 @@ def definition_fields(body: Any, all_channels: list[uuid.UUID], *,
     channels = _text(body, "channels", errors)
     if channels is not None:
         fields["channels"] = _channels(channels, all_channels, errors)
-    _keywords(body, fields, errors)
-    unique = body.get("unique", [])
-    if not isinstance(unique, list) or any(u not in UNIQUE_FIELDS for u in unique):
-        errors.add("unique", f"must be a list of {', '.join(UNIQUE_FIELDS)}")
-    errors.raise_if_any()
-    return fields
 
 
 KW_FIELDS = {"start_kw": "start_keywords", "success_kw": "success_keywords",

@@ -48,6 +48,27 @@ def reasons(value: Any) -> list[str]:
     return [str(value)] if value else []
 
 
+def _text(form: dict[str, Any], name: str) -> str:
+    """A form field's text (absent: ``""``), its line ends as ``\\n``."""
+    return str(form.get(name) or "").replace("\r\n", "\n")
+
+
+def _headers(text: str, errors: list[FieldError]) -> dict[str, str]:
+    """``request.headers``: one ``Name: value`` a line (blank lines skipped; a line without a
+    colon is a problem in ``errors``)."""
+    headers: dict[str, str] = {}
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        name, sep, value = line.partition(":")
+        if not sep:
+            errors.append(FieldError("request.headers",
+                                     f"line {number}: write one header per line as Name: value"))
+            continue
+        headers[name.strip()] = value.strip()
+    return headers
+
+
 def parse(form: dict[str, Any], *, editing: bool) -> tuple[dict[str, Any], list[FieldError]]:
     """The API fields of a submitted job form, and the shape problems found on the way.
 
@@ -58,18 +79,9 @@ def parse(form: dict[str, Any], *, editing: bool) -> tuple[dict[str, Any], list[
     errors: list[FieldError] = []
 
     def text(name: str) -> str:
-        return str(form.get(name) or "").replace("\r\n", "\n")
+        return _text(form, name)
 
-    headers: dict[str, str] = {}
-    for number, line in enumerate(text("request.headers").split("\n"), start=1):
-        if not line.strip():
-            continue
-        name, sep, value = line.partition(":")
-        if not sep:
-            errors.append(FieldError("request.headers",
-                                     f"line {number}: write one header per line as Name: value"))
-            continue
-        headers[name.strip()] = value.strip()
+    headers = _headers(text("request.headers"), errors)
     statuses: list[Any] | None = None
     if text("success_statuses").strip():
         statuses = [_number(s.strip()) for s in text("success_statuses").split(",") if s.strip()]

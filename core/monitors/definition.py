@@ -148,6 +148,25 @@ def normalize_definition(fields: dict[str, Any], *, now: datetime) -> dict[str, 
     errors.items += nul_errors(fields)
     errors.raise_if_any()
     out: dict[str, Any] = {**DEFAULTS, **{k: v for k, v in fields.items() if v is not None}}
+    _check_basics(out, errors)
+    out["channels"] = normalize_channels(out["channels"], errors)
+    out["realert_every"] = normalize_realert(out["realert_every"], errors)
+    if out["slug"] is not None and (problem := slug_problem(out["slug"])):
+        errors.add("slug", problem)
+    out["tags"] = normalize_tags(out["tags"], errors)
+    normalize_run_bounds(out, errors)
+    for key in KEYWORD_FIELDS:
+        out[key] = normalize_keywords(out[key], key, errors)
+    for key in TOLERANCE_FIELDS:
+        out[key] = normalize_threshold(out[key], key, errors)
+    out["depends_on"] = normalize_depends_on(out["depends_on"], errors)
+    period = _schedule(out, fields.get("schedule_text"), now, errors)
+    errors.raise_if_any()
+    return {**{key: out[key] for key in DEFINITION_FIELDS}, "period_seconds": period}
+
+
+def _check_basics(out: dict[str, Any], errors: FieldErrors) -> None:
+    """``name``, ``grace_seconds``, ``methods`` (lowered in ``out``) and ``manual_resume``."""
     name = out.get("name")
     if not isinstance(name, str) or not name.strip() or len(name) > MAX_NAME:
         errors.add("name", f"is required: 1 to {MAX_NAME} characters")
@@ -163,32 +182,27 @@ def normalize_definition(fields: dict[str, Any], *, now: datetime) -> dict[str, 
         errors.add("methods", "must be any or post")
     if not isinstance(out["manual_resume"], bool):
         errors.add("manual_resume", "must be true or false")
-    out["channels"] = normalize_channels(out["channels"], errors)
-    out["realert_every"] = normalize_realert(out["realert_every"], errors)
-    if out["slug"] is not None and (problem := slug_problem(out["slug"])):
-        errors.add("slug", problem)
-    out["tags"] = normalize_tags(out["tags"], errors)
-    normalize_run_bounds(out, errors)
-    for key in KEYWORD_FIELDS:
-        out[key] = normalize_keywords(out[key], key, errors)
-    for key in TOLERANCE_FIELDS:
-        out[key] = normalize_threshold(out[key], key, errors)
-    out["depends_on"] = normalize_depends_on(out["depends_on"], errors)
-    period = None
+
+
+def _schedule(out: dict[str, Any], words: Any, now: datetime,
+              errors: FieldErrors) -> float | None:
+    """Check ``schedule`` in ``timezone`` and put it in canonical form in ``out`` (with
+    ``schedule_text``, from ``words``: the text it was written in); returns the period in
+    seconds of an interval schedule, else ``None``."""
     schedule = out.get("schedule")
     zone_error = _check_zone(out["timezone"])
     if not isinstance(schedule, str) or not schedule.strip():
         errors.add("schedule", "is required")
-    elif zone_error:
+        return None
+    if zone_error:
         errors.add("timezone", zone_error)
-    else:
-        out["schedule"] = schedule.strip()
-        try:
-            parsed = monitor_schedule(schedule, out["timezone"], now, now)
-            period = parsed.interval_seconds
-            out["schedule"] = parsed.expression
-            out["schedule_text"] = schedule_text(parsed, fields.get("schedule_text"))
-        except InvalidSchedule as exc:
-            errors.add("schedule", str(exc))
-    errors.raise_if_any()
-    return {**{key: out[key] for key in DEFINITION_FIELDS}, "period_seconds": period}
+        return None
+    out["schedule"] = schedule.strip()
+    try:
+        parsed = monitor_schedule(schedule, out["timezone"], now, now)
+        out["schedule"] = parsed.expression
+        out["schedule_text"] = schedule_text(parsed, words)
+    except InvalidSchedule as exc:
+        errors.add("schedule", str(exc))
+        return None
+    return parsed.interval_seconds

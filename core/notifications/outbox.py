@@ -26,7 +26,7 @@ from typing import Any
 
 import psycopg
 
-from core.events import append_events, stream_events, to_json
+from core.events import NewEvent, append_events, stream_events, to_json
 from core.notifications import dependencies
 from core.notifications.messages import MONITOR_EVENTS, monitor_message
 from core.queries import Q
@@ -95,28 +95,8 @@ async def enqueue(
         The ids of the rows written (one per live channel of the team).
     """
     ids = {n: uuid.uuid4() for n, alert in enumerate(alerts) if alert.recorded}
-    waiting: dict[uuid.UUID, list[uuid.UUID]] = {}  # subject -> the parents holding it
-    if ids:
-        considered = await dependencies.consider(conn, [alerts[n] for n in ids])
-        annotated = list(alerts)
-        for n in ids:
-            annotated[n], parents = dependencies.annotate(alerts[n], considered)
-            if parents:
-                waiting[alerts[n].subject_id] = parents
-        alerts = annotated
-        await dependencies.close_recovered(conn, considered, [
-            alerts[n].subject_id for n in ids if alerts[n].subject_id in waiting
-            and alerts[n].event in dependencies.RECOVERY.get(alerts[n].subject_type, ())], now)
-    rows: dict[str, list[Any]] = {k: [] for k in (
-        "ids", "team_ids", "channel_ids", "subject_types", "subject_ids", "events", "messages",
-        "alert_ids")}
-    for n, alert in enumerate(alerts):
-        message = to_json(_linked(alert.message, ids.get(n)))
-        for channel_id in dict.fromkeys(alert.channel_ids):
-            for key, value in zip(rows, (uuid.uuid4(), alert.team_id, channel_id,
-                                         alert.subject_type, alert.subject_id, alert.event,
-                                         message, ids.get(n)), strict=True):
-                rows[key].append(value)
+    alerts, waiting = await _held_by_parents(conn, alerts, ids, now)
+    rows = _rows(alerts, ids)
     if not rows["ids"]:
         return []
     held = await hold(conn, alerts, now)
@@ -129,8 +109,60 @@ async def enqueue(
     if suppressed:
         await conn.execute(Q["notification_suppress"], {"ids": suppressed, "now": now})
     titles = {a.subject_id: a.message.get("title") for a in alerts}
-    quiet = set(suppressed)
-    await append_events(conn, [
+    await append_events(conn, _queued_events(written, set(suppressed), titles, held, waiting,
+                                             now))
+    if len(written) > len(suppressed):
+        await conn.execute(Q["notification_notify"])
+    return [row["id"] for row in written]
+
+
+async def _held_by_parents(
+    conn: psycopg.AsyncConnection, alerts: Sequence[Alert], ids: Mapping[int, uuid.UUID],
+    now: datetime,
+) -> tuple[Sequence[Alert], dict[uuid.UUID, list[uuid.UUID]]]:
+    """The recorded alerts (``ids``: their positions) as :mod:`core.notifications.dependencies`
+    annotates them, and which subjects their down parents hold (subject -> the parents); the
+    recoveries of held subjects close their holds."""
+    waiting: dict[uuid.UUID, list[uuid.UUID]] = {}
+    if not ids:
+        return alerts, waiting
+    considered = await dependencies.consider(conn, [alerts[n] for n in ids])
+    annotated = list(alerts)
+    for n in ids:
+        annotated[n], parents = dependencies.annotate(alerts[n], considered)
+        if parents:
+            waiting[alerts[n].subject_id] = parents
+    await dependencies.close_recovered(conn, considered, [
+        annotated[n].subject_id for n in ids if annotated[n].subject_id in waiting
+        and annotated[n].event in dependencies.RECOVERY.get(annotated[n].subject_type, ())],
+        now)
+    return annotated, waiting
+
+
+def _rows(alerts: Sequence[Alert], ids: Mapping[int, uuid.UUID]) -> dict[str, list[Any]]:
+    """The parameters of ``notification_enqueue``: a row per alert and live channel it names
+    (each channel once), its message linked to its record (:func:`_linked`)."""
+    rows: dict[str, list[Any]] = {k: [] for k in (
+        "ids", "team_ids", "channel_ids", "subject_types", "subject_ids", "events", "messages",
+        "alert_ids")}
+    for n, alert in enumerate(alerts):
+        message = to_json(_linked(alert.message, ids.get(n)))
+        for channel_id in dict.fromkeys(alert.channel_ids):
+            for key, value in zip(rows, (uuid.uuid4(), alert.team_id, channel_id,
+                                         alert.subject_type, alert.subject_id, alert.event,
+                                         message, ids.get(n)), strict=True):
+                rows[key].append(value)
+    return rows
+
+
+def _queued_events(
+    written: Sequence[Mapping[str, Any]], quiet: set[uuid.UUID],
+    titles: Mapping[uuid.UUID, Any], held: Mapping[uuid.UUID, datetime],
+    waiting: Mapping[uuid.UUID, list[uuid.UUID]], now: datetime,
+) -> list[NewEvent]:
+    """Each written row's first event: ``notification.suppressed`` (``quiet``: held by a
+    window, ``until``, or by parents, ``held_by``) or ``notification.queued``."""
+    return [
         event
         for row in written
         for event in stream_events("notification", row["id"], row["team_id"], 0, now, [(
@@ -143,10 +175,7 @@ async def enqueue(
              **({"held_by": waiting[row["subject_id"]]} if row["subject_id"] in waiting
                 else {})},
         )], {"actor": "system"})
-    ])
-    if len(written) > len(suppressed):
-        await conn.execute(Q["notification_notify"])
-    return [row["id"] for row in written]
+    ]
 
 
 def _linked(message: dict[str, Any], alert_id: uuid.UUID | None) -> dict[str, Any]:

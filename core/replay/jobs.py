@@ -146,75 +146,104 @@ def replay(job_events: list[dict[str, Any]], finals: list[dict[str, Any]],
     Args:
         job_events: the job's stream in version order (its definition at each batch).
     """
-    alerts: list[dict[str, Any]] = []
-    late: list[dict[str, Any]] = []  # too_long, said while the run went on
-    streak: dict[str, Any] | None = None
-    job: JobState | None = None
-    held_at: datetime | None = None  # a problem alert a parent holds, not released yet
-    holding: list[uuid.UUID] = []  # the parents that held it (a held recovery's held_by)
-    pending = list(job_events)
+    rules = _JobRules(job_events, proposal, start, maintenance, parents)
+    for _, rows in groupby(finals, key=lambda r: r["tx_id"]):
+        rules.batch(list(rows))
+    return rules.answer(end)
 
-    def release(until: datetime | None) -> None:
-        nonlocal held_at, holding
+
+class _JobRules:
+    """The state of one :func:`replay`: the job as of each batch, its failure streak, the
+    alerts said, and a problem alert a parent holds (``held_at``, by ``holding``)."""
+
+    def __init__(self, job_events: list[dict[str, Any]], proposal: Proposal, start: datetime,
+                 maintenance: Maintenance | None, parents: Outages | None) -> None:
+        self.proposal, self.start = proposal, start
+        self.maintenance, self.parents = maintenance, parents
+        self.alerts: list[dict[str, Any]] = []
+        self.late: list[dict[str, Any]] = []  # too_long, said while the run went on
+        self.streak: dict[str, Any] | None = None
+        self.job: JobState | None = None
+        self.held_at: datetime | None = None  # a problem alert a parent holds, not released
+        self.holding: list[uuid.UUID] = []  # the parents that held it (a recovery's held_by)
+        self.pending = list(job_events)
+
+    def _held(self, at: datetime) -> str | None:
+        return "suppressed" if self.maintenance is not None and self.maintenance.holds(at) \
+            else None
+
+    def release(self, until: datetime | None) -> None:
+        """The held problem alert, released when its parents are all back by ``until``."""
+        held_at, parents = self.held_at, self.parents
         free = None if held_at is None or parents is None else parents.free_at(held_at)
         if free is None or (until is not None and free > until):
             return
-        holding = []
-        if streak is not None and free >= start:
-            alerts.append({"at": free, "event": "failed", "dependency": "released",
-                           "maintenance": "suppressed" if maintenance is not None
-                           and maintenance.holds(free) else None})
-        held_at = None
+        self.holding = []
+        if self.streak is not None and free >= self.start:
+            self.alerts.append({"at": free, "event": "failed", "dependency": "released",
+                                "maintenance": self._held(free)})
+        self.held_at = None
 
-    for _, rows in groupby(finals, key=lambda r: r["tx_id"]):
-        batch = list(rows)
+    def batch(self, batch: list[dict[str, Any]]) -> None:
+        """The finals one transaction recorded, under the job's definition then."""
         now = batch[0]["occurred_at"]
-        release(now)
-        while pending and pending[0]["occurred_at"] <= now:
-            job = proposal.apply(evolve(job, pending.pop(0)))
+        self.release(now)
+        while self.pending and self.pending[0]["occurred_at"] <= now:
+            self.job = self.proposal.apply(evolve(self.job, self.pending.pop(0)))
+        job = self.job
         if job is None:
-            continue
-        outcomes = [_final(job.id, job.team_id, r, streak is not None, job.min_duration)
+            return
+        outcomes = [_final(job.id, job.team_id, r, self.streak is not None, job.min_duration)
                     for r in batch]
         for row in batch:
             at = overran(row, job.max_duration)
-            if at is not None and at >= start:
-                late.append({"at": at, "event": "too_long"})
+            if at is not None and at >= self.start:
+                self.late.append({"at": at, "event": "too_long"})
         outcomes = [o for o in outcomes if reaches_rules(o.status, o.was_failing)]
+        self._say(now, self._decide(job, outcomes, now))
+
+    def _decide(self, job: JobState, outcomes: list[Any], now: datetime) -> list[str]:
+        """What the job's rules say of the batch's outcomes (``recovered``, an alert event),
+        its streak moved on."""
         recoveries, failures = split_streaks(outcomes)
         said: list[str] = []
-        if job.id in recoveries and streak is not None:
+        if job.id in recoveries and self.streak is not None:
             n, reset = batch_successes(outcomes).get(job.id, (1, False))
-            streak, recovered = recover(
-                {**streak, "status": job.status,
+            self.streak, recovered = recover(
+                {**self.streak, "status": job.status,
                  "recover_after_successes": job.recover_after_successes}, n, reset)
             if recovered:
                 said.append("recovered")
         if job.id in failures:
-            streak = grow_streak(streak, failures[job.id])
+            streak = self.streak = grow_streak(self.streak, failures[job.id])
             event = decide_alert({**streak, "status": job.status,
                                   "alert_after_failures": job.alert_after_failures,
                                   "realert_every": job.realert_every}, now)
             if event is not None:
                 said.append(event)
                 streak["last_alert_at"] = now
-        held = maintenance is not None and maintenance.holds(now)
+        return said
+
+    def _say(self, now: datetime, said: list[str]) -> None:
+        """The alerts of ``said`` at ``now``: held by maintenance or a down parent as live."""
+        held = self._held(now)
         for event in said:
-            alert: dict[str, Any] = {"at": now, "event": event,
-                                     "maintenance": "suppressed" if held else None}
-            down = parents.down_at(now) if parents is not None else []
-            if event == "recovered" and held_at is not None:
-                alert, held_at = hold(alert, holding), None  # back while held: nothing owed
-                holding = []
+            alert: dict[str, Any] = {"at": now, "event": event, "maintenance": held}
+            down = self.parents.down_at(now) if self.parents is not None else []
+            if event == "recovered" and self.held_at is not None:
+                alert, self.held_at = hold(alert, self.holding), None  # back while held
+                self.holding = []
             elif event != "recovered" and down:
-                alert, held_at = hold(alert, down), held_at or now
-                holding = list(dict.fromkeys(holding + down))  # as live: its open holds
-            if now >= start:
-                alerts.append(alert)
-    release(end)
-    alerts += [{**a, "maintenance": "suppressed" if maintenance is not None
-                and maintenance.holds(a["at"]) else None} for a in late]
-    return sorted(alerts, key=lambda a: a["at"])
+                alert, self.held_at = hold(alert, down), self.held_at or now
+                self.holding = list(dict.fromkeys(self.holding + down))  # its open holds
+            if now >= self.start:
+                self.alerts.append(alert)
+
+    def answer(self, end: datetime | None) -> list[dict[str, Any]]:
+        """The alerts, by instant, with the held problem alert released by ``end``."""
+        self.release(end)
+        alerts = self.alerts + [{**a, "maintenance": self._held(a["at"])} for a in self.late]
+        return sorted(alerts, key=lambda a: a["at"])
 
 
 def slot_alerts(job_events: list[dict[str, Any]], not_run: list[dict[str, Any]],
