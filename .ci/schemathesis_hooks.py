@@ -4,10 +4,14 @@ document's own formats, and the relations between two values that JSON Schema ca
 
 Loaded by ``schemathesis run`` through ``SCHEMATHESIS_HOOKS``. The formats' strategies draw
 values the server accepts (known-good schedules of every form, zones, URLs, durations within
-the bounds every ``cronledger-duration`` of the document shares); :func:`related_values` mends
-the cross-field relations of positive cases only (a range's ``from`` before its ``to`` and
-its span, a run's minimum below its maximum, names unique within an applied document): a
-negative case is sent as generated, so the server's refusals are still checked.
+the bounds every ``cronledger-duration`` of the document shares); :func:`map_case` mends
+the cross-field relations of positive cases only, and only where a case breaks one: each
+mend names the rule it respects, which the document states in words (a parameter's or a
+field's description) since JSON Schema cannot: a range's ``from`` not after its ``to`` (an
+equal one is sent: the server answers an empty range) and its span, a replay's ``to`` not in
+the future, a window's ``to`` after its ``from``, a run's minimum below its maximum, names
+once per table of an applied document, ids of the team's objects. A negative case is sent
+as generated, so the server's refusals are still checked.
 """
 
 from __future__ import annotations
@@ -27,6 +31,8 @@ from api.schemas.common import (
 )
 from core.durations import parse_duration
 from core.maintenance.definition import MAX_ONE_OFF_SECONDS
+from core.projections.queries import BUCKET_STEP, MAX_BUCKETS
+from core.replay.window import MAX_WINDOW
 
 # Every form of docs/schedules.md that repeats: cron (5 and 6 fields), macros, intervals,
 # OnCalendar events, phrases in English and French words. A one-off @at is left out: a
@@ -101,15 +107,32 @@ def _iso(value: datetime) -> str:
     return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
-def _range(query: dict[str, Any], *, past: bool) -> None:
-    """``from`` an hour before ``to`` (or now); with ``past``, ``to`` not after now."""
-    now = datetime.now(UTC) - timedelta(minutes=5)
-    end = _instant(query.get("to")) if query.get("to") is not None else None
+def _range(query: dict[str, Any], *, past: bool, most: timedelta | None = None) -> None:
+    """Mend only what breaks a range's documented rules, each stated in the parameter's
+    description: ``from`` not after ``to`` (equal is an empty range, which the server
+    answers); with ``past``, ``to`` not in the future (a replay's ``to``); with ``most``,
+    ``from`` at most that long before ``to`` (a replay's 31 days; a stats range's buckets)."""
+    now = datetime.now(UTC) - timedelta(minutes=5)  # the server's clock is not behind it
+    end = _instant(query.get("to"))
     if past and end is not None and end > now:
         end = now
         query["to"] = _iso(end)
-    if query.get("from") is not None and _instant(query["from"]) is not None:
-        query["from"] = _iso((end or now) - timedelta(hours=1))
+    start = _instant(query.get("from"))
+    if start is None:
+        return
+    end = end or now
+    if start > end:
+        query["from"] = _iso(end)
+    elif most is not None and end - start > most:
+        query["from"] = _iso(end - most)
+
+
+def _stats_span(query: dict[str, Any]) -> timedelta:
+    """The longest stats range of the bucket asked, its ``from`` rounded down to a bucket
+    (the ``from`` parameter's description: at most MAX_BUCKETS buckets)."""
+    bucket = query.get("bucket") if query.get("bucket") in MAX_BUCKETS else "hour"
+    # Less two buckets: one for the rounding down, one for a ``to`` left to the server's now.
+    return (MAX_BUCKETS[bucket] - 2) * BUCKET_STEP[bucket]
 
 
 # A document of thousands of objects is valid, and its plan takes longer than the fuzzer's
@@ -119,10 +142,12 @@ SHAPE = ("from", "to", "schedule", "duration_seconds", "timezone")
 
 
 def _window(window: dict[str, Any], *, patch: bool = False) -> None:
-    """A maintenance window one-off (``to`` after ``from``, at most the longest window apart,
-    in the schedule engine's years) or recurring (``schedule`` and ``duration_seconds``). A
-    patch's shape fields merge with the stored window's, whose shape the document cannot
-    know: they stay only when they make a whole shape themselves."""
+    """Mend only what breaks a one-off window's documented rules (the descriptions of its
+    ``from`` and ``to``): both in the years 1971 to 2398, ``to`` after ``from`` by at most
+    366 days. A created or proposed window is one-off or recurring by the document's
+    ``oneOf``. A patch's shape fields merge with the stored window's, whose shape the
+    document cannot know (the window a patch makes is checked as a created one): they stay
+    only when they make a whole shape themselves."""
     for key in ("from", "to"):  # a coverage value that is no instant, or out of the years
         value = _instant(window.get(key))
         if window.get(key) is not None and (value is None or not 1971 <= value.year <= 2398):
@@ -131,23 +156,24 @@ def _window(window: dict[str, Any], *, patch: bool = False) -> None:
     if start is not None and end is not None:
         if not start < end <= start + timedelta(seconds=MAX_ONE_OFF_SECONDS):
             window["to"] = _iso(start + timedelta(hours=1))
-        window.update(schedule=None, duration_seconds=None, timezone=None)
+        if patch:
+            window.update(schedule=None, duration_seconds=None, timezone=None)
+    elif not patch:
+        return
     elif window.get("schedule") is not None and window.get("duration_seconds") is not None:
         window.update({"from": None, "to": None})
-    elif patch:
+    else:
         for key in SHAPE:
             window.pop(key, None)
         if not set(window) - {"version"}:
             window["comment"] = "fuzz"
-    else:
-        window.update({"from": None, "to": None, "schedule": SCHEDULES[1],
-                       "duration_seconds": 3600})
 
 
 def _run_bounds(fields: dict[str, Any], *, patch: bool = False, job: bool = False) -> None:
-    """A run's ``min_duration`` below its ``max_duration``, and none on a fire-and-confirm
-    job (its 2xx comes at once). A patch that sets one of them states the other, and a
-    job's ``confirm``, as null: the stored ones are not in the request."""
+    """The run-time bounds' documented rule (their description): ``min_duration`` less than
+    ``max_duration``, and none on a fire-and-confirm job (its 2xx comes at once). A patch
+    that sets one of them states the other, and a job's ``confirm``, as null: the stored
+    ones, which the document cannot know, are not in the request."""
     if patch and any(fields.get(k) is not None for k in ("min_duration", "max_duration")):
         for key in ("min_duration", "max_duration"):
             fields.setdefault(key, None)
@@ -177,10 +203,11 @@ def _spread(fields: dict[str, Any]) -> None:
 
 
 def _apply(document: dict[str, Any]) -> None:
-    """Names unique per table (a channel's naming its kind: an earlier apply may have stored
-    one of that name), monitors matched by a slug of their own, ``channels`` naming channels
-    of the document, no ``depends_on`` (ids of the team) and the run-time bounds
-    (docs/config.md)."""
+    """An applied document's documented rules (its description, docs/config.md): a name once
+    per table (a channel's naming its kind: an earlier apply may have stored one of that
+    name, and a stored channel's kind cannot change), monitors matched by their slug,
+    ``channels`` naming channels of the document, no ``depends_on`` (ids of the team, which
+    the document cannot know) and the run-time bounds."""
     for table in ("channels", "monitors", "jobs"):  # valid, but slow past the request timeout
         if isinstance(document.get(table), list):
             del document[table][APPLY_ITEMS:]
@@ -236,7 +263,8 @@ def _formats(node: Any) -> None:
 
 
 def _ids(body: dict[str, Any], keys: tuple[str, ...]) -> None:
-    """Lists of ids name objects of the team, which the document cannot know: none."""
+    """Lists of ids name objects of the team (their descriptions), which the document cannot
+    know: none."""
     for key in keys:
         if isinstance(body.get(key), list):
             body[key] = []
@@ -270,21 +298,24 @@ def _mend(case: Any) -> Any:
     if isinstance(case.query, dict):
         _formats(case.query)
         after = _instant(case.query.get("after"))
-        # The schedule engine's years; 2024 is a leap year, so the day exists.
+        # The schedule engine's years (the parameter's description); 2024 is a leap year, so
+        # the day exists.
         if after is not None and not 1900 <= after.year <= 2399:
             case.query["after"] = _iso(after.replace(year=2024))
     if path == "/v1/schedules/preview" and isinstance(case.query, dict) \
             and case.query.get("spread") is not None:
         _spread(case.query)  # a spread's offset comes from a job id, which must come with it
         case.query.setdefault("job_id", "6f1c2b4e-9a0d-4c1e-8f3a-2b5d7e9c1a04")
-    if path in ("/v1/jobs/{job_id}/stats", "/v1/monitors/{monitor_id}/uptime") \
-            and isinstance(case.query, dict):
+    if path == "/v1/jobs/{job_id}/stats" and isinstance(case.query, dict):
+        _range(case.query, past=False, most=_stats_span(case.query))
+    elif path == "/v1/monitors/{monitor_id}/uptime" and isinstance(case.query, dict):
         _range(case.query, past=False)
     elif path.endswith("/simulate") and body is not None:
-        _range(body, past=True)
+        # Less an hour: a ``to`` left out is the server's now, a little after this one.
+        _range(body, past=True, most=MAX_WINDOW - timedelta(hours=1))
         changes = body.get("changes")
-        if isinstance(changes, dict):
-            _run_bounds(changes)
+        if isinstance(changes, dict):  # replaces the recorded rules, as a patch does
+            _run_bounds(changes, patch=True)
             for window in changes.get("maintenance") or []:
                 if isinstance(window, dict):
                     _window(window)

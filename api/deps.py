@@ -13,7 +13,13 @@ from litestar.di import NamedDependency
 from litestar.params import PathParameter, QueryParameter
 from psycopg_pool import AsyncConnectionPool
 
-from api.pagination import KEYSET_CURSOR_PATTERN, MAX_EVENT_LIMIT, MAX_LIMIT, NAME_CURSOR_PATTERN
+from api.pagination import (
+    KEYSET_CURSOR_PATTERN,
+    MAX_EVENT_LIMIT,
+    MAX_LIMIT,
+    NAME_CURSOR_PATTERN,
+    VERSION_CURSOR_PATTERN,
+)
 from core.actor import Actor
 from core.apikeys import authenticate
 from core.channels.sealing import Sealer
@@ -104,7 +110,7 @@ Limit = Annotated[int, QueryParameter(ge=1, le=MAX_LIMIT)]
 EventLimit = Annotated[int, QueryParameter(ge=1, le=MAX_EVENT_LIMIT)]
 # ``?cursor=`` of the event and ping lists: a stream version (ASCII digits, checked here).
 VersionCursor = Annotated[str | None, QueryParameter(
-    pattern=r"^[0-9]{0,9}$", description="next_cursor of the previous page")]
+    pattern=VERSION_CURSOR_PATTERN, description="next_cursor of the previous page")]
 # ``?cursor=`` of the keyset lists and of the secrets (api/pagination.py: every string of the
 # pattern is a position to resume after).
 KeysetCursor = Annotated[str | None, QueryParameter(

@@ -14,6 +14,7 @@ from litestar import Request, Response
 from litestar.exceptions import HTTPException, ValidationException
 from litestar.status_codes import HTTP_500_INTERNAL_SERVER_ERROR
 
+from api.pagination import BAD_CURSOR, CURSOR_PATTERNS
 from core.errors import DatabaseUnavailable, DomainError
 from core.services.outage import DriverError, unavailable_reason
 from core.tags import TAG_PATTERN, TAG_WORDS
@@ -97,6 +98,7 @@ def _field_path(key: Any, message: str) -> str:
 # Patterns of the document whose raw regex would be the message: what they mean, in words.
 _PATTERN_WORDS = {
     f"^{TAG_PATTERN}$": f"must be a tag: {TAG_WORDS.removeprefix('must be ')}",
+    **dict.fromkeys(CURSOR_PATTERNS, BAD_CURSOR),
 }
 _REGEX_MESSAGE = re.compile(r"Expected `str` matching regex '(.*)'")
 

@@ -1,9 +1,9 @@
 """Cursors of the paginated routes, and the one place that decodes them.
 
 Three encodings, each a regular language that the OpenAPI document states as the parameter's
-``pattern`` (:data:`KEYSET_CURSOR_PATTERN`, :data:`NAME_CURSOR_PATTERN`, ``api.deps``'
-``VersionCursor``), so that every string the document allows is a position the route can
-resume after (docs/api.md, "REST API": cursors):
+``pattern`` (:data:`KEYSET_CURSOR_PATTERN`, :data:`NAME_CURSOR_PATTERN`,
+:data:`VERSION_CURSOR_PATTERN`), so that every string the document allows is a position the
+route can resume after (docs/api.md, "REST API": cursors):
 
 - keyset ``<microseconds since 1970-01-01T00:00:00Z>_<row id as 32 hex digits>`` (jobs,
   monitors, channels, notifications, runs, API keys, maintenance windows):
@@ -42,6 +42,11 @@ DEFAULT_EVENT_LIMIT = 100
 _KEYSET = r"(-?[0-9]{1,16})_([0-9a-f]{32})"
 KEYSET_CURSOR_PATTERN = f"^(?:{_KEYSET})?$"
 NAME_CURSOR_PATTERN = f"^(?:{NAME_PATTERN})?$"
+VERSION_CURSOR_PATTERN = r"^[0-9]{0,9}$"
+CURSOR_PATTERNS = (KEYSET_CURSOR_PATTERN, NAME_CURSOR_PATTERN, VERSION_CURSOR_PATTERN)
+BAD_CURSOR = "is not a valid cursor: pass a next_cursor from this route"
+"""What a cursor that does not decode is told, whether the parameter's pattern (in the
+decoder of the query) or this module refused it: never the raw regular expression."""
 _KEYSET_RE = re.compile(_KEYSET)
 _NAME_RE = re.compile(NAME_PATTERN)
 _DIGITS = re.compile(r"[0-9]+")
@@ -50,7 +55,7 @@ _MICROSECOND = timedelta(microseconds=1)
 
 
 def _bad_cursor() -> InvalidInput:
-    return invalid("cursor", "is not a valid cursor: pass a next_cursor from this route")
+    return invalid("cursor", BAD_CURSOR)
 
 
 def encode_cursor(at: datetime, row_id: uuid.UUID) -> str:

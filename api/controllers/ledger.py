@@ -27,11 +27,12 @@ from core.history.changes import definition_history
 from core.history.streams import JOB, MONITOR
 from core.replay.jobs import simulate_job
 from core.replay.monitors import simulate_monitor
-from core.replay.window import replay_window
 
 
-def _window(body: MonitorSimulate | JobSimulate, now: datetime) -> tuple[datetime, datetime]:
-    return replay_window(parse_instant("from", body.from_), parse_instant("to", body.to), now)
+def _window(body: MonitorSimulate | JobSimulate) -> tuple[datetime | None, datetime | None]:
+    """The window's instants as given; its rules are checked once the id is found
+    (:func:`core.replay.window.replay_window`)."""
+    return parse_instant("from", body.from_), parse_instant("to", body.to)
 
 
 class LedgerController(Controller):
@@ -44,22 +45,18 @@ class LedgerController(Controller):
                                data: JSONBody[MonitorSimulate], actor: ActorDep, pool: PoolDep,
                                clock: ClockDep) -> MonitorSimulation:
         now = clock.now()
-        start, end = _window(data, now)
         answer = await simulate_monitor(pool, actor, monitor_id, given_fields(data.changes),
-                                        start, end, now)
-        return msgspec.convert({**answer, "from": start, "to": end}, MonitorSimulation,
-                               from_attributes=False)
+                                        *_window(data), now)
+        return msgspec.convert(answer, MonitorSimulation, from_attributes=False)
 
     @post("/jobs/{job_id:uuid}/simulate", status_code=200,
           summary="What-if replay: proposed job alert rules over its recorded runs")
     async def simulate_job(self, job_id: FromPath[uuid.UUID], data: JSONBody[JobSimulate],
                            actor: ActorDep, pool: PoolDep, clock: ClockDep) -> JobSimulation:
         now = clock.now()
-        start, end = _window(data, now)
         answer = await simulate_job(pool, actor, job_id, given_fields(data.changes),
-                                    start, end, now)
-        return msgspec.convert({**answer, "from": start, "to": end}, JobSimulation,
-                               from_attributes=False)
+                                    *_window(data), now)
+        return msgspec.convert(answer, JobSimulation, from_attributes=False)
 
     @get("/jobs/{job_id:uuid}/history",
          summary="The job's definition changes: actor, time and field-level diff")

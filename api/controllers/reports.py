@@ -13,8 +13,20 @@ from api.deps import ActorDep, ClockDep, ReadPoolDep, instant_parameter, parse_i
 from api.schemas.reports import Dashboard, JobStats, MonitorUptime
 from core.projections import queries
 
-Instant = Annotated[str | None, instant_parameter("RFC 3339 instant with an offset")]
-From = Annotated[str | None, instant_parameter("RFC 3339 instant with an offset", name="from")]
+# The rules between ``from`` and ``to`` that JSON Schema cannot state, in words for a
+# generated client's author (core/projections/queries.py: job_stats, monitor_uptime).
+To = Annotated[str | None, instant_parameter(
+    "the range's end (excluded; default: now): an RFC 3339 instant with an offset")]
+_NOT_AFTER = ("not after `to` (equal to it: an empty range, answered empty; after it: 422 "
+              "naming `from`)")
+StatsFrom = Annotated[str | None, instant_parameter(
+    "the range's start (default: 24 hours before `to` for hour buckets, 30 days for day "
+    f"buckets), rounded down to the start of its bucket; {_NOT_AFTER}; from it to `to` at "
+    f"most {queries.MAX_BUCKETS['hour']} hour buckets or {queries.MAX_BUCKETS['day']} day "
+    "buckets (422 naming `from` otherwise): an RFC 3339 instant with an offset", name="from")]
+UptimeFrom = Annotated[str | None, instant_parameter(
+    f"the range's start (default: 30 days before `to`); {_NOT_AFTER}: an RFC 3339 instant "
+    "with an offset", name="from")]
 
 
 class ReportController(Controller):
@@ -30,8 +42,8 @@ class ReportController(Controller):
     async def job_stats(
         self, job_id: FromPath[uuid.UUID], actor: ActorDep, read_pool: ReadPoolDep,
         clock: ClockDep,
-        from_: From = None,
-        to: Instant = None,
+        from_: StatsFrom = None,
+        to: To = None,
         bucket: Annotated[str, QueryParameter(description="hour | day",
                                               enum=tuple(queries.MAX_BUCKETS))] = "hour",
     ) -> JobStats:
@@ -44,8 +56,8 @@ class ReportController(Controller):
     async def monitor_uptime(
         self, monitor_id: FromPath[uuid.UUID], actor: ActorDep, read_pool: ReadPoolDep,
         clock: ClockDep,
-        from_: From = None,
-        to: Instant = None,
+        from_: UptimeFrom = None,
+        to: To = None,
     ) -> MonitorUptime:
         uptime = await queries.monitor_uptime(
             read_pool, actor, monitor_id, start=parse_instant("from", from_),

@@ -31,6 +31,7 @@ from core.errors import invalid
 from core.jobs import peaks as peakdef
 from core.jobs.definition import DEFAULTS
 from core.jobs.peaks import team_peaks
+from core.schedule.model import MAX_INSTANT, MIN_INSTANT
 from core.schedule.preview import Preview as Found
 from core.schedule.preview import preview_schedule
 from core.schedule.spread import MAX_SPREAD_SECONDS
@@ -55,7 +56,9 @@ async def preview(
         description=f"an IANA time zone of the server's database (format {ZONE_FORMAT})"
     )] = DEFAULTS["timezone"],
     after: Annotated[str | None, instant_parameter(
-        "RFC 3339 instant to start after (default: now)")] = None,
+        "RFC 3339 instant to start after (default: now), in the schedule engine's years "
+        f"{MIN_INSTANT.year} to {MAX_INSTANT.year - 1} in UTC (422 naming `after` "
+        "otherwise)")] = None,
     count: Annotated[int, QueryParameter(ge=1, le=100)] = 10,
     spread: Annotated[str | None, QueryParameter(
         pattern=SPREAD_PATTERN,

@@ -88,8 +88,9 @@ def check_view(monitor: dict[str, Any], n_pings: int, base: str, *, read_only: b
         "filter_subject": False, "filter_body": False,
         "filter_http_body": any(monitor.get(k) for k in KEYWORD_FIELDS),
         "filter_default_fail": False,
-        "last_duration": (monitor["last_duration_ms"] or 0) // 1000,
     }
+    if monitor["last_duration_ms"]:  # as to_dict: only when the check has a last duration
+        check["last_duration"] = monitor["last_duration_ms"] // 1000
     timeout = timeout_of(monitor)
     if timeout is not None:
         check["timeout"] = timeout
@@ -283,14 +284,16 @@ def ping_view(row: dict[str, Any], n: int, check_url: str) -> dict[str, Any]:
     """One ping as healthchecks' ``Ping.to_dict`` (``hc/api/models.py``): ``n`` its number
     (1 for the first), ``rid`` its run id or ``None``, ``body_url``
     (``<check_url>/pings/<n>/body``) when it has a stored body, else ``None``, ``duration``
-    (seconds, 2 decimals) for the end of a started run."""
+    (seconds, ``total_seconds()`` of the milliseconds kept) for the end of a started run;
+    ``date`` is ``created.isoformat()`` there, microseconds kept (a check's instants are
+    healthchecks' ``isostring``, to the second)."""
     view: dict[str, Any] = {
-        "type": PING_TYPES.get(row["kind"], row["kind"]), "date": _iso(row["received_at"]),
+        "type": PING_TYPES.get(row["kind"], row["kind"]), "date": row["received_at"].isoformat(),
         "n": n, "scheme": "http", "remote_addr": row["remote_addr"] or "",
         "method": row["method"], "ua": row["user_agent"] or "",
         "rid": str(row["rid"]) if row["rid"] is not None else None,
         "body_url": f"{check_url}/pings/{n}/body" if row["body_size"] else None,
     }
     if row["duration_ms"] is not None:
-        view["duration"] = round(row["duration_ms"] / 1000, 2)
+        view["duration"] = row["duration_ms"] / 1000
     return view

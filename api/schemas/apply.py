@@ -23,7 +23,9 @@ class ApplyDocument(Struct, forbid_unknown_fields=True):
     """Body of ``POST /v1/apply``: the parsed file (``cronledger apply`` sends the TOML as
     JSON) and its digest. Jobs and channels are matched by ``name``, monitors by ``slug`` (given,
     or made from the name: monitor names may repeat); jobs and monitors name their
-    ``channels``; ``enabled = false`` pauses; jobs may say ``run_on_start = true``."""
+    ``channels`` by the names of channels of this document; ``enabled = false`` pauses; jobs
+    may say ``run_on_start = true``. A name, and a monitor's slug, appears once in its table
+    (422 naming the second otherwise)."""
 
     channels: Objects = []
     monitors: Objects = []

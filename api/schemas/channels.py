@@ -22,6 +22,7 @@ ChannelUrl = Annotated[str, Meta(min_length=1, max_length=chandef.MAX_URL,
 WebhookSecret = Annotated[str, Meta(min_length=chandef.MIN_WEBHOOK_SECRET,
                                     max_length=chandef.MAX_WEBHOOK_SECRET)]
 ChatId = Annotated[str, Meta(pattern=f"^({chandef.CHAT_ID_PATTERN})$")]
+ChatNumber = Annotated[int, Meta(ge=chandef.MIN_CHAT_ID, le=chandef.MAX_CHAT_ID)]
 SecretName = Annotated[str, Meta(pattern=f"^{secrets.NAME_PATTERN}$",
                                  description="the name of a team secret")]
 Email = Annotated[str, Meta(description="an e-mail address",
@@ -60,7 +61,7 @@ class ChannelCreate(Struct, forbid_unknown_fields=True):
     kind: Kind
     url: ChannelUrl | None = None
     signing_secret: WebhookSecret | None = None
-    chat_id: int | ChatId | None = None
+    chat_id: ChatNumber | ChatId | None = None
     token_secret: SecretName | None = None
     to: Recipients | Email | None = None
     smtp: Smtp | None = None
@@ -73,7 +74,7 @@ class ChannelPatch(Struct, forbid_unknown_fields=True):
     kind: Kind | UnsetType = UNSET
     url: ChannelUrl | UnsetType = UNSET
     signing_secret: WebhookSecret | UnsetType = UNSET
-    chat_id: int | ChatId | UnsetType = UNSET
+    chat_id: ChatNumber | ChatId | UnsetType = UNSET
     token_secret: SecretName | UnsetType = UNSET
     to: Recipients | Email | UnsetType = UNSET
     smtp: Smtp | None | UnsetType = UNSET

@@ -13,7 +13,7 @@ from msgspec import UNSET, Meta, Struct
 
 from core import alerting
 from core import tags as tagdef
-from core.durations import DURATION_PATTERN
+from core.durations import DURATION_PATTERN, MAX_DURATION_DIGITS
 from core.monitors import slugs
 from core.schedule.spread import MAX_SPREAD_SECONDS
 
@@ -27,6 +27,10 @@ ZONE_FORMAT = "cronledger-time-zone"
 URL_FORMAT = "cronledger-url"
 URL_DOC = (f"an absolute http:// or https:// URL that urllib and yarl both parse (a host, a port "
            f"in range), which may hold ${{secrets.NAME}} placeholders (format {URL_FORMAT})")
+JOB_URL_DOC = (f"{URL_DOC.removesuffix(f' (format {URL_FORMAT})')}; no literal credentials "
+               f"(user:password@ is refused: it would be stored in plaintext; write "
+               f"https://${{secrets.USER}}:${{secrets.PASSWORD}}@host/ or send an "
+               f"Authorization header) (format {URL_FORMAT})")
 SCHEDULE_DOC = ("cron (5 or 6 fields), a macro, an interval or @at, an OnCalendar event, or a "
                 "phrase in English or French words (stored in its canonical form, the words as "
                 "schedule_text): see docs/schedules.md")
@@ -42,7 +46,9 @@ Zone = Annotated[str, Meta(
     examples=["UTC", "Europe/Paris"],
     description=f"an IANA time zone of the server's database (format {ZONE_FORMAT})",
     extra_json_schema={"format": ZONE_FORMAT})]
-Channels = Annotated[list[uuid.UUID], Meta(max_length=alerting.MAX_CHANNELS)]
+Channels = Annotated[list[uuid.UUID], Meta(
+    max_length=alerting.MAX_CHANNELS,
+    description="ids of channels of the team (422 naming one that is not)")]
 DependsOn = Annotated[list[uuid.UUID], Meta(
     max_length=alerting.MAX_DEPENDS_ON,
     description="ids of monitors and jobs of the team this one depends on: while one is "
@@ -54,11 +60,14 @@ RealertSeconds = Annotated[int, Meta(ge=alerting.MIN_REALERT_SECONDS,
 def duration_meta(low: int, high: int, example: str | None = "1h30m") -> Meta:
     """The schema of a duration written as text (``90s``, ``30m``, ``1h30m``, ``1d``: the
     grammar of :func:`core.durations.parse_duration`), ``low`` to ``high`` seconds once summed
-    over its units. The pattern states the grammar; the bounds, which a pattern cannot state,
-    are the format's ``x-minimum-seconds`` / ``x-maximum-seconds``."""
+    over its units. The pattern states the grammar (each number at most
+    :data:`core.durations.MAX_DURATION_DIGITS` digits); the bounds, which a pattern cannot
+    state, are the format's ``x-minimum-seconds`` / ``x-maximum-seconds`` and the
+    description's words."""
     return Meta(
-        description=f"a duration such as 90s, 30m, 1h30m, 1d, from {low} to {high} seconds "
-                    f"(format {DURATION_FORMAT})",
+        description=f"a duration such as 90s, 30m, 1h30m, 1d, each number at most "
+                    f"{MAX_DURATION_DIGITS} digits; its units summed, from {low} to {high} "
+                    f"seconds (422 naming the field otherwise; format {DURATION_FORMAT})",
         examples=None if example is None else [example],
         extra_json_schema={"pattern": DURATION_PATTERN, "format": DURATION_FORMAT,
                            "x-minimum-seconds": low, "x-maximum-seconds": high})
@@ -70,7 +79,10 @@ RunSeconds = Annotated[int, Meta(ge=1, le=alerting.MAX_RUN_SECONDS)]
 # No example: one value for both bounds would be a minimum equal to its maximum.
 RunText = Annotated[str, duration_meta(1, alerting.MAX_RUN_SECONDS, None)]
 RunBound = Annotated[RunSeconds | RunText | None, Meta(
-    description="seconds, or a duration such as 90s, 30m, 6h (1 s to 366 days); null: none")]
+    description="seconds, or a duration such as 90s, 30m, 6h (1 s to 366 days); null: none. "
+                "min_duration must be less than max_duration (a patch's or a what-if's against "
+                "the stored one; 422 naming min_duration), and a fire-and-confirm job (with "
+                "confirm) takes no min_duration")]
 SPREAD_PATTERN = f"^[0-9]{{1,5}}$|{DURATION_PATTERN}"
 """A spread in a query: whole seconds or a duration (the bounds are checked on the seconds)."""
 SpreadSeconds = Annotated[int, Meta(ge=0, le=MAX_SPREAD_SECONDS)]

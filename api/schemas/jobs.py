@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal
 from msgspec import UNSET, Meta, Struct, UnsetType
 
 from api.schemas.common import (
-    URL_DOC,
+    JOB_URL_DOC,
     URL_FORMAT,
     Channels,
     DependsOn,
@@ -31,7 +31,7 @@ from core.jobs import definition as jobdef
 JobName = Annotated[str, Meta(min_length=1, max_length=jobdef.MAX_NAME,
                               extra_json_schema={"pattern": NOT_BLANK_PATTERN})]
 Url = Annotated[str, Meta(min_length=1, max_length=jobdef.MAX_URL,
-                          examples=["https://example.com/hook"], description=URL_DOC,
+                          examples=["https://example.com/hook"], description=JOB_URL_DOC,
                           extra_json_schema={"format": URL_FORMAT})]
 HeaderValue = Annotated[str, Meta(extra_json_schema={
     "maxLength": jobdef.MAX_HEADER_VALUE, "pattern": jobdef.HEADER_VALUE_PATTERN})]
@@ -43,7 +43,9 @@ Headers = Annotated[dict[str, HeaderValue], Meta(
                                          "maxLength": jobdef.MAX_HEADER_NAME,
                                          "not": {"pattern": any_case(*jobdef.RESERVED_HEADERS)}}})]
 Body = Annotated[str, Meta(max_length=jobdef.MAX_BODY,
-                           description=f"text, at most {jobdef.MAX_BODY} bytes as UTF-8")]
+                           description=f"text, at most {jobdef.MAX_BODY} characters (Unicode code "
+                                       f"points, as maxLength counts them; sent as UTF-8, up "
+                                       f"to 4 bytes each)")]
 Method = Annotated[str, Meta(description="one of " + ", ".join(jobdef.METHODS)
                                          + f" (any case; empty: {jobdef.DEFAULT_METHOD})",
                              extra_json_schema={"pattern": any_case("", *jobdef.METHODS)})]

@@ -19,13 +19,24 @@ from api.schemas.common import (
     page_of,
 )
 from api.schemas.jobs import JobRulesPatch
-from api.schemas.maintenance import Comment, Seconds, Suppress
+from api.schemas.maintenance import Comment, Seconds, Suppress, WindowFrom, WindowTo
 from api.schemas.monitors import Grace, Keywords, PingMethods, Threshold
 from core.alerting import MAX_ALERT_AFTER
 from core.replay.proposal import MAX_PROPOSED_WINDOWS, RECORDED
+from core.replay.window import MAX_WINDOW
 
-InstantText = Annotated[str, Meta(
-    description="RFC 3339 instant with an offset, e.g. 2026-11-30T00:00:00Z",
+# The window's rules that JSON Schema cannot state (core/replay/window.py), in words for a
+# generated client's author.
+ReplayFrom = Annotated[str, Meta(
+    description="the window's start (default: 30 days before `to`): not after `to` (equal to "
+                f"it: an empty window, nothing replayed) and at most {MAX_WINDOW.days} days "
+                "before it (422 naming `from` otherwise); an RFC 3339 instant with an offset, "
+                "e.g. 2026-11-30T00:00:00Z",
+    extra_json_schema={"format": "date-time"})]
+ReplayTo = Annotated[str, Meta(
+    description="the window's end (default: now): not in the future, a replay covers recorded "
+                "history (422 naming `to` otherwise); an RFC 3339 instant with an offset, e.g. "
+                "2026-11-30T00:00:00Z",
     extra_json_schema={"format": "date-time"})]
 AlertAfter = Annotated[int, Meta(ge=1, le=MAX_ALERT_AFTER)]
 Recorded = Literal[RECORDED]  # type: ignore[valid-type]  # Literal of a runtime tuple
@@ -37,8 +48,8 @@ class ProposedWindow(Struct, forbid_unknown_fields=True):
     rules: one-off (``from``, ``to``) or recurring (``schedule``, ``duration_seconds``,
     ``timezone``); ``suppress`` ``alerts`` (the default) or ``runs``."""
 
-    from_: datetime | None = msgspec.field(default=None, name="from")
-    to: datetime | None = None
+    from_: WindowFrom | None = msgspec.field(default=None, name="from")
+    to: WindowTo | None = None
     schedule: Schedule | None = None
     timezone: Zone | None = None
     duration_seconds: Seconds | None = None
@@ -88,16 +99,16 @@ class MonitorSimulate(Struct, forbid_unknown_fields=True, rename={"from_": "from
     ``to`` not in the future)."""
 
     changes: MonitorChanges = msgspec.field(default_factory=MonitorChanges)
-    from_: InstantText | None = None
-    to: InstantText | None = None
+    from_: ReplayFrom | None = None
+    to: ReplayTo | None = None
 
 
 class JobSimulate(Struct, forbid_unknown_fields=True, rename={"from_": "from"}):
     """Body of ``POST /v1/jobs/{id}/simulate``: as for monitors, with the job's alert rules."""
 
     changes: JobChanges = msgspec.field(default_factory=JobChanges)
-    from_: InstantText | None = None
-    to: InstantText | None = None
+    from_: ReplayFrom | None = None
+    to: ReplayTo | None = None
 
 
 class Transition(Struct):

@@ -12,11 +12,24 @@ from msgspec import UNSET, Meta, Struct, UnsetType, field
 from api.schemas.common import Schedule, Tags, Zone, duration_meta, page_of
 from core.maintenance import definition as mdef
 
-Ids = Annotated[list[uuid.UUID], Meta(max_length=mdef.MAX_TARGETS)]
+Ids = Annotated[list[uuid.UUID], Meta(
+    max_length=mdef.MAX_TARGETS,
+    description="ids of the team's jobs (in `jobs`) or monitors (in `monitors`); a window "
+                "made or changed names live ones (422 otherwise)")]
 Seconds = Annotated[int, Meta(ge=1, le=mdef.MAX_DURATION_SECONDS)]
 Comment = Annotated[str, Meta(max_length=mdef.MAX_COMMENT)]
 Suppress = Literal[mdef.SUPPRESS]  # type: ignore[valid-type]  # Literal of a runtime tuple
 SnoozeFor = Annotated[int, Meta(ge=mdef.MIN_SNOOZE_SECONDS, le=mdef.MAX_SNOOZE_SECONDS)]
+# A one-off window's rules that JSON Schema cannot state (core/maintenance/definition.py), in
+# words for a generated client's author; a patch's are checked on the window it makes.
+_YEARS = f"in the years {mdef.MIN_YEAR + 1} to {mdef.MAX_YEAR - 1} (the schedule engine's)"
+WindowFrom = Annotated[datetime, Meta(
+    description=f"a one-off window's start, an RFC 3339 instant with an offset {_YEARS} "
+                "(422 naming `from` otherwise)")]
+WindowTo = Annotated[datetime, Meta(
+    description=f"a one-off window's end: after `from` and at most "
+                f"{mdef.MAX_ONE_OFF_SECONDS // 86400} days after it, an RFC 3339 instant with "
+                f"an offset {_YEARS} (422 naming `to` otherwise)")]
 SnoozeText = Annotated[str, duration_meta(mdef.MIN_SNOOZE_SECONDS, mdef.MAX_SNOOZE_SECONDS,
                                           "2h")]
 
@@ -26,8 +39,8 @@ class MaintenanceCreate(Struct, forbid_unknown_fields=True):
     ``duration_seconds``, ``timezone``), over ``jobs``, ``monitors`` and ``tags`` (none: the
     whole team)."""
 
-    from_: datetime | None = field(default=None, name="from")
-    to: datetime | None = None
+    from_: WindowFrom | None = field(default=None, name="from")
+    to: WindowTo | None = None
     schedule: Schedule | None = None
     timezone: Zone | None = None
     duration_seconds: Seconds | None = None
@@ -42,8 +55,8 @@ class MaintenancePatch(Struct, forbid_unknown_fields=True):
     """Body of ``PATCH /v1/maintenance/{id}``: the fields given change (``null`` clears);
     ``version`` makes the change conditional (409 otherwise)."""
 
-    from_: datetime | None | UnsetType = field(default=UNSET, name="from")
-    to: datetime | None | UnsetType = UNSET
+    from_: WindowFrom | None | UnsetType = field(default=UNSET, name="from")
+    to: WindowTo | None | UnsetType = UNSET
     schedule: Schedule | None | UnsetType = UNSET
     timezone: Zone | None | UnsetType = UNSET
     duration_seconds: Seconds | None | UnsetType = UNSET

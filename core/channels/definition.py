@@ -46,6 +46,9 @@ MAX_URL = 2048
 MAX_RECIPIENTS = 20
 MIN_WEBHOOK_SECRET, MAX_WEBHOOK_SECRET = 16, 256
 CHAT_ID_PATTERN = r"-?[0-9]{1,20}|@[A-Za-z][A-Za-z0-9_]{4,31}"
+# A chat id given as a JSON number: a signed 64-bit integer, as Telegram's Bot API says of
+# its chat ids ("a signed 64-bit integer ... is safe for storing this identifier").
+MIN_CHAT_ID, MAX_CHAT_ID = -(2**63), 2**63 - 1
 
 _SECRET_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}$")
 _CHAT_ID = re.compile(rf"^({CHAT_ID_PATTERN})$")
@@ -186,10 +189,12 @@ def _webhook(fields: dict[str, Any], public: dict[str, Any], sealed: dict[str, s
 
 
 def _telegram(fields: dict[str, Any], public: dict[str, Any], errors: FieldErrors) -> None:
-    """A Telegram channel's ``chat_id`` (a number or ``@channelusername``, kept as text) and
+    """A Telegram channel's ``chat_id`` (a number, within a signed 64-bit integer's range, or
+    digits or ``@channelusername`` as text; kept as text) and
     ``token_secret`` (the name of a team secret)."""
     chat = fields.get("chat_id")
-    chat = str(chat) if isinstance(chat, int) and not isinstance(chat, bool) else chat
+    if isinstance(chat, int) and not isinstance(chat, bool):
+        chat = str(chat) if MIN_CHAT_ID <= chat <= MAX_CHAT_ID else None
     if not isinstance(chat, str) or not _CHAT_ID.fullmatch(chat):
         errors.add("chat_id", "is required: a numeric chat id or @channelusername")
     public["chat_id"] = chat

@@ -41,7 +41,7 @@ MAX_HEADER_NAME = 256
 MAX_HEADER_VALUE = 8192
 HEADER_VALUE_PATTERN = r"^[^\r\n\x00]*$"  # no CR, LF (header injection) or NUL
 _HEADER_VALUE = re.compile(HEADER_VALUE_PATTERN)
-MAX_BODY = 256 * 1024
+MAX_BODY = 256 * 1024  # characters of request.body (code points, as JSON Schema counts)
 MIN_TIMEOUT_SECONDS = 0.001
 MAX_TIMEOUT_SECONDS = 900.0
 MAX_ATTEMPTS = 10
@@ -168,8 +168,8 @@ def _normalize_request(request: Any, errors: FieldErrors) -> dict[str, Any]:
     if body is not None:
         if not isinstance(body, str):
             errors.add("request.body", "must be a string (send JSON as text)")
-        elif len(body.encode()) > MAX_BODY:
-            errors.add("request.body", f"must be at most {MAX_BODY} bytes")
+        elif len(body) > MAX_BODY:  # characters (code points), as JSON Schema's maxLength
+            errors.add("request.body", f"must be at most {MAX_BODY} characters")
         elif has_malformed_placeholder(body):
             errors.add("request.body", _MALFORMED)
     return {"method": method.upper(), "url": request.get("url"), "headers": headers, "body": body}

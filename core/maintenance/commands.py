@@ -121,12 +121,13 @@ async def snooze_monitor(pool: AsyncConnectionPool, actor: Actor, monitor_id: uu
     :func:`core.maintenance.definition.snooze_seconds`); returns the window's id.
 
     Raises:
-        InvalidInput: a bad duration. NotFound: no such monitor for this team.
+        NotFound: no such monitor for this team (before the duration is read).
+        InvalidInput: a bad duration.
     """
-    seconds = snooze_seconds(duration)
-    async with transaction(pool) as conn:
+    async with transaction(pool) as conn:  # the id first, then the duration's rule
         await team_row(conn, Q["maintenance_monitor_exists"], "monitor", monitor_id,
                        actor.team_id)
+    seconds = snooze_seconds(duration)
     return await create_window(pool, actor, {
         "from": now, "to": now + timedelta(seconds=seconds), "monitors": [monitor_id],
         "comment": SNOOZE_COMMENT}, now)

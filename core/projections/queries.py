@@ -78,10 +78,16 @@ async def dashboard(pool: AsyncConnectionPool, actor: Actor, now: datetime, *,
 
 def _range(start: datetime | None, end: datetime | None, now: datetime,
            default: timedelta) -> tuple[datetime, datetime]:
+    """``[start, end)`` in UTC, the defaults filled in. ``start`` equal to ``end`` is an
+    empty range, a question with an empty answer (docs/api.md, *The OpenAPI document*).
+
+    Raises:
+        InvalidInput: on ``from``: ``start`` after ``end``.
+    """
     end = end or now
     start = start or end - default
-    if start >= end:
-        raise invalid("from", "must be before `to`")
+    if start > end:
+        raise invalid("from", "must not be after `to`")
     return start.astimezone(UTC), end.astimezone(UTC)
 
 
@@ -118,22 +124,24 @@ async def job_stats(
     histograms, within 4.9 % + 0.5 ms; see :mod:`core.projections.histogram`).
 
     Raises:
-        InvalidInput: unknown bucket, ``start`` not before ``end``, or too many buckets
-            (:data:`MAX_BUCKETS`).
+        InvalidInput: unknown bucket, ``start`` after ``end``, or too many buckets
+            (:data:`MAX_BUCKETS`), on ``from``. ``start`` equal to ``end`` (after rounding:
+            both on a bucket's start) lists no bucket.
         NotFound: no such job for this team (deleted jobs keep their statistics).
     """
     if bucket not in BUCKET_STEP:
         raise invalid("bucket", "must be `hour` or `day`")
     step = BUCKET_STEP[bucket]
-    start, end = _range(start, end, now, timedelta(hours=24) if bucket == "hour"
-                        else timedelta(days=30))
-    first = hour_start(start) if bucket == "hour" else day_start(start)
-    if (end - first) / step > MAX_BUCKETS[bucket]:
-        raise invalid("from", f"the range holds more than {MAX_BUCKETS[bucket]} {bucket} buckets")
     async with pool.connection() as conn:
         cur = await conn.execute(Q["job_exists_any"], {"id": job_id, "team_id": actor.team_id})
-        if await cur.fetchone() is None:
+        if await cur.fetchone() is None:  # the id first (docs/api.md, The OpenAPI document)
             raise NotFound(f"job {job_id} not found")
+        start, end = _range(start, end, now, timedelta(hours=24) if bucket == "hour"
+                            else timedelta(days=30))
+        first = hour_start(start) if bucket == "hour" else day_start(start)
+        if (end - first) / step > MAX_BUCKETS[bucket]:
+            raise invalid("from", f"the range holds more than {MAX_BUCKETS[bucket]} {bucket} "
+                                  "buckets")
         cur = await conn.execute(RANGE_QUERIES[bucket], {
             "job_id": job_id, "team_id": actor.team_id, "start": first, "end": end})
         rows = {r["bucket_start"]: r for r in await cur.fetchall()}
@@ -159,15 +167,16 @@ async def monitor_uptime(
     monitored. Paused time counts as monitored and up; a paused monitor's downtime ends.
 
     Raises:
-        InvalidInput: ``start`` not before ``end``.
+        InvalidInput: ``start`` after ``end`` (equal: nothing monitored, ``uptime_percent``
+            ``None``).
         NotFound: the team has no monitor stream with this id.
     """
-    start, end = _range(start, end, now, timedelta(days=30))
     async with pool.connection() as conn:
         cur = await conn.execute(Q["monitor_has_events"],
                                  {"id": monitor_id, "team_id": actor.team_id})
-        if await cur.fetchone() is None:
+        if await cur.fetchone() is None:  # the id first (docs/api.md, The OpenAPI document)
             raise NotFound(f"monitor {monitor_id} not found")
+        start, end = _range(start, end, now, timedelta(days=30))
         cur = await conn.execute(Q["monitor_state_get"], {"id": monitor_id})
         state = await cur.fetchone()
         cur = await conn.execute(Q["monitor_downtime_between"],

@@ -68,6 +68,7 @@ from core.replay.compare import incidents, listed, summary
 from core.replay.dependencies import Outages, hold, outages
 from core.replay.maintenance import Maintenance, recorded_and_proposed
 from core.replay.proposal import Proposal, job_proposal
+from core.replay.window import replay_window
 from core.runs.bounds import TOO_SHORT
 from core.runs.claim import MAINTENANCE_REASON
 
@@ -308,25 +309,27 @@ def side(alerts: list[dict[str, Any]], end: datetime) -> tuple[dict[str, Any], l
 
 
 async def simulate_job(pool: AsyncConnectionPool, actor: Actor, job_id: uuid.UUID,
-                       changes: dict[str, Any], start: datetime, end: datetime,
-                       now: datetime) -> dict[str, Any]:
+                       changes: dict[str, Any], start: datetime | None,
+                       end: datetime | None, now: datetime) -> dict[str, Any]:
     """``POST /v1/jobs/{id}/simulate``: the job's alerts under the proposal ``changes``
-    (:func:`core.replay.proposal.job_proposal`) over ``[start, end]`` (a window from
-    :func:`core.replay.window.replay_window`), next to the alerts queued. Reads only.
+    (:func:`core.replay.proposal.job_proposal`) over ``[start, end]`` (read by
+    :func:`core.replay.window.replay_window` once the job is found: the id first,
+    docs/api.md, *The OpenAPI document*), next to the alerts queued. Reads only.
 
     Returns:
         ``{"changes", "simulated": {"alerts", "truncated"}, "actual": {...}, "outcomes":
         {"succeeded", "failed"} (final outcomes recorded in the window), "would_skip" (those
-        a ``suppress: runs`` window drops), "summary"}``.
+        a ``suppress: runs`` window drops), "summary", "from", "to"}`` (the window).
 
     Raises:
         NotFound: no such job for this team (a deleted one can still be replayed).
-        InvalidInput: a proposal the job definition rules refuse.
+        InvalidInput: a window or a proposal the job definition rules refuse.
     """
     async with pool.connection() as conn:
         job_events = await events_until(conn, JOB, job_id, actor.team_id, now)
         if not job_events:
             raise NotFound(f"job {job_id} not found")
+        start, end = replay_window(start, end, now)
         current = streams.fold(evolve, job_events)
         proposal = job_proposal(changes, now, current.definition() if current else None)
         cur = await conn.execute(Q["ledger_job_last_success_before"], {
@@ -361,4 +364,4 @@ async def simulate_job(pool: AsyncConnectionPool, actor: Actor, job_id: uuid.UUI
             "outcomes": {"succeeded": sum(r["event_type"] == "run.succeeded" for r in in_window),
                          "failed": sum(r["event_type"] == "run.failed" for r in in_window),
                          "would_skip": sum(r["occurred_at"] >= start for r in dropped)},
-            "summary": summary(proposed, happened)}
+            "summary": summary(proposed, happened), "from": start, "to": end}

@@ -58,6 +58,7 @@ from core.replay.compare import incidents, listed, summary
 from core.replay.dependencies import Outages, hold, outages
 from core.replay.maintenance import Maintenance, recorded_and_proposed
 from core.replay.proposal import Proposal, monitor_proposal
+from core.replay.window import replay_window
 from core.schedule import Schedule
 from core.stored import schedule_problem
 
@@ -426,25 +427,28 @@ def replay(events: Iterable[dict[str, Any]], proposal: Proposal, start: datetime
 
 
 async def simulate_monitor(pool: AsyncConnectionPool, actor: Actor, monitor_id: uuid.UUID,
-                           changes: dict[str, Any], start: datetime, end: datetime,
-                           now: datetime) -> dict[str, Any]:
+                           changes: dict[str, Any], start: datetime | None,
+                           end: datetime | None, now: datetime) -> dict[str, Any]:
     """``POST /v1/monitors/{id}/simulate``: :func:`replay` of the monitor's stream over
-    ``[start, end]`` (a window from :func:`core.replay.window.replay_window`) under the
+    ``[start, end]`` (read by :func:`core.replay.window.replay_window` once the monitor is
+    found: the id first, docs/api.md, *The OpenAPI document*) under the
     proposal ``changes`` (:func:`core.replay.proposal.monitor_proposal`, validated against the
     latest definition). Reads only; the stream is read once, streamed.
 
     Returns:
-        :func:`replay`'s answer with ``"changes"``: the proposal in canonical form.
+        :func:`replay`'s answer with ``"changes"``: the proposal in canonical form, and the
+        window as ``"from"``, ``"to"``.
 
     Raises:
         NotFound: no such monitor for this team (a deleted one can still be replayed).
-        InvalidInput: a proposal the definition rules refuse.
+        InvalidInput: a window or a proposal the rules refuse.
     """
     latest = None
     for event in await definition_events(pool, actor, MONITOR, monitor_id):
         latest = evolve(latest, event)
     if latest is None:
         raise NotFound(f"monitor {monitor_id} not found")
+    start, end = replay_window(start, end, now)
     proposal = monitor_proposal(changes, latest.as_row(), now)
     proposed = proposal.overrides.get("depends_on", latest.depends_on)
     async with pool.connection() as conn:
@@ -460,4 +464,4 @@ async def simulate_monitor(pool: AsyncConnectionPool, actor: Actor, monitor_id: 
         replayer = Replayer(proposal, start, end, recorded, simulated, parents)
         async for event in stream_until(conn, MONITOR, monitor_id, actor.team_id, end):
             replayer.feed(event)
-    return {"changes": proposal.shown(), **replayer.answer()}
+    return {"changes": proposal.shown(), **replayer.answer(), "from": start, "to": end}

@@ -96,6 +96,7 @@ FROM monitor_downtime
 WHERE monitor_id = %(id)s::uuid
   AND started_at < %(end)s::timestamptz
   AND (ended_at IS NULL OR ended_at > %(start)s::timestamptz)
+  AND %(start)s::timestamptz < %(end)s::timestamptz  -- an empty range overlaps nothing
 ORDER BY started_at;
 
 -- name: projection_lag

@@ -180,9 +180,14 @@ async def test_monitor_uptime(api: AsyncTestClient, pool: AsyncConnectionPool,
     assert body["downtime_periods"][1]["ended_at"] is None
     assert body["uptime_percent"] == 80  # 2 of the 10 hours since creation down
 
-    for params in ({"from": "nonsense"}, {"from": _iso(now), "to": _iso(now)}):
+    for params in ({"from": "nonsense"}, {"from": _iso(now), "to": _iso(now - timedelta(1))}):
         r = await api.get(f"/v1/monitors/{m.id}/uptime", headers=team["auth"], params=params)
         assert r.status_code == 422, r.text
+    # An empty range is a question with an empty answer (while the monitor is down).
+    r = await api.get(f"/v1/monitors/{m.id}/uptime", headers=team["auth"],
+                      params={"from": _iso(now), "to": _iso(now)})
+    assert r.status_code == 200, r.text
+    assert (r.json()["uptime_percent"], r.json()["downtime_periods"]) == (None, [])
     from core.apikeys import create_api_key
 
     stranger, _ = await create_api_key(pool, f"team-{uuid.uuid4().hex[:10]}")

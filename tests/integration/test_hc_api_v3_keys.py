@@ -7,9 +7,12 @@ paused, ``tz``, unknown routes and CORS."""
 from __future__ import annotations
 
 import hashlib
+from datetime import UTC, datetime
 from typing import Any
 
 from litestar.testing import AsyncTestClient
+
+from core.clock import FrozenClock
 
 Team = dict[str, Any]
 RID = "6fc5b4c3-2b8c-4d06-a6a1-2b7ab4ba2a4e"
@@ -145,3 +148,25 @@ async def test_unknown_routes_errors_and_cors_are_healthchecks(api: AsyncTestCli
     assert r.headers["access-control-allow-origin"] == "*"
     assert r.headers["access-control-allow-methods"] == "GET, POST, OPTIONS"
     assert (await api.get("/api/v3/checks/")).headers["access-control-allow-origin"] == "*"
+
+
+async def test_checks_and_pings_have_the_keys_of_healthchecks_to_dict(
+        frozen_api: AsyncTestClient, clock: FrozenClock, team: Team) -> None:
+    """``Check.to_dict`` gives ``last_duration`` only when the check has one; ``Ping.to_dict``
+    gives ``date`` as ``created.isoformat()`` (microseconds kept) and ``duration`` as
+    ``total_seconds()`` (not rounded)."""
+    api = frozen_api
+    clock.set(datetime(2026, 11, 30, 12, 0, 0, 250000, tzinfo=UTC))
+    check = await _check(api, team)
+    assert "last_duration" not in check
+    ping = "/" + check["ping_url"].split("/", 3)[3]
+    await api.get(f"{ping}/start")
+    clock.advance(1.234)
+    await api.get(ping)
+    url = f"/api/v3/checks/{check['uuid']}"
+    got = (await api.get(url, headers=_key(team))).json()
+    assert got["last_duration"] == 1
+    success, start = (await api.get(f"{url}/pings/", headers=_key(team))).json()["pings"]
+    assert start["date"] == "2026-11-30T12:00:00.250000+00:00"
+    assert success["date"] == "2026-11-30T12:00:01.484000+00:00"
+    assert success["duration"] == 1.234
