@@ -117,6 +117,8 @@ def _normalize_smtp(value: Any, errors: FieldErrors) -> dict[str, Any] | None:
         errors.add("smtp.security", f"must be one of {', '.join(SMTP_SECURITIES)}")
         out["security"] = "starttls"
     port = out["port"] if out["port"] is not None else SMTP_DEFAULT_PORTS[out["security"]]
+    if isinstance(port, float) and port.is_integer():  # 587.0 is an integer, as JSON Schema
+        port = int(port)
     if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
         errors.add("smtp.port", "must be an integer between 1 and 65535")
     out["port"] = port
@@ -193,6 +195,8 @@ def _telegram(fields: dict[str, Any], public: dict[str, Any], errors: FieldError
     digits or ``@channelusername`` as text; kept as text) and
     ``token_secret`` (the name of a team secret)."""
     chat = fields.get("chat_id")
+    if isinstance(chat, float) and chat.is_integer():  # an integer, as JSON Schema reads it
+        chat = int(chat)
     if isinstance(chat, int) and not isinstance(chat, bool):
         chat = str(chat) if MIN_CHAT_ID <= chat <= MAX_CHAT_ID else None
     if not isinstance(chat, str) or not _CHAT_ID.fullmatch(chat):
