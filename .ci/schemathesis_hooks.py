@@ -109,9 +109,10 @@ def _iso(value: datetime) -> str:
 
 def _range(query: dict[str, Any], *, past: bool, most: timedelta | None = None) -> None:
     """Mend only what breaks a range's documented rules, each stated in the parameter's
-    description: ``from`` not after ``to`` (equal is an empty range, which the server
-    answers); with ``past``, ``to`` not in the future (a replay's ``to``); with ``most``,
-    ``from`` at most that long before ``to`` (a replay's 31 days; a stats range's buckets)."""
+    description: ``from`` not after ``to`` (equal is an empty range, which stats and uptime
+    answer); with ``past`` (a replay), ``to`` not in the future and ``from`` before it; with
+    ``most``, ``from`` at most that long before ``to`` (a replay's 31 days; a stats range's
+    buckets)."""
     now = datetime.now(UTC) - timedelta(minutes=5)  # the server's clock is not behind it
     end = _instant(query.get("to"))
     if past and end is not None and end > now:
@@ -121,8 +122,8 @@ def _range(query: dict[str, Any], *, past: bool, most: timedelta | None = None) 
     if start is None:
         return
     end = end or now
-    if start > end:
-        query["from"] = _iso(end)
+    if start > end or (past and start == end):
+        query["from"] = _iso(end - timedelta(hours=1) if past else end)
     elif most is not None and end - start > most:
         query["from"] = _iso(end - most)
 

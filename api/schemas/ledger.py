@@ -28,10 +28,10 @@ from core.replay.window import MAX_WINDOW
 # The window's rules that JSON Schema cannot state (core/replay/window.py), in words for a
 # generated client's author.
 ReplayFrom = Annotated[str, Meta(
-    description="the window's start (default: 30 days before `to`): not after `to` (equal to "
-                f"it: an empty window, nothing replayed) and at most {MAX_WINDOW.days} days "
-                "before it (422 naming `from` otherwise); an RFC 3339 instant with an offset, "
-                "e.g. 2026-11-30T00:00:00Z",
+    description="the window's start (default: 30 days before `to`): before `to` (an empty "
+                f"window is refused) and at most {MAX_WINDOW.days} days before it (422 naming "
+                "`from` otherwise); an RFC 3339 instant with an offset, e.g. "
+                "2026-11-30T00:00:00Z",
     extra_json_schema={"format": "date-time"})]
 ReplayTo = Annotated[str, Meta(
     description="the window's end (default: now): not in the future, a replay covers recorded "

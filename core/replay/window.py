@@ -16,16 +16,17 @@ def replay_window(start: datetime | None, end: datetime | None,
     """``(from, to)`` in UTC: ``to`` defaults to ``now``, ``from`` to ``to`` less 30 days.
 
     Raises:
-        InvalidInput: ``to`` after ``now``, ``from`` after ``to``, or a window longer
-            than 31 days (on the field at fault). ``from`` equal to ``to`` is an empty window:
-            nothing is replayed.
+        InvalidInput: ``to`` after ``now``, ``from`` not before ``to``, or a window longer
+            than 31 days (on the field at fault). An empty window is refused, unlike an empty
+            stats range: the replay's comparison of simulated and recorded alerts is not
+            checked on one.
     """
     end = end or now
     start = start or end - DEFAULT_WINDOW
     if end > now:
         raise invalid("to", "must not be in the future: a replay covers recorded history")
-    if start > end:
-        raise invalid("from", "must not be after `to`")
+    if start >= end:
+        raise invalid("from", "must be before `to`")
     if end - start > MAX_WINDOW:
         raise invalid("from", f"the window may be at most {MAX_WINDOW.days} days long")
     return start, end

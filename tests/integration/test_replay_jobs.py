@@ -18,7 +18,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
-from hypothesis import HealthCheck, given, note, settings
+from hypothesis import HealthCheck, assume, given, note, settings
 from hypothesis import strategies as st
 from psycopg_pool import AsyncConnectionPool
 
@@ -90,9 +90,8 @@ async def test_replaying_the_current_rules_reproduces_the_queued_alerts(
         await job_worker.run_once()
         await job_worker.settle()
     end = T0 + timedelta(hours=len(outcomes), minutes=1)
-    # A window ending before it starts is refused (core/replay/window.py): past the last
-    # hour, the window is empty.
-    start = min(T0 + timedelta(hours=cut, minutes=-1), end)
+    start = T0 + timedelta(hours=cut, minutes=-1)
+    assume(start < end)  # a window that does not end after it starts is refused
 
     answer = await simulate_job(fresh_pool, actor, job, {}, start, end, end)
 
@@ -208,9 +207,8 @@ async def test_replaying_the_current_bounds_alert_on_and_parents_reproduces_the_
             planned.append((slot + timedelta(minutes=40), parent, None))
     end = T0 + timedelta(hours=len(hours) + 2)
     await until(end)
-    # A window ending before it starts is refused (core/replay/window.py): past the last
-    # hour, the window is empty.
-    start = min(T0 + timedelta(hours=cut, minutes=-1), end)
+    start = T0 + timedelta(hours=cut, minutes=-1)
+    assume(start < end)  # a window that does not end after it starts is refused
 
     answer = await simulate_job(fresh_pool, actor, job, {}, start, end, end)
 
