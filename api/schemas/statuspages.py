@@ -29,7 +29,10 @@ Names = Annotated[dict[uuid.UUID, DisplayName], Meta(
     description="display names by component id, shown instead of the internal names")]
 Path = Annotated[str, Meta(pattern=f"^{sdef.PATH_PATTERN}$",
                            description="a custom public path: /status/<path>")]
-Note = Annotated[str, Meta(max_length=commands.MAX_NOTE)]
+# No control characters but tabs and newlines (core/statuspages/commands.py:set_note refuses
+# them): the pattern states that rule, so the document is as strict as the server.
+Note = Annotated[str, Meta(max_length=commands.MAX_NOTE,
+                           pattern="^[^\\x00-\\x08\\x0b-\\x1f]*$")]
 
 
 class StatusPageCreate(Struct, forbid_unknown_fields=True):
