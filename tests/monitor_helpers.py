@@ -88,7 +88,7 @@ SINCE_0027 = ("alert_after_failures", "recover_after_successes", "depends_on")
 LATER_JOB_COLUMNS = {"alert_on": "text[] NOT NULL DEFAULT '{}'",
                      "depends_on": "uuid[] NOT NULL DEFAULT '{}'",
                      "min_duration": "int", "max_duration": "int",
-                     "recover_after_successes": "int NOT NULL DEFAULT 1"}
+                     "recover_after_successes": "int NOT NULL DEFAULT 1", "spread": "int"}
 
 
 async def add_later_job_columns(pool: AsyncConnectionPool) -> None:

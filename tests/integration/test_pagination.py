@@ -39,6 +39,7 @@ ROUTES = [
     ("keyset", "/v1/api-keys"),
     ("keyset", "/v1/maintenance"),
     ("keyset", "/v1/alerts"),
+    ("keyset", "/v1/status-pages"),
 ]
 
 # (cursor, the route kinds for which it is a valid cursor)
