@@ -120,8 +120,8 @@ def holds(spec: Spec) -> bool:
         return len({t.minute for t in spec.times}) == 1 or len({t.hour for t in spec.times}) == 1
     if spec.kind == "minutes" and spec.window:
         start, end = spec.window
-        if end < start:
-            return False  # a window that ends before it starts
+        if end <= start:
+            return False  # a window that ends before it starts, or an empty one (start == end)
         # one cron expression: the same minutes in every hour of the window
         return end.hour == start.hour or start.minute == 0 and end.minute >= 60 - spec.n
     return True
