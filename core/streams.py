@@ -19,9 +19,10 @@ between deciding and appending (the channels a job lists, a window's subjects) c
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Generic, Protocol, TypeVar
 
@@ -30,7 +31,7 @@ import psycopg
 from core.actor import Actor
 from core.db import team_row
 from core.errors import ConcurrencyConflict
-from core.events import NewEvent, append_events, stream_events
+from core.events import NewEvent, append_events, stream_events, to_json
 
 
 class Versioned(Protocol):
@@ -43,6 +44,23 @@ class Versioned(Protocol):
 State = TypeVar("State", bound=Versioned)
 Command = TypeVar("Command")
 Change = tuple[str, dict[str, Any]]  # what a decide returns: (event_type, data), in order
+
+@dataclass(frozen=True)
+class Decision:
+    """A create's or an update's decision for a stream whose read row is its definition:
+    ``definition``, the whole definition after the command (canonical), and ``events`` to
+    append, in order; empty when nothing changes."""
+
+    definition: dict[str, Any]
+    events: list[Change] = field(default_factory=list)
+
+
+def event_data(definition: Mapping[str, Any]) -> dict[str, Any]:
+    """A definition as an event carries it: JSON-ready (ids, instants as ISO 8601 text)."""
+    result: dict[str, Any] = json.loads(to_json(definition))
+    return result
+
+
 # A stream's fold step: the state before (None for a new stream) and one event as read from
 # the log (``event_type``, ``data``, ``stream_id``, ``team_id``, ``stream_version``,
 # ``occurred_at``) give the state after.

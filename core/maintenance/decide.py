@@ -10,17 +10,15 @@ database) and appends what was decided (:mod:`core.streams`).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from core.errors import Conflict
-from core.events import to_json
 from core.maintenance.definition import FIELDS, normalize_window
 from core.maintenance.state import WindowState
-from core.streams import Change
+from core.streams import Change, Decision, event_data
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,22 +45,6 @@ class EndWindow:
     now: datetime
 
 
-@dataclass(frozen=True)
-class Decision:
-    """A create's or an update's decision: ``definition``, the whole definition after it
-    (canonical: :func:`core.maintenance.definition.normalize_window`), and ``events``:
-    ``maintenance.created`` or ``maintenance.updated``; empty when nothing changes."""
-
-    definition: dict[str, Any]
-    events: list[Change] = field(default_factory=list)
-
-
-def _event_data(definition: Mapping[str, Any]) -> dict[str, Any]:
-    """A definition as an event carries it (JSON-ready: ids and instants as text)."""
-    result: dict[str, Any] = json.loads(to_json(definition))
-    return result
-
-
 def decide_create(command: CreateWindow) -> Decision:
     """A new window: ``maintenance.created`` with its definition.
 
@@ -70,7 +52,7 @@ def decide_create(command: CreateWindow) -> Decision:
         InvalidInput: the definition is not acceptable.
     """
     definition = normalize_window(dict(command.fields), anchor=command.now)
-    return Decision(definition, [("maintenance.created", _event_data(definition))])
+    return Decision(definition, [("maintenance.created", event_data(definition))])
 
 
 def decide_update(before: WindowState, command: UpdateWindow) -> Decision:
@@ -88,7 +70,7 @@ def decide_update(before: WindowState, command: UpdateWindow) -> Decision:
     merged = {**current, **{k: v for k, v in command.fields.items() if k in FIELDS}}
     definition = normalize_window(merged, anchor=before.created_at)
     changes = {k: v for k, v in definition.items() if v != current[k]}
-    return Decision(definition, [("maintenance.updated", {"changes": _event_data(changes)})]
+    return Decision(definition, [("maintenance.updated", {"changes": event_data(changes)})]
                     if changes else [])
 
 

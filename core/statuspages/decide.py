@@ -11,15 +11,13 @@ SHA-256 (hex), never the key.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from core.events import to_json
 from core.statuspages.definition import FIELDS, normalize_page
 from core.statuspages.state import PageState
-from core.streams import Change
+from core.streams import Change, Decision, event_data
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,21 +44,6 @@ class DeletePage:
     """``DELETE /v1/status-pages/{id}``."""
 
 
-@dataclass(frozen=True)
-class Decision:
-    """A create's or an update's decision: ``definition``, the whole definition after it, and
-    ``events`` (empty when nothing changes)."""
-
-    definition: dict[str, Any]
-    events: list[Change] = field(default_factory=list)
-
-
-def _event_data(definition: Mapping[str, Any]) -> dict[str, Any]:
-    """A definition as an event carries it (JSON-ready: ids as text)."""
-    result: dict[str, Any] = json.loads(to_json(definition))
-    return result
-
-
 def decide_create(command: CreatePage) -> Decision:
     """A new page: ``status_page.created`` with its definition and key hash.
 
@@ -69,7 +52,7 @@ def decide_create(command: CreatePage) -> Decision:
     """
     definition = normalize_page(dict(command.fields))
     return Decision(definition, [("status_page.created", {
-        **_event_data(definition), "key_hash": command.key_hash.hex()})])
+        **event_data(definition), "key_hash": command.key_hash.hex()})])
 
 
 def decide_update(before: PageState, command: UpdatePage) -> Decision:
@@ -86,7 +69,7 @@ def decide_update(before: PageState, command: UpdatePage) -> Decision:
     if "components" in given and "tags" not in given:
         given["tags"] = []
     definition = normalize_page({**current, **given})
-    changes = _event_data({k: v for k, v in definition.items() if v != current[k]})
+    changes = event_data({k: v for k, v in definition.items() if v != current[k]})
     if command.key_hash is not None:
         changes["key_hash"] = command.key_hash.hex()
     return Decision(definition, [("status_page.updated", {"changes": changes})]
