@@ -120,10 +120,16 @@ def holds(spec: Spec) -> bool:
         return len({t.minute for t in spec.times}) == 1 or len({t.hour for t in spec.times}) == 1
     if spec.kind == "minutes" and spec.window:
         start, end = spec.window
-        if end <= start:
-            return False  # a window that ends before it starts, or an empty one (start == end)
-        # one cron expression: the same minutes in every hour of the window
-        return end.hour == start.hour or start.minute == 0 and end.minute >= 60 - spec.n
+        if end < start:
+            return False  # a window that ends before it starts
+        # one cron expression: the same minutes in every hour of the window, and at least one
+        # (between 09:00 and 09:00, both ends included, is 09:00; between 08:30 and 08:30
+        # every 20 minutes is nothing)
+        inside: dict[int, set[int]] = {}
+        for minute in range(0, 24 * 60, spec.n):
+            if start <= time(minute // 60, minute % 60) <= end:
+                inside.setdefault(minute // 60, set()).add(minute % 60)
+        return bool(inside) and len({frozenset(m) for m in inside.values()}) == 1
     return True
 
 
