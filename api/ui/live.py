@@ -16,19 +16,27 @@ them wakes every open stream of the process. A woken stream renders at most ever
 before the projector's batch; a lost listening connection, which reconnects by itself). A stream
 ends after :data:`STREAM_SECONDS` (the browser reconnects by itself, after ``retry`` ms), so a
 server shutdown never waits on an open page for long.
+
+Streams of the same region share their renders (:meth:`LiveChanges.shared`): ten browsers on
+the monitors list cost one render per notification, not ten. A render is shared only while no
+notification arrived since it started and for at most :data:`SHARE_SECONDS`, and only between
+streams of the same URL whose viewers see the same thing (same team, scope and team name:
+what a region's template reads of its viewer), so each stream still shows every notified
+change and nothing another viewer may not see.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Hashable
+from dataclasses import dataclass
 from typing import Any
 
 from litestar import Request
 from litestar.response import ServerSentEvent, ServerSentEventMessage
 
-from api.ui.auth import SESSION_COOKIE
+from api.ui.auth import SESSION_COOKIE, Viewer
 from core.services.listen import listen_channels
 from core.services.tasks import cancel_and_wait
 from core.sessions import session_actor
@@ -41,7 +49,18 @@ CHANNELS = ("cronledger_projected", "cronledger_wakeup", "cronledger_monitors",
 COALESCE_SECONDS = 0.25  # a stream renders at most this often, however many notifications
 SAFETY_SECONDS = 20.0  # and at least this often, notified or not
 STREAM_SECONDS = 300.0  # how long one stream stays open
+SHARE_SECONDS = COALESCE_SECONDS  # how long a render may serve other streams of its region
 RETRY_MS = 1000  # the browser's reconnection delay
+
+
+@dataclass
+class _Render:
+    """A render of one region that other streams may take: started at ``version`` (of
+    :attr:`LiveChanges.version`), at ``started`` (``time.monotonic()``)."""
+
+    version: int
+    started: float
+    task: asyncio.Future[str]
 
 
 class LiveChanges:
@@ -59,6 +78,7 @@ class LiveChanges:
         self.listening = False  # whether the connection is up
         self._changed = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        self._renders: dict[Hashable, _Render] = {}
 
     def changed(self) -> asyncio.Event:
         """The event the next notification sets (take it *before* rendering: a notification
@@ -81,6 +101,22 @@ class LiveChanges:
         self._changed.set()
         self._changed = asyncio.Event()
 
+    async def shared(self, key: Hashable, render: Callable[[], Awaitable[str]]) -> str:
+        """``render()``, or the result of a render of the same ``key`` that started less than
+        :data:`SHARE_SECONDS` ago with no notification since (so it read every change notified
+        before this call). A render started here runs to its end even if this stream closes
+        meanwhile (others may wait on it); its error, if any, reaches every stream that took
+        it."""
+        now = time.monotonic()
+        for old in [k for k, r in self._renders.items() if now - r.started >= SHARE_SECONDS]:
+            del self._renders[old]
+        entry = self._renders.get(key)
+        if entry is None or entry.version != self.version:
+            entry = _Render(self.version, now, asyncio.ensure_future(render()))
+            entry.task.add_done_callback(_retrieved)
+            self._renders[key] = entry
+        return await asyncio.shield(entry.task)
+
     async def close(self) -> None:
         """Stop listening (the app's shutdown); waits at most a second."""
         if self._task is not None:
@@ -89,8 +125,23 @@ class LiveChanges:
         self.listening = False
 
 
-def live_fragment(render: Callable[[], Awaitable[str]],
-                  request: Request[Any, Any, Any]) -> ServerSentEvent:
+def _retrieved(task: asyncio.Future[str]) -> None:
+    """Mark a shared render's error as seen (each stream that awaited it got it already)."""
+    if not task.cancelled():
+        task.exception()
+
+
+def share_key(request: Request[Any, Any, Any], viewer: Viewer) -> Hashable:
+    """What a region's render depends on: its URL (path and query) and what its template
+    reads of the viewer (``viewer.can_write``, ``viewer.team_name``; the team's data through
+    ``viewer.actor``). Regions read nothing else of the session (no form, so no csrf token:
+    ``api/ui/templates/_*.html``)."""
+    return (request.url.path, request.url.query, viewer.actor.team_id, viewer.actor.scope,
+            viewer.team_name)
+
+
+def live_fragment(render: Callable[[], Awaitable[str]], request: Request[Any, Any, Any],
+                  key: Hashable | None = None) -> ServerSentEvent:
     """The SSE response of a live region: ``event: fragment`` with the region's HTML each time
     it changes (the first render at once).
 
@@ -99,6 +150,8 @@ def live_fragment(render: Callable[[], Awaitable[str]],
             key revoked), checked at each render; the browser's reconnection is then sent to
             sign in. Its app's ``state.live`` (a :class:`LiveChanges`, the app's lifespan) says
             when to render again; without one, every :data:`SAFETY_SECONDS`.
+        key: streams with equal keys share renders (:meth:`LiveChanges.shared`;
+            :func:`share_key` gives it); ``None``: this stream renders on its own.
     """
 
     async def live() -> bool:
@@ -112,7 +165,8 @@ def live_fragment(render: Callable[[], Awaitable[str]],
         while time.monotonic() < ends and await live():
             changed = changes.changed() if changes is not None else None
             rendered = time.monotonic()
-            html = await render()
+            html = await (changes.shared(key, render) if changes is not None and key is not None
+                          else render())
             if html != last:
                 yield ServerSentEventMessage(data=html, event="fragment", retry=RETRY_MS)
                 last = html

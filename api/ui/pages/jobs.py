@@ -23,7 +23,7 @@ from api.ui.channelform import channel_choices, more_channels, named_channels
 from api.ui.charts import days_chart, outcome_strip, run_chart
 from api.ui.dependsfield import named_parents, parents_text, parse_parents
 from api.ui.flash import redirect_with
-from api.ui.live import live_fragment
+from api.ui.live import live_fragment, share_key
 from api.ui.render import fragment, page
 from api.ui.tagfield import place_tag_errors
 from core.actor import Actor
@@ -207,7 +207,7 @@ async def job_live(request: Request[Any, Any, Any], job_id: FromPath[uuid.UUID],
     async def render() -> str:
         return fragment(request, viewer, "_job_live.html",
                         **await _job_parts(pool, viewer.actor, job_id))
-    return live_fragment(render, request)
+    return live_fragment(render, request, share_key(request, viewer))
 
 
 @get("/ui/runs/{run_id:uuid}", name="run")

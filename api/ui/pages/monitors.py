@@ -33,7 +33,7 @@ from api.ui.channelform import (
 from api.ui.dependsfield import named_parents, parents_text, parse_parents
 from api.ui.flash import redirect_with
 from api.ui.formerrors import conflict_errors, field_errors
-from api.ui.live import live_fragment
+from api.ui.live import live_fragment, share_key
 from api.ui.render import fragment, page
 from api.ui.tagfield import parse_tags, tags_text
 from api.ui.timeline import MAX_SPAN, monitor_timeline
@@ -197,7 +197,7 @@ async def monitors_live(request: Request[Any, Any, Any], viewer: ViewerDep,
     async def render() -> str:
         return fragment(request, viewer, "_monitors.html",
                         **await _list_context(request, viewer, cursor))
-    return live_fragment(render, request)
+    return live_fragment(render, request, share_key(request, viewer))
 
 
 async def _form_page(request: Request[Any, Any, Any], viewer: Viewer,
@@ -404,7 +404,7 @@ async def monitor_live(request: Request[Any, Any, Any], viewer: ViewerDep,
     async def render() -> str:
         return fragment(request, viewer, "_monitor.html",
                         **await _status_context(request, viewer, monitor_id))
-    return live_fragment(render, request)
+    return live_fragment(render, request, share_key(request, viewer))
 
 
 @post("/ui/monitors/{monitor_id:uuid}/pause", name="monitor_pause")

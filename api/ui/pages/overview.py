@@ -10,7 +10,7 @@ from litestar.response import ServerSentEvent, Template
 
 from api.deps import ClockDep, PoolDep
 from api.ui.auth import Viewer, ViewerDep
-from api.ui.live import live_fragment
+from api.ui.live import live_fragment, share_key
 from api.ui.render import fragment, page
 from core.events import list_team_events
 from core.history.subjects import event_subjects
@@ -39,7 +39,7 @@ async def overview(request: Request[Any, Any, Any], viewer: ViewerDep, pool: Poo
 async def overview_live(request: Request[Any, Any, Any], viewer: ViewerDep) -> ServerSentEvent:
     async def render() -> str:
         return fragment(request, viewer, "_overview.html", **await _summary(request, viewer))
-    return live_fragment(render, request)
+    return live_fragment(render, request, share_key(request, viewer))
 
 
 ROUTES = [overview, overview_live]
