@@ -27,8 +27,8 @@ from core.actor import Actor
 from core.crypto import KeyRing, Sealed, SecretUnavailable, secret_aad, signing_aad, token_aad
 from core.db import transaction
 from core.errors import NotFound, invalid
-from core.events import append_events, stream_events
 from core.queries import Q
+from core.streams import Head, append_at
 
 NAME_PATTERN = r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}"
 NAME = re.compile(rf"^{NAME_PATTERN}$")
@@ -117,9 +117,9 @@ async def put_secret(
             "nonce": sealed.nonce, "ciphertext": sealed.ciphertext, "now": now})
         row = await cur.fetchone()
         created = row["version"] == 1
-        await append_events(conn, stream_events(
-            "secret", row["id"], actor.team_id, row["version"] - 1, now,
-            [("secret.set", {"name": name, "created": created})], actor.metadata()))
+        await append_at(conn, [(Head("secret", row["id"], actor.team_id, row["version"] - 1),
+                                [("secret.set", {"name": name, "created": created})])],
+                        now, actor.metadata())
     return row, created
 
 
@@ -144,9 +144,8 @@ async def delete_secret(pool: AsyncConnectionPool, actor: Actor, name: str, now:
         row = await cur.fetchone()
         if row is None:
             raise NotFound(f"secret {name} not found")
-        await append_events(conn, stream_events(
-            "secret", row["id"], actor.team_id, row["version"], now,
-            [("secret.deleted", {"name": name})], actor.metadata()))
+        await append_at(conn, [(Head("secret", row["id"], actor.team_id, row["version"]),
+                                [("secret.deleted", {"name": name})])], now, actor.metadata())
 
 
 # -- job signing secrets ------------------------------------------------------------------------

@@ -15,6 +15,12 @@ step (``evolve``) and how its read row is written (``write``). A command then:
 :func:`execute` is the three steps at once; a command that has database checks of its own
 between deciding and appending (the channels a job lists, a window's subjects) calls
 :func:`lock` and :func:`append` around them.
+
+Streams whose read row is written by its own statement, with no fold (``team``, ``secret``,
+``notification``, ``alert``), append through :func:`append_at`: the statement that locks or
+writes the row gives each stream's :class:`Head`, and the changes are numbered after it. Both
+paths number events here only (:func:`append` is :func:`append_at` plus the fold and the
+read row), so a stream's versions follow one rule.
 """
 
 from __future__ import annotations
@@ -93,6 +99,50 @@ class StreamKind(Generic[State]):
     write: Write[State]
 
 
+@dataclass(frozen=True, slots=True)
+class Head:
+    """Where one stream stands before an append, as the statement that locked or wrote its
+    read row in the caller's transaction reads it.
+
+    Attributes:
+        stream_type: the events' ``stream_type`` (``notification``, ``alert`` …).
+        stream_id: the stream's id (its read row's).
+        team_id: the owner.
+        version: the stream version of its last event (0: the stream has none yet).
+    """
+
+    stream_type: str
+    stream_id: uuid.UUID
+    team_id: uuid.UUID
+    version: int
+
+
+def numbered(head: Head, changes: Sequence[Change], now: datetime,
+             metadata: dict[str, Any]) -> list[NewEvent]:
+    """``changes`` as the events that follow ``head``: versions ``head.version + 1 …``, each
+    dated ``now`` (UTC) and carrying ``metadata`` (actor, request id)."""
+    return stream_events(head.stream_type, head.stream_id, head.team_id, head.version, now,
+                         changes, metadata)
+
+
+async def append_at(conn: psycopg.AsyncConnection,
+                    appends: Iterable[tuple[Head, Sequence[Change]]], now: datetime,
+                    metadata: dict[str, Any]) -> list[int]:
+    """Append each stream's changes after its head, all in one statement, in the caller's
+    transaction (nothing when there are none).
+
+    Returns:
+        The events' ``global_position``, in order.
+
+    Raises:
+        ConcurrencyConflict: a stream already has an event at one of those versions (its head
+            was read without its row locked, or another writer appended first).
+    """
+    events = [event for head, changes in appends
+              for event in numbered(head, changes, now, metadata)]
+    return await append_events(conn, events)
+
+
 def fold(evolve: Evolve[State], events: Iterable[Mapping[str, Any]],
          state: State | None = None) -> State | None:
     """The state after ``events`` of one stream, in version order, from ``state`` (``None``:
@@ -143,8 +193,8 @@ async def append(
     Raises:
         ConcurrencyConflict: another writer appended at those versions first.
     """
-    events = stream_events(kind.stream_type, stream_id, actor.team_id,
-                           before.version if before else 0, now, changes, actor.metadata())
+    events = numbered(Head(kind.stream_type, stream_id, actor.team_id,
+                           before.version if before else 0), changes, now, actor.metadata())
     state = fold(kind.evolve, map(as_read, events), before)
     assert state is not None, "no changes to append"
     if amend is not None:

@@ -26,8 +26,8 @@ from psycopg_pool import AsyncConnectionPool
 from core.actor import Actor
 from core.db import transaction
 from core.errors import NotFound
-from core.events import append_events, stream_events
 from core.queries import Q
+from core.streams import Head, append_at
 from core.tokens import token_hash as ping_key_hash  # a ping key is a token like any other
 
 PING_KEY_PATTERN = "[A-Za-z0-9_-]{22,64}"
@@ -62,9 +62,8 @@ async def _change(pool: AsyncConnectionPool, actor: Actor, event: str, query: st
         if row is None:
             raise NotFound("team not found")
         await conn.execute(query, {"team_id": actor.team_id, **params})
-        await append_events(conn, stream_events("team", actor.team_id, actor.team_id,
-                                                row["version"], now, [(event, {})],
-                                                actor.metadata()))
+        await append_at(conn, [(Head("team", actor.team_id, actor.team_id, row["version"]),
+                                [(event, {})])], now, actor.metadata())
 
 
 async def rotate_ping_key(pool: AsyncConnectionPool, actor: Actor, now: datetime) -> str:

@@ -33,9 +33,9 @@ from core.channels.definition import new_signing_secret
 from core.channels.sealing import Sealer, SealError, channel_aad, seal_channel, unseal_channel
 from core.channels.state import ChannelState, evolve
 from core.db import transaction
-from core.events import append_events, stream_events, to_json
+from core.events import to_json
 from core.queries import Q
-from core.streams import StreamKind, append, lock
+from core.streams import Head, StreamKind, append, append_at, lock
 
 
 async def _write(conn: psycopg.AsyncConnection, before: ChannelState | None,
@@ -117,14 +117,10 @@ async def _cancel_notifications(
     cur = await conn.execute(Q["notification_cancel_for_channel"], {
         "channel_id": channel_id, "now": now})
     rows = await cur.fetchall()
-    await append_events(conn, [
-        event
-        for row in rows
-        for event in stream_events("notification", row["id"], row["team_id"],
-                                   row["version"] - 1, now,
-                                   [("notification.cancelled", {"reason": "channel deleted"})],
-                                   {"actor": "system"})
-    ])
+    await append_at(conn, [
+        (Head("notification", row["id"], row["team_id"], row["version"] - 1),
+         [("notification.cancelled", {"reason": "channel deleted"})])
+        for row in rows], now, {"actor": "system"})
     return len(rows)
 
 

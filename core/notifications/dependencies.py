@@ -35,9 +35,9 @@ from typing import Any
 
 import psycopg
 
-from core.events import NewEvent, append_events
 from core.notifications.messages import with_dependents
 from core.queries import Q
+from core.streams import Head, append_at
 
 PROBLEM = {"monitor": ("down", "still_down"), "job": ("failed", "still_failing")}
 RECOVERY = {"monitor": ("up",), "job": ("recovered",)}
@@ -131,7 +131,7 @@ async def release(conn: psycopg.AsyncConnection, ids: Sequence[uuid.UUID],
         return
     cur = await conn.execute(Q["dependency_release"], {"ids": list(ids), "now": now,
                                                        "released_as": released_as})
-    await append_events(conn, [
-        NewEvent("alert", row["id"], 2, "alert.released", row["team_id"], now,
-                 {"released_as": released_as, "why": why}, {"actor": "system"})
-        for row in await cur.fetchall()])
+    await append_at(conn, [
+        (Head("alert", row["id"], row["team_id"], 1),
+         [("alert.released", {"released_as": released_as, "why": why})])
+        for row in await cur.fetchall()], now, {"actor": "system"})

@@ -34,13 +34,13 @@ from core.channels.sealing import Sealer, SealError, unseal_channel
 from core.clock import Clock, Instant, read_now
 from core.config import Settings
 from core.db import transaction
-from core.events import append_events, stream_events
 from core.notifications.delivery import Delivery, DeliveryResult, Target
 from core.notifications.lookup import SecretLookup
 from core.notifications.outbox import NOTIFY_CHANNEL
 from core.queries import Q
 from core.reasons import reason_of
 from core.services.base import Service
+from core.streams import Head, append_at
 
 log = logging.getLogger("cronledger.notifier")
 
@@ -224,15 +224,12 @@ class Notifier(Service):
                 "answer": [r.answer if r else None for _, r in done],
             })
             accepted = {row["id"]: row for row in await cur.fetchall()}
-            events = []
-            for (claimed, result), (status, at) in zip(done, outcomes, strict=True):
-                row = accepted.get(claimed.id)
-                if row is not None:
-                    events += stream_events(
-                        "notification", claimed.id, row["team_id"], row["version"] - 1, now,
-                        [self._event(claimed, result, status, at)],
-                        {"actor": f"notifier:{self.settings.worker_id}"})
-            await append_events(conn, events)
+            await append_at(conn, [
+                (Head("notification", claimed.id, row["team_id"], row["version"] - 1),
+                 [self._event(claimed, result, status, at)])
+                for (claimed, result), (status, at) in zip(done, outcomes, strict=True)
+                if (row := accepted.get(claimed.id)) is not None],
+                now, {"actor": f"notifier:{self.settings.worker_id}"})
         return len(accepted)
 
     # -- loop -----------------------------------------------------------------------------------

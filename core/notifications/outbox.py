@@ -26,10 +26,11 @@ from typing import Any
 
 import psycopg
 
-from core.events import NewEvent, append_events, stream_events, to_json
+from core.events import to_json
 from core.notifications import dependencies
 from core.notifications.messages import MONITOR_EVENTS, monitor_message
 from core.queries import Q
+from core.streams import Change, Head, append_at
 
 DEFAULT_MAX_ATTEMPTS = 8
 RECORDED = ("job", "monitor")  # the subjects whose alerts are records (migration 0028)
@@ -109,8 +110,8 @@ async def enqueue(
     if suppressed:
         await conn.execute(Q["notification_suppress"], {"ids": suppressed, "now": now})
     titles = {a.subject_id: a.message.get("title") for a in alerts}
-    await append_events(conn, _queued_events(written, set(suppressed), titles, held, waiting,
-                                             now))
+    await append_at(conn, _queued_events(written, set(suppressed), titles, held, waiting),
+                    now, {"actor": "system"})
     if len(written) > len(suppressed):
         await conn.execute(Q["notification_notify"])
     return [row["id"] for row in written]
@@ -158,14 +159,12 @@ def _rows(alerts: Sequence[Alert], ids: Mapping[int, uuid.UUID]) -> dict[str, li
 def _queued_events(
     written: Sequence[Mapping[str, Any]], quiet: set[uuid.UUID],
     titles: Mapping[uuid.UUID, Any], held: Mapping[uuid.UUID, datetime],
-    waiting: Mapping[uuid.UUID, list[uuid.UUID]], now: datetime,
-) -> list[NewEvent]:
+    waiting: Mapping[uuid.UUID, list[uuid.UUID]],
+) -> list[tuple[Head, list[Change]]]:
     """Each written row's first event: ``notification.suppressed`` (``quiet``: held by a
     window, ``until``, or by parents, ``held_by``) or ``notification.queued``."""
     return [
-        event
-        for row in written
-        for event in stream_events("notification", row["id"], row["team_id"], 0, now, [(
+        (Head("notification", row["id"], row["team_id"], 0), [(
             "notification.suppressed" if row["id"] in quiet else "notification.queued",
             {"channel_id": row["channel_id"], "subject_type": row["subject_type"],
              "subject_id": row["subject_id"], "event": row["event"],
@@ -174,7 +173,8 @@ def _queued_events(
              **({"until": held[row["subject_id"]]} if row["subject_id"] in held else {}),
              **({"held_by": waiting[row["subject_id"]]} if row["subject_id"] in waiting
                 else {})},
-        )], {"actor": "system"})
+        )])
+        for row in written
     ]
 
 
@@ -204,15 +204,13 @@ async def _record(conn: psycopg.AsyncConnection, alerts: Sequence[tuple[uuid.UUI
         "rules": [to_json(a.rule or {}) for _, a in alerts],
         "held_until": [held.get(a.subject_id) for _, a in alerts],
         "held_by": [to_json(waiting.get(a.subject_id)) for _, a in alerts], "now": now})
-    await append_events(conn, [
-        event
-        for alert_id, a in alerts
-        for event in stream_events("alert", alert_id, a.team_id, 0, now, [(
+    await append_at(conn, [
+        (Head("alert", alert_id, a.team_id, 0), [(
             "alert.raised", {"subject_type": a.subject_type, "subject_id": a.subject_id,
                              "event": a.event, "title": a.message.get("title"),
                              "rule": a.rule or {}, "held_until": held.get(a.subject_id),
-                             "held_by": waiting.get(a.subject_id)})],
-            {"actor": "system"})])
+                             "held_by": waiting.get(a.subject_id)})])
+        for alert_id, a in alerts], now, {"actor": "system"})
 
 
 # -- monitors -------------------------------------------------------------------------------------

@@ -14,15 +14,16 @@ from typing import Any
 from psycopg_pool import AsyncConnectionPool
 
 from core.actor import Actor
+from core.channels.commands import CHANNEL
 from core.channels.queries import get_channel
 from core.channels.sealing import Sealer, SealError, unseal_channel
 from core.db import transaction
-from core.events import append_events, stream_events
+from core.errors import NotFound
 from core.notifications.delivery import Delivery, DeliveryResult, Target
 from core.notifications.lookup import SecretLookup
 from core.notifications.messages import test_message
 from core.notifications.notifier import team_secret_names
-from core.queries import Q
+from core.streams import append, lock
 
 
 async def send_test(
@@ -57,11 +58,10 @@ async def send_test(
                "error_class": result.error_class, "error": result.error,
                "duration_ms": result.duration_ms}
     async with transaction(pool) as conn:
-        cur = await conn.execute(Q["channel_bump_version"], {"id": channel_id})
-        bumped = await cur.fetchone()
-        if bumped is not None:  # deleted meanwhile: nothing to record on it
-            await append_events(conn, stream_events(
-                "channel", channel_id, actor.team_id, bumped["version"] - 1, now,
-                [("channel.tested", {k: v for k, v in outcome.items() if k != "answer"})],
-                actor.metadata()))
+        try:
+            before = await lock(conn, CHANNEL, actor, channel_id)
+        except NotFound:  # deleted meanwhile: nothing to record on it
+            return outcome
+        await append(conn, CHANNEL, actor, channel_id, before, [
+            ("channel.tested", {k: v for k, v in outcome.items() if k != "answer"})], now)
     return outcome

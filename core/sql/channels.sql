@@ -56,12 +56,6 @@ SELECT id, name
 FROM channels
 WHERE team_id = %(team_id)s::uuid AND deleted_at IS NULL AND name = ANY(%(names)s::text[]);
 
--- name: channel_bump_version
--- A channel.tested event takes the next stream version.
-UPDATE channels SET version = version + 1
-WHERE id = %(id)s::uuid AND deleted_at IS NULL
-RETURNING version;
-
 -- name: channel_rotate_batch
 -- Channels whose secrets are sealed under another key than the current one (key rotation).
 SELECT id, team_id, key_id, sealed FROM channels
