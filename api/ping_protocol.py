@@ -79,16 +79,16 @@ class _FastPing:
     queue and a graceful shutdown waits for its answer.
     """
 
-    __slots__ = ("protocol", "state", "target", "rid", "method", "agent", "forwarded",
+    __slots__ = ("protocol", "context", "target", "rid", "method", "agent", "forwarded",
                  "keep_alive", "body", "response_complete", "disconnected")
 
     message_event = _NO_EVENT
 
-    def __init__(self, protocol: PingProtocol, state: Any, target: Target, rid: Any,
+    def __init__(self, protocol: PingProtocol, context: _Context, target: Target, rid: Any,
                  method: str, agent: str | None, forwarded: str | None,
                  keep_alive: bool) -> None:
         self.protocol = protocol
-        self.state = state
+        self.context = context
         self.target = target
         self.rid = rid
         self.method = method
@@ -101,19 +101,17 @@ class _FastPing:
 
     def start(self) -> None:
         """The request is complete: queue its ping (the answer comes from :meth:`_answered`)."""
-        state, target = self.state, self.target
-        settings = state.settings
-        limit = settings.ping_body_limit
-        body = bytes(self.body[:limit]) if self.body else b""
+        context, target = self.context, self.target
+        body = bytes(self.body[:context.body_limit]) if self.body else b""
         client = self.protocol.client
         ping = Ping(token=target.token, kind=target.kind, method=self.method,
                     exit_status=target.exit_status, rid=self.rid,
                     remote_addr=remote_addr(client[0] if client else None, self.forwarded,
-                                            settings.trusted_proxies),
+                                            context.trusted_proxies),
                     user_agent=clean_text(self.agent, MAX_USER_AGENT), body=body or None,
                     body_size=len(self.body), ping_key=target.ping_key, slug=target.slug)
         self.body = bytearray()
-        state.ping_batcher.submit(ping, state.clock.now()).add_done_callback(self._answered)
+        context.batcher.submit(ping, context.clock.now()).add_done_callback(self._answered)
 
     def _answered(self, answer: Any) -> None:
         if answer.cancelled():  # the batcher's task was cancelled: the process is stopping
@@ -124,7 +122,7 @@ class _FastPing:
             found = answer.result() is not None
             self._reply(200 if found else 404, b"OK" if found else b"not found")
             return
-        failed = failure_answer(self.state, exc)
+        failed = failure_answer(self.context.state, exc)
         if failed is None:
             log.error("ping could not be recorded", exc_info=exc)
             self._reply(500, b"Internal Server Error", ((b"connection", b"close"),))
@@ -138,10 +136,9 @@ class _FastPing:
         if self.disconnected:
             return
         self.response_complete = True
-        limit = str(self.state.settings.ping_body_limit).encode()
         content = [STATUS_LINE[status]]
         for name, value in (*protocol.server_state.default_headers,
-                            *answer_headers(text, limit, extra)):
+                            *answer_headers(text, self.context.limit_header, extra)):
             content += (name, b": ", value, b"\r\n")
         if any(name == b"connection" for name, _ in extra):
             self.keep_alive = False
@@ -156,6 +153,23 @@ class _FastPing:
         protocol.on_response_complete()
 
 
+class _Context:
+    """What every plain ping of one server needs from its Litestar app, read once: the app's
+    state (for :func:`api.ping.failure_answer`), its batcher and clock, and the settings the
+    answer and the ping use (``Ping-Body-Limit``, the trusted proxies)."""
+
+    __slots__ = ("state", "batcher", "clock", "body_limit", "limit_header", "trusted_proxies")
+
+    def __init__(self, state: Any) -> None:
+        settings = state.settings
+        self.state = state
+        self.batcher = state.ping_batcher
+        self.clock = state.clock
+        self.body_limit: int = settings.ping_body_limit
+        self.limit_header = str(self.body_limit).encode()
+        self.trusted_proxies: str = settings.trusted_proxies
+
+
 def _litestar(app: Any) -> Litestar | None:
     """The Litestar app inside uvicorn's loaded app (uvicorn may wrap it in middleware)."""
     for _ in range(8):
@@ -165,12 +179,69 @@ def _litestar(app: Any) -> Litestar | None:
     return None
 
 
+def _context(app: Litestar | None) -> _Context | None:
+    """The plain pings' :class:`_Context` of ``app``, once its lifespan has started the
+    batcher (``None`` before: its pings go to the route, which waits for the start-up)."""
+    state = app.state if app is not None else None
+    if state is None or getattr(state, "ping_batcher", None) is None:
+        return None
+    return _Context(state)
+
+
+def _read_target(parser: httptools.HttpRequestParser, raw_url: bytes
+                 ) -> tuple[str, Target, Any] | None:
+    """``(method, target, rid)`` of a plain ping's request line, else ``None`` (another
+    method or route, an upgrade, ``run/``, escapes, ``?create``, or a malformed part the
+    route answers 400). The query is read as the route reads it (:func:`api.ping.ping_endpoint`:
+    blank values kept, the last of repeated names wins)."""
+    method = parser.get_method()
+    if method not in _METHODS or parser.should_upgrade():
+        return None
+    url = httptools.parse_url(raw_url)
+    match = _FAST_PATH.fullmatch(url.path)
+    if match is None or match.group(1).startswith(b"run/"):
+        return None
+    try:
+        target = parse_target(match.group(1).decode("ascii"))
+        query = url.query
+        params = dict(parse_qsl(query.decode("latin-1"), keep_blank_values=True)) \
+            if query else {}
+        rid = parse_rid(params.get("rid"))
+    except BadPing:
+        return None  # a 400, answered by the route
+    if target is None or "create" in params:
+        return None
+    return method.decode("ascii"), target, rid
+
+
+def _read_plain_headers(headers: list[tuple[bytes, bytes]]
+                        ) -> tuple[str | None, str | None] | None:
+    """``(user agent, forwarded-for)`` when the headers allow a plain ping (no
+    ``Transfer-Encoding``, a numeric ``Content-Length`` of at most :data:`FAST_BODY_MAX`),
+    else ``None``."""
+    if any(name == b"transfer-encoding" for name, _ in headers):
+        return None
+    declared, agent, forwarded = read_headers(headers)
+    if declared is None and any(name == b"content-length" for name, _ in headers):
+        return None  # a length that is not a number: the route's rule
+    if declared is not None and declared > FAST_BODY_MAX:
+        return None
+    return agent, forwarded
+
+
 class PingProtocol(HttpToolsProtocol):
     """uvicorn's httptools protocol with the ping fast path (module docstring).
 
     Given to uvicorn as its ``http`` protocol class (``uvicorn.Config(http=PingProtocol)``,
-    or ``"api.ping_protocol:PingProtocol"``), by :mod:`api.runner`.
+    or ``"api.ping_protocol:PingProtocol"``), by :mod:`api.runner`. One instance per
+    connection; the Litestar app is found once per connection and its :class:`_Context`
+    once its lifespan has started, not per ping.
     """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._litestar = _litestar(self.app)
+        self._context: _Context | None = None
 
     def on_headers_complete(self) -> None:
         fast = self._plain_ping()
@@ -195,39 +266,29 @@ class PingProtocol(HttpToolsProtocol):
 
     def _plain_ping(self) -> _FastPing | None:
         """The ping this request is, when it is a plain one (module docstring)."""
-        cycle = self.cycle
-        if (cycle is not None and not cycle.response_complete) or self.expect_100_continue \
-                or self.limit_concurrency is not None:
+        context = self._context
+        if context is None:
+            context = self._context = _context(self._litestar)
+            if context is None:
+                return None  # not started yet
+        if not self._may_answer():
             return None
-        app = _litestar(self.app)
-        state = app.state if app is not None else None
-        if state is None or getattr(state, "ping_batcher", None) is None:
-            return None  # not started yet
+        request = _read_target(self.parser, self.url)
+        if request is None:
+            return None
+        headers = _read_plain_headers(self.headers)
+        if headers is None:
+            return None
+        method, target, rid = request
+        agent, forwarded = headers
         parser = self.parser
-        method = parser.get_method()
-        if method not in _METHODS or parser.should_upgrade():
-            return None
-        url = httptools.parse_url(self.url)
-        match = _FAST_PATH.fullmatch(url.path)
-        if match is None or match.group(1).startswith(b"run/"):
-            return None
-        try:
-            target = parse_target(match.group(1).decode("ascii"))
-            query = url.query
-            params = dict(parse_qsl(query.decode("latin-1"), keep_blank_values=True)) \
-                if query else {}
-            rid = parse_rid(params.get("rid"))
-        except BadPing:
-            return None  # a 400, answered by the route
-        if target is None or "create" in params:
-            return None
-        if any(name == b"transfer-encoding" for name, _ in self.headers):
-            return None
-        declared, agent, forwarded = read_headers(self.headers)
-        if declared is None and any(name == b"content-length" for name, _ in self.headers):
-            return None  # a length that is not a number: the route's rule
-        if declared is not None and declared > FAST_BODY_MAX:
-            return None
         keep_alive = parser.get_http_version() != "1.0" and parser.should_keep_alive()
-        return _FastPing(self, state, target, rid, method.decode("ascii"), agent, forwarded,
-                         keep_alive)
+        return _FastPing(self, context, target, rid, method, agent, forwarded, keep_alive)
+
+    def _may_answer(self) -> bool:
+        """Whether this connection lets the fast path answer now: no request before it still
+        unanswered (uvicorn keeps pipelined answers in order), no ``Expect: 100-continue``,
+        no ``limit_concurrency``."""
+        cycle = self.cycle
+        return (cycle is None or cycle.response_complete) and not self.expect_100_continue \
+            and self.limit_concurrency is None

@@ -29,6 +29,7 @@ from core.monitors.batcher import PingBatcher
 
 Team = dict[str, Any]
 RID = "0b7e2d5e-4f8a-4c1e-9a57-3d2f1c0e8b6a"
+RID2 = "7c1d9e40-2b3a-4f5e-8d6c-1a2b3c4d5e6f"
 
 
 class _Counting:
@@ -113,6 +114,14 @@ def _requests(token: str, key: str, slug: str) -> list[tuple[bytes, int, int]]:
         (get(f"/ping/{token}/log", method="POST", body=b"a line"), 1, 0),
         (get(f"/v1/ping/{token}/"), 1, 0),
         (get(f"/ping/{token}?x=1&rid="), 1, 1),  # ?rid= empty: 400 from the route
+        # a repeated rid: the last one counts on both paths (parse_qsl into a dict)
+        (get(f"/ping/{token}/start?rid=not-a-uuid&rid={RID}"), 1, 0),
+        (get(f"/ping/{token}?rid={RID2}&rid={RID}"), 1, 0),
+        (get(f"/ping/{token}/start?rid={RID}&rid={RID2}"), 1, 0),
+        (get(f"/ping/{token}/fail?rid={RID2}&rid={RID}"), 1, 0),
+        (get(f"/ping/{token}?rid={RID}&rid=not-a-uuid"), 1, 1),  # the last is bad: 400
+        (get(f"/ping/{token}?rid={RID}&rid="), 1, 1),  # the last is empty: 400
+        (get(f"/ping/{token}?rid=%30{RID[1:]}"), 1, 0),  # escaped, decoded on both
         (get(f"/ping/{token}/256"), 1, 1),  # 400 from the route
         (get(f"/ping/{token}/nope"), 1, 1),  # 404 from the route
         (get(f"/ping/{unknown}"), 1, 0),  # a well-formed unknown token: 404
