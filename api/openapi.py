@@ -110,23 +110,40 @@ def error_statuses(method: str, operation: Operation) -> list[int]:
     With ``?as_of=`` (a past view, docs/ledger.md): 410.
     """
     params = [p for p in operation.parameters or [] if isinstance(p, Parameter)]
-    path = [p for p in params if p.param_in == "path"]
-    checked_in_handler = [p for p in path if not (isinstance(p.schema, Schema)
-                                                  and p.schema.format == "uuid")]
+    return sorted([400, 401, 503, *_input_statuses(operation, params),
+                   *_write_statuses(method), *_object_statuses(method, params)])
+
+
+def _checked_in_handler(params: list[Parameter]) -> list[Parameter]:
+    """The path parameters the route itself checks (not UUIDs, which Litestar checks)."""
+    return [p for p in params if p.param_in == "path" and not (
+        isinstance(p.schema, Schema) and p.schema.format == "uuid")]
+
+
+def _input_statuses(operation: Operation, params: list[Parameter]) -> list[int]:
+    """415 with a body; 422 with a body, a query parameter or a path parameter the route
+    checks."""
     has_body = operation.request_body is not None
-    write = method.upper() not in READ_METHODS
-    statuses = [400, 401, 503]
-    if has_body:
-        statuses += [415]
-    if write:
-        statuses += [403, 409]
-    if path and (method.upper() != "PUT" or len(checked_in_handler) < len(path)):
-        statuses.append(404)
-    if has_body or checked_in_handler or any(p.param_in == "query" for p in params):
+    statuses = [415] if has_body else []
+    if has_body or _checked_in_handler(params) or any(p.param_in == "query" for p in params):
         statuses.append(422)
+    return statuses
+
+
+def _write_statuses(method: str) -> list[int]:
+    """403 and 409 for a write (not GET, HEAD, OPTIONS)."""
+    return [] if method.upper() in READ_METHODS else [403, 409]
+
+
+def _object_statuses(method: str, params: list[Parameter]) -> list[int]:
+    """404 with a path parameter, except a ``PUT`` by name only; 410 with ``?as_of=``."""
+    path = [p for p in params if p.param_in == "path"]
+    statuses = []
+    if path and (method.upper() != "PUT" or len(_checked_in_handler(params)) < len(path)):
+        statuses.append(404)
     if any(p.param_in == "query" and p.name == "as_of" for p in params):
         statuses.append(410)
-    return sorted(statuses)
+    return statuses
 
 
 def _text(description: str, example: str) -> OpenAPIResponse:

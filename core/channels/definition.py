@@ -101,6 +101,9 @@ def _normalize_recipients(value: Any, errors: FieldErrors) -> list[str]:
 
 
 def _normalize_smtp(value: Any, errors: FieldErrors) -> dict[str, Any] | None:
+    """An e-mail channel's ``smtp`` object with its defaults filled (``security``
+    ``starttls``, the security's port), or ``None`` when absent; its problems go to
+    ``errors`` under ``smtp.<field>``."""
     if value is None:
         return None
     if not isinstance(value, dict):
@@ -111,26 +114,46 @@ def _normalize_smtp(value: Any, errors: FieldErrors) -> dict[str, Any] | None:
     out: dict[str, Any] = {k: value.get(k) for k in SMTP_FIELDS}
     if not isinstance(out["host"], str) or not _HOST.fullmatch(out["host"]):
         errors.add("smtp.host", "is required: a host name or address")
-    if out["security"] in (None, ""):
-        out["security"] = "starttls"
-    elif out["security"] not in SMTP_SECURITIES:
+    out["security"] = _smtp_security(out["security"], errors)
+    out["port"] = _smtp_port(out["port"], out["security"], errors)
+    _check_smtp_login(out, errors)
+    return out
+
+
+def _smtp_security(security: Any, errors: FieldErrors) -> str:
+    """``smtp.security``: one of :data:`SMTP_SECURITIES`, ``starttls`` when absent (or wrong,
+    so that the port's default still reads)."""
+    if security in (None, ""):
+        return "starttls"
+    if security not in SMTP_SECURITIES:
         errors.add("smtp.security", f"must be one of {', '.join(SMTP_SECURITIES)}")
-        out["security"] = "starttls"
-    port = out["port"] if out["port"] is not None else SMTP_DEFAULT_PORTS[out["security"]]
+        return "starttls"
+    return str(security)
+
+
+def _smtp_port(port: Any, security: str, errors: FieldErrors) -> Any:
+    """``smtp.port``: 1 to 65535, the security's default when absent."""
+    if port is None:
+        port = SMTP_DEFAULT_PORTS[security]
     if isinstance(port, float) and port.is_integer():  # 587.0 is an integer, as JSON Schema
         port = int(port)
     if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
         errors.add("smtp.port", "must be an integer between 1 and 65535")
-    out["port"] = port
-    if out["username"] is not None and (not isinstance(out["username"], str)
-                                        or not 1 <= len(out["username"]) <= MAX_SMTP_USERNAME):
+    return port
+
+
+def _check_smtp_login(smtp: dict[str, Any], errors: FieldErrors) -> None:
+    """``smtp.username``, ``smtp.password_secret`` (a team secret's name) and ``smtp.from``,
+    each optional."""
+    username = smtp["username"]
+    if username is not None and (not isinstance(username, str)
+                                 or not 1 <= len(username) <= MAX_SMTP_USERNAME):
         errors.add("smtp.username", f"must be a string of 1 to {MAX_SMTP_USERNAME} characters")
-    if out["password_secret"] is not None:
-        _check_secret_name(out["password_secret"], "smtp.password_secret", errors)
-    if out["from"] is not None and (not isinstance(out["from"], str)
-                                    or not _EMAIL.fullmatch(out["from"])):
+    if smtp["password_secret"] is not None:
+        _check_secret_name(smtp["password_secret"], "smtp.password_secret", errors)
+    sender = smtp["from"]
+    if sender is not None and (not isinstance(sender, str) or not _EMAIL.fullmatch(sender)):
         errors.add("smtp.from", "is not an e-mail address")
-    return out
 
 
 def normalize_channel(fields: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
