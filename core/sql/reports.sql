@@ -102,9 +102,6 @@ ORDER BY started_at;
 -- name: projection_lag
 -- Seconds since the next event the read models have not applied yet (in the projector's
 -- (tx_id, global_position) order) was recorded, 0 when none, by the database's clock
--- (docs/operations.md, "Read replica"); the same index walk as projection_events_after.
-SELECT coalesce(extract(epoch FROM clock_timestamp() - (
-    SELECT e.recorded_at FROM events e
-    WHERE (e.tx_id, e.global_position) > (%(tx_id)s::xid8, %(position)s::bigint)
-    ORDER BY e.tx_id, e.global_position
-    LIMIT 1)), 0)::float8 AS lag_seconds;
+-- (docs/operations.md, "Read replica"); the same index walk as projection_events_after, planned
+-- once per server process (the function of migration 0040).
+SELECT lag_seconds FROM projection_lag_seconds(%(tx_id)s::xid8, %(position)s::bigint);

@@ -82,7 +82,7 @@ def _function_plan(conn: psycopg.Connection, function: str, names: tuple[str, ..
     ``EXPLAIN`` of the function's call shows a Function Scan only, so its statement (from
     ``pg_proc.prosrc``, each ``function.name`` made a parameter) is prepared with the function's
     ``SET`` clause (``proconfig``) and explained with ``values``: the plan the function keeps
-    (migrations 0035, 0036, 0039).
+    (migrations 0035, 0036, 0039, 0040).
     """
     source, config, types = conn.execute(
         "SELECT prosrc, proconfig, proargtypes::regtype[]::text[] FROM pg_proc "
@@ -157,8 +157,8 @@ async def test_hot_statements_use_indexes_on_never_analyzed_tables(
                 "stream_id": job[0], "team_id": job[1], "after_version": 0, "limit": 1000}),
             "monitor_ping_list": _function_plan(conn, "monitor_ping_list", (
                 "monitor", "team", "before_version", "lim"), (one, job[1], None, 50)),
-            "projection_lag": _plan(conn, Q["projection_lag"], {
-                "tx_id": last[0], "position": last[1] - 10}),
+            "projection_lag": _function_plan(conn, "projection_lag_seconds", (
+                "after_tx", "after_position"), (last[0], last[1] - 10)),
             "run_finish_many": _plan(conn, Q["run_finish_many"], {
                 "ids": [uuid.uuid4()], "lease_tokens": [uuid.uuid4()], "statuses": ["failed"],
                 "finished_at": [DAY], "available_at": [None], "started_at": [DAY],
