@@ -101,11 +101,6 @@ class ClaimedMonitor:
     def from_row(cls, row: Mapping[str, Any]) -> ClaimedMonitor:
         return cls(**{f: row[f] for f in _CLAIMED})
 
-    def as_row(self) -> dict[str, Any]:
-        """The columns by name, as :func:`core.monitors.tolerance.count` reads a monitor (it
-        takes the ping statement's rows too)."""
-        return {f: getattr(self, f) for f in _CLAIMED}
-
 
 _CLAIMED = tuple(f.name for f in dataclasses.fields(ClaimedMonitor))
 
@@ -295,7 +290,7 @@ async def apply_decisions(conn: psycopg.AsyncConnection,
         # time only ever takes a monitor down, never back up from down (status_at): a failure
         if alert_for(m.status, d.status) and m.id in applied and m.channels:
             reason = d.event[1] if d.event else {}
-            await count(conn, m.as_row(), "failure", now, status_before=m.status,
+            await count(conn, m, "failure", now, status_before=m.status,
                         slot_at=reason.get("expected_at") or now, reason=reason,
                         last_ping=_last_ping(m.last_ping_at, m.last_start_at),
                         max_attempts=max_attempts)

@@ -42,7 +42,7 @@ from core.clock import rfc3339
 from core.db import open_pool
 from core.monitors.rules import ping_outcome
 from core.monitors.slugs import SLUG_PATTERN
-from core.monitors.tolerance import count
+from core.monitors.tolerance import CountedMonitor, count
 from core.notifications.outbox import DEFAULT_MAX_ATTEMPTS
 from core.queries import Q
 from core.teams import PING_KEY_PATTERN
@@ -318,8 +318,8 @@ async def _record_alerting(conn: psycopg.AsyncConnection, pings: Sequence[tuple[
             row = monitors[key]
             reason = _down_reason(ping, action, result.duration_ms,
                                   row["min_duration"]) if outcome == "failure" else None
-            await count(conn, row, outcome, at, status_before=before, slot_at=at,
-                        reason=reason, last_ping=_last_ping(ping, at),
+            await count(conn, CountedMonitor.from_row(row), outcome, at, status_before=before,
+                        slot_at=at, reason=reason, last_ping=_last_ping(ping, at),
                         down_since=row["down_since"], max_attempts=max_attempts)
     return statuses
 

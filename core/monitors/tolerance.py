@@ -19,9 +19,12 @@ comes back.
 
 from __future__ import annotations
 
+import dataclasses
+import uuid
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import psycopg
 
@@ -32,6 +35,63 @@ from core.monitors.rules import next_miss
 from core.notifications.outbox import DEFAULT_MAX_ATTEMPTS, enqueue_monitor_alert
 from core.queries import Q
 from core.stored import schedule_problem
+
+
+class Tolerant(Protocol):
+    """What :func:`count` reads of a monitor: who to tell (``id``, ``team_id``, ``name``,
+    ``channels``, ``realert_every`` in seconds), its schedule (``schedule``, ``timezone``,
+    ``created_at``, ``grace_seconds`` in seconds: the next slot it may miss) and its
+    thresholds. The checker's :class:`core.monitors.checker.ClaimedMonitor` is one; the rows
+    of the ping's and the re-alert's locks are read as :class:`CountedMonitor`."""
+
+    @property
+    def id(self) -> uuid.UUID: ...
+    @property
+    def team_id(self) -> uuid.UUID: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def channels(self) -> Sequence[uuid.UUID]: ...
+    @property
+    def realert_every(self) -> int | None: ...
+    @property
+    def schedule(self) -> str: ...
+    @property
+    def timezone(self) -> str: ...
+    @property
+    def created_at(self) -> datetime: ...
+    @property
+    def grace_seconds(self) -> int: ...
+    @property
+    def alert_after_failures(self) -> int: ...
+    @property
+    def recover_after_successes(self) -> int: ...
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CountedMonitor:
+    """A :class:`Tolerant` monitor read from a locked ``monitors`` row
+    (``monitor_lock_for_ping_alerts``, ``monitor_lock_for_realert``, core/sql/monitors.sql)."""
+
+    id: uuid.UUID
+    team_id: uuid.UUID
+    name: str
+    channels: list[uuid.UUID]
+    realert_every: int | None
+    schedule: str
+    timezone: str
+    created_at: datetime
+    grace_seconds: int
+    alert_after_failures: int
+    recover_after_successes: int
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> CountedMonitor:
+        """The value of a row holding at least these columns (more are ignored)."""
+        return cls(**{f: row[f] for f in _COUNTED})
+
+
+_COUNTED = tuple(f.name for f in dataclasses.fields(CountedMonitor))
 
 
 @dataclass(frozen=True)
@@ -65,14 +125,13 @@ async def read_counted(conn: psycopg.AsyncConnection, monitor_id: Any, status_be
     return counted(await cur.fetchone(), status_before)
 
 
-def _miss_after(monitor: dict[str, Any], slot_at: datetime
-                ) -> tuple[datetime, datetime] | None:
-    schedule, _ = schedule_problem(cached_schedule, monitor["schedule"], monitor["timezone"],
-                                   monitor["created_at"])
-    return None if schedule is None else next_miss(schedule, monitor["grace_seconds"], slot_at)
+def _miss_after(monitor: Tolerant, slot_at: datetime) -> tuple[datetime, datetime] | None:
+    schedule, _ = schedule_problem(cached_schedule, monitor.schedule, monitor.timezone,
+                                   monitor.created_at)
+    return None if schedule is None else next_miss(schedule, monitor.grace_seconds, slot_at)
 
 
-async def count(conn: psycopg.AsyncConnection, monitor: dict[str, Any],
+async def count(conn: psycopg.AsyncConnection, monitor: Tolerant,
                 outcome: Literal["failure", "success"], at: datetime, *, status_before: str,
                 slot_at: datetime | None = None, reason: dict[str, Any] | None = None,
                 last_ping: dict[str, Any] | None, down_since: datetime | None = None,
@@ -81,9 +140,7 @@ async def count(conn: psycopg.AsyncConnection, monitor: dict[str, Any],
     caller's transaction (which holds the monitor's row lock).
 
     Args:
-        monitor: ``id``, ``team_id``, ``name``, ``channels``, ``realert_every``,
-            ``schedule``, ``timezone``, ``created_at``, ``grace_seconds``,
-            ``alert_after_failures``, ``recover_after_successes``.
+        monitor: what the count reads of it (:class:`Tolerant`).
         outcome: ``failure`` or ``success`` (:func:`core.monitors.rules.ping_outcome`).
         status_before: the monitor's status before the ping or decision.
         slot_at: for a failure, the slot it fills (the failed ping's instant, or the expected
@@ -96,12 +153,12 @@ async def count(conn: psycopg.AsyncConnection, monitor: dict[str, Any],
     Returns:
         ``down`` or ``up`` when an alert was queued, else ``None``.
     """
-    state = await read_counted(conn, monitor["id"], status_before)
+    state = await read_counted(conn, monitor.id, status_before)
     streak, alert = tolerate(state.streak, outcome,
-                             alert_after=monitor["alert_after_failures"],
-                             recover_after=monitor["recover_after_successes"])
+                             alert_after=monitor.alert_after_failures,
+                             recover_after=monitor.recover_after_successes)
     since = state.failing_since or down_since or at
-    every = monitor["realert_every"]
+    every = monitor.realert_every
     if alert == "recovery":
         await _queue(conn, monitor, "up", since, at, last_ping, None, max_attempts)
         return "up"
@@ -112,7 +169,7 @@ async def count(conn: psycopg.AsyncConnection, monitor: dict[str, Any],
                     None)
         return "down"
     if streak.idle:
-        await conn.execute(Q["alert_state_monitor_clear"], {"monitor_id": monitor["id"]})
+        await conn.execute(Q["alert_state_monitor_clear"], {"monitor_id": monitor.id})
         return None
     slot: tuple[datetime | None, datetime | None] = (None, None)
     if not streak.alerted:  # failures short of the threshold: watch the next slot
@@ -126,22 +183,22 @@ async def count(conn: psycopg.AsyncConnection, monitor: dict[str, Any],
     return None
 
 
-async def _queue(conn: psycopg.AsyncConnection, monitor: dict[str, Any], event: str,
+async def _queue(conn: psycopg.AsyncConnection, monitor: Tolerant, event: str,
                  since: datetime, at: datetime, last_ping: dict[str, Any] | None,
                  reason: dict[str, Any] | None, max_attempts: int) -> None:
     await enqueue_monitor_alert(
-        conn, team_id=monitor["team_id"], monitor_id=monitor["id"],
-        monitor_name=monitor["name"], channel_ids=monitor["channels"], event=event,
-        since=since, last_ping=last_ping, now=at, realert_every=monitor["realert_every"],
+        conn, team_id=monitor.team_id, monitor_id=monitor.id,
+        monitor_name=monitor.name, channel_ids=monitor.channels, event=event,
+        since=since, last_ping=last_ping, now=at, realert_every=monitor.realert_every,
         max_attempts=max_attempts, hold=held_alerts, reason=reason)
 
 
-async def _save(conn: psycopg.AsyncConnection, monitor: dict[str, Any], streak: Streak,
+async def _save(conn: psycopg.AsyncConnection, monitor: Tolerant, streak: Streak,
                 since: datetime, realert: datetime | None,
                 slot: tuple[datetime | None, datetime | None] | None) -> None:
     slot_at, miss_at = slot or (None, None)
     await conn.execute(Q["alert_state_monitor_count"], {
-        "monitor_id": monitor["id"], "team_id": monitor["team_id"], "since": since,
+        "monitor_id": monitor.id, "team_id": monitor.team_id, "since": since,
         "failures": streak.failures, "successes": streak.successes,
         "next_realert_at": realert, "next_miss_at": miss_at, "miss_slot_at": slot_at})
 
@@ -162,12 +219,13 @@ async def count_misses(conn: psycopg.AsyncConnection, now: datetime, *, limit: i
     handled = 0
     for row in await cur.fetchall():
         cur = await conn.execute(Q["monitor_lock_for_realert"], {"id": row["monitor_id"]})
-        monitor = await cur.fetchone()
-        if monitor is None:
+        locked = await cur.fetchone()
+        if locked is None:
             continue  # a ping or command holds it: next time
         handled += 1
-        if monitor["status"] != "down":  # it came back without being counted: forget
-            await conn.execute(Q["alert_state_monitor_clear"], {"monitor_id": monitor["id"]})
+        monitor = CountedMonitor.from_row(locked)
+        if locked["status"] != "down":  # it came back without being counted: forget
+            await conn.execute(Q["alert_state_monitor_clear"], {"monitor_id": monitor.id})
             continue
         miss_at, expected = row["next_miss_at"], row["miss_slot_at"]
         while miss_at is not None and miss_at <= now:
@@ -176,7 +234,7 @@ async def count_misses(conn: psycopg.AsyncConnection, now: datetime, *, limit: i
                                 reason={"reason": "missed", "expected_at": expected,
                                         "deadline": miss_at})
             cur = await conn.execute(Q["alert_state_monitor_streak"],
-                                     {"monitor_id": monitor["id"]})
+                                     {"monitor_id": monitor.id})
             current = await cur.fetchone()
             following = None if alert or current is None else current["next_miss_at"]
             miss_at = following if following is not None and following > miss_at else None
