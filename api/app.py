@@ -14,6 +14,7 @@ from litestar.openapi.spec import Components, SecurityScheme
 from litestar.routes import HTTPRoute
 
 from api.bodies import strict_json_body
+from api.controllers.advice import AdviceController
 from api.controllers.alerts import AlertController
 from api.controllers.apikeys import ApiKeyController
 from api.controllers.apply import ApplyController
@@ -142,8 +143,8 @@ def create_app(dsn: str, settings: Settings, clock: Clock | None = None, *,
                         ReportController, ping_mount, preview, peaks, healthz, readyz, metrics,
                         TeamController, badge, team_metrics, own_team_metrics, v3_router,
                         MaintenanceController, parse_schedule_route, LedgerController,
-                        ApplyController, AlertController, StatusPageController, ui_router(),
-                        assets_router()],
+                        AdviceController, ApplyController, AlertController,
+                        StatusPageController, ui_router(), assets_router()],
         dependencies={
             "pool": Provide(provide_pool),
             "read_pool": Provide(provide_read_pool),

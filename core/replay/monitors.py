@@ -54,7 +54,7 @@ from core.monitors.checker import BrokenMonitor, decide
 from core.monitors.definition import cached_schedule
 from core.monitors.rules import alert_for, next_miss, ping, ping_outcome, timing, too_short
 from core.monitors.state import STATUS_AFTER, MonitorState, evolve
-from core.replay.compare import incidents, listed, summary
+from core.replay.compare import Incident, incidents, listed, summary
 from core.replay.dependencies import Outages, hold, outages
 from core.replay.maintenance import Maintenance, recorded_and_proposed
 from core.replay.proposal import Proposal, monitor_proposal
@@ -226,7 +226,7 @@ class Timeline:
             if self.miss is not None and self.miss[1] <= deadline:
                 self.miss = None  # never spin
 
-    def answer(self, end: datetime) -> tuple[dict[str, Any], list[Any]]:
+    def answer(self, end: datetime) -> tuple[dict[str, Any], list[Incident]]:
         self.release(end)
         transitions, cut_t = listed(self.transitions, MAX_LISTED)
         alerts, cut_a = listed(self.alerts, MAX_LISTED)
@@ -398,19 +398,24 @@ class Replayer:
         timeline.seed(status, last_alert, self.start, counted)
         self.run = Replay(prior, self.proposal, self.start, timeline)
 
-    def answer(self) -> dict[str, Any]:
-        """``{"simulated": side, "actual": side, "summary": {...}}``, each side
-        ``{"transitions", "alerts", "truncated"}`` (:func:`transition`; alerts ``{"at",
-        "event": down|up, "reason", "maintenance": suppressed|released|None}``); the summary
-        is :func:`core.replay.compare.summary`."""
+    def sides(self) -> tuple[tuple[dict[str, Any], list[Incident]],
+                             tuple[dict[str, Any], list[Incident]]]:
+        """``((simulated, its incidents), (actual, its incidents))`` once every event was fed,
+        each side ``{"transitions", "alerts", "truncated"}`` (:func:`transition`; alerts
+        ``{"at", "event": down|up, "reason", "maintenance": suppressed|released|None}``), its
+        incidents those of :func:`core.replay.compare.incidents`. Call it once."""
         if self.run is None:
             self._begin()
         run = self.run
         assert run is not None
         run.advance(self.end)
         self.recorded.misses(self.end, self.state)
-        simulated, proposed = run.timeline.answer(self.end)
-        actual, happened = self.recorded.answer(self.end)
+        return run.timeline.answer(self.end), self.recorded.answer(self.end)
+
+    def answer(self) -> dict[str, Any]:
+        """``{"simulated": side, "actual": side, "summary": {...}}`` (:meth:`sides`); the
+        summary is :func:`core.replay.compare.summary`."""
+        (simulated, proposed), (actual, happened) = self.sides()
         return {"simulated": simulated, "actual": actual, "summary": summary(proposed, happened)}
 
 

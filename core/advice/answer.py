@@ -1,0 +1,162 @@
+"""The advisor's answer as typed values (docs/advice.md, *The routes*): what each suggestion
+says, and what it would have changed over the window by the what-if replay."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Protocol
+
+from core.advice.rules import Judged, Trial, Verdict, choose
+from core.replay.compare import Incident
+
+
+@dataclass(frozen=True)
+class Outage:
+    """A real outage of the window (:mod:`core.advice.rules`): from its first alert to its
+    end (the window's end when ``open``), UTC."""
+
+    start: datetime
+    end: datetime
+    open: bool
+
+
+@dataclass(frozen=True)
+class WhatIf:
+    """The current value and the suggestion side by side over the window: incidents each opens
+    (``*_alerts``: ``down`` / ``failed`` alerts that were not held; ``too_long`` counted for a
+    job's ``max_duration``), the real outages and how many each alerts on, the false alarms of
+    each and how many the suggestion avoids."""
+
+    current_alerts: int
+    suggested_alerts: int
+    real_outages: int
+    outages_alerted_current: int
+    outages_alerted_suggested: int
+    false_alarms_current: int
+    false_alarms_suggested: int
+    false_alarms_avoided: int
+    outages: list[Outage] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    """One suggested change: ``field`` from ``current`` to ``suggested`` (seconds, counts or a
+    schedule, as the PATCH body takes them: ``change`` is that body), the ``reason`` with the
+    observed figures, and ``what_if``."""
+
+    field: str
+    current: Any
+    suggested: Any
+    reason: str
+    what_if: WhatIf
+    change: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Kept:
+    """A field the advisor looked at and would not change, and why."""
+
+    field: str
+    current: Any
+    reason: str
+
+
+@dataclass(frozen=True)
+class Advice:
+    """``GET /v1/{monitors,jobs}/{id}/advice``: the subject, the window ``[from_, to]`` of
+    ``days`` days, how many check-ins or final runs it holds (``observations``), the
+    suggestions and the fields kept; ``insufficient`` says why nothing is suggested when the
+    history is too short (then both lists are empty)."""
+
+    subject: str
+    id: uuid.UUID
+    from_: datetime
+    to: datetime
+    days: int
+    observations: int
+    insufficient: str | None
+    suggestions: list[Suggestion] = field(default_factory=list)
+    kept: list[Kept] = field(default_factory=list)
+
+
+def what_if(verdict: Verdict, suggested: Judged) -> WhatIf:
+    """The :class:`WhatIf` of ``suggested`` next to the verdict's current value."""
+    now = verdict.current
+    return WhatIf(
+        current_alerts=now.trial.alerts, suggested_alerts=suggested.trial.alerts,
+        real_outages=len(verdict.outages), outages_alerted_current=now.caught,
+        outages_alerted_suggested=suggested.caught, false_alarms_current=now.false_alarms,
+        false_alarms_suggested=suggested.false_alarms,
+        false_alarms_avoided=max(0, now.false_alarms - suggested.false_alarms),
+        outages=[Outage(o.start, o.end, o.open) for o in verdict.outages])
+
+
+def verdict_text(verdict: Verdict, shown: Any, noun: str = "false alarm") -> str:
+    """The rule's outcome in words: ``shown`` (the chosen value as said) against the current
+    one, with the counts (of ``noun``: false alarms, or flaps)."""
+    now, chosen = verdict.current, verdict.chosen
+    total = len(verdict.outages)
+    return (f"over the window {total} real outage{'s' if total != 1 else ''}: the current "
+            f"value alerts on {now.caught} with {now.false_alarms} {noun}"
+            f"{'s' if now.false_alarms != 1 else ''}, {shown} on {chosen.caught} with "
+            f"{chosen.false_alarms}")
+
+
+def examined(field_name: str, verdict: Verdict, observed: str, show: Any = str,
+             noun: str = "false alarm") -> Suggestion | Kept:
+    """A field the rule judged: a :class:`Suggestion` when the verdict's winner is not the
+    current value, else :class:`Kept`; ``observed`` (the figures read) opens the reason and
+    ``show`` writes a value in it."""
+    current, chosen = verdict.current.trial.value, verdict.chosen.trial.value
+    text = f"{observed}; {verdict_text(verdict, show(chosen), noun)}"
+    if chosen == current:
+        return Kept(field_name, current, f"{text}: the current value already alerts on every "
+                                         f"real outage with the fewest {noun}s")
+    return Suggestion(field_name, current, chosen, text, what_if(verdict, verdict.chosen),
+                      {field_name: chosen})
+
+
+def compared(field_name: str, verdict: Verdict, suggested: Any, reason: str) -> Suggestion:
+    """A suggestion made by a rule of its own (a run-time bound, a schedule), with the
+    verdict's judgement of ``suggested`` (one of its trials) next to the current value."""
+    [judged] = [j for j in verdict.judged if j.trial.value == suggested]
+    return Suggestion(field_name, verdict.current.trial.value, suggested, reason,
+                      what_if(verdict, judged), {field_name: suggested})
+
+
+class Trials(Protocol):
+    """What replays a subject's history under one changed field (a monitor's or a job's)."""
+
+    def trials(self, field_name: str, values: Sequence[Any]) -> list[Trial]: ...
+
+    def real(self, incident: Incident) -> bool: ...
+
+    def flapped(self, previous: Incident, incident: Incident) -> bool: ...
+
+
+def bound(runs: Trials, name: str, current: int | None, suggested: int | None, seen: str,
+          extreme: float) -> Suggestion | Kept:
+    """A run-time bound ``name`` (``max_duration`` or ``min_duration``, seconds) against the
+    one :func:`core.advice.rules.duration_bounds` gives: kept when the current bound flags no
+    good run (``extreme``: the longest or the shortest, seconds) and is within a factor of two
+    of the suggestion, or when there is no suggestion; else suggested, with the replay of
+    both."""
+    above = name == "max_duration"
+    fits = current is not None and suggested is not None and (
+        extreme < current <= 2 * suggested if above else suggested / 2 <= current <= extreme)
+    if suggested is None or current == suggested or fits:
+        why = "no good run was slow enough to tell a quick run from an empty one" \
+            if suggested is None else "the current bound flags no good run"
+        return Kept(name, current, f"{seen}: {why}")
+    # most sensitive first: the smaller maximum, the larger minimum (no bound: the least)
+    order = sorted([current, suggested], key=lambda v: (v is None, v if above else -(v or 0)))
+    trials = runs.trials(name, order)
+    if len(trials) < 2:
+        return Kept(name, current, f"{seen}: {suggested} s is refused by the definition rules")
+    verdict = choose(trials, current, runs.real)
+    rule = ("the longest good run plus half of it, in whole minutes" if above
+            else "half the shortest good run, in whole seconds")
+    return compared(name, verdict, suggested, f"{seen}; suggested: {rule}")

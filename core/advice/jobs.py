@@ -1,0 +1,174 @@
+"""The advisor for a job (docs/advice.md): its final runs over the last days, each candidate
+replayed with the job replay (:func:`core.replay.jobs.replay`, :func:`core.replay.jobs.side`),
+judged by :func:`core.advice.rules.choose`.
+
+Fields examined: ``alert_after_failures`` (1 to :data:`TOLERANCES`) and
+``recover_after_successes`` (1 to :data:`RECOVERIES`), each with the others as they are;
+``max_duration`` and ``min_duration`` from the durations of the runs that succeeded (or failed
+only for being too short) when there are at least
+:data:`~core.advice.rules.MIN_OBSERVATIONS` (:func:`core.advice.rules.duration_bounds`).
+Every replay uses the recorded maintenance windows and the recorded outages of the job's
+parents, as ``POST /v1/jobs/{id}/simulate`` does.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from psycopg_pool import AsyncConnectionPool
+
+from core import streams
+from core.actor import Actor
+from core.advice.answer import Advice, Kept, Suggestion, bound, examined
+from core.advice.rules import (
+    MIN_OBSERVATIONS,
+    Trial,
+    choose,
+    duration_bounds,
+    figures,
+    is_real,
+    reopened,
+)
+from core.alerting import MAX_RUN_SECONDS
+from core.errors import InvalidInput, NotFound
+from core.history.streams import JOB, events_until
+from core.jobs.state import JobState, evolve
+from core.queries import Q
+from core.replay.compare import Incident
+from core.replay.dependencies import Outages, outages
+from core.replay.jobs import replay, side, skipped, slot_alerts
+from core.replay.maintenance import Maintenance, recorded_and_proposed
+from core.replay.proposal import Proposal, job_proposal
+from core.runs.bounds import TOO_SHORT
+from core.schedule import Schedule, cached_schedule
+from core.stored import schedule_problem
+
+TOLERANCES = 4
+RECOVERIES = 3
+PROBLEMS = ("failed", "too_long")  # the alerts a trial counts
+
+
+@dataclass(frozen=True)
+class JobHistory:
+    """What the job advisor reads: the job's stream (version order), the final runs from the
+    replay's warm-up on (``ledger_job_finals`` rows), the slots not run, the recorded
+    maintenance windows and parents' outages."""
+
+    job_events: list[dict[str, Any]]
+    finals: list[dict[str, Any]]
+    not_run: list[dict[str, Any]]
+    maintenance: Maintenance | None
+    parents: Outages | None
+
+
+def _timed(row: dict[str, Any]) -> float | None:
+    """A final run's duration in seconds when it reported success (succeeded, or failed only
+    for being too short), else ``None``."""
+    data = row["data"]
+    good = row["event_type"] == "run.succeeded" or data.get("error_class") == TOO_SHORT
+    ms = data.get("duration_ms")
+    return ms / 1000 if good and ms is not None else None
+
+
+class _Trials:
+    """Replays of the job's final runs under one proposal each."""
+
+    def __init__(self, history: JobHistory, latest: JobState, start: datetime,
+                 end: datetime, now: datetime) -> None:
+        self.history, self.latest = history, latest
+        self.start, self.end, self.now = start, end, now
+        self.schedule: Schedule | None = schedule_problem(
+            cached_schedule, latest.schedule, latest.timezone, latest.anchor_at)[0]
+
+    def trial(self, field_name: str, value: Any) -> Trial | None:
+        try:
+            proposal = Proposal() if value == getattr(self.latest, field_name) else \
+                job_proposal({field_name: value}, self.now, self.latest.definition())
+        except InvalidInput:
+            return None
+        history = self.history
+        kept, _ = skipped(history.finals, history.maintenance)
+        alerts = replay(history.job_events, kept, proposal, self.start, history.maintenance,
+                        history.parents, self.end) + slot_alerts(
+            history.job_events, history.not_run, proposal, self.start, history.maintenance)
+        alerts.sort(key=lambda a: a["at"])
+        _, incidents = side(alerts, self.end)
+        said = sum(a["event"] in PROBLEMS and a.get("maintenance") != "suppressed"
+                   and a.get("dependency") != "held" for a in alerts)
+        return Trial(value, incidents, said)
+
+    def trials(self, field_name: str, values: Sequence[Any]) -> list[Trial]:
+        return [t for t in (self.trial(field_name, v) for v in values) if t is not None]
+
+    def real(self, incident: Incident) -> bool:
+        return is_real(incident, self.schedule)
+
+    def flapped(self, previous: Incident, incident: Incident) -> bool:
+        return reopened(previous, incident, self.schedule)
+
+
+def advise(history: JobHistory, latest: JobState, days: int, now: datetime) -> Advice:
+    """The advice for a job whose recorded history is ``history`` and whose definition is
+    ``latest``, over the ``days`` days before ``now`` (docs/advice.md)."""
+    start = now - timedelta(days=days)
+    runs = [r for r in history.finals if r["occurred_at"] >= start]
+    if len(runs) < MIN_OBSERVATIONS:
+        return Advice("job", latest.id, start, now, days, len(runs),
+                      f"too little history: {len(runs)} finished runs in the last {days} "
+                      f"days, at least {MIN_OBSERVATIONS} are needed")
+    trials = _Trials(history, latest, start, now, now)
+    failed = sum(r["event_type"] == "run.failed" for r in runs)
+    seen = f"{len(runs)} finished runs in {days} days, {failed} of them failed"
+    found: list[Suggestion | Kept] = []
+    for name, top, word in (("alert_after_failures", TOLERANCES, "failed runs"),
+                            ("recover_after_successes", RECOVERIES, "good runs")):
+        current = getattr(latest, name)
+        flaps = name == "recover_after_successes"
+        verdict = choose(trials.trials(name, sorted({*range(1, top + 1), current})),
+                         current, trials.real, trials.flapped if flaps else None)
+        found.append(examined(name, verdict, seen, lambda v, w=word: f"{v} {w} in a row",
+                              "flap" if flaps else "false alarm"))
+    timed = [d for d in (_timed(r) for r in runs) if d is not None]
+    if len(timed) >= MIN_OBSERVATIONS:
+        upper, lower = duration_bounds(timed, MAX_RUN_SECONDS)
+        said = ("{n} good runs in {days} days took p50 {p50:g} s, p95 {p95:g} s, longest "
+                "{max:g} s, shortest {low:g} s").format(n=len(timed), days=days,
+                                                        low=min(timed), **figures(timed))
+        found += [bound(trials, "max_duration", latest.max_duration, upper, said, max(timed)),
+                  bound(trials, "min_duration", latest.min_duration, lower, said, min(timed))]
+    return Advice("job", latest.id, start, now, days, len(runs), None,
+                  [f for f in found if isinstance(f, Suggestion)],
+                  [f for f in found if isinstance(f, Kept)])
+
+
+async def advise_job(pool: AsyncConnectionPool, actor: Actor, job_id: uuid.UUID, days: int,
+                     now: datetime) -> Advice:
+    """``GET /v1/jobs/{id}/advice``: :func:`advise` over what the job recorded up to ``now``,
+    read as ``POST /v1/jobs/{id}/simulate`` reads it. Reads only.
+
+    Raises:
+        NotFound: no such job for this team, or a deleted one.
+    """
+    start = now - timedelta(days=days)
+    async with pool.connection() as conn:
+        job_events = await events_until(conn, JOB, job_id, actor.team_id, now)
+        latest = streams.fold(evolve, job_events)
+        if latest is None or latest.status == "deleted":
+            raise NotFound(f"job {job_id} not found")
+        params = {"job_id": job_id, "team_id": actor.team_id}
+        # the replay starts at the job's first run: a candidate recover_after_successes
+        # above 1 means a success need not end a streak (core/replay/jobs.py:counts_successes)
+        cur = await conn.execute(Q["ledger_job_finals"], {
+            **params, "from": job_events[0]["occurred_at"], "to": now})
+        finals = await cur.fetchall()
+        cur = await conn.execute(Q["ledger_job_not_run"], {**params, "from": start, "to": now})
+        not_run = await cur.fetchall()
+        _, maintenance = await recorded_and_proposed(conn, "job", job_id, actor.team_id,
+                                                     Proposal(), start, now)
+        parents = await outages(conn, actor.team_id, latest.depends_on, now)
+    return advise(JobHistory(job_events, finals, not_run, maintenance, parents), latest, days,
+                  now)

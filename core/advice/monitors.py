@@ -1,0 +1,246 @@
+"""The advisor for a monitor (docs/advice.md): its check-ins over the last days, each
+candidate replayed with :class:`core.replay.monitors.Replayer`, judged by
+:func:`core.advice.rules.choose`.
+
+Fields examined: ``grace_seconds`` (candidates from the check-ins' lateness),
+``alert_after_failures`` (1 to :data:`TOLERANCES`) and ``recover_after_successes`` (1 to
+:data:`RECOVERIES`), each with the others as they are; ``max_duration`` and ``min_duration``
+when at least :data:`~core.advice.rules.MIN_OBSERVATIONS` runs were timed (a ``/start``
+followed by its success, :func:`core.advice.rules.duration_bounds`); the ``schedule`` when the
+check-ins keep another period or offset (:mod:`core.advice.schedules`). Every replay uses the
+recorded maintenance windows and the recorded outages of the monitor's parents.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from psycopg_pool import AsyncConnectionPool
+
+from core.actor import Actor
+from core.advice.answer import Advice, Kept, Suggestion, bound, compared, examined
+from core.advice.rules import (
+    MIN_OBSERVATIONS,
+    Trial,
+    choose,
+    duration_bounds,
+    figures,
+    grace_candidates,
+    is_real,
+    reopened,
+    seconds_text,
+)
+from core.advice.schedules import Fit, offset, other_period
+from core.alerting import MAX_RUN_SECONDS
+from core.errors import InvalidInput, NotFound
+from core.history.streams import MONITOR, definition_events, stream_until
+from core.monitors.definition import MAX_GRACE_SECONDS, cached_schedule
+from core.monitors.rules import FINISHES, expected_after
+from core.monitors.state import MonitorState, evolve
+from core.replay.compare import Incident
+from core.replay.dependencies import Outages, outages
+from core.replay.maintenance import Maintenance, recorded_and_proposed
+from core.replay.monitors import Replayer
+from core.replay.proposal import Proposal, monitor_proposal
+from core.schedule import Schedule
+from core.stored import schedule_problem
+
+TOLERANCES = 4  # alert_after_failures candidates: 1 to this
+RECOVERIES = 3  # recover_after_successes candidates: 1 to this
+
+
+@dataclass(frozen=True)
+class CheckIn:
+    """A success or failure ping in the window: when, its effective kind (``success`` or
+    ``fail``), its lateness (seconds after the instant the rules expected it,
+    :func:`core.monitors.rules.expected_after`; negative when early, ``None`` for the first
+    ping or while paused) and, for a success paired with its ``/start``, the run's duration
+    in seconds."""
+
+    at: datetime
+    kind: str
+    lateness: float | None
+    duration: float | None
+
+
+def _schedule(state: MonitorState) -> Schedule | None:
+    schedule, _ = schedule_problem(cached_schedule, state.schedule, state.timezone,
+                                   state.created_at)
+    return schedule
+
+
+def check_ins(events: Sequence[dict[str, Any]], start: datetime) -> list[CheckIn]:
+    """The check-ins recorded from ``start`` on in the monitor's stream ``events`` (version
+    order), each read against the state the fold had just before it."""
+    out: list[CheckIn] = []
+    state: MonitorState | None = None
+    for event in events:
+        data = event["data"]
+        if event["event_type"] == "monitor.pinged" and state is not None \
+                and event["occurred_at"] >= start and data["kind"] in FINISHES:
+            schedule = _schedule(state)
+            expected = None if schedule is None or state.status in ("paused", "new") \
+                else expected_after(schedule, state.last_ping_at)
+            late = None if expected is None \
+                else (event["occurred_at"] - expected).total_seconds()
+            ms = data.get("duration_ms") if data["kind"] == "success" else None
+            out.append(CheckIn(event["occurred_at"], data["kind"], late,
+                               None if ms is None else ms / 1000))
+        state = evolve(state, event)
+    return out
+
+
+class _Trials:
+    """Replays of the monitor's stream under one proposal each (cached by change)."""
+
+    def __init__(self, events: Sequence[dict[str, Any]], latest: MonitorState,
+                 start: datetime, end: datetime, now: datetime,
+                 maintenance: Maintenance | None, parents: Outages | None) -> None:
+        self.events, self.latest = events, latest
+        self.start, self.end, self.now = start, end, now
+        self.maintenance, self.parents = maintenance, parents
+        self.schedule = _schedule(latest)
+        self._done: dict[tuple[str, Any], Trial] = {}
+
+    def trial(self, field_name: str, value: Any) -> Trial | None:
+        """The replay with ``{field_name: value}`` (the current value replays the recorded
+        definition); ``None`` when the definition rules refuse the value."""
+        current = getattr(self.latest, field_name)
+        key = ("", None) if value == current else (field_name, value)
+        if key not in self._done:
+            try:
+                proposal = Proposal() if value == current else monitor_proposal(
+                    {field_name: value}, self.latest.as_row(), self.now)
+            except InvalidInput:
+                return None
+            replayer = Replayer(proposal, self.start, self.end, self.maintenance,
+                                self.maintenance, (self.parents, self.parents))
+            for event in self.events:
+                replayer.feed(event)
+            (side, incidents), _ = replayer.sides()
+            alerts = sum(a["event"] == "down" and a.get("maintenance") != "suppressed"
+                         and a.get("dependency") != "held" for a in side["alerts"])
+            self._done[key] = Trial(value, incidents, alerts)
+        return dataclasses_replace(self._done[key], value)
+
+    def trials(self, field_name: str, values: Sequence[Any]) -> list[Trial]:
+        return [t for t in (self.trial(field_name, v) for v in values) if t is not None]
+
+    def real(self, incident: Incident) -> bool:
+        return is_real(incident, self.schedule)
+
+    def flapped(self, previous: Incident, incident: Incident) -> bool:
+        return reopened(previous, incident, self.schedule)
+
+
+def dataclasses_replace(trial: Trial, value: Any) -> Trial:
+    """``trial`` naming ``value`` (a cached replay of the current definition serves every
+    field's current value)."""
+    return trial if trial.value == value else Trial(value, trial.incidents, trial.alerts)
+
+
+def _grace(runs: _Trials, ins: list[CheckIn], days: int) -> Suggestion | Kept:
+    lateness = [c.lateness for c in ins if c.lateness is not None and c.kind == "success"]
+    current = runs.latest.grace_seconds
+    values = grace_candidates(lateness, current, MAX_GRACE_SECONDS)
+    verdict = choose(runs.trials("grace_seconds", values), current, runs.real)
+    late = [s for s in lateness if s > 0]
+    good = sum(c.kind == "success" for c in ins)
+    seen = (f"{good} good check-ins in {days} days, {len(late)} after the expected "
+            "instant" + (", lateness p50 {p50:g} s, p95 {p95:g} s, max {max:g} s".format(
+                **figures(late)) if late else ""))
+    return examined("grace_seconds", verdict, seen, lambda v: f"a grace of {seconds_text(v)}")
+
+
+def _tolerance(runs: _Trials, ins: list[CheckIn], days: int) -> list[Suggestion | Kept]:
+    failures = sum(c.kind == "fail" for c in ins)
+    seen = f"{len(ins)} check-ins in {days} days, {failures} of them failures"
+    out: list[Suggestion | Kept] = []
+    for name, top, word in (("alert_after_failures", TOLERANCES, "failures"),
+                            ("recover_after_successes", RECOVERIES, "good check-ins")):
+        current = getattr(runs.latest, name)
+        values = sorted({*range(1, top + 1), current})
+        flaps = name == "recover_after_successes"
+        verdict = choose(runs.trials(name, values), current, runs.real,
+                         runs.flapped if flaps else None)
+        out.append(examined(name, verdict, seen, lambda v, w=word: f"{v} {w} in a row",
+                            "flap" if flaps else "false alarm"))
+    return out
+
+
+def _durations(runs: _Trials, ins: list[CheckIn], days: int) -> list[Suggestion | Kept]:
+    timed = [c.duration for c in ins if c.duration is not None]
+    if len(timed) < MIN_OBSERVATIONS:
+        return []
+    upper, lower = duration_bounds(timed, MAX_RUN_SECONDS)
+    seen = ("{n} timed runs in {days} days took p50 {p50:g} s, p95 {p95:g} s, longest {max:g}"
+            " s, shortest {low:g} s").format(n=len(timed), days=days, low=min(timed),
+                                              **figures(timed))
+    return [bound(runs, "max_duration", runs.latest.max_duration, upper, seen, max(timed)),
+            bound(runs, "min_duration", runs.latest.min_duration, lower, seen, min(timed))]
+
+
+def _schedule_fit(runs: _Trials, ins: list[CheckIn]) -> Suggestion | None:
+    schedule = runs.schedule
+    if schedule is None:
+        return None
+    good = [c for c in ins if c.kind == "success"]
+    fit: Fit | None = other_period([c.at for c in good], schedule) or offset(
+        [c.lateness for c in good if c.lateness is not None and c.lateness >= 0], schedule)
+    if fit is None:
+        return None
+    trials = runs.trials("schedule", [runs.latest.schedule, fit.schedule])
+    if len(trials) < 2:
+        return None
+    verdict = choose(trials, runs.latest.schedule, runs.real)
+    return compared("schedule", verdict, fit.schedule, fit.reason)
+
+
+def advise(events: Sequence[dict[str, Any]], latest: MonitorState, days: int, now: datetime,
+           maintenance: Maintenance | None = None, parents: Outages | None = None) -> Advice:
+    """The advice for a monitor whose stream is ``events`` (version order, up to ``now``) and
+    whose definition is ``latest``, over the ``days`` days before ``now`` (docs/advice.md)."""
+    start = now - timedelta(days=days)
+    ins = check_ins(events, start)
+    if len(ins) < MIN_OBSERVATIONS:
+        return Advice("monitor", latest.id, start, now, days, len(ins),
+                      f"too little history: {len(ins)} check-ins in the last {days} days, "
+                      f"at least {MIN_OBSERVATIONS} are needed")
+    runs = _Trials(events, latest, start, now, now, maintenance, parents)
+    if runs.schedule is None:
+        return Advice("monitor", latest.id, start, now, days, len(ins),
+                      "the monitor's schedule no longer evaluates: repair it first")
+    found: list[Suggestion | Kept] = [_grace(runs, ins, days), *_tolerance(runs, ins, days),
+                                      *_durations(runs, ins, days)]
+    fit = _schedule_fit(runs, ins)
+    if fit is not None:
+        found.append(fit)
+    return Advice("monitor", latest.id, start, now, days, len(ins), None,
+                  [f for f in found if isinstance(f, Suggestion)],
+                  [f for f in found if isinstance(f, Kept)])
+
+
+async def advise_monitor(pool: AsyncConnectionPool, actor: Actor, monitor_id: uuid.UUID,
+                         days: int, now: datetime) -> Advice:
+    """``GET /v1/monitors/{id}/advice``: :func:`advise` over the monitor's stream as recorded
+    up to ``now``. Reads only.
+
+    Raises:
+        NotFound: no such monitor for this team, or a deleted one.
+    """
+    latest = None
+    for event in await definition_events(pool, actor, MONITOR, monitor_id):
+        latest = evolve(latest, event)
+    if latest is None or latest.status == "deleted":
+        raise NotFound(f"monitor {monitor_id} not found")
+    start = now - timedelta(days=days)
+    async with pool.connection() as conn:
+        recorded, _ = await recorded_and_proposed(conn, "monitor", monitor_id, actor.team_id,
+                                                  Proposal(), start, now)
+        parents = await outages(conn, actor.team_id, latest.depends_on, now)
+        events = [e async for e in stream_until(conn, MONITOR, monitor_id, actor.team_id, now)]
+    return advise(events, latest, days, now, recorded, parents)

@@ -1,0 +1,222 @@
+"""The advisor on generated histories with known answers (docs/advice.md): histories written
+through the real ping path, checker and worker on a frozen clock, then
+:func:`core.advice.monitors.advise_monitor` / :func:`core.advice.jobs.advise_job` must suggest
+exactly the value the rule gives, with the what-if counts of the replay; too little history
+says so; the routes' errors."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from litestar.testing import AsyncTestClient
+from psycopg_pool import AsyncConnectionPool
+
+from core.advice.answer import Advice, Suggestion
+from core.advice.jobs import advise_job
+from core.advice.monitors import advise_monitor
+from core.apikeys import create_api_key
+from core.clock import FrozenClock
+from core.monitors.checker import Checker
+from core.runs.worker import Worker
+from tests.helpers import add_job, new_actor
+from tests.monitor_helpers import add_monitor, advance, ping
+from tests.sink import Reply, Sink
+
+T0 = datetime(2026, 9, 1, 0, 0, 0, tzinfo=UTC)
+HOUR = timedelta(hours=1)
+Team = dict[str, Any]
+
+
+def _by_field(advice: Advice) -> dict[str, Suggestion]:
+    return {s.field: s for s in advice.suggestions}
+
+
+async def _pinged(pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool, checker: Checker,
+                  token: str, times: list[datetime]) -> None:
+    """Each ping at its instant, the checker run at every deadline before it (a timely one)."""
+    for at in times:
+        await advance(checker, pool, at)
+        await ping(ping_pool, token, at)
+
+
+async def test_grace_and_tolerance_of_a_monitor_with_late_check_ins_and_one_outage(
+    fresh_pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool, checker: Checker,
+) -> None:
+    actor = await new_actor(fresh_pool)
+    monitor, token = await add_monitor(fresh_pool, actor, T0, "1h", grace_seconds=60)
+    # hourly check-ins 10 s late; 5 min late at hours 5, 15, 25, 10 min late at 35 (false
+    # alarms with a minute's grace); nothing for 6 hours after hour 50 (a real outage)
+    times, at = [], T0
+    for hour in range(1, 73):
+        late = {5: 300, 15: 300, 25: 300, 35: 600}.get(hour, 10)
+        gap = HOUR * 6 + timedelta(seconds=10) if hour == 51 else HOUR + timedelta(seconds=late)
+        at += gap
+        times.append(at)
+    await _pinged(fresh_pool, ping_pool, checker, token, times)
+    now = times[-1] + timedelta(minutes=5)
+    await advance(checker, fresh_pool, now)
+
+    advice = await advise_monitor(fresh_pool, actor, monitor, 90, now)
+    assert advice.insufficient is None and advice.observations == 72
+    found = _by_field(advice)
+    assert set(found) == {"grace_seconds", "alert_after_failures"}
+    grace = found["grace_seconds"]
+    assert (grace.current, grace.suggested, grace.change) == (60, 660, {"grace_seconds": 660})
+    assert grace.reason.startswith(
+        "72 good check-ins in 90 days, 71 after the expected instant, lateness p50 10 s, "
+        "p95 300 s, max 18010 s; over the window 1 real outage: the current value alerts on "
+        "1 with 4 false alarms, a grace of 11 min on 1 with 0")
+    w = grace.what_if
+    assert (w.current_alerts, w.suggested_alerts, w.real_outages) == (5, 1, 1)
+    assert (w.outages_alerted_current, w.outages_alerted_suggested) == (1, 1)
+    assert (w.false_alarms_current, w.false_alarms_suggested, w.false_alarms_avoided) == (4, 0, 4)
+    [outage] = w.outages
+    assert outage.start == times[49] + HOUR + timedelta(seconds=60)  # its deadline
+    assert outage.end == times[50] and not outage.open
+
+    tolerance = found["alert_after_failures"]
+    assert (tolerance.current, tolerance.suggested) == (1, 2)
+    assert tolerance.what_if.false_alarms_avoided == 4
+    assert tolerance.what_if.outages_alerted_suggested == 1
+    assert [k.field for k in advice.kept] == ["recover_after_successes"]
+
+    # a smaller window that misses the outage and the late ones: too few check-ins
+    short = await advise_monitor(fresh_pool, actor, monitor, 1, times[-1] + HOUR * 20)
+    assert short.suggestions == [] and short.kept == []
+    assert short.insufficient == ("too little history: 4 check-ins in the last 1 days, at "
+                                  "least 10 are needed")
+
+
+async def test_a_daily_monitor_pinged_hourly_is_told_its_period(
+    fresh_pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool, checker: Checker,
+) -> None:
+    actor = await new_actor(fresh_pool)
+    monitor, token = await add_monitor(fresh_pool, actor, T0, "1d", grace_seconds=3600)
+    times = [T0 + HOUR * n + timedelta(seconds=3) for n in range(1, 31)]
+    await _pinged(fresh_pool, ping_pool, checker, token, times)
+    advice = await advise_monitor(fresh_pool, actor, monitor, 90, times[-1] + HOUR / 2)
+    found = _by_field(advice)
+    assert set(found) == {"schedule"}
+    schedule = found["schedule"]
+    assert (schedule.current, schedule.suggested) == ("1d", "1h")
+    assert "every 1 h" in schedule.reason and "'1d'" in schedule.reason
+    assert schedule.what_if.current_alerts == schedule.what_if.suggested_alerts == 0
+
+
+async def test_a_cron_monitor_pinged_15_minutes_after_its_slot_is_told_the_offset(
+    fresh_pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool, checker: Checker,
+) -> None:
+    actor = await new_actor(fresh_pool)
+    monitor, token = await add_monitor(fresh_pool, actor, T0, "0 3 * * *", grace_seconds=3600)
+    times = [T0 + timedelta(days=n, hours=3, minutes=15, seconds=n % 7) for n in range(12)]
+    await _pinged(fresh_pool, ping_pool, checker, token, times)
+    advice = await advise_monitor(fresh_pool, actor, monitor, 90, times[-1] + HOUR)
+    found = _by_field(advice)
+    assert set(found) == {"schedule"}  # the grace already covers the 15 minutes
+    assert (found["schedule"].current, found["schedule"].suggested) == \
+        ("0 3 * * *", "15 3 * * *")
+    assert "11 check-ins came 15.1 min after their slot" in found["schedule"].reason
+    assert "runs 15 min early" in found["schedule"].reason
+    assert "grace_seconds" in [k.field for k in advice.kept]
+
+
+async def test_run_durations_suggest_bounds_for_a_monitor_with_starts(
+    fresh_pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool, checker: Checker,
+) -> None:
+    actor = await new_actor(fresh_pool)
+    monitor, token = await add_monitor(fresh_pool, actor, T0, "1h", grace_seconds=600)
+    at = T0
+    for n in range(12):
+        at = T0 + HOUR * n
+        await advance(checker, fresh_pool, at)
+        await ping(ping_pool, token, at, kind="start")
+        await ping(ping_pool, token, at + timedelta(seconds=120 + 10 * n))  # 120..230 s
+    advice = await advise_monitor(fresh_pool, actor, monitor, 90, at + HOUR / 2)
+    found = _by_field(advice)
+    # the longest good run (230 s) plus half, in whole minutes; half the shortest (120 s)
+    assert (found["max_duration"].current, found["max_duration"].suggested) == (None, 360)
+    assert (found["min_duration"].current, found["min_duration"].suggested) == (None, 60)
+    assert "longest 230 s, shortest 120 s" in found["max_duration"].reason
+    assert found["max_duration"].what_if.suggested_alerts == 0
+
+
+async def _job_runs(worker: Worker, clock: FrozenClock, count: int) -> datetime:
+    at = T0
+    for n in range(1, count + 1):
+        at = T0 + timedelta(minutes=n)
+        clock.set(at)
+        await worker.run_once()
+        await worker.settle()
+    return at
+
+
+async def test_a_job_with_hiccups_and_one_real_outage_is_told_to_wait_for_two_failures(
+    fresh_pool: AsyncConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink,
+) -> None:
+    actor = await new_actor(fresh_pool)
+    job = await add_job(fresh_pool, actor, T0, sink.url("/work"), "* * * * *")
+    ok, bad = Reply(200), Reply(500)
+    # single failures at runs 3 and 8 (the next run succeeds), three in a row from run 13
+    pattern = "SSFSSSSFSSSSFFFSSSSS"
+    sink.reply("/work", *[ok if c == "S" else bad for c in pattern], ok)
+    end = await _job_runs(worker, clock, len(pattern))
+    advice = await advise_job(fresh_pool, actor, job, 90, end + timedelta(seconds=30))
+    assert advice.observations == 20 and advice.insufficient is None
+    found = _by_field(advice)
+    tolerance = found["alert_after_failures"]
+    assert (tolerance.current, tolerance.suggested) == (1, 2)
+    w = tolerance.what_if
+    assert (w.current_alerts, w.suggested_alerts, w.real_outages) == (3, 1, 1)
+    assert (w.false_alarms_current, w.false_alarms_suggested) == (2, 0)
+    assert w.outages_alerted_suggested == 1
+    assert "20 finished runs in 90 days, 5 of them failed" in tolerance.reason
+    assert "recover_after_successes" in [k.field for k in advice.kept], advice
+
+
+async def test_a_job_with_too_few_runs_gets_no_suggestion(
+    fresh_pool: AsyncConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink,
+) -> None:
+    actor = await new_actor(fresh_pool)
+    job = await add_job(fresh_pool, actor, T0, sink.url("/work"), "* * * * *")
+    end = await _job_runs(worker, clock, 3)
+    advice = await advise_job(fresh_pool, actor, job, 90, end)
+    assert advice.suggestions == [] and advice.observations == 3
+    assert advice.insufficient is not None and "3 finished runs" in advice.insufficient
+
+
+async def test_advice_routes_read_keys_and_errors(
+    frozen_api: AsyncTestClient, team: Team, pool: AsyncConnectionPool,
+) -> None:
+    r = await frozen_api.post("/v1/monitors", json={"name": "advised", "schedule": "1h"},
+                              headers=team["auth"])
+    assert r.status_code == 201, r.text
+    monitor = r.json()["id"]
+    r = await frozen_api.post("/v1/jobs", json={
+        "name": "advised", "schedule": "@daily", "request": {"url": "https://example.com/"}},
+        headers=team["auth"])
+    assert r.status_code == 201, r.text
+    job = r.json()["id"]
+    for path in (f"/v1/monitors/{monitor}/advice", f"/v1/jobs/{job}/advice"):
+        for auth in (team["auth"], team["read_auth"]):
+            r = await frozen_api.get(path, headers=auth)
+            assert r.status_code == 200, r.text
+            body = r.json()
+            assert body["days"] == 90 and body["suggestions"] == []
+            assert body["insufficient"].startswith("too little history: 0 ")
+        r = await frozen_api.get(path, params={"days": 7}, headers=team["auth"])
+        assert r.status_code == 200 and r.json()["days"] == 7
+        for days in ("0", "91", "-1", "abc", "1.5"):
+            r = await frozen_api.get(path, params={"days": days}, headers=team["auth"])
+            assert r.status_code == 422, (days, r.text)
+            assert "days" in r.json()["detail"]
+        assert (await frozen_api.get(path)).status_code == 401
+    key, _ = await create_api_key(pool, f"team-{uuid.uuid4().hex[:10]}", "write")
+    for path in (f"/v1/monitors/{monitor}/advice", f"/v1/jobs/{job}/advice",
+                 f"/v1/monitors/{uuid.uuid4()}/advice", f"/v1/jobs/{uuid.uuid4()}/advice",
+                 f"/v1/monitors/{job}/advice"):
+        auth = {"Authorization": f"Bearer {key}"} if str(monitor) in path or str(job) in path \
+            else team["auth"]
+        r = await frozen_api.get(path, headers=auth)
+        assert r.status_code == 404, (path, r.text)
