@@ -10,7 +10,7 @@ concurrent append into :class:`core.errors.ConcurrencyConflict` (HTTP 409).
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -23,6 +23,8 @@ from core.db import translate_errors
 from core.queries import Q
 
 _encode = msgspec.json.Encoder().encode
+
+Change = tuple[str, dict[str, Any]]  # an event to be numbered: (event_type, data)
 
 # The partitions of ``events`` (values of ``event_retention_kind``) a stream of a given type
 # can have events in: ``monitor.pinged`` is only ever appended to monitor streams, run and
@@ -99,7 +101,7 @@ def stream_events(
     team_id: uuid.UUID,
     expected_version: int,
     occurred_at: datetime,
-    changes: Sequence[tuple[str, dict[str, Any]]],
+    changes: Sequence[Change],
     metadata: dict[str, Any] | None = None,
 ) -> list[NewEvent]:
     """Number ``changes`` (``(event_type, data)`` pairs) after ``expected_version``."""
@@ -116,6 +118,46 @@ def stream_events(
         )
         for i, (event_type, data) in enumerate(changes, start=1)
     ]
+
+
+@dataclass(frozen=True, slots=True)
+class Head:
+    """Where one stream stands before an append, as the statement that locked or wrote its
+    read row in the caller's transaction reads it.
+
+    Attributes:
+        stream_type: the events' ``stream_type`` (``notification``, ``alert`` …).
+        stream_id: the stream's id (its read row's).
+        team_id: the owner.
+        version: the stream version of its last event (0: the stream has none yet).
+    """
+
+    stream_type: str
+    stream_id: uuid.UUID
+    team_id: uuid.UUID
+    version: int
+
+
+async def append_at(conn: psycopg.AsyncConnection,
+                    appends: Iterable[tuple[Head, Sequence[Change]]], now: datetime,
+                    metadata: dict[str, Any]) -> list[int]:
+    """Append each stream's changes numbered after its head (:func:`stream_events`), dated
+    ``now`` (UTC) with ``metadata`` (actor, request id), all in one statement, in the caller's
+    transaction (nothing when there are none). The streams whose read row is written by its
+    own statement append here (team keys, secrets, notifications, alerts); the folded ones
+    through :func:`core.streams.append`.
+
+    Returns:
+        The events' ``global_position``, in order.
+
+    Raises:
+        ConcurrencyConflict: a stream already has an event at one of those versions (another
+            writer appended first).
+    """
+    return await append_events(conn, [
+        event for head, changes in appends
+        for event in stream_events(head.stream_type, head.stream_id, head.team_id,
+                                   head.version, now, changes, metadata)])
 
 
 async def read_stream(

@@ -27,8 +27,8 @@ from core.actor import Actor
 from core.crypto import KeyRing, Sealed, SecretUnavailable, secret_aad, signing_aad, token_aad
 from core.db import transaction
 from core.errors import NotFound, invalid
+from core.events import Head, append_at
 from core.queries import Q
-from core.streams import Head, append_at
 
 NAME_PATTERN = r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}"
 NAME = re.compile(rf"^{NAME_PATTERN}$")

@@ -17,10 +17,9 @@ between deciding and appending (the channels a job lists, a window's subjects) c
 :func:`lock` and :func:`append` around them.
 
 Streams whose read row is written by its own statement, with no fold (``team``, ``secret``,
-``notification``, ``alert``), append through :func:`append_at`: the statement that locks or
-writes the row gives each stream's :class:`Head`, and the changes are numbered after it. Both
-paths number events here only (:func:`append` is :func:`append_at` plus the fold and the
-read row), so a stream's versions follow one rule.
+``notification``, ``alert``), append with :func:`core.events.append_at` after the version that
+statement gave; :func:`append` numbers its events with the same rule
+(:func:`core.events.stream_events`).
 """
 
 from __future__ import annotations
@@ -37,6 +36,7 @@ import psycopg
 from core.actor import Actor
 from core.db import team_row
 from core.errors import ConcurrencyConflict
+from core.events import Change as Change  # what a decide returns, in order
 from core.events import NewEvent, append_events, stream_events, to_json
 
 
@@ -49,7 +49,6 @@ class Versioned(Protocol):
 
 State = TypeVar("State", bound=Versioned)
 Command = TypeVar("Command")
-Change = tuple[str, dict[str, Any]]  # what a decide returns: (event_type, data), in order
 
 @dataclass(frozen=True)
 class Decision:
@@ -97,50 +96,6 @@ class StreamKind(Generic[State]):
     from_row: Callable[[Mapping[str, Any]], State]
     evolve: Evolve[State]
     write: Write[State]
-
-
-@dataclass(frozen=True, slots=True)
-class Head:
-    """Where one stream stands before an append, as the statement that locked or wrote its
-    read row in the caller's transaction reads it.
-
-    Attributes:
-        stream_type: the events' ``stream_type`` (``notification``, ``alert`` …).
-        stream_id: the stream's id (its read row's).
-        team_id: the owner.
-        version: the stream version of its last event (0: the stream has none yet).
-    """
-
-    stream_type: str
-    stream_id: uuid.UUID
-    team_id: uuid.UUID
-    version: int
-
-
-def numbered(head: Head, changes: Sequence[Change], now: datetime,
-             metadata: dict[str, Any]) -> list[NewEvent]:
-    """``changes`` as the events that follow ``head``: versions ``head.version + 1 …``, each
-    dated ``now`` (UTC) and carrying ``metadata`` (actor, request id)."""
-    return stream_events(head.stream_type, head.stream_id, head.team_id, head.version, now,
-                         changes, metadata)
-
-
-async def append_at(conn: psycopg.AsyncConnection,
-                    appends: Iterable[tuple[Head, Sequence[Change]]], now: datetime,
-                    metadata: dict[str, Any]) -> list[int]:
-    """Append each stream's changes after its head, all in one statement, in the caller's
-    transaction (nothing when there are none).
-
-    Returns:
-        The events' ``global_position``, in order.
-
-    Raises:
-        ConcurrencyConflict: a stream already has an event at one of those versions (its head
-            was read without its row locked, or another writer appended first).
-    """
-    events = [event for head, changes in appends
-              for event in numbered(head, changes, now, metadata)]
-    return await append_events(conn, events)
 
 
 def fold(evolve: Evolve[State], events: Iterable[Mapping[str, Any]],
@@ -193,8 +148,8 @@ async def append(
     Raises:
         ConcurrencyConflict: another writer appended at those versions first.
     """
-    events = numbered(Head(kind.stream_type, stream_id, actor.team_id,
-                           before.version if before else 0), changes, now, actor.metadata())
+    events = stream_events(kind.stream_type, stream_id, actor.team_id,
+                           before.version if before else 0, now, changes, actor.metadata())
     state = fold(kind.evolve, map(as_read, events), before)
     assert state is not None, "no changes to append"
     if amend is not None:

@@ -26,8 +26,8 @@ from psycopg_pool import AsyncConnectionPool
 from core.actor import Actor
 from core.db import transaction
 from core.errors import NotFound
+from core.events import Head, append_at
 from core.queries import Q
-from core.streams import Head, append_at
 from core.tokens import token_hash as ping_key_hash  # a ping key is a token like any other
 
 PING_KEY_PATTERN = "[A-Za-z0-9_-]{22,64}"

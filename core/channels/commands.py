@@ -33,9 +33,9 @@ from core.channels.definition import new_signing_secret
 from core.channels.sealing import Sealer, SealError, channel_aad, seal_channel, unseal_channel
 from core.channels.state import ChannelState, evolve
 from core.db import transaction
-from core.events import to_json
+from core.events import Head, append_at, to_json
 from core.queries import Q
-from core.streams import Head, StreamKind, append, append_at, lock
+from core.streams import StreamKind, append, lock
 
 
 async def _write(conn: psycopg.AsyncConnection, before: ChannelState | None,

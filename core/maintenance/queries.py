@@ -1,6 +1,13 @@
 """Team-scoped reads of maintenance windows, and the questions the rest of the code asks them:
 which windows may be in effect for some teams (:func:`live_windows`), until when subjects are
-in maintenance (:func:`maintenance_until`), and the tags of subjects (:func:`subject_tags`).
+in maintenance (:func:`maintenance_until`), the tags of subjects (:func:`subject_tags`), and
+which alerts a window holds (:func:`held_alerts`, docs/ledger.md: the one place where an alert
+is held).
+
+The outbox (:func:`core.notifications.outbox.enqueue`) is handed :func:`held_alerts` by the
+command that queues an alert, so that notifications do not depend on maintenance; the rows of
+held alerts are written ``suppressed`` (never sent, event ``notification.suppressed``), and
+:mod:`core.maintenance.release` sends the one alert a closing window owes a monitor still down.
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ from psycopg_pool import AsyncConnectionPool
 from core.db import fetch_team_page, fetch_team_row
 from core.maintenance.state import WindowState
 from core.maintenance.windows import in_effect, until_among
+from core.notifications.outbox import Alert
 from core.queries import Q
 
 
@@ -78,3 +86,30 @@ async def fetch_maintenance_until(pool: AsyncConnectionPool, team_id: uuid.UUID,
     async with pool.connection() as conn:
         return await maintenance_until(conn, team_id, subject_type, ids, now,
                                        None if subject_type == "job" else "alerts")
+
+
+async def held_alerts(conn: psycopg.AsyncConnection, alerts: Sequence[Alert],
+                      now: datetime) -> dict[uuid.UUID, datetime]:
+    """The job and monitor subjects of ``alerts`` that a ``suppress: "alerts"`` maintenance
+    window holds at ``now``, with the end of their maintenance (UTC). Reads the live windows
+    and the subjects' tags in the caller's transaction."""
+    subjects = [a for a in alerts if a.subject_type in ("job", "monitor")]
+    if not subjects:
+        return {}
+    # Each window's occurrence at now once, not once per subject.
+    current = in_effect(await live_windows(conn, [a.team_id for a in subjects], now, "alerts"),
+                        now)
+    if not current:
+        return {}
+    held: dict[uuid.UUID, datetime] = {}
+    for kind in ("job", "monitor"):
+        ids = [a.subject_id for a in subjects if a.subject_type == kind]
+        tags = await subject_tags(conn, kind, ids) if ids else {}
+        for a in subjects:
+            if a.subject_type != kind:
+                continue
+            until = until_among([(w, end) for w, end in current if w.team_id == a.team_id],
+                                kind, a.subject_id, tags.get(a.subject_id, ()))
+            if until is not None:
+                held[a.subject_id] = until
+    return held

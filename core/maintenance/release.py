@@ -25,8 +25,7 @@ from psycopg_pool import AsyncConnectionPool
 from core.clock import Clock, Instant, read_now, rfc3339
 from core.db import transaction
 from core.maintenance.commands import NOTIFY_CHANNEL
-from core.maintenance.holds import held_alerts
-from core.maintenance.queries import live_windows, subject_tags
+from core.maintenance.queries import held_alerts, live_windows, subject_tags
 from core.maintenance.state import WindowState
 from core.maintenance.windows import closings, covers, in_maintenance_until, next_closing
 from core.notifications.outbox import DEFAULT_MAX_ATTEMPTS, enqueue_monitor_alert

@@ -37,7 +37,7 @@ from psycopg_pool import AsyncConnectionPool
 from core.clock import Clock, Instant, read_now, rfc3339
 from core.db import transaction
 from core.events import NewEvent, append_events
-from core.maintenance.holds import held_alerts
+from core.maintenance.queries import held_alerts
 from core.monitors.definition import cached_schedule
 from core.monitors.rules import (
     ACTIVE,

@@ -29,7 +29,7 @@ from typing import Any, Literal, Protocol
 import psycopg
 
 from core.alerting import Streak, tolerate
-from core.maintenance.holds import held_alerts
+from core.maintenance.queries import held_alerts
 from core.monitors.definition import cached_schedule
 from core.monitors.rules import next_miss
 from core.notifications.outbox import DEFAULT_MAX_ATTEMPTS, enqueue_monitor_alert

@@ -35,9 +35,9 @@ from typing import Any
 
 import psycopg
 
+from core.events import Head, append_at
 from core.notifications.messages import with_dependents
 from core.queries import Q
-from core.streams import Head, append_at
 
 PROBLEM = {"monitor": ("down", "still_down"), "job": ("failed", "still_failing")}
 RECOVERY = {"monitor": ("up",), "job": ("recovered",)}

@@ -34,13 +34,13 @@ from core.channels.sealing import Sealer, SealError, unseal_channel
 from core.clock import Clock, Instant, read_now
 from core.config import Settings
 from core.db import transaction
+from core.events import Head, append_at
 from core.notifications.delivery import Delivery, DeliveryResult, Target
 from core.notifications.lookup import SecretLookup
 from core.notifications.outbox import NOTIFY_CHANNEL
 from core.queries import Q
 from core.reasons import reason_of
 from core.services.base import Service
-from core.streams import Head, append_at
 
 log = logging.getLogger("cronledger.notifier")
 

@@ -10,7 +10,7 @@ Each row is its own ``notification`` stream: ``notification.queued`` here, then 
 ``notification.cancelled`` when its channel is deleted first (:mod:`core.channels.commands`).
 An alert a maintenance window holds is written ``suppressed`` instead
 (``notification.suppressed``, never delivered): the caller hands in a :data:`Hold` that says
-which (:func:`core.maintenance.holds.held_alerts`), so the outbox knows nothing of maintenance.
+which (:func:`core.maintenance.queries.held_alerts`), so the outbox knows nothing of maintenance.
 
 Monitors (see :func:`enqueue_monitor_alert` and the re-alert helpers below) keep their alert
 state in ``alert_states`` (``subject_type = 'monitor'``), like jobs do.
@@ -26,11 +26,10 @@ from typing import Any
 
 import psycopg
 
-from core.events import to_json
+from core.events import Change, Head, append_at, to_json
 from core.notifications import dependencies
 from core.notifications.messages import MONITOR_EVENTS, monitor_message
 from core.queries import Q
-from core.streams import Change, Head, append_at
 
 DEFAULT_MAX_ATTEMPTS = 8
 RECORDED = ("job", "monitor")  # the subjects whose alerts are records (migration 0028)
@@ -69,7 +68,7 @@ class Alert:
 
 
 # Which job and monitor subjects of the alerts a maintenance window holds at ``now``, with the
-# end of their maintenance: :func:`core.maintenance.holds.held_alerts`.
+# end of their maintenance: :func:`core.maintenance.queries.held_alerts`.
 Hold = Callable[[psycopg.AsyncConnection, Sequence[Alert], datetime],
                 Awaitable[Mapping[uuid.UUID, datetime]]]
 

@@ -26,8 +26,7 @@ from psycopg_pool import AsyncConnectionPool
 from core.clock import Instant, read_now
 from core.db import transaction
 from core.events import NewEvent, append_events, to_json
-from core.maintenance.holds import held_alerts
-from core.maintenance.queries import live_windows, subject_tags
+from core.maintenance.queries import held_alerts, live_windows, subject_tags
 from core.maintenance.state import WindowState
 from core.maintenance.windows import in_maintenance_until
 from core.notifications.messages import job_broken_message, job_slot_message

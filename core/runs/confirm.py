@@ -40,7 +40,7 @@ from psycopg_pool import AsyncConnectionPool
 from core.clock import Clock, Instant, read_now
 from core.db import transaction
 from core.events import append_events
-from core.maintenance.holds import held_alerts
+from core.maintenance.queries import held_alerts
 from core.notifications.job_alerts import FinalRun, record_job_outcomes
 from core.notifications.outbox import DEFAULT_MAX_ATTEMPTS
 from core.queries import Q

@@ -23,7 +23,7 @@ from core.backoff import retry_delay
 from core.clock import Instant, read_now
 from core.db import transaction
 from core.events import NewEvent, append_events, notify_wakeup, to_json
-from core.maintenance.holds import held_alerts
+from core.maintenance.queries import held_alerts
 from core.notifications.job_alerts import FinalRun, reaches_rules, record_job_outcomes
 from core.notifications.messages import snippet
 from core.notifications.outbox import DEFAULT_MAX_ATTEMPTS

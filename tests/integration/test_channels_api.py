@@ -283,7 +283,7 @@ async def test_notifications_list_shows_outbox_rows(
     from datetime import UTC, datetime
 
     from core.db import transaction
-    from core.maintenance.holds import held_alerts
+    from core.maintenance.queries import held_alerts
     from core.notifications.outbox import enqueue_monitor_alert
 
     ch = await _create(napi, team, name="c", kind="slack", url="https://h/x")

@@ -18,7 +18,7 @@ from core.db import transaction
 from core.history.subjects import event_subjects
 from core.jobs.commands import create_job, delete_job, trigger_job
 from core.maintenance.commands import create_window
-from core.maintenance.holds import held_alerts
+from core.maintenance.queries import held_alerts
 from core.monitors.commands import create_monitor, set_paused
 from core.notifications.outbox import enqueue_monitor_alert
 from core.secrets import put_secret

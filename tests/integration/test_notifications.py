@@ -26,7 +26,7 @@ from core.config import Settings
 from core.db import transaction
 from core.errors import InvalidInput
 from core.jobs.commands import update_job
-from core.maintenance.holds import held_alerts
+from core.maintenance.queries import held_alerts
 from core.notifications.delivery import DeliveryResult
 from core.notifications.notifier import Notifier
 from core.notifications.outbox import (

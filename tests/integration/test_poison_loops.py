@@ -18,7 +18,7 @@ from core.clock import FrozenClock
 from core.config import Settings
 from core.db import transaction
 from core.events import append_events
-from core.maintenance.holds import held_alerts
+from core.maintenance.queries import held_alerts
 from core.monitors.checker import Checker
 from core.monitors.commands import update_monitor
 from core.notifications import messages
