@@ -4,16 +4,18 @@ an unknown key or slug is a 404 that writes nothing, ``?create=1`` creates the m
 
 from __future__ import annotations
 
+import random
 import uuid
 from dataclasses import replace
 from typing import Any
 
+import psycopg
 from litestar.testing import AsyncTestClient
 from psycopg_pool import AsyncConnectionPool
 
 from api.app import create_app
 from core.config import Settings
-from core.monitors.slugs import slugify
+from core.monitors.slugs import MAX_SLUG, slug_problem, slugify
 
 Team = dict[str, Any]
 
@@ -36,6 +38,42 @@ async def _monitor(api: AsyncTestClient, team: Team, monitor_id: str) -> dict[st
     r = await api.get(f"/v1/monitors/{monitor_id}", headers=team["auth"])
     assert r.status_code == 200, r.text
     return r.json()
+
+
+def _slug_candidates() -> list[str]:
+    """Edge cases of the slug rule and 600 random strings over the characters next to its
+    ranges (`` ` `` and ``{`` around ``a-z``, ``/`` and ``:`` around ``0-9``), capitals,
+    a non-ASCII letter, spaces and newlines, 0 to 102 characters long."""
+    edges = ["", "a", "z", "0", "9", "_", "-", "a" * MAX_SLUG, "a" * (MAX_SLUG + 1),
+             "é" * MAX_SLUG, "abc\n", "\nabc", "ab c", "A", "a.b", "a/b", "[a]", "^a$"]
+    valid, near = "az09_-m5", "`{/:AZé \n.^$[]\\"
+    draw = random.Random(28)
+    out = []
+    for n in range(600):
+        chars = [draw.choice(valid) for _ in range(draw.choice(
+            [draw.randint(0, 5), draw.randint(95, 102)]))]
+        if n % 2 and chars:  # one character from next to the ranges
+            chars[draw.randrange(len(chars))] = draw.choice(near)
+        out.append("".join(chars))
+    return edges + out
+
+
+def test_the_slug_constraint_is_the_slug_rule(shared_dsn: str) -> None:
+    """``monitors_slug_check`` (migration 0041: ``ltrim``, not a regular expression, as the
+    ping statement re-checks it on every UPDATE) accepts exactly the slugs
+    :func:`core.monitors.slugs.slug_problem` accepts."""
+    with psycopg.connect(shared_dsn) as conn:
+        definition = conn.execute(
+            "SELECT pg_get_constraintdef(oid) FROM pg_constraint "
+            "WHERE conname = 'monitors_slug_check'").fetchone()
+        assert definition is not None and definition[0].startswith("CHECK ")
+        candidates = _slug_candidates()
+        rows = conn.execute(f"SELECT slug, coalesce({definition[0][6:]}, true) "  # noqa: S608
+                            "FROM unnest(%s::text[]) AS t(slug)", [candidates]).fetchall()
+    assert len(rows) == len(candidates)
+    assert {slug: ok for slug, ok in rows} == {
+        slug: slug_problem(slug) is None for slug in candidates}
+    assert 100 < sum(ok for _, ok in rows) < len(rows) - 300
 
 
 def test_slugify_follows_django() -> None:
