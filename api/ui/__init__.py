@@ -35,6 +35,7 @@ PAGE_MODULES = (  # one line per page group: api/ui/pages/<name>.py, its ROUTES
     "secrets",
     "maintenance",
     "alerts",
+    "advice",
     "apikeys",
     "events",
     "statuspages",

@@ -24,6 +24,8 @@ from api.ui.charts import days_chart, outcome_strip, run_chart
 from api.ui.dependsfield import named_parents, parents_text, parse_parents
 from api.ui.flash import redirect_with
 from api.ui.live import live_fragment, share_key
+from api.ui.pages import advice
+from api.ui.pages.advice import prefilled
 from api.ui.render import fragment, page
 from api.ui.tagfield import place_tag_errors
 from core.actor import Actor
@@ -299,7 +301,8 @@ async def job_edit(request: Request[Any, Any, Any], job_id: FromPath[uuid.UUID],
     job = await get_job(pool, viewer.actor, job_id)
     writable(viewer)
     values = {**jobform.values_of(job), "depends_on": await parents_text(
-        pool, viewer.actor.team_id, job.get("depends_on") or [])}
+        pool, viewer.actor.team_id, job.get("depends_on") or []),
+        **prefilled(request, advice.JOB_FIELDS)}  # a suggestion applied (docs/advice.md)
     return await _form_page(request, viewer, job, values, [])
 
 

@@ -34,6 +34,8 @@ from api.ui.dependsfield import named_parents, parents_text, parse_parents
 from api.ui.flash import redirect_with
 from api.ui.formerrors import conflict_errors, field_errors
 from api.ui.live import live_fragment, share_key
+from api.ui.pages import advice
+from api.ui.pages.advice import prefilled
 from api.ui.render import fragment, page
 from api.ui.tagfield import parse_tags, tags_text
 from api.ui.timeline import MAX_SPAN, monitor_timeline
@@ -264,7 +266,8 @@ async def monitor_edit(request: Request[Any, Any, Any], viewer: ViewerDep, pool:
     monitor = await get_monitor(pool, viewer.actor, monitor_id)
     writable(viewer)
     values = {**_values_of(monitor), "depends_on": await parents_text(
-        pool, viewer.actor.team_id, monitor.get("depends_on") or [])}
+        pool, viewer.actor.team_id, monitor.get("depends_on") or []),
+        **prefilled(request, advice.MONITOR_FIELDS)}  # a suggestion applied (docs/advice.md)
     return await _form_page(request, viewer, values, monitor=monitor)
 
 
