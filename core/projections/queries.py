@@ -182,7 +182,7 @@ async def monitor_uptime(
         cur = await conn.execute(Q["monitor_downtime_between"],
                                  {"id": monitor_id, "start": start, "end": end})
         periods = await cur.fetchall()
-    monitored, down, percent = _uptime(state, periods, start, end, now)
+    monitored, down, percent = uptime_over(state, periods, start, end, now)
     items = [{"started_at": p["started_at"], "ended_at": p["ended_at"],
               "duration_seconds": ((p["ended_at"] or now) - p["started_at"]).total_seconds(),
               "end_reason": p["end_reason"]} for p in periods]
@@ -194,7 +194,7 @@ async def monitor_uptime(
     }
 
 
-def _uptime(state: dict[str, Any] | None, periods: list[dict[str, Any]], start: datetime,
+def uptime_over(state: dict[str, Any] | None, periods: list[dict[str, Any]], start: datetime,
             end: datetime, now: datetime) -> tuple[float, float, float | None]:
     """``(monitored seconds, downtime seconds, uptime percent)`` of one monitor over
     ``[start, end)``: the rule of :func:`monitor_uptime` (``periods`` are its downtime rows
@@ -222,7 +222,6 @@ async def monitors_uptime_days(
     Returns:
         ``{monitor_id: [{"day": date, "uptime_percent": float | None,
         "downtime_seconds": float, "monitored_seconds": float}, …]}`` for every id asked
-        (:func:`days_percent` gives the whole range's figure).
     """
     first = day_start(now) - timedelta(days=days - 1)
     async with pool.connection() as conn:
@@ -238,7 +237,7 @@ async def monitors_uptime_days(
     spans = _day_spans(first, days)
     for monitor_id in monitor_ids:
         state, bar = states.get(monitor_id), []
-        by_day = _periods_by_day(periods.get(monitor_id, []), first, days)
+        by_day = periods_by_day(periods.get(monitor_id, []), first, days)
         clean: tuple[float, float, float | None] | None = None  # a whole day, no downtime
         for n, (start, end, date) in enumerate(spans):
             if state is None or start >= now:
@@ -249,8 +248,8 @@ async def monitors_uptime_days(
             whole = (not overlapping and state["created_at"] <= start and end <= now
                      and (state["deleted_at"] is None or end <= state["deleted_at"]))
             if whole:  # every such day has the same answer: ask the rule once
-                clean = clean or _uptime(state, [], start, end, now)
-            monitored, down, percent = clean if whole and clean else _uptime(
+                clean = clean or uptime_over(state, [], start, end, now)
+            monitored, down, percent = clean if whole and clean else uptime_over(
                 state, overlapping, start, end, now)
             bar.append({"day": date, "uptime_percent": percent,
                         "downtime_seconds": down, "monitored_seconds": monitored})
@@ -264,7 +263,7 @@ def _day_spans(first: datetime, days: int) -> list[tuple[datetime, datetime, Any
     return [(starts[n], starts[n + 1], starts[n].date()) for n in range(days)]
 
 
-def _periods_by_day(periods: list[dict[str, Any]], first: datetime,
+def periods_by_day(periods: list[dict[str, Any]], first: datetime,
                     days: int) -> dict[int, list[dict[str, Any]]]:
     """The downtime ``periods`` by the index of each of the ``days`` UTC days from ``first``
     they overlap (``started_at`` before the day's end, ``ended_at`` open or after its start),
@@ -282,48 +281,11 @@ def _periods_by_day(periods: list[dict[str, Any]], first: datetime,
     return out
 
 
-async def jobs_success_days(
-    pool: AsyncConnectionPool, actor: Actor, job_ids: list[uuid.UUID], *, days: int,
-    now: datetime,
-) -> dict[uuid.UUID, list[dict[str, Any]]]:
-    """Day-by-day success of several jobs, in the shape of :func:`monitors_uptime_days`: the
-    last ``days`` UTC days up to ``now`` (today included, oldest first), ``uptime_percent``
-    = 100 × :func:`success_rate` of the day's runs by slot (``None``: no run finished that
-    day), ``downtime_seconds`` always 0 (a job has runs, not downtime), and the day's
-    ``succeeded`` and ``failed`` runs. One statement.
-    """
-    first = day_start(now) - timedelta(days=days - 1)
-    async with pool.connection() as conn:
-        cur = await conn.execute(Q["job_stats_daily_many"], {
-            "ids": job_ids, "team_id": actor.team_id, "start": first, "end": now})
-        rows = {r["job_id"]: r for r in await cur.fetchall()}
-    out: dict[uuid.UUID, list[dict[str, Any]]] = {}
-    spans = _day_spans(first, days)
-    for job_id in job_ids:
-        counts: dict[int, tuple[int, int]] = {}
-        row = rows.get(job_id)
-        if row is not None:  # one row per job: its days' counts as arrays
-            for at, ok, bad in zip(row["days"], row["succeeded"], row["failed"], strict=True):
-                counts[(at - first) // timedelta(days=1)] = (ok, bad)
-        bar = []
-        for n, (_, _, date) in enumerate(spans):
-            succeeded, failed = counts.get(n, (0, 0))
-            rate = success_rate(succeeded, failed)
-            bar.append({"day": date, "downtime_seconds": 0.0,
-                        "uptime_percent": None if rate is None else round(100 * rate, 2),
-                        "succeeded": succeeded, "failed": failed})
-        out[job_id] = bar
-    return out
+def uptime_class(percent: float | None) -> str:
+    """The class of a day's figure on an uptime bar (the dashboard's and the status pages'):
+    ``none`` (no data), ``up`` (100 %), ``dip`` (at least 99 %) or ``down``."""
+    if percent is None:
+        return "none"
+    return "up" if percent >= 100 else "dip" if percent >= 99 else "down"
 
 
-def days_percent(days: list[dict[str, Any]]) -> float | None:
-    """The figure of a whole range of days of :func:`monitors_uptime_days` (the rule of
-    :func:`monitor_uptime` over the range: the days partition it) or of
-    :func:`jobs_success_days` (:func:`success_rate` of all their runs, in percent)."""
-    if days and "monitored_seconds" in days[0]:
-        monitored = sum(d["monitored_seconds"] for d in days)
-        down = sum(d["downtime_seconds"] for d in days)
-        return round(100 * (1 - down / monitored), 4) if monitored else None
-    rate = success_rate(sum(d.get("succeeded", 0) for d in days),
-                        sum(d.get("failed", 0) for d in days))
-    return None if rate is None else round(100 * rate, 2)

@@ -54,16 +54,6 @@ WHERE job_id = %(job_id)s::uuid AND team_id = %(team_id)s::uuid
   AND bucket_start >= %(start)s::timestamptz AND bucket_start < %(end)s::timestamptz
 ORDER BY bucket_start;
 
--- name: job_stats_daily_many
--- The daily runs of several jobs of one team over [start, end) (the status pages' days): one
--- row per job, its days and their counts as arrays (a row per day costs more to read).
-SELECT job_id, array_agg(bucket_start) AS days, array_agg(succeeded) AS succeeded,
-       array_agg(failed) AS failed
-FROM job_stats_daily
-WHERE job_id = ANY(%(ids)s::uuid[]) AND team_id = %(team_id)s::uuid
-  AND bucket_start >= %(start)s::timestamptz AND bucket_start < %(end)s::timestamptz
-GROUP BY job_id;
-
 -- name: monitor_has_events
 -- The monitor exists for this team when its stream does (the uptime read models may lag);
 -- its monitor.created is in events_keep.

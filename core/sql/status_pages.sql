@@ -80,6 +80,44 @@ WHERE a.team_id = %(team_id)s::uuid AND a.subject_id = ANY(%(ids)s::uuid[])
   AND a.created_at >= %(since)s::timestamptz AND a.event = ANY(%(events)s::text[])
 ORDER BY a.created_at, a.id;
 
+-- name: status_page_monitor_days
+-- The uptime bars' input for some monitors of one team (core/statuspages/bars.py): a row per
+-- monitor the projector has seen, its created/deleted instants and the downtime periods that
+-- overlap [start, end) as two arrays in start order (`ends` NULL: still down).
+SELECT s.monitor_id, s.created_at, s.deleted_at,
+       coalesce(d.starts, '{}') AS starts, coalesce(d.ends, '{}') AS ends
+FROM monitor_state s
+LEFT JOIN LATERAL (
+    SELECT array_agg(started_at ORDER BY started_at) AS starts,
+           array_agg(ended_at ORDER BY started_at) AS ends
+    FROM monitor_downtime
+    WHERE monitor_id = s.monitor_id AND team_id = %(team_id)s::uuid
+      AND started_at < %(end)s::timestamptz
+      AND (ended_at IS NULL OR ended_at > %(start)s::timestamptz)
+) d ON true
+WHERE s.monitor_id = ANY(%(ids)s::uuid[]) AND s.team_id = %(team_id)s::uuid;
+
+-- name: status_page_job_days
+-- The uptime bars' input for some jobs of one team (core/statuspages/bars.py:job_bar): a row
+-- per job with runs in [start, end), its days as indexes from `start` (a UTC midnight), in
+-- day order: the clean ones (runs finished, none failed: 100 %) as indexes only, every other
+-- day with its counts; and the totals. (Runs of clean days merged here instead cost 2x the
+-- statement; docs/benchmarks.md, "Status pages".)
+SELECT job_id, sum(succeeded)::bigint AS succeeded, sum(failed)::bigint AS failed,
+       coalesce(array_agg(n ORDER BY n) FILTER (WHERE clean), '{}') AS clean_days,
+       coalesce(array_agg(n ORDER BY n) FILTER (WHERE NOT clean), '{}') AS days,
+       coalesce(array_agg(succeeded ORDER BY n) FILTER (WHERE NOT clean), '{}')
+           AS days_succeeded,
+       coalesce(array_agg(failed ORDER BY n) FILTER (WHERE NOT clean), '{}') AS days_failed
+FROM (
+    SELECT job_id, succeeded, failed, (failed = 0 AND succeeded > 0) AS clean,
+           (bucket_start AT TIME ZONE 'UTC')::date
+               - (%(start)s::timestamptz AT TIME ZONE 'UTC')::date AS n
+    FROM job_stats_daily
+    WHERE job_id = ANY(%(ids)s::uuid[]) AND team_id = %(team_id)s::uuid
+      AND bucket_start >= %(start)s::timestamptz AND bucket_start < %(end)s::timestamptz
+) d
+GROUP BY job_id;
 
 -- name: alert_note_lock
 -- An alert with the note written on it and the version its stream is at (NULL: no note yet,

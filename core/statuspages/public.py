@@ -19,11 +19,10 @@ from typing import Any
 
 from psycopg_pool import AsyncConnectionPool
 
-from core.actor import Actor
-from core.projections.queries import days_percent, jobs_success_days, monitors_uptime_days
 from core.queries import Q
+from core.statuspages.bars import Bar, component_bars
 from core.statuspages.definition import MAX_COMPONENTS
-from core.statuspages.incidents import EVENTS, incidents
+from core.statuspages.incidents import EVENTS, Incident, incidents
 from core.tokens import token_hash
 
 DAYS = 90  # the uptime shown per component, in UTC days (today included)
@@ -59,18 +58,19 @@ class PageRow:
 @dataclass(frozen=True, slots=True)
 class PublicComponent:
     """One component as shown: ``name`` (the display name), ``kind`` (``job`` | ``monitor``),
-    ``status`` (a class: ``ok`` | ``warn`` | ``bad`` | ``idle``) and its ``status_text``,
-    ``days`` (:data:`DAYS` entries ``{"day", "uptime_percent", …}`` of
-    :func:`core.projections.queries.monitors_uptime_days` or ``jobs_success_days``, oldest
-    first: counts and seconds, nothing private) and
-    ``percent`` over them (``None``: no data)."""
+    ``status`` (a class: ``ok`` | ``warn`` | ``bad`` | ``idle``) and its ``status_text``, and
+    its :data:`DAYS` days as a :class:`core.statuspages.bars.Bar` (segments with dates and
+    figures, nothing private; ``bar.percent`` over them, ``None``: no data)."""
 
     name: str
     kind: str
     status: str
     status_text: str
-    days: list[dict[str, Any]]
-    percent: float | None
+    bar: Bar
+
+    @property
+    def percent(self) -> float | None:
+        return self.bar.percent
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,49 +134,75 @@ async def public_view(pool: AsyncConnectionPool, read_pool: AsyncConnectionPool,
                       page: PageRow, now: datetime) -> PublicPage:
     """The page as a visitor sees it at ``now``: its live components (by id in the order
     given, or by tag in the order of their display names, at most
-    :data:`core.statuspages.definition.MAX_COMPONENTS`),
-    their :data:`DAYS` days (monitors: :func:`core.projections.queries.monitors_uptime_days`,
-    jobs: :func:`core.projections.queries.jobs_success_days`) and the incidents of
+    :data:`core.statuspages.definition.MAX_COMPONENTS`), their :data:`DAYS` days
+    (:func:`core.statuspages.bars.component_bars`, from ``read_pool``) and the incidents of
     :mod:`core.statuspages.incidents` over those days. Four statements."""
-    actor = Actor(page.team_id, scope="read")
+    rows, alerts = await _read(pool, page, now)
+    bars = await component_bars(
+        read_pool, page.team_id, [r["id"] for r in rows if r["kind"] == "monitor"],
+        [r["id"] for r in rows if r["kind"] == "job"], days=DAYS, now=now)
+    names = {r["id"]: page.names.get(str(r["id"])) or r["name"] for r in rows}
+    if not page.components:  # by tag: in the order of the names shown
+        rows = sorted(rows, key=lambda r: (names[r["id"]].lower(), r["id"].bytes))
+    components = [_component(r, names[r["id"]], bars[r["id"]]) for r in rows]
+    return _page(page, components, incidents(alerts), names, now)
+
+
+async def public_feed(pool: AsyncConnectionPool, page: PageRow,
+                      now: datetime) -> PublicPage:
+    """The page's incidents as :func:`public_view` gives them, without the components (the
+    feed shows none, so their days are not read). Two statements."""
+    rows, alerts = await _read(pool, page, now)
+    names = {r["id"]: page.names.get(str(r["id"])) or r["name"] for r in rows}
+    return _page(page, [], incidents(alerts), names, now)
+
+
+async def _read(pool: AsyncConnectionPool, page: PageRow,
+                now: datetime) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The page's component rows (``status_page_components``) and their alerts of the last
+    :data:`DAYS` days (``status_page_alerts``), on one connection."""
     async with pool.connection() as conn:
         cur = await conn.execute(Q["status_page_components"], {
             "team_id": page.team_id, "ids": page.components, "tags": page.tags,
             "limit": MAX_COMPONENTS})
         rows = await cur.fetchall()
-        since = now - timedelta(days=DAYS)
         cur = await conn.execute(Q["status_page_alerts"], {
-            "team_id": page.team_id, "ids": [r["id"] for r in rows], "since": since,
-            "events": EVENTS})
-        alerts = await cur.fetchall()
-    monitors = [r["id"] for r in rows if r["kind"] == "monitor"]
-    jobs = [r["id"] for r in rows if r["kind"] == "job"]
-    days = {**(await monitors_uptime_days(read_pool, actor, monitors, days=DAYS, now=now)
-               if monitors else {}),
-            **(await jobs_success_days(read_pool, actor, jobs, days=DAYS, now=now)
-               if jobs else {})}
-    names = {r["id"]: page.names.get(str(r["id"])) or r["name"] for r in rows}
-    if not page.components:  # by tag: in the order of the names shown
-        rows = sorted(rows, key=lambda r: (names[r["id"]].lower(), r["id"].bytes))
-    components = []
-    for r in rows:
-        status = "failing" if r["kind"] == "job" and r["failing"] and \
-            r["status"] == "active" else r["status"]
-        cls, text = STATUS_WORDS.get((r["kind"], status), ("idle", "Unknown"))
-        bar = days[r["id"]]
-        components.append(PublicComponent(
-            name=names[r["id"]], kind=r["kind"], status=cls, status_text=text,
-            days=bar,
-            percent=days_percent(bar)))
-    shown = [PublicIncident(ref=_ref(page, i.alert_id), name=names[i.subject_id],
-                            kind=i.subject_type, started_at=i.started_at,
-                            resolved_at=i.resolved_at, note=i.note)
-             for i in incidents(alerts)]
+            "team_id": page.team_id, "ids": [r["id"] for r in rows],
+            "since": now - timedelta(days=DAYS), "events": EVENTS})
+        return rows, await cur.fetchall()
+
+
+def _component(row: dict[str, Any], name: str, bar: Bar) -> PublicComponent:
+    """One component row shown as ``name``: its status in words (:data:`STATUS_WORDS`; a
+    job whose last finished run failed reads as failing while active)."""
+    status = row["status"]
+    if row["kind"] == "job" and row["failing"] and status == "active":
+        status = "failing"
+    cls, text = STATUS_WORDS.get((row["kind"], status), ("idle", "Unknown"))
+    return PublicComponent(name=name, kind=row["kind"], status=cls, status_text=text, bar=bar)
+
+
+def _page(page: PageRow, components: list[PublicComponent], found: list[Incident],
+          names: dict[uuid.UUID, str], now: datetime) -> PublicPage:
+    """The view of ``found`` incidents (newest first): the open ones, those resolved in the
+    last :data:`RESOLVED_DAYS` days, the newest :data:`FEED_ENTRIES` for the feed. Only those
+    are turned into :class:`PublicIncident` (a keyed hash each)."""
     recent = now - timedelta(days=RESOLVED_DAYS)
-    instants = [page.updated_at, *(i.resolved_at or i.started_at for i in shown)]
-    return PublicPage(
-        title=page.title, components=components,
-        open_incidents=[i for i in shown if i.resolved_at is None],
-        resolved_incidents=[i for i in shown if i.resolved_at is not None
-                            and i.resolved_at >= recent],
-        feed=shown[:FEED_ENTRIES], updated_at=max(instants), now=now)
+    shown: dict[uuid.UUID, PublicIncident] = {}
+
+    def public(i: Incident) -> PublicIncident:
+        if i.alert_id not in shown:
+            shown[i.alert_id] = PublicIncident(
+                ref=_ref(page, i.alert_id), name=names[i.subject_id], kind=i.subject_type,
+                started_at=i.started_at, resolved_at=i.resolved_at, note=i.note)
+        return shown[i.alert_id]
+
+    opened = [public(i) for i in found if i.resolved_at is None]
+    resolved = [public(i) for i in found if i.resolved_at is not None
+                and i.resolved_at >= recent]
+    feed = [public(i) for i in found[:FEED_ENTRIES]]
+    # the newest instant of any incident, not only of those shown
+    instants = [page.updated_at, *(i.resolved_at or i.started_at for i in found)]
+    return PublicPage(title=page.title, components=components, open_incidents=opened,
+                      resolved_incidents=resolved, feed=feed, updated_at=max(instants),
+                      now=now)

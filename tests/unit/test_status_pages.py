@@ -112,13 +112,13 @@ def test_decided_events_fold_to_the_state_the_row_holds() -> None:
     assert deleted.deleted and deleted.version == 4  # type: ignore[attr-defined]
 
 
-def test_periods_by_day_match_the_scan_of_every_period() -> None:
-    """core/projections/queries.py:_periods_by_day finds a day's downtime periods as the scan
+def testperiods_by_day_match_the_scan_of_every_period() -> None:
+    """core/projections/queries.py:periods_by_day finds a day's downtime periods as the scan
     it replaced did (started before the day's end; open, or ended after its start), on days'
     edges included."""
     import random
 
-    from core.projections.queries import _periods_by_day
+    from core.projections.queries import periods_by_day
 
     rng, first, days = random.Random(5), T0.replace(hour=0), 10
     edges = [first + timedelta(days=n) for n in range(-2, days + 2)]
@@ -130,7 +130,7 @@ def test_periods_by_day_match_the_scan_of_every_period() -> None:
                 minutes=rng.choice([1, 60, 1440, 2880, rng.randrange(1, 9000)]))
             periods.append({"started_at": start, "ended_at": end})
         periods = [p for p in periods if p["ended_at"] is None or p["ended_at"] > first]
-        found = _periods_by_day(periods, first, days)
+        found = periods_by_day(periods, first, days)
         for n in range(days):
             start, end = first + timedelta(days=n), first + timedelta(days=n + 1)
             scanned = [p for p in periods if p["started_at"] < end

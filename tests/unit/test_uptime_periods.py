@@ -1,5 +1,5 @@
 """The downtime periods of each day of an uptime bar (core/projections/queries.py,
-_periods_by_day), found from each period's bounds: the same as testing every period against
+periods_by_day), found from each period's bounds: the same as testing every period against
 every day (started before the day ends, not ended by its start), on generated periods that
 start and end on and around midnight, before the first day, after the last, or never end."""
 
@@ -9,7 +9,7 @@ import random
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from core.projections.queries import _periods_by_day
+from core.projections.queries import periods_by_day
 
 FIRST = datetime(2026, 11, 3, tzinfo=UTC)
 DAYS = 30
@@ -30,7 +30,7 @@ def test_each_days_periods_are_those_that_overlap_it() -> None:
     rnd = random.Random(30)
     for _ in range(2000):
         periods = [_period(rnd) for _ in range(rnd.randint(0, 6))]
-        by_day = _periods_by_day(periods, FIRST, DAYS)
+        by_day = periods_by_day(periods, FIRST, DAYS)
         for n in range(DAYS):
             start, end = FIRST + timedelta(days=n), FIRST + timedelta(days=n + 1)
             assert by_day.get(n, []) == [p for p in periods if p["started_at"] < end and (

@@ -52,7 +52,7 @@ from core.monitors.queries import (
     ping_marks,
 )
 from core.monitors.tokens import kept, read_token, unreadable_reason
-from core.projections.queries import monitors_uptime_days
+from core.projections.queries import monitors_uptime_days, uptime_class
 
 PAGE_SIZE = 50  # monitors per list page
 PINGS = 30  # pings shown on a monitor's page (the API pages through all of them)
@@ -133,10 +133,7 @@ async def _all_fields(form: dict[str, Any], viewer: Viewer, pool: Any) -> dict[s
 
 
 def _day_class(day: dict[str, Any]) -> str:
-    percent = day["uptime_percent"]
-    if percent is None:
-        return "none"
-    return "up" if percent >= 100 else "dip" if percent >= 99 else "down"
+    return uptime_class(day["uptime_percent"])
 
 
 def uptime_bar(days: list[dict[str, Any]]) -> dict[str, Any]:

@@ -1,0 +1,212 @@
+"""A status page component's days as an uptime bar, computed sparsely (docs/status-pages.md).
+
+The dashboard's bars (``core/projections/queries.py:monitors_uptime_days``,
+``jobs_success_days``) build a dict per day and the page merges them into segments
+(``api/ui/pages/monitors.py:uptime_bar``); for 100 components × 90 days that was most of a
+fresh status page's time. Here the same rules give the segments directly:
+
+- a monitor's day is computed by :func:`core.projections.queries.uptime_over` only when it
+  is special (a downtime period overlaps it, or it holds the monitor's creation, its deletion
+  or ``now``); every other day is either wholly monitored without downtime (``up``, 86,400
+  monitored seconds) or wholly outside the monitored range (``none``);
+- a job's day is :func:`core.projections.queries.success_rate` of the day's finished runs
+  (``job_stats_daily``), only for the days that have a row; the others are ``none``.
+
+Consecutive ``up`` days and consecutive ``none`` days merge into one segment; ``dip`` and
+``down`` days stay one segment each (their labels give the day's figure), as in the
+dashboard. tests/unit/test_status_bars.py checks both against the dashboard's day-by-day
+functions on random histories.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from functools import lru_cache
+from typing import Any
+
+from psycopg_pool import AsyncConnectionPool
+
+from core.projections.common import day_start
+from core.projections.queries import periods_by_day, success_rate, uptime_class, uptime_over
+from core.queries import Q
+
+DAY = timedelta(days=1)
+DAY_SECONDS = DAY.total_seconds()
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    """Consecutive days of one class: ``first`` (the index of its first day, 0 = oldest),
+    ``count`` days, ``cls`` (``up`` | ``dip`` | ``down`` | ``none``) and its ``label``
+    (``2026-11-01 to 2026-11-20: up``, ``2026-11-21: 98.50 % up``, ``…: not monitored``)."""
+
+    first: int
+    count: int
+    cls: str
+    label: str
+
+
+@dataclass(frozen=True, slots=True)
+class Bar:
+    """A component's ``days`` days (oldest first) as segments, the figure over all of them
+    (``percent``: uptime or share of runs that succeeded, in percent; ``None``: no data) and
+    ``troubled``, how many days had downtime or failed runs."""
+
+    days: int
+    segments: tuple[Segment, ...]
+    percent: float | None
+    troubled: int
+
+    @property
+    def summary(self) -> str:
+        """The bar for screen readers."""
+        trouble = f"{self.troubled} with downtime" if self.troubled else "no downtime"
+        return f"uptime of the last {self.days} days: {trouble}"
+
+
+class _Builder:
+    """Segments from days given in increasing order, each once (a run of plain days at a
+    time, or one computed day)."""
+
+    def __init__(self, first: datetime, days: int) -> None:
+        self.dates, self.days = _dates(first, days), days
+        self.runs: list[list[Any]] = []  # [first, count, cls, percent]
+
+    def run(self, start: int, stop: int, cls: str) -> None:
+        """Days ``[start, stop)`` are all ``cls`` (``up`` or ``none``)."""
+        if stop <= start:
+            return
+        last = self.runs[-1] if self.runs else None
+        if last is not None and last[2] == cls and last[0] + last[1] == start:
+            last[1] += stop - start
+        else:
+            self.runs.append([start, stop - start, cls, None])
+
+    def day(self, n: int, percent: float | None) -> None:
+        """Day ``n`` has the figure ``percent``."""
+        cls = uptime_class(percent)
+        if cls in ("up", "none"):
+            self.run(n, n + 1, cls)
+        else:
+            self.runs.append([n, 1, cls, percent])
+
+    def bar(self, percent: float | None) -> Bar:
+        segments, dates = [], self.dates
+        for first, count, cls, figure in self.runs:
+            span = dates[first] if count == 1 else f"{dates[first]} to {dates[first + count - 1]}"
+            label = (f"{span}: {figure:.2f} % up" if figure is not None
+                     else f"{span}: {'up' if cls == 'up' else 'not monitored'}")
+            segments.append(Segment(first, count, cls, label))
+        troubled = sum(1 for s in segments if s.cls in ("dip", "down"))
+        return Bar(self.days, tuple(segments), percent, troubled)
+
+
+@lru_cache(maxsize=64)
+def _dates(first: datetime, days: int) -> tuple[str, ...]:
+    """The ISO dates of ``days`` days from ``first`` (the same for every bar of a page)."""
+    start = first.date()
+    return tuple((start + timedelta(days=n)).isoformat() for n in range(days))
+
+
+def monitor_bar(state: dict[str, Any] | None, periods: list[dict[str, Any]], first: datetime,
+                days: int, now: datetime) -> Bar:
+    """A monitor's bar over ``days`` UTC days from midnight ``first`` up to ``now``: the rule of
+    ``core/projections/queries.py:monitors_uptime_days`` (``state``: its ``monitor_state`` row,
+    ``{"created_at", "deleted_at"}``, ``None``: not seen by the projector; ``periods``: its
+    downtime rows ``{"started_at", "ended_at"}`` overlapping the range). Work in proportion to
+    the special days, not to ``days``."""
+    build = _Builder(first, days)
+    if state is None:
+        build.run(0, days, "none")
+        return build.bar(None)
+    limit = min(now, state["deleted_at"] or now)
+    whole_from = max(0, min(days, -((first - state["created_at"]) // DAY)))  # ceil
+    whole_to = max(whole_from, min(days, (limit - first) // DAY))
+    by_day = periods_by_day(periods, first, days)
+    special = sorted({n for n in (*by_day, whole_from - 1, whole_to) if 0 <= n < days})
+    monitored = DAY_SECONDS * (whole_to - whole_from - sum(
+        1 for n in special if whole_from <= n < whole_to))
+    down, at = 0.0, 0
+    for n in [*special, days]:
+        build.run(at, min(n, whole_from), "none")
+        build.run(max(at, whole_from), min(n, whole_to), "up")
+        build.run(max(at, whole_to), n, "none")
+        if n == days:
+            break
+        start = first + n * DAY
+        if start >= now:
+            build.day(n, None)
+        else:
+            seconds, lost, percent = uptime_over(state, by_day.get(n, []), start,
+                                                 start + DAY, now)
+            monitored, down = monitored + seconds, down + lost
+            build.day(n, percent)
+        at = n + 1
+    return build.bar(round(100 * (1 - down / monitored), 4) if monitored else None)
+
+
+def job_bar(clean: Iterable[int], other: Iterable[tuple[int, int, int]],
+            totals: tuple[int, int], first: datetime, days: int) -> Bar:
+    """A job's bar over ``days`` UTC days from midnight ``first``, from its
+    ``job_stats_daily`` rows: the ``clean`` days (indexes, increasing) whose finished runs all
+    succeeded (100 %), the ``other`` days with a row ``(index, succeeded, failed)``
+    (increasing), and the ``totals`` ``(succeeded, failed)``; days of neither have no data.
+    A day's figure is 100 × :func:`core.projections.queries.success_rate` (2 decimals), the
+    bar's that of all the runs."""
+    build = _Builder(first, days)
+    runs: list[list[int]] = []  # clean days as [first, count, -1, -1]
+    for n in clean:
+        if runs and runs[-1][0] + runs[-1][1] == n:
+            runs[-1][1] += 1
+        else:
+            runs.append([n, 1, -1, -1])
+    at = 0
+    for n, count, ok, bad in sorted([*runs, *([n, 1, ok, bad] for n, ok, bad in other)]):
+        build.run(at, n, "none")
+        if ok < 0:
+            build.run(n, n + count, "up")
+        else:
+            rate = success_rate(ok, bad)
+            build.day(n, None if rate is None else round(100 * rate, 2))
+        at = n + count
+    build.run(at, days, "none")
+    rate = success_rate(*totals)
+    return build.bar(None if rate is None else round(100 * rate, 2))
+
+
+async def component_bars(pool: AsyncConnectionPool, team_id: uuid.UUID,
+                         monitors: list[uuid.UUID], jobs: list[uuid.UUID], *, days: int,
+                         now: datetime) -> dict[uuid.UUID, Bar]:
+    """The bars of some monitors and jobs of one team over the last ``days`` UTC days up to
+    ``now`` (today included). Two statements (``status_page_monitor_days``,
+    ``status_page_job_days``); ids of another team get a bar without data."""
+    first = day_start(now) - (days - 1) * DAY
+    states: dict[uuid.UUID, dict[str, Any]] = {}
+    periods: dict[uuid.UUID, list[dict[str, Any]]] = {}
+    job_rows: dict[uuid.UUID, dict[str, Any]] = {}
+    async with pool.connection() as conn:
+        if monitors:
+            cur = await conn.execute(Q["status_page_monitor_days"], {
+                "ids": monitors, "team_id": team_id, "start": first, "end": now})
+            for row in await cur.fetchall():
+                states[row["monitor_id"]] = row
+                periods[row["monitor_id"]] = [
+                    {"started_at": s, "ended_at": e}
+                    for s, e in zip(row["starts"], row["ends"], strict=True)]
+        if jobs:
+            cur = await conn.execute(Q["status_page_job_days"], {
+                "ids": jobs, "team_id": team_id, "start": first, "end": now})
+            job_rows = {row["job_id"]: row for row in await cur.fetchall()}
+    out = {m: monitor_bar(states.get(m), periods.get(m, []), first, days, now)
+           for m in monitors}
+    for j in jobs:
+        row = job_rows.get(j) or {"clean_days": [], "days": [], "days_succeeded": [],
+                                   "days_failed": [], "succeeded": 0, "failed": 0}
+        other = zip(row["days"], row["days_succeeded"], row["days_failed"], strict=True)
+        out[j] = job_bar(row["clean_days"], other, (row["succeeded"], row["failed"]), first,
+                         days)
+    return out
+

@@ -1,0 +1,131 @@
+"""A status page's bars, computed sparsely (core/statuspages/bars.py), equal the dashboard's
+day-by-day rule merged into segments (api/ui/pages/monitors.py:uptime_bar): for monitors,
+:func:`core.projections.queries.uptime_over` applied to every day (the rule of
+``monitors_uptime_days``); for jobs, :func:`core.projections.queries.success_rate` of every
+day's runs. Generated histories: monitors created before, inside or at the end of the range,
+on or off midnight, some deleted, with downtime periods on and around midnights, open ones,
+ones before the range; jobs with days missing, days of no finished runs and failures."""
+
+from __future__ import annotations
+
+import random
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from api.ui.pages.monitors import uptime_bar
+from core.projections.queries import success_rate, uptime_over
+from core.statuspages.bars import Bar, job_bar, monitor_bar
+
+FIRST = datetime(2026, 9, 2, tzinfo=UTC)
+DAY = timedelta(days=1)
+
+
+def _instant(rnd: random.Random, days: int) -> datetime:
+    if rnd.random() < 0.3:
+        return FIRST + rnd.randint(-3, days + 1) * DAY
+    return FIRST + timedelta(seconds=rnd.randint(-4 * 86400, (days + 1) * 86400))
+
+
+def _monitor(rnd: random.Random, days: int, now: datetime) -> tuple[Any, list[Any]]:
+    created = min(_instant(rnd, days), now)
+    deleted = None
+    if rnd.random() < 0.2:
+        deleted = min(now, created + timedelta(seconds=rnd.randint(0, (days + 3) * 86400)))
+    periods = []
+    for _ in range(rnd.choice([0, 0, 1, 3, 12])):
+        start = max(created, _instant(rnd, days))
+        if start >= now:
+            continue
+        end = None if rnd.random() < 0.15 else min(
+            now, start + timedelta(seconds=rnd.choice([60, 86400, rnd.randint(1, 3 * 86400)])))
+        periods.append({"started_at": start, "ended_at": end})
+    periods.sort(key=lambda p: p["started_at"])
+    return {"created_at": created, "deleted_at": deleted}, periods
+
+
+def _expected_monitor(state: Any, periods: list[Any], days: int,
+                      now: datetime) -> tuple[dict[str, Any], float | None]:
+    out, monitored, down = [], 0.0, 0.0
+    for n in range(days):
+        start, end = FIRST + n * DAY, FIRST + (n + 1) * DAY
+        if state is None or start >= now:
+            out.append({"day": start.date(), "uptime_percent": None})
+            continue
+        overlapping = [p for p in periods if p["started_at"] < end
+                       and (p["ended_at"] is None or p["ended_at"] > start)]
+        seconds, lost, percent = uptime_over(state, overlapping, start, end, now)
+        monitored, down = monitored + seconds, down + lost
+        out.append({"day": start.date(), "uptime_percent": percent})
+    return uptime_bar(out), (round(100 * (1 - down / monitored), 4) if monitored else None)
+
+
+def _same(bar: Bar, expected: dict[str, Any], percent: float | None) -> None:
+    assert [(s.first, s.count, s.cls, s.label) for s in bar.segments] == [
+        (s["first"], s["count"], s["class"], s["label"]) for s in expected["segments"]]
+    assert bar.summary == expected["summary"]
+    assert (bar.percent is None) == (percent is None)
+    if percent is not None:
+        assert bar.percent == pytest.approx(percent, abs=1e-4)
+
+
+def test_monitor_bars_equal_the_day_by_day_rule() -> None:
+    rnd = random.Random(32)
+    for _ in range(1500):
+        days = rnd.choice([1, 2, 7, 90])
+        now = FIRST + (days - 1) * DAY + timedelta(seconds=rnd.choice(
+            [0, 1, 43200, 86399]))
+        state, periods = _monitor(rnd, days, now)
+        if rnd.random() < 0.03:
+            state, periods = None, []
+        expected, percent = _expected_monitor(state, periods, days, now)
+        _same(monitor_bar(state, periods, FIRST, days, now), expected, percent)
+
+
+def test_job_bars_equal_the_day_by_day_rule() -> None:
+    rnd = random.Random(33)
+    for _ in range(500):
+        days = rnd.choice([1, 7, 90])
+        counts = []
+        for n in range(days):
+            if rnd.random() < 0.7:
+                ok, bad = rnd.choice([0, 1, 24, 24]), rnd.choice([0, 0, 0, 1, 5])
+                counts.append((n, ok, bad))
+        out = []
+        by_day = {n: (ok, bad) for n, ok, bad in counts}
+        for n in range(days):
+            rate = success_rate(*by_day.get(n, (0, 0)))
+            out.append({"day": (FIRST + n * DAY).date(),
+                        "uptime_percent": None if rate is None else round(100 * rate, 2)})
+        total = success_rate(sum(c[1] for c in counts), sum(c[2] for c in counts))
+        clean = [n for n, ok, bad in counts if bad == 0 and ok > 0]
+        other = [(n, ok, bad) for n, ok, bad in counts if not (bad == 0 and ok > 0)]
+        totals = (sum(c[1] for c in counts), sum(c[2] for c in counts))
+        _same(job_bar(clean, other, totals, FIRST, days), uptime_bar(out),
+              None if total is None else round(100 * total, 2))
+
+
+def test_a_quiet_quarter_is_one_rect() -> None:
+    now = FIRST + 89 * DAY + timedelta(hours=15)
+    state = {"created_at": FIRST - 30 * DAY, "deleted_at": None}
+    bar = monitor_bar(state, [], FIRST, 90, now)
+    assert [(s.first, s.count, s.cls) for s in bar.segments] == [(0, 90, "up")]
+    assert bar.segments[0].label == "2026-09-02 to 2026-11-30: up"
+    assert bar.percent == 100.0
+
+
+def test_the_status_page_draws_the_dashboards_markup() -> None:
+    """api/ui/pages/status.py:svg_bar (typed bars) writes the bytes of
+    api/ui/render.py:uptime_svg (the dashboard's dict bars) for the same days."""
+    from api.ui.pages.status import svg_bar
+    from api.ui.render import uptime_svg
+
+    rnd = random.Random(34)
+    for _ in range(200):
+        days = rnd.choice([1, 7, 90])
+        now = FIRST + (days - 1) * DAY + timedelta(hours=rnd.randint(0, 23))
+        state, periods = _monitor(rnd, days, now)
+        expected, _ = _expected_monitor(state, periods, days, now)
+        assert str(svg_bar(monitor_bar(state, periods, FIRST, days, now))) == str(
+            uptime_svg(expected))
