@@ -126,12 +126,13 @@ async def close_recovered(conn: psycopg.AsyncConnection, considered: Considered,
 async def release(conn: psycopg.AsyncConnection, ids: Sequence[uuid.UUID],
                    released_as: uuid.UUID | None, now: datetime, why: str) -> None:
     """Mark held alerts released and append their ``alert.released`` ``{"released_as",
-    "why"}`` (stream ``alert``, version 2)."""
+    "why"}`` (stream ``alert``, after ``alert.raised`` and any ``alert.noted``: a note may be
+    written on a held alert)."""
     if not ids:
         return
     cur = await conn.execute(Q["dependency_release"], {"ids": list(ids), "now": now,
                                                        "released_as": released_as})
     await append_at(conn, [
-        (Head("alert", row["id"], row["team_id"], 1),
+        (Head("alert", row["id"], row["team_id"], row["version"]),
          [("alert.released", {"released_as": released_as, "why": why})])
         for row in await cur.fetchall()], now, {"actor": "system"})

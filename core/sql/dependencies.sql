@@ -102,9 +102,13 @@ WHERE %(subject_type)s::text = 'job' AND j.id = %(id)s::uuid AND j.status <> 'de
 SELECT message FROM notifications WHERE alert_id = %(id)s::uuid ORDER BY id LIMIT 1;
 
 -- name: dependency_release
-UPDATE alerts SET released_at = %(now)s::timestamptz, released_as = %(released_as)s::uuid
-WHERE id = ANY (%(ids)s::uuid[]) AND released_at IS NULL
-RETURNING id, team_id;
+-- version: where the alert's stream is (alert.raised, then any alert.noted), for alert.released.
+UPDATE alerts a SET released_at = %(now)s::timestamptz, released_as = %(released_as)s::uuid
+WHERE a.id = ANY (%(ids)s::uuid[]) AND a.released_at IS NULL
+RETURNING a.id, a.team_id,
+          (SELECT coalesce(max(e.stream_version), 1) FROM events e
+           WHERE e.stream_id = a.id AND e.stream_type = 'alert'
+             AND event_retention_kind(e.stream_type, e.event_type) = 'keep')::int AS version;
 
 -- name: dependency_alert_of
 SELECT DISTINCT alert_id FROM notifications WHERE id = ANY (%(ids)s::uuid[]);

@@ -29,6 +29,7 @@ from core.notifications.released import RELEASE_POLL
 from core.replay.jobs import simulate_job
 from core.replay.monitors import simulate_monitor
 from core.runs.worker import Worker
+from core.statuspages.commands import set_note
 from tests.helpers import add_job, new_actor
 from tests.monitor_helpers import add_monitor, advance, ping
 from tests.sink import Reply, Sink
@@ -131,6 +132,34 @@ async def test_dependents_going_down_while_the_router_is_down_are_held_then_rele
     assert len(await _events(fresh_pool, "alert.released")) == 2
     await checker.run_once(back + MIN)
     assert len(await _notifications(fresh_pool)) == len(rows)  # released once
+
+
+async def test_a_note_on_a_held_alert_does_not_stop_its_release(
+    fresh_pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool, checker: Checker,
+    sink: Sink, sealer: AesGcmSealer,
+) -> None:
+    """``alert.noted`` takes the held alert's stream version after ``alert.raised``; its
+    ``alert.released`` follows it (it took version 2 as well, and the checker's pass failed
+    with a conflict at every try, so the dependent never alerted)."""
+    actor, m = await _network(fresh_pool, sealer, sink)
+    await _ping_all(ping_pool, m, T0)
+    await advance(checker, fresh_pool, T0 + timedelta(hours=1, minutes=5))  # router down
+    await advance(checker, fresh_pool, T0 + timedelta(hours=1, minutes=10))  # both down
+    [held] = await list_alerts(fresh_pool, actor, limit=10, before=None, monitor=m["backup"][0])
+    assert held["state"] == "held"
+    await set_note(fresh_pool, actor, held["id"], "the router is being replaced",
+                   T0 + timedelta(hours=1, minutes=11))
+    back = T0 + timedelta(hours=1, minutes=20)
+    assert await ping(ping_pool, m["router"][1], back) == "up"
+    await checker.run_once(back)
+    [new, old] = await list_alerts(fresh_pool, actor, limit=10, before=None,
+                                   monitor=m["backup"][0])
+    assert old["state"] == "released" and old["released_as"] == new["id"]
+    async with fresh_pool.connection() as conn:
+        cur = await conn.execute("SELECT stream_version, event_type FROM events "
+                                 "WHERE stream_id = %s ORDER BY stream_version", (old["id"],))
+        assert [(e["stream_version"], e["event_type"]) for e in await cur.fetchall()] == [
+            (1, "alert.raised"), (2, "alert.noted"), (3, "alert.released")]
 
 
 async def test_a_dependent_back_while_held_owes_nothing(
