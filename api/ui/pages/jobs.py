@@ -28,6 +28,7 @@ from api.ui.pages import advice
 from api.ui.pages.advice import prefilled
 from api.ui.render import fragment, page
 from api.ui.tagfield import place_tag_errors
+from api.ui.together import together
 from core.actor import Actor
 from core.errors import (
     ConcurrencyConflict,
@@ -160,9 +161,11 @@ async def _charts(pool: Any, actor: Actor, job_id: uuid.UUID, now: Any) -> dict[
     """The job's pictures: its last :data:`CHART_RUNS` runs one by one, and its last
     :data:`CHART_DAYS` days from the read model (median and 95th percentile per day, the
     outcomes as a strip), which reads the same with 10 runs or 10,000."""
-    runs = await list_runs(pool, actor, job_id, limit=CHART_RUNS, before=None)
-    days = (await job_stats(pool, actor, job_id, start=now - timedelta(days=CHART_DAYS - 1),
-                            end=now, bucket="day", now=now))["items"]
+    runs, stats = await together(
+        list_runs(pool, actor, job_id, limit=CHART_RUNS, before=None),
+        job_stats(pool, actor, job_id, start=now - timedelta(days=CHART_DAYS - 1), end=now,
+                  bucket="day", now=now))
+    days = stats["items"]
     n = len(runs)
     last = f"the last {n} runs" if n != 1 else "its one run"
     return {"duration_chart": run_chart(runs, "duration_ms", f"Duration of {last}"),
@@ -180,24 +183,24 @@ async def job_page(request: Request[Any, Any, Any], job_id: FromPath[uuid.UUID],
                    runs: FromQuery[str | None] = None) -> Template:
     """A job: definition (with the end of a maintenance in effect), actions, runs
     (``?runs=`` a cursor), charts, history."""
-    parts = await _job_parts(pool, viewer.actor, job_id, runs)
-    until = await fetch_maintenance_until(pool, viewer.actor.team_id, "job", [job_id],
-                                          request.app.state.clock.now())
+    now = request.app.state.clock.now()
+    parts, until, events, charts = await together(
+        _job_parts(pool, viewer.actor, job_id, runs),
+        fetch_maintenance_until(pool, viewer.actor.team_id, "job", [job_id], now),
+        job_events(pool, viewer.actor, job_id, after_version=0, limit=HISTORY),
+        _charts(pool, viewer.actor, job_id, now))
     parts["job"]["in_maintenance_until"] = until.get(job_id)
-    events = await job_events(pool, viewer.actor, job_id, after_version=0, limit=HISTORY)
     listed = [str(c) for c in parts["job"]["channels"] or []]
     ever = {str(c) for e in events if isinstance(e["data"], dict)
             for c in (e["data"].get("channels")
                       or (e["data"].get("changes") or {}).get("channels") or [])}
-    known = await named_channels(pool, viewer.actor, [*listed, *sorted(ever - set(listed))])
+    known, parts["job"]["parents"] = await together(
+        named_channels(pool, viewer.actor, [*listed, *sorted(ever - set(listed))]),
+        named_parents(pool, viewer.actor.team_id, parts["job"].get("depends_on") or []))
     names = {c["id"]: c["name"] for c in known}
     parts["job"]["channel_names"] = known[:len(listed)]
-    parts["job"]["parents"] = await named_parents(pool, viewer.actor.team_id,
-                                                  parts["job"].get("depends_on") or [])
     return page(request, viewer, "job.html", parts["job"]["name"], section="jobs", **parts,
-                **await _charts(pool, viewer.actor, job_id, request.app.state.clock.now()),
-                history=_history(events, names),
-                paged=runs is not None)
+                **charts, history=_history(events, names), paged=runs is not None)
 
 
 @get("/ui/jobs/{job_id:uuid}/live", name="job_live")

@@ -39,6 +39,7 @@ from api.ui.pages.advice import prefilled
 from api.ui.render import fragment, page
 from api.ui.tagfield import parse_tags, tags_text
 from api.ui.timeline import MAX_SPAN, monitor_timeline
+from api.ui.together import together
 from core.errors import ConcurrencyConflict, Conflict, InvalidInput, invalid
 from core.maintenance.queries import fetch_maintenance_until
 from core.monitors import commands
@@ -317,20 +318,19 @@ async def _status_context(request: Request[Any, Any, Any], viewer: Viewer,
                           monitor_id: uuid.UUID) -> dict[str, Any]:
     """What the live part of a monitor's page shows: the row, its pings and flips."""
     pool = request.app.state.pool
-    monitor = await get_monitor(pool, viewer.actor, monitor_id)
+    now = request.app.state.clock.now()
+    monitor, pings, flips, bars, until = await together(
+        get_monitor(pool, viewer.actor, monitor_id),
+        list_pings(pool, viewer.actor, monitor_id, limit=PINGS, before_version=None),
+        monitor_flips(pool, viewer.actor, monitor_id, limit=FLIPS),
+        monitors_uptime_days(pool, viewer.actor, [monitor_id], days=UPTIME_DAYS, now=now),
+        fetch_maintenance_until(pool, viewer.actor.team_id, "monitor", [monitor_id], now))
     monitor["description"] = describe(monitor)
-    pings = await list_pings(pool, viewer.actor, monitor_id, limit=PINGS, before_version=None)
-    flips = await monitor_flips(pool, viewer.actor, monitor_id, limit=FLIPS)
-    bars = await monitors_uptime_days(pool, viewer.actor, [monitor_id], days=UPTIME_DAYS,
-                                      now=request.app.state.clock.now())
     monitor["uptime"] = uptime_bar(bars[monitor_id])
-    until = await fetch_maintenance_until(pool, viewer.actor.team_id, "monitor", [monitor_id],
-                                          request.app.state.clock.now())
     monitor["in_maintenance_until"] = until.get(monitor_id)
-    monitor["channel_names"] = await named_channels(pool, viewer.actor,
-                                                    monitor.get("channels") or [])
-    monitor["parents"] = await named_parents(pool, viewer.actor.team_id,
-                                             monitor.get("depends_on") or [])
+    monitor["channel_names"], monitor["parents"] = await together(
+        named_channels(pool, viewer.actor, monitor.get("channels") or []),
+        named_parents(pool, viewer.actor.team_id, monitor.get("depends_on") or []))
     return {"monitor": monitor, "pings": pings, "flips": flips}
 
 
@@ -370,18 +370,20 @@ def _once(request: Request[Any, Any, Any], token: str) -> dict[str, str]:
 
 async def _monitor_page(request: Request[Any, Any, Any], viewer: Viewer,
                         monitor_id: uuid.UUID) -> Template:
-    context = await _status_context(request, viewer, monitor_id)
     keyring = request.app.state.keyring
-    token = None
-    if viewer.can_write:
-        token = await read_token(request.app.state.pool, keyring, viewer.actor.team_id,
-                                 monitor_id)
+    pool = request.app.state.pool
+    now = request.app.state.clock.now()
+
+    async def no_token() -> None:
+        return None
+    context, token, recent = await together(
+        _status_context(request, viewer, monitor_id),
+        read_token(pool, keyring, viewer.actor.team_id, monitor_id) if viewer.can_write
+        else no_token(),
+        ping_marks(pool, viewer.actor, monitor_id, since=now - MAX_SPAN, limit=TIMELINE_PINGS))
     note = None if token else unreadable_reason(keyring) if viewer.can_write \
         else READ_ONLY_NOTE
     ping_url = f"{base_url(request)}/ping/{token or TOKEN_PLACEHOLDER}"
-    now = request.app.state.clock.now()
-    recent = await ping_marks(request.app.state.pool, viewer.actor, monitor_id,
-                              since=now - MAX_SPAN, limit=TIMELINE_PINGS)
     timeline = monitor_timeline(context["monitor"], recent, context["flips"], now,
                                 len(recent) < TIMELINE_PINGS)
     return page(request, viewer, "monitor.html", context["monitor"]["name"],

@@ -12,6 +12,7 @@ from api.deps import ClockDep, PoolDep
 from api.ui.auth import Viewer, ViewerDep
 from api.ui.live import live_fragment, share_key
 from api.ui.render import fragment, page
+from api.ui.together import together
 from core.events import list_team_events
 from core.history.subjects import event_subjects
 from core.projections.queries import dashboard
@@ -22,10 +23,14 @@ NEWEST_EVENTS = 10
 async def _summary(request: Request[Any, Any, Any], viewer: Viewer) -> dict[str, Any]:
     pool = request.app.state.pool
     now = request.app.state.clock.now()
-    events = await list_team_events(pool, viewer.actor.team_id, limit=NEWEST_EVENTS)
+
+    async def newest() -> tuple[list[dict[str, Any]], dict[int, Any]]:
+        events = await list_team_events(pool, viewer.actor.team_id, limit=NEWEST_EVENTS)
+        return events, await event_subjects(pool, viewer.actor.team_id, events)
     # The page shows when the read models were updated, not the lag: that statement is skipped.
-    return {"board": await dashboard(pool, viewer.actor, now, lag=False), "events": events,
-            "subjects": await event_subjects(pool, viewer.actor.team_id, events)}
+    (events, subjects), board = await together(newest(),
+                                               dashboard(pool, viewer.actor, now, lag=False))
+    return {"board": board, "events": events, "subjects": subjects}
 
 
 @get("/", name="overview")
