@@ -4,7 +4,7 @@ says, and what it would have changed over the window by the what-if replay."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
@@ -160,3 +160,9 @@ def bound(runs: Trials, name: str, current: int | None, suggested: int | None, s
     rule = ("the longest good run plus half of it, in whole minutes" if above
             else "half the shortest good run, in whole seconds")
     return compared(name, verdict, suggested, f"{seen}; suggested: {rule}")
+
+
+def in_a_row(things: str) -> Callable[[int], str]:
+    """How a count threshold is said: ``"2 failures in a row"``, ``"1 failure in a row"``
+    (``things`` in the plural, made singular by its last letter)."""
+    return lambda n: f"{n} {things if n != 1 else things[:-1]} in a row"

@@ -13,6 +13,7 @@ parents, as ``POST /v1/jobs/{id}/simulate`` does.
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -23,7 +24,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from core import streams
 from core.actor import Actor
-from core.advice.answer import Advice, Kept, Suggestion, bound, examined
+from core.advice.answer import Advice, Kept, Suggestion, bound, examined, in_a_row
 from core.advice.rules import (
     MIN_OBSERVATIONS,
     Trial,
@@ -130,7 +131,7 @@ def advise(history: JobHistory, latest: JobState, days: int, now: datetime) -> A
         flaps = name == "recover_after_successes"
         verdict = choose(trials.trials(name, sorted({*range(1, top + 1), current})),
                          current, trials.real, trials.flapped if flaps else None)
-        found.append(examined(name, verdict, seen, lambda v, w=word: f"{v} {w} in a row",
+        found.append(examined(name, verdict, seen, in_a_row(word),
                               "flap" if flaps else "false alarm"))
     timed = [d for d in (_timed(r) for r in runs) if d is not None]
     if len(timed) >= MIN_OBSERVATIONS:
@@ -170,5 +171,5 @@ async def advise_job(pool: AsyncConnectionPool, actor: Actor, job_id: uuid.UUID,
         _, maintenance = await recorded_and_proposed(conn, "job", job_id, actor.team_id,
                                                      Proposal(), start, now)
         parents = await outages(conn, actor.team_id, latest.depends_on, now)
-    return advise(JobHistory(job_events, finals, not_run, maintenance, parents), latest, days,
-                  now)
+    history = JobHistory(job_events, finals, not_run, maintenance, parents)
+    return await asyncio.to_thread(advise, history, latest, days, now)  # CPU-bound: off the loop

@@ -13,6 +13,7 @@ recorded maintenance windows and the recorded outages of the monitor's parents.
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -22,7 +23,7 @@ from typing import Any
 from psycopg_pool import AsyncConnectionPool
 
 from core.actor import Actor
-from core.advice.answer import Advice, Kept, Suggestion, bound, compared, examined
+from core.advice.answer import Advice, Kept, Suggestion, bound, compared, examined, in_a_row
 from core.advice.rules import (
     MIN_OBSERVATIONS,
     Trial,
@@ -167,7 +168,7 @@ def _tolerance(runs: _Trials, ins: list[CheckIn], days: int) -> list[Suggestion 
         flaps = name == "recover_after_successes"
         verdict = choose(runs.trials(name, values), current, runs.real,
                          runs.flapped if flaps else None)
-        out.append(examined(name, verdict, seen, lambda v, w=word: f"{v} {w} in a row",
+        out.append(examined(name, verdict, seen, in_a_row(word),
                             "flap" if flaps else "false alarm"))
     return out
 
@@ -227,7 +228,7 @@ def advise(events: Sequence[dict[str, Any]], latest: MonitorState, days: int, no
 async def advise_monitor(pool: AsyncConnectionPool, actor: Actor, monitor_id: uuid.UUID,
                          days: int, now: datetime) -> Advice:
     """``GET /v1/monitors/{id}/advice``: :func:`advise` over the monitor's stream as recorded
-    up to ``now``. Reads only.
+    up to ``now``, the replays in a worker thread (:func:`asyncio.to_thread`). Reads only.
 
     Raises:
         NotFound: no such monitor for this team, or a deleted one.
@@ -243,4 +244,6 @@ async def advise_monitor(pool: AsyncConnectionPool, actor: Actor, monitor_id: uu
                                                   Proposal(), start, now)
         parents = await outages(conn, actor.team_id, latest.depends_on, now)
         events = [e async for e in stream_until(conn, MONITOR, monitor_id, actor.team_id, now)]
-    return advise(events, latest, days, now, recorded, parents)
+    # the replays are CPU-bound (seconds for a busy monitor): off the event loop, so pings
+    # and other requests of the process are still served meanwhile
+    return await asyncio.to_thread(advise, events, latest, days, now, recorded, parents)
