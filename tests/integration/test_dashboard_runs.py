@@ -69,3 +69,31 @@ async def test_a_runs_attempts_show_placeholders_and_binary_bodies_as_hex(
     job_page = await fresh_api.get(f"/ui/jobs/{job}")
     assert "binary &lt;b&gt;" in job_page.text and "<svg" in job_page.text
     assert job_page.text.count('data-run-status="succeeded"') == 2
+
+
+async def test_a_spread_runs_page_shows_its_fire_time_next_to_its_slot(
+        fresh_api: AsyncTestClient, fresh_pool: AsyncConnectionPool, worker: Worker,
+        clock: FrozenClock, sink: Sink) -> None:
+    """A run of a job with a spread: its page shows the fire time (slot + offset, from the
+    run's first event) and the offset; a run of a job without one shows the slot only."""
+    from tests.integration.test_spread import CREATED, HOUR, T0, spread_job, tick
+
+    key, record = await create_api_key(fresh_pool, "spread runs", "read")
+    from core.actor import Actor
+
+    actor = Actor(team_id=record["team_id"])
+    job, offset = await spread_job(fresh_pool, actor, sink, "/spread")
+    plain = await add_job(fresh_pool, actor, CREATED, sink.url("/plain"), "0 * * * *")
+    await tick(worker, clock, T0 + HOUR + offset)
+    [run] = await runs_of(fresh_pool, job)
+    [plain_run] = await runs_of(fresh_pool, plain)
+    await sign_in(fresh_api, key)
+    page = (await fresh_api.get(f"/ui/runs/{run['id']}")).text
+    fire = (T0 + HOUR + offset).strftime("%Y-%m-%d %H:%M:%S")
+    assert "Fire time" in page and fire in page
+    seconds = int(offset.total_seconds())
+    spelled = (f"{seconds // 60}m" if seconds >= 60 else "") + (
+        f"{seconds % 60}s" if seconds % 60 else "")
+    assert f"{spelled} after the slot" in page
+    plain_page = (await fresh_api.get(f"/ui/runs/{plain_run['id']}")).text
+    assert plain_page.count("Slot") >= 1 and "Fire time" not in plain_page

@@ -222,7 +222,12 @@ async def run_page(request: Request[Any, Any, Any], run_id: FromPath[uuid.UUID],
     received (a body that is not text as a hex preview)."""
     run = await get_run(pool, viewer.actor, run_id)
     job = await get_job(pool, viewer.actor, run["job_id"]) if run["job_id"] else None
-    return page(request, viewer, "run.html", "Run", section="jobs", run=run, job=job)
+    fire = run.get("fire_at")
+    offset = None  # the spread offset when the slot fired after it (docs/schedules.md, Spread)
+    if fire is not None and fire != run["scheduled_for"]:
+        offset = spell(round((fire - run["scheduled_for"]).total_seconds()))
+    return page(request, viewer, "run.html", "Run", section="jobs", run=run, job=job,
+                fire_offset=offset)
 
 
 async def _act(request: Request[Any, Any, Any], viewer: Viewer, job_id: uuid.UUID,
