@@ -165,6 +165,10 @@ async def test_a_job_with_hiccups_and_one_real_outage_is_told_to_wait_for_two_fa
     advice = await advise_job(fresh_pool, actor, job, 90, end + timedelta(seconds=30))
     assert advice.observations == 20 and advice.insufficient is None
     found = _by_field(advice)
+    assert set(found) == {"alert_after_failures", "max_duration"}
+    # runs of milliseconds: a maximum of a minute flags none of them; no minimum (too quick)
+    assert (found["max_duration"].current, found["max_duration"].suggested) == (None, 60)
+    assert found["max_duration"].what_if.suggested_alerts == 3  # the failures still alert
     tolerance = found["alert_after_failures"]
     assert (tolerance.current, tolerance.suggested) == (1, 2)
     w = tolerance.what_if
@@ -213,10 +217,18 @@ async def test_advice_routes_read_keys_and_errors(
             assert "days" in r.json()["detail"]
         assert (await frozen_api.get(path)).status_code == 401
     key, _ = await create_api_key(pool, f"team-{uuid.uuid4().hex[:10]}", "write")
-    for path in (f"/v1/monitors/{monitor}/advice", f"/v1/jobs/{job}/advice",
-                 f"/v1/monitors/{uuid.uuid4()}/advice", f"/v1/jobs/{uuid.uuid4()}/advice",
-                 f"/v1/monitors/{job}/advice"):
-        auth = {"Authorization": f"Bearer {key}"} if str(monitor) in path or str(job) in path \
-            else team["auth"]
+    other = {"Authorization": f"Bearer {key}"}  # another team's key
+    for path, auth in ((f"/v1/monitors/{monitor}/advice", other),
+                       (f"/v1/jobs/{job}/advice", other),
+                       (f"/v1/monitors/{uuid.uuid4()}/advice", team["auth"]),
+                       (f"/v1/jobs/{uuid.uuid4()}/advice", team["auth"]),
+                       (f"/v1/monitors/{job}/advice", team["auth"]),  # a job is no monitor
+                       (f"/v1/jobs/{monitor}/advice", team["auth"])):
         r = await frozen_api.get(path, headers=auth)
         assert r.status_code == 404, (path, r.text)
+    # a deleted object: 404, as its own GET
+    for kind, subject in (("monitors", monitor), ("jobs", job)):
+        assert (await frozen_api.delete(f"/v1/{kind}/{subject}",
+                                        headers=team["auth"])).status_code == 204
+        r = await frozen_api.get(f"/v1/{kind}/{subject}/advice", headers=team["auth"])
+        assert r.status_code == 404, r.text
