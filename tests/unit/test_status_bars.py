@@ -61,7 +61,7 @@ def _expected_monitor(state: Any, periods: list[Any], days: int,
     return uptime_bar(out), (round(100 * (1 - down / monitored), 4) if monitored else None)
 
 
-def _same(bar: Bar, expected: dict[str, Any], percent: float | None) -> None:
+def _bars_agree(bar: Bar, expected: dict[str, Any], percent: float | None) -> None:
     assert [(s.first, s.count, s.cls, s.label) for s in bar.segments] == [
         (s["first"], s["count"], s["class"], s["label"]) for s in expected["segments"]]
     assert bar.summary == expected["summary"]
@@ -80,7 +80,7 @@ def test_monitor_bars_equal_the_day_by_day_rule() -> None:
         if rnd.random() < 0.03:
             state, periods = None, []
         expected, percent = _expected_monitor(state, periods, days, now)
-        _same(monitor_bar(state, periods, FIRST, days, now), expected, percent)
+        _bars_agree(monitor_bar(state, periods, FIRST, days, now), expected, percent)
 
 
 def test_job_bars_equal_the_day_by_day_rule() -> None:
@@ -102,7 +102,7 @@ def test_job_bars_equal_the_day_by_day_rule() -> None:
         clean = [n for n, ok, bad in counts if bad == 0 and ok > 0]
         other = [(n, ok, bad) for n, ok, bad in counts if not (bad == 0 and ok > 0)]
         totals = (sum(c[1] for c in counts), sum(c[2] for c in counts))
-        _same(job_bar(clean, other, totals, FIRST, days), uptime_bar(out),
+        _bars_agree(job_bar(clean, other, totals, FIRST, days), uptime_bar(out),
               None if total is None else round(100 * total, 2))
 
 

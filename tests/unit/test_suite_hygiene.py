@@ -17,6 +17,7 @@ ASSERTING_HELPERS = {
     "_check_days_against_reference",  # tests/unit/test_schedule_engine.py
     "_check_phrase",  # tests/unit/test_phrase_properties.py
     "check_table_phrase",  # tests/unit/test_schedule_words.py
+    "_bars_agree",  # tests/unit/test_status_bars.py
 }
 
 
