@@ -20,7 +20,6 @@ from core.actor import Actor
 from core.alerts.queries import get_alert
 from core.coerce import instant
 from core.errors import Gone, NotFound
-from core.events import stream_kinds
 from core.history.as_of import definition_as_of
 from core.history.streams import JOB, MONITOR
 from core.jobs.definition import ALERT_ON
@@ -118,7 +117,6 @@ async def _around(pool: AsyncConnectionPool, actor: Actor, alert: dict[str, Any]
                     for r in reversed(await cur.fetchall())]
         cur = await conn.execute(Q["alert_subject_events"], {
             "subject_id": alert["subject_id"], "team_id": actor.team_id,
-            "kinds": list(stream_kinds("monitor")),
             "at": alert["created_at"], "limit": AROUND})
         return [{"at": r["occurred_at"], "kind": r["event_type"], "version": r["stream_version"],
                  "data": r["data"]} for r in reversed(await cur.fetchall())]

@@ -46,17 +46,13 @@ FROM alerts a
 WHERE a.id = %(id)s::uuid AND a.team_id = %(team_id)s::uuid;
 
 -- name: alert_subject_events
--- The subject's stream around an alert: the latest events up to it (pings, flips, edits).
--- kinds: the partitions a monitor's stream is in (core/events.py, stream_kinds), so the plan
--- leaves out the runs' and deliveries' daily leaves.
+-- The subject's stream around an alert: the latest events up to it (pings, flips, edits), from
+-- the partitions a monitor's stream is in (keep and pings, core/events.py STREAM_KINDS). A
+-- PL/pgSQL function, so its plan over the daily leaves of pings is made once per server
+-- process (migrations/versions/2026_12_03_0042_alert_monitor_events_function.py).
 SELECT stream_version, event_type, data, occurred_at
-FROM events
-WHERE stream_id = %(subject_id)s::uuid AND team_id = %(team_id)s::uuid
-  AND event_retention_kind(stream_type, event_type) = ANY(%(kinds)s::text[])
-  AND stream_type = 'monitor'
-  AND occurred_at <= %(at)s::timestamptz
-ORDER BY stream_version DESC
-LIMIT %(limit)s::int;
+FROM alert_monitor_events(%(subject_id)s::uuid, %(team_id)s::uuid, %(at)s::timestamptz,
+                          %(limit)s::int);
 
 -- name: alert_job_runs
 -- A job's runs around an alert: the latest slots at or before it.

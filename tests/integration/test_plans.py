@@ -82,7 +82,7 @@ def _function_plan(conn: psycopg.Connection, function: str, names: tuple[str, ..
     ``EXPLAIN`` of the function's call shows a Function Scan only, so its statement (from
     ``pg_proc.prosrc``, each ``function.name`` made a parameter) is prepared with the function's
     ``SET`` clause (``proconfig``) and explained with ``values``: the plan the function keeps
-    (migrations 0035, 0036, 0039, 0040).
+    (migrations 0035, 0036, 0039, 0040, 0042).
     """
     source, config, types = conn.execute(
         "SELECT prosrc, proconfig, proargtypes::regtype[]::text[] FROM pg_proc "
@@ -157,6 +157,8 @@ async def test_hot_statements_use_indexes_on_never_analyzed_tables(
                 "stream_id": job[0], "team_id": job[1], "after_version": 0, "limit": 1000}),
             "monitor_ping_list": _function_plan(conn, "monitor_ping_list", (
                 "monitor", "team", "before_version", "lim"), (one, job[1], None, 50)),
+            "alert_monitor_events": _function_plan(conn, "alert_monitor_events", (
+                "monitor", "team", "until_at", "lim"), (one, job[1], DAY, 20)),
             "projection_lag": _function_plan(conn, "projection_lag_seconds", (
                 "after_tx", "after_position"), (last[0], last[1] - 10)),
             "run_finish_many": _plan(conn, Q["run_finish_many"], {
@@ -174,3 +176,11 @@ async def test_hot_statements_use_indexes_on_never_analyzed_tables(
     assert {r for r in ping_list if r.startswith("events_")} \
         <= {"events_pings_default"} | {r for r in ping_list if r.startswith("events_pings_p")}
     assert "events_pings_p20270601" in ping_list
+    # An alert's monitor stream: the partitions of a monitor's stream alone (named in the
+    # function as constants: core/events.py STREAM_KINDS["monitor"]).
+    assert stream_kinds("monitor") == ("keep", "pings")
+    around = _relations(plans["alert_monitor_events"])
+    assert {r for r in around if r.startswith("events_")} \
+        <= {"events_keep", "events_pings_default"} \
+        | {r for r in around if r.startswith("events_pings_p")}
+    assert "events_pings_p20270601" in around
