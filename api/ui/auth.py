@@ -42,7 +42,8 @@ from core.sessions import (
 SESSION_COOKIE = "cronledger_session"
 HELD_COOKIE = "cronledger_sessions"  # the browser's other sessions (other teams), "."-joined
 MAX_HELD = 10  # sessions one browser holds at most
-MULTI_FIELDS = ("channels", "jobs", "monitors", "alert_on")  # one value per checked box: lists
+# one value per checked box: lists
+MULTI_FIELDS = ("channels", "jobs", "monitors", "alert_on", "components")
 SIGNIN_COOKIE = "cronledger_signin"  # the sign-in form's CSRF token (before a session exists)
 SIGNIN_PATH = "/ui/signin"
 

@@ -52,6 +52,19 @@ UNION ALL
 SELECT 'monitor', id FROM monitors
 WHERE team_id = %(team_id)s::uuid AND id = ANY(%(ids)s::uuid[]) AND status <> 'deleted';
 
+-- name: status_page_candidates
+-- The team's live jobs and monitors a page may show (the dashboard's picker), at most `limit`:
+-- those of `ids` first (a page's components, always offered), then by name.
+SELECT kind, id, name FROM (
+    SELECT 'job' AS kind, id, name FROM jobs
+    WHERE team_id = %(team_id)s::uuid AND status <> 'deleted'
+    UNION ALL
+    SELECT 'monitor', id, name FROM monitors
+    WHERE team_id = %(team_id)s::uuid AND status <> 'deleted'
+) c
+ORDER BY id = ANY(%(ids)s::uuid[]) DESC, lower(name), kind, id
+LIMIT %(limit)s::int;
+
 -- name: status_page_components
 -- The live jobs and monitors a page shows: by id (in the order of `ids`) or by any of `tags`
 -- (by name). `status` is the job's (active, paused, completed) or the monitor's (new, up,

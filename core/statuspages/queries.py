@@ -32,3 +32,14 @@ async def get_note(pool: AsyncConnectionPool, team_id: uuid.UUID,
         cur = await conn.execute(Q["alert_note_get"], {"id": alert_id, "team_id": team_id})
         row = await cur.fetchone()
     return row["note"] if row and row["note"] else None
+
+
+async def candidates(pool: AsyncConnectionPool, team_id: uuid.UUID, chosen: list[uuid.UUID],
+                     limit: int) -> list[dict[str, Any]]:
+    """The team's live jobs and monitors a page may show: rows ``{"kind": "job" | "monitor",
+    "id", "name"}``, those of ``chosen`` first, then by name, at most ``limit`` (the
+    dashboard's component picker)."""
+    async with pool.connection() as conn:
+        cur = await conn.execute(Q["status_page_candidates"],
+                                 {"team_id": team_id, "ids": chosen, "limit": limit})
+        return list(await cur.fetchall())

@@ -1,12 +1,14 @@
 """A public status page in a real Chromium (Debian's ``chromium``, Playwright) with JavaScript
 disabled and no session: the title, the banner, each component by its display name with its
 90-day bar, the open incident and its note, the feed link; narrow and wide, light and dark
-(docs/status-pages.md). The app runs in-process on the frozen clock (the fixtures of
+(docs/status-pages.md); and a page made, edited and deleted in the dashboard. The app runs
+in-process on the frozen clock (the fixtures of
 test_dashboard_browser.py).
 """
 
 from __future__ import annotations
 
+import asyncio
 from datetime import timedelta
 from typing import Any
 
@@ -17,7 +19,7 @@ from psycopg_pool import AsyncConnectionPool
 from core.actor import Actor
 from core.clock import FrozenClock
 from core.monitors.commands import create_monitor
-from tests.e2e.test_dashboard_browser import browser, keys, site  # noqa: F401
+from tests.e2e.test_dashboard_browser import _sign_in, browser, keys, site  # noqa: F401
 
 
 async def test_the_page_reads_without_javascript_in_every_size_and_scheme(
@@ -72,3 +74,66 @@ async def test_the_page_reads_without_javascript_in_every_size_and_scheme(
                 "document.documentElement.scrollWidth - document.documentElement.clientWidth")
             assert overflow == 0, (width, overflow)
             await context.close()
+
+
+async def test_a_page_is_made_edited_and_deleted_in_the_dashboard(
+        browser: Browser, site: str, keys: dict[str, Any],  # noqa: F811
+        fresh_pool: AsyncConnectionPool, clock: FrozenClock) -> None:
+    """The whole life of a page in the dashboard, in Chromium: created by choice with display
+    names (a refused name shown at its field, what was ticked kept), read by a visitor, edited
+    (another component, another name), deleted (its URL then 404)."""
+    actor = Actor(team_id=keys["team_id"])
+    await create_monitor(fresh_pool, actor, {"name": "hb-queue-internal",
+                                             "schedule": "@every 1h"}, clock.now())
+    await create_monitor(fresh_pool, actor, {"name": "hb-search-internal",
+                                             "schedule": "@every 1h"}, clock.now())
+    context = await browser.new_context()
+    page = await context.new_page()
+    page.on("dialog", lambda dialog: asyncio.ensure_future(dialog.accept()))
+    await _sign_in(page, site, keys["write"])
+    await page.goto(f"{site}/ui/status-pages")
+    await page.get_by_label("Title").fill("Acme status")
+    await page.get_by_label("Custom path (optional)").fill("acme-browser")
+    await page.get_by_text("Choose jobs and monitors, display names").click()
+    await page.get_by_role("checkbox", name="Show hb-queue-internal").check()
+    await page.get_by_label("Display name for hb-queue-internal").fill("Queue")
+    await page.get_by_label("Display name for hb-search-internal").fill("Search")
+    await page.get_by_role("button", name="Create status page").click()
+    # a name for a component not ticked: the API's message at that field, the rest kept
+    await expect(page.get_by_text("is not one of `components`", exact=True)).to_be_visible()
+    await expect(page.get_by_label("Display name for hb-search-internal")).to_have_attribute(
+        "aria-invalid", "true")
+    await expect(page.get_by_role("checkbox", name="Show hb-queue-internal")).to_be_checked()
+    await expect(page.get_by_label("Display name for hb-queue-internal")).to_have_value("Queue")
+    await page.get_by_label("Display name for hb-search-internal").fill("")
+    await page.get_by_role("button", name="Create status page").click()
+    await expect(page.get_by_text("Status page “Acme status” created")).to_be_visible()
+    visitor = await browser.new_context(java_script_enabled=False)
+    public = await visitor.new_page()
+    await public.goto(f"{site}/status/acme-browser")
+    await expect(public.get_by_text("Queue", exact=True)).to_be_visible()
+    assert await public.get_by_text("hb-queue-internal").count() == 0
+    await page.get_by_role("link", name="Edit Acme status").click()
+    await expect(page.get_by_role("checkbox", name="Show hb-queue-internal")).to_be_checked()
+    await page.get_by_role("checkbox", name="Show hb-queue-internal").uncheck()
+    await page.get_by_role("checkbox", name="Show hb-search-internal").check()
+    await page.get_by_label("Display name for hb-queue-internal").fill("")
+    await page.get_by_label("Display name for hb-search-internal").fill("Search")
+    await page.get_by_label("Title").fill("Acme, edited")
+    await page.get_by_role("button", name="Save").click()
+    await expect(page.get_by_text("Status page saved.")).to_be_visible()
+    await visitor.close()  # a visitor's browser keeps the page its max-age of 10 s: a new one
+    visitor = await browser.new_context(java_script_enabled=False)
+    public = await visitor.new_page()
+    await public.goto(f"{site}/status/acme-browser")
+    await expect(public.get_by_role("heading", name="Acme, edited")).to_be_visible()
+    await expect(public.get_by_text("Search", exact=True)).to_be_visible()
+    assert await public.get_by_text("Queue", exact=True).count() == 0
+    await page.get_by_role("button", name="Delete Acme, edited").click()
+    await expect(page.get_by_text("Status page deleted.")).to_be_visible()
+    await visitor.close()
+    visitor = await browser.new_context(java_script_enabled=False)
+    answer = await (await visitor.new_page()).goto(f"{site}/status/acme-browser")
+    assert answer is not None and answer.status == 404
+    await visitor.close()
+    await context.close()

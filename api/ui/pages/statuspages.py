@@ -1,10 +1,13 @@
 """Status pages in the dashboard: the team's pages with their public URLs, a form that creates
-one by tags (with a custom path), **Edit** (title, tags, path), **Rotate key** and **Delete**
-per page, the commands of ``/v1/status-pages`` (:mod:`core.statuspages`; same field messages).
-Components by id and display names are set through the API (docs/status-pages.md)."""
+one, **Edit**, **Rotate key** and **Delete** per page, the commands of ``/v1/status-pages``
+(:mod:`core.statuspages`; the same field messages, at their fields). A page shows the jobs and
+monitors of some tags, or those ticked in the component picker (the page's components first,
+in their order, then the team's others by name, at most :data:`PICKER_LIMIT`); each row takes
+a display name (docs/status-pages.md, "In the dashboard")."""
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 from typing import Any
 
@@ -20,10 +23,11 @@ from api.ui.flash import redirect_with
 from api.ui.render import page
 from core.errors import InvalidInput
 from core.statuspages.commands import create_page, delete_page, update_page
-from core.statuspages.queries import get_page, list_pages
+from core.statuspages.queries import candidates, get_page, list_pages
 from core.tags import split_tags
 
 PAGE_SIZE = 50
+PICKER_LIMIT = 500  # jobs and monitors the component picker offers
 
 
 async def _page(request: Request[Any, Any, Any], viewer: Viewer, cursor: str | None = None, *,
@@ -34,6 +38,8 @@ async def _page(request: Request[Any, Any, Any], viewer: Viewer, cursor: str | N
     rows = rows[:PAGE_SIZE]
     next_cursor = encode_cursor(rows[-1]["created_at"], rows[-1]["id"]) if more else None
     context = {"errors": {}, "detail": "", "form": {}, **extra}
+    if "picker" not in context:
+        context["picker"] = await _picker(request, viewer, {})
     return page(request, viewer, "statuspages.html", "Status pages", section="statuspages",
                 status_code=status, pages=[page_view(request, r) for r in rows],
                 next_cursor=next_cursor, cursor=cursor, **context)
@@ -49,37 +55,74 @@ async def statuspages(request: Request[Any, Any, Any], viewer: ViewerDep,
 async def statuspage_create(request: Request[Any, Any, Any], viewer: ViewerDep,
                             pool: PoolDep) -> Response[Any]:
     form = await checked_form(request, viewer)
-    fields = {"title": str(form.get("title", "")),
-              "tags": split_tags(str(form.get("tags", ""))),
-              "path": str(form.get("path", "")).strip() or None}
+    fields = _form_fields(form)
     try:
         minted = await create_page(pool, request.app.state.keyring, viewer.actor, fields,
                                    request.app.state.clock.now())
     except InvalidInput as exc:
         return await _page(request, viewer, status=422, errors=_errors(exc), detail=exc.detail,
-                           form=form)
+                           form=form, picker=await _picker(request, viewer, fields))
     row = await get_page(pool, viewer.actor.team_id, minted.page_id)
     url = page_view(request, row, minted.key).url
     return redirect_with(request, viewer, "/ui/status-pages",
                          f"Status page “{fields['title']}” created: {url}")
 
 
+def _form_fields(form: dict[str, Any]) -> dict[str, Any]:
+    """The definition a form gives, in the API's terms: ``title``, ``path`` (empty: none),
+    ``tags`` (space-separated), ``components`` (the ticked boxes' ids, in the picker's order)
+    and ``names`` (every non-empty ``name-<id>`` field). Both ways are always given, so the
+    form replaces the page's definition and the API's rules decide (one of tags or
+    components; a display name only for a component shown)."""
+    names = {key.removeprefix("name-"): str(value).strip() for key, value in form.items()
+             if key.startswith("name-") and str(value).strip()}
+    return {"title": str(form.get("title", "")),
+            "tags": split_tags(str(form.get("tags", ""))),
+            "components": [str(c) for c in form.get("components") or []],
+            "names": names, "path": str(form.get("path", "")).strip() or None}
+
+
 def _errors(exc: InvalidInput) -> dict[str, str]:
-    """The API's field messages by form field (a page by tags: ``components`` is the tags')."""
-    errors = {e.field.split(".")[0].split("[")[0]: e.message for e in exc.errors}
-    if "components" in errors:
-        errors["tags"] = errors.pop("components")
+    """The API's field messages by form field: ``title``, ``tags``, ``path``, ``components``
+    (``components.3`` too) and ``names.<id>`` (at that component's display name)."""
+    errors: dict[str, str] = {}
+    for e in exc.errors:
+        key = e.field if e.field.startswith("names.") else e.field.split(".")[0].split("[")[0]
+        errors.setdefault(key, e.message)
     return errors
 
 
+async def _picker(request: Request[Any, Any, Any], viewer: Viewer,
+                  fields: dict[str, Any]) -> list[dict[str, Any]]:
+    """The component picker's rows ``{"kind", "id", "name", "checked", "display"}`` for a
+    definition (``components`` ids as text, ``names`` by id): its components first."""
+    chosen = [str(c) for c in fields.get("components") or []]
+    ids = []
+    for c in chosen:
+        with contextlib.suppress(ValueError):
+            ids.append(uuid.UUID(c))
+    rows = await candidates(request.app.state.pool, viewer.actor.team_id, ids, PICKER_LIMIT)
+    order = {c: n for n, c in enumerate(chosen)}
+    names = fields.get("names") or {}
+    picked = [{"kind": r["kind"], "id": str(r["id"]), "name": r["name"],
+               "checked": str(r["id"]) in order, "display": names.get(str(r["id"]), "")}
+              for r in rows]
+    return sorted(picked, key=lambda p: order.get(p["id"], len(order)))  # stable: by name
+
+
 async def _edit_page(request: Request[Any, Any, Any], viewer: Viewer, page_id: uuid.UUID, *,
-                     status: int = 200, **extra: Any) -> Template:
+                     status: int = 200, form: dict[str, Any] | None = None,
+                     fields: dict[str, Any] | None = None, **extra: Any) -> Template:
     row = await get_page(request.app.state.pool, viewer.actor.team_id, page_id)
-    form = {"title": row["title"], "tags": " ".join(row["tags"]), "path": row["path"] or ""}
-    context = {"errors": {}, "detail": "", "form": form, **extra}
+    if fields is None:
+        fields = {"components": [str(c) for c in row["components"]],
+                  "names": dict(row["names"])}
+    if form is None:
+        form = {"title": row["title"], "tags": " ".join(row["tags"]), "path": row["path"] or ""}
+    context = {"errors": {}, "detail": "", **extra}
     return page(request, viewer, "statuspage_form.html", f"Edit {row['title']}",
                 section="statuspages", status_code=status, sp=page_view(request, row),
-                **context)
+                form=form, picker=await _picker(request, viewer, fields), **context)
 
 
 @get("/ui/status-pages/{page_id:uuid}/edit", name="statuspage_edit")
@@ -92,18 +135,13 @@ async def statuspage_edit(request: Request[Any, Any, Any], viewer: ViewerDep,
 async def statuspage_save(request: Request[Any, Any, Any], viewer: ViewerDep, pool: PoolDep,
                           page_id: FromPath[uuid.UUID]) -> Response[Any]:
     form = await checked_form(request, viewer)
-    fields: dict[str, Any] = {"title": str(form.get("title", "")),
-                              "path": str(form.get("path", "")).strip() or None}
-    tags = split_tags(str(form.get("tags", "")))
-    row = await get_page(pool, viewer.actor.team_id, page_id)
-    if tags or row["tags"]:  # a page by components keeps them while the field stays empty
-        fields["tags"] = tags
+    fields = _form_fields(form)
     try:
         await update_page(pool, request.app.state.keyring, viewer.actor, page_id, fields,
                           request.app.state.clock.now())
     except InvalidInput as exc:
         return await _edit_page(request, viewer, page_id, status=422, errors=_errors(exc),
-                                detail=exc.detail, form=form)
+                                detail=exc.detail, form=form, fields=fields)
     return redirect_with(request, viewer, "/ui/status-pages", "Status page saved.")
 
 
