@@ -40,7 +40,7 @@ from core.history.streams import JOB, events_until
 from core.jobs.state import JobState, evolve
 from core.queries import Q
 from core.replay.compare import Incident
-from core.replay.dependencies import Outages, outages
+from core.replay.dependencies import Outages, named, outages
 from core.replay.jobs import replay, side, skipped, slot_alerts
 from core.replay.maintenance import Maintenance, recorded_and_proposed
 from core.replay.proposal import Proposal, job_proposal
@@ -94,7 +94,8 @@ class _Trials:
         history = self.history
         kept, _ = skipped(history.finals, history.maintenance)
         alerts = replay(history.job_events, kept, proposal, self.start, history.maintenance,
-                        history.parents, self.end) + slot_alerts(
+                        None if history.parents is None else history.parents.spans,
+                        self.end) + slot_alerts(
             history.job_events, history.not_run, proposal, self.start, history.maintenance)
         alerts.sort(key=lambda a: a["at"])
         _, incidents = side(alerts, self.end)
@@ -170,6 +171,9 @@ async def advise_job(pool: AsyncConnectionPool, actor: Actor, job_id: uuid.UUID,
         not_run = await cur.fetchall()
         _, maintenance = await recorded_and_proposed(conn, "job", job_id, actor.team_id,
                                                      Proposal(), start, now)
-        parents = await outages(conn, actor.team_id, latest.depends_on, now)
+        states: list[JobState | None] = [None]
+        for event in job_events:
+            states.append(evolve(states[-1], event))
+        parents = await outages(conn, actor.team_id, named(states), now)  # as ever named
     history = JobHistory(job_events, finals, not_run, maintenance, parents)
     return await asyncio.to_thread(advise, history, latest, days, now)  # CPU-bound: off the loop

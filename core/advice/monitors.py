@@ -43,7 +43,7 @@ from core.monitors.definition import MAX_GRACE_SECONDS, cached_schedule
 from core.monitors.rules import FINISHES, expected_after
 from core.monitors.state import MonitorState, evolve
 from core.replay.compare import Incident
-from core.replay.dependencies import Outages, outages
+from core.replay.dependencies import Outages, named, outages
 from core.replay.maintenance import Maintenance, recorded_and_proposed
 from core.replay.monitors import Replayer
 from core.replay.proposal import Proposal, monitor_proposal
@@ -119,7 +119,8 @@ class _Trials:
             except InvalidInput:
                 return None
             replayer = Replayer(proposal, self.start, self.end, self.maintenance,
-                                self.maintenance, (self.parents, self.parents))
+                                self.maintenance,
+                                None if self.parents is None else self.parents.spans)
             for event in self.events:
                 replayer.feed(event)
             (side, incidents), _ = replayer.sides()
@@ -234,15 +235,17 @@ async def advise_monitor(pool: AsyncConnectionPool, actor: Actor, monitor_id: uu
         NotFound: no such monitor for this team, or a deleted one.
     """
     latest = None
+    states: list[MonitorState | None] = []
     for event in await definition_events(pool, actor, MONITOR, monitor_id):
         latest = evolve(latest, event)
+        states.append(latest)
     if latest is None or latest.status == "deleted":
         raise NotFound(f"monitor {monitor_id} not found")
     start = now - timedelta(days=days)
     async with pool.connection() as conn:
         recorded, _ = await recorded_and_proposed(conn, "monitor", monitor_id, actor.team_id,
                                                   Proposal(), start, now)
-        parents = await outages(conn, actor.team_id, latest.depends_on, now)
+        parents = await outages(conn, actor.team_id, named(states), now)  # as ever named
         events = [e async for e in stream_until(conn, MONITOR, monitor_id, actor.team_id, now)]
     # the replays are CPU-bound (seconds for a busy monitor): off the event loop, so pings
     # and other requests of the process are still served meanwhile

@@ -35,6 +35,8 @@ from core.jobs.decide import (
     next_fire,
 )
 from core.jobs.state import JobState, evolve
+from core.maintenance.queries import held_alerts
+from core.notifications.released import release_subject
 from core.queries import Q
 from core.runs import events as run_events
 from core.runs.events import new_run_id
@@ -153,6 +155,9 @@ async def update_job(
                                      fields.get("signing_secret"), now)
         if update.events:
             await append(conn, JOB, actor, job_id, before, update.events, now)
+        if [str(p) for p in update.definition["depends_on"]] != [
+                str(p) for p in before.depends_on]:  # no parent down now: what it owes goes out
+            await release_subject(conn, job_id, now, hold=held_alerts)
 
 
 async def set_paused(

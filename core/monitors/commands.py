@@ -22,6 +22,7 @@ from core.channels.queries import check_new_channels
 from core.crypto import KeyRing
 from core.db import transaction
 from core.dependencies import check_depends_on, refuse_delete_with_dependents
+from core.maintenance.queries import held_alerts
 from core.monitors.decide import (
     CreateMonitor,
     DeleteMonitor,
@@ -40,6 +41,7 @@ from core.monitors.slugs import MAX_SLUG, slugify
 from core.monitors.state import MonitorState, evolve
 from core.monitors.tokens import keep_token, kept, new_token
 from core.notifications.outbox import forget_monitor_alert, reschedule_monitor_realert
+from core.notifications.released import release_dependents, release_subject
 from core.queries import Q
 from core.stored import schedule_problem
 from core.streams import StreamKind, append, execute, lock
@@ -163,6 +165,8 @@ async def update_monitor(
         if "realert_every" in update.changes:
             # a pending re-alert of a down monitor follows the new period (None: stops)
             await reschedule_monitor_realert(conn, monitor_id, update.changes["realert_every"])
+        if "depends_on" in update.changes:  # no parent down now: what it owes goes out
+            await release_subject(conn, monitor_id, now, hold=held_alerts)
 
 
 async def set_paused(pool: AsyncConnectionPool, actor: Actor, monitor_id: uuid.UUID,
@@ -181,10 +185,12 @@ async def set_paused(pool: AsyncConnectionPool, actor: Actor, monitor_id: uuid.U
         Conflict: resuming a broken monitor whose schedule still does not evaluate.
     """
     async with transaction(pool) as conn:
-        _, after = await execute(conn, MONITOR, actor, monitor_id, decide_pause,
-                                 PauseMonitor(paused), now)
+        before, after = await execute(conn, MONITOR, actor, monitor_id, decide_pause,
+                                      PauseMonitor(paused), now)
         if after is not None and paused:
             await forget_monitor_alert(conn, monitor_id)  # a paused monitor never re-alerts
+            if before.status == "down":  # no longer down: its dependents' holds may end
+                await release_dependents(conn, [monitor_id], now, hold=held_alerts)
 
 
 async def delete_monitor(pool: AsyncConnectionPool, actor: Actor, monitor_id: uuid.UUID,

@@ -16,7 +16,9 @@ flight into the next one.
 Alerts: a ping that takes a monitor with channels down (``/fail``) or back up must queue its
 alert in the transaction of its ``monitor.down`` / ``monitor.up`` event (the outbox rule of
 :mod:`core.notifications.outbox`), where its failures and good pings are counted too (the
-failure tolerance, :mod:`core.monitors.tolerance`). The statement leaves those monitors
+failure tolerance, :mod:`core.monitors.tolerance`); a down monitor that comes back, with
+channels or not, releases the alerts of its dependents it held in that transaction too
+(:mod:`core.notifications.released`). The statement leaves those monitors
 alone and says so (``deferred``); only their pings are then recorded again, by the same
 statement, in an explicit transaction that also queues the alerts. Ordinary pings (a monitor
 without channels, or one that is up and gets a success, start or log ping) stay one
@@ -40,10 +42,12 @@ from psycopg_pool import AsyncConnectionPool
 
 from core.clock import rfc3339
 from core.db import open_pool
+from core.maintenance.queries import held_alerts
 from core.monitors.rules import ping_outcome
 from core.monitors.slugs import SLUG_PATTERN
 from core.monitors.tolerance import CountedMonitor, count
 from core.notifications.outbox import DEFAULT_MAX_ATTEMPTS
+from core.notifications.released import release_dependents
 from core.queries import Q
 from core.teams import PING_KEY_PATTERN
 from core.tokens import token_hash
@@ -290,8 +294,10 @@ class PingResult(NamedTuple):
 
 async def _record_alerting(conn: psycopg.AsyncConnection, pings: Sequence[tuple[Ping, datetime]],
                            keys: Sequence[bytes], max_attempts: int) -> list[str | None]:
-    """Record pings of monitors that notify, count their failures and good pings, and queue
-    the alerts they raise, in one transaction (``conn`` is a dict-row connection, not in a
+    """Record pings of monitors that notify or are down, count the failures and good pings of
+    those that notify, queue the alerts they raise, and release the alerts a monitor that
+    comes back held of its dependents (:func:`core.notifications.released.
+    release_dependents`), in one transaction (``conn`` is a dict-row connection, not in a
     transaction; ``keys``: each ping's monitor token hash, as the first statement resolved it).
 
     What counts is :func:`core.monitors.rules.ping_outcome`, and when it alerts the failure
@@ -313,14 +319,17 @@ async def _record_alerting(conn: psycopg.AsyncConnection, pings: Sequence[tuple[
             before, status_of[key] = status_of[key], status
             action = result.action or ""  # set on every ping a monitor took
             outcome = ping_outcome(action, status)
-            if outcome is None:
-                continue
             row = monitors[key]
-            reason = _down_reason(ping, action, result.duration_ms,
-                                  row["min_duration"]) if outcome == "failure" else None
-            await count(conn, CountedMonitor.from_row(row), outcome, at, status_before=before,
-                        slot_at=at, reason=reason, last_ping=_last_ping(ping, at),
-                        down_since=row["down_since"], max_attempts=max_attempts)
+            if outcome is not None and row["channels"]:
+                reason = _down_reason(ping, action, result.duration_ms,
+                                      row["min_duration"]) if outcome == "failure" else None
+                await count(conn, CountedMonitor.from_row(row), outcome, at,
+                            status_before=before, slot_at=at, reason=reason,
+                            last_ping=_last_ping(ping, at),
+                            down_since=row["down_since"], max_attempts=max_attempts)
+            if before == "down" and status != "down":  # back: the holds it made may end
+                await release_dependents(conn, [row["id"]], at, hold=held_alerts,
+                                         max_attempts=max_attempts)
     return statuses
 
 

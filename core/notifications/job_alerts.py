@@ -30,6 +30,7 @@ import psycopg
 from core.alerting import Streak, tolerate
 from core.notifications.messages import job_message
 from core.notifications.outbox import Alert, Hold, enqueue
+from core.notifications.released import release_dependents
 from core.queries import Q
 
 
@@ -124,7 +125,10 @@ def grow_streak(state: dict[str, Any] | None, failures: Sequence[FinalRun]) -> d
 
 
 async def _recover(conn: psycopg.AsyncConnection, recoveries: dict[uuid.UUID, FinalRun],
-                   successes: dict[uuid.UUID, tuple[int, bool]], now: datetime) -> list[Alert]:
+                   successes: dict[uuid.UUID, tuple[int, bool]], now: datetime
+                   ) -> tuple[list[Alert], list[uuid.UUID]]:
+    """The recovery alerts of jobs whose good runs end their streaks, and the jobs whose
+    streaks ended (no longer down as parents)."""
     cur = await conn.execute(Q["alert_state_job_streaks"], {"job_ids": sorted(recoveries)})
     alerts, ended, going = [], [], []
     for row in await cur.fetchall():
@@ -154,7 +158,7 @@ async def _recover(conn: psycopg.AsyncConnection, recoveries: dict[uuid.UUID, Fi
         await conn.execute(Q["alert_state_job_successes"], {
             "job_ids": [r["job_id"] for r in going],
             "successes": [r["consecutive_successes"] for r in going]})
-    return alerts
+    return alerts, ended
 
 
 def decide_alert(row: dict[str, Any], now: datetime) -> str | None:
@@ -226,8 +230,13 @@ async def record_job_outcomes(
     """
     recoveries, failures = split_streaks(finals)
     alerts: list[Alert] = []
+    ended: list[uuid.UUID] = []
     if recoveries:
-        alerts += await _recover(conn, recoveries, batch_successes(finals), now)
+        recovered, ended = await _recover(conn, recoveries, batch_successes(finals), now)
+        alerts += recovered
     if failures:
         alerts += await _fail(conn, failures, now)
-    return await enqueue(conn, alerts, now, max_attempts, hold=hold) if alerts else []
+    written = await enqueue(conn, alerts, now, max_attempts, hold=hold) if alerts else []
+    # after the recoveries (which name the dependents they hold): their holds may end now
+    await release_dependents(conn, ended, now, hold=hold, max_attempts=max_attempts)
+    return written

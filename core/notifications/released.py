@@ -1,11 +1,15 @@
 """The release of alerts a parent's outage held (docs/notifications.md, *Dependencies*; the
-hold itself is :mod:`core.notifications.dependencies`): the checker's pass, when no parent of a
-held dependent is down any more, sends the alert it owes if it is still down, once.
+hold itself is :mod:`core.notifications.dependencies`): when no parent of a held dependent is
+down any more, the alert it owes goes out if it is still down, once: in the transaction that
+ended the hold (a parent's recovery, :func:`release_dependents`; an edit of the dependent's
+``depends_on``, :func:`release_subject`), and the checker's pass (:func:`release_held`) for
+what those could not take.
 """
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -21,7 +25,9 @@ RELEASE_POLL = 5.0  # seconds: how soon the checker looks again while alerts are
 async def release_held(conn: psycopg.AsyncConnection, now: datetime, *, limit: int,
                        hold: Hold, max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> int:
     """Release the held alerts whose subject has no parent down any more, in the caller's
-    transaction.
+    transaction: the checker's pass, which finds what the transactions that end a hold
+    (:func:`release_dependents`, :func:`release_subject`) left (a hold locked by another
+    transaction then, or one from before they released at once).
 
     Per subject: still down (a monitor ``down``, a job in a failure streak) and with
     channels, its first held alert's message goes out as a new alert (``down`` or
@@ -36,17 +42,48 @@ async def release_held(conn: psycopg.AsyncConnection, now: datetime, *, limit: i
     """
     cur = await conn.execute(Q["dependency_held_claim"], {"limit": limit})
     rows = await cur.fetchall()
+    await _release_free(conn, rows, now, hold, max_attempts)
+    return len(rows)
+
+
+async def release_dependents(conn: psycopg.AsyncConnection, parents: Sequence[uuid.UUID],
+                             now: datetime, *, hold: Hold,
+                             max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> None:
+    """In the transaction where ``parents`` stopped being down (a monitor's ``monitor.up`` or
+    pause, a job's failure streak ended): release, at ``now``, the held alerts they hold
+    whose subjects have no parent down any more, as :func:`release_held` does (``SKIP
+    LOCKED``: a hold another transaction has locked is left to the checker's pass). So the
+    owed alert is dated at the parent's recovery, the instant the what-if replay gives it
+    (docs/ledger.md, *What-if replay*)."""
+    if not parents:
+        return
+    cur = await conn.execute(Q["dependency_held_claim_of_parents"], {"ids": list(parents)})
+    await _release_free(conn, await cur.fetchall(), now, hold, max_attempts)
+
+
+async def release_subject(conn: psycopg.AsyncConnection, subject_id: uuid.UUID,
+                          now: datetime, *, hold: Hold,
+                          max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> None:
+    """In the transaction that changed ``subject_id``'s ``depends_on``: its held alerts,
+    released at ``now`` when none of its parents (the new list) is down."""
+    cur = await conn.execute(Q["dependency_held_claim_of_subject"], {"id": subject_id})
+    await _release_free(conn, await cur.fetchall(), now, hold, max_attempts)
+
+
+async def _release_free(conn: psycopg.AsyncConnection, rows: Sequence[dict[str, Any]],
+                        now: datetime, hold: Hold, max_attempts: int) -> None:
+    """Release the held alerts ``rows`` (claimed, oldest first) of the subjects with no
+    parent down now."""
     by_subject: dict[uuid.UUID, list[dict[str, Any]]] = {}
     for row in rows:
         by_subject.setdefault(row["subject_id"], []).append(row)
     if not by_subject:
-        return 0
+        return
     cur = await conn.execute(Q["dependency_parents"], {"ids": sorted(by_subject)})
     waiting = {row["subject_id"] for row in await cur.fetchall() if row["down"]}
     for subject_id, held in by_subject.items():
         if subject_id not in waiting:
             await _release_one(conn, held, now, hold, max_attempts)
-    return len(rows)
 
 
 async def _release_one(conn: psycopg.AsyncConnection, held: list[dict[str, Any]],

@@ -5,10 +5,13 @@ does to a side's alerts.
 A parent's outages are read from what was recorded (a monitor from ``monitor.down`` to the
 ``monitor.up``, pause, resume or deletion that ends it; a job from a failed final run to the
 next succeeded one), whatever the proposal: a proposal changes the subject, not its parents. A
-side holds its subject's problem alert raised while one of its parents was down (``"dependency":
-"held"``, no incident opens), holds its recovery while a hold is open (nothing was said), and
-when no parent is down any more and the subject still is, says the owed alert then
-(``"dependency": "released"``), as the checker's pass does live within seconds.
+side holds its subject's problem alert raised while one of the parents it named then was down
+(``"dependency": "held"``, no incident opens), holds its recovery while a hold is open
+(nothing was said), and when no parent it names is down any more and the subject still is,
+says the owed alert then (``"dependency": "released"``): at the parent's recovery, or at the
+edit of ``depends_on`` that left no parent down, the instants live releases it at (in that
+transaction, :mod:`core.notifications.released`). A side follows the ``depends_on`` of its
+definition as it was at each instant (:class:`Parents`).
 """
 
 from __future__ import annotations
@@ -50,6 +53,40 @@ class Outages:
             moment = None if any(e is None for e in ends) else max(
                 e for e in ends if e is not None)
         return None
+
+
+class Parents:
+    """The parents a side names as its definition changes: :attr:`outages` under the list in
+    force since :attr:`since` (``None``: since before anything replayed)."""
+
+    def __init__(self, spans: dict[uuid.UUID, list[tuple[datetime, datetime | None]]],
+                 parents: Sequence[uuid.UUID] = ()) -> None:
+        self.spans = spans
+        self.outages = Outages(spans, parents)
+        self.since: datetime | None = None
+
+    def names(self, parents: Sequence[uuid.UUID]) -> bool:
+        """Whether ``parents`` is the list in force."""
+        return list(parents) == self.outages.parents
+
+    def follow(self, at: datetime, parents: Sequence[uuid.UUID]) -> None:
+        """The list ``parents`` in force from ``at`` on."""
+        self.outages, self.since = Outages(self.spans, parents), at
+
+    def down_at(self, at: datetime) -> list[uuid.UUID]:
+        """The parents named then and down at ``at``, in ``depends_on`` order."""
+        return self.outages.down_at(at)
+
+    def free_at(self, held: datetime) -> datetime | None:
+        """When an alert held at ``held`` is owed: the first instant, at or after it and
+        after the list in force took force, when no parent it names is down."""
+        return self.outages.free_at(held if self.since is None else max(held, self.since))
+
+
+def named(states: Sequence[Any]) -> list[uuid.UUID]:
+    """Every parent some of ``states`` (folded states with ``depends_on``, ``None`` ones
+    skipped) names, each once."""
+    return list(dict.fromkeys(p for s in states if s is not None for p in s.depends_on))
 
 
 async def outages(conn: psycopg.AsyncConnection, team_id: uuid.UUID,

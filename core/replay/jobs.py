@@ -18,9 +18,10 @@ jobs*, *Slots that did not run*): under the definition of the batch, a recorded 
 ``duration_ms`` is under ``min_duration`` counts as a failure and a failure recorded
 ``too_short`` that the bound no longer catches as a success (the retries it would have made or
 spared are not known: the recorded attempt decides); a final run whose end came later than its
-start plus ``max_duration`` says ``too_long`` at that instant (runs still going at the
-window's end are not judged); a slot recorded ``skipped`` or ``missed`` says its reason
-(``held`` for maintenance) when ``alert_on`` names it.
+start plus ``max_duration`` (the bound in force then: :func:`overran_under`) says
+``too_long`` at that instant (runs still going at the window's end are not judged); a slot
+recorded ``skipped`` or ``missed`` says its reason (``held`` for maintenance) when
+``alert_on`` names it.
 
 A streak may begin before the window: the replay starts at the last success recorded before
 ``from`` (every streak ends at a success), or at the job's first run (also when
@@ -65,7 +66,7 @@ from core.notifications.job_alerts import (
 )
 from core.queries import Q
 from core.replay.compare import incidents, listed, summary
-from core.replay.dependencies import Outages, hold, outages
+from core.replay.dependencies import Parents, hold, named, outages
 from core.replay.maintenance import Maintenance, recorded_and_proposed
 from core.replay.proposal import Proposal, job_proposal
 from core.replay.window import replay_window
@@ -105,6 +106,24 @@ def overran(row: dict[str, Any], max_duration: int | None) -> datetime | None:
     return deadline if finished > deadline else None
 
 
+def overran_under(row: dict[str, Any], bounds: list[tuple[datetime, int | None]]
+                  ) -> datetime | None:
+    """:func:`overran` under the ``max_duration`` in force at each instant: ``bounds`` is
+    ``[(since, max_duration), ...]`` in order, each in force until the next. The live pass
+    reads the bound in force when it runs (:func:`core.runs.bounds.alert_overruns`), so a run
+    passes its bound at its start plus the bound, or at the edit that put a bound it had
+    already passed in force; ``None`` when it ended first."""
+    finished = instant(row["data"].get("finished_at"))
+    for n, (since, bound) in enumerate(bounds):
+        deadline = overran(row, bound)
+        if deadline is None or finished is None:
+            continue
+        at = max(deadline, since)
+        if (n + 1 == len(bounds) or at < bounds[n + 1][0]) and finished > at:
+            return at
+    return None
+
+
 def _final(job_id: uuid.UUID, team_id: uuid.UUID, row: dict[str, Any],
            was_failing: bool, min_duration: int | None = None) -> FinalRun:
     data = row["data"]
@@ -135,19 +154,21 @@ def skipped(finals: list[dict[str, Any]], maintenance: Maintenance | None
 
 def replay(job_events: list[dict[str, Any]], finals: list[dict[str, Any]],
            proposal: Proposal, start: datetime,
-           maintenance: Maintenance | None = None, parents: Outages | None = None,
+           maintenance: Maintenance | None = None,
+           spans: dict[uuid.UUID, list[tuple[datetime, datetime | None]]] | None = None,
            end: datetime | None = None) -> list[dict[str, Any]]:
     """The alerts ``{"at", "event", "maintenance": suppressed|None}`` the job's rules (under
     ``proposal``) give for the recorded final outcomes ``finals`` (rows of
     ``ledger_job_finals``, those :func:`skipped` already dropped), from ``start`` on, alerts
-    held by ``maintenance`` marked, and those the recorded outages of ``parents`` hold
-    (``"dependency": "held"``) or release when they end before ``end``
-    (:mod:`core.replay.dependencies`).
+    held by ``maintenance`` marked, and those the recorded outages ``spans`` of the parents
+    its ``depends_on`` named at each instant hold (``"dependency": "held"``) or release by
+    ``end`` (:mod:`core.replay.dependencies`).
 
     Args:
         job_events: the job's stream in version order (its definition at each batch).
     """
-    rules = _JobRules(job_events, proposal, start, maintenance, parents)
+    rules = _JobRules(job_events, proposal, start, maintenance,
+                      None if spans is None else Parents(spans))
     for _, rows in groupby(finals, key=lambda r: r["tx_id"]):
         rules.batch(list(rows))
     return rules.answer(end)
@@ -158,7 +179,7 @@ class _JobRules:
     alerts said, and a problem alert a parent holds (``held_at``, by ``holding``)."""
 
     def __init__(self, job_events: list[dict[str, Any]], proposal: Proposal, start: datetime,
-                 maintenance: Maintenance | None, parents: Outages | None) -> None:
+                 maintenance: Maintenance | None, parents: Parents | None) -> None:
         self.proposal, self.start = proposal, start
         self.maintenance, self.parents = maintenance, parents
         self.alerts: list[dict[str, Any]] = []
@@ -168,6 +189,11 @@ class _JobRules:
         self.held_at: datetime | None = None  # a problem alert a parent holds, not released
         self.holding: list[uuid.UUID] = []  # the parents that held it (a recovery's held_by)
         self.pending = list(job_events)
+        self.bounds: list[tuple[datetime, int | None]] = []  # max_duration from each instant
+        job: JobState | None = None
+        for event in job_events:
+            job = proposal.apply(evolve(job, event))
+            self.bounds.append((event["occurred_at"], job.max_duration))
 
     def _held(self, at: datetime) -> str | None:
         return "suppressed" if self.maintenance is not None and self.maintenance.holds(at) \
@@ -185,19 +211,31 @@ class _JobRules:
                                 "maintenance": self._held(free)})
         self.held_at = None
 
+    def _edits(self, until: datetime) -> None:
+        """The job's recorded events up to ``until`` (inclusive), each at its instant: an
+        edit of ``depends_on`` releases at once a hold the new list leaves no parent down
+        for (live: :func:`core.notifications.released.release_subject`)."""
+        while self.pending and self.pending[0]["occurred_at"] <= until:
+            event = self.pending.pop(0)
+            at = event["occurred_at"]
+            self.release(at)
+            self.job = self.proposal.apply(evolve(self.job, event))
+            if self.parents is not None and not self.parents.names(self.job.depends_on):
+                self.parents.follow(at, self.job.depends_on)
+                self.release(at)
+
     def batch(self, batch: list[dict[str, Any]]) -> None:
         """The finals one transaction recorded, under the job's definition then."""
         now = batch[0]["occurred_at"]
+        self._edits(now)
         self.release(now)
-        while self.pending and self.pending[0]["occurred_at"] <= now:
-            self.job = self.proposal.apply(evolve(self.job, self.pending.pop(0)))
         job = self.job
         if job is None:
             return
         outcomes = [_final(job.id, job.team_id, r, self.streak is not None, job.min_duration)
                     for r in batch]
         for row in batch:
-            at = overran(row, job.max_duration)
+            at = overran_under(row, self.bounds)
             if at is not None and at >= self.start:
                 self.late.append({"at": at, "event": "too_long"})
         outcomes = [o for o in outcomes if reaches_rules(o.status, o.was_failing)]
@@ -242,6 +280,8 @@ class _JobRules:
 
     def answer(self, end: datetime | None) -> list[dict[str, Any]]:
         """The alerts, by instant, with the held problem alert released by ``end``."""
+        if end is not None:
+            self._edits(end)
         self.release(end)
         alerts = self.alerts + [{**a, "maintenance": self._held(a["at"])} for a in self.late]
         return sorted(alerts, key=lambda a: a["at"])
@@ -350,12 +390,16 @@ async def simulate_job(pool: AsyncConnectionPool, actor: Actor, job_id: uuid.UUI
         _, maintenance = await recorded_and_proposed(
             conn, "job", job_id, actor.team_id, proposal, start, end)
         assert current is not None  # job_events is not empty
-        depends_on = proposal.overrides.get("depends_on", current.depends_on)
+        states: list[JobState | None] = [None]
+        for event in job_events:
+            states.append(evolve(states[-1], event))
         if "depends_on" in proposal.overrides:
-            await check_proposed(conn, actor.team_id, job_id, depends_on)
-        parents = await outages(conn, actor.team_id, depends_on, end)
+            await check_proposed(conn, actor.team_id, job_id, proposal.overrides["depends_on"])
+            states.append(proposal.apply(current))
+        parents = await outages(conn, actor.team_id, named(states), end)
     kept, dropped = skipped(finals, maintenance)
-    replayed = replay(job_events, kept, proposal, start, maintenance, parents, end) + slot_alerts(
+    spans = None if parents is None else parents.spans
+    replayed = replay(job_events, kept, proposal, start, maintenance, spans, end) + slot_alerts(
         job_events, not_run, proposal, start, maintenance)
     simulated, proposed = side(sorted(replayed, key=lambda a: a["at"]), end)
     actual, happened = side(queued, end)

@@ -31,6 +31,9 @@ recorded as ``ignored`` kept only its method and exit status: when a proposed ``
 accepts it, it is replayed as its exit status says (0 or none: success, else a failure);
 since migration 0023 a ping keeps the kind its URL asked for (``requested``), and its body
 is read with it, so proposed keywords decide again from the stored body.
+Dependencies (:mod:`core.replay.dependencies`): each side names the parents of its
+definition at each instant (an edit of ``depends_on`` at its instant, :meth:`Timeline.follow`)
+and a down its parents held before ``from`` stays held into the window.
 Re-alerts (``still_down``) are not replayed. Nothing is written.
 """
 
@@ -55,7 +58,7 @@ from core.monitors.definition import cached_schedule
 from core.monitors.rules import alert_for, next_miss, ping, ping_outcome, timing, too_short
 from core.monitors.state import STATUS_AFTER, MonitorState, evolve
 from core.replay.compare import Incident, incidents, listed, summary
-from core.replay.dependencies import Outages, hold, outages
+from core.replay.dependencies import Parents, hold, named, outages
 from core.replay.maintenance import Maintenance, recorded_and_proposed
 from core.replay.proposal import Proposal, monitor_proposal
 from core.replay.window import replay_window
@@ -78,6 +81,16 @@ def requested_kind(data: dict[str, Any]) -> str:
     if kind != "ignored":
         return str(kind)
     return "success" if data.get("exit_status") in (None, 0) else "fail"
+
+
+def ping_reason(requested: str, action: str) -> str:
+    """Why a ping that counts as a failure failed (live: the ``monitor.down`` data of
+    :mod:`core.monitors.ping`, also when the monitor was down already): a success shorter
+    than ``min_duration`` (``too_short``), a ``/fail`` (``fail``), else a failure keyword in
+    its body (``failure_keyword``)."""
+    if action == "success":
+        return "too_short"
+    return "fail" if requested == "fail" else "failure_keyword"
 
 
 def transition(at: datetime, event_type: str, data: dict[str, Any]) -> dict[str, Any]:
@@ -109,7 +122,7 @@ class Timeline:
             else maintenance.closings(start, end)
         self.current: str | None = None  # the status, once a change said it
         self.held: tuple[str, str | None] | None = None  # the latest alert, when held
-        self.parents: Outages | None = None  # the recorded outages of its parents
+        self.parents: Parents | None = None  # its parents' recorded outages, as named
         self.depending: tuple[datetime, str | None] | None = None  # a down a parent holds
         self.holding: list[uuid.UUID] = []  # the parents that held it (its recovery's held_by)
         self.streak = Streak()
@@ -156,6 +169,17 @@ class Timeline:
                                 "maintenance": "released"})
             self.changes.append((closing, True, self.held[1]))
             self.held = None
+
+    def follow(self, at: datetime, depends_on: list[uuid.UUID]) -> None:
+        """The definition names ``depends_on`` from ``at`` on: a hold its former parents
+        released by ``at`` is released, then one the new list leaves no parent down for is
+        released at ``at`` (live: :func:`core.notifications.released.release_subject`, in
+        the edit's transaction)."""
+        if self.parents is None or self.parents.names(depends_on):
+            return
+        self.release(at)
+        self.parents.follow(at, depends_on)
+        self.release(at)
 
     def status(self, at: datetime, before: str | None, after: str) -> None:
         """A status change by a command (pause, resume, delete, creation): one that leaves
@@ -293,7 +317,7 @@ class Replay:
             outcome = ping(self.state, kind=requested_kind(data), method=data["method"],
                            rid=uuid_of(data.get("rid")), at=at,
                            exit_status=data.get("exit_status"), body=event.get("body"))
-            reason = "fail"
+            reason = ping_reason(requested_kind(data), outcome.action)
             for event_type, flip in outcome.events[1:]:
                 self.timeline.flip(at, event_type, flip)
                 reason = flip.get("reason") or reason
@@ -304,6 +328,7 @@ class Replay:
             before = None if self.state is None else self.state.status
             after: MonitorState = self.proposal.apply(evolve(self.state, event))
             self.state = after
+            self.timeline.follow(at, after.depends_on)
             self.timeline.status(at, before, after.status)
         self._retime(at)
 
@@ -338,8 +363,10 @@ def record(timeline: Timeline, previous: MonitorState | None, event: dict[str, A
     elif kind == "monitor.pinged" and previous is not None:
         outcome, reason = _recorded_outcome(previous, data)
         timeline.count(at, after, outcome, reason if outcome == "failure" else None, at)
-    elif kind in STATUS_AFTER or kind == "monitor.created":
-        timeline.status(at, None if previous is None else previous.status, after.status)
+    else:
+        timeline.follow(at, after.depends_on)
+        if kind in STATUS_AFTER or kind == "monitor.created":
+            timeline.status(at, None if previous is None else previous.status, after.status)
     return after
 
 
@@ -356,15 +383,17 @@ class Replayer:
     def __init__(self, proposal: Proposal, start: datetime, end: datetime,
                  recorded: Maintenance | None = None,
                  simulated: Maintenance | None = None,
-                 parents: tuple[Outages | None, Outages | None] = (None, None)) -> None:
+                 spans: dict[uuid.UUID, list[tuple[datetime, datetime | None]]] | None = None
+                 ) -> None:
         self.proposal, self.start, self.end = proposal, start, end
         self.simulated = simulated
-        self.parents = parents  # (recorded side's, proposal's)
+        self.spans = spans  # the recorded outages of every parent either side names
         self.prior: MonitorState | None = None  # the recorded state at ``start``
         self.before = Timeline()  # the recorded side before ``start``: its last alert, count
+        if spans is not None:  # and a down its parents held then
+            self.before.parents = Parents(spans)
         self.run: Replay | None = None
         self.recorded = Timeline(recorded, start, end)
-        self.recorded.parents = parents[0]
         self.state: MonitorState | None = None  # the recorded state, in the window
 
     def feed(self, event: dict[str, Any]) -> None:
@@ -394,9 +423,27 @@ class Replayer:
         counted = (self.before.streak, self.before.miss)
         self.recorded.seed(status, last_alert, self.start, counted)
         timeline = Timeline(self.simulated, self.start, self.end)
-        timeline.parents = self.parents[1]
         timeline.seed(status, last_alert, self.start, counted)
         self.run = Replay(prior, self.proposal, self.start, timeline)
+        if self.spans is not None:  # each side names the parents of its state at start
+            self.recorded.parents = Parents(self.spans, [] if prior is None
+                                            else prior.depends_on)
+            simulated = self.run.state
+            timeline.parents = Parents(self.spans, [] if simulated is None
+                                       else simulated.depends_on)
+            self._held_before(self.recorded, timeline)
+
+    def _held_before(self, *sides: Timeline) -> None:
+        """A down the parents held before ``start`` and not released by then is held on
+        each side at ``start`` (released when its parents are back, as live)."""
+        before = self.before
+        if before.depending is None or before.parents is None:
+            return
+        free = before.parents.free_at(before.depending[0])
+        if free is not None and free < self.start:
+            return
+        for side in sides:
+            side.depending, side.holding = before.depending, list(before.holding)
 
     def sides(self) -> tuple[tuple[dict[str, Any], list[Incident]],
                              tuple[dict[str, Any], list[Incident]]]:
@@ -449,24 +496,24 @@ async def simulate_monitor(pool: AsyncConnectionPool, actor: Actor, monitor_id: 
         InvalidInput: a window or a proposal the rules refuse.
     """
     latest = None
+    states: list[MonitorState | None] = []
     for event in await definition_events(pool, actor, MONITOR, monitor_id):
         latest = evolve(latest, event)
+        states.append(latest)
     if latest is None:
         raise NotFound(f"monitor {monitor_id} not found")
     start, end = replay_window(start, end, now)
     proposal = monitor_proposal(changes, latest.as_row(), now)
-    proposed = proposal.overrides.get("depends_on", latest.depends_on)
     async with pool.connection() as conn:
         if "depends_on" in proposal.overrides:
-            await check_proposed(conn, actor.team_id, monitor_id, proposed)
+            await check_proposed(conn, actor.team_id, monitor_id,
+                                 proposal.overrides["depends_on"])
+            states.append(proposal.apply(latest))
         recorded, simulated = await recorded_and_proposed(
             conn, "monitor", monitor_id, actor.team_id, proposal, start, end)
-        both = await outages(conn, actor.team_id,
-                             list(dict.fromkeys([*latest.depends_on, *proposed])), end)
-        parents = (None, None) if both is None else (
-            Outages(both.spans, latest.depends_on) if latest.depends_on else None,
-            Outages(both.spans, proposed) if proposed else None)
-        replayer = Replayer(proposal, start, end, recorded, simulated, parents)
+        found = await outages(conn, actor.team_id, named(states), end)
+        replayer = Replayer(proposal, start, end, recorded, simulated,
+                            None if found is None else found.spans)
         async for event in stream_until(conn, MONITOR, monitor_id, actor.team_id, end):
             replayer.feed(event)
     return {"changes": proposal.shown(), **replayer.answer(), "from": start, "to": end}

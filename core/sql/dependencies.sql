@@ -82,6 +82,24 @@ ORDER BY created_at, id
 LIMIT %(limit)s::int
 FOR UPDATE SKIP LOCKED;
 
+-- name: dependency_held_claim_of_parents
+-- The held alerts not released yet that some parents hold, oldest first (SKIP LOCKED as above),
+-- in the transaction where those parents came back (core/notifications/released.py).
+SELECT id, team_id, subject_type, subject_id, event, rule, held_by, created_at
+FROM alerts
+WHERE held_by IS NOT NULL AND released_at IS NULL
+  AND held_by && %(ids)s::uuid[]
+ORDER BY created_at, id
+FOR UPDATE SKIP LOCKED;
+
+-- name: dependency_held_claim_of_subject
+-- A subject's held alerts not released yet, oldest first, when its depends_on changed.
+SELECT id, team_id, subject_type, subject_id, event, rule, held_by, created_at
+FROM alerts
+WHERE subject_id = %(id)s::uuid AND held_by IS NOT NULL AND released_at IS NULL
+ORDER BY created_at, id
+FOR UPDATE SKIP LOCKED;
+
 -- name: dependency_held_any
 SELECT EXISTS (SELECT 1 FROM alerts WHERE held_by IS NOT NULL AND released_at IS NULL) AS any;
 

@@ -24,7 +24,7 @@ from core.channels.sealing import AesGcmSealer
 from core.clock import FrozenClock
 from core.errors import Conflict, InvalidInput
 from core.monitors.checker import Checker
-from core.monitors.commands import delete_monitor, update_monitor
+from core.monitors.commands import delete_monitor, set_paused, update_monitor
 from core.notifications.released import RELEASE_POLL
 from core.replay.jobs import simulate_job
 from core.replay.monitors import simulate_monitor
@@ -89,6 +89,9 @@ async def test_dependents_going_down_while_the_router_is_down_are_held_then_rele
     held = [r for r in rows if r["subject_id"] != m["router"][0]]
     assert sorted(r["event"] for r in held) == ["down", "down"]
     assert {r["status"] for r in held} == {"suppressed"}  # never sent
+    # while alerts are held, the checker looks again soon (its pass releases what is left)
+    assert await checker.next_deadline() <= checker.clock.now() + timedelta(
+        seconds=RELEASE_POLL)
     alerts = await list_alerts(fresh_pool, actor, limit=10, before=None, monitor=m["backup"][0])
     [backup_alert] = alerts
     assert backup_alert["state"] == "held"
@@ -106,21 +109,18 @@ async def test_dependents_going_down_while_the_router_is_down_are_held_then_rele
     # the router comes back: its recovery names the held dependents ...
     back = T0 + timedelta(hours=1, minutes=20)
     assert await ping(ping_pool, m["router"][1], back) == "up"
-    router_up = (await _notifications(fresh_pool))[-1]
-    assert router_up["event"] == "up"
+    rows = await _notifications(fresh_pool)
+    [router_up] = [r for r in rows if r["subject_id"] == m["router"][0] and r["event"] == "up"]
     assert router_up["message"]["title"] == (
         "Monitor \u201crouter\u201d is up; 2 dependents were held: they alert now if still "
         "down")
     assert {d["name"] for d in router_up["message"]["dependents"]} == {"backup", "sync"}
 
-    # ... and the checker's next pass sends the dependents still down their alert, once
-    assert await checker.next_deadline() == checker.clock.now() + timedelta(
-        seconds=RELEASE_POLL)
-    await checker.run_once(back)
-    rows = await _notifications(fresh_pool)
+    # ... and in the same transaction the dependents still down get their alert, once
     released = [r for r in rows if r["status"] == "pending" and r["event"] == "down"
                 and r["subject_id"] != m["router"][0]]
     assert sorted(r["message"]["subject"]["name"] for r in released) == ["backup", "sync"]
+    assert {r["created_at"] for r in released} == {back}  # at the router's recovery
     assert all("links" in r["message"] and r["message"]["links"]["explain"] for r in released)
     [new, old] = await list_alerts(fresh_pool, actor, limit=10, before=None,
                                    monitor=m["backup"][0])
@@ -130,7 +130,7 @@ async def test_dependents_going_down_while_the_router_is_down_are_held_then_rele
     assert why["dependencies"]["released_from"] == str(old["id"])
     assert "sent when they came back" in why["rule"]["text"]
     assert len(await _events(fresh_pool, "alert.released")) == 2
-    await checker.run_once(back + MIN)
+    await checker.run_once(back + MIN)  # the checker's pass finds nothing left to release
     assert len(await _notifications(fresh_pool)) == len(rows)  # released once
 
 
@@ -179,6 +179,86 @@ async def test_a_dependent_back_while_held_owes_nothing(
     sent = [r for r in await _notifications(fresh_pool) if r["status"] == "pending"]
     assert sorted((r["message"]["subject"]["name"], r["event"]) for r in sent) == [
         ("router", "down"), ("router", "up"), ("sync", "down")]
+
+
+def _downs(rows: list[dict[str, Any]], monitor: uuid.UUID) -> list[tuple[datetime, str]]:
+    """A monitor's down notifications that went out: ``(created_at, status)``."""
+    return [(r["created_at"], r["status"]) for r in rows
+            if r["subject_id"] == monitor and r["event"] == "down" and r["status"] == "pending"]
+
+
+async def test_an_edit_that_leaves_no_parent_down_releases_at_once_and_replays(
+    fresh_pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool, checker: Checker,
+    sink: Sink, sealer: AesGcmSealer,
+) -> None:
+    """backup is held by the router; dropping the router from its depends_on sends its down
+    in the edit's transaction, at the edit; naming it again holds the next one. The replay
+    of backup's definition follows both edits: the same alerts at the same instants."""
+    actor, m = await _network(fresh_pool, sealer, sink)
+    await _ping_all(ping_pool, m, T0)
+    await advance(checker, fresh_pool, T0 + timedelta(hours=1, minutes=10))
+    edit = T0 + timedelta(hours=1, minutes=15)
+    await update_monitor(fresh_pool, actor, m["backup"][0], {"depends_on": []}, edit)
+    assert _downs(await _notifications(fresh_pool), m["backup"][0]) == [(edit, "pending")]
+    [new, old] = await list_alerts(fresh_pool, actor, limit=10, before=None,
+                                   monitor=m["backup"][0])
+    assert (old["state"], old["released_as"]) == ("released", new["id"])
+    again = T0 + timedelta(hours=1, minutes=30)
+    assert await ping(ping_pool, m["backup"][1], again - MIN) == "up"
+    await update_monitor(fresh_pool, actor, m["backup"][0],
+                         {"depends_on": [str(m["router"][0])]}, again)
+    await advance(checker, fresh_pool, T0 + timedelta(hours=2, minutes=45))  # down, held
+    back = T0 + timedelta(hours=2, minutes=50)
+    assert await ping(ping_pool, m["router"][1], back) == "up"
+    end = back + MIN
+    answer = await simulate_monitor(fresh_pool, actor, m["backup"][0], {}, T0, end, end)
+    shown = [(a["at"], a["event"], a.get("dependency")) for a in answer["simulated"]["alerts"]]
+    assert shown == [(T0 + timedelta(hours=1, minutes=10), "down", "held"),
+                     (edit, "down", "released"), (again - MIN, "up", None),
+                     (T0 + timedelta(hours=2, minutes=39, seconds=0), "down", "held"),
+                     (back, "down", "released")]
+    assert answer["simulated"] == answer["actual"]
+    assert [(a["at"], a["event"]) for a in answer["simulated"]["alerts"]] == [
+        (r["created_at"], r["event"]) for r in await _notifications(fresh_pool)
+        if r["subject_id"] == m["backup"][0]]
+
+
+async def test_pausing_a_down_parent_releases_its_dependents(
+    fresh_pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool, checker: Checker,
+    sink: Sink, sealer: AesGcmSealer,
+) -> None:
+    actor, m = await _network(fresh_pool, sealer, sink)
+    await _ping_all(ping_pool, m, T0)
+    await advance(checker, fresh_pool, T0 + timedelta(hours=1, minutes=10))
+    paused = T0 + timedelta(hours=1, minutes=12)
+    await set_paused(fresh_pool, actor, m["router"][0], True, paused)
+    rows = await _notifications(fresh_pool)
+    assert _downs(rows, m["backup"][0]) == _downs(rows, m["sync"][0]) == [(paused, "pending")]
+
+
+async def test_a_hold_locked_at_the_recovery_is_released_by_the_checkers_pass(
+    fresh_pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool, checker: Checker,
+    sink: Sink, sealer: AesGcmSealer,
+) -> None:
+    """The recovery's release skips a held alert another transaction holds (SKIP LOCKED); the
+    checker's next pass sends it."""
+    actor, m = await _network(fresh_pool, sealer, sink)
+    await _ping_all(ping_pool, m, T0)
+    await advance(checker, fresh_pool, T0 + timedelta(hours=1, minutes=10))
+    back = T0 + timedelta(hours=1, minutes=20)
+    async with fresh_pool.connection() as other, other.transaction():
+        await other.execute("SELECT id FROM alerts WHERE subject_id = %s AND held_by IS NOT NULL"
+                            " FOR UPDATE", (m["backup"][0],))
+        assert await ping(ping_pool, m["router"][1], back) == "up"
+    rows = await _notifications(fresh_pool)
+    assert _downs(rows, m["sync"][0]) == [(back, "pending")]
+    assert _downs(rows, m["backup"][0]) == []  # locked then: left to the checker
+    assert await checker.next_deadline() <= checker.clock.now() + timedelta(
+        seconds=RELEASE_POLL)
+    await checker.run_once(back + timedelta(seconds=3))
+    rows = await _notifications(fresh_pool)
+    assert _downs(rows, m["backup"][0]) == [(back + timedelta(seconds=3), "pending")]
+    assert _downs(rows, m["sync"][0]) == [(back, "pending")]  # once
 
 
 async def test_a_parent_alerting_after_the_hold_names_its_dependents(
@@ -314,8 +394,7 @@ async def test_simulate_holds_and_releases_as_live_and_shows_a_proposed_parent(
     await _ping_all(ping_pool, {**m, "lone": (lone, lone_token)}, T0)
     await advance(checker, fresh_pool, T0 + timedelta(hours=1, minutes=10))
     back = T0 + timedelta(hours=1, minutes=20)
-    await ping(ping_pool, m["router"][1], back)
-    await checker.run_once(back)
+    await ping(ping_pool, m["router"][1], back)  # releases backup's down (no checker pass)
     end = T0 + timedelta(hours=1, minutes=30)
 
     def shown(side: dict[str, Any]) -> list[tuple[datetime, str, str | None]]:
@@ -357,8 +436,7 @@ async def test_a_job_behind_a_down_monitor_is_held_released_and_replayed(
     [held] = await list_alerts(fresh_pool, actor, limit=5, before=None, job=job)
     assert (held["event"], held["state"], held["held_by"]) == ("failed", "held", [router])
     back = T0 + timedelta(hours=1, minutes=20)
-    await ping(ping_pool, token, back)
-    await checker.run_once(back)
+    await ping(ping_pool, token, back)  # a parent without channels: released at once too
     [sent, _] = await list_alerts(fresh_pool, actor, limit=5, before=None, job=job)
     assert (sent["event"], sent["state"]) == ("failed", "sent")
     end = back + timedelta(minutes=5)

@@ -18,7 +18,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
-from hypothesis import HealthCheck, assume, given, note, settings
+from hypothesis import HealthCheck, Phase, event, given, note, settings
 from hypothesis import strategies as st
 from psycopg_pool import AsyncConnectionPool
 
@@ -57,7 +57,7 @@ async def _queued(pool: AsyncConnectionPool, job_id: uuid.UUID,
         return [(r["created_at"], r["event"]) for r in await cur.fetchall()]
 
 
-@settings(max_examples=12, deadline=None,
+@settings(max_examples=12, deadline=None, phases=[p for p in Phase if p != Phase.explain],
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(outcomes=st.lists(st.booleans(), min_size=1, max_size=8),
        rules=st.fixed_dictionaries({"alert_after_failures": st.integers(1, 3),
@@ -90,8 +90,7 @@ async def test_replaying_the_current_rules_reproduces_the_queued_alerts(
         await job_worker.run_once()
         await job_worker.settle()
     end = T0 + timedelta(hours=len(outcomes), minutes=1)
-    start = T0 + timedelta(hours=cut, minutes=-1)
-    assume(start < end)  # a window that does not end after it starts is refused
+    start = T0 + timedelta(hours=min(cut, len(outcomes)), minutes=-1)  # before its end
 
     answer = await simulate_job(fresh_pool, actor, job, {}, start, end, end)
 
@@ -125,27 +124,31 @@ async def _token(sink: Sink, path: str, seen: int) -> tuple[str | None, int]:
     return urlsplit(hits[-1].headers[HEADER]).path.rsplit("/", 1)[1], len(hits)
 
 
-@settings(max_examples=25, deadline=None,
+@settings(max_examples=25, deadline=None, phases=[p for p in Phase if p != Phase.explain],
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(hours=st.lists(HOURS, min_size=1, max_size=6),
        rules=st.fixed_dictionaries({"alert_after_failures": st.integers(1, 2),
+                                    "realert_every": st.sampled_from([None, 3600, 5400]),
                                     "max_duration": st.sampled_from([None, 1200]),
                                     "alert_on": ALERT_ON,
                                     "with_parent": st.sampled_from([True, True, False])}),
-       edit=st.tuples(st.integers(0, 6), st.sampled_from([None, 1200]), ALERT_ON),
+       edit=st.tuples(st.integers(0, 6), st.sampled_from([None, 1200]), ALERT_ON,
+                      st.sampled_from([None, True, False]), st.sampled_from([-1, 45])),
        cut=st.integers(0, 6))
 async def test_replaying_the_current_bounds_alert_on_and_parents_reproduces_the_alerts(
     fresh_pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool, job_worker: Worker,
     checker: Checker, clock: FrozenClock, sink: Sink, sealer: AesGcmSealer,
     hours: list[tuple[bool, int, bool, str | None]], rules: dict[str, Any],
-    edit: tuple[int, int | None, list[str]], cut: int,
+    edit: tuple[int, int | None, list[str], bool | None, int], cut: int,
 ) -> None:
     """A fire-and-confirm job (overlap ``skip``, catch-up ``latest``) whose runs are confirmed
     at generated minutes, with ``max_duration`` (the confirmation service's pass at each
-    deadline), ``alert_on`` over the skipped and missed slots, and a parent monitor failed and
-    recovered by pings (the checker's pass right after each recovery, when live releases the
-    held alerts); its rules edited part-way. Replaying the current definition gives the alerts
-    the live paths recorded, held and released ones included."""
+    deadline), ``alert_on`` over the skipped and missed slots, ``realert_every``, and a parent
+    monitor failed and recovered by pings (no checker pass: the recovery's transaction
+    releases the held alerts); its rules edited part-way, a minute before a slot or at :45
+    (after the parent's ping at :40), ``depends_on`` too (naming the parent or not: an edit
+    that leaves no parent down releases in its transaction). Replaying the current definition
+    gives the alerts the live paths recorded, held and released ones included."""
     actor = await new_actor(fresh_pool)
     hook, _ = await create_channel(fresh_pool, sealer, actor,
                                    {"name": "hook", "kind": "webhook",
@@ -172,8 +175,10 @@ async def test_replaying_the_current_bounds_alert_on_and_parents_reproduces_the_
             first = min(planned, default=None, key=lambda p: p[0])
             if deadline is not None and deadline < moment and (
                     first is None or deadline < first[0]):
-                clock.set(deadline)
-                await timeouts.run_once(deadline)
+                # a deadline an edit moved into the past: the service's next pass, now
+                at = max(deadline, clock.now())
+                clock.set(at)
+                await timeouts.run_once(at)
                 continue
             if first is None or first[0] >= moment:
                 return
@@ -183,18 +188,20 @@ async def test_replaying_the_current_bounds_alert_on_and_parents_reproduces_the_
             if what == "confirm":
                 await confirm(fresh_pool, arg[0], failed=not arg[1], exit_status=None, now=at)
             else:
-                await ping(ping_pool, router_token, at, kind=what)
-                if what == "success":
-                    await checker.run_once(at)  # live releases the held alerts now
+                await ping(ping_pool, router_token, at, kind=what)  # releases what it held
         raise AssertionError(f"the deadlines did not move forward: {deadline}")
+
+    async def edited(at: datetime) -> None:
+        await until(at)
+        fields: dict[str, Any] = {"max_duration": edit[1], "alert_on": edit[2]}
+        if edit[3] is not None:
+            fields["depends_on"] = [str(router)] if edit[3] else []
+        await commands.update_job(fresh_pool, actor, job, fields, at)
 
     for hour, (ok, minutes, down, parent) in enumerate(hours, start=1):
         slot = T0 + timedelta(hours=hour)
-        if hour == edit[0]:
-            await until(slot - timedelta(minutes=1))
-            await commands.update_job(fresh_pool, actor, job,
-                                      {"max_duration": edit[1], "alert_on": edit[2]},
-                                      slot - timedelta(minutes=1))
+        if hour == edit[0] and edit[4] < 0:
+            await edited(slot + timedelta(minutes=edit[4]))
         await until(slot)
         if not down:
             clock.set(slot)
@@ -205,16 +212,19 @@ async def test_replaying_the_current_bounds_alert_on_and_parents_reproduces_the_
                 planned.append((slot + timedelta(minutes=minutes), "confirm", (token, ok)))
         if parent is not None:
             planned.append((slot + timedelta(minutes=40), parent, None))
+        if hour == edit[0] and edit[4] > 0:
+            await edited(slot + timedelta(minutes=edit[4]))
     end = T0 + timedelta(hours=len(hours) + 2)
     await until(end)
-    start = T0 + timedelta(hours=cut, minutes=-1)
-    assume(start < end)  # a window that does not end after it starts is refused
+    start = T0 + timedelta(hours=min(cut, len(hours)), minutes=-1)  # before its end
 
     answer = await simulate_job(fresh_pool, actor, job, {}, start, end, end)
 
     assert answer["simulated"] == answer["actual"]
     assert [(a["at"], a["event"]) for a in answer["simulated"]["alerts"]] == \
         await _queued(fresh_pool, job, start)  # held ones too: recorded, never sent
+    for alert in answer["simulated"]["alerts"]:  # how often each path is reached
+        event(f"alert {alert['event']} {alert.get('dependency') or 'sent'}")
     summary = answer["summary"]
     assert summary["would_alert"] == summary["did_alert"]
     assert summary["false_alarms_avoided"] == summary["outages_missed"] == 0

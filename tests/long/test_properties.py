@@ -1,5 +1,9 @@
-"""The unit layer's property tests at full length (marked ``long``).
+"""The unit layer's property tests, and the what-if replay's, at full length (marked ``long``).
 
+``tests/integration/test_replay_property.py`` and ``tests/integration/test_replay_jobs.py``
+run their properties (the replay of the current definition equals what the live paths
+recorded, on real PostgreSQL) with a few dozen examples; here with several hundred, same
+strategies, same checks (their fixtures come along: ``job_worker``).
 ``tests/unit`` runs each hypothesis property with a few examples, the generated OnCalendar
 differential with half its expressions, every third misspelling of the suggestion rule and
 the fires of a phrase only where its canonical form is not the expected expression, so
@@ -17,6 +21,9 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 
+from tests.integration import test_replay_jobs as replay_jobs
+from tests.integration import test_replay_property as replay_monitors
+from tests.integration.test_replay_jobs import job_worker  # noqa: F401  # a fixture they use
 from tests.unit import test_oncalendar_systemd as oncalendar
 from tests.unit import test_phrase_properties as phrases
 from tests.unit import test_schedule_engine as engine
@@ -53,6 +60,14 @@ test_month_edge_day_rules_match_reference = at_length(
     engine.test_month_edge_day_rules_match_reference, 100)
 test_fires_chain_is_consistent = at_length(engine.test_fires_chain_is_consistent, 100)
 test_interval_property = at_length(engine.test_interval_property, 100)
+test_replaying_a_monitor_reproduces_what_was_recorded = at_length(
+    replay_monitors.test_replaying_the_current_definition_reproduces_the_recorded_transitions,
+    400)
+test_replaying_a_job_reproduces_the_queued_alerts = at_length(
+    replay_jobs.test_replaying_the_current_rules_reproduces_the_queued_alerts, 100)
+test_replaying_a_job_with_bounds_and_parents_reproduces_the_alerts = at_length(
+    replay_jobs.test_replaying_the_current_bounds_alert_on_and_parents_reproduces_the_alerts,
+    200)
 
 
 def test_generated_calendar_events_fire_as_systemd_says() -> None:
