@@ -112,16 +112,15 @@ WHERE s.monitor_id = ANY(%(ids)s::uuid[]) AND s.team_id = %(team_id)s::uuid;
 
 -- name: status_page_job_days
 -- The uptime bars' input for some jobs of one team (core/statuspages/bars.py:job_bar): a row
--- per job with runs in [start, end), its days as indexes from `start` (a UTC midnight), in
--- day order: the clean ones (runs finished, none failed: 100 %) as indexes only, every other
--- day with its counts; and the totals. (Runs of clean days merged here instead cost 2x the
--- statement; docs/benchmarks.md, "Status pages".)
+-- per job with runs in [start, end), its days as indexes from `start` (a UTC midnight): the
+-- clean ones (runs finished, none failed: 100 %) as bare indexes, every other day as
+-- [index, succeeded, failed]; and the totals. In no particular order: the caller sorts (an
+-- ORDER BY in the aggregates cost half the statement again; docs/benchmarks.md, "Status
+-- pages").
 SELECT job_id, sum(succeeded)::bigint AS succeeded, sum(failed)::bigint AS failed,
-       coalesce(array_agg(n ORDER BY n) FILTER (WHERE clean), '{}') AS clean_days,
-       coalesce(array_agg(n ORDER BY n) FILTER (WHERE NOT clean), '{}') AS days,
-       coalesce(array_agg(succeeded ORDER BY n) FILTER (WHERE NOT clean), '{}')
-           AS days_succeeded,
-       coalesce(array_agg(failed ORDER BY n) FILTER (WHERE NOT clean), '{}') AS days_failed
+       coalesce(array_agg(n) FILTER (WHERE clean), '{}') AS clean_days,
+       coalesce(array_agg(ARRAY[n, succeeded, failed]) FILTER (WHERE NOT clean), '{}')
+           AS other_days
 FROM (
     SELECT job_id, succeeded, failed, (failed = 0 AND succeeded > 0) AS clean,
            (bucket_start AT TIME ZONE 'UTC')::date

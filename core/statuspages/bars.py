@@ -151,14 +151,14 @@ def monitor_bar(state: dict[str, Any] | None, periods: list[dict[str, Any]], fir
 def job_bar(clean: Iterable[int], other: Iterable[tuple[int, int, int]],
             totals: tuple[int, int], first: datetime, days: int) -> Bar:
     """A job's bar over ``days`` UTC days from midnight ``first``, from its
-    ``job_stats_daily`` rows: the ``clean`` days (indexes, increasing) whose finished runs all
-    succeeded (100 %), the ``other`` days with a row ``(index, succeeded, failed)``
-    (increasing), and the ``totals`` ``(succeeded, failed)``; days of neither have no data.
+    ``job_stats_daily`` rows: the ``clean`` days (indexes, any order) whose finished runs all
+    succeeded (100 %), the ``other`` days with a row ``(index, succeeded, failed)`` (any
+    order), and the ``totals`` ``(succeeded, failed)``; days of neither have no data.
     A day's figure is 100 × :func:`core.projections.queries.success_rate` (2 decimals), the
     bar's that of all the runs."""
     build = _Builder(first, days)
     runs: list[list[int]] = []  # clean days as [first, count, -1, -1]
-    for n in clean:
+    for n in sorted(clean):
         if runs and runs[-1][0] + runs[-1][1] == n:
             runs[-1][1] += 1
         else:
@@ -203,9 +203,9 @@ async def component_bars(pool: AsyncConnectionPool, team_id: uuid.UUID,
     out = {m: monitor_bar(states.get(m), periods.get(m, []), first, days, now)
            for m in monitors}
     for j in jobs:
-        row = job_rows.get(j) or {"clean_days": [], "days": [], "days_succeeded": [],
-                                   "days_failed": [], "succeeded": 0, "failed": 0}
-        other = zip(row["days"], row["days_succeeded"], row["days_failed"], strict=True)
+        row = job_rows.get(j) or {"clean_days": [], "other_days": [], "succeeded": 0,
+                                   "failed": 0}
+        other = [(n, ok, bad) for n, ok, bad in row["other_days"]]
         out[j] = job_bar(row["clean_days"], other, (row["succeeded"], row["failed"]), first,
                          days)
     return out
