@@ -20,6 +20,7 @@ functions on random histories.
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -182,31 +183,36 @@ async def component_bars(pool: AsyncConnectionPool, team_id: uuid.UUID,
                          now: datetime) -> dict[uuid.UUID, Bar]:
     """The bars of some monitors and jobs of one team over the last ``days`` UTC days up to
     ``now`` (today included). Two statements (``status_page_monitor_days``,
-    ``status_page_job_days``); ids of another team get a bar without data."""
+    ``status_page_job_days``), at once on two connections of ``pool``; ids of another team
+    get a bar without data."""
     first = day_start(now) - (days - 1) * DAY
-    states: dict[uuid.UUID, dict[str, Any]] = {}
-    periods: dict[uuid.UUID, list[dict[str, Any]]] = {}
-    job_rows: dict[uuid.UUID, dict[str, Any]] = {}
-    async with pool.connection() as conn:
-        if monitors:
-            cur = await conn.execute(Q["status_page_monitor_days"], {
-                "ids": monitors, "team_id": team_id, "start": first, "end": now})
-            for row in await cur.fetchall():
-                states[row["monitor_id"]] = row
-                periods[row["monitor_id"]] = [
-                    {"started_at": s, "ended_at": e}
-                    for s, e in zip(row["starts"], row["ends"], strict=True)]
-        if jobs:
-            cur = await conn.execute(Q["status_page_job_days"], {
-                "ids": jobs, "team_id": team_id, "start": first, "end": now})
-            job_rows = {row["job_id"]: row for row in await cur.fetchall()}
-    out = {m: monitor_bar(states.get(m), periods.get(m, []), first, days, now)
-           for m in monitors}
+    params = {"team_id": team_id, "start": first, "end": now}
+    monitor_rows, job_rows = await asyncio.gather(
+        _fetch(pool, "status_page_monitor_days", {**params, "ids": monitors}, monitors),
+        _fetch(pool, "status_page_job_days", {**params, "ids": jobs}, jobs))
+    states = {row["monitor_id"]: row for row in monitor_rows}
+    out = {}
+    for m in monitors:
+        state = states.get(m)
+        periods = [] if state is None else [
+            {"started_at": s, "ended_at": e}
+            for s, e in zip(state["starts"], state["ends"], strict=True)]
+        out[m] = monitor_bar(state, periods, first, days, now)
+    by_job = {row["job_id"]: row for row in job_rows}
     for j in jobs:
-        row = job_rows.get(j) or {"clean_days": [], "other_days": [], "succeeded": 0,
-                                   "failed": 0}
+        row = by_job.get(j) or {"clean_days": [], "other_days": [], "succeeded": 0,
+                                "failed": 0}
         other = [(n, ok, bad) for n, ok, bad in row["other_days"]]
         out[j] = job_bar(row["clean_days"], other, (row["succeeded"], row["failed"]), first,
                          days)
     return out
 
+
+async def _fetch(pool: AsyncConnectionPool, name: str, params: dict[str, Any],
+                 ids: list[uuid.UUID]) -> list[dict[str, Any]]:
+    """The rows of statement ``name`` (none without ``ids``)."""
+    if not ids:
+        return []
+    async with pool.connection() as conn:
+        cur = await conn.execute(Q[name], params)
+        return list(await cur.fetchall())

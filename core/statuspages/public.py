@@ -10,6 +10,7 @@ rendered page and feed for them).
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import uuid
@@ -136,11 +137,12 @@ async def public_view(pool: AsyncConnectionPool, read_pool: AsyncConnectionPool,
     given, or by tag in the order of their display names, at most
     :data:`core.statuspages.definition.MAX_COMPONENTS`), their :data:`DAYS` days
     (:func:`core.statuspages.bars.component_bars`, from ``read_pool``) and the incidents of
-    :mod:`core.statuspages.incidents` over those days. Four statements."""
-    rows, alerts = await _read(pool, page, now)
-    bars = await component_bars(
+    :mod:`core.statuspages.incidents` over those days. Four statements: the components, then
+    their alerts and their two statements of bars at once (three connections)."""
+    rows = await _components(pool, page)
+    alerts, bars = await asyncio.gather(_alerts(pool, page, rows, now), component_bars(
         read_pool, page.team_id, [r["id"] for r in rows if r["kind"] == "monitor"],
-        [r["id"] for r in rows if r["kind"] == "job"], days=DAYS, now=now)
+        [r["id"] for r in rows if r["kind"] == "job"], days=DAYS, now=now))
     names = {r["id"]: page.names.get(str(r["id"])) or r["name"] for r in rows}
     if not page.components:  # by tag: in the order of the names shown
         rows = sorted(rows, key=lambda r: (names[r["id"]].lower(), r["id"].bytes))
@@ -159,17 +161,29 @@ async def public_feed(pool: AsyncConnectionPool, page: PageRow,
 
 async def _read(pool: AsyncConnectionPool, page: PageRow,
                 now: datetime) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The page's component rows (``status_page_components``) and their alerts of the last
-    :data:`DAYS` days (``status_page_alerts``), on one connection."""
+    """The page's component rows and their alerts (:func:`_components`, :func:`_alerts`)."""
+    rows = await _components(pool, page)
+    return rows, await _alerts(pool, page, rows, now)
+
+
+async def _components(pool: AsyncConnectionPool, page: PageRow) -> list[dict[str, Any]]:
+    """The page's live component rows (``status_page_components``)."""
     async with pool.connection() as conn:
         cur = await conn.execute(Q["status_page_components"], {
             "team_id": page.team_id, "ids": page.components, "tags": page.tags,
             "limit": MAX_COMPONENTS})
-        rows = await cur.fetchall()
+        return list(await cur.fetchall())
+
+
+async def _alerts(pool: AsyncConnectionPool, page: PageRow, rows: list[dict[str, Any]],
+                  now: datetime) -> list[dict[str, Any]]:
+    """The alerts of the components ``rows`` in the last :data:`DAYS` days
+    (``status_page_alerts``), oldest first."""
+    async with pool.connection() as conn:
         cur = await conn.execute(Q["status_page_alerts"], {
             "team_id": page.team_id, "ids": [r["id"] for r in rows],
             "since": now - timedelta(days=DAYS), "events": EVENTS})
-        return rows, await cur.fetchall()
+        return list(await cur.fetchall())
 
 
 def _component(row: dict[str, Any], name: str, bar: Bar) -> PublicComponent:
