@@ -188,8 +188,8 @@ async def component_bars(pool: AsyncConnectionPool, team_id: uuid.UUID,
     first = day_start(now) - (days - 1) * DAY
     params = {"team_id": team_id, "start": first, "end": now}
     monitor_rows, job_rows = await asyncio.gather(
-        _fetch(pool, "status_page_monitor_days", {**params, "ids": monitors}, monitors),
-        _fetch(pool, "status_page_job_days", {**params, "ids": jobs}, jobs))
+        _fetch(pool, Q["status_page_monitor_days"], {**params, "ids": monitors}, monitors),
+        _fetch(pool, Q["status_page_job_days"], {**params, "ids": jobs}, jobs))
     states = {row["monitor_id"]: row for row in monitor_rows}
     out = {}
     for m in monitors:
@@ -208,11 +208,11 @@ async def component_bars(pool: AsyncConnectionPool, team_id: uuid.UUID,
     return out
 
 
-async def _fetch(pool: AsyncConnectionPool, name: str, params: dict[str, Any],
+async def _fetch(pool: AsyncConnectionPool, statement: str, params: dict[str, Any],
                  ids: list[uuid.UUID]) -> list[dict[str, Any]]:
-    """The rows of statement ``name`` (none without ``ids``)."""
+    """The rows of ``statement`` (none without ``ids``)."""
     if not ids:
         return []
     async with pool.connection() as conn:
-        cur = await conn.execute(Q[name], params)
+        cur = await conn.execute(statement, params)
         return list(await cur.fetchall())
