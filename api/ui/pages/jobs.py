@@ -157,14 +157,11 @@ async def _job_parts(pool: Any, actor: Actor, job_id: uuid.UUID,
     return {"job": job, "runs": runs, "runs_next": next_cursor}
 
 
-async def _charts(pool: Any, actor: Actor, job_id: uuid.UUID, now: Any) -> dict[str, Any]:
-    """The job's pictures: its last :data:`CHART_RUNS` runs one by one, and its last
-    :data:`CHART_DAYS` days from the read model (median and 95th percentile per day, the
+def _charts(runs: list[dict[str, Any]], stats: dict[str, Any]) -> dict[str, Any]:
+    """The job's pictures: its last :data:`CHART_RUNS` runs one by one (``runs``, newest
+    first), and its last :data:`CHART_DAYS` days from the read model (``stats``: day buckets
+    of :func:`core.projections.queries.job_stats`; median and 95th percentile per day, the
     outcomes as a strip), which reads the same with 10 runs or 10,000."""
-    runs, stats = await together(
-        list_runs(pool, actor, job_id, limit=CHART_RUNS, before=None),
-        job_stats(pool, actor, job_id, start=now - timedelta(days=CHART_DAYS - 1), end=now,
-                  bucket="day", now=now))
     days = stats["items"]
     n = len(runs)
     last = f"the last {n} runs" if n != 1 else "its one run"
@@ -184,11 +181,13 @@ async def job_page(request: Request[Any, Any, Any], job_id: FromPath[uuid.UUID],
     """A job: definition (with the end of a maintenance in effect), actions, runs
     (``?runs=`` a cursor), charts, history."""
     now = request.app.state.clock.now()
-    parts, until, events, charts = await together(
+    parts, until, events, chart_runs, stats = await together(
         _job_parts(pool, viewer.actor, job_id, runs),
         fetch_maintenance_until(pool, viewer.actor.team_id, "job", [job_id], now),
         job_events(pool, viewer.actor, job_id, after_version=0, limit=HISTORY),
-        _charts(pool, viewer.actor, job_id, now))
+        list_runs(pool, viewer.actor, job_id, limit=CHART_RUNS, before=None),
+        job_stats(pool, viewer.actor, job_id, start=now - timedelta(days=CHART_DAYS - 1),
+                  end=now, bucket="day", now=now))
     parts["job"]["in_maintenance_until"] = until.get(job_id)
     listed = [str(c) for c in parts["job"]["channels"] or []]
     ever = {str(c) for e in events if isinstance(e["data"], dict)
@@ -200,7 +199,8 @@ async def job_page(request: Request[Any, Any, Any], job_id: FromPath[uuid.UUID],
     names = {c["id"]: c["name"] for c in known}
     parts["job"]["channel_names"] = known[:len(listed)]
     return page(request, viewer, "job.html", parts["job"]["name"], section="jobs", **parts,
-                **charts, history=_history(events, names), paged=runs is not None)
+                **_charts(chart_runs, stats), history=_history(events, names),
+                paged=runs is not None)
 
 
 @get("/ui/jobs/{job_id:uuid}/live", name="job_live")
