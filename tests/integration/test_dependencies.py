@@ -303,6 +303,44 @@ async def test_a_failing_job_holds_its_dependent_monitor(
     assert alert["rule"]["dependencies"][0]["kind"] == "job"
 
 
+async def test_a_job_parent_back_releases_its_dependent_at_its_good_run_and_replays(
+    fresh_pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool, checker: Checker,
+    worker: Worker, clock: FrozenClock, sink: Sink, sealer: AesGcmSealer,
+) -> None:
+    """The export job fails at 11:00 (a streak: down as a parent); report goes down at 11:02,
+    held; export's good run at 12:00 ends the streak and, in the recorder's transaction,
+    report's down goes out, dated then. The replay of report's definition says the same."""
+    actor = await new_actor(fresh_pool)
+    channel, _ = await create_channel(fresh_pool, sealer, actor, {
+        "name": "ops", "kind": "slack", "url": sink.url("/hook")}, T0)
+    sink.reply("/export", Reply(status=500), Reply(status=200))
+    job = await add_job(fresh_pool, actor, T0, sink.url("/export"), "0 * * * *",
+                        name="export")
+    report, token = await add_monitor(fresh_pool, actor, T0, "1h", name="report",
+                                      channels=[str(channel)], depends_on=[str(job)])
+    await ping(ping_pool, token, T0)
+    for hour in (1, 2):
+        clock.set(T0 + timedelta(hours=hour))
+        await worker.run_once()
+        await worker.settle()
+        if hour == 1:
+            await advance(checker, fresh_pool, T0 + timedelta(hours=1, minutes=1))  # late
+            assert await ping(ping_pool, token, T0 + timedelta(hours=1, minutes=2),
+                              "fail") == "down"
+    async with fresh_pool.connection() as conn:
+        cur = await conn.execute(
+            "SELECT e.occurred_at FROM events e JOIN runs r ON r.id = e.stream_id"
+            " WHERE r.job_id = %s AND e.event_type = 'run.succeeded'", (job,))
+        [(good,)] = [tuple(r.values()) for r in await cur.fetchall()]
+    rows = await _notifications(fresh_pool)
+    assert _downs(rows, report) == [(good, "pending")]  # at the job's good run
+    end = good + MIN
+    answer = await simulate_monitor(fresh_pool, actor, report, {}, T0, end, end)
+    assert [(a["at"], a["event"], a.get("dependency")) for a in answer["simulated"]["alerts"]] \
+        == [(T0 + timedelta(hours=1, minutes=2), "down", "held"), (good, "down", "released")]
+    assert answer["simulated"] == answer["actual"]
+
+
 async def test_cycles_unknown_ids_and_deleting_a_parent_are_refused(
     fresh_pool: AsyncConnectionPool, sealer: AesGcmSealer,
 ) -> None:
