@@ -48,6 +48,17 @@ async def list_runs(
         return await cur.fetchall()
 
 
+async def run_fire_at(pool: AsyncConnectionPool, actor: Actor,
+                      run_id: uuid.UUID) -> datetime | None:
+    """When a run's slot was to fire (UTC) as its first event names it: the slot plus the
+    job's spread offset (docs/schedules.md, *Spread*); ``None``: at the slot (no spread, or
+    no such run of this team)."""
+    async with pool.connection() as conn:
+        cur = await conn.execute(Q["run_fire_at"], {"id": run_id, "team_id": actor.team_id})
+        row = await cur.fetchone()
+    return row["fire_at"] if row else None
+
+
 async def get_run(pool: AsyncConnectionPool, actor: Actor, run_id: uuid.UUID) -> dict[str, Any]:
     """One run with every attempt's request and response (body as UTF-8 text or base64).
 

@@ -204,19 +204,23 @@ ORDER BY r.scheduled_for DESC, r.id DESC
 LIMIT %(limit)s::int;
 
 -- name: run_get
--- `fire_at`: when the slot was to fire, as the run's first event names it (a job with a
--- spread: the slot plus its offset, docs/schedules.md, *Spread*), else null.
 SELECT r.id, r.job_id, r.scheduled_for, r.trigger, r.status, r.attempt, r.max_attempts,
        r.available_at, r.started_at, r.finished_at, r.lateness_ms, r.duration_ms,
        r.response_status, r.error_class, r.error, r.reason, r.created_at,
        c.deadline_at AS confirm_deadline_at, c.confirmed_at, c.outcome AS confirmation,
-       c.exit_status AS confirm_exit_status,
-       (SELECT (f.data->>'fire_at')::timestamptz FROM events f
-        WHERE f.stream_id = r.id AND f.stream_version = 1
-          AND event_retention_kind(f.stream_type, f.event_type) = 'runs') AS fire_at
+       c.exit_status AS confirm_exit_status
 FROM runs r
 LEFT JOIN run_confirmations c ON c.run_id = r.id
 WHERE r.id = %(id)s::uuid AND r.team_id = %(team_id)s::uuid;
+
+-- name: run_fire_at
+-- When a run's slot was to fire, as the run's first event names it (a job with a spread: the
+-- slot plus its offset, docs/schedules.md, *Spread*); no row or a null: at the slot. Its own
+-- statement, read by the run's page only: it plans every leaf of the runs' events (no time
+-- bound is known), which GET /v1/runs/{id} need not pay.
+SELECT (data->>'fire_at')::timestamptz AS fire_at FROM events
+WHERE stream_id = %(id)s::uuid AND team_id = %(team_id)s::uuid AND stream_version = 1
+  AND event_retention_kind(stream_type, event_type) = 'runs';
 
 -- name: run_attempt_list
 SELECT attempt, started_at, finished_at, duration_ms, lateness_ms, worker_id, request,

@@ -51,7 +51,7 @@ from core.jobs.definition import (
 from core.jobs.queries import broken_reason, describe, get_job, job_events, list_jobs_filtered
 from core.maintenance.queries import fetch_maintenance_until
 from core.projections.queries import job_stats
-from core.runs.queries import get_run, list_runs, recent_runs
+from core.runs.queries import get_run, list_runs, recent_runs, run_fire_at
 from core.schedule.preview import preview_schedule
 from core.schedule.spread import offset_seconds, spell
 
@@ -220,14 +220,14 @@ async def run_page(request: Request[Any, Any, Any], run_id: FromPath[uuid.UUID],
                    viewer: ViewerDep, pool: PoolDep) -> Template:
     """One run and its attempts: the request sent (secrets as placeholders) and the response
     received (a body that is not text as a hex preview)."""
-    run = await get_run(pool, viewer.actor, run_id)
+    run, fire = await together(get_run(pool, viewer.actor, run_id),
+                               run_fire_at(pool, viewer.actor, run_id))
     job = await get_job(pool, viewer.actor, run["job_id"]) if run["job_id"] else None
-    fire = run.get("fire_at")
     offset = None  # the spread offset when the slot fired after it (docs/schedules.md, Spread)
     if fire is not None and fire != run["scheduled_for"]:
         offset = spell(round((fire - run["scheduled_for"]).total_seconds()))
     return page(request, viewer, "run.html", "Run", section="jobs", run=run, job=job,
-                fire_offset=offset)
+                fire_at=fire, fire_offset=offset)
 
 
 async def _act(request: Request[Any, Any, Any], viewer: Viewer, job_id: uuid.UUID,
