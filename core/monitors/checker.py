@@ -352,7 +352,8 @@ async def send_releases(pool: AsyncConnectionPool, now: Instant, *, limit: int =
                         max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> int:
     """Release the alerts of dependents whose parents are no longer down (UTC ``now``, or the
     clock read once the connection is obtained), one transaction
-    (:func:`core.notifications.released.release_held`).
+    (:func:`core.notifications.released.release_held`): those the transaction that ended the
+    hold did not take (it skips a hold another transaction has locked).
 
     Returns:
         How many held alerts were claimed.
@@ -426,8 +427,8 @@ class Checker(Service):
         """The earliest ``alert_at`` or due re-alert; when one is due yet the last pass could
         claim nothing (the rows are locked by pings or another checker), :data:`LOCKED_RETRY`
         seconds from now rather than a spin. While a dependency holds an alert, at most
-        :data:`core.notifications.released.RELEASE_POLL` seconds away (its parents may come
-        back by a ping, which does not wake the checker)."""
+        :data:`core.notifications.released.RELEASE_POLL` seconds away (the recovery's own
+        transaction releases what it can; a hold it skipped, locked then, is left to this)."""
         now = self.clock.now()
         async with self.pool.connection() as conn:
             cur = await conn.execute(Q["monitor_next_alert"])

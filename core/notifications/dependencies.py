@@ -19,10 +19,11 @@ parent is *down* when it is a monitor whose status is ``down`` or a job in a fai
   names them in its re-alerts and its recovery.
 - A dependent that comes back while held: its recovery alert (``up`` / ``recovered``) is held
   too (nothing was said, so nothing is taken back) and its held alerts are closed.
-- When no parent is down any more, :func:`core.notifications.released.release_held` (the
-  checker's pass) sends each dependent still down the alert it owes, once: its first held
-  alert's message, with the rule ``released_from`` (that alert's id), and closes the held
-  ones (:func:`release`, ``alert.released``).
+- When no parent is down any more, :mod:`core.notifications.released` sends each dependent
+  still down the alert it owes, once, in the transaction that ended the hold (a parent's
+  recovery, an edit of the dependent's ``depends_on``; the checker's pass for what those
+  left): its first held alert's message, with the rule ``released_from`` (that alert's id),
+  and closes the held ones (:func:`release`, ``alert.released``).
 """
 
 from __future__ import annotations
