@@ -132,12 +132,20 @@ FROM (
 GROUP BY job_id;
 
 -- name: alert_note_lock
--- An alert with the note written on it and the version its stream is at (NULL: no note yet,
--- the stream holds only alert.raised).
-SELECT a.id, a.subject_type, a.event, n.note, n.version
+-- An alert with the note written on it (NULL: none yet), its row locked: every append to the
+-- alert's stream (alert.raised, alert.noted, alert.released) holds that lock.
+SELECT a.id, a.subject_type, a.event, n.note
 FROM alerts a LEFT JOIN alert_notes n ON n.alert_id = a.id
 WHERE a.id = %(id)s::uuid AND a.team_id = %(team_id)s::uuid
 FOR UPDATE OF a;
+
+-- name: alert_stream_version
+-- The version the alert's stream is at (alert.raised, then any alert.noted and
+-- alert.released), read by its own statement after alert_note_lock took the alert's row, so
+-- that it sees an append committed while it waited.
+SELECT coalesce(max(e.stream_version), 1)::int AS version FROM events e
+WHERE e.stream_id = %(id)s::uuid AND e.stream_type = 'alert'
+  AND event_retention_kind(e.stream_type, e.event_type) = 'keep';
 
 -- name: alert_note_upsert
 INSERT INTO alert_notes (alert_id, team_id, note, version, updated_at)

@@ -23,7 +23,7 @@ from core.actor import Actor
 from core.crypto import KeyRing
 from core.db import team_row, transaction
 from core.errors import FieldErrors, invalid
-from core.events import append_events, stream_events
+from core.events import Head, append_at
 from core.notifications.dependencies import PROBLEM
 from core.queries import Q
 from core.statuspages.decide import (
@@ -176,10 +176,13 @@ async def set_note(pool: AsyncConnectionPool, actor: Actor, alert_id: uuid.UUID,
                                    "no incident: write the note on the alert that opened it")
         if (alert["note"] or "") == text:
             return
-        version = alert["version"] or 1  # the alert stream holds alert.raised at version 1
-        await append_events(conn, stream_events("alert", alert_id, actor.team_id, version,
-                                                now, [("alert.noted", {"note": text or None})],
-                                                actor.metadata()))
+        # After the stream's real version: the checker's alert.released advances it, not the
+        # alert_notes row (core/notifications/dependencies.py:release).
+        cur = await conn.execute(Q["alert_stream_version"], {"id": alert_id})
+        version = (await cur.fetchone())["version"]
+        await append_at(conn, [(Head("alert", alert_id, actor.team_id, version),
+                                [("alert.noted", {"note": text or None})])],
+                        now, actor.metadata())
         await conn.execute(Q["alert_note_upsert"], {
             "alert_id": alert_id, "team_id": actor.team_id, "note": text,
             "version": version + 1, "now": now})

@@ -30,6 +30,7 @@ from core.replay.jobs import simulate_job
 from core.replay.monitors import simulate_monitor
 from core.runs.worker import Worker
 from core.statuspages.commands import set_note
+from core.statuspages.queries import get_note
 from tests.helpers import add_job, new_actor
 from tests.monitor_helpers import add_monitor, advance, ping
 from tests.sink import Reply, Sink
@@ -160,6 +161,37 @@ async def test_a_note_on_a_held_alert_does_not_stop_its_release(
                                  "WHERE stream_id = %s ORDER BY stream_version", (old["id"],))
         assert [(e["stream_version"], e["event_type"]) for e in await cur.fetchall()] == [
             (1, "alert.raised"), (2, "alert.noted"), (3, "alert.released")]
+
+
+async def test_a_note_written_after_the_release_is_kept(
+    fresh_pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool, checker: Checker,
+    sink: Sink, sealer: AesGcmSealer,
+) -> None:
+    """A note on a released alert appends after its ``alert.released`` (it took the version the
+    ``alert_notes`` row named, the release's: ConcurrencyConflict, HTTP 409, every time), and
+    a second note after that one."""
+    actor, m = await _network(fresh_pool, sealer, sink)
+    await _ping_all(ping_pool, m, T0)
+    await advance(checker, fresh_pool, T0 + timedelta(hours=1, minutes=5))  # router down
+    await advance(checker, fresh_pool, T0 + timedelta(hours=1, minutes=10))  # both down
+    [held] = await list_alerts(fresh_pool, actor, limit=10, before=None, monitor=m["backup"][0])
+    back = T0 + timedelta(hours=1, minutes=20)
+    assert await ping(ping_pool, m["router"][1], back) == "up"
+    await checker.run_once(back)
+    [_, old] = await list_alerts(fresh_pool, actor, limit=10, before=None,
+                                 monitor=m["backup"][0])
+    assert old["id"] == held["id"] and old["state"] == "released"
+    await set_note(fresh_pool, actor, old["id"], "the router was replaced", back + MIN)
+    assert await get_note(fresh_pool, actor.team_id, old["id"]) == "the router was replaced"
+    await set_note(fresh_pool, actor, old["id"], "the router was replaced; backup ran",
+                   back + 2 * MIN)
+    assert await get_note(fresh_pool, actor.team_id, old["id"]) == (
+        "the router was replaced; backup ran")
+    async with fresh_pool.connection() as conn:
+        cur = await conn.execute("SELECT stream_version, event_type FROM events "
+                                 "WHERE stream_id = %s ORDER BY stream_version", (old["id"],))
+        assert [(e["stream_version"], e["event_type"]) for e in await cur.fetchall()] == [
+            (1, "alert.raised"), (2, "alert.released"), (3, "alert.noted"), (4, "alert.noted")]
 
 
 async def test_a_dependent_back_while_held_owes_nothing(
