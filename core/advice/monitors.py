@@ -106,6 +106,15 @@ class _Trials:
         self.maintenance, self.parents = maintenance, parents
         self.schedule = _schedule(latest)
         self._done: dict[tuple[str, Any], Trial] = {}
+        # the stream before the window is folded once, for every candidate (it does not
+        # depend on the proposal: Replayer.prior_of); each replay is fed the window only
+        self.spans = None if parents is None else parents.spans
+        self._before = Replayer(Proposal(), start, end, spans=self.spans)
+        first = 0
+        while first < len(events) and events[first]["occurred_at"] < start:
+            self._before.feed(events[first])
+            first += 1
+        self._window = events[first:]
 
     def trial(self, field_name: str, value: Any) -> Trial | None:
         """The replay with ``{field_name: value}`` (the current value replays the recorded
@@ -118,10 +127,11 @@ class _Trials:
                     {field_name: value}, self.latest.as_row(), self.now)
             except InvalidInput:
                 return None
+            # the recorded side is not kept (actual=False): the advice reads the replay's
             replayer = Replayer(proposal, self.start, self.end, self.maintenance,
-                                self.maintenance,
-                                None if self.parents is None else self.parents.spans)
-            for event in self.events:
+                                self.maintenance, self.spans, actual=False)
+            replayer.prior_of(self._before)
+            for event in self._window:
                 replayer.feed(event)
             (side, incidents), _ = replayer.sides()
             alerts = sum(a["event"] == "down" and a.get("maintenance") != "suppressed"

@@ -2,7 +2,7 @@
 
 This module is the specification. Everything else applies it:
 
-* the fold of a monitor's stream (:mod:`core.monitors.state`) calls :func:`apply_ping`;
+* the fold of a monitor's stream (:mod:`core.monitors.state`) calls :func:`ping_fields`;
 * the commands, the rebuild and the checker compute ``next_expected_at`` / ``alert_at`` and
   the time transitions with :func:`timing`, :func:`status_at`, :func:`next_alert` and
   :func:`time_transition`;
@@ -83,7 +83,6 @@ status itself does not wait: the monitor is ``down`` at its first failure.
 
 from __future__ import annotations
 
-import dataclasses
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -92,7 +91,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from core.alerting import shorter_than
 from core.schedule import Schedule
 
-if TYPE_CHECKING:  # state.py imports this module for its fold (apply_ping)
+if TYPE_CHECKING:  # state.py imports this module for its fold (ping_fields)
     from core.monitors.state import MonitorState
 
 ACTIVE = ("up", "late")
@@ -185,14 +184,12 @@ def ping_duration_ms(state: MonitorState, action: str, rid: uuid.UUID | None,
     return (at - state.last_start_at) // timedelta(milliseconds=1)
 
 
-def apply_ping(state: MonitorState, action: str, rid: uuid.UUID | None, at: datetime,
-               duration_ms: int | None) -> MonitorState:
-    """``state`` with the ping fields (``last_ping_at``, ``last_start_at``,
-    ``last_start_rid``, ``last_duration_ms``) after a ping of effective ``action`` at ``at``.
-
-    ``duration_ms`` is the ping's recorded duration (:func:`ping_duration_ms` when it was
-    recorded). The status and version are not touched: they follow the events.
-    """
+def ping_fields(state: MonitorState, action: str, rid: uuid.UUID | None, at: datetime,
+                duration_ms: int | None) -> dict[str, Any]:
+    """The ping fields (``last_ping_at``, ``last_start_at``, ``last_start_rid``,
+    ``last_duration_ms``) a ping of effective ``action`` at ``at`` changes, with their new
+    values (empty: none). ``duration_ms`` is the ping's recorded duration
+    (:func:`ping_duration_ms` when it was recorded)."""
     new: dict[str, Any] = {}
     if action == "start":
         new.update(last_start_at=at, last_start_rid=rid)
@@ -201,7 +198,16 @@ def apply_ping(state: MonitorState, action: str, rid: uuid.UUID | None, at: date
         if state.last_start_at is not None and (
                 state.last_start_rid == rid or action == "fail" or rid is None):
             new.update(last_start_at=None, last_start_rid=None)
-    return dataclasses.replace(state, **new) if new else state
+    return new
+
+
+def apply_ping(state: MonitorState, action: str, rid: uuid.UUID | None, at: datetime,
+               duration_ms: int | None) -> MonitorState:
+    """``state`` with the ping fields after a ping of effective ``action`` at ``at``
+    (:func:`ping_fields`). The status and version are not touched: they follow the events.
+    """
+    new = ping_fields(state, action, rid, at, duration_ms)
+    return state.replaced(**new) if new else state
 
 
 @dataclass(frozen=True)
@@ -255,7 +261,7 @@ def ping(state: MonitorState, *, kind: str, method: str, rid: uuid.UUID | None,
     duration = ping_duration_ms(state, action, rid, at)
     short = too_short(state, action, duration)
     status = "down" if short else status_after_ping(before, action)
-    new = apply_ping(state, action, rid, at, duration)
+    fields = ping_fields(state, action, rid, at, duration)
     events: list[tuple[str, dict[str, Any]]] = [("monitor.pinged", {
         "kind": action, "method": method, "rid": rid, "exit_status": exit_status,
         "duration_ms": duration, "requested": kind})]
@@ -269,7 +275,8 @@ def ping(state: MonitorState, *, kind: str, method: str, rid: uuid.UUID | None,
         events.append(("monitor.down", {
             "previous_status": before, "reason": "fail" if kind == "fail" else "failure_keyword",
             "exit_status": exit_status}))
-    new = dataclasses.replace(new, status=status, version=state.version + len(events))
+    # one copy of the state per ping (apply_ping's fields, the status, the version)
+    new = state.replaced(**fields, status=status, version=state.version + len(events))
     return PingOutcome(action, new, tuple(events))
 
 

@@ -39,7 +39,7 @@ Re-alerts (``still_down``) are not replayed. Nothing is written.
 
 from __future__ import annotations
 
-import dataclasses
+import copy
 import uuid
 from collections.abc import Iterable
 from datetime import datetime
@@ -250,6 +250,16 @@ class Timeline:
             if self.miss is not None and self.miss[1] <= deadline:
                 self.miss = None  # never spin
 
+    def copy(self) -> Timeline:
+        """A copy that goes on apart from this one (its lists and parents copied; the
+        maintenance, read only, shared)."""
+        new = copy.copy(self)
+        new.parents = None if self.parents is None else copy.copy(self.parents)
+        new.transitions, new.alerts = list(self.transitions), list(self.alerts)
+        new.changes, new.closings = list(self.changes), list(self.closings)
+        new.holding = list(self.holding)
+        return new
+
     def answer(self, end: datetime) -> tuple[dict[str, Any], list[Incident]]:
         self.release(end)
         transitions, cut_t = listed(self.transitions, MAX_LISTED)
@@ -289,7 +299,9 @@ class Replay:
         while self.state is not None and self.deadline is not None and self.deadline <= until:
             at = self.deadline
             try:
-                decision = decide(dataclasses.replace(self.state, next_expected_at=None), at)
+                state = self.state
+                decision = decide(state if state.next_expected_at is None
+                                  else state.replaced(next_expected_at=None), at)
             except BrokenMonitor:
                 self.deadline = None  # the live checker marks it broken and leaves it
                 return
@@ -299,7 +311,7 @@ class Replay:
                     data = decision.event[1]
                     self.timeline.count(at, self.state, "failure", data.get("reason"),
                                         data.get("expected_at"))
-                self.state = dataclasses.replace(self.state, status=decision.status)
+                self.state = self.state.replaced(status=decision.status)
             elif decision.alert_at is not None and decision.alert_at <= at:
                 self.deadline = None  # cannot happen with the rules; never spin
                 return
@@ -383,9 +395,10 @@ class Replayer:
     def __init__(self, proposal: Proposal, start: datetime, end: datetime,
                  recorded: Maintenance | None = None,
                  simulated: Maintenance | None = None,
-                 spans: dict[uuid.UUID, list[tuple[datetime, datetime | None]]] | None = None
-                 ) -> None:
+                 spans: dict[uuid.UUID, list[tuple[datetime, datetime | None]]] | None = None,
+                 actual: bool = True) -> None:
         self.proposal, self.start, self.end = proposal, start, end
+        self.actual = actual  # False: the recorded side in the window is not kept (empty)
         self.simulated = simulated
         self.spans = spans  # the recorded outages of every parent either side names
         self.prior: MonitorState | None = None  # the recorded state at ``start``
@@ -407,8 +420,25 @@ class Replayer:
             self._begin()
         assert self.run is not None
         if event["occurred_at"] <= self.end:
-            self.state = record(self.recorded, self.state, event)
+            if self.actual:
+                self.state = record(self.recorded, self.state, event)
             self.run.apply(event)
+
+    def prior_of(self, other: Replayer) -> None:
+        """Take the recorded state at ``start`` (and the recorded alert and count before it)
+        from ``other``, a replayer of the same stream, ``start`` and ``spans`` fed every event
+        before ``start`` and nothing after, instead of being fed them: then feed only the
+        events from ``start`` on. For many replays of one stream over one window (the advisor,
+        :mod:`core.advice.monitors`); the fold before the window does not depend on the
+        proposal, so the answer is the same.
+
+        Raises:
+            ValueError: either replayer has begun its window, or their starts differ.
+        """
+        if self.run is not None or other.run is not None or other.start != self.start:
+            raise ValueError("share a prior only between unbegun replayers of one window")
+        self.prior = other.prior
+        self.before = other.before.copy()
 
     def _begin(self) -> None:
         """Start both sides at ``start`` from the recorded state, each knowing whether the
@@ -456,7 +486,8 @@ class Replayer:
         run = self.run
         assert run is not None
         run.advance(self.end)
-        self.recorded.misses(self.end, self.state)
+        if self.actual:
+            self.recorded.misses(self.end, self.state)
         return run.timeline.answer(self.end), self.recorded.answer(self.end)
 
     def answer(self) -> dict[str, Any]:

@@ -282,3 +282,13 @@ def test_a_failure_keyword_says_so_in_the_down_event() -> None:
     assert outcome.events[1] == ("monitor.down", {"previous_status": "up",
                                                   "reason": "failure_keyword",
                                                   "exit_status": None})
+
+
+def test_replaced_is_dataclasses_replace() -> None:
+    state = monitor_state()
+    at = datetime(2026, 11, 1, tzinfo=UTC)
+    changed = state.replaced(status="down", last_ping_at=at, version=state.version + 2)
+    assert changed == replace(state, status="down", last_ping_at=at, version=state.version + 2)
+    assert changed is not state and state.replaced() == state and state.status != "down"
+    with pytest.raises(TypeError, match="no field 'colour'"):
+        state.replaced(colour="red")

@@ -14,7 +14,7 @@ from core.errors import InvalidInput
 from core.replay import jobs as job_replay
 from core.replay.compare import Incident, incidents, summary
 from core.replay.maintenance import Maintenance, proposed
-from core.replay.monitors import replay
+from core.replay.monitors import Replayer, replay
 from core.replay.proposal import Proposal, job_proposal, monitor_proposal
 from core.replay.window import replay_window
 
@@ -324,3 +324,22 @@ def test_job_windows_hold_alerts_and_skip_slots() -> None:
     assert [(a["event"], a["at"]) for a in job_replay.replay(_job_events(), kept, Proposal(),
                                                               T0)] == [
         ("failed", _hours(2)), ("recovered", _hours(5))]
+
+
+def test_a_replayer_given_the_prior_of_another_answers_as_one_fed_everything() -> None:
+    events, start, end = _late_then_back().events, _hours(1.5), _hours(3)
+    proposal = Proposal({"grace_seconds": 600})
+    whole = Replayer(proposal, start, end)
+    for event in events:
+        whole.feed(event)
+    before = Replayer(Proposal(), start, end)
+    later = [e for e in events if e["occurred_at"] >= start]
+    for event in events[:len(events) - len(later)]:
+        before.feed(event)
+    shared = Replayer(proposal, start, end)
+    shared.prior_of(before)
+    for event in later:
+        shared.feed(event)
+    assert shared.answer() == whole.answer()
+    with pytest.raises(ValueError):
+        Replayer(proposal, _hours(1), end).prior_of(before)
