@@ -84,14 +84,54 @@ SELECT c.kind, c.id, c.name, c.status, c.failing FROM (
 ORDER BY array_position(%(ids)s::uuid[], c.id), lower(c.name), c.id
 LIMIT %(limit)s::int;
 
--- name: status_page_alerts
--- The alerts of some jobs and monitors since `since` that open or close an incident
--- (core/statuspages/incidents.py), oldest first, with the note written on each.
-SELECT a.id, a.subject_type, a.subject_id, a.event, a.created_at, n.note
-FROM alerts a LEFT JOIN alert_notes n ON n.alert_id = a.id
-WHERE a.team_id = %(team_id)s::uuid AND a.subject_id = ANY(%(ids)s::uuid[])
-  AND a.created_at >= %(since)s::timestamptz AND a.event = ANY(%(events)s::text[])
-ORDER BY a.created_at, a.id;
+-- name: status_page_incidents
+-- The incidents of some jobs and monitors over the alerts since `since`, paired here by the
+-- rule of core/statuspages/incidents.py:incidents (`problems`, `recoveries`: the alert
+-- events of each kind as 'kind:event'): per subject in (created_at, id) order an incident
+-- is open exactly when the subject's previous such alert is a problem, so a problem after
+-- none or a recovery opens one and a recovery after a problem resolves it; its note is the
+-- last non-empty one on its problems. Only the incidents a page or its feed shows: the open
+-- ones, those resolved since `recent`, the newest `newest` ones; newest first by
+-- (started_at, alert_id). `latest`: the newest instant (resolved_at, else started_at) of
+-- all the incidents, on every row (tests/integration/test_status_page_incidents.py compares
+-- it all with the Python rule).
+WITH a AS (
+    SELECT a.id, a.subject_type, a.subject_id, a.created_at, n.note,
+           (a.subject_type || ':' || a.event) = ANY(%(problems)s::text[]) AS problem
+    FROM alerts a LEFT JOIN alert_notes n ON n.alert_id = a.id
+    WHERE a.team_id = %(team_id)s::uuid AND a.subject_id = ANY(%(ids)s::uuid[])
+      AND a.created_at >= %(since)s::timestamptz AND a.event = ANY(%(events)s::text[])
+      AND (a.subject_type || ':' || a.event)
+          = ANY(%(problems)s::text[] || %(recoveries)s::text[])
+), marked AS (
+    SELECT a.*, problem AND NOT coalesce(lag(problem) OVER w, false) AS opens,
+           NOT problem AND coalesce(lag(problem) OVER w, false) AS resolves
+    FROM a
+    WINDOW w AS (PARTITION BY subject_id ORDER BY created_at, id)
+), grouped AS (
+    SELECT marked.*, count(*) FILTER (WHERE opens) OVER (
+        PARTITION BY subject_id ORDER BY created_at, id) AS incident
+    FROM marked
+), found AS (
+    SELECT (array_agg(id ORDER BY created_at, id) FILTER (WHERE opens))[1] AS alert_id,
+           min(subject_type) AS subject_type, subject_id,
+           min(created_at) FILTER (WHERE opens) AS started_at,
+           min(created_at) FILTER (WHERE resolves) AS resolved_at,
+           (array_agg(note ORDER BY created_at DESC, id DESC)
+                FILTER (WHERE problem AND note <> ''))[1] AS note
+    FROM grouped
+    WHERE incident > 0
+    GROUP BY subject_id, incident
+), ranked AS (
+    SELECT found.*, row_number() OVER (ORDER BY started_at DESC, alert_id DESC) AS rank,
+           max(coalesce(resolved_at, started_at)) OVER () AS latest
+    FROM found
+)
+SELECT alert_id, subject_type, subject_id, started_at, resolved_at, note, latest
+FROM ranked
+WHERE resolved_at IS NULL OR resolved_at >= %(recent)s::timestamptz
+   OR rank <= %(newest)s::int
+ORDER BY started_at DESC, alert_id DESC;
 
 -- name: status_page_monitor_days
 -- The uptime bars' input for some monitors of one team (core/statuspages/bars.py): a row per

@@ -7,6 +7,11 @@ monitor's ``down`` / ``still_down``) opens an incident when none is open, and a 
 one. The incident's note is the last one a person wrote on its problem alerts
 (:func:`core.statuspages.commands.set_note`). Alerts are only recorded for jobs and monitors
 with channels, so a component without any has no incidents.
+
+A page reads the rule's result from ``status_page_incidents`` (core/sql/status_pages.sql), which
+pairs the alerts in SQL and returns only the incidents shown;
+tests/integration/test_status_page_incidents.py compares it with :func:`incidents` on random
+alerts.
 """
 
 from __future__ import annotations
@@ -21,6 +26,10 @@ from core.notifications.dependencies import PROBLEM, RECOVERY
 
 # Every alert event the rule reads, for the statement that fetches them.
 EVENTS = sorted({e for events in (*PROBLEM.values(), *RECOVERY.values()) for e in events})
+# The problems and recoveries as 'kind:event', for the statement that pairs them by this rule
+# in SQL (core/sql/status_pages.sql: status_page_incidents; the page reads only its result).
+PROBLEMS = sorted(f"{kind}:{e}" for kind, events in PROBLEM.items() for e in events)
+RECOVERIES = sorted(f"{kind}:{e}" for kind, events in RECOVERY.items() for e in events)
 
 
 @dataclass(frozen=True, slots=True)

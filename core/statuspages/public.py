@@ -23,7 +23,7 @@ from psycopg_pool import AsyncConnectionPool
 from core.queries import Q
 from core.statuspages.bars import Bar, component_bars
 from core.statuspages.definition import MAX_COMPONENTS
-from core.statuspages.incidents import EVENTS, Incident, incidents
+from core.statuspages.incidents import EVENTS, PROBLEMS, RECOVERIES, Incident
 from core.tokens import token_hash
 
 DAYS = 90  # the uptime shown per component, in UTC days (today included)
@@ -138,7 +138,7 @@ async def public_view(pool: AsyncConnectionPool, read_pool: AsyncConnectionPool,
     :data:`core.statuspages.definition.MAX_COMPONENTS`), their :data:`DAYS` days
     (:func:`core.statuspages.bars.component_bars`, from ``read_pool``) and the incidents of
     :mod:`core.statuspages.incidents` over those days. Four statements: the components, then
-    their alerts and their two statements of bars at once (three connections)."""
+    their incidents and their two statements of bars at once (three connections)."""
     rows = await _components(pool, page)
     alerts, bars = await asyncio.gather(_alerts(pool, page, rows, now), component_bars(
         read_pool, page.team_id, [r["id"] for r in rows if r["kind"] == "monitor"],
@@ -147,7 +147,7 @@ async def public_view(pool: AsyncConnectionPool, read_pool: AsyncConnectionPool,
     if not page.components:  # by tag: in the order of the names shown
         rows = sorted(rows, key=lambda r: (names[r["id"]].lower(), r["id"].bytes))
     components = [_component(r, names[r["id"]], bars[r["id"]]) for r in rows]
-    return _page(page, components, incidents(alerts), names, now)
+    return _page(page, components, alerts, names, now)
 
 
 async def public_feed(pool: AsyncConnectionPool, page: PageRow,
@@ -156,12 +156,12 @@ async def public_feed(pool: AsyncConnectionPool, page: PageRow,
     feed shows none, so their days are not read). Two statements."""
     rows, alerts = await _read(pool, page, now)
     names = {r["id"]: page.names.get(str(r["id"])) or r["name"] for r in rows}
-    return _page(page, [], incidents(alerts), names, now)
+    return _page(page, [], alerts, names, now)
 
 
 async def _read(pool: AsyncConnectionPool, page: PageRow,
-                now: datetime) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The page's component rows and their alerts (:func:`_components`, :func:`_alerts`)."""
+                now: datetime) -> tuple[list[dict[str, Any]], Found]:
+    """The page's component rows and their incidents (:func:`_components`, :func:`_alerts`)."""
     rows = await _components(pool, page)
     return rows, await _alerts(pool, page, rows, now)
 
@@ -175,15 +175,31 @@ async def _components(pool: AsyncConnectionPool, page: PageRow) -> list[dict[str
         return list(await cur.fetchall())
 
 
+@dataclass(frozen=True, slots=True)
+class Found:
+    """The incidents a page or its feed shows (newest first: the open ones, those resolved in
+    the last :data:`RESOLVED_DAYS` days, the newest :data:`FEED_ENTRIES`) and ``latest``, the
+    newest instant of all the incidents of :data:`DAYS` days (``None``: none)."""
+
+    shown: list[Incident]
+    latest: datetime | None
+
+
 async def _alerts(pool: AsyncConnectionPool, page: PageRow, rows: list[dict[str, Any]],
-                  now: datetime) -> list[dict[str, Any]]:
-    """The alerts of the components ``rows`` in the last :data:`DAYS` days
-    (``status_page_alerts``), oldest first."""
+                  now: datetime) -> Found:
+    """The incidents of the components ``rows`` over the alerts of the last :data:`DAYS`
+    days, paired in ``status_page_incidents`` by the rule of
+    :func:`core.statuspages.incidents.incidents`, only those the page or its feed shows."""
     async with pool.connection() as conn:
-        cur = await conn.execute(Q["status_page_alerts"], {
+        cur = await conn.execute(Q["status_page_incidents"], {
             "team_id": page.team_id, "ids": [r["id"] for r in rows],
-            "since": now - timedelta(days=DAYS), "events": EVENTS})
-        return list(await cur.fetchall())
+            "since": now - timedelta(days=DAYS), "events": EVENTS, "problems": PROBLEMS,
+            "recoveries": RECOVERIES, "recent": now - timedelta(days=RESOLVED_DAYS),
+            "newest": FEED_ENTRIES})
+        found = await cur.fetchall()
+    return Found([Incident(r["alert_id"], r["subject_type"], r["subject_id"], r["started_at"],
+                           r["resolved_at"], r["note"]) for r in found],
+                 found[0]["latest"] if found else None)
 
 
 def _component(row: dict[str, Any], name: str, bar: Bar) -> PublicComponent:
@@ -196,11 +212,12 @@ def _component(row: dict[str, Any], name: str, bar: Bar) -> PublicComponent:
     return PublicComponent(name=name, kind=row["kind"], status=cls, status_text=text, bar=bar)
 
 
-def _page(page: PageRow, components: list[PublicComponent], found: list[Incident],
+def _page(page: PageRow, components: list[PublicComponent], incidents: Found,
           names: dict[uuid.UUID, str], now: datetime) -> PublicPage:
-    """The view of ``found`` incidents (newest first): the open ones, those resolved in the
-    last :data:`RESOLVED_DAYS` days, the newest :data:`FEED_ENTRIES` for the feed. Only those
-    are turned into :class:`PublicIncident` (a keyed hash each)."""
+    """The view of the ``incidents`` found (newest first): the open ones, those resolved in
+    the last :data:`RESOLVED_DAYS` days, the newest :data:`FEED_ENTRIES` for the feed. Only
+    those are turned into :class:`PublicIncident` (a keyed hash each)."""
+    found = incidents.shown
     recent = now - timedelta(days=RESOLVED_DAYS)
     shown: dict[uuid.UUID, PublicIncident] = {}
 
@@ -216,7 +233,7 @@ def _page(page: PageRow, components: list[PublicComponent], found: list[Incident
                 and i.resolved_at >= recent]
     feed = [public(i) for i in found[:FEED_ENTRIES]]
     # the newest instant of any incident, not only of those shown
-    instants = [page.updated_at, *(i.resolved_at or i.started_at for i in found)]
+    updated = max(page.updated_at, incidents.latest or page.updated_at)
     return PublicPage(title=page.title, components=components, open_incidents=opened,
-                      resolved_incidents=resolved, feed=feed, updated_at=max(instants),
+                      resolved_incidents=resolved, feed=feed, updated_at=updated,
                       now=now)

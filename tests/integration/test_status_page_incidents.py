@@ -6,15 +6,21 @@ alert is the incident's. Real PostgreSQL, the real checker and ping path, a froz
 
 from __future__ import annotations
 
-from datetime import timedelta
+import random
+import uuid
+from datetime import datetime, timedelta
+from typing import Any
 
+import pytest
 from psycopg_pool import AsyncConnectionPool
 
 from core.channels.commands import create_channel
 from core.channels.sealing import AesGcmSealer
 from core.clock import FrozenClock
 from core.monitors.checker import Checker
+from core.queries import Q
 from core.statuspages.commands import create_page, set_note
+from core.statuspages.incidents import EVENTS, PROBLEMS, RECOVERIES, Incident, incidents
 from core.statuspages.public import find_page, public_view
 from tests.helpers import new_actor
 from tests.integration.test_maintenance import HOOK, T0
@@ -55,3 +61,61 @@ async def test_incidents_open_and_resolve_with_the_recorded_alerts(
         "Backups", alerts[0]["created_at"], alerts[1]["created_at"], None)
     assert [i.ref for i in view.feed] == [current.ref, past.ref]
     assert view.overall == ("bad", "Some systems have problems")
+
+
+@pytest.mark.parametrize("seed", range(4))
+async def test_the_statement_pairs_alerts_by_the_python_rule(
+    pool: AsyncConnectionPool, seed: int,
+) -> None:
+    """``status_page_incidents`` (core/sql/status_pages.sql) against
+    :func:`core.statuspages.incidents.incidents` on random alerts: problems, repeats,
+    recoveries without an incident, events of the other kind or of neither, equal instants,
+    empty and written notes; every incident, then only those a page shows."""
+    rnd = random.Random(seed)
+    actor = await new_actor(pool)
+    subjects = [(rnd.choice(["job", "monitor"]), uuid.uuid4()) for _ in range(6)]
+    events = ["failed", "still_failing", "recovered", "down", "still_down", "up", "missed"]
+    now = T0 + timedelta(days=30)
+    rows = []
+    async with pool.connection() as conn:
+        for _ in range(160):
+            kind, subject = rnd.choice(subjects)
+            row = {"id": uuid.uuid4(), "subject_type": kind, "subject_id": subject,
+                   "event": rnd.choice(events), "note": rnd.choice([None, None, "", "a", "b"]),
+                   "created_at": T0 + timedelta(hours=rnd.randrange(0, 700))}
+            rows.append(row)
+            await conn.execute(
+                "INSERT INTO alerts (id, team_id, subject_type, subject_id, event, created_at)"
+                " VALUES (%s, %s, %s, %s, %s, %s)", (row["id"], actor.team_id, kind, subject,
+                                                     row["event"], row["created_at"]))
+            if row["note"] is not None:
+                await conn.execute(
+                    "INSERT INTO alert_notes (alert_id, team_id, note, version, updated_at)"
+                    " VALUES (%s, %s, %s, 1, %s)", (row["id"], actor.team_id, row["note"], now))
+    since = T0 + timedelta(days=3)
+    rows = sorted((r for r in rows if r["created_at"] >= since and r["event"] in EVENTS),
+                  key=lambda r: (r["created_at"], r["id"].bytes))
+    expected = incidents(rows)
+
+    async def read(recent: datetime, newest: int) -> list[tuple[Any, ...]]:
+        async with pool.connection() as conn:
+            cur = await conn.execute(Q["status_page_incidents"], {
+                "team_id": actor.team_id, "ids": [s for _, s in subjects], "since": since,
+                "events": EVENTS, "problems": PROBLEMS, "recoveries": RECOVERIES,
+                "recent": recent, "newest": newest})
+            found = await cur.fetchall()
+        latest = max((i.resolved_at or i.started_at for i in expected), default=None)
+        assert all(r["latest"] == latest for r in found)
+        return [(r["alert_id"], r["subject_type"], r["subject_id"], r["started_at"],
+                 r["resolved_at"], r["note"]) for r in found]
+
+    def shape(found: list[Incident]) -> list[tuple[Any, ...]]:
+        return [(i.alert_id, i.subject_type, i.subject_id, i.started_at, i.resolved_at,
+                 i.note) for i in found]
+
+    assert len(expected) > 5
+    assert await read(T0, 10_000) == shape(expected)
+    recent = T0 + timedelta(days=20)
+    assert await read(recent, 3) == shape([
+        i for n, i in enumerate(expected)
+        if i.resolved_at is None or i.resolved_at >= recent or n < 3])
