@@ -3,11 +3,32 @@ expected answer below is counted by hand from the schedules and the pinned offse
 
 from __future__ import annotations
 
+import dataclasses
+import random
 import uuid
+from collections import Counter, defaultdict
 from datetime import datetime, timedelta
+from typing import Any
 
-from core.jobs.peaks import MAX_FIRES_PER_JOB, PeakJob, busiest
+import pytest
+
+from core.jobs.peaks import (
+    _EPOCH as EPOCH,
+)
+from core.jobs.peaks import (
+    DAY,
+    MAX_FIRES_PER_JOB,
+    MAX_LISTED_JOBS,
+    MAX_WOULD_MOVE,
+    PeakJob,
+    Peaks,
+    Second,
+    _slots,
+    busiest,
+)
+from core.schedule import Schedule, cached_schedule
 from core.schedule.spread import offset_seconds
+from core.stored import schedule_problem
 from tests.unit.instants import utc
 
 NOW = utc("2026-12-01T10:00:00Z")
@@ -85,3 +106,98 @@ def test_dense_and_broken_jobs_are_listed_not_counted() -> None:
 def test_no_jobs_no_peaks() -> None:
     found = busiest([], NOW)
     assert found.seconds == [] and found.fires == 0 and found.would_move == []
+
+
+# The straightforward count (the module's first version): every job's fire times one by one,
+# every second's jobs, every busiest second's jobs scanned again. The oracle of the one below.
+
+def _oracle(jobs: list[PeakJob], now: datetime, top: int) -> Peaks:
+    by_id = {j.id: j for j in jobs}
+    uncounted: list[tuple[PeakJob, str]] = []
+    groups: dict[tuple[Any, ...], tuple[Schedule, list[PeakJob]]] = {}
+    for j in jobs:
+        schedule, problem = schedule_problem(cached_schedule, j.schedule, j.timezone,
+                                             j.anchor_at)
+        if schedule is None:
+            uncounted.append((j, problem or "its stored schedule does not evaluate"))
+            continue
+        groups.setdefault((j.schedule, j.timezone, schedule.pinned()),
+                          (schedule, []))[1].append(j)
+    seconds: dict[uuid.UUID, list[int]] = {}
+    dense = (f"its schedule has more than {MAX_FIRES_PER_JOB} slots a day: it raises most "
+             "seconds alike")
+    for schedule, members in groups.values():
+        reach = timedelta(seconds=max(j.offset for j in members))
+        ahead = _slots(schedule, now, now + DAY, MAX_FIRES_PER_JOB)
+        before = _slots(schedule, now - reach, now, MAX_FIRES_PER_JOB) if reach else []
+        if len(ahead) > MAX_FIRES_PER_JOB or len(before) > MAX_FIRES_PER_JOB:
+            uncounted += [(j, dense) for j in members]
+            continue
+        for j in members:
+            offset = timedelta(seconds=j.offset)
+            seconds[j.id] = [int((s + offset - EPOCH) // timedelta(seconds=1))
+                             for s in before + ahead if now < s + offset <= now + DAY]
+    per_second: Counter[int] = Counter()
+    firing: dict[int, set[uuid.UUID]] = defaultdict(set)
+    for job_id, instants in seconds.items():
+        per_second.update(instants)
+        for second in instants:
+            firing[second].add(job_id)
+    ranked = sorted(per_second.items(), key=lambda item: (-item[1], item[0]))[:top]
+    listed: list[Second] = []
+    in_peaks: Counter[uuid.UUID] = Counter()
+    for second, fires in ranked:
+        names = sorted((by_id[j] for j in firing[second]), key=lambda j: (j.name, str(j.id)))
+        listed.append(Second(EPOCH + timedelta(seconds=second), fires,
+                             names[:MAX_LISTED_JOBS], max(0, len(names) - MAX_LISTED_JOBS)))
+        for job_id in firing[second]:
+            in_peaks[job_id] += sum(1 for s in seconds[job_id] if s == second)
+    movable = sorted(((by_id[j], n) for j, n in in_peaks.items() if not by_id[j].spread),
+                     key=lambda item: (-item[1], item[0].name, str(item[0].id)))
+    return Peaks(now, now + DAY, sum(per_second.values()), len(seconds), listed,
+                 movable[:MAX_WOULD_MOVE], uncounted)
+
+
+SCHEDULES = [
+    "0 * * * *", "*/15 * * * *", "30 2 * * *", "0 3 * * *", "*/30 * * * *", "5 */2 * * *",
+    "0 9 * * mon-fri", "15,45 * * * *", "30 1 * * *", "*/7 * * * *", "0 0 1 * *",
+    "@every 90s from 2026-12-01T00:00:00.5Z", "@every 1h", "@every 47m", "@every 3d at 09:00",
+    "Mon..Fri 09:00", "*-*-* 02:30", "* * * * * *", "*/10 * * * * *", "not a schedule",
+]
+ZONES = ["UTC", "Europe/London", "America/New_York", "Australia/Lord_Howe", "Asia/Kolkata",
+         "Mars/Olympus"]
+SPREADS = [None, None, None, 30, 60, 300, 900, 3600, 7200, 86400]
+# Instants around daylight-saving changes (New York 2026-11-01, London 2026-10-25, Lord Howe
+# 2026-10-04) and a plain one with a fraction of a second.
+NOWS = [utc("2026-10-31T18:30:00Z"), utc("2026-10-24T23:59:59Z"),
+        utc("2026-10-03T12:00:00Z"), utc("2026-12-01T10:00:00.250Z")]
+
+
+def _generated(rng: random.Random, n: int, names: int) -> list[PeakJob]:
+    return [PeakJob(id=uuid.UUID(int=rng.getrandbits(128)), name=f"job {rng.randrange(names)}",
+                    schedule=rng.choice(SCHEDULES), timezone=rng.choice(ZONES),
+                    anchor_at=ANCHOR + timedelta(microseconds=rng.randrange(10**12)),
+                    spread=rng.choice(SPREADS))
+            for _ in range(n)]
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_the_count_equals_the_straightforward_one_on_generated_jobs(seed: int) -> None:
+    """Generated teams (many jobs per schedule and zone, names shared, spreads up to a day,
+    daylight-saving changes, anchors with fractions of a second, dense and broken schedules):
+    every field of the answer is the oracle's, for small and large ``top``."""
+    rng = random.Random(seed)
+    jobs = _generated(rng, rng.choice([1, 10, 60, 150]), rng.choice([3, 1000]))
+    now = NOWS[seed % len(NOWS)]
+    for top in (3, 100):
+        assert busiest(jobs, now, top) == _oracle(jobs, now, top), (seed, top)
+
+
+def test_more_than_the_listed_jobs_in_a_second_equals_the_straightforward_count() -> None:
+    rng = random.Random(99)
+    jobs = [dataclasses.replace(j, schedule="0 * * * *", timezone="UTC",
+                                spread=None)
+            for j in _generated(rng, 1200, 50)]
+    found = busiest(jobs, NOW, 100)
+    assert found == _oracle(jobs, NOW, 100)
+    assert any(s.more_jobs for s in found.seconds) and len(found.would_move) == MAX_WOULD_MOVE
