@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
-from core.advice.rules import Judged, Trial, Verdict, choose
+from core.advice.rules import QUICK_RUNS, Judged, Trial, Verdict, choose, helps
 from core.replay.compare import Incident
 
 
@@ -142,8 +142,9 @@ def bound(runs: Trials, name: str, current: int | None, suggested: int | None, s
     """A run-time bound ``name`` (``max_duration`` or ``min_duration``, seconds) against the
     one :func:`core.advice.rules.duration_bounds` gives: kept when the current bound flags no
     good run (``extreme``: the longest or the shortest, seconds) and is within a factor of two
-    of the suggestion, or when there is no suggestion; else suggested, with the replay of
-    both."""
+    of the suggestion, or when there is no suggestion; a maximum for good runs all quicker
+    than :data:`~core.advice.rules.QUICK_RUNS` is kept unless its replay does better
+    (:func:`~core.advice.rules.helps`); else suggested, with the replay of both."""
     above = name == "max_duration"
     fits = current is not None and suggested is not None and (
         extreme < current <= 2 * suggested if above else suggested / 2 <= current <= extreme)
@@ -157,6 +158,10 @@ def bound(runs: Trials, name: str, current: int | None, suggested: int | None, s
     if len(trials) < 2:
         return Kept(name, current, f"{seen}: {suggested} s is refused by the definition rules")
     verdict = choose(trials, current, runs.real)
+    if above and extreme < QUICK_RUNS and not helps(verdict, suggested):
+        return Kept(name, current, f"{seen}: every good run took under {QUICK_RUNS} s, and a "
+                    f"maximum of {suggested} s would have alerted on no more real outages "
+                    "with no fewer false alarms over the window")
     rule = ("the longest good run plus half of it, in whole minutes" if above
             else "half the shortest good run, in whole seconds")
     return compared(name, verdict, suggested, f"{seen}; suggested: {rule}")

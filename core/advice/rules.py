@@ -47,6 +47,7 @@ REAL_AFTER_PERIODS = 1.5  # an incident longer than this many periods is a real 
 MAX_DURATION_MARGIN = 1.5  # the suggested max_duration: the longest good run times this
 MIN_DURATION_SHARE = 0.5  # the suggested min_duration: the shortest good run times this
 MIN_DURATION_FLOOR = 60  # seconds: no minimum is suggested for runs quicker than this
+QUICK_RUNS = 60  # seconds: a maximum for good runs all quicker than this must help (helps())
 DEFAULT_DAYS, MAX_DAYS = 90, 90
 MAX_GRACE_CANDIDATES = 24  # graces replayed per advice, at most (each replays the window)
 
@@ -164,6 +165,22 @@ def choose(trials: Sequence[Trial], current: Any, real: Callable[[Incident], boo
     best = [j for j in judged if j.caught == most and j.false_alarms == fewest]
     chosen = now if now in best else best[0]
     return Verdict(chosen, now, outages, judged)
+
+
+def helps(verdict: Verdict, suggested: Any) -> bool:
+    """Whether the candidate ``suggested`` of ``verdict`` does better than the current value:
+    it alerts on more real outages, or raises fewer false alarms. A ``max_duration`` for good
+    runs that all took under :data:`QUICK_RUNS` seconds is suggested only then (a bound of a
+    minute or two, :func:`duration_bounds`, would otherwise be noise on every quick job).
+
+    Raises:
+        ValueError: no judged candidate is ``suggested``.
+    """
+    mine = [j for j in verdict.judged if j.trial.value == suggested]
+    if not mine:
+        raise ValueError("the suggested value must be one of the trials")
+    now = verdict.current
+    return mine[0].caught > now.caught or mine[0].false_alarms < now.false_alarms
 
 
 def percentile(values: Sequence[float], q: float) -> float:

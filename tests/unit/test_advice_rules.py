@@ -14,6 +14,7 @@ from core.advice.rules import (
     choose,
     duration_bounds,
     grace_candidates,
+    helps,
     percentile,
     seconds_text,
     whole_minutes_above,
@@ -111,3 +112,17 @@ def test_the_winner_catches_most_outages_and_then_has_fewest_false_alarms(
     if (verdict.current.caught, verdict.current.false_alarms) == (chosen.caught,
                                                                     chosen.false_alarms):
         assert chosen.trial.value == current  # never a change for nothing
+
+
+def test_a_bound_helps_only_when_it_alerts_on_more_outages_or_fewer_false_alarms() -> None:
+    hung = [_span(0, 30)]  # a run that hung: the outage
+    same = choose([Trial(60, [_span(5, 30)], 1), Trial(None, [_span(5, 30)], 1)], None, _real)
+    assert not helps(same, 60)
+    caught = choose([Trial(60, hung, 1), Trial(None, [], 0)], None, _real)
+    assert helps(caught, 60) and caught.chosen.trial.value == 60
+    quieter = choose([Trial(60, [_span(0, 2)], 1), Trial(None, [_span(0, 2), _span(5, 6)], 2)],
+                     None, _real)
+    assert helps(quieter, 60)  # fewer false alarms than no bound
+    noisier = choose([Trial(60, [_span(0, 2), _span(5, 6)], 2), Trial(None, [_span(0, 2)], 1)],
+                     None, _real)
+    assert not helps(noisier, 60)
