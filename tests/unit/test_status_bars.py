@@ -131,3 +131,58 @@ def test_the_status_page_draws_the_dashboards_markup() -> None:
         expected, _ = _expected_monitor(state, periods, days, now)
         assert str(svg_bar(monitor_bar(state, periods, FIRST, days, now))) == str(
             uptime_svg(expected))
+
+
+# The template's loop over components that api/ui/pages/status.py:component_html replaced
+# (status_public.html before 2026-12-03), rendered with the application's Jinja settings.
+OLD_COMPONENT_LOOP = """  {% for item in components %}{% set c = item.c %}
+    <li class="component">
+      <div class="component-head">
+        <span class="component-name">{{ c.name }}</span>
+        <span class="badge status-{{ c.status }}">{{ c.status_text }}</span>
+      </div>
+      {{ item.svg }}
+      <div class="component-foot small muted">
+        <span>{{ c.bar.days }} days ago</span>
+        <span>{% if c.percent is none %}no data{% else %}{{ '%.2f'|format(c.percent) }} % \
+{{ 'of runs succeeded' if c.kind == 'job' else 'uptime' }}{% endif %}</span>
+        <span>today</span>
+      </div>
+    </li>
+  {% endfor %}
+"""
+NEW_COMPONENT_LOOP = """  {% for item in components %}
+{{ item.html }}
+  {% endfor %}
+"""
+
+
+def test_a_components_markup_is_the_old_templates() -> None:
+    """api/ui/pages/status.py:component_html, in the page's loop, writes the bytes the
+    template's loop wrote: names to escape, both kinds, every status, figures and no data."""
+    from api.ui import template_config
+    from api.ui.pages.status import component_html, svg_bar
+    from core.statuspages.public import STATUS_WORDS, PublicComponent
+
+    environment = template_config().instance.engine  # type: ignore[union-attr]
+    rnd = random.Random(35)
+    components = []
+    for n in range(60):
+        kind, _ = rnd.choice(list(STATUS_WORDS))
+        status, text = rnd.choice(list(STATUS_WORDS.values()))
+        days = rnd.choice([1, 7, 90])
+        if kind == "job":
+            bar = job_bar([], [(0, n % 3, n % 2)], (n % 3, n % 2), FIRST, days)
+        else:
+            now = FIRST + (days - 1) * DAY + timedelta(hours=rnd.randint(0, 23))
+            bar = monitor_bar(*_monitor(rnd, days, now), FIRST, days, now)
+        name = rnd.choice(["Billing", "A & B <c> \"d\" 'e'", "Ünïcode", f"Service {n}"])
+        components.append(PublicComponent(name, kind, status, text, bar))
+    old = environment.from_string(OLD_COMPONENT_LOOP).render(
+        components=[{"c": c, "svg": svg_bar(c.bar)} for c in components])
+    new = environment.from_string(NEW_COMPONENT_LOOP).render(
+        components=[{"html": component_html(c)} for c in components])
+    assert any(c.percent is None for c in components)
+    assert new == old
+    assert NEW_COMPONENT_LOOP in environment.loader.get_source(  # type: ignore[union-attr]
+        environment, "status_public.html")[0]

@@ -19,13 +19,14 @@ from typing import Any
 
 from litestar import Request, Response, get
 from litestar.params import FromPath
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from api.controllers.monitors import base_url
 from api.controllers.statuspages import public_url
 from core.statuspages.bars import Bar
 from core.statuspages.cache import TTL_SECONDS, PageCache
 from core.statuspages.public import (
+    PublicComponent,
     PublicIncident,
     PublicPage,
     find_page,
@@ -81,12 +82,38 @@ def svg_bar(bar: Bar, width: int = 6, gap: int = 2, height: int = 18) -> Markup:
         f'{rects}</svg>')
 
 
+def component_html(c: PublicComponent) -> Markup:
+    """One component's ``<li>`` of ``status_public.html`` (its name, status, bar and figure),
+    written in Python: the template's loop over 100 components was a fifth of a fresh render's
+    CPU (docs/benchmarks.md, "Status pages"). The name is escaped; the rest is fixed words,
+    numbers and :func:`svg_bar`."""
+    if c.percent is None:
+        figure = "no data"
+    else:
+        figure = f"{c.percent:.2f} % {'of runs succeeded' if c.kind == 'job' else 'uptime'}"
+    return Markup(
+        '    <li class="component">\n'
+        '      <div class="component-head">\n'
+        f'        <span class="component-name">{escape(c.name)}</span>\n'
+        f'        <span class="badge status-{escape(c.status)}">{escape(c.status_text)}'
+        '</span>\n'
+        '      </div>\n'
+        f'      {svg_bar(c.bar)}\n'
+        '      <div class="component-foot small muted">\n'
+        f'        <span>{c.bar.days} days ago</span>\n'
+        f'        <span>{figure}</span>\n'
+        '        <span>today</span>\n'
+        '      </div>\n'
+        '    </li>')
+
+
 def render_html(request: Request[Any, Any, Any], view: PublicPage, url: str) -> bytes:
-    """The page's HTML (template ``status_public.html``)."""
+    """The page's HTML (template ``status_public.html``; each component by
+    :func:`component_html`)."""
     engine = request.app.template_engine
     assert engine is not None, "the app is built with its templates (api/ui/render.py)"
     template = engine.get_template("status_public.html")
-    components = [{"c": c, "svg": svg_bar(c.bar)} for c in view.components]
+    components = [{"c": c, "html": component_html(c)} for c in view.components]
     return template.render(page=view, components=components, feed_url=f"{url}/feed.atom",
                            utc=utc, rfc3339=rfc3339, title_of=incident_title).encode()
 
