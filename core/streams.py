@@ -1,13 +1,15 @@
 """What every stream's commands share: lock the stream's read row, fold, decide, append, and
 write the read row, in the caller's transaction.
 
-Each stream type that commands change (``job``, ``monitor``, ``channel``, ``maintenance``)
-describes itself once as a :class:`StreamKind`: its locked read row (``from_row``), its fold
-step (``evolve``) and how its read row is written (``write``). A command then:
+Each stream type that commands change (``job``, ``monitor``, ``channel``, ``maintenance``,
+``status_page``) describes itself once as a :class:`StreamKind`: its locked read row
+(``from_row``), its fold step (``evolve``) and how its read row is written (``write``). A
+command then:
 
 1. :func:`lock` takes the row (``FOR UPDATE``) and checks the version the caller expects;
 2. asks the stream's pure ``decide`` (:mod:`core.jobs.decide`, :mod:`core.monitors.decide`,
-   :mod:`core.channels.decide`, :mod:`core.maintenance.decide`) for the changes;
+   :mod:`core.channels.decide`, :mod:`core.maintenance.decide`, :mod:`core.statuspages.decide`)
+   for the changes;
 3. :func:`append` numbers them after the state's version, folds them onto it, appends them
    and writes the read row: the state change and its events commit together
    (docs/architecture.md, *Invariants*).
