@@ -18,6 +18,7 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import partial
 from typing import Any
 
 from psycopg_pool import AsyncConnectionPool
@@ -28,7 +29,7 @@ from core.advice.answer import Advice, Kept, Suggestion, bound, examined, in_a_r
 from core.advice.rules import (
     MIN_OBSERVATIONS,
     Trial,
-    choose,
+    choose_replaying,
     duration_bounds,
     figures,
     is_real,
@@ -130,8 +131,9 @@ def advise(history: JobHistory, latest: JobState, days: int, now: datetime) -> A
                             ("recover_after_successes", RECOVERIES, "good runs")):
         current = getattr(latest, name)
         flaps = name == "recover_after_successes"
-        verdict = choose(trials.trials(name, sorted({*range(1, top + 1), current})),
-                         current, trials.real, trials.flapped if flaps else None)
+        verdict = choose_replaying(sorted({*range(1, top + 1), current}),
+                                   partial(trials.trial, name), current, trials.real,
+                                   trials.flapped if flaps else None)
         found.append(examined(name, verdict, seen, in_a_row(word),
                               "flap" if flaps else "false alarm"))
     timed = [d for d in (_timed(r) for r in runs) if d is not None]

@@ -18,6 +18,7 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import partial
 from typing import Any
 
 from psycopg_pool import AsyncConnectionPool
@@ -28,6 +29,7 @@ from core.advice.rules import (
     MIN_OBSERVATIONS,
     Trial,
     choose,
+    choose_replaying,
     duration_bounds,
     figures,
     grace_candidates,
@@ -159,7 +161,8 @@ def _grace(runs: _Trials, ins: list[CheckIn], days: int) -> Suggestion | Kept:
     lateness = [c.lateness for c in ins if c.lateness is not None and c.kind == "success"]
     current = runs.latest.grace_seconds
     values = grace_candidates(lateness, current, MAX_GRACE_SECONDS)
-    verdict = choose(runs.trials("grace_seconds", values), current, runs.real)
+    verdict = choose_replaying(values, partial(runs.trial, "grace_seconds"), current,
+                               runs.real)
     late = [s for s in lateness if s > 0]
     good = sum(c.kind == "success" for c in ins)
     seen = (f"{good} good check-ins in {days} days, {len(late)} after the expected "
@@ -177,8 +180,8 @@ def _tolerance(runs: _Trials, ins: list[CheckIn], days: int) -> list[Suggestion 
         current = getattr(runs.latest, name)
         values = sorted({*range(1, top + 1), current})
         flaps = name == "recover_after_successes"
-        verdict = choose(runs.trials(name, values), current, runs.real,
-                         runs.flapped if flaps else None)
+        verdict = choose_replaying(values, partial(runs.trial, name), current,
+                                   runs.real, runs.flapped if flaps else None)
         out.append(examined(name, verdict, seen, in_a_row(word),
                             "flap" if flaps else "false alarm"))
     return out

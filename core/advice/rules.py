@@ -167,6 +167,57 @@ def choose(trials: Sequence[Trial], current: Any, real: Callable[[Incident], boo
     return Verdict(chosen, now, outages, judged)
 
 
+def choose_replaying(values: Sequence[Any], replay: Callable[[Any], Trial | None],
+                     current: Any, real: Callable[[Incident], bool],
+                     flapped: Flapped | None = None) -> Verdict:
+    """:func:`choose` over the replays of ``values`` (most sensitive first; ``replay`` gives
+    ``None`` for a value the definition rules refuse), replaying only the candidates that can
+    change the verdict: the first replayable value (it gives the real outages), the current
+    value, then the others in order up to the first *clean* one (it alerts on every real
+    outage with no false alarm, or flap). None after a clean one can win: at best they tie
+    with it, and a tie goes to the current value or else to the earlier candidate; and when the
+    current value (or the first) is clean, no other is replayed. So ``chosen``, ``current`` and
+    ``outages`` are :func:`choose`'s over every value; ``judged`` lists the replayed ones.
+
+    Raises:
+        ValueError: ``current`` is not among ``values``, or no value replays.
+    """
+    order = list(values)
+    if current not in order:
+        raise ValueError("the current value must be one of the trials")
+    done: dict[int, Trial] = {}
+    for index, value in enumerate(order):
+        trial = replay(value)
+        if trial is not None:
+            done[index] = trial
+            break
+    if not done:
+        raise ValueError("no value replays")
+    [first] = done
+    outages = merged([i for i in done[first].incidents if real(i)])
+
+    def clean(trial: Trial) -> bool:
+        judged = judge(trial, outages, flapped)
+        return judged.caught == len(outages) and judged.false_alarms == 0
+
+    mine = order.index(current)
+    if mine not in done:
+        trial = replay(current)
+        if trial is None:
+            raise ValueError("the current value must replay")
+        done[mine] = trial
+    if not clean(done[first]) and not clean(done[mine]):
+        for index in range(first + 1, len(order)):
+            if index not in done:
+                trial = replay(order[index])
+                if trial is None:
+                    continue
+                done[index] = trial
+            if clean(done[index]):
+                break
+    return choose([done[i] for i in sorted(done)], current, real, flapped)
+
+
 def helps(verdict: Verdict, suggested: Any) -> bool:
     """Whether the candidate ``suggested`` of ``verdict`` does better than the current value:
     it alerts on more real outages, or raises fewer false alarms. A ``max_duration`` for good

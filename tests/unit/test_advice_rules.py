@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from core.advice.rules import (
     Trial,
     choose,
+    choose_replaying,
     duration_bounds,
     grace_candidates,
     helps,
@@ -126,3 +127,32 @@ def test_a_bound_helps_only_when_it_alerts_on_more_outages_or_fewer_false_alarms
     noisier = choose([Trial(60, [_span(0, 2), _span(5, 6)], 2), Trial(None, [_span(0, 2)], 1)],
                      None, _real)
     assert not helps(noisier, 60)
+
+
+_spans = st.lists(st.tuples(st.integers(0, 100), st.integers(0, 30)).map(
+    lambda p: _span(p[0], p[0] + p[1])), max_size=4).map(
+    lambda spans: sorted(spans, key=lambda s: (s.start, s.end)))
+
+
+@given(st.lists(st.one_of(st.none(), _spans), min_size=1, max_size=6), st.data())
+@settings(max_examples=300, deadline=None)
+def test_replaying_only_what_can_win_gives_the_verdict_of_every_replay(
+        candidates: list[list[Incident] | None], data: st.DataObject) -> None:
+    trials = [None if spans is None else Trial(n, spans, len(spans))
+              for n, spans in enumerate(candidates)]
+    replayable = [t.value for t in trials if t is not None]
+    if not replayable:
+        return
+    current = data.draw(st.sampled_from(replayable))
+    replayed: list[int] = []
+
+    def replay(value: int) -> Trial | None:
+        replayed.append(value)
+        return trials[value]
+
+    flapped = data.draw(st.sampled_from([None, lambda a, b: b.start - a.end <= 5 * MIN]))
+    every = choose([t for t in trials if t is not None], current, _real, flapped)
+    some = choose_replaying(range(len(trials)), replay, current, _real, flapped)
+    assert (some.chosen.trial.value, some.current, some.outages) == (
+        every.chosen.trial.value, every.current, every.outages)
+    assert len(replayed) <= len(trials) + 1
