@@ -25,6 +25,7 @@ from tests.integration import test_replay_jobs as replay_jobs
 from tests.integration import test_replay_property as replay_monitors
 from tests.integration.test_replay_jobs import job_worker  # noqa: F401  # a fixture they use
 from tests.unit import test_oncalendar_systemd as oncalendar
+from tests.unit import test_peaks as peaks
 from tests.unit import test_phrase_properties as phrases
 from tests.unit import test_schedule_engine as engine
 from tests.unit import test_schedule_read_or_refused as refusals
@@ -89,3 +90,9 @@ def test_phrase_fires_like_the_expression_a_person_would_write(phrase: str,
     """tests/unit/test_schedule_words.py's table with every phrase's fires compared (the unit
     layer compares them where the canonical form is not the expected expression)."""
     phrase_table.check_table_phrase(phrase, expected, every_fire=True)
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_the_peaks_count_equals_the_straightforward_one_at_length(seed: int) -> None:
+    """tests/unit/test_peaks.py's differential test over 16 seeds, not its five."""
+    peaks.test_the_count_equals_the_straightforward_one_on_generated_jobs(seed)

@@ -181,7 +181,12 @@ def _generated(rng: random.Random, n: int, names: int) -> list[PeakJob]:
             for _ in range(n)]
 
 
-@pytest.mark.parametrize("seed", range(8))
+# Seeds of the normal suite: every instant of NOWS once (seed % 4) at the smaller team sizes;
+# tests/long/test_properties.py runs the first 16 seeds (the oracle is slow: 1-6 s a seed).
+QUICK_SEEDS = (1, 2, 3, 4, 6)
+
+
+@pytest.mark.parametrize("seed", QUICK_SEEDS)
 def test_the_count_equals_the_straightforward_one_on_generated_jobs(seed: int) -> None:
     """Generated teams (many jobs per schedule and zone, names shared, spreads up to a day,
     daylight-saving changes, anchors with fractions of a second, dense and broken schedules):
