@@ -189,7 +189,9 @@ def ping_fields(state: MonitorState, action: str, rid: uuid.UUID | None, at: dat
     """The ping fields (``last_ping_at``, ``last_start_at``, ``last_start_rid``,
     ``last_duration_ms``) a ping of effective ``action`` at ``at`` changes, with their new
     values (empty: none). ``duration_ms`` is the ping's recorded duration
-    (:func:`ping_duration_ms` when it was recorded)."""
+    (:func:`ping_duration_ms` when it was recorded). The status and version are not among
+    them: they follow the events (the fold, :func:`core.monitors.state.evolve`, and
+    :func:`ping` set them with these, in one copy of the state)."""
     new: dict[str, Any] = {}
     if action == "start":
         new.update(last_start_at=at, last_start_rid=rid)
@@ -199,15 +201,6 @@ def ping_fields(state: MonitorState, action: str, rid: uuid.UUID | None, at: dat
                 state.last_start_rid == rid or action == "fail" or rid is None):
             new.update(last_start_at=None, last_start_rid=None)
     return new
-
-
-def apply_ping(state: MonitorState, action: str, rid: uuid.UUID | None, at: datetime,
-               duration_ms: int | None) -> MonitorState:
-    """``state`` with the ping fields after a ping of effective ``action`` at ``at``
-    (:func:`ping_fields`). The status and version are not touched: they follow the events.
-    """
-    new = ping_fields(state, action, rid, at, duration_ms)
-    return state.replaced(**new) if new else state
 
 
 @dataclass(frozen=True)
@@ -275,7 +268,7 @@ def ping(state: MonitorState, *, kind: str, method: str, rid: uuid.UUID | None,
         events.append(("monitor.down", {
             "previous_status": before, "reason": "fail" if kind == "fail" else "failure_keyword",
             "exit_status": exit_status}))
-    # one copy of the state per ping (apply_ping's fields, the status, the version)
+    # one copy of the state per ping (ping_fields, the status, the version)
     new = state.replaced(**fields, status=status, version=state.version + len(events))
     return PingOutcome(action, new, tuple(events))
 
