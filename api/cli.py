@@ -468,8 +468,10 @@ def _parser() -> argparse.ArgumentParser:
 
     def command(parent: Any, name: str, help_text: str, description: str,
                 env: tuple[str, ...], *notes: str) -> argparse.ArgumentParser:
-        return parent.add_parser(name, help=help_text, description=_fill(description),
-                                 epilog=_epilog(env, *notes), formatter_class=formatter)
+        child: argparse.ArgumentParser = parent.add_parser(
+            name, help=help_text, description=_fill(description), epilog=_epilog(env, *notes),
+            formatter_class=formatter)
+        return child
 
     serving = {
         "serve": ("run the API and the background services in one process",

@@ -44,11 +44,13 @@ async def provide_read_pool(request: Request[Any, Any, Any]) -> AsyncConnectionP
 
 
 async def provide_clock(request: Request[Any, Any, Any]) -> Clock:
-    return request.app.state.clock
+    clock: Clock = request.app.state.clock
+    return clock
 
 
 async def provide_keyring(request: Request[Any, Any, Any]) -> KeyRing:
-    return request.app.state.keyring
+    keyring: KeyRing = request.app.state.keyring
+    return keyring
 
 
 @dataclass
@@ -61,7 +63,8 @@ class NotifyKit:
 
 
 async def provide_notify(request: Request[Any, Any, Any]) -> NotifyKit:
-    return request.app.state.notify
+    notify: NotifyKit = request.app.state.notify
+    return notify
 
 
 async def provide_actor(request: Request[Any, Any, Any]) -> Actor:

@@ -14,7 +14,7 @@ from typing import Any
 from psycopg_pool import AsyncConnectionPool
 
 from core.actor import Actor
-from core.db import fetch_team_page, transaction
+from core.db import dict_row_or_none, dict_rows, fetch_team_page, transaction
 from core.errors import NotFound, invalid
 from core.queries import Q
 from core.tokens import token_hash
@@ -85,14 +85,14 @@ async def list_all_api_keys(pool: AsyncConnectionPool,
     ``created_at``, ``revoked_at`` (``None`` when active). Never the key or its hash."""
     async with pool.connection() as conn:
         cur = await conn.execute(Q["api_key_admin_list"], {"team": team})
-        return await cur.fetchall()
+        return dict_rows(await cur.fetchall())
 
 
 async def find_api_key(pool: AsyncConnectionPool, key_id: uuid.UUID) -> dict[str, Any] | None:
     """``{"id", "team_id", "revoked_at"}`` of any team's key, or ``None`` when there is none."""
     async with pool.connection() as conn:
         cur = await conn.execute(Q["api_key_find"], {"id": key_id})
-        return await cur.fetchone()
+        return dict_row_or_none(await cur.fetchone())
 
 
 async def revoke_api_key(

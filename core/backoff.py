@@ -93,7 +93,7 @@ class LoopRetry:
     def next_delay(self) -> float:
         """Seconds to wait after one more consecutive failure: 0.05, 0.1, 0.2, 0.25, 0.25, …"""
         self.failures += 1
-        return min(LOOP_RETRY_MAX, LOOP_RETRY_INITIAL * 2 ** min(self.failures - 1, 16))
+        return min(LOOP_RETRY_MAX, LOOP_RETRY_INITIAL * 2.0 ** min(self.failures - 1, 16))
 
     def reset(self) -> None:
         """A round succeeded: the next failure starts again from the initial delay."""

@@ -13,7 +13,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 import psycopg
 from psycopg.rows import dict_row
@@ -244,6 +244,19 @@ async def transaction(pool: AsyncConnectionPool) -> AsyncIterator[psycopg.AsyncC
                 yield conn
 
 
+def dict_rows(fetched: Any) -> list[dict[str, Any]]:
+    """``fetched`` (a cursor's ``fetchall()``) as what it is: the rows of a connection of
+    :func:`open_pool`, whose row factory is ``dict_row`` (column name to value, each of its
+    column's type in the statement's ``.sql`` file). psycopg's own types are not followed
+    (pyproject.toml, ``[tool.mypy]``), so this is where a row's type is stated; no copy."""
+    return cast("list[dict[str, Any]]", fetched)
+
+
+def dict_row_or_none(fetched: Any) -> dict[str, Any] | None:
+    """``fetched`` (a cursor's ``fetchone()``) as a row of :func:`dict_rows`, or ``None``."""
+    return cast("dict[str, Any] | None", fetched)
+
+
 async def team_row(conn: psycopg.AsyncConnection, query: str, what: str, row_id: uuid.UUID,
                    team_id: uuid.UUID) -> dict[str, Any]:
     """The row ``query`` returns for ``{"id": row_id, "team_id": team_id}`` on ``conn`` (inside
@@ -256,7 +269,7 @@ async def team_row(conn: psycopg.AsyncConnection, query: str, what: str, row_id:
         NotFound: no row: no such object for this team (or it was deleted).
     """
     cur = await conn.execute(query, {"id": row_id, "team_id": team_id})
-    row = await cur.fetchone()
+    row = dict_row_or_none(await cur.fetchone())
     if row is None:
         raise NotFound(f"{what} {row_id} not found")
     return row
@@ -284,4 +297,4 @@ async def fetch_team_page(pool: AsyncConnectionPool, query: str, team_id: uuid.U
             "team_id": team_id, "limit": limit,
             "after_created": after[0] if after else None,
             "after_id": after[1] if after else None})
-        return await cur.fetchall()
+        return dict_rows(await cur.fetchall())

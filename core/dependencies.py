@@ -19,6 +19,7 @@ from typing import Any
 import psycopg
 from psycopg_pool import AsyncConnectionPool
 
+from core.db import dict_rows
 from core.errors import Conflict, FieldErrors
 from core.queries import Q
 
@@ -95,7 +96,7 @@ async def parents_by_name(pool: AsyncConnectionPool, team_id: uuid.UUID,
     async with pool.connection() as conn:
         cur = await conn.execute(Q["dependency_by_name"], {"team_id": team_id,
                                                            "names": list(names)})
-        return await cur.fetchall()
+        return dict_rows(await cur.fetchall())
 
 
 async def parent_names(pool: AsyncConnectionPool, team_id: uuid.UUID,

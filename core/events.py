@@ -19,7 +19,7 @@ import msgspec
 import psycopg
 from psycopg_pool import AsyncConnectionPool
 
-from core.db import translate_errors
+from core.db import dict_rows, translate_errors
 from core.queries import Q
 
 _encode = msgspec.json.Encoder().encode
@@ -179,7 +179,7 @@ async def read_stream(
          "kinds": list(stream_kinds(stream_type)), "team_id": team_id,
          "after_version": after_version, "limit": limit},
     )
-    return await cur.fetchall()
+    return dict_rows(await cur.fetchall())
 
 
 async def notify_wakeup(conn: psycopg.AsyncConnection, reason: str) -> None:
@@ -213,4 +213,4 @@ async def list_team_events(
                       kinds=None if stream_type is None else list(stream_kinds(stream_type)))
     async with pool.connection() as conn:
         cur = await conn.execute(query, params)
-        return await cur.fetchall()
+        return dict_rows(await cur.fetchall())

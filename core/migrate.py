@@ -92,7 +92,8 @@ async def current_revision(conn: psycopg.AsyncConnection) -> str | None:
     row = await cur.fetchone()
     if row is None:
         return None
-    return row["version_num"] if isinstance(row, dict) else row[0]
+    version: str = row["version_num"] if isinstance(row, dict) else row[0]  # alembic: varchar
+    return version
 
 
 async def _has_version_table(conn: psycopg.AsyncConnection) -> bool:

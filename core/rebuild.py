@@ -43,7 +43,7 @@ import psycopg
 from psycopg import sql
 from psycopg_pool import AsyncConnectionPool
 
-from core.db import transaction
+from core.db import dict_rows, transaction
 from core.projections import jobs, monitor_rows, runs
 from core.projections.common import Skipped, record_skipped
 from core.projections.projector import CHECKPOINT, TABLES, project_batch
@@ -95,7 +95,7 @@ async def _rows(conn: psycopg.AsyncConnection, snap: dict[str, Any], table: str
                 ) -> list[dict[str, Any]]:
     cur = await conn.execute(sql.SQL(Q["rebuild_snapshot_rows"]).format(
         copy=snapshot_copy(snap["id"], table)))
-    return await cur.fetchall()
+    return dict_rows(await cur.fetchall())
 
 
 async def _inline_from_snapshot(conn: psycopg.AsyncConnection, snap: dict[str, Any],

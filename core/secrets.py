@@ -25,7 +25,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from core.actor import Actor
 from core.crypto import KeyRing, Sealed, SecretUnavailable, secret_aad, signing_aad, token_aad
-from core.db import transaction
+from core.db import dict_rows, transaction
 from core.errors import NotFound, invalid
 from core.events import Head, append_at
 from core.queries import Q
@@ -130,7 +130,7 @@ async def list_secrets(
     async with pool.connection() as conn:
         cur = await conn.execute(Q["secret_list"], {
             "team_id": actor.team_id, "limit": limit, "after": after})
-        return await cur.fetchall()
+        return dict_rows(await cur.fetchall())
 
 
 async def delete_secret(pool: AsyncConnectionPool, actor: Actor, name: str, now: datetime) -> None:

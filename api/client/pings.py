@@ -222,5 +222,5 @@ class Pinger:
 
     def _wait(self, attempt: int, last: PingResult) -> float:
         """Seconds before try ``attempt + 1``: the backoff, or ``Retry-After`` when longer."""
-        wait = max(self.backoff * 2 ** (attempt - 1), last.retry_after or 0.0)
+        wait = max(self.backoff * 2.0 ** (attempt - 1), last.retry_after or 0.0)
         return min(wait, MAX_WAIT)

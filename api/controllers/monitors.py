@@ -45,6 +45,7 @@ from api.schemas.monitors import (
     PingRecord,
 )
 from core.actor import Actor
+from core.config import Settings
 from core.errors import invalid
 from core.history.as_of import monitor_as_of
 from core.monitors import commands
@@ -74,7 +75,7 @@ def monitor_view(row: dict[str, Any], base_url: str | None = None,
 
 def base_url(request: Request[Any, Any, Any]) -> str:
     """``CRONLEDGER_PUBLIC_URL`` when set, else the URL the client used to reach us."""
-    settings = request.app.state.settings
+    settings: Settings = request.app.state.settings
     if settings.public_url:
         return settings.base_url
     return str(request.base_url).rstrip("/")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 import msgspec
 from msgspec import UNSET, Meta, Struct
@@ -16,6 +16,8 @@ from core import tags as tagdef
 from core.durations import DURATION_PATTERN, MAX_DURATION_DIGITS
 from core.monitors import slugs
 from core.schedule.spread import MAX_SPREAD_SECONDS
+
+S = TypeVar("S", bound=Struct)
 
 # Formats of the OpenAPI document for what JSON Schema cannot spell out (docs/api.md, *The
 # OpenAPI document*): a client (or the fuzzer, .ci/schemathesis) that knows one generates
@@ -142,7 +144,7 @@ class Event(Struct):
     data: dict[str, Any]
     metadata: dict[str, Any]
 
-def from_row(cls: type[Struct], row: Mapping[str, Any]) -> Any:
+def from_row(cls: type[S], row: Mapping[str, Any]) -> S:
     """Build a response Struct from a database row, ignoring extra columns."""
     return msgspec.convert({k: row[k] for k in cls.__struct_fields__ if k in row}, cls,
                            from_attributes=False)

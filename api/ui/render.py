@@ -78,8 +78,9 @@ def fragment(request: Request[Any, Any, Any], viewer: Viewer, template: str,
     """A template rendered to an HTML string (a live region's new content, :mod:`api.ui.live`)."""
     engine = request.app.template_engine
     assert engine is not None, "the app is built with its templates (api/ui/render.py)"
-    return engine.get_template(template).render(
+    html: str = engine.get_template(template).render(
         **context, viewer=viewer, csrf=viewer.csrf, now=request.app.state.clock.now())
+    return html
 
 
 def _time(value: datetime | None, style: str = "datetime") -> Markup:

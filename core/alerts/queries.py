@@ -15,6 +15,7 @@ from typing import Any
 from psycopg_pool import AsyncConnectionPool
 
 from core.actor import Actor
+from core.db import dict_row_or_none, dict_rows
 from core.errors import NotFound
 from core.queries import Q
 
@@ -40,7 +41,7 @@ async def list_alerts(pool: AsyncConnectionPool, actor: Actor, *, limit: int,
             "team_id": actor.team_id, "limit": limit, "monitor": monitor, "job": job,
             "before_created": before[0] if before else None,
             "before_id": before[1] if before else None})
-        return await cur.fetchall()
+        return dict_rows(await cur.fetchall())
 
 
 async def get_alert(pool: AsyncConnectionPool, actor: Actor, alert_id: uuid.UUID
@@ -52,7 +53,7 @@ async def get_alert(pool: AsyncConnectionPool, actor: Actor, alert_id: uuid.UUID
     """
     async with pool.connection() as conn:
         cur = await conn.execute(Q["alert_get"], {"id": alert_id, "team_id": actor.team_id})
-        row = await cur.fetchone()
+        row = dict_row_or_none(await cur.fetchone())
     if row is None:
         raise NotFound(f"alert {alert_id} not found")
     return row

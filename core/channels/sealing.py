@@ -124,4 +124,5 @@ def unseal_channel(sealer: Sealer, row: dict[str, Any]) -> dict[str, str]:
     if row.get("sealed") is None:
         return {}
     aad = channel_aad(row["team_id"].bytes, row["id"].bytes)
-    return json.loads(sealer.unseal(row["key_id"], bytes(row["sealed"]), aad))
+    secrets: dict[str, str] = json.loads(sealer.unseal(row["key_id"], bytes(row["sealed"]), aad))
+    return secrets

@@ -66,7 +66,8 @@ def postmaster_alive(pid: int) -> bool:
         proc = psutil.Process(pid)
         if proc.status() == psutil.STATUS_ZOMBIE:
             return False
-        return proc.name().startswith("postgres")
+        name: str = proc.name()
+        return name.startswith("postgres")
     except (psutil.NoSuchProcess, psutil.ZombieProcess):
         return False
     except psutil.AccessDenied:

@@ -44,7 +44,8 @@ def _process_start(pid: int) -> float | None:
         proc = psutil.Process(pid)
         if proc.status() == psutil.STATUS_ZOMBIE:
             return None
-        return proc.create_time()
+        created: float = proc.create_time()  # psutil: seconds since the epoch
+        return created
     except (psutil.NoSuchProcess, psutil.ZombieProcess):
         return None
     except psutil.AccessDenied:

@@ -16,6 +16,7 @@ import psycopg
 from psycopg_pool import AsyncConnectionPool
 
 from core.actor import Actor
+from core.db import dict_rows
 from core.events import stream_kinds
 from core.jobs import definition as job_definition
 from core.jobs import state as job_state
@@ -51,7 +52,7 @@ async def events_until(conn: psycopg.AsyncConnection, kind: Kind, stream_id: uui
     cur = await conn.execute(Q["ledger_stream_until"], {
         "stream_id": stream_id, "team_id": team_id, "stream_type": kind.name, "until": until,
         "kinds": list(stream_kinds(kind.name)), "bodies": False})
-    return await cur.fetchall()
+    return dict_rows(await cur.fetchall())
 
 
 async def stream_until(conn: psycopg.AsyncConnection, kind: Kind, stream_id: uuid.UUID,
@@ -74,7 +75,7 @@ async def definition_events(pool: AsyncConnectionPool, actor: Actor, kind: Kind,
         cur = await conn.execute(Q["ledger_definition_events"], {
             "stream_id": stream_id, "team_id": actor.team_id, "stream_type": kind.name,
             "skip": list(NOT_DEFINITION)})
-        return await cur.fetchall()
+        return dict_rows(await cur.fetchall())
 
 
 async def definition_until(pool: AsyncConnectionPool, actor: Actor, kind: Kind,
@@ -86,4 +87,4 @@ async def definition_until(pool: AsyncConnectionPool, actor: Actor, kind: Kind,
         cur = await conn.execute(Q["ledger_definition_until"], {
             "stream_id": stream_id, "team_id": actor.team_id, "stream_type": kind.name,
             "skip": list(NOT_DEFINITION), "until": until})
-        return await cur.fetchall()
+        return dict_rows(await cur.fetchall())

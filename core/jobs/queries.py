@@ -9,7 +9,7 @@ from typing import Any
 from psycopg_pool import AsyncConnectionPool
 
 from core.actor import Actor
-from core.db import fetch_team_page, fetch_team_row
+from core.db import dict_rows, fetch_team_page, fetch_team_row
 from core.errors import NotFound
 from core.events import read_stream
 from core.queries import Q
@@ -31,7 +31,8 @@ def broken_reason(job: dict[str, Any]) -> str | None:
     """Why the job does not fire: its recorded ``broken_reason``, else (an active job not yet
     seen by a worker) why its stored definition no longer evaluates, else ``None``."""
     if job["broken_reason"] is not None or job["status"] != "active":
-        return job["broken_reason"]
+        reason: str | None = job["broken_reason"]  # jobs.broken_reason: text, nullable
+        return reason
     return job_problem(job, cached_schedule)[1]
 
 
@@ -58,7 +59,7 @@ async def job_choices(pool: AsyncConnectionPool, actor: Actor, *, limit: int
     form's picker: not the whole rows of :func:`list_jobs`)."""
     async with pool.connection() as conn:
         cur = await conn.execute(Q["job_choices"], {"team_id": actor.team_id, "limit": limit})
-        return await cur.fetchall()
+        return dict_rows(await cur.fetchall())
 
 
 async def job_events(
@@ -97,5 +98,5 @@ async def list_jobs_filtered(
             "name": _like_escape(name) if name else None,
             "after_created": after[0] if after else None,
             "after_id": after[1] if after else None})
-        return await cur.fetchall()
+        return dict_rows(await cur.fetchall())
 

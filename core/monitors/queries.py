@@ -12,7 +12,7 @@ import psycopg
 from psycopg_pool import AsyncConnectionPool
 
 from core.actor import Actor
-from core.db import fetch_team_page, fetch_team_row
+from core.db import dict_rows, fetch_team_page, fetch_team_row
 from core.errors import NotFound
 from core.events import read_stream
 from core.monitors.definition import cached_schedule
@@ -93,7 +93,7 @@ async def monitor_choices(pool: AsyncConnectionPool, actor: Actor, *, limit: int
     async with pool.connection() as conn:
         cur = await conn.execute(Q["monitor_choices"], {"team_id": actor.team_id,
                                                         "limit": limit})
-        return await cur.fetchall()
+        return dict_rows(await cur.fetchall())
 
 
 async def list_pings(
@@ -126,7 +126,7 @@ async def ping_marks(pool: AsyncConnectionPool, actor: Actor, monitor_id: uuid.U
         cur = await conn.execute(Q["monitor_ping_marks"], {
             "monitor_id": monitor_id, "team_id": actor.team_id, "since": since,
             "limit": limit})
-        return await cur.fetchall()
+        return dict_rows(await cur.fetchall())
 
 
 async def monitor_events(

@@ -26,6 +26,7 @@ from typing import Any
 
 import psycopg
 
+from core.db import dict_rows
 from core.events import Change, Head, append_at, to_json
 from core.notifications import dependencies
 from core.notifications.messages import MONITOR_EVENTS, monitor_message
@@ -275,7 +276,7 @@ async def claim_monitor_realerts(
     """
     cur = await conn.execute(Q["alert_state_monitor_claim_realerts"], {
         "now": now, "limit": limit})
-    return await cur.fetchall()
+    return dict_rows(await cur.fetchall())
 
 
 async def next_monitor_realert_at(conn: psycopg.AsyncConnection) -> datetime | None:

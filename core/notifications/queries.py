@@ -9,6 +9,7 @@ from typing import Any
 from psycopg_pool import AsyncConnectionPool
 
 from core.actor import Actor
+from core.db import dict_row_or_none, dict_rows
 from core.errors import NotFound, invalid
 from core.queries import Q
 
@@ -33,7 +34,7 @@ async def list_notifications(
             "channel_id": channel_id,
             "before_created": before[0] if before else None,
             "before_id": before[1] if before else None})
-        return await cur.fetchall()
+        return dict_rows(await cur.fetchall())
 
 
 async def get_notification(
@@ -47,7 +48,7 @@ async def get_notification(
     async with pool.connection() as conn:
         cur = await conn.execute(Q["notification_get"], {
             "id": notification_id, "team_id": actor.team_id})
-        row = await cur.fetchone()
+        row = dict_row_or_none(await cur.fetchone())
     if row is None:
         raise NotFound(f"notification {notification_id} not found")
     return row

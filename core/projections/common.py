@@ -10,6 +10,7 @@ import msgspec
 import psycopg
 from psycopg.types.json import set_json_loads
 
+from core.db import dict_rows
 from core.queries import Q
 
 _decode_json = msgspec.json.Decoder().decode
@@ -23,7 +24,7 @@ async def fetch_all(conn: psycopg.AsyncConnection, query: str,
     async with conn.cursor(binary=True) as cur:  # binary uuids and times parse faster
         set_json_loads(_decode_json, cur)
         await cur.execute(query, params)
-        return await cur.fetchall()
+        return dict_rows(await cur.fetchall())
 
 
 async def record_skipped(conn: psycopg.AsyncConnection, name: str, position: int, reason: str,

@@ -27,7 +27,8 @@ ERROR_LIMIT = 500  # characters of the last error kept for the dashboard
 
 def _job_id(event: dict[str, Any]) -> uuid.UUID | None:
     if event["stream_type"] == "job":
-        return event["stream_id"]
+        job_id: uuid.UUID = event["stream_id"]  # events.stream_id: uuid
+        return job_id
     if event["event_type"] in ("run.succeeded", "run.failed"):
         return uuid_of(event["data"].get("job_id"))
     return None

@@ -80,8 +80,9 @@ async def _write(conn: psycopg.AsyncConnection, table: str,
 def _job_stats(template: str, table: str) -> str:
     """``template`` (``{table}``, ``{pkey}``) rendered for one job stats table, once at import:
     a batch pays no composition and each table keeps one fixed statement text."""
-    return sql.SQL(template).format(table=sql.Identifier(table),
-                                    pkey=sql.Identifier(f"{table}_pkey")).as_string()
+    text: str = sql.SQL(template).format(table=sql.Identifier(table),
+                                         pkey=sql.Identifier(f"{table}_pkey")).as_string()
+    return text
 
 
 _JOB_TABLES = ("job_stats_hourly", "job_stats_daily", "job_stats_weekly")

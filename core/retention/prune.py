@@ -389,7 +389,7 @@ async def _snapshot(conn: psycopg.AsyncConnection, now: datetime,
         "position": checkpoint["global_position"] if checkpoint else 0,
         "applied": checkpoint["events_applied"] if checkpoint else 0,
         "tables": list(SNAPSHOT_TABLES), "runs_before": runs_before})
-    snapshot_id = (await cur.fetchone())["id"]
+    snapshot_id: int = (await cur.fetchone())["id"]  # retention_snapshots.id: bigint
     for table in SNAPSHOT_TABLES:
         if table == "runs":
             await conn.execute(_template(Q["retention_snapshot_copy_runs"],

@@ -38,7 +38,7 @@ import psycopg
 from psycopg_pool import AsyncConnectionPool
 
 from core.clock import Clock, Instant, read_now
-from core.db import transaction
+from core.db import dict_rows, transaction
 from core.events import append_events
 from core.maintenance.queries import held_alerts
 from core.notifications.job_alerts import FinalRun, record_job_outcomes
@@ -125,7 +125,7 @@ async def _finish(conn: psycopg.AsyncConnection,
     cur = await conn.execute(Q["run_confirm_finish"], {
         "run_ids": ids, "statuses": [f[0] for f in fields],
         "error_classes": [f[1] for f in fields], "errors": [f[2] for f in fields], "now": now})
-    rows = await cur.fetchall()
+    rows = dict_rows(await cur.fetchall())
     await append_events(conn, [
         replace(event, data={**event.data, "confirmation": {
             "at": row["confirmed_at"], "outcome": outcomes[row["id"]][0],

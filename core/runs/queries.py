@@ -10,6 +10,7 @@ from typing import Any
 from psycopg_pool import AsyncConnectionPool
 
 from core.actor import Actor
+from core.db import dict_row_or_none, dict_rows
 from core.errors import NotFound
 from core.queries import Q
 
@@ -45,7 +46,7 @@ async def list_runs(
             "before_scheduled": before[0] if before else None,
             "before_id": before[1] if before else None,
         })
-        return await cur.fetchall()
+        return dict_rows(await cur.fetchall())
 
 
 async def run_fire_at(pool: AsyncConnectionPool, actor: Actor,
@@ -67,7 +68,7 @@ async def get_run(pool: AsyncConnectionPool, actor: Actor, run_id: uuid.UUID) ->
     """
     async with pool.connection() as conn:
         cur = await conn.execute(Q["run_get"], {"id": run_id, "team_id": actor.team_id})
-        run = await cur.fetchone()
+        run = dict_row_or_none(await cur.fetchone())
         if run is None:
             raise NotFound(f"run {run_id} not found")
         cur = await conn.execute(Q["run_attempt_list"], {"run_id": run_id})

@@ -21,7 +21,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from core.backoff import retry_delay
 from core.clock import Instant, read_now
-from core.db import transaction
+from core.db import dict_rows, transaction
 from core.events import NewEvent, append_events, notify_wakeup, to_json
 from core.maintenance.queries import held_alerts
 from core.notifications.job_alerts import FinalRun, reaches_rules, record_job_outcomes
@@ -181,7 +181,7 @@ async def _finish(conn: psycopg.AsyncConnection, results: list[AttemptResult],
         "error_class": [r.error_class for r in results],
         "error": [r.error for r in results],
     })
-    return await cur.fetchall()
+    return dict_rows(await cur.fetchall())
 
 
 async def _insert_attempts(conn: psycopg.AsyncConnection, kept: list[AttemptResult],
@@ -211,7 +211,7 @@ async def _release_buffered(conn: psycopg.AsyncConnection,
     """``run_release_buffered``: the queued runs an overlap buffer held that may go now, each
     with its ``run.released`` event; returns them."""
     cur = await conn.execute(Q["run_release_buffered"], {"now": now})
-    released = await cur.fetchall()
+    released = dict_rows(await cur.fetchall())
     await append_events(conn, [
         run_events.released(row["id"], row["team_id"], row["version"], now,
                             job_id=row["job_id"], scheduled_for=row["scheduled_for"],

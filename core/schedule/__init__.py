@@ -416,7 +416,7 @@ def _describe(spec: CronSpec) -> str:
         text = " ".join(fields)
     text = f"{text} *" if spec.has_seconds else text
     try:
-        label = ExpressionDescriptor(text, _DESCRIBE_OPTIONS).get_description()
+        label: str = ExpressionDescriptor(text, _DESCRIBE_OPTIONS).get_description()
     except Exception:  # cron_descriptor raises assorted errors on exotic but valid input
         return f"Cron '{spec.text}'"
     if mixed:

@@ -91,8 +91,9 @@ class Slots:
         memo = self._memo[index]
         if memo is not None and memo[0] <= start and (memo[1] is None or start < memo[1]):
             return memo[1]
+        answer: datetime | None
         try:
-            answer = self._streams[index].get_next(start_time=start)
+            answer = self._streams[index].get_next(start_time=start)  # a datetime: start's type
         except CroniterBadDateError:  # nothing within SEARCH_YEARS
             answer = None
         self._memo[index] = (start, answer)

@@ -90,7 +90,8 @@ def connect_dsn(dsn: str, connect_timeout: int = CONNECT_TIMEOUT_SECONDS) -> str
     dsn = libpq_dsn(dsn)
     if "connect_timeout" in conninfo_to_dict(dsn) or os.environ.get("PGCONNECT_TIMEOUT"):
         return dsn
-    return make_conninfo(dsn, connect_timeout=connect_timeout)
+    conninfo: str = make_conninfo(dsn, connect_timeout=connect_timeout)
+    return conninfo
 
 
 def describe(dsn: str) -> str:

@@ -73,7 +73,7 @@ def _rate(runs: list[dict[str, Any]]) -> float | None:
     final = [r for r in runs if r["status"] in ("succeeded", "failed")]
     if not final:
         return None
-    return sum(r["status"] == "succeeded" for r in final) / len(final)
+    return sum(1 for r in final if r["status"] == "succeeded") / len(final)
 
 
 @get("/ui/jobs", name="jobs")

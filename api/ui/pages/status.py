@@ -114,8 +114,9 @@ def render_html(request: Request[Any, Any, Any], view: PublicPage, url: str) -> 
     assert engine is not None, "the app is built with its templates (api/ui/render.py)"
     template = engine.get_template("status_public.html")
     components = [{"c": c, "html": component_html(c)} for c in view.components]
-    return template.render(page=view, components=components, feed_url=f"{url}/feed.atom",
-                           utc=utc, rfc3339=rfc3339, title_of=incident_title).encode()
+    html: str = template.render(page=view, components=components, feed_url=f"{url}/feed.atom",
+                                utc=utc, rfc3339=rfc3339, title_of=incident_title)
+    return html.encode()
 
 
 def render_atom(view: PublicPage, url: str) -> bytes:
@@ -150,8 +151,8 @@ def render_atom(view: PublicPage, url: str) -> bytes:
         if incident.note:
             lines.append(incident.note)
         sub(entry, "content", "\n".join(lines), type="text")
-    return b'<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(feed, encoding="utf-8",
-                                                                     xml_declaration=False)
+    body: bytes = ET.tostring(feed, encoding="utf-8", xml_declaration=False)
+    return b'<?xml version="1.0" encoding="utf-8"?>\n' + body
 
 
 async def _serve(request: Request[Any, Any, Any], key: str, variant: str) -> Response[bytes]:
