@@ -137,6 +137,26 @@ class Head:
     team_id: uuid.UUID
     version: int
 
+    @classmethod
+    def written(cls, stream_type: str, stream_id: uuid.UUID, team_id: uuid.UUID, version: int,
+                changes: Sequence[Change]) -> Head:
+        """The head of a stream whose read row a batch statement has already moved to
+        ``version`` for ``changes`` (the row's new version is its last event's): ``version``
+        less one per change. For the statements that write many rows at once and return
+        each row's new version (``job_complete_many``, ``notification_finish_many`` …)."""
+        return cls(stream_type, stream_id, team_id, version - len(changes))
+
+    def after(self, changes: Sequence[Change]) -> int:
+        """The stream version once ``changes`` are appended: the read row's new version."""
+        return self.version + len(changes)
+
+    def events(self, changes: Sequence[Change], now: datetime,
+               metadata: dict[str, Any]) -> list[NewEvent]:
+        """``changes`` numbered after this head (:func:`stream_events`), for a caller that
+        appends them with other events in one :func:`append_events`."""
+        return stream_events(self.stream_type, self.stream_id, self.team_id, self.version, now,
+                             changes, metadata)
+
 
 async def append_at(conn: psycopg.AsyncConnection,
                     appends: Iterable[tuple[Head, Sequence[Change]]], now: datetime,
@@ -155,9 +175,7 @@ async def append_at(conn: psycopg.AsyncConnection,
             writer appended first).
     """
     return await append_events(conn, [
-        event for head, changes in appends
-        for event in stream_events(head.stream_type, head.stream_id, head.team_id,
-                                   head.version, now, changes, metadata)])
+        event for head, changes in appends for event in head.events(changes, now, metadata)])
 
 
 async def read_stream(

@@ -27,7 +27,7 @@ from core.actor import Actor
 from core.crypto import KeyRing, Sealed, SecretUnavailable, secret_aad, signing_aad, token_aad
 from core.db import dict_rows, transaction
 from core.errors import NotFound, invalid
-from core.events import Head, append_at
+from core.events import Change, Head, append_at
 from core.queries import Q
 
 NAME_PATTERN = r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}"
@@ -117,9 +117,9 @@ async def put_secret(
             "nonce": sealed.nonce, "ciphertext": sealed.ciphertext, "now": now})
         row = await cur.fetchone()
         created = row["version"] == 1
-        await append_at(conn, [(Head("secret", row["id"], actor.team_id, row["version"] - 1),
-                                [("secret.set", {"name": name, "created": created})])],
-                        now, actor.metadata())
+        changes: list[Change] = [("secret.set", {"name": name, "created": created})]
+        await append_at(conn, [(Head.written("secret", row["id"], actor.team_id, row["version"],
+                                             changes), changes)], now, actor.metadata())
     return row, created
 
 

@@ -33,7 +33,7 @@ from core.channels.definition import new_signing_secret
 from core.channels.sealing import Sealer, SealError, channel_aad, seal_channel, unseal_channel
 from core.channels.state import ChannelState, evolve
 from core.db import transaction
-from core.events import Head, append_at, to_json
+from core.events import Change, Head, append_at, to_json
 from core.queries import Q
 from core.streams import StreamKind, append, lock
 
@@ -117,9 +117,10 @@ async def _cancel_notifications(
     cur = await conn.execute(Q["notification_cancel_for_channel"], {
         "channel_id": channel_id, "now": now})
     rows = await cur.fetchall()
+    cancelled: list[Change] = [("notification.cancelled", {"reason": "channel deleted"})]
     await append_at(conn, [
-        (Head("notification", row["id"], row["team_id"], row["version"] - 1),
-         [("notification.cancelled", {"reason": "channel deleted"})])
+        (Head.written("notification", row["id"], row["team_id"], row["version"], cancelled),
+         cancelled)
         for row in rows], now, {"actor": "system"})
     return len(rows)
 

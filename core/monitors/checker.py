@@ -36,7 +36,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from core.clock import Clock, Instant, read_now, rfc3339
 from core.db import transaction
-from core.events import NewEvent, append_events
+from core.events import Head, append_at
 from core.maintenance.queries import held_alerts
 from core.monitors.definition import cached_schedule
 from core.monitors.rules import (
@@ -231,14 +231,17 @@ async def mark_monitors_broken(conn: psycopg.AsyncConnection,
     """
     if not broken:
         return []
+    heads = [(Head("monitor", m.id, m.team_id, m.version),
+              [("monitor.broken", {"reason": reason[:MAX_REASON]})]) for m, reason in broken]
     cur = await conn.execute(Q["monitor_mark_broken_many"], {
-        "ids": [m.id for m, _ in broken], "read_versions": [m.version for m, _ in broken],
-        "reasons": [reason[:MAX_REASON] for _, reason in broken], "now": now})
+        "ids": [head.stream_id for head, _ in heads],
+        "read_versions": [head.version for head, _ in heads],
+        "versions": [head.after(changes) for head, changes in heads],
+        "reasons": [changes[0][1]["reason"] for _, changes in heads], "now": now})
     rows = await cur.fetchall()
-    await append_events(conn, [
-        NewEvent("monitor", row["id"], row["version"], "monitor.broken", row["team_id"], now,
-                 {"reason": row["broken_reason"]}, {"actor": f"checker:{checker_id}"})
-        for row in rows])
+    marked = {row["id"] for row in rows}
+    await append_at(conn, [(head, changes) for head, changes in heads
+                           if head.stream_id in marked], now, {"actor": f"checker:{checker_id}"})
     for row in rows:
         log.error("monitor %s marked broken: %s", row["id"], row["broken_reason"])
     return [row["id"] for row in rows]
@@ -269,7 +272,9 @@ async def apply_decisions(conn: psycopg.AsyncConnection,
     Returns:
         The ids of the monitors written (a stale decision is skipped, with no event).
     """
-    versions = [d.monitor.version + (1 if d.event else 0) for d in decisions]
+    heads = [(Head("monitor", d.monitor.id, d.monitor.team_id, d.monitor.version),
+              [d.event] if d.event else []) for d in decisions]
+    versions = [head.after(changes) for head, changes in heads]
     cur = await conn.execute(Q["monitor_decide_many"], {
         "ids": [d.monitor.id for d in decisions],
         "read_versions": [d.monitor.version for d in decisions],
@@ -280,11 +285,9 @@ async def apply_decisions(conn: psycopg.AsyncConnection,
         "now": now,
     })
     applied = {row["id"] for row in await cur.fetchall()}
-    await append_events(conn, [
-        NewEvent("monitor", d.monitor.id, d.monitor.version + 1, d.event[0],
-                 d.monitor.team_id, now, d.event[1], {"actor": f"checker:{checker_id}"})
-        for d in decisions if d.event and d.monitor.id in applied
-    ])
+    await append_at(conn, [(head, changes) for head, changes in heads
+                           if changes and head.stream_id in applied],
+                    now, {"actor": f"checker:{checker_id}"})
     for d in decisions:
         m = d.monitor
         # time only ever takes a monitor down, never back up from down (status_at): a failure

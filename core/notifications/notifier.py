@@ -225,10 +225,11 @@ class Notifier(Service):
             })
             accepted = {row["id"]: row for row in await cur.fetchall()}
             await append_at(conn, [
-                (Head("notification", claimed.id, row["team_id"], row["version"] - 1),
-                 [self._event(claimed, result, status, at)])
+                (Head.written("notification", claimed.id, row["team_id"], row["version"],
+                              changes), changes)
                 for (claimed, result), (status, at) in zip(done, outcomes, strict=True)
-                if (row := accepted.get(claimed.id)) is not None],
+                if (row := accepted.get(claimed.id)) is not None
+                for changes in [[self._event(claimed, result, status, at)]]],
                 now, {"actor": f"notifier:{self.settings.worker_id}"})
         return len(accepted)
 

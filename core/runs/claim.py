@@ -25,7 +25,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from core.clock import Instant, read_now
 from core.db import transaction
-from core.events import NewEvent, append_events, to_json
+from core.events import Change, Head, NewEvent, append_at, append_events, to_json
 from core.maintenance.queries import held_alerts, live_windows, subject_tags
 from core.maintenance.state import WindowState
 from core.maintenance.windows import in_maintenance_until
@@ -342,10 +342,10 @@ async def mark_jobs_broken(conn: psycopg.AsyncConnection, broken: list[tuple[uui
         "job_ids": ids, "reasons": [reason for _, reason in broken], "now": now})
     rows = await cur.fetchall()
     await conn.execute(Q["due_job_delete_many"], {"job_ids": ids})
-    await append_events(conn, [
-        NewEvent("job", row["id"], row["version"], "job.broken", row["team_id"], now,
-                 {"reason": row["broken_reason"]}, {"actor": actor})
-        for row in rows])
+    await append_at(conn, [
+        (Head.written("job", row["id"], row["team_id"], row["version"], changes), changes)
+        for row in rows for changes in [[("job.broken", {"reason": row["broken_reason"]})]]],
+        now, {"actor": actor})
     alerts = [Alert(row["team_id"], "job", row["id"], "broken", row["channels"],
                     job_broken_message(job_id=row["id"], job_name=row["name"],
                                        reason=row["broken_reason"], now=now),
@@ -398,10 +398,12 @@ async def _complete_jobs(conn: psycopg.AsyncConnection, batch: _Batch) -> list[N
     ids = [job.job_id for job in batch.finished_jobs]
     await conn.execute(Q["due_job_delete_many"], {"job_ids": ids})
     cur = await conn.execute(Q["job_complete_many"], {"job_ids": ids, "now": batch.now})
+    completed: list[Change] = [("job.completed", {})]
     return [
-        NewEvent("job", row["id"], row["version"], "job.completed", row["team_id"], batch.now,
-                 {}, {"actor": f"worker:{batch.worker_id}"})
-        for row in await cur.fetchall()
+        event for row in await cur.fetchall()
+        for event in Head.written("job", row["id"], row["team_id"], row["version"],
+                                  completed).events(completed, batch.now,
+                                                    {"actor": f"worker:{batch.worker_id}"})
     ]
 
 

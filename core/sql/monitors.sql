@@ -195,13 +195,14 @@ FOR UPDATE SKIP LOCKED;
 
 -- name: monitor_mark_broken_many
 -- Monitors whose stored schedule no longer evaluates (core/monitors/checker.py): the projection takes the
--- `monitor.broken` event at the next version and is no longer claimed (alert_at NULL). The
--- version read is compared, as for decisions: a monitor pinged since is left to the next claim.
+-- `monitor.broken` event at the version the caller numbered it (core/events.py:Head) and is no
+-- longer claimed (alert_at NULL). The version read is compared, as for decisions: a monitor
+-- pinged since is left to the next claim.
 UPDATE monitors m SET broken_at = %(now)s::timestamptz, broken_reason = b.reason,
                       alert_at = NULL, next_expected_at = NULL,
-                      version = m.version + 1, updated_at = %(now)s::timestamptz
-FROM unnest(%(ids)s::uuid[], %(read_versions)s::int[], %(reasons)s::text[])
-     AS b(id, read_version, reason)
+                      version = b.version, updated_at = %(now)s::timestamptz
+FROM unnest(%(ids)s::uuid[], %(read_versions)s::int[], %(versions)s::int[], %(reasons)s::text[])
+     AS b(id, read_version, version, reason)
 WHERE m.id = b.id AND m.version = b.read_version
 RETURNING m.id, m.team_id, m.version, m.broken_reason;
 
