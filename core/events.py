@@ -84,15 +84,22 @@ async def append_events(conn: psycopg.AsyncConnection, events: Sequence[NewEvent
     """
     if not events:
         return []
-    rows = [
+    with translate_errors():
+        cur = await conn.execute(Q["event_append"], {"rows": event_rows(events)})
+        return [row["global_position"] for row in await cur.fetchall()]
+
+
+def event_rows(events: Sequence[NewEvent]) -> str:
+    """The ``rows`` parameter of ``event_append`` (``core/sql/events.sql``): ``events`` as one
+    JSON array of ``{stream_type, stream_id, stream_version, event_type, team_id, data,
+    metadata, occurred_at}``, in order. :func:`append_events` sends it; a migration's
+    synchronous connection runs the statement with it directly (``core/stored.py``)."""
+    return to_json([
         {"stream_type": e.stream_type, "stream_id": e.stream_id, "stream_version": e.version,
          "event_type": e.event_type, "team_id": e.team_id, "data": e.data,
          "metadata": e.metadata, "occurred_at": e.occurred_at}
         for e in events
-    ]
-    with translate_errors():
-        cur = await conn.execute(Q["event_append"], {"rows": to_json(rows)})
-        return [row["global_position"] for row in await cur.fetchall()]
+    ])
 
 
 def stream_events(

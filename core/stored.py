@@ -10,7 +10,6 @@ raising out of a read, a claim or a check.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Callable
 from datetime import datetime
@@ -105,6 +104,7 @@ def reread_stored(conn: Any, migration: str, now: datetime) -> int:
     Returns:
         How many definitions lost their words.
     """
+    from core.events import Change, Head, event_rows
     from core.queries import Q
     from core.schedule.reread import reread
 
@@ -118,13 +118,11 @@ def reread_stored(conn: Any, migration: str, now: datetime) -> int:
                            row["anchor"], now)
             if found is None:
                 continue
-            version = row["version"] + 1
-            conn.execute(Q["reread_event_append"], {
-                "stream": stream, "id": row["id"], "version": version,
-                "team_id": row["team_id"], "now": now,
-                "data": json.dumps({"changes": {"schedule_text": None},
-                                    "reread": found.as_data()}),
-                "metadata": json.dumps({"actor": "migration", "migration": migration})})
-            conn.execute(remove, {"version": version, "now": now, "id": row["id"]})
+            head = Head(stream, row["id"], row["team_id"], row["version"])
+            changes: list[Change] = [(f"{stream}.updated", {
+                "changes": {"schedule_text": None}, "reread": found.as_data()})]
+            conn.execute(Q["event_append"], {"rows": event_rows(head.events(
+                changes, now, {"actor": "migration", "migration": migration}))})
+            conn.execute(remove, {"version": head.after(changes), "now": now, "id": row["id"]})
             changed += 1
     return changed
