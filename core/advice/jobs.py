@@ -87,9 +87,11 @@ class _Trials:
             cached_schedule, latest.schedule, latest.timezone, latest.anchor_at)[0]
 
     def trial(self, field_name: str, value: Any) -> Trial | None:
+        """The replay with ``{field_name: value}`` over the whole window, the current value as
+        any other candidate (the setting in force now, not the recorded values of the time,
+        issue 32); ``None`` when the definition rules refuse the value."""
         try:
-            proposal = Proposal() if value == getattr(self.latest, field_name) else \
-                job_proposal({field_name: value}, self.now, self.latest.definition())
+            proposal = job_proposal({field_name: value}, self.now, self.latest.definition())
         except InvalidInput:
             return None
         history = self.history

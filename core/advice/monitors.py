@@ -119,14 +119,14 @@ class _Trials:
         self._window = events[first:]
 
     def trial(self, field_name: str, value: Any) -> Trial | None:
-        """The replay with ``{field_name: value}`` (the current value replays the recorded
-        definition); ``None`` when the definition rules refuse the value."""
-        current = getattr(self.latest, field_name)
-        key = ("", None) if value == current else (field_name, value)
+        """The replay with ``{field_name: value}`` over the whole window, the current value as
+        any other candidate (the setting in force now, not the values the recorded history
+        had at the time: after a suggestion is applied, the same history keeps it, issue 32);
+        ``None`` when the definition rules refuse the value."""
+        key = (field_name, value)
         if key not in self._done:
             try:
-                proposal = Proposal() if value == current else monitor_proposal(
-                    {field_name: value}, self.latest.as_row(), self.now)
+                proposal = monitor_proposal({field_name: value}, self.latest.as_row(), self.now)
             except InvalidInput:
                 return None
             # the recorded side is not kept (actual=False): the advice reads the replay's
@@ -139,7 +139,7 @@ class _Trials:
             alerts = sum(a["event"] == "down" and a.get("maintenance") != "suppressed"
                          and a.get("dependency") != "held" for a in side["alerts"])
             self._done[key] = Trial(value, incidents, alerts)
-        return dataclasses_replace(self._done[key], value)
+        return self._done[key]
 
     def trials(self, field_name: str, values: Sequence[Any]) -> list[Trial]:
         return [t for t in (self.trial(field_name, v) for v in values) if t is not None]
@@ -149,12 +149,6 @@ class _Trials:
 
     def flapped(self, previous: Incident, incident: Incident) -> bool:
         return reopened(previous, incident, self.schedule)
-
-
-def dataclasses_replace(trial: Trial, value: Any) -> Trial:
-    """``trial`` naming ``value`` (a cached replay of the current definition serves every
-    field's current value)."""
-    return trial if trial.value == value else Trial(value, trial.incidents, trial.alerts)
 
 
 def _grace(runs: _Trials, ins: list[CheckIn], days: int) -> Suggestion | Kept:

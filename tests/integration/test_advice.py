@@ -18,7 +18,9 @@ from core.advice.jobs import advise_job
 from core.advice.monitors import advise_monitor
 from core.apikeys import create_api_key
 from core.clock import FrozenClock
+from core.jobs.commands import update_job
 from core.monitors.checker import Checker
+from core.monitors.commands import update_monitor
 from core.runs.worker import Worker
 from tests.helpers import add_job, new_actor
 from tests.monitor_helpers import add_monitor, advance, ping
@@ -81,6 +83,22 @@ async def test_grace_and_tolerance_of_a_monitor_with_late_check_ins_and_one_outa
     assert tolerance.what_if.false_alarms_avoided == 4
     assert tolerance.what_if.outages_alerted_suggested == 1
     assert [k.field for k in advice.kept] == ["recover_after_successes"]
+
+    # issue 32: each suggestion applied (the PATCH body it gives), the same history asked
+    # again keeps it; the current value is replayed over the whole window as a proposal, not
+    # as the recorded values of the time (that said "alerts on 1 with 4 false alarms" of 2
+    # and suggested 3, then 2 again)
+    later = now
+    for applied in (tolerance, grace):
+        later += timedelta(minutes=1)
+        await update_monitor(fresh_pool, actor, monitor, applied.change, later)
+        again = await advise_monitor(fresh_pool, actor, monitor, 90, later)
+        assert applied.field not in _by_field(again), again
+        [kept] = [k for k in again.kept if k.field == applied.field]
+        assert kept.current == applied.suggested
+        assert (f"the current value alerts on 1 with 0 false alarms, "
+                f"{'2 failures in a row' if applied is tolerance else 'a grace of 11 min'}"
+                " on 1 with 0") in kept.reason, kept.reason
 
     # a smaller window that misses the outage and the late ones: too few check-ins
     short = await advise_monitor(fresh_pool, actor, monitor, 1, times[-1] + HOUR * 20)
@@ -181,6 +199,17 @@ async def test_a_job_with_hiccups_and_one_real_outage_is_told_to_wait_for_two_fa
     assert w.outages_alerted_suggested == 1
     assert "20 finished runs in 90 days, 5 of them failed" in tolerance.reason
     assert "recover_after_successes" in [k.field for k in advice.kept], advice
+
+    # issue 32: the suggestion applied, the same history keeps it (the current value replays
+    # over the whole window as a proposal, as every candidate)
+    later = end + timedelta(seconds=40)
+    clock.set(later)
+    await update_job(fresh_pool, actor, job, tolerance.change, later)
+    again = await advise_job(fresh_pool, actor, job, 90, later)
+    assert "alert_after_failures" not in _by_field(again), again
+    [kept] = [k for k in again.kept if k.field == "alert_after_failures"]
+    assert kept.current == 2
+    assert "the current value alerts on 1 with 0 false alarms" in kept.reason, kept.reason
 
 
 async def test_a_job_with_too_few_runs_gets_no_suggestion(
