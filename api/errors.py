@@ -15,7 +15,10 @@ from litestar.exceptions import HTTPException, ValidationException
 from litestar.status_codes import HTTP_500_INTERNAL_SERVER_ERROR
 
 from api.pagination import BAD_CURSOR, CURSOR_PATTERNS
+from api.schemas.common import SPREAD_PATTERN
 from core.errors import DatabaseUnavailable, DomainError
+from core.schedule.spread import SPREAD_WORDS
+from core.secrets import NAME_PATTERN, NAME_WORDS
 from core.services.outage import DriverError, unavailable_reason
 from core.tags import TAG_PATTERN, TAG_WORDS
 
@@ -95,10 +98,14 @@ def _field_path(key: Any, message: str) -> str:
     return path or "body"
 
 
-# Patterns of the document whose raw regex would be the message: what they mean, in words.
-_PATTERN_WORDS = {
+# Patterns of the document whose raw regex would be the message: what they mean, in words
+# (every pattern of a query or path parameter has its words here: tests/integration/
+# test_openapi.py); the spread's are a job body's (core/schedule/spread.py).
+PATTERN_WORDS = {
     f"^{TAG_PATTERN}$": f"must be a tag: {TAG_WORDS.removeprefix('must be ')}",
     **dict.fromkeys(CURSOR_PATTERNS, BAD_CURSOR),
+    SPREAD_PATTERN: SPREAD_WORDS,
+    f"^{NAME_PATTERN}$": NAME_WORDS,  # a secret's name in the path
 }
 _REGEX_MESSAGE = re.compile(r"Expected `str` matching regex '(.*)'")
 
@@ -109,7 +116,7 @@ def _words(message: str) -> str:
     if found is None:
         return message
     pattern = found.group(1).encode().decode("unicode_escape")
-    return _PATTERN_WORDS.get(pattern, message)
+    return PATTERN_WORDS.get(pattern, message)
 
 
 def validation_error(request: Request[Any, Any, Any], exc: ValidationException

@@ -32,6 +32,9 @@ from core.queries import Q
 
 NAME_PATTERN = r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}"
 NAME = re.compile(rf"^{NAME_PATTERN}$")
+NAME_WORDS = ("must be 1 to 100 characters of A-Z, a-z, 0-9, _, . and -, starting with a "
+              "letter, a digit or _")
+"""What :data:`NAME_PATTERN` means (a body's name and the path's, api/errors.py)."""
 PLACEHOLDER = re.compile(r"\$\{secrets\.(" + NAME_PATTERN + r")\}")
 MARKER = "${secrets."
 MAX_VALUE_BYTES = 64 * 1024
@@ -75,8 +78,7 @@ def check_name(name: str) -> str:
         InvalidInput: not 1 to 100 of ``A-Z a-z 0-9 _ . -``, starting with a letter, digit or ``_``.
     """
     if not NAME.fullmatch(name):
-        raise invalid("name", "must be 1 to 100 characters of A-Z, a-z, 0-9, _, . and -, "
-                              "starting with a letter, a digit or _")
+        raise invalid("name", NAME_WORDS)
     return name
 
 

@@ -37,6 +37,10 @@ GAP_DAYS = 400
 FIRST_FIRES = 300
 """Slots compared from now on: a repeating pattern shows its shortest gap within them (a
 schedule of 300 slots a day is at most 5 minutes apart)."""
+SPREAD_WORDS = ("must be a duration from 1 s to 1 day: seconds or a string such as '90s', "
+                "'15m', '1h' (null or 0: no spread)")
+"""The message of a spread that is no duration in range: a job's body and the preview's query
+(api/errors.py says it for the query's pattern) alike."""
 _PREFIX = b"cronledger.spread.v1:"  # changing it would move every spread job's fire times
 
 
@@ -136,8 +140,7 @@ def normalize_spread(value: Any, schedule: Schedule | None, now: datetime,
     if seconds == 0:
         return None
     if seconds is None or not 1 <= seconds <= MAX_SPREAD_SECONDS:
-        errors.add("spread", "must be a duration from 1 s to 1 day: seconds or a string such "
-                             "as '90s', '15m', '1h' (null or 0: no spread)")
+        errors.add("spread", SPREAD_WORDS)
         return None
     if schedule is not None:
         gap = shortest_gap(schedule, now, below=seconds)

@@ -41,7 +41,7 @@ from core.crypto import (
     secret_aad,
 )
 from core.errors import Unavailable
-from core.secrets import put_secret, rotate_key
+from core.secrets import NAME_WORDS, put_secret, rotate_key
 from tests.helpers import make_worker
 from tests.processes import ROOT
 from tests.sink import Reply, Sink
@@ -165,6 +165,8 @@ async def test_bad_secrets_are_422_and_change_nothing(
     r = await api.put(f"/v1/secrets/{name}", json=body, headers=team["auth"])
     assert r.status_code == 422, r.text
     assert field in [e["field"] for e in r.json().get("errors", [])], r.json()
+    if field == "name":  # the path's pattern in words (issue 32), never the raw regex
+        assert r.json()["errors"] == [{"field": "name", "message": NAME_WORDS}], r.json()
     async with pool.connection() as conn:
         cur = await conn.execute("SELECT count(*) AS n FROM secrets WHERE team_id = %s",
                                  (team["actor"].team_id,))

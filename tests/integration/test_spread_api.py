@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from litestar.testing import AsyncTestClient
 
-from core.schedule.spread import offset_seconds, spell
+from core.schedule.spread import SPREAD_WORDS, offset_seconds, spell
 from tests.integration.test_dashboard_auth import sign_in
 
 JOB = {"name": "rollup", "schedule": "0 * * * *",
@@ -105,6 +105,17 @@ async def test_preview_lists_fire_times_with_their_slots(api: AsyncTestClient,
         "schedule": "*/5 * * * *", "spread": "6m", "job_id": str(job_id)},
         headers=team["read_auth"])
     assert r.status_code == 422 and "spread" in r.text
+    # issue 32: a spread the query's pattern refuses says what a job's body says, in words
+    # (core/schedule/spread.py:SPREAD_WORDS), not the pattern
+    job = await api.post("/v1/jobs", json={**JOB, "spread": "abc"}, headers=team["auth"])
+    [said] = [e["message"] for e in job.json()["errors"] if e["field"] == "spread"]
+    assert said == SPREAD_WORDS
+    for spread in ("abc", "1e1", "-5", "123456"):
+        r = await api.get("/v1/schedules/preview", params={
+            "schedule": "0 * * * *", "spread": spread, "job_id": str(job_id)},
+            headers=team["read_auth"])
+        assert r.status_code == 422, (spread, r.text)
+        assert r.json()["errors"] == [{"field": "spread", "message": SPREAD_WORDS}], r.text
 
 
 async def test_the_job_page_and_form_show_the_spread(frozen_api: AsyncTestClient,
