@@ -59,7 +59,8 @@ class PingTarget:
     Attributes:
         url: the ping URL without an action, no trailing slash (``https://h/ping/<token>``).
         query: query parameters of the given URL, kept on every ping (``create=1``).
-        shown: what messages may show: scheme, host and slug, never the token or ping key.
+        shown: what messages may show (:func:`masked`): scheme, host, port and slug, never
+            the token or ping key.
     """
 
     url: str
@@ -92,20 +93,50 @@ def ping_target(monitor: str, *, base_url: str | None = None,
     if "://" in monitor:
         return _url_target(monitor)
     if not _SLUG.fullmatch(monitor):
-        raise BadTarget(f"--monitor {monitor[:100]!r} is neither a slug (1 to 100 of a-z, 0-9, "
-                        "-, _) nor an http(s):// ping URL")
+        shown = _SECRET_LIKE.sub(TOKEN_SHOWN, monitor)[:100]  # a pasted token or key
+        raise BadTarget(f"--monitor {shown!r} is neither a slug (1 to 100 of a-z, 0-9, -, _) "
+                        "nor an http(s):// ping URL")
     if not ping_key:
-        raise BadTarget(f"the slug {monitor!r} needs the team's ping key: set {PING_KEY_ENV} "
+        shown = _TOKEN.sub(TOKEN_SHOWN, monitor)  # a bare token reads as a slug
+        raise BadTarget(f"the slug {shown!r} needs the team's ping key: set {PING_KEY_ENV} "
                         "(POST /v1/team/ping-key makes one), or give the full ping URL")
     if not _PING_KEY.fullmatch(ping_key):
         raise BadTarget(f"{PING_KEY_ENV} is not a ping key (22 to 64 of A-Z, a-z, 0-9, -, _)")
     base = _url_target(base_url or DEFAULT_URL, server=True)
-    return PingTarget(f"{base.url}/ping/{ping_key}/{monitor}", base.query,
-                      f"{base.shown} (monitor {monitor})")
+    url = f"{base.url}/ping/{ping_key}/{monitor}"
+    return PingTarget(url, base.query, masked(url))
+
+
+TOKEN_SHOWN, KEY_SHOWN = "<token>", "<ping key>"
+# Anything a token or a ping key may be, for text no URL can be read from (:func:`masked`).
+_SECRET_LIKE = re.compile(r"[A-Za-z0-9_-]{22,}|[0-9a-fA-F]{8}(-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}")
+
+
+def masked(text: str) -> str:
+    """A URL as messages may show it (docs/exec.md: never the token or the ping key): scheme,
+    host and port, the path with the monitor's credential replaced by :data:`TOKEN_SHOWN`
+    (``…/<token>``, healthchecks' ``…/<uuid>``, a lone last segment) or :data:`KEY_SHOWN`
+    (``…/<ping key>/<slug>``, the slug kept), an action after it and the query kept; no user
+    info. Text that does not split as a URL has every run of 22 or more token characters and
+    every UUID replaced instead. At most 300 characters."""
+    try:
+        parts = urlsplit(text.strip())
+    except ValueError:
+        return _SECRET_LIKE.sub(TOKEN_SHOWN, text)[:300]
+    segments = [s for s in parts.path.split("/") if s]
+    action = segments.pop() if _ends_with_action(segments) else None
+    if segments and (_TOKEN.fullmatch(segments[-1]) or len(segments) == 1):
+        segments[-1] = TOKEN_SHOWN
+    elif len(segments) >= 2:
+        segments[-2] = KEY_SHOWN
+    path = "/".join([*segments, *([action] if action else [])])
+    host = parts.netloc.rpartition("@")[2]
+    query = _SECRET_LIKE.sub(TOKEN_SHOWN, parts.query)
+    return urlunsplit((parts.scheme, host, f"/{path}" if path else "", query, ""))[:300]
 
 
 def _url_target(text: str, *, server: bool = False) -> PingTarget:
-    what = f"{URL_ENV} {text[:200]!r}" if server else f"the ping URL {text[:200]!r}"
+    what = f"{URL_ENV} {masked(text)!r}" if server else f"the ping URL {masked(text)!r}"
     try:
         parts = urlsplit(text.strip())
         parts.port  # noqa: B018 - raises ValueError on a port that is not a number
@@ -127,9 +158,7 @@ def _url_target(text: str, *, server: bool = False) -> PingTarget:
     query = tuple(parse_qsl(parts.query, keep_blank_values=True))
     if any(name == "rid" for name, _ in query):
         raise BadTarget(f"{what} has a rid: each run gets its own")
-    slug = segments[-1] if len(segments) >= 2 and not _TOKEN.fullmatch(segments[-1]) else None
-    shown = f"{parts.scheme}://{parts.hostname}" + (f" (monitor {slug})" if slug else "")
-    return PingTarget(url.rstrip("/"), query, shown)
+    return PingTarget(url.rstrip("/"), query, masked(url))
 
 
 def _ends_with_action(segments: list[str]) -> bool:
@@ -212,7 +241,8 @@ class Pinger:
             response = self._http.post(url, content=body,
                                        headers={"Content-Type": "text/plain; charset=utf-8"})
         except httpx.HTTPError as exc:
-            return PingResult(False, tries, None, f"{type(exc).__name__}: {exc}")
+            said = str(exc).replace(url, masked(url))  # an error may quote the URL
+            return PingResult(False, tries, None, f"{type(exc).__name__}: {said}")
         limit = response.headers.get("Ping-Body-Limit", "")
         after = response.headers.get("Retry-After", "")
         return PingResult(response.is_success, tries, response.status_code,

@@ -197,7 +197,9 @@ def test_a_ping_that_keeps_failing_never_changes_the_exit_status(
     done = _exec("--monitor", url, "--retries", "1", "--", "sh", "-c", "exit 5")
     assert done.returncode == 5
     lines = done.stderr.decode().splitlines()
-    assert lines == [f"cronledger exec: the {what} ping to http://127.0.0.1 failed after 2 "
+    # scheme, host and port, the token masked (issue 32: the port was dropped)
+    shown = f"{flaky[0]}/ping/<token>"
+    assert lines == [f"cronledger exec: the {what} ping to {shown} failed after 2 "
                      "tries: HTTP 503; the command's exit status is unchanged"
                      for what in ("start", "end")]
     assert "0" * 64 not in done.stderr.decode()  # the token is a credential: never shown
@@ -229,6 +231,41 @@ def test_unreadable_arguments_exit_2_before_anything_runs(
     [line] = done.stderr.decode().splitlines()
     assert line.startswith("cronledger exec: ") and message in line
     assert not file.exists()
+
+
+def test_refusals_never_show_the_token_or_the_ping_key(served: dict[str, str],
+                                                        tmp_path: Path) -> None:
+    """Issue 32: each message that quotes a ping URL masks its token or ping key and keeps
+    scheme, host and port (docs/exec.md); a failing ping's message likewise."""
+    token, key = "a" * 64, served["ping_key"]
+    base = served["base"]  # http://127.0.0.1:<port>
+    file = tmp_path / "ran"
+    for monitor, shown, env in (
+            (f"{base}/ping/{token}/start", f"{base}/ping/<token>/start", {}),
+            (f"{base}/ping/{key}/backup/start", f"{base}/ping/<ping key>/backup/start", {}),
+            (f"{base}/ping/{token}?rid=123", f"{base}/ping/<token>?rid=123", {}),
+            (f"{base}/ping/{key}/backup#x", f"{base}/ping/<ping key>/backup", {}),
+            ("backup", f"http://u:<pw>@{base.removeprefix('http://')}:x",
+             {"CRONLEDGER_URL": f"http://u:pw@{base.removeprefix('http://')}:x",
+              "CRONLEDGER_PING_KEY": key}),
+            (token, "<token>", {"CRONLEDGER_PING_KEY": ""}),
+            (key.upper() + " ", "<token>", {})):
+        done = _exec("--monitor", monitor, "--", "touch", str(file),
+                     env={"CRONLEDGER_PING_KEY": "", **env})
+        assert done.returncode == 2
+        [line] = done.stderr.decode().splitlines()
+        assert token not in line and key not in line and key.upper() not in line, line
+        assert "pw" not in line, line
+        if "<pw>" not in shown:
+            assert shown in line, line
+        assert not file.exists()
+    # a ping that fails: its message shows the port and the slug, not the key
+    done = _exec("--monitor", "exec-never-made", "--retries", "0", "--", "true",
+                 env=_slug_env(served))
+    assert done.returncode == 0
+    assert f"ping to {base}/ping/<ping key>/exec-never-made failed after 1 try: HTTP 404" \
+        in done.stderr.decode()
+    assert key not in done.stderr.decode()
 
 
 def test_a_slug_needs_the_ping_key(tmp_path: Path) -> None:

@@ -35,8 +35,41 @@ def test_ping_urls_are_taken_as_given(monitor: str, url: str) -> None:
 def test_a_slug_is_pinged_by_the_teams_ping_key() -> None:
     target = ping_target("backup", base_url="https://cron.example.com/", ping_key=KEY)
     assert target.url == f"https://cron.example.com/ping/{KEY}/backup"
-    assert target.shown == "https://cron.example.com (monitor backup)"
+    assert target.shown == "https://cron.example.com/ping/<ping key>/backup"
     assert KEY not in target.shown
+
+
+@pytest.mark.parametrize(("monitor", "shown"), [
+    (f"http://127.0.0.1:8123/ping/{TOKEN}/start", "http://127.0.0.1:8123/ping/<token>/start"),
+    (f"http://127.0.0.1:8123/ping/{KEY}/backup/start",
+     "http://127.0.0.1:8123/ping/<ping key>/backup/start"),
+    (f"http://127.0.0.1:8123/ping/{TOKEN}?rid=123", "http://127.0.0.1:8123/ping/<token>?rid=123"),
+    (f"http://u:pw@h:9/ping/{KEY}/backup/log", "http://h:9/ping/<ping key>/backup/log"),
+    (f"http://h:port/ping/{TOKEN}", "http://h:port/ping/<token>"),
+    (f"http://h/ping/{TOKEN}#x", "http://h/ping/<token>"),
+    (f"https://hc-ping.com/{uuid.UUID(int=1)}/fail", "https://hc-ping.com/<token>/fail"),
+])
+def test_refusals_show_the_url_with_its_secret_masked(monitor: str, shown: str) -> None:
+    """Issue 32: every message keeps scheme, host and port, never the token or the ping key
+    (docs/exec.md)."""
+    with pytest.raises(BadTarget) as raised:
+        ping_target(monitor)
+    message = str(raised.value)
+    assert repr(shown) in message, message
+    assert TOKEN not in message and KEY not in message and "pw" not in message
+
+
+def test_targets_show_the_port_and_never_the_secret() -> None:
+    assert ping_target(f"http://127.0.0.1:8123/ping/{TOKEN}").shown == \
+        "http://127.0.0.1:8123/ping/<token>"
+    assert ping_target(f"https://hc-ping.com/{KEY}/backup?create=1").shown == \
+        "https://hc-ping.com/<ping key>/backup"
+    assert ping_target("backup", base_url="http://u:pw@127.0.0.1:8123",
+                       ping_key=KEY).shown == "http://127.0.0.1:8123/ping/<ping key>/backup"
+    for pasted in (TOKEN, KEY.upper()):  # a token or a key given as --monitor
+        with pytest.raises(BadTarget) as raised:
+            ping_target(pasted)
+        assert pasted not in str(raised.value) and "<token>" in str(raised.value)
 
 
 def test_action_urls_carry_the_rid_and_the_given_query() -> None:
