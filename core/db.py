@@ -20,7 +20,14 @@ from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 from psycopg_pool.base import AttemptWithBackoff
 
-from core.errors import ConcurrencyConflict, Conflict, DomainError, InvalidInput, NotFound
+from core.errors import (
+    ConcurrencyConflict,
+    Conflict,
+    DomainError,
+    FieldError,
+    InvalidInput,
+    NotFound,
+)
 from core.services.outage import connect_dsn
 
 # Constraint name -> the domain error it means. Constraints are named in migrations/.
@@ -40,6 +47,10 @@ CONSTRAINT_DETAIL = {
     "jobs_team_name_key": "the team already has a job with this name (names are unique per "
                           "team): choose another name",
     "status_pages_path_key": "another status page has this path: choose another one",
+}
+# The field a constraint's error names (``errors`` of the 409), when it is one field's.
+CONSTRAINT_FIELD = {
+    "status_pages_path_key": ("path", "is taken by another status page"),
 }
 
 
@@ -74,7 +85,9 @@ def translate_errors() -> Iterator[None]:
         error_class = CONSTRAINT_ERRORS.get(name)
         if error_class is None:
             raise
-        raise error_class(CONSTRAINT_DETAIL[name]) from exc
+        field = CONSTRAINT_FIELD.get(name)
+        raise error_class(CONSTRAINT_DETAIL[name],
+                          [FieldError(*field)] if field else None) from exc
 
 
 # Reconnection after a database outage (docs/operations.md, "Database outages"): a failed

@@ -14,21 +14,28 @@ from core.statuspages import commands
 from core.statuspages import definition as sdef
 
 Title = Annotated[str, Meta(min_length=1, max_length=sdef.MAX_TITLE,
-                            pattern=f"^{sdef.TEXT_PATTERN}+$",
+                            pattern=f"^{sdef.TEXT_PATTERN}$",
                             description="shown at the top of the public page")]
-DisplayName = Annotated[str, Meta(min_length=1, max_length=sdef.MAX_NAME,
-                                  pattern=f"^{sdef.TEXT_PATTERN}+$")]
+DISPLAY_NAME = {"type": "string", "minLength": 1, "maxLength": sdef.MAX_NAME,
+                "pattern": f"^{sdef.TEXT_PATTERN}$"}
 Components = Annotated[list[uuid.UUID], Meta(
     min_length=1, max_length=sdef.MAX_COMPONENTS,
     description="ids of the team's jobs and monitors, in the order shown")]
 PageTags = Annotated[Tags, Meta(min_length=1, description="every live job and monitor "
                                                           "carrying one of them is shown")]
-Names = Annotated[dict[uuid.UUID, DisplayName], Meta(
+# Keys and names are checked by core/statuspages/definition.py (not by the decoder, whose
+# errors cannot say which key), so each error names `names.<key>`; the document states the
+# same rule.
+Names = Annotated[dict[str, str], Meta(
     max_length=sdef.MAX_COMPONENTS,
-    extra_json_schema={"propertyNames": {"type": "string", "format": "uuid"}},
-    description="display names by component id, shown instead of the internal names")]
+    extra_json_schema={"propertyNames": {"type": "string", "format": "uuid"},
+                       "additionalProperties": DISPLAY_NAME},
+    description="display names by component id, shown instead of the internal names. A "
+                "PATCH that gives `names` replaces the whole map: send every display name to "
+                "keep (`{}` removes them all)")]
 Path = Annotated[str, Meta(pattern=f"^{sdef.PATH_PATTERN}$",
-                           description="a custom public path: /status/<path>")]
+                           description="a custom public path: /status/<path>; never 32 hexadecimal "
+                                       "characters, the form of a page's key (422)")]
 # No control characters but tabs and newlines (core/statuspages/commands.py:set_note refuses
 # them): the pattern states that rule, so the document is as strict as the server.
 Note = Annotated[str, Meta(max_length=commands.MAX_NOTE,
@@ -47,8 +54,9 @@ class StatusPageCreate(Struct, forbid_unknown_fields=True):
 
 
 class StatusPagePatch(Struct, forbid_unknown_fields=True):
-    """Body of ``PATCH /v1/status-pages/{id}``: the fields given change (``tags`` replaces
-    ``components`` and the reverse; ``path: null`` clears it); ``rotate_key: true`` mints a
+    """Body of ``PATCH /v1/status-pages/{id}``: the fields given change, each replaced whole
+    (``tags`` replaces ``components`` and the reverse; ``names`` replaces the whole map of
+    display names: send every one to keep; ``path: null`` clears it); ``rotate_key: true`` mints a
     new public key (the old URL answers 404 at once); ``version`` makes the change
     conditional (409 otherwise)."""
 

@@ -37,12 +37,17 @@ LIMIT %(limit)s::int;
 DELETE FROM status_pages WHERE id = %(id)s::uuid;
 
 -- name: status_page_by_key
--- A visitor's page: by the hash of the key in the URL, or by the custom path (the key first).
+-- A visitor's page by the hash of the key in the URL (a URL of a key's form: never a path,
+-- core/statuspages/definition.py:url_kind).
 SELECT id, team_id, title, tags, components, names, path, version, updated_at
 FROM status_pages
-WHERE key_hash = %(key_hash)s::bytea OR path = %(path)s::text
-ORDER BY key_hash = %(key_hash)s::bytea DESC
-LIMIT 1;
+WHERE key_hash = %(key_hash)s::bytea;
+
+-- name: status_page_by_path
+-- A visitor's page by its custom path (a URL of a path's form, never a key's).
+SELECT id, team_id, title, tags, components, names, path, version, updated_at
+FROM status_pages
+WHERE path = %(path)s::text;
 
 -- name: status_page_subjects
 -- Which of the given ids are live jobs and monitors of the team (a page may only name those).

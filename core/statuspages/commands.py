@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from datetime import datetime
 from typing import Any
 
@@ -51,21 +51,25 @@ class Minted:
 
 
 async def _check_subjects(conn: psycopg.AsyncConnection, team_id: uuid.UUID,
-                          definition: dict[str, Any]) -> None:
+                          definition: dict[str, Any], given: Collection[str]) -> None:
     """Refuse component and display-name ids that are not live jobs or monitors of the team
-    (422 naming each)."""
-    ids = list(dict.fromkeys([*definition["components"],
-                              *(uuid.UUID(k) for k in definition["names"])]))
+    (422 naming each), of the fields ``given`` only (``components``, ``names``): a stored one
+    whose job or monitor was deleted since is not shown (:mod:`core.statuspages.public`,
+    :mod:`core.statuspages.queries`) and never stops a change of the other fields, such as a
+    key's rotation."""
+    components = definition["components"] if "components" in given else []
+    names = definition["names"] if "names" in given and not definition["components"] else {}
+    ids = list(dict.fromkeys([*components, *(uuid.UUID(k) for k in names)]))
     if not ids:
         return
     cur = await conn.execute(Q["status_page_subjects"], {"team_id": team_id, "ids": ids})
     known = {row["id"] for row in await cur.fetchall()}
     errors = FieldErrors()
-    for n, subject in enumerate(definition["components"]):
+    for n, subject in enumerate(components):
         if subject not in known:
             errors.add(f"components.{n}", f"no job or monitor {subject} in this team")
-    for key in definition["names"]:
-        if uuid.UUID(key) not in known and not definition["components"]:
+    for key in names:
+        if uuid.UUID(key) not in known:
             errors.add(f"names.{key}", f"no job or monitor {key} in this team")
     errors.raise_if_any()
 
@@ -106,7 +110,7 @@ async def create_page(pool: AsyncConnectionPool, keyring: KeyRing | None, actor:
     decision = decide_create(CreatePage(fields, key_hash))
     page_id = uuid.uuid4()
     async with transaction(pool) as conn:
-        await _check_subjects(conn, actor.team_id, decision.definition)
+        await _check_subjects(conn, actor.team_id, decision.definition, decision.definition)
         await append(conn, PAGE, actor, page_id, None, decision.events, now,
                      _sealing(keyring, actor, page_id, key))
     return Minted(page_id, key)
@@ -132,7 +136,7 @@ async def update_page(pool: AsyncConnectionPool, keyring: KeyRing | None, actor:
     async with transaction(pool) as conn:
         page = await lock(conn, PAGE, actor, page_id, expected_version)
         decision = decide_update(page, UpdatePage(fields, key_hash))
-        await _check_subjects(conn, actor.team_id, decision.definition)
+        await _check_subjects(conn, actor.team_id, decision.definition, fields)
         if decision.events:
             await append(conn, PAGE, actor, page_id, page, decision.events, now,
                          _sealing(keyring, actor, page_id, key) if key else None)

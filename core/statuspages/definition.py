@@ -3,11 +3,13 @@
 A page has a ``title`` (1 to :data:`MAX_TITLE` characters) and its components either by
 ``tags`` (every live job and monitor of the team carrying one of them, when the page is read)
 or by ``components`` (ids of the team's jobs and monitors, at most :data:`MAX_COMPONENTS`, in
-the order given, duplicates dropped), never both. ``names`` gives display names by component id
-(1 to :data:`MAX_NAME` characters; a component without one shows its own name). Texts hold no
-control characters (:data:`TEXT_PATTERN`). ``path``: an optional custom public path
-(:data:`PATH_PATTERN`), unique over every team; a URL naming both a page's key and another's
-path is the key's page.
+the order given, each once: a duplicate is refused), never both. ``names`` gives display names
+by component id (1 to :data:`MAX_NAME` characters; a component without one shows its own
+name). Texts hold no control or invisible formatting characters (:data:`core.tags.INVISIBLE`,
+the tags' rule) and are not blank (:data:`TEXT_PATTERN`). ``path``: an optional custom public
+path (:data:`PATH_PATTERN`), unique over every team, never of a key's form
+(:data:`KEY_PATTERN`, 32 hexadecimal characters): a URL's last segment is looked up as a key
+when it has that form and as a path otherwise (:func:`url_kind`), so the two never collide.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import uuid
 from typing import Any
 
 from core.errors import FieldErrors, nul_errors
-from core.tags import normalize_tags
+from core.tags import INVISIBLE, normalize_tags
 
 MAX_TITLE = 200
 MAX_NAME = 100
@@ -25,19 +27,39 @@ MAX_COMPONENTS = 250
 PATH_PATTERN = "[a-z0-9][a-z0-9-]{0,62}[a-z0-9]"
 _PATH = re.compile(PATH_PATTERN)
 PATH_WORDS = "must be 2 to 64 lowercase letters, digits or inner hyphens"
-TEXT_PATTERN = "[^\\x00-\\x1f\\x7f]"  # one character of a title or display name
+KEY_PATTERN = "[0-9a-f]{32}"  # a minted key (core/statuspages/keys.py:new_key)
+_KEY = re.compile(KEY_PATTERN)
+KEY_FORM_WORDS = ("must not be 32 hexadecimal characters: that is the form of a page's key, "
+                  "which a path may never be taken for")
+# A title or display name: no control or invisible formatting character, and at least one
+# character that is not a space.
+TEXT_PATTERN = f"[^{INVISIBLE}]*[^\\x20\\xa0{INVISIBLE}][^{INVISIBLE}]*"
 FIELDS = ("title", "tags", "components", "names", "path")
 
 
-_TEXT = re.compile(f"{TEXT_PATTERN}+")
+_TEXT = re.compile(TEXT_PATTERN)
+_INVISIBLE = re.compile(f"[{INVISIBLE}]")
+
+
+def url_kind(segment: str) -> str | None:
+    """What the last segment of a public URL can be: ``"key"`` (:data:`KEY_PATTERN`),
+    ``"path"`` (:data:`PATH_PATTERN`) or ``None`` (neither: no page, nothing to look up)."""
+    if _KEY.fullmatch(segment):
+        return "key"
+    if _PATH.fullmatch(segment):
+        return "path"
+    return None
 
 
 def _text(value: Any, field: str, limit: int, errors: FieldErrors) -> str | None:
     if not isinstance(value, str) or not 1 <= len(value) <= limit:
         errors.add(field, f"must be 1 to {limit} characters")
         return None
+    if _INVISIBLE.search(value):
+        errors.add(field, "must not contain control or invisible formatting characters")
+        return None
     if not _TEXT.fullmatch(value):
-        errors.add(field, "must not contain control characters")
+        errors.add(field, "must not be blank")
         return None
     return value
 
@@ -55,8 +77,11 @@ def _components(value: Any, errors: FieldErrors) -> list[uuid.UUID]:
         except ValueError:
             errors.add(f"components.{n}", "must be the id of a job or monitor")
             continue
-        if one not in out:
-            out.append(one)
+        if one in out:
+            errors.add(f"components.{n}", f"repeats {one} (components.{out.index(one)}): "
+                                          "give each component once")
+            continue
+        out.append(one)
     return out
 
 
@@ -72,7 +97,8 @@ def _names(value: Any, errors: FieldErrors) -> dict[str, str]:
         try:
             one = str(key if isinstance(key, uuid.UUID) else uuid.UUID(str(key)))
         except ValueError:
-            errors.add(f"names.{key}", "must be keyed by the id of a job or monitor")
+            errors.add(f"names.{key}", "is not the id of a job or monitor: names are keyed "
+                                       "by component id")
             continue
         text = _text(name, f"names.{one}", MAX_NAME, errors)
         if text is not None:
@@ -109,6 +135,8 @@ def normalize_page(fields: dict[str, Any]) -> dict[str, Any]:
     path = fields.get("path")
     if path is not None and (not isinstance(path, str) or not _PATH.fullmatch(path)):
         errors.add("path", PATH_WORDS)
+    elif path is not None and _KEY.fullmatch(path):
+        errors.add("path", KEY_FORM_WORDS)
     errors.raise_if_any()
     assert title is not None
     return {"title": title, "tags": tags, "components": components, "names": names,

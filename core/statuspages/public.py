@@ -22,7 +22,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from core.queries import Q
 from core.statuspages.bars import Bar, component_bars
-from core.statuspages.definition import MAX_COMPONENTS
+from core.statuspages.definition import MAX_COMPONENTS, url_kind
 from core.statuspages.incidents import EVENTS, PROBLEMS, RECOVERIES, Incident
 from core.tokens import token_hash
 
@@ -76,9 +76,10 @@ class PublicComponent:
 
 @dataclass(frozen=True, slots=True)
 class PublicIncident:
-    """One incident as shown: an opaque ``ref`` (a keyed hash of the alert id, stable for the
-    feed's entry ids, revealing nothing), the component's display ``name``, ``kind``, when it
-    started and was resolved (UTC; ``None``: open) and the person's ``note``."""
+    """One incident as shown: an opaque ``ref`` (a UUID made of a keyed hash of the alert id,
+    stable for the feed's entry ids, revealing nothing: :func:`_ref`), the component's display
+    ``name``, ``kind``, when it started and was resolved (UTC; ``None``: open) and the
+    person's ``note``."""
 
     ref: str
     name: str
@@ -112,12 +113,17 @@ class PublicPage:
 
 async def find_page(pool: AsyncConnectionPool, key: str) -> PageRow | None:
     """The page whose public key (by its hash) or custom path is ``key`` (``None``: no such
-    page; the caller answers 404 without saying which)."""
-    if len(key) > 100:
+    page; the caller answers 404 without saying which). A ``key`` of a key's form is only
+    looked up as a key, one of a path's form only as a path, anything else (a NUL, a
+    capital, 300 characters ...) not at all (:func:`core.statuspages.definition.url_kind`)."""
+    kind = url_kind(key)
+    if kind is None:
         return None
     async with pool.connection() as conn:
-        cur = await conn.execute(Q["status_page_by_key"],
-                                 {"key_hash": token_hash(key), "path": key})
+        if kind == "key":
+            cur = await conn.execute(Q["status_page_by_key"], {"key_hash": token_hash(key)})
+        else:
+            cur = await conn.execute(Q["status_page_by_path"], {"path": key})
         row = await cur.fetchone()
     if row is None:
         return None
@@ -128,7 +134,14 @@ async def find_page(pool: AsyncConnectionPool, key: str) -> PageRow | None:
 
 
 def _ref(page: PageRow, alert_id: uuid.UUID) -> str:
-    return hmac.new(page.id.bytes, alert_id.bytes, hashlib.sha256).hexdigest()[:24]
+    """The incident's public id: a UUID (version 8, RFC 9562: its 122 free bits the first of
+    an HMAC-SHA256 of the alert id keyed by the page id), stable per page and alert, from
+    which neither id can be read."""
+    digest = hmac.new(page.id.bytes, alert_id.bytes, hashlib.sha256).digest()
+    value = int.from_bytes(digest[:16], "big")
+    value = (value & ~(0xF000 << 64)) | (8 << 76)  # version 8
+    value = (value & ~(0xC000 << 48)) | (0x8000 << 48)  # the RFC's variant
+    return str(uuid.UUID(int=value))
 
 
 async def public_view(pool: AsyncConnectionPool, read_pool: AsyncConnectionPool,

@@ -12,16 +12,39 @@ from core.db import fetch_team_page, fetch_team_row
 from core.queries import Q
 
 
+async def _live(pool: AsyncConnectionPool, team_id: uuid.UUID,
+                rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``rows`` with ``components`` and ``names`` of live jobs and monitors only: one deleted
+    since it was chosen drops out of the page as it does from the public page
+    (``status_page_components``). One statement (``status_page_subjects``), none without
+    ids."""
+    ids = list({*(c for r in rows for c in r["components"]),
+                *(uuid.UUID(k) for r in rows for k in r["names"])})
+    if not ids:
+        return rows
+    async with pool.connection() as conn:
+        cur = await conn.execute(Q["status_page_subjects"], {"team_id": team_id, "ids": ids})
+        live = {row["id"] for row in await cur.fetchall()}
+    return [{**r, "components": [c for c in r["components"] if c in live],
+             "names": {k: v for k, v in r["names"].items() if uuid.UUID(k) in live}}
+            for r in rows]
+
+
 async def get_page(pool: AsyncConnectionPool, team_id: uuid.UUID,
                    page_id: uuid.UUID) -> dict[str, Any]:
-    """The ``status_pages`` row. Raises: NotFound."""
-    return await fetch_team_row(pool, Q["status_page_get"], "status page", page_id, team_id)
+    """The ``status_pages`` row, its deleted components left out (:func:`_live`).
+    Raises: NotFound."""
+    row = await fetch_team_row(pool, Q["status_page_get"], "status page", page_id, team_id)
+    return (await _live(pool, team_id, [row]))[0]
 
 
 async def list_pages(pool: AsyncConnectionPool, team_id: uuid.UUID, *, limit: int,
                      after: tuple[datetime, uuid.UUID] | None) -> list[dict[str, Any]]:
-    """A keyset page of the team's status pages, oldest first."""
-    return await fetch_team_page(pool, Q["status_page_list"], team_id, limit=limit, after=after)
+    """A keyset page of the team's status pages, oldest first, their deleted components left
+    out (:func:`_live`)."""
+    rows = await fetch_team_page(pool, Q["status_page_list"], team_id, limit=limit,
+                                 after=after)
+    return await _live(pool, team_id, rows)
 
 
 async def get_note(pool: AsyncConnectionPool, team_id: uuid.UUID,

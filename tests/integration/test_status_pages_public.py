@@ -150,7 +150,9 @@ async def test_the_feed_is_valid_atom(frozen_api: AsyncTestClient, pool: AsyncCo
         for required in ("id", "title", "updated"):
             assert entry.findtext(f"{ATOM}{required}"), required
         assert entry.findtext(f"{ATOM}id").startswith("urn:uuid:")
-        uuid.UUID(entry.findtext(f"{ATOM}id").removeprefix("urn:uuid:"))
+        # a whole UUID of its own (version 8), not 96 bits padded with zeros
+        entry_id = uuid.UUID(entry.findtext(f"{ATOM}id").removeprefix("urn:uuid:"))
+        assert entry_id.version == 8 and not entry_id.hex.endswith("00000000")
     assert len({e.findtext(f"{ATOM}id") for e in entries}) == 3
     assert "Queue host replaced." in entries[1].findtext(f"{ATOM}content")
     assert entries[2].findtext(f"{ATOM}updated") == (

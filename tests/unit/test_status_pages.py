@@ -55,10 +55,14 @@ def test_refusals_name_the_field(fields: dict[str, object], field: str) -> None:
     assert field in [e.field for e in caught.value.errors]
 
 
-def test_duplicate_components_are_dropped_in_order() -> None:
+def test_a_duplicate_component_is_refused_by_its_place() -> None:
     a, b = uuid.uuid4(), uuid.uuid4()
-    page = normalize_page({"title": "t", "components": [str(a), str(b), str(a)]})
+    page = normalize_page({"title": "t", "components": [str(a), str(b)]})
     assert page["components"] == [a, b] and page["tags"] == [] and page["path"] is None
+    with pytest.raises(InvalidInput) as refused:
+        normalize_page({"title": "t", "components": [str(a), str(b), str(a)]})
+    assert [e.field for e in refused.value.errors] == ["components.2"]
+    assert "components.0" in refused.value.errors[0].message
 
 
 def test_the_cache_serves_a_body_for_its_ttl_only() -> None:

@@ -1,6 +1,6 @@
 """The public status pages (docs/status-pages.md): ``GET /status/{key}`` (HTML, no key, no
 session, no JavaScript) and ``GET /status/{key}/feed.atom`` (the incidents as an Atom feed,
-RFC 4287).
+RFC 4287); ``HEAD`` of either answers as ``GET`` without the body.
 
 ``key`` is a page's minted key or its custom path (:func:`core.statuspages.public.find_page`);
 an unknown one is a bare 404 that says nothing of why. The bodies are rendered from
@@ -12,12 +12,11 @@ it.
 from __future__ import annotations
 
 import gzip
-import uuid
 import xml.etree.ElementTree as ET
 from datetime import UTC, datetime
 from typing import Any
 
-from litestar import Request, Response, get
+from litestar import Request, Response, route
 from litestar.params import FromPath
 from markupsafe import Markup, escape
 
@@ -35,7 +34,9 @@ from core.statuspages.public import (
 )
 
 ATOM = "http://www.w3.org/2005/Atom"
-HTML_TYPE = "text/html; charset=utf-8"
+# Litestar appends "; charset=utf-8" to a text/* media type itself (once): naming it here
+# doubled it.
+HTML_TYPE = "text/html"
 ATOM_TYPE = "application/atom+xml; charset=utf-8"
 NOT_FOUND = b"<!doctype html><title>Not found</title><p>Not found.</p>\n"
 PROBLEM_WORDS = {"monitor": "down", "job": "failing"}
@@ -122,7 +123,7 @@ def render_html(request: Request[Any, Any, Any], view: PublicPage, url: str) -> 
 def render_atom(view: PublicPage, url: str) -> bytes:
     """The incidents of ``view`` as an Atom feed (RFC 4287: ``id``, ``title``, ``updated``
     and an ``author`` on the feed; ``id``, ``title``, ``updated`` on each entry). An entry's
-    id is a ``urn:uuid:`` made of its opaque ``ref``, never an internal id."""
+    id is ``urn:uuid:`` and its opaque ``ref`` (a UUID of its own), never an internal id."""
     ET.register_namespace("", ATOM)
 
     def sub(parent: ET.Element, tag: str, text: str | None = None,
@@ -140,7 +141,7 @@ def render_atom(view: PublicPage, url: str) -> bytes:
     sub(feed, "link", rel="alternate", href=url, type="text/html")
     for incident in view.feed:
         entry = sub(feed, "entry")
-        sub(entry, "id", f"urn:uuid:{uuid.UUID(hex=incident.ref[:32].ljust(32, '0'))}")
+        sub(entry, "id", f"urn:uuid:{incident.ref}")
         sub(entry, "title", incident_title(incident))
         sub(entry, "published", rfc3339(incident.started_at))
         sub(entry, "updated", rfc3339(incident.resolved_at or incident.started_at))
@@ -157,9 +158,10 @@ def render_atom(view: PublicPage, url: str) -> bytes:
 
 async def _serve(request: Request[Any, Any, Any], key: str, variant: str) -> Response[bytes]:
     state = request.app.state
+    head = request.method == "HEAD"  # as GET, without the body
     page = await find_page(state.pool, key)
     if page is None:
-        return Response(NOT_FOUND, status_code=404, media_type=HTML_TYPE,
+        return Response(b"" if head else NOT_FOUND, status_code=404, media_type=HTML_TYPE,
                         headers={"Cache-Control": "no-store"})
     now = state.clock.now()
     cache = _cache(request)
@@ -182,17 +184,19 @@ async def _serve(request: Request[Any, Any, Any], key: str, variant: str) -> Res
                "X-Robots-Tag": "noindex", "Referrer-Policy": "no-referrer"}
     if gzipped:
         headers["Content-Encoding"] = "gzip"
-    return Response(body, media_type=HTML_TYPE if variant == "html" else ATOM_TYPE,
-                    headers=headers)
+    return Response(b"" if head else body,
+                    media_type=HTML_TYPE if variant == "html" else ATOM_TYPE, headers=headers)
 
 
-@get("/status/{key:str}", name="status_public", include_in_schema=False)
+@route("/status/{key:str}", http_method=["GET", "HEAD"], name="status_public",
+       include_in_schema=False)
 async def status_page(request: Request[Any, Any, Any], key: FromPath[str]) -> Response[bytes]:
     """A public status page (module docstring)."""
     return await _serve(request, key, "html")
 
 
-@get("/status/{key:str}/feed.atom", name="status_feed", include_in_schema=False)
+@route("/status/{key:str}/feed.atom", http_method=["GET", "HEAD"], name="status_feed",
+       include_in_schema=False)
 async def status_feed(request: Request[Any, Any, Any], key: FromPath[str]) -> Response[bytes]:
     """A public status page's incidents as Atom."""
     return await _serve(request, key, "atom")
