@@ -57,7 +57,8 @@ def decide_create(command: CreatePage) -> Decision:
 
 def decide_update(before: PageState, command: UpdatePage) -> Decision:
     """Change the fields given and/or the key: ``status_page.updated`` with the changed
-    fields (``key_hash`` among them for a new key); nothing when nothing changes.
+    fields (``key_hash`` among them for a new key); nothing when nothing changes. Without
+    fields (a key's rotation) the stored definition is kept as it is, unchecked.
 
     Raises:
         InvalidInput: the resulting definition is not acceptable.
@@ -68,7 +69,9 @@ def decide_update(before: PageState, command: UpdatePage) -> Decision:
         given["components"] = []
     if "components" in given and "tags" not in given:
         given["tags"] = []
-    definition = normalize_page({**current, **given})
+    # A bare rotation re-checks nothing: a stored field refused by a later rule (a path of a
+    # key's form, a blank title) never stops a leaked key from being replaced.
+    definition = normalize_page({**current, **given}) if given else current
     changes = event_data({k: v for k, v in definition.items() if v != current[k]})
     if command.key_hash is not None:
         changes["key_hash"] = command.key_hash.hex()

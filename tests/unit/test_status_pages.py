@@ -140,3 +140,19 @@ def testperiods_by_day_match_the_scan_of_every_period() -> None:
             scanned = [p for p in periods if p["started_at"] < end
                        and (p["ended_at"] is None or p["ended_at"] > start)]
             assert found.get(n, []) == scanned, (n, periods)
+
+
+def test_a_rotation_alone_rechecks_nothing_stored() -> None:
+    from core.statuspages.decide import UpdatePage, decide_update
+    from core.statuspages.state import PageState
+
+    now = datetime(2026, 11, 30, tzinfo=UTC)
+    # a path of a key's form, stored before the rule that refuses it
+    page = PageState(id=uuid.uuid4(), team_id=uuid.uuid4(), title="t", tags=["a"],
+                     components=[], names={}, path="0" * 32, key_hash=b"\x01" * 32,
+                     version=1, created_at=now, updated_at=now)
+    rotated = decide_update(page, UpdatePage({}, b"\x02" * 32))
+    assert rotated.events == [("status_page.updated", {"changes": {"key_hash": "02" * 32}})]
+    with pytest.raises(InvalidInput) as refused:
+        decide_update(page, UpdatePage({"title": "u"}))
+    assert [e.field for e in refused.value.errors] == ["path"]
