@@ -123,6 +123,20 @@ NameCursor = Annotated[str | None, QueryParameter(
 SecretPathName = Annotated[str, PathParameter(pattern=f"^{NAME_PATTERN}$",
                                               description="the secret's name")]
 
+def digits_only(request: Request[Any, Any, Any], name: str, words: str) -> None:
+    """Refuse a whole-number query parameter ``name`` whose text is not ASCII digits without
+    a leading zero (``1e1``, ``+5``, `` 5``, ``1.0``, ``05``: the decoder would read some of
+    them as numbers) with ``words`` as the message; an absent one passes. The bounds stay the
+    parameter's.
+
+    Raises:
+        InvalidInput: on ``name``.
+    """
+    for text in request.query_params.getall(name, []):
+        if not (text.isascii() and text.isdigit()) or (text.startswith("0") and text != "0"):
+            raise invalid(name, words)
+
+
 INSTANT_EXAMPLE = "2026-11-30T00:00:00Z"
 INSTANT_MESSAGE = ("must be an RFC 3339 instant with an offset (Z or +hh:mm), "
                    f"e.g. {INSTANT_EXAMPLE}")

@@ -13,6 +13,7 @@ from typing import Any
 from litestar.testing import AsyncTestClient
 from psycopg_pool import AsyncConnectionPool
 
+from api.controllers.advice import DAYS_WORDS
 from core.advice.answer import Advice, Suggestion
 from core.advice.jobs import advise_job
 from core.advice.monitors import advise_monitor
@@ -244,10 +245,13 @@ async def test_advice_routes_read_keys_and_errors(
             assert body["insufficient"].startswith("too little history: 0 ")
         r = await frozen_api.get(path, params={"days": 7}, headers=team["auth"])
         assert r.status_code == 200 and r.json()["days"] == 7
-        for days in ("0", "91", "-1", "abc", "1.5"):
+        # digits only (issue 32: 1e1 was read as 10)
+        for days in ("0", "91", "-1", "abc", "1.5", "1e1", "+5", " 5", "5 ", "10.0", "07", "١٠"):
             r = await frozen_api.get(path, params={"days": days}, headers=team["auth"])
             assert r.status_code == 422, (days, r.text)
             assert "days" in r.json()["detail"]
+            if days == "1e1":  # read as 10 by the decoder, refused in words
+                assert r.json()["errors"] == [{"field": "days", "message": DAYS_WORDS}]
         assert (await frozen_api.get(path)).status_code == 401
     key, _ = await create_api_key(pool, f"team-{uuid.uuid4().hex[:10]}", "write")
     other = {"Authorization": f"Bearer {key}"}  # another team's key
