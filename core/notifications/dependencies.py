@@ -18,7 +18,8 @@ parent is *down* when it is a monitor whose status is ``down`` or a job in a fai
   held (a failure tolerance, a later slot) names them in that alert, and one already alerted
   names them in its re-alerts and its recovery.
 - A dependent that comes back while held: its recovery alert (``up`` / ``recovered``) is held
-  too (nothing was said, so nothing is taken back) and its held alerts are closed.
+  too (nothing was said, so nothing is taken back) and its held alerts are closed, that
+  recovery included (:func:`close_held_recoveries`): nothing of them is owed later.
 - When no parent is down any more, :mod:`core.notifications.released` sends each dependent
   still down the alert it owes, once, in the transaction that ended the hold (a parent's
   recovery, an edit of the dependent's ``depends_on``; the checker's pass for what those
@@ -122,6 +123,19 @@ async def close_recovered(conn: psycopg.AsyncConnection, considered: Considered,
     too): nothing is owed any more."""
     ids = [h["id"] for s in subject_ids for h in considered.open_holds.get(s, ())]
     await release(conn, ids, None, now, "it came back while its parents were down")
+
+
+async def close_held_recoveries(conn: psycopg.AsyncConnection,
+                                recorded: Sequence[tuple[uuid.UUID, str, str]],
+                                now: datetime) -> None:
+    """Close, as soon as recorded, the held recovery alerts among ``recorded`` (``[(alert id,
+    subject_type, event)]`` of the held alerts just written): a recovery held is owed nothing
+    later. Left open, a parent's recovery would take it for a hold and, were the subject
+    failing again by then (a job's new streak below its ``alert_after_failures``), send a
+    ``failed`` it never owed (docs/notifications.md, *Dependencies*: a dependent that came
+    back while held owes nothing)."""
+    await release(conn, [i for i, kind, event in recorded if event in RECOVERY.get(kind, ())],
+                  None, now, "it came back while its parents were down")
 
 
 async def release(conn: psycopg.AsyncConnection, ids: Sequence[uuid.UUID],

@@ -102,6 +102,9 @@ async def enqueue(
         return []
     held = await hold(conn, alerts, now)
     await _record(conn, [(ids[n], alerts[n]) for n in sorted(ids)], held, waiting, now)
+    await dependencies.close_held_recoveries(conn, [
+        (ids[n], alerts[n].subject_type, alerts[n].event) for n in sorted(ids)
+        if alerts[n].subject_id in waiting], now)
     cur = await conn.execute(Q["notification_enqueue"], {
         **rows, "now": now, "max_attempts": max_attempts})
     written = await cur.fetchall()

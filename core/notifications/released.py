@@ -29,8 +29,9 @@ async def release_held(conn: psycopg.AsyncConnection, now: datetime, *, limit: i
     (:func:`release_dependents`, :func:`release_subject`) left (a hold locked by another
     transaction then, or one from before they released at once).
 
-    Per subject: still down (a monitor ``down``, a job in a failure streak) and with
-    channels, its first held alert's message goes out as a new alert (``down`` or
+    Per subject: still down (a monitor ``down``, a job in a failure streak), with channels
+    and a held problem alert (a held recovery owes nothing), its first held problem alert's
+    message goes out as a new alert (``down`` or
     ``failed``; rule: the held one's, with ``released_from``: its id; a maintenance window
     may still hold it: ``hold``, :data:`core.notifications.outbox.Hold`); else nothing is
     owed. Either way its held alerts are marked released
@@ -88,12 +89,15 @@ async def _release_free(conn: psycopg.AsyncConnection, rows: Sequence[dict[str, 
 
 async def _release_one(conn: psycopg.AsyncConnection, held: list[dict[str, Any]],
                        now: datetime, hold: Hold, max_attempts: int) -> None:
-    first = held[0]
     ids = [h["id"] for h in held]
+    # only a held problem alert is owed; a held recovery recorded before
+    # dependencies.close_held_recoveries closed it at once is closed with nothing sent
+    problems = [h for h in held if h["event"] in PROBLEM[h["subject_type"]]]
+    first = problems[0] if problems else held[0]
     cur = await conn.execute(Q["dependency_subject_down"], {
         "subject_type": first["subject_type"], "id": first["subject_id"]})
     subject = await cur.fetchone()
-    if subject is None or not subject["down"] or not subject["channels"]:
+    if not problems or subject is None or not subject["down"] or not subject["channels"]:
         await release(conn, ids, None, now,
                       "it was no longer down when its parents came back")
         return
