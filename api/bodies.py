@@ -23,7 +23,7 @@ import msgspec
 from litestar import Request
 from litestar.exceptions import HTTPException, ValidationException
 
-from api.deps import provide_actor
+from api.deps import provide_actor, whole_number_queries
 
 _AT = " - at `"
 
@@ -45,6 +45,7 @@ async def strict_json_body(request: Request[Any, Any, Any]) -> None:
         ValidationException: the body does not have the types of the handler's ``data``
             (``extra``: one ``{"message", "key"}``, the key a msgspec path such as ``$.a.b``).
     """
+    await whole_number_queries(request)
     parameters = request.route_handler.parsed_fn_signature.parameters
     field = parameters.get("data")
     if field is None:

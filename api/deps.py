@@ -123,6 +123,40 @@ NameCursor = Annotated[str | None, QueryParameter(
 SecretPathName = Annotated[str, PathParameter(pattern=f"^{NAME_PATTERN}$",
                                               description="the secret's name")]
 
+def whole_number_words(low: int | None, high: int | None) -> str:
+    """The refusal of a whole-number query parameter that is not written in digits."""
+    bounds = f" from {low} to {high}" if low is not None and high is not None else ""
+    return (f"must be a whole number{bounds}, in digits only (no sign, space, exponent or "
+            "leading zero)")
+
+
+async def whole_number_queries(request: Request[Any, Any, Any]) -> None:
+    """Refuse every whole-number query parameter of a ``/v1`` route (a handler argument typed
+    ``int``, bounds from its ``QueryParameter``) whose text is not ASCII digits
+    (:func:`digits_only`): Litestar's lax conversion reads ``?limit=1e1`` and ``?limit=10.0``
+    as 10. Runs as part of the app's ``before_request`` hook, after authentication as the
+    handler would do it.
+
+    Raises:
+        Unauthorized, Forbidden: as :func:`provide_actor`, on an authenticated route.
+        InvalidInput: on the first parameter written otherwise.
+    """
+    if not request.url.path.startswith("/v1/"):
+        return
+    parameters = request.route_handler.parsed_fn_signature.parameters
+    for name, field in parameters.items():
+        if field.annotation is not int or name in request.path_params:
+            continue
+        kwarg = field.kwarg_definition
+        key = getattr(kwarg, "query", None) or name
+        if key not in request.query_params:
+            continue
+        if "actor" in parameters:
+            await provide_actor(request)
+        digits_only(request, key, whole_number_words(getattr(kwarg, "ge", None),
+                                                     getattr(kwarg, "le", None)))
+
+
 def digits_only(request: Request[Any, Any, Any], name: str, words: str) -> None:
     """Refuse a whole-number query parameter ``name`` whose text is not ASCII digits without
     a leading zero (``1e1``, ``+5``, `` 5``, ``1.0``, ``05``: the decoder would read some of

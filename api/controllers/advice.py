@@ -4,13 +4,13 @@ advisor's suggestions, computed by :mod:`core.advice`; nothing is changed."""
 from __future__ import annotations
 
 import uuid
-from typing import Annotated, Any
+from typing import Annotated
 
 import msgspec
-from litestar import Controller, Request, get
+from litestar import Controller, get
 from litestar.params import FromPath, QueryParameter
 
-from api.deps import ActorDep, ClockDep, PoolDep, digits_only
+from api.deps import ActorDep, ClockDep, PoolDep, whole_number_words
 from api.schemas.advice import Advice
 from core.advice.jobs import advise_job
 from core.advice.monitors import advise_monitor
@@ -20,8 +20,7 @@ Days = Annotated[int, QueryParameter(
     ge=1, le=MAX_DAYS,
     description=f"how many days of history to read, before now (1 to {MAX_DAYS}, default "
                 f"{DEFAULT_DAYS})")]
-DAYS_WORDS = (f"must be a whole number of days from 1 to {MAX_DAYS}, in digits only (no sign, "
-              "space, exponent or leading zero)")
+DAYS_WORDS = whole_number_words(1, MAX_DAYS)  # api/deps.py:whole_number_queries refuses
 
 
 class AdviceController(Controller):
@@ -32,9 +31,8 @@ class AdviceController(Controller):
          summary="Suggested grace, run-time bounds, failure tolerance and schedule, from the "
                  "monitor's recorded history (never applied)")
     async def monitor_advice(self, monitor_id: FromPath[uuid.UUID], actor: ActorDep,
-                             pool: PoolDep, clock: ClockDep, request: Request[Any, Any, Any],
+                             pool: PoolDep, clock: ClockDep,
                              days: Days = DEFAULT_DAYS) -> Advice:
-        digits_only(request, "days", DAYS_WORDS)
         answer = await advise_monitor(pool, actor, monitor_id, days, clock.now())
         return msgspec.convert(answer, Advice, from_attributes=True)
 
@@ -42,8 +40,7 @@ class AdviceController(Controller):
          summary="Suggested failure tolerance and run-time bounds, from the job's recorded "
                  "runs (never applied)")
     async def job_advice(self, job_id: FromPath[uuid.UUID], actor: ActorDep, pool: PoolDep,
-                         clock: ClockDep, request: Request[Any, Any, Any],
+                         clock: ClockDep,
                          days: Days = DEFAULT_DAYS) -> Advice:
-        digits_only(request, "days", DAYS_WORDS)
         answer = await advise_job(pool, actor, job_id, days, clock.now())
         return msgspec.convert(answer, Advice, from_attributes=True)

@@ -10,7 +10,8 @@ import pytest
 from litestar.testing import AsyncTestClient
 from psycopg_pool import AsyncConnectionPool
 
-from api.pagination import BAD_CURSOR
+from api.deps import whole_number_words
+from api.pagination import BAD_CURSOR, MAX_LIMIT
 from core.apikeys import create_api_key
 
 Team = dict[str, Any]
@@ -104,6 +105,32 @@ async def test_every_paginated_route_refuses_hostile_cursors(
                     and "cursor" in body["detail"]))  # words, never a raw pattern
             if not ok:
                 failures.append((path, cursor[:60], r.status_code, r.text[:200]))
+    assert failures == []
+
+
+async def test_whole_numbers_in_the_query_are_digits(
+    api: AsyncTestClient, team: Team, paths: list[tuple[str, str]]
+) -> None:
+    """``?limit=1e1`` or ``?limit=10.0`` is refused in words naming the parameter (Litestar's
+    conversion read them as 10); ``?limit=10`` is read. Also the preview's ``count`` and the
+    peaks' ``top``."""
+    job = next(p for _, p in paths if p.endswith("/runs")).split("/")[3]
+    routes = [(path, "limit", 1, MAX_LIMIT if kind == "keyset" or kind == "name" else None)
+              for kind, path in paths]
+    routes += [("/v1/schedules/preview?schedule=0+3+*+*+*", "count", 1, 100),
+               ("/v1/schedules/peaks", "top", 1, None), (f"/v1/jobs/{job}/advice", "days", 1, 90)]
+    failures = []
+    for path, name, good, high in routes:
+        sep = "&" if "?" in path else "?"
+        r = await api.get(f"{path}{sep}{name}={good}", headers=team["auth"])
+        if r.status_code != 200:
+            failures.append((path, name, good, r.status_code, r.text[:200]))
+        for text in ("1e1", "10.0", "+5", "05", " 5"):
+            r = await api.get(path + sep, params={name: text}, headers=team["auth"])
+            errors = r.json().get("errors") if r.status_code == 422 else None
+            if not errors or errors[0]["field"] != name or (
+                    high is not None and errors[0]["message"] != whole_number_words(1, high)):
+                failures.append((path, name, text, r.status_code, r.text[:200]))
     assert failures == []
 
 
