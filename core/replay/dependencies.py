@@ -3,8 +3,11 @@
 does to a side's alerts.
 
 A parent's outages are read from what was recorded (a monitor from ``monitor.down`` to the
-``monitor.up``, pause, resume or deletion that ends it; a job from a failed final run to the
-next succeeded one), whatever the proposal: a proposal changes the subject, not its parents. A
+``monitor.up``, pause, resume or deletion that ends it; a job while it has a failure streak,
+live's ``alert_states`` row: from a failed final run to the good run that ends the streak, the
+first one when the streak never alerted, else the ``recover_after_successes``-th in a row,
+replayed by :func:`core.replay.streak.down_spans` under the job's recorded definition), whatever
+the proposal: a proposal changes the subject, not its parents. A
 side holds its subject's problem alert raised while one of the parents it named then was down
 (``"dependency": "held"``, no incident opens), holds its recovery while a hold is open
 (nothing was said), and when no parent it names is down any more and the subject still is,
@@ -23,9 +26,9 @@ from typing import Any
 
 import psycopg
 
+from core.history.streams import JOB, events_until
 from core.queries import Q
-
-_STARTS = ("monitor.down", "run.failed")
+from core.replay.streak import down_spans
 
 
 class Outages:
@@ -101,11 +104,20 @@ async def outages(conn: psycopg.AsyncConnection, team_id: uuid.UUID,
     for row in await cur.fetchall():
         mine = spans.setdefault(row["parent"], [])
         is_open = bool(mine) and mine[-1][1] is None
-        if row["event_type"] in _STARTS:
+        if row["event_type"] == "monitor.down":
             if not is_open:
                 mine.append((row["occurred_at"], None))
         elif is_open:
             mine[-1] = (mine[-1][0], row["occurred_at"])
+    for parent in parents:
+        if parent in spans:
+            continue  # a monitor
+        job_events = await events_until(conn, JOB, parent, team_id, end)
+        if job_events:
+            cur = await conn.execute(Q["ledger_job_finals"], {
+                "job_id": parent, "team_id": team_id,
+                "from": job_events[0]["occurred_at"], "to": end})
+            spans[parent] = down_spans(job_events, await cur.fetchall())
     return Outages(spans, parents)
 
 

@@ -8,7 +8,8 @@ after ``recover_after_successes`` in a row),
 failures grow the streak (:func:`~core.notifications.job_alerts.grow_streak`, what
 ``alert_state_job_fail`` writes) and :func:`~core.notifications.job_alerts.decide_alert` says
 ``failed`` / ``still_failing``. The replay groups the recorded ``run.succeeded`` /
-``run.failed`` events by the transaction that appended them and applies the same functions,
+``run.failed`` events by the transaction that appended them and applies the same functions
+(:func:`core.replay.streak.step`, also how a job named as a parent is down),
 with the job's definition as its stream had it at the batch (:func:`core.jobs.state.evolve`)
 under the proposal's overrides (``alert_after_failures``, ``recover_after_successes``,
 ``realert_every`` …).
@@ -48,43 +49,22 @@ from psycopg_pool import AsyncConnectionPool
 
 from core import streams
 from core.actor import Actor
-from core.alerting import shorter_than
-from core.clock import utc
 from core.coerce import instant
 from core.dependencies import check_proposed
 from core.errors import NotFound
 from core.history.streams import JOB, events_until
 from core.jobs.state import JobState, evolve
-from core.notifications.job_alerts import (
-    FinalRun,
-    batch_successes,
-    decide_alert,
-    grow_streak,
-    reaches_rules,
-    recover,
-    split_streaks,
-)
 from core.queries import Q
 from core.replay.compare import incidents, listed, summary
 from core.replay.dependencies import Parents, hold, named, outages
 from core.replay.maintenance import Maintenance, recorded_and_proposed
 from core.replay.proposal import Proposal, job_proposal
+from core.replay.streak import step
 from core.replay.window import replay_window
-from core.runs.bounds import TOO_SHORT
 from core.runs.claim import MAINTENANCE_REASON
 
 MAX_LISTED = 1000  # alerts listed per side; the summary counts them all
 OPENS, CLOSES = ("failed",), ("recovered",)
-
-
-def judged(row: dict[str, Any], min_duration: int | None) -> str:
-    """A recorded final outcome (a ``ledger_job_finals`` row) under ``min_duration``:
-    ``succeeded`` or ``failed`` (:func:`core.runs.bounds.too_short`'s rule)."""
-    data = row["data"]
-    succeeded = row["event_type"] == "run.succeeded"
-    if succeeded or data.get("error_class") == TOO_SHORT:
-        return "failed" if shorter_than(data.get("duration_ms"), min_duration) else "succeeded"
-    return "failed"
 
 
 def fire_time(row: dict[str, Any]) -> datetime:
@@ -122,19 +102,6 @@ def overran_under(row: dict[str, Any], bounds: list[tuple[datetime, int | None]]
         if (n + 1 == len(bounds) or at < bounds[n + 1][0]) and finished > at:
             return at
     return None
-
-
-def _final(job_id: uuid.UUID, team_id: uuid.UUID, row: dict[str, Any],
-           was_failing: bool, min_duration: int | None = None) -> FinalRun:
-    data = row["data"]
-    finished = data.get("finished_at")
-    return FinalRun(
-        job_id=job_id, team_id=team_id, run_id=row["run_id"],
-        status=judged(row, min_duration),
-        was_failing=was_failing, scheduled_for=row["scheduled_for"],
-        attempts=int(data.get("attempt") or 0),
-        finished_at=utc(datetime.fromisoformat(finished)) if finished else row["occurred_at"],
-        last_response={})
 
 
 def skipped(finals: list[dict[str, Any]], maintenance: Maintenance | None
@@ -232,36 +199,12 @@ class _JobRules:
         job = self.job
         if job is None:
             return
-        outcomes = [_final(job.id, job.team_id, r, self.streak is not None, job.min_duration)
-                    for r in batch]
         for row in batch:
             at = overran_under(row, self.bounds)
             if at is not None and at >= self.start:
                 self.late.append({"at": at, "event": "too_long"})
-        outcomes = [o for o in outcomes if reaches_rules(o.status, o.was_failing)]
-        self._say(now, self._decide(job, outcomes, now))
-
-    def _decide(self, job: JobState, outcomes: list[Any], now: datetime) -> list[str]:
-        """What the job's rules say of the batch's outcomes (``recovered``, an alert event),
-        its streak moved on."""
-        recoveries, failures = split_streaks(outcomes)
-        said: list[str] = []
-        if job.id in recoveries and self.streak is not None:
-            n, reset = batch_successes(outcomes).get(job.id, (1, False))
-            self.streak, recovered = recover(
-                {**self.streak, "status": job.status,
-                 "recover_after_successes": job.recover_after_successes}, n, reset)
-            if recovered:
-                said.append("recovered")
-        if job.id in failures:
-            streak = self.streak = grow_streak(self.streak, failures[job.id])
-            event = decide_alert({**streak, "status": job.status,
-                                  "alert_after_failures": job.alert_after_failures,
-                                  "realert_every": job.realert_every}, now)
-            if event is not None:
-                said.append(event)
-                streak["last_alert_at"] = now
-        return said
+        self.streak, said = step(job, self.streak, batch, now)  # live's streak, one fold
+        self._say(now, said)
 
     def _say(self, now: datetime, said: list[str]) -> None:
         """The alerts of ``said`` at ``now``: held by maintenance or a down parent as live."""

@@ -30,7 +30,8 @@ ORDER BY name, id;
 
 -- name: dependency_parents
 -- The parents of some monitors and jobs and whether each is down now: a monitor whose status
--- is down, a job in a failure streak (its `alert_states` row).
+-- is down, a job in a failure streak (its `alert_states` row: from a final failure to the good run
+-- that ends the streak, recover_after_successes; the replay: core/replay/streak.py).
 WITH child AS (
     SELECT id, depends_on FROM monitors WHERE id = ANY (%(ids)s::uuid[])
     UNION ALL

@@ -172,20 +172,13 @@ WHERE r.job_id = %(job_id)s::uuid AND r.team_id = %(team_id)s::uuid
 ORDER BY e.occurred_at, e.global_position;
 
 -- name: ledger_parent_flips
--- The status flips of some monitors and the final run outcomes of some jobs up to `to`, in
--- order: when each was down (a monitor from monitor.down to what ends it, a job from a failed
--- run to a succeeded one), for the dependencies of a replay (core/replay/dependencies.py).
+-- The status flips of some monitors up to `to`, in order: when each was down (from
+-- monitor.down to what ends it), for the dependencies of a replay
+-- (core/replay/dependencies.py; a job parent's spans come from its finals, ledger_job_finals).
 SELECT e.stream_id AS parent, e.event_type, e.occurred_at
 FROM events e
 WHERE e.stream_id = ANY (%(ids)s::uuid[]) AND e.team_id = %(team_id)s::uuid
   AND e.event_type IN ('monitor.down', 'monitor.up', 'monitor.paused', 'monitor.resumed',
                        'monitor.deleted')
-  AND e.occurred_at <= %(to)s::timestamptz
-UNION ALL
-SELECT r.job_id AS parent, e.event_type, e.occurred_at
-FROM runs r
-JOIN events e ON e.stream_id = r.id AND event_retention_kind(e.stream_type, e.event_type) = 'runs'
-WHERE r.job_id = ANY (%(ids)s::uuid[]) AND r.team_id = %(team_id)s::uuid
-  AND e.event_type IN ('run.succeeded', 'run.failed')
   AND e.occurred_at <= %(to)s::timestamptz
 ORDER BY occurred_at;

@@ -378,6 +378,48 @@ async def test_a_job_parent_back_releases_its_dependent_at_its_good_run_and_repl
     assert answer["simulated"] == answer["actual"]
 
 
+async def test_a_job_parent_with_tolerance_is_down_until_its_recovery_and_replays(
+    fresh_pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool, checker: Checker,
+    worker: Worker, clock: FrozenClock, sink: Sink, sealer: AesGcmSealer,
+) -> None:
+    """export (``alert_after_failures`` 2, ``recover_after_successes`` 2) fails at 11:00 and
+    12:00 (its failed alert at 12:00) and runs well at 13:00 and 14:00: its streak, down as a
+    parent, ends at 14:00 (the second good run in a row), so report's down held at 11:02 goes
+    out then, not at 13:00. The replay of report's definition says the same (it had counted
+    the parent back at its first good run)."""
+    actor = await new_actor(fresh_pool)
+    channel, _ = await create_channel(fresh_pool, sealer, actor, {
+        "name": "ops", "kind": "slack", "url": sink.url("/hook")}, T0)
+    sink.reply("/export", Reply(status=500), Reply(status=500), Reply(status=200),
+               Reply(status=200))
+    job = await add_job(fresh_pool, actor, T0, sink.url("/export"), "0 * * * *",
+                        name="export", alert_after_failures=2, recover_after_successes=2)
+    report, token = await add_monitor(fresh_pool, actor, T0, "1h", name="report",
+                                      channels=[str(channel)], depends_on=[str(job)])
+    await ping(ping_pool, token, T0)
+    for hour in (1, 2, 3, 4):
+        clock.set(T0 + timedelta(hours=hour))
+        await worker.run_once()
+        await worker.settle()
+        if hour == 1:
+            await advance(checker, fresh_pool, T0 + timedelta(hours=1, minutes=1))  # late
+            assert await ping(ping_pool, token, T0 + timedelta(hours=1, minutes=2),
+                              "fail") == "down"
+    async with fresh_pool.connection() as conn:
+        cur = await conn.execute(
+            "SELECT e.occurred_at FROM events e JOIN runs r ON r.id = e.stream_id"
+            " WHERE r.job_id = %s AND e.event_type = 'run.succeeded'"
+            " ORDER BY e.occurred_at", (job,))
+        [first_good, back] = [r["occurred_at"] for r in await cur.fetchall()]
+    assert first_good < back
+    assert _downs(await _notifications(fresh_pool), report) == [(back, "pending")]
+    end = back + MIN
+    answer = await simulate_monitor(fresh_pool, actor, report, {}, T0, end, end)
+    assert [(a["at"], a["event"], a.get("dependency")) for a in answer["simulated"]["alerts"]] \
+        == [(T0 + timedelta(hours=1, minutes=2), "down", "held"), (back, "down", "released")]
+    assert answer["simulated"] == answer["actual"]
+
+
 async def test_cycles_unknown_ids_and_deleting_a_parent_are_refused(
     fresh_pool: AsyncConnectionPool, sealer: AesGcmSealer,
 ) -> None:

@@ -144,7 +144,8 @@ async def _token(sink: Sink, path: str, seen: int) -> tuple[str | None, int]:
                                     "with_parent": st.sampled_from([True, True, False])}),
        edit=st.tuples(st.integers(0, 6), st.sampled_from([None, 1200]), ALERT_ON,
                       st.sampled_from([None, True, False]), st.sampled_from([-1, 45])),
-       cut=st.integers(0, 6))
+       cut=st.integers(0, 6),
+       parent_job=st.one_of(st.none(), st.tuples(st.integers(1, 2), st.integers(2, 3))))
 # held failed at 14:50, held recovered at 15:05, one failure at 16:05 (below
 # alert_after_failures) when the parent comes back at 16:40: the held recovery owes nothing
 # (live had released it as a failed)
@@ -152,18 +153,30 @@ async def _token(sink: Sink, path: str, seen: int) -> tuple[str | None, int]:
                 (False, 5, False, "success")],
          rules={"alert_after_failures": 2, "realert_every": None, "max_duration": None,
                 "alert_on": [], "with_parent": True},
-         edit=(0, None, [], None, -1), cut=0)
+         edit=(0, None, [], None, -1), cut=0, parent_job=None)
+# a job parent (recover_after_successes 2) fails at 13:40 and 14:40 (the job's failure at 14:05
+# held), runs well at 15:40 (one of two: still down) and 16:40 (back): the job, failing all
+# along, is released at 16:40 (the replay had counted the parent back at 15:40)
+@example(hours=[(True, 5, False, "fail"), (False, 5, False, None),
+                (False, 5, False, "success"), (False, 5, False, None)],
+         rules={"alert_after_failures": 1, "realert_every": None, "max_duration": None,
+                "alert_on": [], "with_parent": True},
+         edit=(0, None, [], None, -1), cut=0, parent_job=(1, 2))
 async def test_replaying_the_current_bounds_alert_on_and_parents_reproduces_the_alerts(
     fresh_pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool, job_worker: Worker,
     checker: Checker, clock: FrozenClock, sink: Sink, sealer: AesGcmSealer,
     hours: list[tuple[bool, int, bool, str | None]], rules: dict[str, Any],
     edit: tuple[int, int | None, list[str], bool | None, int], cut: int,
+    parent_job: tuple[int, int] | None,
 ) -> None:
     """A fire-and-confirm job (overlap ``skip``, catch-up ``latest``) whose runs are confirmed
     at generated minutes, with ``max_duration`` (the confirmation service's pass at each
     deadline), ``alert_on`` over the skipped and missed slots, ``realert_every``, and a parent
     monitor failed and recovered by pings (no checker pass: the recovery's transaction
-    releases the held alerts); its rules edited part-way, a minute before a slot or at :45
+    releases the held alerts), or a parent job (``parent_job``: its ``alert_after_failures``
+    of 1 or 2 and ``recover_after_successes`` of 2 or 3) run at :40 each hour, failing from a
+    ``fail`` hour to a ``success`` one (the worker is then never down at a slot: its pass at
+    :40 would catch the slot up); its rules edited part-way, a minute before a slot or at :45
     (after the parent's ping at :40), ``depends_on`` too (naming the parent or not: an edit
     that leaves no parent down releases in its transaction). Replaying the current definition
     gives the alerts the live paths recorded, held and released ones included."""
@@ -174,16 +187,29 @@ async def test_replaying_the_current_bounds_alert_on_and_parents_reproduces_the_
     router, router_token = await add_monitor(fresh_pool, actor, T0, "1d", name="router",
                                              grace_seconds=3600)
     await ping(ping_pool, router_token, T0)
+    # (instant, what): confirmations, parent pings and parent runs still to come
+    planned: list[tuple[datetime, str, Any]] = []
     fields = dict(rules)
-    parents = [str(router)] if fields.pop("with_parent") else []
+    parent = router
+    if parent_job is not None:
+        hours = [(ok, minutes, False, what) for ok, minutes, _, what in hours]
+        replies, good = [Reply(status=200)], True  # its first slot, 12:40
+        for *_, what in [*hours, (True, 5, False, None)]:  # and the hour after the last
+            good = good if what is None else what == "success"
+            replies.append(Reply(status=200 if good else 500))
+        export = f"/export/{uuid.uuid4().hex}"
+        sink.reply(export, *replies)
+        parent = await add_job(fresh_pool, actor, T0, sink.url(export), "40 * * * *",
+                               name="export", alert_after_failures=parent_job[0],
+                               recover_after_successes=parent_job[1])
+        planned.append((T0 + timedelta(minutes=40), "run", None))
+    parents = [str(parent)] if fields.pop("with_parent") else []
     path = f"/job/{uuid.uuid4().hex}"
     job = await add_job(fresh_pool, actor, T0, sink.url(path), "0 * * * *",
                         channels=[str(hook)], confirm={"timeout_seconds": 86400},
                         depends_on=parents, **fields)
     timeouts = ConfirmTimeouts(fresh_pool, None, clock)
     note(f"hours {hours}, rules {rules}, edit {edit}, window from hour {cut}")
-    # (instant, what): confirmations and parent pings still to come
-    planned: list[tuple[datetime, str, Any]] = []
     seen = 0
 
     async def until(moment: datetime) -> None:
@@ -205,6 +231,9 @@ async def test_replaying_the_current_bounds_alert_on_and_parents_reproduces_the_
             clock.set(at)
             if what == "confirm":
                 await confirm(fresh_pool, arg[0], failed=not arg[1], exit_status=None, now=at)
+            elif what == "run":  # the parent job's slot
+                await job_worker.run_once()
+                await job_worker.settle()
             else:
                 await ping(ping_pool, router_token, at, kind=what)  # releases what it held
         raise AssertionError(f"the deadlines did not move forward: {deadline}")
@@ -214,10 +243,10 @@ async def test_replaying_the_current_bounds_alert_on_and_parents_reproduces_the_
         clock.set(at)  # a deadline the edit moved into the past comes at the next pass
         fields: dict[str, Any] = {"max_duration": edit[1], "alert_on": edit[2]}
         if edit[3] is not None:
-            fields["depends_on"] = [str(router)] if edit[3] else []
+            fields["depends_on"] = [str(parent)] if edit[3] else []
         await commands.update_job(fresh_pool, actor, job, fields, at)
 
-    for hour, (ok, minutes, down, parent) in enumerate(hours, start=1):
+    for hour, (ok, minutes, down, ping_kind) in enumerate(hours, start=1):
         slot = T0 + timedelta(hours=hour)
         if hour == edit[0] and edit[4] < 0:
             await edited(slot + timedelta(minutes=edit[4]))
@@ -229,11 +258,15 @@ async def test_replaying_the_current_bounds_alert_on_and_parents_reproduces_the_
             token, seen = await _token(sink, path, seen)
             if token is not None:
                 planned.append((slot + timedelta(minutes=minutes), "confirm", (token, ok)))
-        if parent is not None:
-            planned.append((slot + timedelta(minutes=40), parent, None))
+        if parent_job is not None:
+            planned.append((slot + timedelta(minutes=40), "run", None))
+        elif ping_kind is not None:
+            planned.append((slot + timedelta(minutes=40), ping_kind, None))
         if hour == edit[0] and edit[4] > 0:
             await edited(slot + timedelta(minutes=edit[4]))
     end = T0 + timedelta(hours=len(hours) + 2)
+    if parent_job is not None:  # the parent's slot in the hour after the last
+        planned.append((T0 + timedelta(hours=len(hours) + 1, minutes=40), "run", None))
     await until(end)
     start = T0 + timedelta(hours=min(cut, len(hours)), minutes=-1)  # before its end
 
@@ -243,9 +276,12 @@ async def test_replaying_the_current_bounds_alert_on_and_parents_reproduces_the_
     assert [(a["at"], a["event"]) for a in answer["simulated"]["alerts"]] == \
         await _queued(fresh_pool, job, start)  # held ones too: recorded, never sent
     for alert in answer["simulated"]["alerts"]:  # how often each path is reached
-        event(f"alert {alert['event']} {alert.get('dependency') or 'sent'}")
+        event(f"alert {alert['event']} {alert.get('dependency') or 'sent'}"
+              f" ({'job' if parent_job else 'monitor'} parent)")
     summary = answer["summary"]
     assert summary["would_alert"] == summary["did_alert"]
     assert summary["false_alarms_avoided"] == summary["outages_missed"] == 0
     await commands.delete_job(fresh_pool, actor, job, end)  # it fires no more
+    if parent_job is not None:
+        await commands.delete_job(fresh_pool, actor, parent, end)
     await monitor_commands.delete_monitor(fresh_pool, actor, router, end)
