@@ -121,8 +121,9 @@ def examined(field_name: str, verdict: Verdict, observed: str, show: Any = str,
 
 def compared(field_name: str, verdict: Verdict, suggested: Any, reason: str) -> Suggestion:
     """A suggestion made by a rule of its own (a run-time bound, a schedule), with the
-    verdict's judgement of ``suggested`` (one of its trials) next to the current value."""
-    [judged] = [j for j in verdict.judged if j.trial.value == suggested]
+    verdict's judgement of ``suggested`` (one of its trials, not the current value: the
+    callers ask only for a change) next to the current value."""
+    judged = next(j for j in verdict.judged if j.trial.value == suggested)
     return Suggestion(field_name, verdict.current.trial.value, suggested, reason,
                       what_if(verdict, judged), {field_name: suggested})
 

@@ -157,11 +157,13 @@ def _grace(runs: _Trials, ins: list[CheckIn], days: int) -> Suggestion | Kept:
     values = grace_candidates(lateness, current, MAX_GRACE_SECONDS)
     verdict = choose_replaying(values, partial(runs.trial, "grace_seconds"), current,
                                runs.real)
-    late = [s for s in lateness if s > 0]
+    late = sum(s > 0 for s in lateness)
     good = sum(c.kind == "success" for c in ins)
-    seen = (f"{good} good check-ins in {days} days, {len(late)} after the expected "
+    # the figures of every lateness read, early ones negative (docs/advice.md, *What is
+    # examined*), not of the late ones alone (issue 32)
+    seen = (f"{good} good check-ins in {days} days, {late} after the expected "
             "instant" + (", lateness p50 {p50:g} s, p95 {p95:g} s, max {max:g} s".format(
-                **figures(late)) if late else ""))
+                **figures(lateness)) if lateness else ""))
     return examined("grace_seconds", verdict, seen, lambda v: f"a grace of {seconds_text(v)}")
 
 
@@ -200,8 +202,8 @@ def _schedule_fit(runs: _Trials, ins: list[CheckIn]) -> Suggestion | None:
     good = [c for c in ins if c.kind == "success"]
     fit: Fit | None = other_period([c.at for c in good], schedule) or offset(
         [c.lateness for c in good if c.lateness is not None and c.lateness >= 0], schedule)
-    if fit is None:
-        return None
+    if fit is None or fit.schedule == runs.latest.schedule:
+        return None  # never the current schedule as a change (issue 32)
     trials = runs.trials("schedule", [runs.latest.schedule, fit.schedule])
     if len(trials) < 2:
         return None

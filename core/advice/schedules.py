@@ -6,7 +6,8 @@ observations within :data:`TOLERANCE` of their median):
 
 * **another period**: the gaps between good check-ins have a median more than
   :data:`PERIOD_RATIO` times shorter or longer than the schedule's period (configured daily,
-  pinged hourly): the period that fits, in whole minutes (``"1h"``, ``"90m"``, ``"1d"``);
+  pinged hourly): the period that fits, as read (:func:`period_text`: ``"5s"``, ``"90s"``,
+  ``"1h"``, ``"90m"``, ``"1d"``), never the configured schedule itself;
 * **an offset**: a cron schedule whose minute field is one number, with check-ins that arrive
   at least :data:`MIN_OFFSET` seconds after their slot, consistently within
   :data:`OFFSET_SPREAD` seconds of the median: the same expression with the minute moved by
@@ -27,6 +28,7 @@ TOLERANCE = 0.1  # of the median gap
 CONSISTENT = 0.8  # share of the observations that must agree
 MIN_OFFSET = 300  # seconds after the slot before an offset is told
 OFFSET_SPREAD = 90  # seconds either side of the median offset
+SECONDS_BELOW = 120  # periods shorter than this are said in whole seconds
 
 
 @dataclass(frozen=True)
@@ -38,9 +40,20 @@ class Fit:
     reason: str
 
 
+def period_said(seconds: float) -> int:
+    """The whole seconds of :func:`period_text` of ``seconds``."""
+    whole = max(1, round(seconds))
+    return whole if whole < SECONDS_BELOW else round(seconds / 60) * 60
+
+
 def period_text(seconds: float) -> str:
-    """A period in the monitor grammar, in whole minutes: ``"1d"``, ``"2h"``, ``"90m"``."""
-    minutes = max(1, round(seconds / 60))
+    """The closest readable period in the monitor grammar (an interval,
+    docs/schedules.md): under :data:`SECONDS_BELOW` seconds in whole seconds (at least one:
+    ``"5s"``, ``"90s"``), else in whole minutes (``"1d"``, ``"2h"``, ``"90m"``)."""
+    said = period_said(seconds)
+    if said < SECONDS_BELOW:
+        return f"{said}s"
+    minutes = said // 60
     if minutes % 1440 == 0:
         return f"{minutes // 1440}d"
     if minutes % 60 == 0:
@@ -55,7 +68,8 @@ def _agree(values: Sequence[float], centre: float, spread: float) -> bool:
 def other_period(arrivals: Sequence[datetime], schedule: Schedule) -> Fit | None:
     """The period the good check-ins at ``arrivals`` (ascending) keep, when it is not the
     schedule's (the module's rule); ``None`` when they fit it, are too few
-    (:data:`MIN_OBSERVATIONS` gaps) or keep none consistently."""
+    (:data:`MIN_OBSERVATIONS` gaps), keep none consistently, or when the period said
+    (:func:`period_text`) is the schedule's own (pinged every 0.5 s, configured ``"1s"``)."""
     gaps = [(b - a).total_seconds() for a, b in zip(arrivals, arrivals[1:], strict=False)]
     if len(gaps) < MIN_OBSERVATIONS:
         return None
@@ -67,6 +81,8 @@ def other_period(arrivals: Sequence[datetime], schedule: Schedule) -> Fit | None
     if configured / PERIOD_RATIO <= median <= configured * PERIOD_RATIO:
         return None
     text = period_text(median)
+    if text == schedule.expression or period_said(median) == configured:
+        return None  # the closest period said is the configured one: nothing to change
     return Fit(text, f"{len(gaps) + 1} check-ins came every {seconds_text(median)} (median "
                      f"gap; {sum(abs(g - median) <= median * TOLERANCE for g in gaps)} of "
                      f"{len(gaps)} gaps within {TOLERANCE:.0%}), but the schedule "

@@ -24,6 +24,7 @@ from core.monitors.checker import Checker
 from core.monitors.commands import update_monitor
 from core.runs.worker import Worker
 from tests.helpers import add_job, new_actor
+from tests.integration.test_dashboard_auth import sign_in
 from tests.monitor_helpers import add_monitor, advance, ping
 from tests.sink import Reply, Sink
 
@@ -269,3 +270,94 @@ async def test_advice_routes_read_keys_and_errors(
                                         headers=team["auth"])).status_code == 204
         r = await frozen_api.get(f"/v1/{kind}/{subject}/advice", headers=team["auth"])
         assert r.status_code == 404, r.text
+
+
+async def test_fast_pings_are_told_their_seconds_and_the_current_schedule_is_never_suggested(
+    frozen_api: AsyncTestClient, team: Team, clock: FrozenClock,
+) -> None:
+    """Issue 32: a monitor pinged every 5 s was told "1m" (whole minutes, at least one); once
+    on "1m" the fitted schedule equalled the current one and the advice was a 500. The period
+    said is the closest readable one ("5s"), never the current schedule."""
+    auth = team["auth"]
+    r = await frozen_api.post("/v1/monitors", headers=auth, json={
+        "name": f"fast {uuid.uuid4().hex[:8]}", "schedule": "1h", "grace_seconds": 60})
+    assert r.status_code == 201, r.text
+    monitor, url = r.json()["id"], f"/ping/{r.json()['ping_token']}"
+    start = clock.now()
+    for n in range(1, 13):
+        clock.set(start + timedelta(seconds=5 * n))
+        assert (await frozen_api.get(url)).status_code == 200
+    advice = f"/v1/monitors/{monitor}/advice"
+    page = f"/ui/monitors/{monitor}/advice"
+    await sign_in(frozen_api, team["write"])
+
+    async def schedule_suggested() -> dict[str, Any] | None:
+        r = await frozen_api.get(advice, params={"days": 1}, headers=auth)
+        assert r.status_code == 200, r.text
+        return next((s for s in r.json()["suggestions"] if s["field"] == "schedule"), None)
+
+    found = await schedule_suggested()
+    assert found is not None
+    assert (found["current"], found["suggested"], found["change"]) == (
+        "1h", "5s", {"schedule": "5s"})
+    assert found["reason"].startswith("12 check-ins came every 5 s"), found["reason"]
+    # the old suggestion applied (and a 1m monitor pinged every 6 s): the fitted schedule was
+    # the current one, a 500 at the API and on the page
+    for schedule, told in (("1m", "5s"), ("5s", None)):
+        r = await frozen_api.patch(f"/v1/monitors/{monitor}", headers=auth,
+                                   json={"schedule": schedule})
+        assert r.status_code == 200, r.text
+        found = await schedule_suggested()
+        assert (found and found["suggested"]) == told, found
+        for days in (2, 90):
+            r = await frozen_api.get(advice, params={"days": days}, headers=auth)
+            assert r.status_code == 200, r.text
+        r = await frozen_api.get(page)
+        assert r.status_code == 200, r.text
+
+
+async def test_a_fitted_schedule_equal_to_the_current_one_is_no_500(
+    frozen_api: AsyncTestClient, team: Team, clock: FrozenClock,
+) -> None:
+    """Issue 32: a "1m" monitor pinged every 6 s was fitted "1m" (whole minutes), its own
+    schedule: the API and the page answered 500. Now it is told "6s"."""
+    auth = team["auth"]
+    r = await frozen_api.post("/v1/monitors", headers=auth, json={
+        "name": f"six {uuid.uuid4().hex[:8]}", "schedule": "1m", "grace_seconds": 60})
+    assert r.status_code == 201, r.text
+    monitor, url = r.json()["id"], f"/ping/{r.json()['ping_token']}"
+    start = clock.now()
+    for n in range(1, 13):
+        clock.set(start + timedelta(seconds=6 * n))
+        assert (await frozen_api.get(url)).status_code == 200
+    for days in (1, 2, 90):
+        r = await frozen_api.get(f"/v1/monitors/{monitor}/advice", params={"days": days},
+                                 headers=auth)
+        assert r.status_code == 200, r.text
+        [found] = [s for s in r.json()["suggestions"] if s["field"] == "schedule"]
+        assert (found["current"], found["suggested"]) == ("1m", "6s")
+    await sign_in(frozen_api, team["write"])
+    r = await frozen_api.get(f"/ui/monitors/{monitor}/advice")
+    assert r.status_code == 200, r.text
+    assert "<code>6s</code>" in r.text, r.text
+
+
+async def test_lateness_figures_count_early_check_ins_as_negative(
+    fresh_pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool, checker: Checker,
+) -> None:
+    """Issue 32: the reason's lateness percentiles read every check-in, early ones negative
+    (docs/advice.md), not the late ones alone (that said p50 15 s with 1 of 16 late)."""
+    actor = await new_actor(fresh_pool)
+    monitor, token = await add_monitor(fresh_pool, actor, T0, "1h", grace_seconds=60)
+    times, at = [], T0
+    for n in range(1, 17):  # 15 lateness values: 14 early by 6 to 20 s, one 15 s late
+        at += HOUR + timedelta(seconds=15 if n == 8 else -(4 + n))
+        times.append(at)
+    await _pinged(fresh_pool, ping_pool, checker, token, times)
+    now = times[-1] + timedelta(minutes=1)
+    advice = await advise_monitor(fresh_pool, actor, monitor, 90, now)
+    assert advice.insufficient is None and advice.observations == 16
+    [grace] = [k for k in advice.kept if k.field == "grace_seconds"]
+    assert grace.reason.startswith(
+        "16 good check-ins in 90 days, 1 after the expected instant, lateness p50 -13 s, "
+        "p95 15 s, max 15 s; "), grace.reason

@@ -75,7 +75,9 @@ def test_duration_bounds() -> None:
 def test_words_of_figures() -> None:
     assert [seconds_text(s) for s in (42, 1.5, 900, 3600, 5400, 86400, 90000)] == [
         "42 s", "1.5 s", "15 min", "1 h", "1.5 h", "1 d", "1.0 d"]
-    assert [period_text(s) for s in (3600, 86400, 5400, 20)] == ["1h", "1d", "90m", "1m"]
+    # under two minutes in whole seconds (issue 32: every 5 s was said "1m")
+    assert [period_text(s) for s in (3600, 86400, 5400, 20, 5.004, 0.4, 90, 119.6, 170)] == [
+        "1h", "1d", "90m", "20s", "5s", "1s", "90s", "2m", "3m"]
     assert percentile([3, 1, 2], 50) == 2 and percentile([5], 99) == 5
 
 
@@ -88,6 +90,12 @@ def test_a_schedule_is_fitted_only_from_a_consistent_pattern() -> None:
     ragged = [T0 + timedelta(hours=n * n) for n in range(12)]
     assert other_period(ragged, daily) is None
     assert other_period(hourly, monitor_schedule("50m", "UTC", T0)) is None  # close enough
+    every_5s = [T0 + timedelta(seconds=5 * n) for n in range(12)]
+    fit = other_period(every_5s, monitor_schedule("1m", "UTC", T0))
+    assert fit is not None and fit.schedule == "5s"
+    # the closest period said is the configured one: nothing to suggest (issue 32)
+    twice_a_second = [T0 + timedelta(seconds=n / 2) for n in range(12)]
+    assert other_period(twice_a_second, monitor_schedule("1s", "UTC", T0)) is None
     cron = monitor_schedule("0 3 * * *", "UTC", T0)
     assert offset([900 + n for n in range(10)], cron).schedule == "15 3 * * *"  # type: ignore[union-attr]
     assert offset([60 + n for n in range(10)], cron) is None  # a minute late: grace's job
