@@ -200,7 +200,8 @@ def run(args: argparse.Namespace, *, sleep: Callable[[float], None] | None = Non
     if problem is None:
         try:
             target = ping_target(args.monitor, base_url=args.url or os.environ.get(URL_ENV),
-                                 ping_key=os.environ.get(PING_KEY_ENV, "").strip() or None)
+                                 ping_key=os.environ.get(PING_KEY_ENV, "").strip() or None,
+                                 base_source="--url" if args.url else URL_ENV)
         except BadTarget as exc:
             problem = str(exc)
     if problem is not None:
@@ -223,8 +224,8 @@ def run(args: argparse.Namespace, *, sleep: Callable[[float], None] | None = Non
 def body_limit(given: int | None, server: int | None) -> int:
     """Bytes of output a ping carries: ``--body-limit`` (``given``) or the default, lowered to
     the server's ``Ping-Body-Limit``; without ``--body-limit`` the server's limit even when
-    higher, up to ``MAX_BODY_LIMIT`` (runitor's rule)."""
-    if not server:
+    higher, up to ``MAX_BODY_LIMIT`` (runitor's rule). A limit of 0 sends no output."""
+    if server is None:
         return given or DEFAULT_BODY_LIMIT
     return min(given or MAX_BODY_LIMIT, server)
 

@@ -113,7 +113,8 @@ class Monitor:
                             "pass slug=")
         if "://" in monitor or key or not (definition and self.api_key):
             # a slug with neither a ping key nor an upsert to learn its URL from is refused here
-            self._target = ping_target(monitor, base_url=self.base_url, ping_key=key)
+            self._target = ping_target(monitor, base_url=self.base_url, ping_key=key,
+                                       base_source="base_url" if base_url else URL_ENV)
 
     # -- upsert ------------------------------------------------------------------------------
 

@@ -23,6 +23,8 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC
+from email.utils import parsedate_to_datetime
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import httpx
@@ -75,20 +77,22 @@ class PingTarget:
         return f"{path}?{urlencode(query)}" if query else path
 
 
-def ping_target(monitor: str, *, base_url: str | None = None,
-                ping_key: str | None = None) -> PingTarget:
+def ping_target(monitor: str, *, base_url: str | None = None, ping_key: str | None = None,
+                base_source: str = URL_ENV) -> PingTarget:
     """The :class:`PingTarget` of ``monitor``, a slug or a full ping URL.
 
     Args:
         monitor: a slug (``backup``: 1 to 100 of ``a-z``, ``0-9``, ``-``, ``_``) or an
-            ``http(s)://`` ping URL without an action.
+            ``http(s)://`` ping URL without an action, in one of the forms of :func:`read_path`.
         base_url: the server of a slug (default ``http://127.0.0.1:8000``); unused for a URL.
         ping_key: the team's ping key, required for a slug; unused for a URL.
+        base_source: what messages call ``base_url`` (``--url`` or ``CRONLEDGER_URL``).
 
     Raises:
         BadTarget: a slug without a ping key, a malformed slug, a URL that is not http(s), has
-            no host, names no monitor, has a fragment, or already ends with an action
-            (``…/<token>/start``: the action is ours to add).
+            no host, has a fragment, a path that is not one of the ping URL forms (percent
+            escapes, ``;`` parameters and extra segments included), or already ends with an
+            action (``…/<token>/start``: the action is ours to add).
     """
     if "://" in monitor:
         return _url_target(monitor)
@@ -102,41 +106,136 @@ def ping_target(monitor: str, *, base_url: str | None = None,
                         "(POST /v1/team/ping-key makes one), or give the full ping URL")
     if not _PING_KEY.fullmatch(ping_key):
         raise BadTarget(f"{PING_KEY_ENV} is not a ping key (22 to 64 of A-Z, a-z, 0-9, -, _)")
-    base = _url_target(base_url or DEFAULT_URL, server=True)
-    url = f"{base.url}/ping/{ping_key}/{monitor}"
-    return PingTarget(url, base.query, masked(url))
+    base, query = _server_url(base_url or DEFAULT_URL, base_source)
+    url = f"{base}/ping/{ping_key}/{monitor}"
+    return PingTarget(url, query, masked(url))
 
 
-TOKEN_SHOWN, KEY_SHOWN = "<token>", "<ping key>"
+TOKEN_SHOWN, KEY_SHOWN, HIDDEN = "<token>", "<ping key>", "<hidden>"
+PING_PREFIX = "ping"
+FORMS = ("…/ping/<token>, …/ping/<ping key>/<slug>, or healthchecks' https://hc-ping.com/<uuid> "
+         "and https://hc-ping.com/<ping key>/<slug>")
 # Anything a token or a ping key may be, for text no URL can be read from (:func:`masked`).
 _SECRET_LIKE = re.compile(r"[A-Za-z0-9_-]{22,}|[0-9a-fA-F]{8}(-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}")
+_SHOWN_QUERY_NAME = re.compile(r"[a-z_]{1,20}")
+_SHOWN_QUERY_VALUE = re.compile(r"[A-Za-z0-9.]{0,20}")
+_SHOWN_SERVER_SEGMENT = re.compile(r"[A-Za-z0-9._~-]{1,21}")
+
+
+@dataclass(frozen=True, slots=True)
+class PingPath:
+    """A ping URL's path read against the documented forms (docs/exec.md, "The monitor").
+
+    Attributes:
+        shown: the path as messages may show it, ``/``-joined without a leading ``/``: the
+            prefix ``ping``, ``<token>`` or ``<ping key>``, a validated slug and action; every
+            other segment after the prefix is :data:`HIDDEN` (unless known safe, masked).
+        action: the action it ends with (``start``, ``fail``, ``log``, an exit status), or
+            ``None``.
+        problem: why the path is none of the forms, naming the segment, or ``None``.
+    """
+
+    shown: str
+    action: str | None = None
+    problem: str | None = None
+
+
+def read_path(path: str) -> PingPath:
+    """Read a raw URL path (still percent-encoded) as one of the ping URL forms, optionally
+    ending with an action: after an optional ``ping/`` prefix, ``<token>`` (64 hex characters,
+    or a healthchecks check UUID) or ``<ping key>/<slug>`` (:data:`SLUG_PATTERN`). A token is
+    never read as a ping key (core/teams.py: a ping key is never 64 hex characters). One
+    trailing ``/`` is allowed; anything else (empty segments, ``%`` escapes, ``;`` parameters,
+    more segments) is a problem naming the first segment that cannot be read."""
+    body = path[1:] if path.startswith("/") else path
+    body = body[:-1] if body.endswith("/") else body
+    segments = body.split("/") if body else []
+    prefix = segments[:1] if segments[:1] == [PING_PREFIX] else []
+    rest = segments[len(prefix):]
+    shown = [HIDDEN] * len(rest)
+    kind = ""
+    if rest and _TOKEN.fullmatch(rest[0]):
+        kind, shown[0], known = "token", TOKEN_SHOWN, 1
+    elif len(rest) >= 2 and _PING_KEY.fullmatch(rest[0]) and _SLUG.fullmatch(rest[1]):
+        kind, shown[0], shown[1], known = "key", KEY_SHOWN, rest[1], 2
+    else:
+        known = 0
+        if rest:
+            shown[0] = TOKEN_SHOWN
+    action = None
+    if kind and len(rest) == known + 1 and _ACTION.fullmatch(rest[known]):
+        action = shown[known] = rest[known]
+    text = "/".join([*prefix, *shown])
+    problem = None
+    if not rest:
+        problem = "names no monitor"
+    elif not kind or len(rest) > known + (action is not None):
+        index = known if kind else (1 if len(rest) >= 2 and _PING_KEY.fullmatch(rest[0]) else 0)
+        segment = rest[index] if index < len(rest) else ""
+        where = (f"path segment {index + 1}" + (f" after /{PING_PREFIX}/" if prefix else ""))
+        expected = ("an action (start, fail, log or an exit status) or nothing" if kind
+                    else "a slug" if index == 1 else "a token, a check UUID or a ping key")
+        why = ("is empty" if not segment else "has a percent escape (%)" if "%" in segment
+               else "has a ';' parameter" if ";" in segment else f"is not {expected}")
+        problem = f"is none of the ping URL forms: its {where} {why}"
+    return PingPath(text, action, problem)
 
 
 def masked(text: str) -> str:
     """A URL as messages may show it (docs/exec.md: never the token or the ping key): scheme,
-    host and port, the path with the monitor's credential replaced by :data:`TOKEN_SHOWN`
-    (``…/<token>``, healthchecks' ``…/<uuid>``, a lone last segment) or :data:`KEY_SHOWN`
-    (``…/<ping key>/<slug>``, the slug kept), an action after it and the query kept; no user
-    info. Text that does not split as a URL has every run of 22 or more token characters and
-    every UUID replaced instead. At most 300 characters."""
+    host and port, the path as :func:`read_path` shows it (default-deny: after the ``ping/``
+    prefix only a validated slug and action are kept, the token is :data:`TOKEN_SHOWN`, the
+    ping key :data:`KEY_SHOWN`, every other segment :data:`HIDDEN`), and query pairs whose
+    name and value are short plain words (others :data:`HIDDEN`); no user info, no fragment.
+    Text that does not split as a URL has every run of 22 or more token characters and every
+    UUID replaced instead. At most 300 characters."""
     try:
         parts = urlsplit(text.strip())
+        host = parts.netloc.rpartition("@")[2]
     except ValueError:
         return _SECRET_LIKE.sub(TOKEN_SHOWN, text)[:300]
-    segments = [s for s in parts.path.split("/") if s]
-    action = segments.pop() if _ends_with_action(segments) else None
-    if segments and (_TOKEN.fullmatch(segments[-1]) or len(segments) == 1):
-        segments[-1] = TOKEN_SHOWN
-    elif len(segments) >= 2:
-        segments[-2] = KEY_SHOWN
-    path = "/".join([*segments, *([action] if action else [])])
-    host = parts.netloc.rpartition("@")[2]
-    query = _SECRET_LIKE.sub(TOKEN_SHOWN, parts.query)
+    path = read_path(parts.path).shown
+    query = "&".join(
+        f"{name if _SHOWN_QUERY_NAME.fullmatch(name) else HIDDEN}="
+        f"{value if _SHOWN_QUERY_VALUE.fullmatch(value) else HIDDEN}"
+        for name, value in parse_qsl(parts.query, keep_blank_values=True))
     return urlunsplit((parts.scheme, host, f"/{path}" if path else "", query, ""))[:300]
 
 
-def _url_target(text: str, *, server: bool = False) -> PingTarget:
-    what = f"{URL_ENV} {masked(text)!r}" if server else f"the ping URL {masked(text)!r}"
+def _shown_server(text: str) -> str:
+    """A server URL (``CRONLEDGER_URL``, ``--url``) as messages may show it: scheme, host, port
+    and short path segments; no user info, query or fragment; text that is no URL with its
+    token-like runs replaced."""
+    try:
+        parts = urlsplit(text.strip())
+    except ValueError:
+        parts = None
+    if parts is None or not parts.netloc:
+        return _SECRET_LIKE.sub(TOKEN_SHOWN, text.rpartition("@")[2])[:100]
+    path = "/".join(s if _SHOWN_SERVER_SEGMENT.fullmatch(s) else HIDDEN
+                    for s in parts.path.split("/"))
+    return urlunsplit((parts.scheme, parts.netloc.rpartition("@")[2], path, "", ""))[:100]
+
+
+def _server_url(text: str, source: str) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """The base URL of a slug's pings, without a trailing ``/`` or query, and its query
+    (kept on every ping); ``source`` names it in messages."""
+    what = f"{source} {_shown_server(text)!r}"
+    try:
+        parts = urlsplit(text.strip())
+        parts.port  # noqa: B018 - raises ValueError on a port that is not a number
+    except ValueError as exc:
+        raise BadTarget(f"{what} cannot be read: {exc}") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise BadTarget(f"{what} is not an http:// or https:// URL with a host")
+    if parts.fragment:
+        raise BadTarget(f"{what} has a #fragment: a server URL has none")
+    url = urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/"), "", ""))
+    return url, tuple(parse_qsl(parts.query, keep_blank_values=True))
+
+
+def _url_target(text: str) -> PingTarget:
+    what = f"the ping URL {masked(text)!r}"
     try:
         parts = urlsplit(text.strip())
         parts.port  # noqa: B018 - raises ValueError on a port that is not a number
@@ -146,30 +245,18 @@ def _url_target(text: str, *, server: bool = False) -> PingTarget:
         raise BadTarget(f"{what} is not an http:// or https:// URL with a host")
     if parts.fragment:
         raise BadTarget(f"{what} has a #fragment: a ping URL has none")
-    segments = [s for s in parts.path.split("/") if s]
-    if not server and not segments:
-        raise BadTarget(f"{what} names no monitor: give …/ping/<token>, …/ping/<ping key>/<slug>"
-                        " or healthchecks' https://hc-ping.com/<uuid>")
-    if not server and _ends_with_action(segments):
-        raise BadTarget(f"{what} already ends with an action (/{segments[-1]}): give the "
+    path = read_path(parts.path)
+    if path.action is not None:
+        raise BadTarget(f"{what} already ends with an action (/{path.action}): give the "
                         "monitor's ping URL without it")
-    path = "/".join(segments)
-    url = urlunsplit((parts.scheme, parts.netloc, f"/{path}" if path else "", "", ""))
+    if path.problem is not None:
+        raise BadTarget(f"{what} {path.problem}: give {FORMS}")
+    raw = parts.path.strip("/")
+    url = urlunsplit((parts.scheme, parts.netloc, f"/{raw}", "", ""))
     query = tuple(parse_qsl(parts.query, keep_blank_values=True))
     if any(name == "rid" for name, _ in query):
         raise BadTarget(f"{what} has a rid: each run gets its own")
-    return PingTarget(url.rstrip("/"), query, masked(url))
-
-
-def _ends_with_action(segments: list[str]) -> bool:
-    """Whether the path is a monitor's URL with an action already on it: ``<token>/start``, or
-    ``<ping key>/<slug>/fail``. A slug may itself be ``start`` (``/ping/<key>/start``), so an
-    action is only seen after a token or after a ping key and a slug."""
-    if len(segments) < 2 or not _ACTION.fullmatch(segments[-1]):
-        return False
-    return bool(_TOKEN.fullmatch(segments[-2])) or (
-        len(segments) >= 3 and bool(_PING_KEY.fullmatch(segments[-3]))
-        and not _TOKEN.fullmatch(segments[-3]))
+    return PingTarget(url, query, masked(url))
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,12 +289,15 @@ class Pinger:
         timeout: seconds per try.
         backoff: seconds before the first retry, doubled for each next one.
         sleep: waits between tries (tests pass a recorder).
+        clock: the time now in Unix seconds, for a ``Retry-After`` given as a date.
     """
 
     def __init__(self, target: PingTarget, *, retries: int = DEFAULT_RETRIES,
                  timeout: float = DEFAULT_TIMEOUT, backoff: float = DEFAULT_BACKOFF,
-                 sleep: Callable[[float], None] = time.sleep) -> None:
+                 sleep: Callable[[float], None] = time.sleep,
+                 clock: Callable[[], float] = time.time) -> None:
         self.target = target
+        self._clock = clock
         self.retries = max(0, retries)
         self.backoff = backoff
         self._sleep = sleep
@@ -243,14 +333,29 @@ class Pinger:
         except httpx.HTTPError as exc:
             said = str(exc).replace(url, masked(url))  # an error may quote the URL
             return PingResult(False, tries, None, f"{type(exc).__name__}: {said}")
-        limit = response.headers.get("Ping-Body-Limit", "")
-        after = response.headers.get("Retry-After", "")
+        limit = response.headers.get("Ping-Body-Limit", "").strip()
         return PingResult(response.is_success, tries, response.status_code,
                           None if response.is_success else f"HTTP {response.status_code}",
                           int(limit) if limit.isdigit() else None,
-                          float(after) if after.isdigit() else None)
+                          retry_after(response.headers.get("Retry-After", ""), self._clock()))
 
     def _wait(self, attempt: int, last: PingResult) -> float:
         """Seconds before try ``attempt + 1``: the backoff, or ``Retry-After`` when longer."""
         wait = max(self.backoff * 2.0 ** (attempt - 1), last.retry_after or 0.0)
         return min(wait, MAX_WAIT)
+
+
+def retry_after(value: str, now: float) -> float | None:
+    """Seconds a ``Retry-After`` header asks to wait (RFC 9110 §10.2.3): a number of seconds,
+    or an HTTP date less ``now`` (Unix seconds; a date already past is 0); ``None`` for a
+    missing or unreadable header."""
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:  # RFC 9110 §5.6.7: HTTP dates are in GMT
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, when.timestamp() - now)

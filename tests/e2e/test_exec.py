@@ -272,3 +272,51 @@ def test_a_slug_needs_the_ping_key(tmp_path: Path) -> None:
     done = _exec("--monitor", "backup", "--", "true", env={"CRONLEDGER_PING_KEY": ""})
     assert done.returncode == 2
     assert "needs the team's ping key: set CRONLEDGER_PING_KEY" in done.stderr.decode()
+
+
+# Issue 32 (outside test): masking read fixed path positions, so these printed the token or the
+# ping key, and were run; they are refused now, naming the part, with no secret in any output.
+SECRET_TOKEN = "9cc33fa5" + "0123456789abcdef" * 3 + "0f1e717a"
+SECRET_KEY = "OCB6dYCenCWP_X3fDLq7dA"
+
+
+@pytest.mark.parametrize(("path", "shown", "why"), [
+    (f"/ping/{SECRET_TOKEN}/extra/parts/here", "/ping/<token>/<hidden>/<hidden>/<hidden>",
+     "path segment 2 after /ping/ is not an action"),
+    (f"/ping/{SECRET_KEY}/mona1/extra", "/ping/<ping key>/mona1/<hidden>",
+     "path segment 3 after /ping/ is not an action"),
+    (f"/ping/{SECRET_KEY}/a/b/c", "/ping/<ping key>/a/<hidden>/<hidden>",
+     "path segment 3 after /ping/"),
+    (f"/ping/{SECRET_TOKEN};x", "/ping/<token>", "has a ';' parameter"),
+    (f"/ping/{SECRET_TOKEN}%2Fstart", "/ping/<token>", "has a percent escape"),
+    (f"/{SECRET_TOKEN}/x/y", "/<token>/<hidden>/<hidden>", "path segment 2 is not an action"),
+])
+def test_urls_of_no_ping_form_are_refused_without_their_secret(
+        tmp_path: Path, path: str, shown: str, why: str) -> None:
+    nobody = "http://127.0.0.1:8799"  # nothing listens; nothing may be sent anyway
+    file = tmp_path / "ran"
+    done = _exec("--retries", "0", "--monitor", f"{nobody}{path}", "--", "touch", str(file),
+                 env={"CRONLEDGER_PING_KEY": ""})
+    out = done.stdout.decode() + done.stderr.decode()
+    assert SECRET_TOKEN not in out and SECRET_KEY not in out, out
+    assert done.returncode == 2, out
+    [line] = done.stderr.decode().splitlines()
+    assert line.startswith(f"cronledger exec: the ping URL '{nobody}{shown}' is none of the "
+                           "ping URL forms: its "), line
+    assert why in line, line
+    assert not file.exists()
+
+
+@pytest.mark.parametrize(("args", "env", "named"), [
+    (["--url", "127.0.0.1:8799"], {}, "--url"),
+    ([], {"CRONLEDGER_URL": "127.0.0.1:8799"}, "CRONLEDGER_URL"),
+])
+def test_a_bad_server_url_is_named_by_its_source(
+        tmp_path: Path, args: list[str], env: dict[str, str], named: str) -> None:
+    file = tmp_path / "ran"
+    done = _exec(*args, "--monitor", "backup", "--", "touch", str(file),
+                 env={"CRONLEDGER_PING_KEY": SECRET_KEY, **env})
+    assert done.returncode == 2
+    assert done.stderr.decode() == (f"cronledger exec: {named} '127.0.0.1:8799' is not an "
+                                    "http:// or https:// URL with a host\n")
+    assert not file.exists()

@@ -3,13 +3,18 @@ tail and body limit (``api/cli_exec.py``), without a server."""
 
 from __future__ import annotations
 
+import logging
+import threading
 import uuid
+from collections.abc import Iterator
+from email.utils import formatdate
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
 from api.cli_exec import Tail, body_limit, exit_status
-from api.client import pings
-from api.client.pings import BadTarget, PingTarget, ping_target
+from api.client import monitor, pings
+from api.client.pings import BadTarget, Pinger, PingTarget, ping_target, retry_after
 from core.monitors.slugs import SLUG_PATTERN
 
 TOKEN = "ab" * 32
@@ -114,7 +119,7 @@ def test_the_tail_keeps_the_last_bytes_and_says_it_cut() -> None:
 
 @pytest.mark.parametrize(("given", "server", "limit"), [
     (None, None, 10_000), (500, None, 500), (None, 100_000, 100_000),
-    (None, 10**9, 10_000_000), (500, 200, 200), (500, 1_000, 500), (None, 0, 10_000),
+    (None, 10**9, 10_000_000), (500, 200, 200), (500, 1_000, 500), (None, 0, 0), (500, 0, 0),
 ])
 def test_body_limit(given: int | None, server: int | None, limit: int) -> None:
     assert body_limit(given, server) == limit
@@ -122,3 +127,126 @@ def test_body_limit(given: int | None, server: int | None, limit: int) -> None:
 
 def test_exit_status_as_a_shell_gives_it() -> None:
     assert [exit_status(c) for c in (0, 3, -9, -15)] == [0, 3, 137, 143]
+
+
+# Issue 32 (outside test): masking read fixed path positions, so a token or ping key elsewhere in
+# the path was shown, and such URLs were taken. Both are a real token's and key's shape.
+SECRET_TOKEN = "9cc33fa5" + "0123456789abcdef" * 3 + "0f1e717a"
+SECRET_KEY = "OCB6dYCenCWP_X3fDLq7dA"
+NOBODY = "http://127.0.0.1:8799"  # nothing listens: nothing may be sent anyway
+
+
+@pytest.mark.parametrize(("monitor_url", "shown", "why"), [
+    (f"{NOBODY}/ping/{SECRET_TOKEN}/extra/parts/here",
+     f"{NOBODY}/ping/<token>/<hidden>/<hidden>/<hidden>", "path segment 2 after /ping/ is not"),
+    (f"{NOBODY}/ping/{SECRET_KEY}/mona1/extra", f"{NOBODY}/ping/<ping key>/mona1/<hidden>",
+     "path segment 3 after /ping/ is not an action"),
+    (f"{NOBODY}/ping/{SECRET_KEY}/a/b/c", f"{NOBODY}/ping/<ping key>/a/<hidden>/<hidden>",
+     "path segment 3 after /ping/"),
+    (f"{NOBODY}/ping/{SECRET_TOKEN};x", f"{NOBODY}/ping/<token>",
+     "path segment 1 after /ping/ has a ';' parameter"),
+    (f"{NOBODY}/ping/{SECRET_TOKEN}%2Fstart", f"{NOBODY}/ping/<token>",
+     "path segment 1 after /ping/ has a percent escape"),
+    (f"{NOBODY}/ping/{SECRET_KEY}%2Fbackup", f"{NOBODY}/ping/<token>", "percent escape"),
+    (f"http://h/{SECRET_TOKEN}/x/y", "http://h/<token>/<hidden>/<hidden>", "path segment 2 is"),
+    (f"http://h/{SECRET_KEY}/x/y", "http://h/<ping key>/x/<hidden>", "path segment 3 is"),
+    (f"http://h/cron/ping/{SECRET_TOKEN}", "http://h/<token>/<hidden>/<hidden>",
+     "path segment 1 is not"),
+    (f"http://h/ping//{SECRET_TOKEN}", "http://h/ping/<token>/<hidden>",
+     "segment 1 after /ping/ is empty"),
+])
+def test_urls_that_are_no_ping_url_form_are_refused_and_masked(
+        monitor_url: str, shown: str, why: str) -> None:
+    """Default-deny: every path segment after the ping prefix that is not a validated slug or
+    action is masked, and a URL that is none of the forms is refused, naming the part."""
+    with pytest.raises(BadTarget) as raised:
+        ping_target(monitor_url)
+    message = str(raised.value)
+    assert SECRET_TOKEN not in message and SECRET_KEY not in message, message
+    assert why in message, message
+    assert pings.masked(monitor_url) == shown
+    assert f"{shown}'" in message, message
+
+
+def test_the_query_is_shown_only_in_plain_short_words() -> None:
+    assert pings.masked(f"http://h/ping/{SECRET_TOKEN}?k={SECRET_KEY}&{SECRET_KEY}=1&create=1") \
+        == "http://h/ping/<token>?k=<hidden>&<hidden>=1&create=1"
+
+
+def test_a_percent_encoded_action_is_no_way_past_the_action_refusal() -> None:
+    with pytest.raises(BadTarget, match="none of the ping URL forms"):
+        ping_target(f"{NOBODY}/ping/{SECRET_TOKEN}%2Fstart")
+    with pytest.raises(BadTarget, match="none of the ping URL forms"):
+        ping_target(f"{NOBODY}/ping/{SECRET_TOKEN}/%73tart")
+
+
+@pytest.mark.parametrize(("source", "named"), [("--url", "--url"), (pings.URL_ENV, pings.URL_ENV)])
+def test_the_servers_url_is_named_by_its_source(source: str, named: str) -> None:
+    with pytest.raises(BadTarget) as raised:
+        ping_target("backup", base_url="127.0.0.1:8799", ping_key=KEY, base_source=source)
+    assert str(raised.value) == (f"{named} '127.0.0.1:8799' is not an http:// or https:// URL "
+                                 "with a host")
+
+
+def test_the_client_refuses_such_a_url_and_logs_no_secret(
+        caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG)
+    with pytest.raises(BadTarget) as raised, \
+            monitor(f"{NOBODY}/ping/{SECRET_TOKEN}/extra/x", retries=0):
+        pass
+    assert SECRET_TOKEN not in str(raised.value)
+    assert SECRET_TOKEN not in caplog.text and SECRET_KEY not in caplog.text
+
+
+@pytest.mark.parametrize(("value", "seconds"), [
+    ("7", 7.0), (" 120 ", 120.0), (formatdate(1_000_060, usegmt=True), 60.0),
+    ("Sun, 11 Jan 1970 13:46:40 GMT", 0.0),  # a date already past
+    ("Monday, 12-Jan-70 13:47:40 GMT", 60.0),  # RFC 850, which recipients must read
+    ("soon", None), ("", None), ("-3", None),
+])
+def test_retry_after_in_seconds_or_as_an_http_date(value: str, seconds: float | None) -> None:
+    """RFC 9110 §10.2.3: delay-seconds or an HTTP-date (now = 1,000,000 s after the epoch)."""
+    assert retry_after(value, 1_000_000.0) == seconds
+
+
+class _Busy(BaseHTTPRequestHandler):
+    """Answers 503 with a ``Retry-After`` date 20 s after the client's clock, then 200."""
+
+    answers: list[int] = []
+
+    def do_POST(self) -> None:  # noqa: N802 - http.server's name
+        self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        status = 503 if not self.answers else 200
+        self.answers.append(status)
+        self.send_response(status)
+        self.send_header("Retry-After", formatdate(2_000_020, usegmt=True))
+        self.send_header("Ping-Body-Limit", "0")
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def busy() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), type("Busy", (_Busy,), {"answers": []}))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_retry_after_date_is_waited_for_and_a_zero_body_limit_kept(busy: str) -> None:
+    waits: list[float] = []
+    with Pinger(ping_target(f"{busy}/ping/{TOKEN}"), retries=1, backoff=1.0,
+                sleep=waits.append, clock=lambda: 2_000_000.0) as pinger:
+        result = pinger.ping("start")
+    assert result.ok and result.tries == 2 and waits == [20.0]
+    assert result.body_limit == 0 and body_limit(None, result.body_limit) == 0
+    tail = Tail(0)
+    tail.write(b"output")
+    assert tail.body() == b""
