@@ -16,10 +16,14 @@ from litestar.status_codes import HTTP_500_INTERNAL_SERVER_ERROR
 
 from api.pagination import BAD_CURSOR, CURSOR_PATTERNS
 from api.schemas.common import SPREAD_PATTERN
+from core.channels.definition import CHAT_ID_PATTERN
 from core.errors import DatabaseUnavailable, DomainError
+from core.monitors.slugs import SLUG_PATTERN, SLUG_WORDS
 from core.schedule.spread import SPREAD_WORDS
 from core.secrets import NAME_PATTERN, NAME_WORDS
 from core.services.outage import DriverError, unavailable_reason
+from core.statuspages.commands import NOTE_PATTERN, NOTE_WORDS
+from core.statuspages.definition import PATH_PATTERN, PATH_WORDS, TEXT_PATTERN, TEXT_WORDS
 from core.tags import TAG_PATTERN, TAG_WORDS
 
 log = logging.getLogger("cronledger.api")
@@ -91,32 +95,44 @@ def _field_path(key: Any, message: str) -> str:
     """A dotted field path from msgspec's ``$.a.b`` key and, for unknown/missing fields, the
     field named in its message."""
     text = "" if key in (None, "data", "body") else str(key)
-    path = text.removeprefix("$").lstrip(".").replace("[", ".").replace("]", "")
+    # `$.names[...]`: a value of a map, whose key msgspec does not say: the map is named
+    path = text.removeprefix("$").lstrip(".").replace("[...]", "")
+    path = path.replace("[", ".").replace("]", "")
     named = _NAMED_FIELD.search(message)
     if named:
         path = f"{path}.{named.group(1)}" if path else named.group(1)
     return path or "body"
 
 
-# Patterns of the document whose raw regex would be the message: what they mean, in words
-# (every pattern of a query or path parameter has its words here: tests/integration/
-# test_openapi.py); the spread's are a job body's (core/schedule/spread.py).
+# Patterns the decoder checks, whose raw regex would be the message: what they mean, in words
+# (every pattern of a query or path parameter and every Meta pattern of a body has its words
+# here: tests/integration/test_openapi.py); the spread's are a job body's
+# (core/schedule/spread.py).
 PATTERN_WORDS = {
     f"^{TAG_PATTERN}$": f"must be a tag: {TAG_WORDS.removeprefix('must be ')}",
     **dict.fromkeys(CURSOR_PATTERNS, BAD_CURSOR),
     SPREAD_PATTERN: SPREAD_WORDS,
-    f"^{NAME_PATTERN}$": NAME_WORDS,  # a secret's name in the path
+    f"^{NAME_PATTERN}$": NAME_WORDS,  # a secret's name in the path or a body
+    f"^{TEXT_PATTERN}$": TEXT_WORDS,  # a status page's title
+    f"^{PATH_PATTERN}$": PATH_WORDS,  # a status page's custom path
+    f"^{NOTE_PATTERN}$": NOTE_WORDS,  # an incident's note
+    f"^{SLUG_PATTERN}$": SLUG_WORDS,  # a monitor's slug
+    f"^({CHAT_ID_PATTERN})$": "must be a numeric chat id or @channelusername",
+    "^[0-9a-f]{64}$": "must be 64 lowercase hexadecimal characters (a SHA-256 digest)",
 }
+# A pattern without words (none today: the test above keeps it so) is never the message.
+UNKNOWN_PATTERN_WORDS = "does not have the form the API document states for it (its pattern)"
 _REGEX_MESSAGE = re.compile(r"Expected `str` matching regex '(.*)'")
 
 
 def _words(message: str) -> str:
-    """msgspec's "Expected `str` matching regex '…'" as what the pattern means, when known."""
+    """msgspec's "Expected `str` matching regex '…'" as what the pattern means
+    (:data:`PATTERN_WORDS`), never the raw regex."""
     found = _REGEX_MESSAGE.search(message)
     if found is None:
         return message
     pattern = found.group(1).encode().decode("unicode_escape")
-    return PATTERN_WORDS.get(pattern, message)
+    return PATTERN_WORDS.get(pattern, UNKNOWN_PATTERN_WORDS)
 
 
 def validation_error(request: Request[Any, Any, Any], exc: ValidationException

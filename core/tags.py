@@ -1,8 +1,9 @@
 """Tags of jobs and monitors: short words that group them for badges and the per-team metrics
 (docs/healthchecks.md).
 
-A tag is 1 to 50 characters without whitespace, ``/`` (it is a path segment of the badge
-URLs), ``*`` (the badges of every tag), control characters or invisible formatting characters
+A tag is 1 to 50 characters without whitespace or blank-looking characters (:data:`BLANK`),
+``/`` (it is a path segment of the badge URLs), ``*`` (the badges of every tag), control
+characters or invisible formatting characters
 (:data:`TAG_PATTERN`, the one rule: the OpenAPI document states it as the tags' ``pattern``,
 spelled out rather than with a whitespace class, so that JSON Schema's regular expressions
 and Python's read it alike); a definition has at most 20, kept in the order given, duplicates
@@ -26,15 +27,23 @@ MAX_TAG = 50
 # the Rust engine schemathesis checks patterns with.)
 # INVISIBLE: the controls and formatting characters alone (also refused in the texts people
 # read, such as a status page's title: core/statuspages/definition.py).
-INVISIBLE = (
-    r"\x00-\x1f\x7f-\x9f\xad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u1680"
+# FORMATTING: INVISIBLE but the C0 controls (a note keeps its tabs and newlines:
+# core/statuspages/commands.py:set_note).
+FORMATTING = (
+    r"\x7f-\x9f\xad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u1680"
     r"\u180e\u2000-\u200f\u2028-\u202f\u205f-\u2064\u2066-\u206f\u3000"
     r"\ufeff\ufff9-\ufffb")
-_NOT_IN_A_TAG = r"\x20\xa0/*" + INVISIBLE
+INVISIBLE = r"\x00-\x1f" + FORMATTING
+# BLANK: characters that print as blank space though Unicode calls them letters or symbols
+# (the space, the no-break space, the Hangul fillers U+115F, U+1160, U+3164 and U+FFA0, the
+# braille blank U+2800): never in a tag, and a title, display name or note of nothing else
+# is blank (issue 32).
+BLANK = r"\x20\xa0\u115f\u1160\u2800\u3164\uffa0"
+_NOT_IN_A_TAG = BLANK + "/*" + INVISIBLE
 TAG_PATTERN = f"[^{_NOT_IN_A_TAG}]{{1,50}}"
 _TAG = re.compile(TAG_PATTERN)
-TAG_WORDS = (f"must be 1 to {MAX_TAG} characters without spaces, / or *, control or invisible "
-             "formatting characters")
+TAG_WORDS = (f"must be 1 to {MAX_TAG} characters without spaces or blank-looking characters, "
+             "/ or *, control or invisible formatting characters")
 
 
 def normalize_tags(value: Any, errors: FieldErrors, field: str = "tags") -> list[str]:

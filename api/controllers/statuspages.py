@@ -110,5 +110,5 @@ class StatusPageController(Controller):
          summary="Write the note shown with the incident an alert opened on status pages")
     async def note(self, alert_id: FromPath[uuid.UUID], data: JSONBody[IncidentNote],
                    actor: ActorDep, pool: PoolDep, clock: ClockDep) -> IncidentNoteView:
-        await commands.set_note(pool, actor, alert_id, data.note, clock.now())
-        return IncidentNoteView(alert_id=alert_id, note=(data.note or "").strip() or None)
+        kept = await commands.set_note(pool, actor, alert_id, data.note, clock.now())
+        return IncidentNoteView(alert_id=alert_id, note=kept)

@@ -36,10 +36,11 @@ Names = Annotated[dict[str, str], Meta(
 Path = Annotated[str, Meta(pattern=f"^{sdef.PATH_PATTERN}$",
                            description="a custom public path: /status/<path>; never 32 hexadecimal "
                                        "characters, the form of a page's key (422)")]
-# No control characters but tabs and newlines (core/statuspages/commands.py:set_note refuses
-# them): the pattern states that rule, so the document is as strict as the server.
+# No control characters but tabs and newlines, no invisible formatting characters
+# (core/statuspages/commands.py:set_note refuses them): the pattern states that rule, so the
+# document is as strict as the server.
 Note = Annotated[str, Meta(max_length=commands.MAX_NOTE,
-                           pattern="^[^\\x00-\\x08\\x0b-\\x1f]*$")]
+                           pattern=f"^{commands.NOTE_PATTERN}$")]
 
 
 class StatusPageCreate(Struct, forbid_unknown_fields=True):

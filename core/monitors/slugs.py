@@ -17,6 +17,7 @@ import unicodedata
 
 SLUG_PATTERN = "[a-z0-9_-]{1,100}"
 MAX_SLUG = 100
+SLUG_WORDS = f"must be 1 to {MAX_SLUG} of a-z, 0-9, - and _"
 _SLUG = re.compile(SLUG_PATTERN)
 _DROP = re.compile(r"[^\w\s-]")
 _JOIN = re.compile(r"[-\s]+")

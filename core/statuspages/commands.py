@@ -11,6 +11,7 @@ its ``alert_notes`` row.
 from __future__ import annotations
 
 import dataclasses
+import re
 import uuid
 from collections.abc import Callable, Collection
 from datetime import datetime
@@ -37,8 +38,17 @@ from core.statuspages.decide import (
 from core.statuspages.keys import new_key, seal_key
 from core.statuspages.state import PageState, evolve
 from core.streams import StreamKind, append, execute, lock
+from core.tags import BLANK, FORMATTING
 
 MAX_NOTE = 2000
+# A note: no control (but tabs and newlines) or invisible formatting character, the rule of
+# tags and titles (core/tags.py:INVISIBLE); one of nothing but blank-looking characters
+# (core/tags.py:BLANK) is no note.
+NOTE_PATTERN = f"[^\\x00-\\x08\\x0b-\\x1f{FORMATTING}]*"
+NOTE_WORDS = ("must not contain control characters other than newlines and tabs, or invisible "
+              "formatting characters")
+_NOT_IN_A_NOTE = re.compile(f"[\\x00-\\x08\\x0b-\\x1f{FORMATTING}]")
+_VISIBLE = re.compile(f"[^\\s{BLANK}{FORMATTING}]")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -156,30 +166,37 @@ async def delete_page(pool: AsyncConnectionPool, actor: Actor, page_id: uuid.UUI
 
 
 async def set_note(pool: AsyncConnectionPool, actor: Actor, alert_id: uuid.UUID,
-                   note: str | None, now: datetime) -> None:
+                   note: str | None, now: datetime) -> str | None:
     """Write (or with ``None`` or ``""`` clear) the note shown with the incident an alert
     opened, on every status page that shows its job or monitor (``alert.noted``; nothing is
     recorded when the note is unchanged).
+
+    Returns:
+        The note as kept: stripped; ``None`` when none (one of blank-looking characters only
+        is none).
 
     Raises:
         NotFound: no such alert for this team.
         InvalidInput: the alert does not open an incident (only a job's ``failed`` /
             ``still_failing`` and a monitor's ``down`` / ``still_down`` do:
             :data:`core.notifications.dependencies.PROBLEM`), or the note is too long or
-            holds control characters other than newlines and tabs.
+            holds control characters other than newlines and tabs or invisible formatting
+            characters (:data:`NOTE_PATTERN`).
     """
     text = (note or "").strip()
     if len(text) > MAX_NOTE:
         raise invalid("note", f"must be at most {MAX_NOTE} characters")
-    if any(ord(c) < 32 and c not in "\n\t" for c in text):
-        raise invalid("note", "must not contain control characters other than newlines")
+    if _NOT_IN_A_NOTE.search(text):
+        raise invalid("note", NOTE_WORDS)
+    if not _VISIBLE.search(text):  # only blank-looking characters: no note, as "" is
+        text = ""
     async with transaction(pool) as conn:
         alert = await team_row(conn, Q["alert_note_lock"], "alert", alert_id, actor.team_id)
         if alert["event"] not in PROBLEM.get(alert["subject_type"], ()):
             raise invalid("alert", f"a {alert['subject_type']} {alert['event']!r} alert opens "
                                    "no incident: write the note on the alert that opened it")
         if (alert["note"] or "") == text:
-            return
+            return text or None
         # After the stream's real version: the checker's alert.released advances it, not the
         # alert_notes row (core/notifications/dependencies.py:release).
         cur = await conn.execute(Q["alert_stream_version"], {"id": alert_id})
@@ -190,3 +207,4 @@ async def set_note(pool: AsyncConnectionPool, actor: Actor, alert_id: uuid.UUID,
         await conn.execute(Q["alert_note_upsert"], {
             "alert_id": alert_id, "team_id": actor.team_id, "note": text,
             "version": version + 1, "now": now})
+    return text or None

@@ -69,6 +69,12 @@ def decide_update(before: PageState, command: UpdatePage) -> Decision:
         given["components"] = []
     if "components" in given and "tags" not in given:
         given["tags"] = []
+    if "components" in command.fields and "names" not in given:
+        # The stored display names of components the change drops go with them (a name of
+        # a since-deleted component, hidden from every read, never blocks it: issue 32).
+        listed = given["components"]
+        kept = {str(c) for c in listed} if isinstance(listed, list | tuple) else set()
+        given["names"] = {k: v for k, v in current["names"].items() if k in kept}
     # A bare rotation re-checks nothing: a stored field refused by a later rule (a path of a
     # key's form, a blank title) never stops a leaked key from being replaced.
     definition = normalize_page({**current, **given}) if given else current

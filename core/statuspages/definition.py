@@ -19,7 +19,7 @@ import uuid
 from typing import Any
 
 from core.errors import FieldErrors, nul_errors
-from core.tags import INVISIBLE, normalize_tags
+from core.tags import BLANK, INVISIBLE, normalize_tags
 
 MAX_TITLE = 200
 MAX_NAME = 100
@@ -32,8 +32,10 @@ _KEY = re.compile(KEY_PATTERN)
 KEY_FORM_WORDS = ("must not be 32 hexadecimal characters: that is the form of a page's key, "
                   "which a path may never be taken for")
 # A title or display name: no control or invisible formatting character, and at least one
-# character that is not a space.
-TEXT_PATTERN = f"[^{INVISIBLE}]*[^\\x20\\xa0{INVISIBLE}][^{INVISIBLE}]*"
+# character that is not blank (core/tags.py:BLANK).
+TEXT_PATTERN = f"[^{INVISIBLE}]*[^{BLANK}{INVISIBLE}][^{INVISIBLE}]*"
+TEXT_WORDS = ("must be text without control or invisible formatting characters, not blank "
+              "(not only spaces or blank-looking characters)")
 FIELDS = ("title", "tags", "components", "names", "path")
 
 

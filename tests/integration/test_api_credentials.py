@@ -36,8 +36,8 @@ async def test_a_bad_tag_says_what_a_tag_may_hold(api: AsyncTestClient,
                                              "tags": ["ok", "not ok"]}, headers=team["auth"])
     assert r.status_code == 422
     assert r.json()["errors"] == [{"field": "tags.1", "message": (
-        "must be a tag: 1 to 50 characters without spaces, / or *, control or invisible "
-        "formatting characters")}]
+        "must be a tag: 1 to 50 characters without spaces or blank-looking characters, / or *, "
+        "control or invisible formatting characters")}]
     assert "regex" not in r.text
     # the document's pattern is the rule: what it refuses is refused, what it allows is taken
     for tag in ("a\x85b", "zero\u200bwidth", "soft\xadhyphen", "bom\ufeff", "tab\there",

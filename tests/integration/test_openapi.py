@@ -558,3 +558,56 @@ def test_every_parameter_pattern_is_refused_in_words(doc: dict[str, Any]) -> Non
                   for pattern in _patterns(p.get("schema", {}))
                   if pattern not in PATTERN_WORDS and "/ping/" not in path})
     assert raw == [], "\n".join(map(str, raw))
+
+
+def _decoder_patterns(kind: Any) -> set[str]:
+    """Every ``pattern`` msgspec checks while decoding ``kind`` (a msgspec.inspect type)."""
+    import msgspec.inspect as mi
+
+    if isinstance(kind, mi.StrType):
+        return {kind.pattern} if kind.pattern else set()
+    if isinstance(kind, mi.Metadata):  # a description or schema extra around the type
+        return _decoder_patterns(kind.type)
+    if isinstance(kind, mi.StructType):
+        return set().union(*(_decoder_patterns(f.type) for f in kind.fields))
+    if isinstance(kind, mi.UnionType):
+        return set().union(*(_decoder_patterns(t) for t in kind.types))
+    if isinstance(kind, mi.DictType):
+        return _decoder_patterns(kind.key_type) | _decoder_patterns(kind.value_type)
+    if isinstance(kind, mi.ListType | mi.SetType | mi.FrozenSetType | mi.VarTupleType):
+        return _decoder_patterns(kind.item_type)
+    if isinstance(kind, mi.TupleType):
+        return set().union(*(_decoder_patterns(t) for t in kind.item_types))
+    return set()
+
+
+def test_every_body_pattern_is_refused_in_words(doc: dict[str, Any]) -> None:
+    """A body field the decoder checks against a pattern is refused with the pattern's words
+    (api/errors.py:PATTERN_WORDS), never with the raw regex (issue 32: a blank title was told
+    ~1,500 characters of pattern, a custom path and a monitor's slug theirs). Every Struct of
+    api/schemas is walked as the decoder sees it; and no pattern of the document's request
+    bodies, fed to the error handler as the decoder words it, comes out as a regex."""
+    import importlib
+    import pkgutil
+
+    import msgspec
+    import msgspec.inspect as mi
+
+    import api.schemas
+    from api.errors import PATTERN_WORDS, _words
+    from core.monitors.slugs import SLUG_PATTERN
+    from core.statuspages.definition import TEXT_PATTERN
+
+    structs = [value for info in pkgutil.iter_modules(api.schemas.__path__)
+               for value in vars(importlib.import_module(f"api.schemas.{info.name}")).values()
+               if isinstance(value, type) and issubclass(value, msgspec.Struct)
+               and value.__module__.startswith("api.schemas.")]
+    assert len(structs) > 20
+    found = set().union(*(_decoder_patterns(t) for t in mi.multi_type_info(structs)))
+    assert f"^{SLUG_PATTERN}$" in found and f"^{TEXT_PATTERN}$" in found
+    assert sorted(found - PATTERN_WORDS.keys()) == []
+    body = [p for s in _request_strings(doc) for p in _patterns(s)]
+    assert body
+    for pattern in body:
+        message = _words(f"Expected `str` matching regex {pattern!r} - at `$.x`")
+        assert "regex" not in message and pattern not in message, pattern

@@ -162,7 +162,8 @@ async def _serve(request: Request[Any, Any, Any], key: str, variant: str) -> Res
     page = await find_page(state.pool, key)
     if page is None:
         return Response(b"" if head else NOT_FOUND, status_code=404, media_type=HTML_TYPE,
-                        headers={"Cache-Control": "no-store"})
+                        headers={"Cache-Control": "no-store",
+                                 "Content-Length": str(len(NOT_FOUND))})
     now = state.clock.now()
     cache = _cache(request)
     gzipped = "gzip" in request.headers.get("accept-encoding", "")
@@ -184,6 +185,8 @@ async def _serve(request: Request[Any, Any, Any], key: str, variant: str) -> Res
                "X-Robots-Tag": "noindex", "Referrer-Policy": "no-referrer"}
     if gzipped:
         headers["Content-Encoding"] = "gzip"
+    # HEAD answers GET's headers, its length among them (RFC 9110, 9.3.2), without the body
+    headers["Content-Length"] = str(len(body))
     return Response(b"" if head else body,
                     media_type=HTML_TYPE if variant == "html" else ATOM_TYPE, headers=headers)
 
