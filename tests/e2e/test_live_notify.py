@@ -181,7 +181,11 @@ async def test_a_lost_listening_connection_comes_back_and_pages_stay_live(
     async with browser.stream("GET", f"/ui/monitors/{monitor_id}/live") as response:
         fragments = Fragments(response)
         assert 'data-status="new"' in await fragments.next()
-        [lost] = await _listening_pids(fresh_pool)
+        # the first fragment may go out before the listening connection has run its LISTEN
+        # (api/ui/live.py starts it with the first stream; on_notify(None) after it connects
+        # renders again, so nothing notified meanwhile is missed)
+        [lost] = await eventually(lambda: _listening_pids(fresh_pool),
+                                  what="the listening connection")
         async with fresh_pool.connection() as conn:
             await conn.execute("SELECT pg_terminate_backend(%s)", (lost,))
 
