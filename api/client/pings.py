@@ -124,7 +124,7 @@ _SHOWN_SERVER_SEGMENT = re.compile(r"[A-Za-z0-9._~-]{1,21}")
 
 @dataclass(frozen=True, slots=True)
 class PingPath:
-    """A ping URL's path read against the documented forms (docs/exec.md, "The monitor").
+    """A ping URL's path read against the documented forms (docs/exec.md, "Naming the monitor").
 
     Attributes:
         shown: the path as messages may show it, ``/``-joined without a leading ``/``: the
