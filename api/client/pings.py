@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC
 from email.utils import parsedate_to_datetime
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import SplitResult, parse_qsl, urlencode, urlsplit, urlunsplit
 
 import httpx
 
@@ -220,22 +220,18 @@ def _shown_server(text: str) -> str:
 def _server_url(text: str, source: str) -> tuple[str, tuple[tuple[str, str], ...]]:
     """The base URL of a slug's pings, without a trailing ``/`` or query, and its query
     (kept on every ping); ``source`` names it in messages."""
-    what = f"{source} {_shown_server(text)!r}"
-    try:
-        parts = urlsplit(text.strip())
-        parts.port  # noqa: B018 - raises ValueError on a port that is not a number
-    except ValueError as exc:
-        raise BadTarget(f"{what} cannot be read: {exc}") from None
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise BadTarget(f"{what} is not an http:// or https:// URL with a host")
-    if parts.fragment:
-        raise BadTarget(f"{what} has a #fragment: a server URL has none")
+    parts = _http_parts(text, f"{source} {_shown_server(text)!r}", "a server URL")
     url = urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/"), "", ""))
     return url, tuple(parse_qsl(parts.query, keep_blank_values=True))
 
 
-def _url_target(text: str) -> PingTarget:
-    what = f"the ping URL {masked(text)!r}"
+def _http_parts(text: str, what: str, kind: str) -> SplitResult:
+    """``text`` split as an http:// or https:// URL with a host, a number for a port and no
+    #fragment; ``what`` names it (masked) and ``kind`` says what it is in the messages.
+
+    Raises:
+        BadTarget: anything else.
+    """
     try:
         parts = urlsplit(text.strip())
         parts.port  # noqa: B018 - raises ValueError on a port that is not a number
@@ -244,7 +240,18 @@ def _url_target(text: str) -> PingTarget:
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise BadTarget(f"{what} is not an http:// or https:// URL with a host")
     if parts.fragment:
-        raise BadTarget(f"{what} has a #fragment: a ping URL has none")
+        raise BadTarget(f"{what} has a #fragment: {kind} has none")
+    return parts
+
+
+def _url_target(text: str) -> PingTarget:
+    """The target of a ping URL given whole (docs/exec.md, "Naming the monitor").
+
+    Raises:
+        BadTarget: not one of the documented forms, or already ending with an action.
+    """
+    what = f"the ping URL {masked(text)!r}"
+    parts = _http_parts(text, what, "a ping URL")
     path = read_path(parts.path)
     if path.action is not None:
         raise BadTarget(f"{what} already ends with an action (/{path.action}): give the "
