@@ -12,7 +12,6 @@ import asyncio
 import datetime as dt
 import ipaddress
 import random
-import socket
 import ssl
 import threading
 import uuid
@@ -35,6 +34,7 @@ from core.config import Settings
 from core.http.clients import make_client
 from core.notifications.delivery import Delivery
 from core.notifications.notifier import Notifier
+from tests.processes import free_port
 from tests.sink import Sink
 
 
@@ -85,11 +85,6 @@ class _Handler:
                                self.logins[-1] if self.logins else None))
         return "250 OK"
 
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def self_signed(tmp: Path) -> tuple[Path, Path]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -15,10 +16,30 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 
 
+# Ports handed out by free_port: below the kernel's ephemeral range (32768-60999 by default),
+# so a server that binds port 0 later (a sink, a test's own listener) is never given the port a
+# process was just told to listen on; a port once handed out is not handed out again.
+_PORTS = range(20000, 32000)
+_handed_out: set[int] = set()
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A TCP port on 127.0.0.1 that is free now, outside the kernel's ephemeral range and not
+    returned before by this process. Choosing it and a child process binding it are two steps,
+    so a port the kernel picks for ``bind(0)`` in between would take it (the failover test's
+    sink answered as the API once); ports below the ephemeral range are never picked that way."""
+    for _ in range(200):
+        port = random.choice(_PORTS)
+        if port in _handed_out:
+            continue
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        _handed_out.add(port)
+        return port
+    raise RuntimeError("no free TCP port found in 20000-31999")
 
 
 def cronledger(*args: str, env: dict[str, str], log: Path | None = None) -> subprocess.Popen:
