@@ -28,31 +28,47 @@ class WhatIf:
     """The current value and the suggestion side by side over the window: incidents each opens
     (``*_alerts``: ``down`` / ``failed`` alerts that were not held; ``too_long`` counted for a
     job's ``max_duration``), the real outages and how many each alerts on, the false alarms of
-    each and how many the suggestion avoids."""
+    each and how many the suggestion avoids.
+
+    Only the figures read from the replays are stored; ``real_outages`` and
+    ``false_alarms_avoided`` are computed from them here, and nowhere else, so they cannot
+    disagree with them."""
 
     current_alerts: int
     suggested_alerts: int
-    real_outages: int
     outages_alerted_current: int
     outages_alerted_suggested: int
     false_alarms_current: int
     false_alarms_suggested: int
-    false_alarms_avoided: int
     outages: list[Outage] = field(default_factory=list)
+
+    @property
+    def real_outages(self) -> int:
+        """How many real outages the window held: the spans listed."""
+        return len(self.outages)
+
+    @property
+    def false_alarms_avoided(self) -> int:
+        """The current value's false alarms less the suggestion's, never below 0."""
+        return max(0, self.false_alarms_current - self.false_alarms_suggested)
 
 
 @dataclass(frozen=True)
 class Suggestion:
     """One suggested change: ``field`` from ``current`` to ``suggested`` (seconds, counts or a
-    schedule, as the PATCH body takes them: ``change`` is that body), the ``reason`` with the
-    observed figures, and ``what_if``."""
+    schedule, as the PATCH body takes them: ``change`` is that body, computed from them), the
+    ``reason`` with the observed figures, and ``what_if``."""
 
     field: str
     current: Any
     suggested: Any
     reason: str
     what_if: WhatIf
-    change: dict[str, Any]
+
+    @property
+    def change(self) -> dict[str, Any]:
+        """The ``PATCH`` body that applies the suggestion."""
+        return {self.field: self.suggested}
 
 
 @dataclass(frozen=True)
@@ -87,10 +103,8 @@ def what_if(verdict: Verdict, suggested: Judged) -> WhatIf:
     now = verdict.current
     return WhatIf(
         current_alerts=now.trial.alerts, suggested_alerts=suggested.trial.alerts,
-        real_outages=len(verdict.outages), outages_alerted_current=now.caught,
-        outages_alerted_suggested=suggested.caught, false_alarms_current=now.false_alarms,
-        false_alarms_suggested=suggested.false_alarms,
-        false_alarms_avoided=max(0, now.false_alarms - suggested.false_alarms),
+        outages_alerted_current=now.caught, outages_alerted_suggested=suggested.caught,
+        false_alarms_current=now.false_alarms, false_alarms_suggested=suggested.false_alarms,
         outages=[Outage(o.start, o.end, o.open) for o in verdict.outages])
 
 
@@ -115,8 +129,7 @@ def examined(field_name: str, verdict: Verdict, observed: str, show: Any = str,
     if chosen == current:
         return Kept(field_name, current, f"{text}: the current value already alerts on every "
                                          f"real outage with the fewest {noun}s")
-    return Suggestion(field_name, current, chosen, text, what_if(verdict, verdict.chosen),
-                      {field_name: chosen})
+    return Suggestion(field_name, current, chosen, text, what_if(verdict, verdict.chosen))
 
 
 def compared(field_name: str, verdict: Verdict, suggested: Any, reason: str) -> Suggestion:
@@ -125,7 +138,7 @@ def compared(field_name: str, verdict: Verdict, suggested: Any, reason: str) -> 
     callers ask only for a change) next to the current value."""
     judged = next(j for j in verdict.judged if j.trial.value == suggested)
     return Suggestion(field_name, verdict.current.trial.value, suggested, reason,
-                      what_if(verdict, judged), {field_name: suggested})
+                      what_if(verdict, judged))
 
 
 class Trials(Protocol):

@@ -6,9 +6,12 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import msgspec
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from api.schemas.advice import AdviceSuggestion
+from core.advice.answer import Outage, Suggestion, WhatIf
 from core.advice.rules import (
     Trial,
     choose,
@@ -164,3 +167,20 @@ def test_replaying_only_what_can_win_gives_the_verdict_of_every_replay(
     assert (some.chosen.trial.value, some.current, some.outages) == (
         every.chosen.trial.value, every.current, every.outages)
     assert len(replayed) <= len(trials) + 1
+
+
+def test_the_what_if_derives_its_totals_from_the_figures_it_holds() -> None:
+    """``real_outages``, ``false_alarms_avoided`` and a suggestion's ``change`` are computed
+    from what the answer holds (core/advice/answer.py), so they cannot disagree with it, and
+    the API body carries them."""
+    spans = [Outage(T0, T0 + MIN, False), Outage(T0 + 9 * MIN, T0 + 20 * MIN, True)]
+    better = WhatIf(5, 2, 2, 2, 4, 1, spans)
+    assert (better.real_outages, better.false_alarms_avoided) == (2, 3)
+    worse = WhatIf(1, 3, 2, 2, 0, 2, spans[:1])
+    assert (worse.real_outages, worse.false_alarms_avoided) == (1, 0)  # never below 0
+    suggestion = Suggestion("grace_seconds", 60, 660, "why", better)
+    assert suggestion.change == {"grace_seconds": 660}
+    body = msgspec.to_builtins(msgspec.convert(suggestion, AdviceSuggestion,
+                                               from_attributes=True))
+    assert body["change"] == {"grace_seconds": 660}
+    assert (body["what_if"]["real_outages"], body["what_if"]["false_alarms_avoided"]) == (2, 3)
