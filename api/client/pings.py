@@ -160,8 +160,8 @@ def read_path(path: str) -> PingPath:
         kind, shown[0], shown[1], known = "key", KEY_SHOWN, rest[1], 2
     else:
         known = 0
-        if rest:
-            shown[0] = TOKEN_SHOWN
+        if rest:  # a segment of a ping key's shape is called one, a slug missing or not
+            shown[0] = KEY_SHOWN if _PING_KEY.fullmatch(rest[0]) else TOKEN_SHOWN
     action = None
     if kind and len(rest) == known + 1 and _ACTION.fullmatch(rest[known]):
         action = shown[known] = rest[known]
@@ -170,12 +170,13 @@ def read_path(path: str) -> PingPath:
     if not rest:
         problem = "names no monitor"
     elif not kind or len(rest) > known + (action is not None):
-        index = known if kind else (1 if len(rest) >= 2 and _PING_KEY.fullmatch(rest[0]) else 0)
-        segment = rest[index] if index < len(rest) else ""
+        index = known if kind else (1 if _PING_KEY.fullmatch(rest[0]) else 0)
+        segment = rest[index] if index < len(rest) else None
         where = (f"path segment {index + 1}" + (f" after /{PING_PREFIX}/" if prefix else ""))
         expected = ("an action (start, fail, log or an exit status) or nothing" if kind
                     else "a slug" if index == 1 else "a token, a check UUID or a ping key")
-        why = ("is empty" if not segment else "has a percent escape (%)" if "%" in segment
+        why = ("is missing (the monitor's slug after the ping key)" if segment is None
+               else "is empty" if not segment else "has a percent escape (%)" if "%" in segment
                else "has a ';' parameter" if ";" in segment else f"is not {expected}")
         problem = f"is none of the ping URL forms: its {where} {why}"
     return PingPath(text, action, problem)

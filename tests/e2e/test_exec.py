@@ -290,6 +290,8 @@ SECRET_KEY = "OCB6dYCenCWP_X3fDLq7dA"
     (f"/ping/{SECRET_TOKEN};x", "/ping/<token>", "has a ';' parameter"),
     (f"/ping/{SECRET_TOKEN}%2Fstart", "/ping/<token>", "has a percent escape"),
     (f"/{SECRET_TOKEN}/x/y", "/<token>/<hidden>/<hidden>", "path segment 2 is not an action"),
+    (f"/ping/{SECRET_KEY}/Bad-Slug", "/ping/<ping key>/<hidden>",
+     "path segment 2 after /ping/ is not a slug"),
 ])
 def test_urls_of_no_ping_form_are_refused_without_their_secret(
         tmp_path: Path, path: str, shown: str, why: str) -> None:

@@ -150,6 +150,13 @@ NOBODY = "http://127.0.0.1:8799"  # nothing listens: nothing may be sent anyway
     (f"{NOBODY}/ping/{SECRET_KEY}%2Fbackup", f"{NOBODY}/ping/<token>", "percent escape"),
     (f"http://h/{SECRET_TOKEN}/x/y", "http://h/<token>/<hidden>/<hidden>", "path segment 2 is"),
     (f"http://h/{SECRET_KEY}/x/y", "http://h/<ping key>/x/<hidden>", "path segment 3 is"),
+    # a ping key with a malformed or missing slug is still called the ping key
+    (f"{NOBODY}/ping/{SECRET_KEY}/Bad-Slug", f"{NOBODY}/ping/<ping key>/<hidden>",
+     "path segment 2 after /ping/ is not a slug"),
+    (f"{NOBODY}/ping/{SECRET_KEY}/a%20b", f"{NOBODY}/ping/<ping key>/<hidden>",
+     "path segment 2 after /ping/ has a percent escape"),
+    (f"{NOBODY}/ping/{SECRET_KEY}", f"{NOBODY}/ping/<ping key>",
+     "path segment 2 after /ping/ is missing (the monitor's slug after the ping key)"),
     (f"http://h/cron/ping/{SECRET_TOKEN}", "http://h/<token>/<hidden>/<hidden>",
      "path segment 1 is not"),
     (f"http://h/ping//{SECRET_TOKEN}", "http://h/ping/<token>/<hidden>",
