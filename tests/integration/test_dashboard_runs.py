@@ -4,6 +4,7 @@ value), the response as text or, when it is not text, as a hex preview; hostile 
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator
 
 import pytest
@@ -97,3 +98,16 @@ async def test_a_spread_runs_page_shows_its_fire_time_next_to_its_slot(
     assert f"{spelled} after the slot" in page
     plain_page = (await fresh_api.get(f"/ui/runs/{plain_run['id']}")).text
     assert plain_page.count("Slot") >= 1 and "Fire time" not in plain_page
+
+    # the job's page lists each run's fire time beside its slot, from the list's own query
+    # (run_list_for_job): the spread job's is the slot plus the offset, the plain job's the slot
+    def cells(html: str, label: str) -> list[str]:
+        return re.findall(rf'data-label="{label}"><time datetime="[^"]*" title="([^"]*)"',
+                          html)
+
+    job_page = (await fresh_api.get(f"/ui/jobs/{job}")).text
+    slot = (T0 + HOUR).strftime("%Y-%m-%d %H:%M:%S UTC")
+    assert "<th scope=\"col\">Fire time</th>" in job_page
+    assert cells(job_page, "Slot") == [slot] and cells(job_page, "Fire time") == [f"{fire} UTC"]
+    plain_job_page = (await fresh_api.get(f"/ui/jobs/{plain}")).text
+    assert cells(plain_job_page, "Fire time") == cells(plain_job_page, "Slot") == [slot]
