@@ -170,8 +170,22 @@ def http_error(request: Request[Any, Any, Any], exc: HTTPException) -> Response[
     return problem(exc.status_code, str(exc.detail), headers=exc.headers)
 
 
+def logged_path(request: Request[Any, Any, Any]) -> str:
+    """The path a log line may name: the matched route's template (``/ping``,
+    ``/status/{key}``, ``/v1/jobs/{job_id}``), never the request's own path, which may hold
+    a secret (a ping token or ping key, a status page's or a badge's key)."""
+    template = request.scope.get("path_template")
+    if isinstance(template, str) and template:
+        return template
+    # A mounted ASGI app (the ``/ping`` routes) has no template in the scope: its mount paths
+    handler = request.scope.get("route_handler")
+    paths = sorted(getattr(handler, "paths", None) or ())
+    return " or ".join(f"{p.rstrip('/')}/…" for p in paths) or "(no route)"
+
+
 def internal_error(request: Request[Any, Any, Any], exc: Exception) -> Response[dict[str, Any]]:
-    log.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
+    log.exception("unhandled error on %s %s", request.method, logged_path(request),
+                  exc_info=exc)
     return _answer(request, HTTP_500_INTERNAL_SERVER_ERROR, "internal error; it has been logged")
 
 

@@ -15,7 +15,7 @@ from urllib.parse import quote
 from litestar import Request, Response
 from litestar.exceptions import HTTPException
 
-from api.errors import TITLES
+from api.errors import TITLES, logged_path
 from api.ui.auth import SIGNIN_PATH, SignInRequired, Viewer, redirect
 from api.ui.render import page
 from core.errors import DomainError
@@ -51,7 +51,7 @@ def http_error(request: Request[Any, Any, Any], exc: HTTPException) -> Response[
 
 
 def internal_error(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
-    log.error("dashboard page %s failed", request.url.path, exc_info=exc)
+    log.error("dashboard page %s failed", logged_path(request), exc_info=exc)
     return _error_page(request, 500, "something went wrong on our side; the error is in the "
                                      "server's log")
 

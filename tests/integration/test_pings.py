@@ -248,3 +248,48 @@ async def test_an_unavailable_database_is_503_not_500(api: AsyncTestClient, team
         state.ping_batcher = working
     assert r.status_code == 503 and r.headers["retry-after"] == "1"
     assert (await api.get(f"/ping/{monitor['ping_token']}")).status_code == 200
+
+
+async def test_a_500_on_a_secret_path_logs_the_route_never_the_secret(
+        api: AsyncTestClient, team: Team, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    """Issue 32 (outside test): the 500 log line named the raw path, so a failure on a ping
+    (``/ping/<token>``, ``/ping/<ping key>/<slug>``) or a status page (``/status/<key>``)
+    wrote its secret to the log. It names the route's template instead."""
+    import logging
+
+    import api.ui.pages.status as status_pages
+
+    monitor = await _monitor(api, team, slug="logged")
+    r = await api.post("/v1/team/ping-key", headers=team["auth"])
+    assert r.status_code in (200, 201), r.text
+    ping_key = r.json()["ping_key"]
+    r = await api.post("/v1/status-pages", headers=team["auth"],
+                       json={"title": "Logged", "components": [monitor["id"]]})
+    assert r.status_code == 201, r.text
+    page_path = r.json()["url"].split("testserver.local")[-1]
+    page_key = page_path.rsplit("/", 1)[1]
+
+    async def boom(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("the cause, without the request's path")
+
+    monkeypatch.setattr(api.app.state.ping_batcher, "record", boom)
+    monkeypatch.setattr(status_pages, "find_page", boom)
+    # Litestar's logging set-up replaced the root handlers, pytest's among them.
+    logging.getLogger().addHandler(caplog.handler)
+    try:
+        caplog.set_level(logging.INFO, logger="cronledger")
+        for path in (f"/ping/{monitor['ping_token']}", f"/ping/{ping_key}/logged/start",
+                     page_path, f"{page_path}/feed.atom"):
+            caplog.clear()
+            answer = await api.get(path)
+            assert answer.status_code == 500, (path, answer.text)
+            logged = "\n".join(caplog.handler.format(r) for r in caplog.records
+                               if r.name.startswith("cronledger"))  # the server's log
+            assert "the cause, without the request's path" in logged, (path, logged)
+            for secret in (monitor["ping_token"], ping_key, page_key):
+                assert secret not in logged, (path, logged)
+            assert ("GET /ping/…" in logged if path.startswith("/ping/")
+                    else "/status/{key}" in logged), logged
+    finally:
+        logging.getLogger().removeHandler(caplog.handler)
