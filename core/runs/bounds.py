@@ -18,12 +18,16 @@ does not stop the run: its lease, timeouts and retries go on.
 
 from __future__ import annotations
 
-from dataclasses import replace
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, fields, replace
 from datetime import datetime, timedelta
+from typing import Any
 
 import psycopg
 
 from core.alerting import shorter_than
+from core.db import dict_rows
 from core.events import append_events
 from core.notifications.messages import job_overran_message, span
 from core.notifications.outbox import DEFAULT_MAX_ATTEMPTS, Alert, Hold, enqueue
@@ -46,6 +50,31 @@ def too_short(result: AttemptResult) -> AttemptResult:
         "(min_duration)"))
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Overrun:
+    """A row of ``run_overrun_claim`` (core/sql/runs.sql): a run going past its job's
+    ``max_duration`` (seconds), with the job's ``name`` and ``channels`` for the alert.
+    ``started_at`` is the run's first send, or its slot when it has not sent yet (UTC)."""
+
+    id: uuid.UUID
+    job_id: uuid.UUID
+    team_id: uuid.UUID
+    scheduled_for: datetime
+    trigger: str
+    started_at: datetime
+    name: str
+    channels: list[uuid.UUID]
+    max_duration: int
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> Overrun:
+        """The run in one ``run_overrun_claim`` row."""
+        return cls(**{f: row[f] for f in _OVERRUN})
+
+
+_OVERRUN = tuple(f.name for f in fields(Overrun))
+
+
 async def alert_overruns(conn: psycopg.AsyncConnection, now: datetime, *, limit: int,
                          hold: Hold, max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> int:
     """``max_duration``: the runs still going (running, waiting for a retry or for their
@@ -59,34 +88,34 @@ async def alert_overruns(conn: psycopg.AsyncConnection, now: datetime, *, limit:
         How many runs were claimed (``SKIP LOCKED``).
     """
     cur = await conn.execute(Q["run_overrun_claim"], {"now": now, "limit": limit})
-    rows = await cur.fetchall()
-    if not rows:
+    runs = [Overrun.from_row(row) for row in dict_rows(await cur.fetchall())]
+    if not runs:
         return 0
-    cur = await conn.execute(Q["run_overrun_mark"], {"ids": [r["id"] for r in rows],
+    cur = await conn.execute(Q["run_overrun_mark"], {"ids": [run.id for run in runs],
                                                      "now": now})
-    versions = {row["id"]: row["version"] for row in await cur.fetchall()}
+    versions = {row["id"]: row["version"] for row in dict_rows(await cur.fetchall())}
     alerts = []
     events = []
-    for row in rows:
-        deadline = row["started_at"] + timedelta(seconds=row["max_duration"])
+    for run in runs:
+        deadline = run.started_at + timedelta(seconds=run.max_duration)
         events.append(run_events.overran(
-            row["id"], row["team_id"], versions[row["id"]], now, job_id=row["job_id"],
-            scheduled_for=row["scheduled_for"], trigger=row["trigger"],
-            started_at=row["started_at"], max_duration=row["max_duration"],
+            run.id, run.team_id, versions[run.id], now, job_id=run.job_id,
+            scheduled_for=run.scheduled_for, trigger=run.trigger,
+            started_at=run.started_at, max_duration=run.max_duration,
             deadline=deadline))
         message = job_overran_message(
-            job_id=row["job_id"], job_name=row["name"], run_id=row["id"],
-            scheduled_for=row["scheduled_for"], started_at=row["started_at"],
-            max_duration=row["max_duration"], now=now)
-        alerts.append(Alert(row["team_id"], "job", row["job_id"], "too_long", row["channels"],
-                            message, {"reason": "max_duration", "run_id": row["id"],
-                                      "scheduled_for": row["scheduled_for"],
-                                      "started_at": row["started_at"],
-                                      "max_duration": row["max_duration"],
+            job_id=run.job_id, job_name=run.name, run_id=run.id,
+            scheduled_for=run.scheduled_for, started_at=run.started_at,
+            max_duration=run.max_duration, now=now)
+        alerts.append(Alert(run.team_id, "job", run.job_id, "too_long", run.channels,
+                            message, {"reason": "max_duration", "run_id": run.id,
+                                      "scheduled_for": run.scheduled_for,
+                                      "started_at": run.started_at,
+                                      "max_duration": run.max_duration,
                                       "deadline": deadline}))
     await append_events(conn, events)
     await enqueue(conn, alerts, now, max_attempts, hold=hold)
-    return len(rows)
+    return len(runs)
 
 
 async def next_overrun_at(conn: psycopg.AsyncConnection) -> datetime | None:

@@ -32,14 +32,14 @@ import secrets
 import uuid
 from dataclasses import replace
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Literal
 
 import psycopg
 from psycopg_pool import AsyncConnectionPool
 
 from core.clock import Clock, Instant, read_now
 from core.db import dict_rows, transaction
-from core.events import append_events
+from core.events import NewEvent, append_events
 from core.maintenance.queries import held_alerts
 from core.notifications.job_alerts import FinalRun, record_job_outcomes
 from core.notifications.outbox import DEFAULT_MAX_ATTEMPTS
@@ -47,6 +47,7 @@ from core.queries import Q
 from core.runs import events as run_events
 from core.runs.bounds import alert_overruns, next_overrun_at
 from core.runs.dispatch import Dispatch
+from core.runs.state import RunRow
 from core.services.base import Service
 from core.tokens import token_hash
 
@@ -114,9 +115,27 @@ def _final_fields(outcome: str, exit_status: int | None) -> tuple[str, str | Non
     return "failed", REPORTED_FAILURE, f"the confirmation reported a failure{said}"
 
 
+def _recorded(row: RunRow, outcome: str, exit_status: int | None,
+              now: datetime) -> NewEvent:
+    """``run.succeeded`` or ``run.failed`` of a run ``run_confirm_finish`` just finished,
+    with its ``confirmation``."""
+    # An awaiting run has sent its attempt: the statement returns its start and duration.
+    assert row.started_at is not None and row.duration_ms is not None
+    status: Literal["succeeded", "failed"] = "succeeded" if row.status == "succeeded" \
+        else "failed"
+    event = run_events.attempt_recorded(
+        status, row.id, row.team_id, row.version, now, job_id=row.job_id,
+        scheduled_for=row.scheduled_for, trigger=row.trigger, attempt=row.attempt,
+        started_at=row.started_at, duration_ms=row.duration_ms, lateness_ms=row.lateness_ms,
+        response_status=row.response_status, error_class=row.error_class, error=row.error,
+        finished_at=now, metadata={"actor": "confirm"})
+    return replace(event, data={**event.data, "confirmation": {
+        "at": row.confirmed_at, "outcome": outcome, "exit_status": exit_status}})
+
+
 async def _finish(conn: psycopg.AsyncConnection,
                   outcomes: dict[uuid.UUID, tuple[str, int | None]], now: datetime,
-                  max_attempts: int) -> list[dict[str, Any]]:
+                  max_attempts: int) -> list[RunRow]:
     """Write the final state of awaiting runs (``outcomes``: run id -> (outcome, exit
     status)), append their ``run.succeeded`` / ``run.failed`` events and run the job alert
     rules, in the caller's transaction. Returns the rows written."""
@@ -125,27 +144,15 @@ async def _finish(conn: psycopg.AsyncConnection,
     cur = await conn.execute(Q["run_confirm_finish"], {
         "run_ids": ids, "statuses": [f[0] for f in fields],
         "error_classes": [f[1] for f in fields], "errors": [f[2] for f in fields], "now": now})
-    rows = dict_rows(await cur.fetchall())
-    await append_events(conn, [
-        replace(event, data={**event.data, "confirmation": {
-            "at": row["confirmed_at"], "outcome": outcomes[row["id"]][0],
-            "exit_status": outcomes[row["id"]][1]}})
-        for row in rows
-        for event in [run_events.attempt_recorded(
-            row["status"], row["id"], row["team_id"], row["version"], now,
-            job_id=row["job_id"], scheduled_for=row["scheduled_for"], trigger=row["trigger"],
-            attempt=row["attempt"], started_at=row["started_at"],
-            duration_ms=row["duration_ms"], lateness_ms=row["lateness_ms"],
-            response_status=row["response_status"], error_class=row["error_class"],
-            error=row["error"], finished_at=now, metadata={"actor": "confirm"})]])
-    finals = [FinalRun(job_id=row["job_id"], team_id=row["team_id"], run_id=row["id"],
-                       status=row["status"], was_failing=row["was_failing"],
-                       scheduled_for=row["scheduled_for"], attempts=row["attempt"],
+    rows = [RunRow.from_row(row) for row in dict_rows(await cur.fetchall())]
+    await append_events(conn, [_recorded(row, *outcomes[row.id], now) for row in rows])
+    finals = [FinalRun(job_id=row.job_id, team_id=row.team_id, run_id=row.id,
+                       status=row.status, was_failing=row.was_failing,
+                       scheduled_for=row.scheduled_for, attempts=row.attempt,
                        finished_at=now,
-                       last_response={"status": row["response_status"], "body": None,
-                                      "error_class": row["error_class"],
-                                      "error": row["error"]})
-              for row in rows if row["status"] == "failed" or row["was_failing"]]
+                       last_response={"status": row.response_status, "body": None,
+                                      "error_class": row.error_class, "error": row.error})
+              for row in rows if row.status == "failed" or row.was_failing]
     if finals:
         await record_job_outcomes(conn, finals, now, max_attempts, held_alerts)
     return rows

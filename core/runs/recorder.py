@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import random
+import uuid
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -33,6 +34,7 @@ from core.runs.bounds import too_short
 from core.runs.confirm import arm as arm_confirmations
 from core.runs.confirm import deadline as confirm_deadline
 from core.runs.dispatch import AttemptResult
+from core.runs.state import RunRow
 
 log = logging.getLogger("cronledger.recorder")
 
@@ -53,31 +55,31 @@ def _outcome(result: AttemptResult, now: datetime, rng: random.Random) -> dict[s
     return {"status": "failed", "finished_at": result.finished_at, "available_at": None}
 
 
-def _event(result: AttemptResult, outcome: dict[str, Any], row: dict[str, Any],
+def _event(result: AttemptResult, outcome: dict[str, Any], row: RunRow,
            now: datetime) -> NewEvent:
     d = result.dispatch
     return run_events.attempt_recorded(
-        outcome["status"], row["id"], row["team_id"], row["version"], now, job_id=d.job_id,
+        outcome["status"], row.id, row.team_id, row.version, now, job_id=d.job_id,
         scheduled_for=d.scheduled_for, trigger=d.trigger, attempt=d.attempt,
         started_at=result.started_at, duration_ms=result.duration_ms,
-        lateness_ms=row["lateness_ms"], response_status=result.response_status,
+        lateness_ms=row.lateness_ms, response_status=result.response_status,
         error_class=result.error_class, error=result.error,
         finished_at=outcome["finished_at"], available_at=outcome["available_at"],
         confirm_deadline_at=outcome.get("confirm_deadline_at"))
 
 
-def _final_runs(accepted: list[dict[str, Any]],
+def _final_runs(accepted: list[RunRow],
                 by_id: dict[Any, tuple[AttemptResult, dict[str, Any]]]) -> list[FinalRun]:
     """Final failures, and successes that end a failure streak: what the alert rules need."""
     finals = []
     for row in accepted:
-        if not reaches_rules(row["status"], row["was_failing"]):
+        if not reaches_rules(row.status, row.was_failing):
             continue
-        result, outcome = by_id[(row["id"], row["result_lease_token"])]
+        result, outcome = by_id[(row.id, row.result_lease_token)]
         finals.append(FinalRun(
-            job_id=row["job_id"], team_id=row["team_id"], run_id=row["id"],
-            status=row["status"], was_failing=row["was_failing"],
-            scheduled_for=row["scheduled_for"], attempts=result.dispatch.attempt,
+            job_id=row.job_id, team_id=row.team_id, run_id=row.id,
+            status=row.status, was_failing=row.was_failing,
+            scheduled_for=row.scheduled_for, attempts=result.dispatch.attempt,
             finished_at=outcome["finished_at"] or result.finished_at,
             last_response={"status": result.response_status,
                            "body": snippet(result.response_body),
@@ -134,16 +136,18 @@ class Recorder:
             outcomes = [_outcome(r, now, self.rng) for r in results]
             # Keyed by lease too: a batch may hold both the result of a re-dispatched attempt
             # and the late one of the attempt it replaced (same run id); only the first matches.
-            by_id = {(r.dispatch.run_id, r.dispatch.lease_token): (r, o)
-                     for r, o in zip(results, outcomes, strict=True)}
+            by_id: dict[tuple[uuid.UUID, uuid.UUID | None],
+                        tuple[AttemptResult, dict[str, Any]]] = {
+                (r.dispatch.run_id, r.dispatch.lease_token): (r, o)
+                for r, o in zip(results, outcomes, strict=True)}
             accepted = await _finish(conn, results, outcomes)
-            kept = [by_id[(row["id"], row["result_lease_token"])][0] for row in accepted]
+            kept = [by_id[(row.id, row.result_lease_token)][0] for row in accepted]
             if len(accepted) < len(results):
                 await _discarded(conn, results,
-                                 {(row["id"], row["result_lease_token"]) for row in accepted})
+                                 {(row.id, row.result_lease_token) for row in accepted})
             await _insert_attempts(conn, kept, self.worker_id)
             await append_events(conn, [
-                _event(*by_id[(row["id"], row["result_lease_token"])], row, now)
+                _event(*by_id[(row.id, row.result_lease_token)], row, now)
                 for row in accepted])
             await self._follow_up(conn, accepted, by_id, now)
             released = await _release_buffered(conn, now)
@@ -151,7 +155,7 @@ class Recorder:
                 await notify_wakeup(conn, "runs")
         return len(accepted)
 
-    async def _follow_up(self, conn: psycopg.AsyncConnection, accepted: list[dict[str, Any]],
+    async def _follow_up(self, conn: psycopg.AsyncConnection, accepted: list[RunRow],
                          by_id: dict[Any, Any], now: datetime) -> None:
         """The job alerts of the final outcomes, and the confirmations the awaiting runs
         wait for, in the recording transaction."""
@@ -159,13 +163,13 @@ class Recorder:
         if finals:  # the alert rules cost queries only on final failures and recoveries
             await record_job_outcomes(conn, finals, now, self.notify_max_attempts,
                                       held_alerts)
-        awaiting = [row["id"] for row in accepted if row["status"] == "awaiting_confirmation"]
+        awaiting = [row.id for row in accepted if row.status == "awaiting_confirmation"]
         if awaiting:
             await arm_confirmations(conn, awaiting, now, self.notify_max_attempts)
 
 
 async def _finish(conn: psycopg.AsyncConnection, results: list[AttemptResult],
-                  outcomes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+                  outcomes: list[dict[str, Any]]) -> list[RunRow]:
     """``run_finish_many``: each run's new state, where its lease token still matches; returns
     the rows that accepted their result."""
     cur = await conn.execute(Q["run_finish_many"], {
@@ -181,7 +185,7 @@ async def _finish(conn: psycopg.AsyncConnection, results: list[AttemptResult],
         "error_class": [r.error_class for r in results],
         "error": [r.error for r in results],
     })
-    return dict_rows(await cur.fetchall())
+    return [RunRow.from_row(row) for row in dict_rows(await cur.fetchall())]
 
 
 async def _insert_attempts(conn: psycopg.AsyncConnection, kept: list[AttemptResult],
@@ -207,14 +211,14 @@ async def _insert_attempts(conn: psycopg.AsyncConnection, kept: list[AttemptResu
 
 
 async def _release_buffered(conn: psycopg.AsyncConnection,
-                            now: datetime) -> list[dict[str, Any]]:
+                            now: datetime) -> list[RunRow]:
     """``run_release_buffered``: the queued runs an overlap buffer held that may go now, each
     with its ``run.released`` event; returns them."""
     cur = await conn.execute(Q["run_release_buffered"], {"now": now})
-    released = dict_rows(await cur.fetchall())
+    released = [RunRow.from_row(row) for row in dict_rows(await cur.fetchall())]
     await append_events(conn, [
-        run_events.released(row["id"], row["team_id"], row["version"], now,
-                            job_id=row["job_id"], scheduled_for=row["scheduled_for"],
-                            trigger=row["trigger"], available_at=now)
+        run_events.released(row.id, row.team_id, row.version, now,
+                            job_id=row.job_id, scheduled_for=row.scheduled_for,
+                            trigger=row.trigger, available_at=now)
         for row in released])
     return released

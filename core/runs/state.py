@@ -1,5 +1,7 @@
 """The state of a run stream: the frozen :class:`RunState` (the ``runs`` row's columns that the
-log derives) and its fold, :func:`evolve`, which turns each ``run.*`` event into the next state.
+log derives) and its fold, :func:`evolve`, which turns each ``run.*`` event into the next state;
+and :class:`RunRow`, a run as the statements of the live run path (the recorder, the
+confirmations) return it.
 
 Event payloads are described in :mod:`core.runs`. The rebuild of the ``runs`` table from the
 log (:mod:`core.projections.runs`) folds with it. Not in the state (not derived from the
@@ -71,6 +73,52 @@ class RunState:
 
 
 COLUMNS = tuple(f.name for f in dataclasses.fields(RunState))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunRow:
+    """A run as a statement of the live run path returns it, read once where it is fetched
+    (:meth:`from_row`): ``run_finish_many``, ``run_release_buffered`` (core/sql/runs.sql) and
+    ``run_confirm_finish`` (core/sql/confirmations.sql).
+
+    Each of them returns the fields up to ``attempt``, as the row is after the statement
+    (``version`` the new stream version). The others come from some of them only, and are
+    ``None`` (``was_failing`` ``False``) where the statement does not return them:
+
+    - ``lateness_ms``, ``was_failing`` (a success ends the job's failure streak):
+      ``run_finish_many`` and ``run_confirm_finish``;
+    - ``result_lease_token`` (the lease the accepted result was sent under):
+      ``run_finish_many``;
+    - ``started_at``, ``duration_ms``, ``response_status``, ``error_class``, ``error``,
+      ``confirmed_at``, ``exit_status`` (of the confirmation): ``run_confirm_finish``.
+    """
+
+    id: uuid.UUID
+    job_id: uuid.UUID
+    team_id: uuid.UUID
+    version: int
+    status: str
+    scheduled_for: datetime
+    trigger: str
+    attempt: int
+    lateness_ms: int | None = None
+    was_failing: bool = False
+    result_lease_token: uuid.UUID | None = None
+    started_at: datetime | None = None
+    duration_ms: int | None = None
+    response_status: int | None = None
+    error_class: str | None = None
+    error: str | None = None
+    confirmed_at: datetime | None = None
+    exit_status: int | None = None
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> RunRow:
+        """The run in one row of those statements (the columns it has)."""
+        return cls(**{f: row[f] for f in _RUN_ROW if f in row})
+
+
+_RUN_ROW = tuple(f.name for f in dataclasses.fields(RunRow))
 
 
 def _first(event: Mapping[str, Any]) -> RunState:

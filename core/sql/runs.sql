@@ -123,7 +123,8 @@ RETURNING r.id, r.job_id, r.team_id, r.scheduled_for, r.trigger, r.attempt, r.ma
 UPDATE runs q SET available_at = %(now)s::timestamptz, version = q.version + 1
 WHERE q.status = 'queued' AND q.available_at IS NULL
   AND NOT EXISTS (SELECT 1 FROM runs o WHERE o.job_id = q.job_id AND o.status = 'running')
-RETURNING q.id, q.team_id, q.job_id, q.scheduled_for, q.trigger, q.version;
+RETURNING q.id, q.team_id, q.job_id, q.scheduled_for, q.trigger, q.version, q.status,
+          q.attempt;
 
 -- name: run_finish_many
 -- Compare-and-set on the lease token: an attempt whose lease was taken over records nothing.
@@ -150,7 +151,7 @@ WHERE r.id = o.id AND r.status = 'running' AND r.lease_token = o.lease_token
 -- was_failing: a success ends a failure streak (a primary-key probe, successes only), so the
 -- recorder needs no extra query for the runs of healthy jobs.
 RETURNING r.id, o.lease_token AS result_lease_token, r.job_id, r.team_id, r.version,
-          r.lateness_ms, r.status, r.scheduled_for,
+          r.lateness_ms, r.status, r.scheduled_for, r.trigger, r.attempt,
           CASE WHEN o.status = 'succeeded' THEN EXISTS (
               SELECT 1 FROM alert_states a
               WHERE a.subject_type = 'job' AND a.subject_id = r.job_id)
