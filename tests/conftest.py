@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from core.monitors.checker import Checker
     from core.runs.worker import Worker
     from tests.sink import Sink
+    from tests.teams import Team
 
 RUN = uuid.uuid4().hex[:8]
 # Modules whose tests need the PostgreSQL server itself - a proxy in front of it, a restart,
@@ -190,20 +191,11 @@ async def frozen_api(shared_dsn: str, settings: Settings,
 
 
 @pytest.fixture
-async def team(pool: AsyncConnectionPool) -> dict[str, object]:
-    """A new team with a write key and a read key: ``{"write", "read", "actor"}``."""
-    from core.actor import Actor
-    from core.apikeys import create_api_key
+async def team(pool: AsyncConnectionPool) -> Team:
+    """A new team with a write key and a read key (see tests/teams.py)."""
+    from tests.teams import new_team
 
-    name = f"team-{uuid.uuid4().hex[:10]}"
-    write, record = await create_api_key(pool, name, "write")
-    read, _ = await create_api_key(pool, name, "read")
-    return {"name": name, "write": write, "read": read,
-            "actor": Actor(team_id=record["team_id"], key_id=record["id"]),
-            "auth": {"Authorization": f"Bearer {write}"},
-            "read_auth": {"Authorization": f"Bearer {read}"}}
-
-
+    return await new_team(pool)
 
 
 @pytest.fixture

@@ -27,10 +27,10 @@ from tests.helpers import add_job, new_actor
 from tests.integration.test_dashboard_auth import sign_in
 from tests.monitor_helpers import add_monitor, advance, ping
 from tests.sink import Reply, Sink
+from tests.teams import Team
 
 T0 = datetime(2026, 9, 1, 0, 0, 0, tzinfo=UTC)
 HOUR = timedelta(hours=1)
-Team = dict[str, Any]
 
 
 def _by_field(advice: Advice) -> dict[str, Suggestion]:
@@ -229,26 +229,26 @@ async def test_advice_routes_read_keys_and_errors(
     frozen_api: AsyncTestClient, team: Team, pool: AsyncConnectionPool,
 ) -> None:
     r = await frozen_api.post("/v1/monitors", json={"name": "advised", "schedule": "1h"},
-                              headers=team["auth"])
+                              headers=team.auth)
     assert r.status_code == 201, r.text
     monitor = r.json()["id"]
     r = await frozen_api.post("/v1/jobs", json={
         "name": "advised", "schedule": "@daily", "request": {"url": "https://example.com/"}},
-        headers=team["auth"])
+        headers=team.auth)
     assert r.status_code == 201, r.text
     job = r.json()["id"]
     for path in (f"/v1/monitors/{monitor}/advice", f"/v1/jobs/{job}/advice"):
-        for auth in (team["auth"], team["read_auth"]):
+        for auth in (team.auth, team.read_auth):
             r = await frozen_api.get(path, headers=auth)
             assert r.status_code == 200, r.text
             body = r.json()
             assert body["days"] == 90 and body["suggestions"] == []
             assert body["insufficient"].startswith("too little history: 0 ")
-        r = await frozen_api.get(path, params={"days": 7}, headers=team["auth"])
+        r = await frozen_api.get(path, params={"days": 7}, headers=team.auth)
         assert r.status_code == 200 and r.json()["days"] == 7
         # digits only (issue 32: 1e1 was read as 10)
         for days in ("0", "91", "-1", "abc", "1.5", "1e1", "+5", " 5", "5 ", "10.0", "07", "١٠"):
-            r = await frozen_api.get(path, params={"days": days}, headers=team["auth"])
+            r = await frozen_api.get(path, params={"days": days}, headers=team.auth)
             assert r.status_code == 422, (days, r.text)
             assert "days" in r.json()["detail"]
             if days == "1e1":  # read as 10 by the decoder, refused in words
@@ -258,17 +258,17 @@ async def test_advice_routes_read_keys_and_errors(
     other = {"Authorization": f"Bearer {key}"}  # another team's key
     for path, auth in ((f"/v1/monitors/{monitor}/advice", other),
                        (f"/v1/jobs/{job}/advice", other),
-                       (f"/v1/monitors/{uuid.uuid4()}/advice", team["auth"]),
-                       (f"/v1/jobs/{uuid.uuid4()}/advice", team["auth"]),
-                       (f"/v1/monitors/{job}/advice", team["auth"]),  # a job is no monitor
-                       (f"/v1/jobs/{monitor}/advice", team["auth"])):
+                       (f"/v1/monitors/{uuid.uuid4()}/advice", team.auth),
+                       (f"/v1/jobs/{uuid.uuid4()}/advice", team.auth),
+                       (f"/v1/monitors/{job}/advice", team.auth),  # a job is no monitor
+                       (f"/v1/jobs/{monitor}/advice", team.auth)):
         r = await frozen_api.get(path, headers=auth)
         assert r.status_code == 404, (path, r.text)
     # a deleted object: 404, as its own GET
     for kind, subject in (("monitors", monitor), ("jobs", job)):
         assert (await frozen_api.delete(f"/v1/{kind}/{subject}",
-                                        headers=team["auth"])).status_code == 204
-        r = await frozen_api.get(f"/v1/{kind}/{subject}/advice", headers=team["auth"])
+                                        headers=team.auth)).status_code == 204
+        r = await frozen_api.get(f"/v1/{kind}/{subject}/advice", headers=team.auth)
         assert r.status_code == 404, r.text
 
 
@@ -278,7 +278,7 @@ async def test_fast_pings_are_told_their_seconds_and_the_current_schedule_is_nev
     """Issue 32: a monitor pinged every 5 s was told "1m" (whole minutes, at least one); once
     on "1m" the fitted schedule equalled the current one and the advice was a 500. The period
     said is the closest readable one ("5s"), never the current schedule."""
-    auth = team["auth"]
+    auth = team.auth
     r = await frozen_api.post("/v1/monitors", headers=auth, json={
         "name": f"fast {uuid.uuid4().hex[:8]}", "schedule": "1h", "grace_seconds": 60})
     assert r.status_code == 201, r.text
@@ -289,7 +289,7 @@ async def test_fast_pings_are_told_their_seconds_and_the_current_schedule_is_nev
         assert (await frozen_api.get(url)).status_code == 200
     advice = f"/v1/monitors/{monitor}/advice"
     page = f"/ui/monitors/{monitor}/advice"
-    await sign_in(frozen_api, team["write"])
+    await sign_in(frozen_api, team.write)
 
     async def schedule_suggested() -> dict[str, Any] | None:
         r = await frozen_api.get(advice, params={"days": 1}, headers=auth)
@@ -321,7 +321,7 @@ async def test_a_fitted_schedule_equal_to_the_current_one_is_no_500(
 ) -> None:
     """Issue 32: a "1m" monitor pinged every 6 s was fitted "1m" (whole minutes), its own
     schedule: the API and the page answered 500. Now it is told "6s"."""
-    auth = team["auth"]
+    auth = team.auth
     r = await frozen_api.post("/v1/monitors", headers=auth, json={
         "name": f"six {uuid.uuid4().hex[:8]}", "schedule": "1m", "grace_seconds": 60})
     assert r.status_code == 201, r.text
@@ -336,7 +336,7 @@ async def test_a_fitted_schedule_equal_to_the_current_one_is_no_500(
         assert r.status_code == 200, r.text
         [found] = [s for s in r.json()["suggestions"] if s["field"] == "schedule"]
         assert (found["current"], found["suggested"]) == ("1m", "6s")
-    await sign_in(frozen_api, team["write"])
+    await sign_in(frozen_api, team.write)
     r = await frozen_api.get(f"/ui/monitors/{monitor}/advice")
     assert r.status_code == 200, r.text
     assert "<code>6s</code>" in r.text, r.text

@@ -22,6 +22,7 @@ from core.channels.sealing import AesGcmSealer
 from core.maintenance.commands import create_window
 from core.runs.claim import claim_due
 from tests.helpers import add_job, new_actor, runs_of
+from tests.teams import Team
 
 T0 = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
 MIN = timedelta(minutes=1)
@@ -125,9 +126,9 @@ async def test_a_slot_missed_beyond_catch_up_alerts_with_missed(
 
 
 async def test_alert_on_through_the_api(
-    frozen_api: AsyncTestClient, team: dict[str, Any],
+    frozen_api: AsyncTestClient, team: Team,
 ) -> None:
-    auth = team["auth"]
+    auth = team.auth
     body = {"name": "n", "schedule": "1h", "request": {"url": "https://example.com/"}}
     r = await frozen_api.post("/v1/jobs", headers=auth, json=body)
     assert r.status_code == 201, r.text

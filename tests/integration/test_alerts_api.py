@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import uuid
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 from litestar.testing import AsyncTestClient
 from psycopg_pool import AsyncConnectionPool
@@ -22,15 +21,16 @@ from core.monitors.checker import Checker
 from tests.helpers import new_actor
 from tests.monitor_helpers import add_monitor, advance, ping
 from tests.sink import Sink
+from tests.teams import Team
 
 T0 = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
 SLACK = {"kind": "slack", "url": "https://hooks.slack.com/services/T0/B0/x"}
 
 
 async def test_alerts_listed_newest_first_and_explained(
-    frozen_api: AsyncTestClient, team: dict[str, Any], clock: FrozenClock,
+    frozen_api: AsyncTestClient, team: Team, clock: FrozenClock,
 ) -> None:
-    auth = team["auth"]
+    auth = team.auth
     r = await frozen_api.post("/v1/channels", headers=auth, json={"name": "ops", **SLACK})
     assert r.status_code == 201, r.text
     r = await frozen_api.post("/v1/monitors", headers=auth, json={

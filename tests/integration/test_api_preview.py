@@ -7,9 +7,11 @@ from typing import Any
 import pytest
 from litestar.testing import AsyncTestClient
 
+from tests.teams import Team
 
-async def test_preview_marks_gap_and_fold(api: AsyncTestClient, team: dict[str, Any]) -> None:
-    r = await api.get("/v1/schedules/preview", headers=team["read_auth"], params={
+
+async def test_preview_marks_gap_and_fold(api: AsyncTestClient, team: Team) -> None:
+    r = await api.get("/v1/schedules/preview", headers=team.read_auth, params={
         "schedule": "30 2 * * *", "timezone": "America/New_York",
         "after": "2024-03-09T12:00:00Z", "count": 3})
     assert r.status_code == 200, r.text
@@ -20,7 +22,7 @@ async def test_preview_marks_gap_and_fold(api: AsyncTestClient, team: dict[str, 
         "2024-03-10T07:00:00Z", "2024-03-11T06:30:00Z", "2024-03-12T06:30:00Z"]
     assert [f["dst"] for f in body["fires"]] == ["gap", None, None]
     assert body["fires"][0]["local"] == "2024-03-10T03:00:00-04:00"
-    fold = (await api.get("/v1/schedules/preview", headers=team["read_auth"], params={
+    fold = (await api.get("/v1/schedules/preview", headers=team.read_auth, params={
         "schedule": "30 1 * * *", "timezone": "America/New_York",
         "after": "2024-11-02T12:00:00Z", "count": 2})).json()["fires"]
     assert fold[0] == {"at": "2024-11-03T05:30:00Z", "local": "2024-11-03T01:30:00-04:00",
@@ -28,8 +30,8 @@ async def test_preview_marks_gap_and_fold(api: AsyncTestClient, team: dict[str, 
     assert fold[1]["at"] == "2024-11-04T06:30:00Z"
 
 
-async def test_preview_defaults(api: AsyncTestClient, team: dict[str, Any]) -> None:
-    r = await api.get("/v1/schedules/preview", headers=team["auth"], params={"schedule": "@hourly"})
+async def test_preview_defaults(api: AsyncTestClient, team: Team) -> None:
+    r = await api.get("/v1/schedules/preview", headers=team.auth, params={"schedule": "@hourly"})
     fires = r.json()["fires"]
     assert len(fires) == 10 and all(f["at"].endswith(":00:00Z") for f in fires)
 
@@ -48,9 +50,9 @@ async def test_preview_defaults(api: AsyncTestClient, team: dict[str, Any]) -> N
     ({}, None),
 ])
 async def test_preview_rejects_bad_input(
-    api: AsyncTestClient, team: dict[str, Any], params: dict[str, Any], field: str | None
+    api: AsyncTestClient, team: Team, params: dict[str, Any], field: str | None
 ) -> None:
-    r = await api.get("/v1/schedules/preview", headers=team["auth"], params=params)
+    r = await api.get("/v1/schedules/preview", headers=team.auth, params=params)
     assert r.status_code in (400, 422), r.text
     if field:
         assert r.status_code == 422

@@ -11,8 +11,8 @@ from litestar.testing import AsyncTestClient
 from psycopg_pool import AsyncConnectionPool
 
 from api.app import create_app
-from core.apikeys import create_api_key
 from core.schedule import parse_schedule
+from tests.teams import Team, new_team
 
 DIGEST = "ab" * 32
 
@@ -44,22 +44,22 @@ DOCUMENT: dict[str, Any] = {
 }
 
 
-async def _secret(api: AsyncTestClient, team: dict[str, Any], name: str, value: str) -> None:
-    r = await api.put(f"/v1/secrets/{name}", json={"value": value}, headers=team["auth"])
+async def _secret(api: AsyncTestClient, team: Team, name: str, value: str) -> None:
+    r = await api.put(f"/v1/secrets/{name}", json={"value": value}, headers=team.auth)
     assert r.status_code in (200, 201), r.text
 
 
-async def _events(pool: AsyncConnectionPool, team: dict[str, Any]) -> list[dict[str, Any]]:
+async def _events(pool: AsyncConnectionPool, team: Team) -> list[dict[str, Any]]:
     async with pool.connection() as conn:
         cur = await conn.execute("SELECT event_type, metadata FROM events WHERE team_id = %(t)s "
-                                 "ORDER BY global_position", {"t": team["actor"].team_id})
+                                 "ORDER BY global_position", {"t": team.actor.team_id})
         return await cur.fetchall()
 
 
-async def _apply(api: AsyncTestClient, team: dict[str, Any], document: dict[str, Any],
+async def _apply(api: AsyncTestClient, team: Team, document: dict[str, Any],
                  query: str = "", status: int = 200) -> dict[str, Any]:
     r = await api.post(f"/v1/apply{query}", json={**document, "digest": DIGEST},
-                       headers=team["auth"])
+                       headers=team.auth)
     assert r.status_code == status, r.text
     return r.json()
 
@@ -69,7 +69,7 @@ def _actions(result: dict[str, Any]) -> dict[tuple[str, str], str]:
 
 
 async def test_apply_creates_then_second_apply_is_a_no_op(
-        api: AsyncTestClient, team: dict[str, Any], pool: AsyncConnectionPool) -> None:
+        api: AsyncTestClient, team: Team, pool: AsyncConnectionPool) -> None:
     await _secret(api, team, "HOOK", "abc")
     plan = await _apply(api, team, DOCUMENT, "?dry_run=true")
     assert plan["applied"] is False and plan["dry_run"] is True
@@ -83,15 +83,15 @@ async def test_apply_creates_then_second_apply_is_a_no_op(
     events = (await _events(pool, team))[before:]
     assert events and all(e["metadata"]["actor"] == "apply" for e in events)
     assert all(e["metadata"]["digest"] == DIGEST for e in events)
-    assert all(e["metadata"]["api_key"] == str(team["actor"].key_id) for e in events)
-    jobs = (await api.get("/v1/jobs", headers=team["auth"])).json()["items"]
+    assert all(e["metadata"]["api_key"] == str(team.actor.key_id) for e in events)
+    jobs = (await api.get("/v1/jobs", headers=team.auth)).json()["items"]
     by_name = {j["name"]: j for j in jobs}
     assert by_name["tick"]["status"] == "paused"
     assert by_name["report"]["retry"]["attempts"] == 3
     assert by_name["report"]["realert_every"] == 3600
     assert by_name["report"]["alert_on"] == ["skipped", "missed"]  # in canonical order
     assert by_name["tick"]["alert_on"] == []
-    monitors = (await api.get("/v1/monitors", headers=team["auth"])).json()["items"]
+    monitors = (await api.get("/v1/monitors", headers=team.auth)).json()["items"]
     assert {m["name"]: m["status"] for m in monitors} == {"backup": "new", "queue": "paused"}
     count = len(await _events(pool, team))
     again = await _apply(api, team, DOCUMENT)
@@ -99,7 +99,7 @@ async def test_apply_creates_then_second_apply_is_a_no_op(
     assert not changed and again["applied"] is False, changed
     assert len(await _events(pool, team)) == count
     # the export applies as a no-op, too
-    exported = (await api.get("/v1/export", headers=team["read_auth"])).json()
+    exported = (await api.get("/v1/export", headers=team.read_auth)).json()
     assert "url" not in exported["channels"][0]  # sealed: never exported
     report = next(j for j in exported["jobs"] if j["name"] == "report")
     assert report["alert_on"] == ["skipped", "missed"]
@@ -108,7 +108,7 @@ async def test_apply_creates_then_second_apply_is_a_no_op(
     assert len(await _events(pool, team)) == count
 
 
-async def test_update_diff_and_prune(api: AsyncTestClient, team: dict[str, Any],
+async def test_update_diff_and_prune(api: AsyncTestClient, team: Team,
                                      pool: AsyncConnectionPool) -> None:
     await _secret(api, team, "HOOK", "abc")
     await _apply(api, team, DOCUMENT)
@@ -127,13 +127,13 @@ async def test_update_diff_and_prune(api: AsyncTestClient, team: dict[str, Any],
     actions = _actions(pruned)
     assert actions[("job", "once")] == "delete" and actions[("monitor", "queue")] == "delete"
     assert actions[("job", "tick")] == "update"
-    jobs = (await api.get("/v1/jobs", headers=team["auth"])).json()["items"]
+    jobs = (await api.get("/v1/jobs", headers=team.auth)).json()["items"]
     assert sorted(j["name"] for j in jobs) == ["report", "tick"]
     assert {j["name"]: j["status"] for j in jobs}["tick"] == "active"
 
 
 async def test_errors_are_per_field_and_nothing_is_written(
-        api: AsyncTestClient, team: dict[str, Any], pool: AsyncConnectionPool) -> None:
+        api: AsyncTestClient, team: Team, pool: AsyncConnectionPool) -> None:
     bad = {"jobs": [
         {"name": "ok", "schedule": "* * * * *", "request": {"url": "https://example.com/"}},
         {"name": "bad", "schedule": "61 * * * *", "request": {"url": "ftp://x"},
@@ -148,7 +148,7 @@ async def test_errors_are_per_field_and_nothing_is_written(
     assert await _events(pool, team) == []
 
 
-async def test_run_on_start_fires_once(api: AsyncTestClient, team: dict[str, Any],
+async def test_run_on_start_fires_once(api: AsyncTestClient, team: Team,
                                        pool: AsyncConnectionPool) -> None:
     doc = {"jobs": [{"name": "warm", "schedule": "0 0 1 1 *", "run_on_start": True,
                      "request": {"url": "https://example.com/warm"}}]}
@@ -160,7 +160,7 @@ async def test_run_on_start_fires_once(api: AsyncTestClient, team: dict[str, Any
     assert len(await _events(pool, team)) == count
 
 
-async def test_literal_secret_warns(api: AsyncTestClient, team: dict[str, Any]) -> None:
+async def test_literal_secret_warns(api: AsyncTestClient, team: Team) -> None:
     doc = {"jobs": [{"name": "leaky", "schedule": "1h", "request": {
         "url": "https://example.com/?token=abc123", "headers": {"Authorization": "Bearer abc"}}}]}
     result = await _apply(api, team, doc, "?dry_run=true")
@@ -168,40 +168,40 @@ async def test_literal_secret_warns(api: AsyncTestClient, team: dict[str, Any]) 
         "jobs.0.request.headers.Authorization", "jobs.0.request.url"}
 
 
-async def test_names_are_unique_per_team(api: AsyncTestClient, team: dict[str, Any]) -> None:
+async def test_names_are_unique_per_team(api: AsyncTestClient, team: Team) -> None:
     job = {"name": "dup", "schedule": "1h", "request": {"url": "https://example.com/"}}
-    assert (await api.post("/v1/jobs", json=job, headers=team["auth"])).status_code == 201
-    r = await api.post("/v1/jobs", json=job, headers=team["auth"])
+    assert (await api.post("/v1/jobs", json=job, headers=team.auth)).status_code == 201
+    r = await api.post("/v1/jobs", json=job, headers=team.auth)
     assert r.status_code == 409 and "already has a job with this name" in r.json()["detail"]
-    other = await api.post("/v1/jobs", json={**job, "name": "other"}, headers=team["auth"])
+    other = await api.post("/v1/jobs", json={**job, "name": "other"}, headers=team.auth)
     r = await api.patch(f"/v1/jobs/{other.json()['id']}", json={"name": "dup"},
-                        headers=team["auth"])
+                        headers=team.auth)
     assert r.status_code == 409
     # monitor names are labels (healthchecks' check names): a second one is a second monitor
     monitor = {"name": "dup", "schedule": "1h"}
-    first = await api.post("/v1/monitors", json=monitor, headers=team["auth"])
-    second = await api.post("/v1/monitors", json=monitor, headers=team["auth"])
-    third = await api.post("/v1/monitors", json=monitor, headers=team["auth"])
+    first = await api.post("/v1/monitors", json=monitor, headers=team.auth)
+    second = await api.post("/v1/monitors", json=monitor, headers=team.auth)
+    third = await api.post("/v1/monitors", json=monitor, headers=team.auth)
     assert (first.status_code, second.status_code, third.status_code) == (201, 201, 201)
     assert [m.json()["slug"] for m in (first, second, third)] == ["dup", "dup-2", "dup-3"]
-    r = await api.post("/v1/monitors", json={**monitor, "slug": "dup-2"}, headers=team["auth"])
+    r = await api.post("/v1/monitors", json={**monitor, "slug": "dup-2"}, headers=team.auth)
     assert r.status_code == 409 and "slug" in r.json()["detail"]  # slugs stay unique
 
 
 async def test_monitors_are_matched_by_slug_and_names_may_repeat(
-        api: AsyncTestClient, team: dict[str, Any], pool: AsyncConnectionPool) -> None:
+        api: AsyncTestClient, team: Team, pool: AsyncConnectionPool) -> None:
     document = {"monitors": [
         {"name": "backup", "schedule": "1h"},  # keyed by its name's slug: backup
         {"name": "backup", "slug": "backup-eu", "schedule": "2h"},
         {"name": "Nightly Backup (DB)", "schedule": "1d"}]}
     created = _actions(await _apply(api, team, document))
     assert set(created.values()) == {"create"}
-    monitors = (await api.get("/v1/monitors", headers=team["auth"])).json()["items"]
+    monitors = (await api.get("/v1/monitors", headers=team.auth)).json()["items"]
     assert sorted((m["slug"], m["name"]) for m in monitors) == [
         ("backup", "backup"), ("backup-eu", "backup"), ("nightly-backup-db", "Nightly Backup (DB)")]
     count = len(await _events(pool, team))
     assert set(_actions(await _apply(api, team, document)).values()) == {"unchanged"}
-    exported = (await api.get("/v1/export", headers=team["read_auth"])).json()
+    exported = (await api.get("/v1/export", headers=team.read_auth)).json()
     assert sorted((m["name"], m.get("slug") or "") for m in exported["monitors"]) == [
         ("Nightly Backup (DB)", ""), ("backup", ""), ("backup", "backup-eu")]
     assert set(_actions(await _apply(api, team, exported)).values()) == {"unchanged"}
@@ -215,16 +215,16 @@ async def test_monitors_are_matched_by_slug_and_names_may_repeat(
         ("backup", "unchanged"), ("backup-eu", "unchanged"), ("nightly-backup-db", "update")]
     # a monitor without a slug is not the file's: never matched, never pruned, not exported
     loose = await api.post("/v1/monitors", json={"name": "!!!", "schedule": "1h"},
-                           headers=team["auth"])
+                           headers=team.auth)
     assert loose.json()["slug"] is None
     result = await _apply(api, team, renamed, "?prune=true")
     assert set(_actions(result).values()) == {"unchanged"}
-    exported = (await api.get("/v1/export", headers=team["read_auth"])).json()
+    exported = (await api.get("/v1/export", headers=team.read_auth)).json()
     assert "!!!" not in [m["name"] for m in exported["monitors"]]
     # one slug twice in a file is refused, naming both
     r = await api.post("/v1/apply", json={"monitors": [
         {"name": "a", "slug": "same", "schedule": "1h"},
-        {"name": "b", "slug": "same", "schedule": "1h"}]}, headers=team["auth"])
+        {"name": "b", "slug": "same", "schedule": "1h"}]}, headers=team.auth)
     assert r.status_code == 422
     assert [e["field"] for e in r.json()["errors"]] == ["monitors.1.slug"]
     assert "monitors.0" in r.json()["errors"][0]["message"]
@@ -241,7 +241,7 @@ def _value(rng: random.Random, depth: int = 0) -> Any:
     return rng.choice(choices)
 
 
-async def test_no_document_is_a_500(api: AsyncTestClient, team: dict[str, Any]) -> None:
+async def test_no_document_is_a_500(api: AsyncTestClient, team: Team) -> None:
     """Generated documents (known keys with values of every JSON type) are answered 200 or 422
     (a seeded random walk: the same documents on every run)."""
     rng = random.Random(15)
@@ -257,14 +257,14 @@ async def test_no_document_is_a_500(api: AsyncTestClient, team: dict[str, Any]) 
                             for key in rng.sample(names, rng.randint(1, len(names)))}
                            for _ in range(rng.randint(0, 2))]
                     for kind, names in keys.items() if rng.random() < 0.7}
-        r = await api.post("/v1/apply?dry_run=true", json=document, headers=team["auth"])
+        r = await api.post("/v1/apply?dry_run=true", json=document, headers=team.auth)
         assert r.status_code in (200, 422), (document, r.text)
         seen.add(r.status_code)
     assert seen == {200, 422}
 
 
 async def test_sealed_values_compare_after_decryption(
-        api: AsyncTestClient, team: dict[str, Any], pool: AsyncConnectionPool) -> None:
+        api: AsyncTestClient, team: Team, pool: AsyncConnectionPool) -> None:
     await _secret(api, team, "SIGN", "a-signing-secret-of-32-characters")
     await _secret(api, team, "SLACK", "https://hooks.slack.com/services/T/B/one")
     doc = {"channels": [{"name": "s", "kind": "slack", "url": "${secrets.SLACK}"}],
@@ -289,7 +289,7 @@ async def test_sealed_values_compare_after_decryption(
 
 
 async def test_a_failure_midway_writes_nothing(shared_dsn: str, settings: Any,
-                                               team: dict[str, Any],
+                                               team: Team,
                                                pool: AsyncConnectionPool) -> None:
     """Without a secret key the job's signing secret cannot be sealed (503), after the
     monitor was created in the same transaction: the monitor is rolled back too."""
@@ -298,14 +298,14 @@ async def test_a_failure_midway_writes_nothing(shared_dsn: str, settings: Any,
            "jobs": [{"name": "signed", "schedule": "1h", "signing_secret": "x" * 32,
                      "request": {"url": "https://example.com/"}}]}
     async with AsyncTestClient(app=app, raise_server_exceptions=False) as client:
-        r = await client.post("/v1/apply", json=doc, headers=team["auth"])
+        r = await client.post("/v1/apply", json=doc, headers=team.auth)
         assert r.status_code == 503, r.text
-        assert (await client.get("/v1/monitors", headers=team["auth"])).json()["items"] == []
+        assert (await client.get("/v1/monitors", headers=team.auth)).json()["items"] == []
     assert await _events(pool, team) == []
 
 
 async def test_words_tags_slugs_and_confirm_apply_and_export_as_no_ops(
-        api: AsyncTestClient, team: dict[str, Any], pool: AsyncConnectionPool) -> None:
+        api: AsyncTestClient, team: Team, pool: AsyncConnectionPool) -> None:
     document = {
         "monitors": [{"name": "nightly", "schedule": "tous les jours à 3 h",
                       "timezone": "Europe/Paris", "slug": "nightly-backup",
@@ -316,21 +316,21 @@ async def test_words_tags_slugs_and_confirm_apply_and_export_as_no_ops(
                   "request": {"url": "https://example.com/digest"}}],
     }
     await _apply(api, team, document)
-    job = (await api.get("/v1/jobs", headers=team["auth"])).json()["items"][0]
+    job = (await api.get("/v1/jobs", headers=team.auth)).json()["items"][0]
     assert job["schedule"] == "30 9 * * 1-5" and job["schedule_text"] == "every weekday at 9:30 am"
     assert job["tags"] == ["mail"] and job["confirm"] == {"timeout_seconds": 600}
-    monitor = (await api.get("/v1/monitors", headers=team["auth"])).json()["items"][0]
+    monitor = (await api.get("/v1/monitors", headers=team.auth)).json()["items"][0]
     assert monitor["slug"] == "nightly-backup" and monitor["tags"] == ["db", "backup"]
     assert monitor["schedule_text"] == "tous les jours à 3 h"
     count = len(await _events(pool, team))
     assert set(_actions(await _apply(api, team, document)).values()) == {"unchanged"}
-    exported = (await api.get("/v1/export", headers=team["read_auth"])).json()
+    exported = (await api.get("/v1/export", headers=team.read_auth)).json()
     assert set(_actions(await _apply(api, team, exported)).values()) == {"unchanged"}
     assert len(await _events(pool, team)) == count
 
 
 async def test_export_applied_elsewhere_later_fires_at_the_same_instants(
-        frozen_api: AsyncTestClient, team: dict[str, Any], pool: AsyncConnectionPool,
+        frozen_api: AsyncTestClient, team: Team, pool: AsyncConnectionPool,
         clock: Any) -> None:
     """Anchored schedules (calendar periods, intervals) are exported with their anchor named
     (``… from 2026-12-01``), so the export applied in another team ten days and three hours
@@ -346,7 +346,7 @@ async def test_export_applied_elsewhere_later_fires_at_the_same_instants(
                                         ("odd", "@every 7m"), ("cron", "0 9 * * 1-5"))],
     }
     await _apply(frozen_api, team, document)
-    exported = (await frozen_api.get("/v1/export", headers=team["read_auth"])).json()
+    exported = (await frozen_api.get("/v1/export", headers=team.read_auth)).json()
     schedules = {j["name"]: j["schedule"] for j in exported["jobs"]}
     assert schedules["fortnightly"] == "@every 14d on tue at 09:00 from 2026-12-01"
     assert schedules["elapsed"] == "@every 2h from 2026-11-30T12:00:00Z"
@@ -356,13 +356,12 @@ async def test_export_applied_elsewhere_later_fires_at_the_same_instants(
 
     created = clock.now()
     stored = {j["name"]: j["schedule"] for j in (
-        await frozen_api.get("/v1/jobs", headers=team["auth"])).json()["items"]}
+        await frozen_api.get("/v1/jobs", headers=team.auth)).json()["items"]}
     later = clock.advance(10 * 86400 + 3 * 3600 + 17)
     name = f"team-{random.getrandbits(40):x}"
-    write, _ = await create_api_key(pool, name, "write")
-    other = {"auth": {"Authorization": f"Bearer {write}"}}
+    other = await new_team(pool, name)
     await _apply(frozen_api, other, exported)
-    jobs = (await frozen_api.get("/v1/jobs", headers=other["auth"])).json()["items"]
+    jobs = (await frozen_api.get("/v1/jobs", headers=other.auth)).json()["items"]
     for job in jobs:  # the next 20 fires of the copy are those of the original
         original = parse_schedule(stored[job["name"]], "Europe/Paris", anchor=created)
         copy = parse_schedule(job["schedule"], "Europe/Paris", anchor=later)

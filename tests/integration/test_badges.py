@@ -8,26 +8,25 @@ import os
 import shutil
 import subprocess
 import xml.etree.ElementTree as ET
-from typing import Any
 
 import pytest
 from litestar.testing import AsyncTestClient
 
 from core.badges import svg, text_width
+from tests.teams import Team
 
-Team = dict[str, Any]
 SVG = "{http://www.w3.org/2000/svg}"
 
 
 async def _badge_key(api: AsyncTestClient, team: Team) -> str:
-    r = await api.get("/v1/team", headers=team["auth"])
+    r = await api.get("/v1/team", headers=team.auth)
     assert r.status_code == 200
     return r.json()["badge_key"]
 
 
 async def _monitor(api: AsyncTestClient, team: Team, name: str, tags: list[str]) -> str:
     r = await api.post("/v1/monitors", json={"name": name, "schedule": "1h", "tags": tags},
-                       headers=team["auth"])
+                       headers=team.auth)
     assert r.status_code == 201, r.text
     assert r.json()["tags"] == tags
     return r.json()["ping_url"]
@@ -92,7 +91,7 @@ async def test_promtool_accepts_both_metrics_endpoints(api: AsyncTestClient,
     assert 'hc_check_up{name="queue",tags="ops queue",unique_key="' in per_team.text
     assert 'hc_tag_up{tag="ops"} 1.0' in per_team.text
     _promtool(per_team.content)
-    own = await api.get("/metrics/team", headers=team["read_auth"])
+    own = await api.get("/metrics/team", headers=team.read_auth)
     assert own.status_code == 200 and own.text == per_team.text
     assert (await api.get("/metrics/team/" + "y" * 22)).status_code == 404
 
@@ -100,19 +99,19 @@ async def test_promtool_accepts_both_metrics_endpoints(api: AsyncTestClient,
 async def test_jobs_carry_tags_into_badges(api: AsyncTestClient, team: Team) -> None:
     r = await api.post("/v1/jobs", json={
         "name": "report", "schedule": "0 3 * * *", "tags": ["reports"],
-        "request": {"method": "GET", "url": "http://127.0.0.1:9/"}}, headers=team["auth"])
+        "request": {"method": "GET", "url": "http://127.0.0.1:9/"}}, headers=team.auth)
     assert r.status_code == 201, r.text
     assert r.json()["tags"] == ["reports"]
     job = r.json()
     r = await api.patch(f"/v1/jobs/{job['id']}", json={"tags": ["reports", "daily"]},
-                        headers=team["auth"])
+                        headers=team.auth)
     assert r.status_code == 200 and r.json()["tags"] == ["reports", "daily"]
-    events = (await api.get(f"/v1/jobs/{job['id']}/events", headers=team["auth"])).json()
+    events = (await api.get(f"/v1/jobs/{job['id']}/events", headers=team.auth)).json()
     assert events["items"][-1]["data"]["changes"]["tags"] == ["reports", "daily"]
     key = await _badge_key(api, team)
     assert (await api.get(f"/badge/{key}/daily.json")).json() == {
         "status": "up", "total": 1, "grace": 0, "down": 0}
     r = await api.post("/v1/jobs", json={
         "name": "bad", "schedule": "0 3 * * *", "tags": ["has space"],
-        "request": {"method": "GET", "url": "http://127.0.0.1:9/"}}, headers=team["auth"])
+        "request": {"method": "GET", "url": "http://127.0.0.1:9/"}}, headers=team.auth)
     assert r.status_code == 422

@@ -21,6 +21,7 @@ from core.events import read_stream
 from core.jobs.state import fold
 from tests.notifying import DictSecrets, threaded_sink
 from tests.sink import Reply, Sink
+from tests.teams import Team
 
 SLACK_URL_PATH = "/services/T0001/B0002/XXXXsecretXXXX"
 
@@ -46,28 +47,28 @@ async def napi(shared_dsn: str, settings: Settings, sink: Sink,
         yield client
 
 
-async def _create(api: AsyncTestClient, team: dict[str, Any], **body: Any) -> dict[str, Any]:
-    r = await api.post("/v1/channels", json=body, headers=team["auth"])
+async def _create(api: AsyncTestClient, team: Team, **body: Any) -> dict[str, Any]:
+    r = await api.post("/v1/channels", json=body, headers=team.auth)
     assert r.status_code == 201, r.text
     return r.json()
 
 
-async def _team_text(pool: AsyncConnectionPool, team: dict[str, Any]) -> str:
+async def _team_text(pool: AsyncConnectionPool, team: Team) -> str:
     """Everything stored for the team in plaintext columns (channels and events)."""
     async with pool.connection() as conn:
         cur = await conn.execute(
             "SELECT coalesce(jsonb_agg(to_jsonb(c) - 'sealed'), '[]') AS c FROM channels c "
-            "WHERE team_id = %(t)s", {"t": team["actor"].team_id})
+            "WHERE team_id = %(t)s", {"t": team.actor.team_id})
         channels = (await cur.fetchone())["c"]
         cur = await conn.execute(
             "SELECT coalesce(jsonb_agg(data), '[]') AS e FROM events WHERE team_id = %(t)s",
-            {"t": team["actor"].team_id})
+            {"t": team.actor.team_id})
         events = (await cur.fetchone())["e"]
     return json.dumps([channels, events])
 
 
 async def test_create_read_list_and_redaction(
-    napi: AsyncTestClient, team: dict[str, Any], pool: AsyncConnectionPool, sink: Sink,
+    napi: AsyncTestClient, team: Team, pool: AsyncConnectionPool, sink: Sink,
 ) -> None:
     slack = await _create(napi, team, name="ops", kind="slack",
                           url=f"https://hooks.slack.com{SLACK_URL_PATH}")
@@ -78,7 +79,7 @@ async def test_create_read_list_and_redaction(
     assert hook["url"] == "https://receiver.example.com/[redacted]"
     generated = hook["signing_secret"]
     assert generated.startswith("whsec_") and len(generated) > 40  # shown once
-    again = (await napi.get(f"/v1/channels/{hook['id']}", headers=team["read_auth"])).json()
+    again = (await napi.get(f"/v1/channels/{hook['id']}", headers=team.read_auth)).json()
     assert again["signing_secret"] == "[redacted]"
     tg = await _create(napi, team, name="tg", kind="telegram", chat_id=-100123,
                        token_secret="TG_TOKEN")
@@ -89,9 +90,9 @@ async def test_create_read_list_and_redaction(
     assert mail["to"] == ["ops@example.com"]
     assert mail["smtp"] == {"host": "smtp.example.com", "port": 465, "security": "tls",
                             "username": "u", "password_secret": "SMTP", "from": None}
-    page = (await napi.get("/v1/channels", params={"limit": 3}, headers=team["auth"])).json()
+    page = (await napi.get("/v1/channels", params={"limit": 3}, headers=team.auth)).json()
     rest = (await napi.get("/v1/channels", params={"cursor": page["next_cursor"]},
-                           headers=team["auth"])).json()
+                           headers=team.auth)).json()
     assert [c["id"] for c in page["items"] + rest["items"]] == [
         slack["id"], hook["id"], tg["id"], mail["id"]]
     stored = await _team_text(pool, team)
@@ -101,35 +102,35 @@ async def test_create_read_list_and_redaction(
     assert kinds == ["channel.created"]
 
 
-async def _events(pool: AsyncConnectionPool, team: dict[str, Any],
+async def _events(pool: AsyncConnectionPool, team: Team,
                   stream_id: str) -> list[dict[str, Any]]:
     async with pool.connection() as conn:
-        return await read_stream(conn, "channel", uuid.UUID(stream_id), team["actor"].team_id)
+        return await read_stream(conn, "channel", uuid.UUID(stream_id), team.actor.team_id)
 
 
 async def test_patch_delete_and_test_endpoint(
-    napi: AsyncTestClient, team: dict[str, Any], pool: AsyncConnectionPool, sink: Sink,
+    napi: AsyncTestClient, team: Team, pool: AsyncConnectionPool, sink: Sink,
 ) -> None:
     sink.reply("/slack-old", Reply(status=404, body=b"no_service"))
     slack = await _create(napi, team, name="ops", kind="slack", url=sink.url("/slack-old"))
     url = f"/v1/channels/{slack['id']}"
-    r = await napi.post(f"{url}/test", headers=team["auth"])
+    r = await napi.post(f"{url}/test", headers=team.auth)
     assert r.status_code == 200, r.text
     result = r.json()
     assert result["ok"] is False and result["status"] == 404
     assert result["answer"] == "no_service" and result["error_class"] == "http_status"
     r = await napi.patch(url, json={"url": sink.url("/slack-new"), "name": "ops-2"},
-                         headers=team["auth"])
+                         headers=team.auth)
     assert r.status_code == 200, r.text
     assert r.json()["name"] == "ops-2"
     # The stored kind decides: another kind, or another kind's field, is a conflict with it.
-    changed = await napi.patch(url, json={"kind": "discord"}, headers=team["auth"])
+    changed = await napi.patch(url, json={"kind": "discord"}, headers=team.auth)
     assert changed.status_code == 409 and changed.json()["errors"][0]["field"] == "kind"
-    foreign = await napi.patch(url, json={"chat_id": 1}, headers=team["auth"])
+    foreign = await napi.patch(url, json={"chat_id": 1}, headers=team.auth)
     assert foreign.status_code == 409 and foreign.json()["errors"][0]["field"] == "chat_id"
-    stale = await napi.patch(url, json={"name": "x", "version": 1}, headers=team["auth"])
+    stale = await napi.patch(url, json={"name": "x", "version": 1}, headers=team.auth)
     assert stale.status_code == 409
-    r = await napi.post(f"{url}/test", headers=team["auth"])
+    r = await napi.post(f"{url}/test", headers=team.auth)
     assert r.json() | {"duration_ms": 0} == {"ok": True, "status": 200, "answer": "ok",
                                             "error_class": None, "error": None,
                                             "duration_ms": 0}
@@ -139,24 +140,24 @@ async def test_patch_delete_and_test_endpoint(
     assert "ops-2" in payload["blocks"][1]["text"]["text"]
     kinds = [e["event_type"] for e in await _events(pool, team, slack["id"])]
     assert kinds == ["channel.created", "channel.tested", "channel.updated", "channel.tested"]
-    assert (await napi.delete(url, headers=team["auth"])).status_code == 204
-    assert (await napi.get(url, headers=team["auth"])).status_code == 404
-    assert (await napi.post(f"{url}/test", headers=team["auth"])).status_code == 404
+    assert (await napi.delete(url, headers=team.auth)).status_code == 204
+    assert (await napi.get(url, headers=team.auth)).status_code == 404
+    assert (await napi.post(f"{url}/test", headers=team.auth)).status_code == 404
     # The name is free again.
     await _create(napi, team, name="ops-2", kind="slack", url=sink.url("/x"))
 
 
 async def test_telegram_test_uses_the_team_secret(
-    napi: AsyncTestClient, team: dict[str, Any], sink: Sink, secrets: DictSecrets,
+    napi: AsyncTestClient, team: Team, sink: Sink, secrets: DictSecrets,
 ) -> None:
     tg = await _create(napi, team, name="tg", kind="telegram", chat_id="12345",
                        token_secret="BOT")
-    r = await napi.post(f"/v1/channels/{tg['id']}/test", headers=team["auth"])
+    r = await napi.post(f"/v1/channels/{tg['id']}/test", headers=team.auth)
     assert r.json()["ok"] is False and "BOT" in r.json()["error"]
-    secrets.put(team["actor"].team_id, "BOT", "999:secret-token")
+    secrets.put(team.actor.team_id, "BOT", "999:secret-token")
     sink.reply("/tg/bot999:secret-token/sendMessage",
                Reply(body=b'{"ok":true,"result":{"message_id":1}}'))
-    r = await napi.post(f"/v1/channels/{tg['id']}/test", headers=team["auth"])
+    r = await napi.post(f"/v1/channels/{tg['id']}/test", headers=team.auth)
     assert r.json()["ok"] is True, r.text
     [hit] = sink.hits
     assert json.loads(hit.body)["chat_id"] == 12345
@@ -189,11 +190,11 @@ BAD = [
 
 @pytest.mark.parametrize(("body", "field"), BAD)
 async def test_bad_channels_are_rejected_and_change_nothing(
-    napi: AsyncTestClient, team: dict[str, Any], pool: AsyncConnectionPool,
+    napi: AsyncTestClient, team: Team, pool: AsyncConnectionPool,
     body: dict[str, Any], field: str,
 ) -> None:
     before = await _team_text(pool, team)
-    r = await napi.post("/v1/channels", json=body, headers=team["auth"])
+    r = await napi.post("/v1/channels", json=body, headers=team.auth)
     assert r.status_code == 422, r.text
     assert r.headers["content-type"].startswith("application/problem+json")
     assert field in [e["field"] for e in r.json()["errors"]], r.json()
@@ -201,17 +202,17 @@ async def test_bad_channels_are_rejected_and_change_nothing(
 
 
 async def test_duplicate_name_scoping_and_auth(
-    napi: AsyncTestClient, team: dict[str, Any], pool: AsyncConnectionPool,
+    napi: AsyncTestClient, team: Team, pool: AsyncConnectionPool,
 ) -> None:
     from core.apikeys import create_api_key
 
     ch = await _create(napi, team, name="dup", kind="slack", url="https://h/x")
     r = await napi.post("/v1/channels", json={"name": "dup", "kind": "slack",
-                                              "url": "https://h/y"}, headers=team["auth"])
+                                              "url": "https://h/y"}, headers=team.auth)
     assert r.status_code == 409
     assert (await napi.post("/v1/channels", json={"name": "r", "kind": "slack",
                                                   "url": "https://h/y"},
-                            headers=team["read_auth"])).status_code == 403
+                            headers=team.read_auth)).status_code == 403
     assert (await napi.get("/v1/channels")).status_code == 401
     other, _ = await create_api_key(pool, f"other-{uuid.uuid4().hex[:8]}")
     auth = {"Authorization": f"Bearer {other}"}
@@ -222,38 +223,38 @@ async def test_duplicate_name_scoping_and_auth(
                                json={"name": "x"} if method == "PATCH" else None)
         assert r.status_code == 404, (method, path)
     assert (await napi.get("/v1/notifications", params={"status": "lost"},
-                           headers=team["auth"])).status_code == 422
+                           headers=team.auth)).status_code == 422
 
 
 async def test_no_secret_key_is_a_clear_503(
-    shared_dsn: str, settings: Settings, team: dict[str, Any],
+    shared_dsn: str, settings: Settings, team: Team,
 ) -> None:
     app = create_app(shared_dsn, replace(settings, secret_key=""), SystemClock())
     async with AsyncTestClient(app=app, raise_server_exceptions=False) as api:
         r = await api.post("/v1/channels", json={"name": "s", "kind": "slack",
-                                                 "url": "https://h/x"}, headers=team["auth"])
+                                                 "url": "https://h/x"}, headers=team.auth)
         assert r.status_code == 503 and "CRONLEDGER_SECRET_KEY" in r.json()["detail"]
         r = await api.post("/v1/channels", json={"name": "t", "kind": "telegram",
                                                  "chat_id": 1, "token_secret": "T"},
-                           headers=team["auth"])
+                           headers=team.auth)
         assert r.status_code == 201  # nothing to seal: the token is a team secret
 
 
 async def test_job_channels_and_alert_rules(
-    napi: AsyncTestClient, team: dict[str, Any], pool: AsyncConnectionPool,
+    napi: AsyncTestClient, team: Team, pool: AsyncConnectionPool,
 ) -> None:
     ch = await _create(napi, team, name="c", kind="slack", url="https://h/x")
     job = {"name": "j", "schedule": "0 3 * * *",
            "request": {"url": "http://127.0.0.1:9/x"}}
     r = await napi.post("/v1/jobs", json={**job, "channels": [ch["id"]],
                                           "alert_after_failures": 3, "realert_every": "1h30m"},
-                        headers=team["auth"])
+                        headers=team.auth)
     assert r.status_code == 201, r.text
     created = r.json()
     assert (created["channels"], created["alert_after_failures"],
             created["realert_every"]) == ([ch["id"]], 3, 5400)
     plain = (await napi.post("/v1/jobs", json={**job, "name": "j2"},
-                             headers=team["auth"])).json()
+                             headers=team.auth)).json()
     assert (plain["channels"], plain["alert_after_failures"], plain["realert_every"]) == (
         [], 1, None)
     for body, field in (({"channels": [str(uuid.uuid4())]}, "channels.0"),
@@ -261,24 +262,24 @@ async def test_job_channels_and_alert_rules(
                         ({"alert_after_failures": 0}, "alert_after_failures"),
                         ({"realert_every": "5s"}, "realert_every"),
                         ({"realert_every": "often"}, "realert_every")):
-        r = await napi.post("/v1/jobs", json={**job, **body}, headers=team["auth"])
+        r = await napi.post("/v1/jobs", json={**job, **body}, headers=team.auth)
         assert r.status_code == 422, (body, r.text)
         assert any(e["field"].startswith(field) for e in r.json()["errors"]), r.json()
     url = f"/v1/jobs/{created['id']}"
     r = await napi.patch(url, json={"realert_every": None, "channels": []},
-                         headers=team["auth"])
+                         headers=team.auth)
     assert r.status_code == 200, r.text
     assert (r.json()["realert_every"], r.json()["channels"]) == (None, [])
     async with pool.connection() as conn:
         events = await read_stream(conn, "job", uuid.UUID(created["id"]),
-                                   team["actor"].team_id)
+                                   team.actor.team_id)
         cur = await conn.execute("SELECT * FROM jobs WHERE id = %s", (created["id"],))
         row = await cur.fetchone()
     assert fold(events).as_row() == row
 
 
 async def test_notifications_list_shows_outbox_rows(
-    napi: AsyncTestClient, team: dict[str, Any], pool: AsyncConnectionPool,
+    napi: AsyncTestClient, team: Team, pool: AsyncConnectionPool,
 ) -> None:
     from datetime import UTC, datetime
 
@@ -290,14 +291,14 @@ async def test_notifications_list_shows_outbox_rows(
     now = datetime.now(UTC)
     async with transaction(pool) as conn:
         [nid] = await enqueue_monitor_alert(
-            conn, team_id=team["actor"].team_id, monitor_id=uuid.uuid4(), monitor_name="m",
+            conn, team_id=team.actor.team_id, monitor_id=uuid.uuid4(), monitor_name="m",
             channel_ids=[uuid.UUID(ch["id"])], event="down", since=now, last_ping=None,
             now=now, hold=held_alerts)
     page = (await napi.get("/v1/notifications", params={"status": "pending"},
-                           headers=team["read_auth"])).json()
+                           headers=team.read_auth)).json()
     assert [n["id"] for n in page["items"]] == [str(nid)]
-    one = (await napi.get(f"/v1/notifications/{nid}", headers=team["auth"])).json()
+    one = (await napi.get(f"/v1/notifications/{nid}", headers=team.auth)).json()
     assert one["event"] == "down" and one["message"]["title"] == "Monitor \u201cm\u201d is down"
     assert (await napi.get("/v1/notifications", params={"channel_id": ch["id"],
                                                         "status": "sent"},
-                           headers=team["auth"])).json()["items"] == []
+                           headers=team.auth)).json()["items"] == []

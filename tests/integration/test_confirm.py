@@ -30,6 +30,7 @@ from core.runs.recorder import Recorder
 from core.runs.worker import Worker
 from tests.helpers import add_job, run_events, runs_of
 from tests.sink import Sink
+from tests.teams import Team
 
 T0 = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
 SLOT = T0 + timedelta(minutes=1)
@@ -173,23 +174,23 @@ async def test_a_confirmation_before_the_2xx_is_recorded_is_applied_then(
 
 
 async def test_confirm_input_is_checked(
-    frozen_api: AsyncTestClient, team: dict[str, Any],
+    frozen_api: AsyncTestClient, team: Team,
 ) -> None:
     base = {"name": "c", "schedule": "* * * * *", "request": {"url": "https://example.com/"}}
     for confirm_body in ({"timeout_seconds": 0}, {}, {"timeout_seconds": 10**9},
                          {"timeout_seconds": 5, "x": 1}, 5):
-        r = await frozen_api.post("/v1/jobs", headers=team["auth"],
+        r = await frozen_api.post("/v1/jobs", headers=team.auth,
                                   json={**base, "confirm": confirm_body})
         assert r.status_code in (400, 422), (confirm_body, r.text)
-    r = await frozen_api.post("/v1/jobs", headers=team["auth"],
+    r = await frozen_api.post("/v1/jobs", headers=team.auth,
                               json={**base, "request": {**base["request"], "headers": {
                                   "X-Cronledger-Confirm-URL": "x"}}})
     assert r.status_code == 422
-    r = await frozen_api.post("/v1/jobs", headers=team["auth"],
+    r = await frozen_api.post("/v1/jobs", headers=team.auth,
                               json={**base, "confirm": {"timeout_seconds": 30}})
     assert r.status_code == 201 and r.json()["confirm"] == {"timeout_seconds": 30}
     url = f"/v1/jobs/{r.json()['id']}"
-    r = await frozen_api.patch(url, headers=team["auth"], json={"confirm": None})
+    r = await frozen_api.patch(url, headers=team.auth, json={"confirm": None})
     assert r.status_code == 200 and r.json()["confirm"] is None
     for path in ("/ping/run/short", "/ping/run/" + "a" * 43, "/ping/run/"):
         assert (await frozen_api.get(path)).status_code == 404

@@ -7,21 +7,19 @@ from __future__ import annotations
 
 import re
 from datetime import timedelta
-from typing import Any
 
 from litestar.testing import AsyncTestClient
 from psycopg_pool import AsyncConnectionPool
 
 from core.clock import FrozenClock
 from tests.integration.test_dashboard_auth import sign_in
-
-Team = dict[str, Any]
+from tests.teams import Team
 
 
 async def _late_monitor(api: AsyncTestClient, team: Team, clock: FrozenClock) -> str:
     """A monitor (``1h``, a minute's grace) pinged hourly 10 s late, once 5 minutes late."""
     r = await api.post("/v1/monitors", json={"name": "nightly", "schedule": "1h",
-                                             "grace_seconds": 60}, headers=team["auth"])
+                                             "grace_seconds": 60}, headers=team.auth)
     assert r.status_code == 201, r.text
     monitor = r.json()
     at = clock.now()
@@ -37,7 +35,7 @@ async def test_a_monitor_s_advice_is_shown_and_applied_through_the_edit_form(
         frozen_api: AsyncTestClient, team: Team, clock: FrozenClock,
         pool: AsyncConnectionPool) -> None:
     monitor_id = await _late_monitor(frozen_api, team, clock)
-    csrf = await sign_in(frozen_api, team["write"])
+    csrf = await sign_in(frozen_api, team.write)
     page = await frozen_api.get(f"/ui/monitors/{monitor_id}")
     assert page.status_code == 200
     assert 'id="advice-title"' in page.text
@@ -68,7 +66,7 @@ async def test_a_monitor_s_advice_is_shown_and_applied_through_the_edit_form(
 
     # a read-only session sees the advice without the button
     await frozen_api.post("/ui/signout", data={"csrf": csrf})
-    await sign_in(frozen_api, team["read"])
+    await sign_in(frozen_api, team.read)
     read = await frozen_api.get(f"/ui/monitors/{monitor_id}/advice")
     assert read.status_code == 200 and "Apply in the edit form" not in read.text
 
@@ -77,10 +75,10 @@ async def test_a_job_s_advice_page_says_when_the_history_is_too_short(
         frozen_api: AsyncTestClient, team: Team) -> None:
     r = await frozen_api.post("/v1/jobs", json={
         "name": "report", "schedule": "@daily", "request": {"url": "https://example.com/"}},
-        headers=team["auth"])
+        headers=team.auth)
     assert r.status_code == 201, r.text
     job_id = r.json()["id"]
-    await sign_in(frozen_api, team["write"])
+    await sign_in(frozen_api, team.write)
     page = await frozen_api.get(f"/ui/jobs/{job_id}")
     assert f'href="/ui/jobs/{job_id}/advice"' in page.text
     advice = await frozen_api.get(f"/ui/jobs/{job_id}/advice")

@@ -17,18 +17,19 @@ from core.clock import FrozenClock
 from core.jobs.queries import get_job
 from core.monitors.queries import get_monitor
 from tests.integration.test_dashboard_auth import sign_in
+from tests.teams import Team
 
 SLACK = {"kind": "slack", "url": "https://hooks.slack.com/services/T0/B0/x"}
 MONITOR_ID = re.compile(r"/ui/monitors/([0-9a-f-]{36})")
 
 
-async def _monitor_with_alerts(api: AsyncTestClient, team: dict[str, Any],
+async def _monitor_with_alerts(api: AsyncTestClient, team: Team,
                                clock: FrozenClock) -> tuple[dict[str, Any], str]:
     """A monitor in Europe/Paris listing channel "ops", pinged ok, /fail, ok, /3: three
     alerts (down, up, down); its body and the channel's id."""
-    r = await api.post("/v1/channels", headers=team["auth"], json={"name": "ops", **SLACK})
+    r = await api.post("/v1/channels", headers=team.auth, json={"name": "ops", **SLACK})
     channel = r.json()["id"]
-    r = await api.post("/v1/monitors", headers=team["auth"], json={
+    r = await api.post("/v1/monitors", headers=team.auth, json={
         "name": "backup à 3h", "schedule": "1h", "timezone": "Europe/Paris",
         "grace_seconds": 60, "channels": [channel]})
     monitor = r.json()
@@ -40,15 +41,15 @@ async def _monitor_with_alerts(api: AsyncTestClient, team: dict[str, Any],
 
 
 async def test_the_alerts_page_lists_newest_first_filters_and_explains(
-        frozen_api: AsyncTestClient, team: dict[str, Any], clock: FrozenClock) -> None:
+        frozen_api: AsyncTestClient, team: Team, clock: FrozenClock) -> None:
     monitor, channel = await _monitor_with_alerts(frozen_api, team, clock)
-    await sign_in(frozen_api, team["read"])  # reading them needs no write key
+    await sign_in(frozen_api, team.read)  # reading them needs no write key
 
     page = await frozen_api.get("/ui/alerts")
     assert page.status_code == 200
     rows = re.findall(r'<tr data-alert="([0-9a-f-]{36})"', page.text)
     assert len(rows) == 3
-    listed = (await frozen_api.get("/v1/alerts", headers=team["auth"])).json()["items"]
+    listed = (await frozen_api.get("/v1/alerts", headers=team.auth)).json()["items"]
     assert rows == [a["id"] for a in listed]  # newest first, as the API
     assert "backup à 3h" in page.text and f'href="/ui/monitors/{monitor["id"]}"' in page.text
     assert page.text.count('class="badge badge-down"') == 2
@@ -81,11 +82,11 @@ async def test_the_alerts_page_lists_newest_first_filters_and_explains(
 
 
 async def test_an_overdue_alert_shows_its_slot_in_the_zone_grace_and_deadline(
-        frozen_api: AsyncTestClient, team: dict[str, Any], clock: FrozenClock) -> None:
+        frozen_api: AsyncTestClient, team: Team, clock: FrozenClock) -> None:
     from core.monitors.checker import Checker  # the real checker decides it is overdue
 
-    r = await frozen_api.post("/v1/channels", headers=team["auth"], json={"name": "ops", **SLACK})
-    r = await frozen_api.post("/v1/monitors", headers=team["auth"], json={
+    r = await frozen_api.post("/v1/channels", headers=team.auth, json={"name": "ops", **SLACK})
+    r = await frozen_api.post("/v1/monitors", headers=team.auth, json={
         "name": "nightly", "schedule": "0 3 * * *", "timezone": "America/New_York",
         "grace_seconds": 900, "channels": [r.json()["id"]]})
     monitor = r.json()
@@ -94,7 +95,7 @@ async def test_an_overdue_alert_shows_its_slot_in_the_zone_grace_and_deadline(
     clock.advance(timedelta(days=1, minutes=20).total_seconds())
     checker = Checker(frozen_api.app.state.pool, "", clock)
     await checker.run_once(clock.now())
-    await sign_in(frozen_api, team["write"])
+    await sign_in(frozen_api, team.write)
     page = await frozen_api.get(f"/ui/alerts?monitor={monitor['id']}")
     [alert_id] = re.findall(r'<tr data-alert="([0-9a-f-]{36})"', page.text)
     why = await frozen_api.get(f"/ui/alerts/{alert_id}")
@@ -105,8 +106,8 @@ async def test_an_overdue_alert_shows_its_slot_in_the_zone_grace_and_deadline(
 
 
 async def test_a_jobs_alert_on_is_edited_in_its_form_and_shown_on_its_page(
-        frozen_api: AsyncTestClient, team: dict[str, Any], pool: Any) -> None:
-    csrf = await sign_in(frozen_api, team["write"])
+        frozen_api: AsyncTestClient, team: Team, pool: Any) -> None:
+    csrf = await sign_in(frozen_api, team.write)
     form = {"csrf": csrf, "name": "report", "schedule": "0 6 * * *", "timezone": "UTC",
             "request.method": "GET", "request.url": "https://example.com/report",
             "timeout_seconds": "30", "retry.attempts": "1", "retry.backoff": "exponential",
@@ -115,7 +116,7 @@ async def test_a_jobs_alert_on_is_edited_in_its_form_and_shown_on_its_page(
     r = await frozen_api.post("/ui/jobs/new", data=form, follow_redirects=False)
     assert r.status_code == 303, r.text
     job_id = uuid.UUID(r.headers["location"].rsplit("/", 1)[1])
-    assert (await get_job(pool, team["actor"], job_id))["alert_on"] == ["skipped", "held"]
+    assert (await get_job(pool, team.actor, job_id))["alert_on"] == ["skipped", "held"]
     edit = await frozen_api.get(f"/ui/jobs/{job_id}/edit")
     assert re.search(r'value="skipped" checked', edit.text)
     assert re.search(r'value="held" checked', edit.text)
@@ -134,7 +135,7 @@ async def test_a_jobs_alert_on_is_edited_in_its_form_and_shown_on_its_page(
         **form, "version": version, "alert_on": "missed", "alert_after_failures": "3"},
         follow_redirects=False)
     assert ok.status_code == 303, ok.text
-    job = await get_job(pool, team["actor"], job_id)
+    job = await get_job(pool, team.actor, job_id)
     assert job["alert_on"] == ["missed"] and job["alert_after_failures"] == 3
     page = await frozen_api.get(f"/ui/jobs/{job_id}")
     assert "after 3 failed run(s) in a row" in page.text
@@ -144,12 +145,12 @@ async def test_a_jobs_alert_on_is_edited_in_its_form_and_shown_on_its_page(
         **{k: v for k, v in form.items() if k != "alert_on"}, "version": str(job["version"])},
         follow_redirects=False)
     assert cleared.status_code == 303
-    assert (await get_job(pool, team["actor"], job_id))["alert_on"] == []
+    assert (await get_job(pool, team.actor, job_id))["alert_on"] == []
 
 
 async def test_a_monitors_alert_rules_are_edited_with_the_apis_messages(
-        frozen_api: AsyncTestClient, team: dict[str, Any], pool: Any) -> None:
-    csrf = await sign_in(frozen_api, team["write"])
+        frozen_api: AsyncTestClient, team: Team, pool: Any) -> None:
+    csrf = await sign_in(frozen_api, team.write)
     new = await frozen_api.get("/ui/monitors/new")
     assert 'id="alert_after_failures"' in new.text and 'id="failure_keywords"' in new.text
     form = {"csrf": csrf, "name": "sync", "schedule": "1h", "alert_after_failures": "3",
@@ -159,7 +160,7 @@ async def test_a_monitors_alert_rules_are_edited_with_the_apis_messages(
     r = await frozen_api.post("/ui/monitors/new", data=form, follow_redirects=False)
     assert r.status_code == 303, r.text
     monitor_id = uuid.UUID(MONITOR_ID.fullmatch(r.headers["location"]).group(1))  # type: ignore[union-attr]
-    monitor = await get_monitor(pool, team["actor"], monitor_id)
+    monitor = await get_monitor(pool, team.actor, monitor_id)
     assert (monitor["alert_after_failures"], monitor["recover_after_successes"]) == (3, 2)
     assert (monitor["min_duration"], monitor["max_duration"]) == (30, 600)
     assert monitor["realert_every"] == 7200
@@ -183,22 +184,22 @@ async def test_a_monitors_alert_rules_are_edited_with_the_apis_messages(
                      bad.text)
     assert re.search(r'id="failure_keywords-error">must be 1 to 200 characters', bad.text)
     assert 'value="1h"' in bad.text  # what was typed stays
-    assert (await get_monitor(pool, team["actor"], monitor_id))["version"] == int(version)
+    assert (await get_monitor(pool, team.actor, monitor_id))["version"] == int(version)
     # emptied: no bounds, no keywords, no re-alerts, a tolerance of 1
     ok = await frozen_api.post(f"/ui/monitors/{monitor_id}/edit", data={
         "csrf": csrf, "version": version, "name": "sync", "schedule": "1h"},
         follow_redirects=False)
     assert ok.status_code == 303, ok.text
-    monitor = await get_monitor(pool, team["actor"], monitor_id)
+    monitor = await get_monitor(pool, team.actor, monitor_id)
     assert (monitor["alert_after_failures"], monitor["recover_after_successes"]) == (1, 1)
     assert monitor["min_duration"] is None and monitor["max_duration"] is None
     assert monitor["failure_keywords"] == [] and monitor["realert_every"] is None
 
 
 async def test_depends_on_is_written_as_names_and_the_apis_messages_come_back(
-        frozen_api: AsyncTestClient, team: dict[str, Any], pool: Any) -> None:
-    csrf = await sign_in(frozen_api, team["write"])
-    auth = team["auth"]
+        frozen_api: AsyncTestClient, team: Team, pool: Any) -> None:
+    csrf = await sign_in(frozen_api, team.write)
+    auth = team.auth
     router = (await frozen_api.post("/v1/monitors", headers=auth, json={
         "name": "router", "schedule": "5m"})).json()
     await frozen_api.post("/v1/monitors", headers=auth, json={"name": "db", "schedule": "5m"})
@@ -215,7 +216,7 @@ async def test_depends_on_is_written_as_names_and_the_apis_messages_come_back(
         **form, "depends_on": "router\njob: db"}, follow_redirects=False)
     assert r.status_code == 303, r.text
     monitor_id = uuid.UUID(MONITOR_ID.fullmatch(r.headers["location"]).group(1))  # type: ignore[union-attr]
-    monitor = await get_monitor(pool, team["actor"], monitor_id)
+    monitor = await get_monitor(pool, team.actor, monitor_id)
     assert [str(p) for p in monitor["depends_on"]] == [router["id"], job["id"]]
     page = await frozen_api.get(f"/ui/monitors/{monitor_id}")
     assert (f'held while <a href="/ui/monitors/{router["id"]}">monitor router</a> or '
@@ -252,16 +253,16 @@ async def test_depends_on_is_written_as_names_and_the_apis_messages_come_back(
 
 
 async def test_channels_beyond_the_pickers_list_are_named_and_kept(
-        frozen_api: AsyncTestClient, team: dict[str, Any], pool: Any, clock: FrozenClock,
+        frozen_api: AsyncTestClient, team: Team, pool: Any, clock: FrozenClock,
         monkeypatch: Any) -> None:
     from api.ui import channelform
 
     monkeypatch.setattr(channelform, "CHOICES", 2)  # the picker lists 2 (200 in production)
-    csrf = await sign_in(frozen_api, team["write"])
+    csrf = await sign_in(frozen_api, team.write)
     ids = []
     for n in range(3):  # listed in creation order
         clock.advance(1)
-        ids.append((await frozen_api.post("/v1/channels", headers=team["auth"], json={
+        ids.append((await frozen_api.post("/v1/channels", headers=team.auth, json={
             "name": f"ops {n}", **SLACK})).json()["id"])
     form = await frozen_api.get("/ui/monitors/new")
     assert f'value="{ids[1]}"' in form.text and f'value="{ids[2]}"' not in form.text
@@ -275,7 +276,7 @@ async def test_channels_beyond_the_pickers_list_are_named_and_kept(
         "more_channels": "ops 2"}, follow_redirects=False)
     assert r.status_code == 303, r.text
     monitor_id = uuid.UUID(MONITOR_ID.fullmatch(r.headers["location"]).group(1))  # type: ignore[union-attr]
-    monitor = await get_monitor(pool, team["actor"], monitor_id)
+    monitor = await get_monitor(pool, team.actor, monitor_id)
     assert [str(c) for c in monitor["channels"]] == [ids[0], ids[2]]
     page = await frozen_api.get(f"/ui/monitors/{monitor_id}")
     assert "to ops 0" in re.sub(r"<[^>]+>", "", page.text)  # named, not ids
@@ -286,8 +287,8 @@ async def test_channels_beyond_the_pickers_list_are_named_and_kept(
 
 
 async def test_a_jobs_recovery_and_run_time_bounds_go_through_its_form(
-        frozen_api: AsyncTestClient, team: dict[str, Any], pool: Any) -> None:
-    csrf = await sign_in(frozen_api, team["write"])
+        frozen_api: AsyncTestClient, team: Team, pool: Any) -> None:
+    csrf = await sign_in(frozen_api, team.write)
     form = {"csrf": csrf, "name": "etl", "schedule": "0 6 * * *", "timezone": "UTC",
             "request.method": "GET", "request.url": "https://example.com/etl",
             "timeout_seconds": "30", "retry.attempts": "1", "retry.backoff": "exponential",
@@ -304,7 +305,7 @@ async def test_a_jobs_recovery_and_run_time_bounds_go_through_its_form(
                               follow_redirects=False)
     assert r.status_code == 303, r.text
     job_id = uuid.UUID(r.headers["location"].rsplit("/", 1)[1])
-    job = await get_job(pool, team["actor"], job_id)
+    job = await get_job(pool, team.actor, job_id)
     assert (job["recover_after_successes"], job["min_duration"], job["max_duration"]) == (
         3, 5, 1800)
     page = await frozen_api.get(f"/ui/jobs/{job_id}")
@@ -318,19 +319,19 @@ async def test_a_jobs_recovery_and_run_time_bounds_go_through_its_form(
         **form, "version": version, "recover_after_successes": "", "min_duration": "",
         "max_duration": ""}, follow_redirects=False)
     assert cleared.status_code == 303, cleared.text
-    job = await get_job(pool, team["actor"], job_id)
+    job = await get_job(pool, team.actor, job_id)
     assert (job["recover_after_successes"], job["min_duration"], job["max_duration"]) == (
         1, None, None)
 
 
 async def test_a_note_is_written_on_the_alert_that_opened_an_incident(
-        frozen_api: AsyncTestClient, team: dict[str, Any], clock: FrozenClock) -> None:
+        frozen_api: AsyncTestClient, team: Team, clock: FrozenClock) -> None:
     """The alert page of a down alert carries the status pages' note form (a writer's); an
     up alert has none; the note saved is the API's (docs/status-pages.md)."""
     await _monitor_with_alerts(frozen_api, team, clock)
-    listed = (await frozen_api.get("/v1/alerts", headers=team["auth"])).json()["items"]
+    listed = (await frozen_api.get("/v1/alerts", headers=team.auth)).json()["items"]
     down, up = listed[0]["id"], listed[1]["id"]
-    csrf = await sign_in(frozen_api, team["write"])
+    csrf = await sign_in(frozen_api, team.write)
     page = await frozen_api.get(f"/ui/alerts/{down}")
     assert "Note on status pages" in page.text
     assert "Note on status pages" not in (await frozen_api.get(f"/ui/alerts/{up}")).text

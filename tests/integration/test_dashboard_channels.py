@@ -11,6 +11,7 @@ from litestar.testing import AsyncTestClient
 from psycopg_pool import AsyncConnectionPool
 
 from tests.integration.test_dashboard_auth import sign_in
+from tests.teams import Team
 
 JOB = {"schedule": "@every 1h", "timezone": "UTC", "request.method": "GET",
        "request.url": "https://example.com/", "timeout_seconds": "30", "retry.attempts": "1",
@@ -19,16 +20,16 @@ JOB = {"schedule": "@every 1h", "timezone": "UTC", "request.method": "GET",
        "alert_after_failures": "1"}
 
 
-async def _channel(pool: AsyncConnectionPool, team: dict[str, Any], name: str) -> dict[str, Any]:
+async def _channel(pool: AsyncConnectionPool, team: Team, name: str) -> dict[str, Any]:
     async with pool.connection() as conn:
         cur = await conn.execute("SELECT * FROM channels WHERE team_id = %s AND name = %s "
-                                 "AND deleted_at IS NULL", (team["actor"].team_id, name))
+                                 "AND deleted_at IS NULL", (team.actor.team_id, name))
         return await cur.fetchone()
 
 
 async def test_every_kind_is_made_edited_and_deleted_in_the_forms(
-        frozen_api: AsyncTestClient, team: dict[str, Any], pool: AsyncConnectionPool) -> None:
-    csrf = await sign_in(frozen_api, team["write"])
+        frozen_api: AsyncTestClient, team: Team, pool: AsyncConnectionPool) -> None:
+    csrf = await sign_in(frozen_api, team.write)
     page = await frozen_api.get("/ui/channels")
     for label in ("Webhook", "Slack", "Discord", "Telegram", "E-mail"):
         assert f">{label}</option>" in page.text
@@ -86,8 +87,8 @@ async def test_every_kind_is_made_edited_and_deleted_in_the_forms(
 
 
 async def test_a_job_and_a_monitor_pick_their_channels_by_name(
-        frozen_api: AsyncTestClient, team: dict[str, Any], pool: AsyncConnectionPool) -> None:
-    csrf = await sign_in(frozen_api, team["write"])
+        frozen_api: AsyncTestClient, team: Team, pool: AsyncConnectionPool) -> None:
+    csrf = await sign_in(frozen_api, team.write)
     for name in ("on-call", "mail"):
         await frozen_api.post("/ui/channels", data={
             "csrf": csrf, "name": name, "kind": "telegram", "chat_id": "@opsroom",
@@ -106,7 +107,7 @@ async def test_a_job_and_a_monitor_pick_their_channels_by_name(
     assert f'value="{on_call}" checked> on-call' in edit.text
     async with pool.connection() as conn:
         cur = await conn.execute("SELECT channels FROM jobs WHERE name = 'picked' "
-                                 "AND team_id = %s", (team["actor"].team_id,))
+                                 "AND team_id = %s", (team.actor.team_id,))
         assert (await cur.fetchone())["channels"] == [on_call]
     monitor = await frozen_api.post("/ui/monitors/new", data={
         "csrf": csrf, "name": "m", "schedule": "every day at 3am", "channels": str(on_call)},
@@ -121,8 +122,8 @@ async def test_a_job_and_a_monitor_pick_their_channels_by_name(
 
 
 async def test_a_secret_is_deleted_by_its_button(
-        frozen_api: AsyncTestClient, team: dict[str, Any]) -> None:
-    csrf = await sign_in(frozen_api, team["write"])
+        frozen_api: AsyncTestClient, team: Team) -> None:
+    csrf = await sign_in(frozen_api, team.write)
     await frozen_api.post("/ui/secrets", data={"csrf": csrf, "name": "OLD", "value": "v"})
     answer = await frozen_api.post("/ui/secrets/delete", data={"csrf": csrf, "name": "OLD"},
                                    follow_redirects=False)
@@ -136,8 +137,8 @@ async def test_a_secret_is_deleted_by_its_button(
 
 
 async def test_a_jobs_page_names_its_channels_and_its_history_too(
-        frozen_api: AsyncTestClient, team: dict[str, Any], pool: AsyncConnectionPool) -> None:
-    csrf = await sign_in(frozen_api, team["write"])
+        frozen_api: AsyncTestClient, team: Team, pool: AsyncConnectionPool) -> None:
+    csrf = await sign_in(frozen_api, team.write)
     await frozen_api.post("/ui/channels", data={
         "csrf": csrf, "name": "équipe de garde", "kind": "telegram", "chat_id": "@opsroom",
         "token_secret": "TG"})

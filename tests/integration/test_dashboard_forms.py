@@ -13,14 +13,15 @@ from psycopg_pool import AsyncConnectionPool
 from api.ui.flash import FLASH_COOKIE, Flash, seal, unseal
 from core.monitors import commands
 from tests.integration.test_dashboard_auth import sign_in
+from tests.teams import Team
 
 PING_URL = re.compile(r'<code id="ping-url">([^<]+)</code>')
 
 
-async def _count(pool: AsyncConnectionPool, team: dict[str, Any], table: str) -> int:
+async def _count(pool: AsyncConnectionPool, team: Team, table: str) -> int:
     async with pool.connection() as conn:
         cur = await conn.execute(f"SELECT count(*) AS n FROM {table} "  # noqa: S608 - fixed names
-                                 "WHERE team_id = %s", (team["actor"].team_id,))
+                                 "WHERE team_id = %s", (team.actor.team_id,))
         return (await cur.fetchone())["n"]
 
 
@@ -35,11 +36,11 @@ async def _create(client: AsyncTestClient, csrf: str, **form: str) -> str:
 
 
 async def test_a_create_is_a_redirect_and_its_notice_is_shown_once_sealed(
-        frozen_api: AsyncTestClient, team: dict[str, Any], pool: AsyncConnectionPool) -> None:
+        frozen_api: AsyncTestClient, team: Team, pool: AsyncConnectionPool) -> None:
     """The notice travels sealed in a cookie and is shown once; the ping URL, kept with the
     server's secret key, is on the page at every visit (a value the server cannot keep rides in
     the notice instead: test_dashboard_monitors, without a secret key)."""
-    csrf = await sign_in(frozen_api, team["write"])
+    csrf = await sign_in(frozen_api, team.write)
     monitor_id = await _create(frozen_api, csrf, name="nightly", schedule="1h")
     sealed = frozen_api.cookies[FLASH_COOKIE]
     assert "nightly" not in sealed  # sealed, not readable in the cookie
@@ -60,8 +61,8 @@ async def test_a_create_is_a_redirect_and_its_notice_is_shown_once_sealed(
 
 
 async def test_a_monitor_is_edited_with_the_apis_messages_and_deleted(
-        frozen_api: AsyncTestClient, team: dict[str, Any], pool: AsyncConnectionPool) -> None:
-    csrf = await sign_in(frozen_api, team["write"])
+        frozen_api: AsyncTestClient, team: Team, pool: AsyncConnectionPool) -> None:
+    csrf = await sign_in(frozen_api, team.write)
     monitor_id = await _create(frozen_api, csrf, name="backup", schedule="1h",
                                tags="prod", slug="backup-db")
     form = await frozen_api.get(f"/ui/monitors/{monitor_id}/edit")
@@ -104,11 +105,11 @@ async def test_a_monitor_is_edited_with_the_apis_messages_and_deleted(
 
 
 async def test_a_read_key_cannot_edit_or_delete_a_monitor(
-        frozen_api: AsyncTestClient, team: dict[str, Any], pool: AsyncConnectionPool,
+        frozen_api: AsyncTestClient, team: Team, pool: AsyncConnectionPool,
         clock: Any) -> None:
-    monitor_id, _ = await commands.create_monitor(pool, team["actor"], {
+    monitor_id, _ = await commands.create_monitor(pool, team.actor, {
         "name": "kept", "schedule": "1h"}, clock.now())
-    csrf = await sign_in(frozen_api, team["read"])
+    csrf = await sign_in(frozen_api, team.read)
     assert (await frozen_api.get(f"/ui/monitors/{monitor_id}/edit")).status_code == 403
     assert (await frozen_api.get("/ui/monitors/new")).status_code == 403
     for action in ("edit", "delete"):
@@ -121,8 +122,8 @@ async def test_a_read_key_cannot_edit_or_delete_a_monitor(
 
 
 async def test_every_form_that_changes_something_answers_a_redirect(
-        frozen_api: AsyncTestClient, team: dict[str, Any]) -> None:
-    csrf = await sign_in(frozen_api, team["write"])
+        frozen_api: AsyncTestClient, team: Team) -> None:
+    csrf = await sign_in(frozen_api, team.write)
     for path, form, target in (
             ("/ui/secrets", {"name": "TOKEN", "value": "s3cret-value"}, "/ui/secrets"),
             ("/ui/apikeys", {"name": "deploy", "scope": "read"}, "/ui/apikeys"),
@@ -143,8 +144,8 @@ async def test_every_form_that_changes_something_answers_a_redirect(
 
 
 async def test_a_job_saved_meanwhile_shows_the_form_again_with_the_message(
-        frozen_api: AsyncTestClient, team: dict[str, Any]) -> None:
-    csrf = await sign_in(frozen_api, team["write"])
+        frozen_api: AsyncTestClient, team: Team) -> None:
+    csrf = await sign_in(frozen_api, team.write)
     fields = {"csrf": csrf, "name": "job one", "schedule": "@every 1h", "timezone": "UTC",
               "request.method": "GET", "request.url": "https://example.com/",
               "timeout_seconds": "30", "retry.attempts": "1", "retry.backoff": "exponential",

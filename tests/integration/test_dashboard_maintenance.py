@@ -13,18 +13,19 @@ from core.clock import FrozenClock
 from core.jobs.commands import create_job
 from core.monitors.commands import create_monitor
 from tests.integration.test_dashboard_auth import sign_in
+from tests.teams import Team
 
 
 async def test_a_window_is_made_edited_and_ended(
-        frozen_api: AsyncTestClient, team: dict[str, Any], pool: AsyncConnectionPool,
+        frozen_api: AsyncTestClient, team: Team, pool: AsyncConnectionPool,
         clock: FrozenClock) -> None:
-    actor = team["actor"]
+    actor = team.actor
     job_id = await create_job(pool, actor, {"name": "nightly", "schedule": "@every 1h",
                                             "request": {"url": "https://example.com/"}},
                               clock.now())
     monitor_id, _ = await create_monitor(pool, actor, {"name": "backup", "schedule": "1h"},
                                          clock.now())
-    csrf = await sign_in(frozen_api, team["write"])
+    csrf = await sign_in(frozen_api, team.write)
     page = await frozen_api.get("/ui/maintenance")
     assert f'value="{job_id}"> nightly' in page.text
     assert f'value="{monitor_id}"> backup' in page.text
@@ -61,12 +62,12 @@ async def test_a_window_is_made_edited_and_ended(
 
 
 async def test_jobs_and_monitors_beyond_the_pickers_lists_are_named_and_kept(
-        frozen_api: AsyncTestClient, team: dict[str, Any], pool: AsyncConnectionPool,
+        frozen_api: AsyncTestClient, team: Team, pool: AsyncConnectionPool,
         clock: FrozenClock, monkeypatch: Any) -> None:
     from api.ui.pages import maintenance
 
     monkeypatch.setattr(maintenance, "CHOICES", 2)  # the pickers list 2 (200 in production)
-    actor = team["actor"]
+    actor = team.actor
     jobs, monitors = [], []
     for n in range(3):  # listed in creation order
         clock.advance(1)
@@ -75,7 +76,7 @@ async def test_jobs_and_monitors_beyond_the_pickers_lists_are_named_and_kept(
             "request": {"url": "https://example.com/"}}, clock.now())))
         monitors.append(str((await create_monitor(pool, actor, {
             "name": f"monitor {n}", "schedule": "1h"}, clock.now()))[0]))
-    csrf = await sign_in(frozen_api, team["write"])
+    csrf = await sign_in(frozen_api, team.write)
     page = await frozen_api.get("/ui/maintenance")
     assert f'value="{jobs[1]}"' in page.text and f'value="{jobs[2]}"' not in page.text
     assert f'value="{monitors[2]}"' not in page.text

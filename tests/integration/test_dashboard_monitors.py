@@ -7,7 +7,6 @@ import re
 import uuid
 from dataclasses import replace
 from datetime import timedelta
-from typing import Any
 
 from litestar.testing import AsyncTestClient
 from psycopg_pool import AsyncConnectionPool
@@ -20,6 +19,7 @@ from core.monitors.slugs import slug_problem
 from core.tags import normalize_tags
 from tests.conftest import _client
 from tests.integration.test_dashboard_auth import sign_in
+from tests.teams import Team
 
 HOSTILE = "<script>alert(1)</script>\"'&"
 PING_URL = re.compile(r'<code id="ping-url">([^<]+)</code>')
@@ -41,8 +41,8 @@ async def _create_monitor(client: AsyncTestClient, csrf: str, name: str,
 
 
 async def test_a_monitor_page_shows_its_ping_url_at_any_time(
-        frozen_api: AsyncTestClient, team: dict[str, Any]) -> None:
-    csrf = await sign_in(frozen_api, team["write"])
+        frozen_api: AsyncTestClient, team: Team) -> None:
+    csrf = await sign_in(frozen_api, team.write)
     monitor_id, token = await _create_monitor(frozen_api, csrf, "nightly backup", "0 3 * * *")
     assert len(token) == 64
     page = await frozen_api.get(f"/ui/monitors/{monitor_id}")
@@ -58,7 +58,7 @@ async def test_a_monitor_page_shows_its_ping_url_at_any_time(
     assert token not in listing.text
     # a read-only viewer never sees it
     await frozen_api.post("/ui/signout", data={"csrf": csrf})
-    await sign_in(frozen_api, team["read"])
+    await sign_in(frozen_api, team.read)
     page = await frozen_api.get(f"/ui/monitors/{monitor_id}")
     assert token not in page.text and "/ping/&lt;token&gt;" in page.text
     assert "only viewers who may write see it" in page.text
@@ -66,9 +66,9 @@ async def test_a_monitor_page_shows_its_ping_url_at_any_time(
 
 async def test_without_a_secret_key_the_ping_url_is_shown_once_and_says_why(
         shared_dsn: str, settings: Settings, clock: FrozenClock,
-        team: dict[str, Any]) -> None:
+        team: Team) -> None:
     async for client in _client(shared_dsn, replace(settings, secret_key=""), clock):
-        csrf = await sign_in(client, team["write"])
+        csrf = await sign_in(client, team.write)
         answer = await client.post("/ui/monitors/new", data={
             "csrf": csrf, "name": "no key", "schedule": "1h"})
         assert answer.status_code == 200 and answer.history[0].status_code == 303
@@ -82,8 +82,8 @@ async def test_without_a_secret_key_the_ping_url_is_shown_once_and_says_why(
 
 
 async def test_the_form_answers_the_apis_messages_next_to_each_field(
-        frozen_api: AsyncTestClient, team: dict[str, Any], pool: AsyncConnectionPool) -> None:
-    csrf = await sign_in(frozen_api, team["write"])
+        frozen_api: AsyncTestClient, team: Team, pool: AsyncConnectionPool) -> None:
+    csrf = await sign_in(frozen_api, team.write)
     answer = await frozen_api.post("/ui/monitors/new", data={
         "csrf": csrf, "name": "x", "schedule": "every blursday", "grace_seconds": "zero"})
     assert answer.status_code == 422
@@ -93,14 +93,14 @@ async def test_the_form_answers_the_apis_messages_next_to_each_field(
     assert answer.status_code == 422 and 'id="schedule-error"' in answer.text
     async with pool.connection() as conn:
         cur = await conn.execute("SELECT count(*) AS n FROM monitors WHERE team_id = %s",
-                                 (team["actor"].team_id,))
+                                 (team.actor.team_id,))
         assert (await cur.fetchone())["n"] == 0
 
 
 async def test_pings_flips_and_hostile_text_render_inert(
-        frozen_api: AsyncTestClient, team: dict[str, Any], shared_dsn: str,
+        frozen_api: AsyncTestClient, team: Team, shared_dsn: str,
         clock: FrozenClock) -> None:
-    csrf = await sign_in(frozen_api, team["write"])
+    csrf = await sign_in(frozen_api, team.write)
     monitor_id, token = await _create_monitor(frozen_api, csrf, HOSTILE)
     ping_pool = await open_ping_pool(shared_dsn, size=1)
     try:
@@ -127,8 +127,8 @@ async def test_pings_flips_and_hostile_text_render_inert(
 
 
 async def test_pause_resume_and_rotate_are_csrf_forms(
-        frozen_api: AsyncTestClient, team: dict[str, Any]) -> None:
-    csrf = await sign_in(frozen_api, team["write"])
+        frozen_api: AsyncTestClient, team: Team) -> None:
+    csrf = await sign_in(frozen_api, team.write)
     monitor_id, token = await _create_monitor(frozen_api, csrf, "to pause")
     forged = await frozen_api.post(f"/ui/monitors/{monitor_id}/pause", data={})
     assert forged.status_code == 403
@@ -146,11 +146,11 @@ async def test_pause_resume_and_rotate_are_csrf_forms(
 
 
 async def test_a_read_key_sees_every_page_and_no_control(
-        frozen_api: AsyncTestClient, team: dict[str, Any]) -> None:
-    csrf = await sign_in(frozen_api, team["write"])
+        frozen_api: AsyncTestClient, team: Team) -> None:
+    csrf = await sign_in(frozen_api, team.write)
     monitor_id, _ = await _create_monitor(frozen_api, csrf, "watched")
     await frozen_api.post("/ui/signout", data={"csrf": csrf})
-    read_csrf = await sign_in(frozen_api, team["read"])
+    read_csrf = await sign_in(frozen_api, team.read)
     for path in (f"/ui/monitors/{monitor_id}", "/ui/monitors", "/ui/channels", "/ui/secrets",
                  "/ui/apikeys", "/ui/events"):
         page = await frozen_api.get(path)
@@ -165,8 +165,8 @@ async def test_a_read_key_sees_every_page_and_no_control(
 
 
 async def test_secrets_show_names_never_values(
-        frozen_api: AsyncTestClient, team: dict[str, Any]) -> None:
-    csrf = await sign_in(frozen_api, team["write"])
+        frozen_api: AsyncTestClient, team: Team) -> None:
+    csrf = await sign_in(frozen_api, team.write)
     value = f"s3cret-{uuid.uuid4().hex}"
     answer = await frozen_api.post("/ui/secrets", data={"csrf": csrf, "name": "API_TOKEN",
                                                         "value": value})
@@ -180,8 +180,8 @@ async def test_secrets_show_names_never_values(
 
 
 async def test_api_keys_are_shown_once_and_revoked_by_a_button(
-        frozen_api: AsyncTestClient, team: dict[str, Any]) -> None:
-    csrf = await sign_in(frozen_api, team["write"])
+        frozen_api: AsyncTestClient, team: Team) -> None:
+    csrf = await sign_in(frozen_api, team.write)
     answer = await frozen_api.post("/ui/apikeys", data={"csrf": csrf, "name": "deploy",
                                                         "scope": "read"})
     assert answer.status_code == 200
@@ -199,8 +199,8 @@ async def test_api_keys_are_shown_once_and_revoked_by_a_button(
 
 
 async def test_events_filter_by_stream_type_and_page_by_position(
-        frozen_api: AsyncTestClient, team: dict[str, Any]) -> None:
-    csrf = await sign_in(frozen_api, team["write"])
+        frozen_api: AsyncTestClient, team: Team) -> None:
+    csrf = await sign_in(frozen_api, team.write)
     for n in range(3):
         await _create_monitor(frozen_api, csrf, f"monitor {n}")
     await frozen_api.post("/ui/secrets", data={"csrf": csrf, "name": "K", "value": "v"})
@@ -219,8 +219,8 @@ async def test_events_filter_by_stream_type_and_page_by_position(
 
 
 async def test_bad_input_on_these_pages_is_a_4xx_page_never_a_500(
-        frozen_api: AsyncTestClient, team: dict[str, Any]) -> None:
-    csrf = await sign_in(frozen_api, team["write"])
+        frozen_api: AsyncTestClient, team: Team) -> None:
+    csrf = await sign_in(frozen_api, team.write)
     for path in ("/ui/monitors?cursor=nope", "/ui/monitors/live?cursor=nope",
                  "/ui/channels?cursor=%00", "/ui/apikeys?cursor=x", "/ui/secrets?after=%00",
                  "/ui/events?actor=%00", "/ui/events?before=12x",
@@ -244,8 +244,8 @@ async def test_bad_input_on_these_pages_is_a_4xx_page_never_a_500(
 
 
 async def test_tags_and_slug_go_through_the_form(
-        frozen_api: AsyncTestClient, team: dict[str, Any], pool: AsyncConnectionPool) -> None:
-    csrf = await sign_in(frozen_api, team["write"])
+        frozen_api: AsyncTestClient, team: Team, pool: AsyncConnectionPool) -> None:
+    csrf = await sign_in(frozen_api, team.write)
     form = (await frozen_api.get("/ui/monitors/new")).text
     assert '<label for="tags">Tags</label>' in form and '<label for="slug">Slug</label>' in form
     answer = await frozen_api.post("/ui/monitors/new", data={
@@ -253,7 +253,7 @@ async def test_tags_and_slug_go_through_the_form(
         "tags": "prod, db prod"})
     assert answer.status_code == 200, answer.text
     monitor_id = re.search(r'/ui/monitors/([0-9a-f-]{36})/live', answer.text).group(1)  # type: ignore[union-attr]
-    stored = (await frozen_api.get(f"/v1/monitors/{monitor_id}", headers=team["auth"])).json()
+    stored = (await frozen_api.get(f"/v1/monitors/{monitor_id}", headers=team.auth)).json()
     assert stored["slug"] == "backup-db" and stored["tags"] == ["prod", "db"]
     page = (await frozen_api.get(f"/ui/monitors/{monitor_id}")).text
     assert "<code>backup-db</code>" in page and '<span class="tag">db</span>' in page
@@ -275,14 +275,14 @@ async def test_tags_and_slug_go_through_the_form(
     assert 'value="ok a/b"' in bad.text
     async with pool.connection() as conn:
         cur = await conn.execute("SELECT count(*) AS n FROM monitors WHERE team_id = %s",
-                                 (team["actor"].team_id,))
+                                 (team.actor.team_id,))
         assert (await cur.fetchone())["n"] == 2
 
 
 async def test_job_and_monitor_pages_show_a_maintenance_in_effect(
-        frozen_api: AsyncTestClient, team: dict[str, Any], clock: FrozenClock) -> None:
-    h = team["auth"]
-    csrf = await sign_in(frozen_api, team["write"])
+        frozen_api: AsyncTestClient, team: Team, clock: FrozenClock) -> None:
+    h = team.auth
+    csrf = await sign_in(frozen_api, team.write)
     monitor_id, _ = await _create_monitor(frozen_api, csrf, "m")
     job = (await frozen_api.post("/v1/jobs", headers=h, json={
         "name": "j", "schedule": "@hourly", "request": {"url": "https://example.com/"}})).json()

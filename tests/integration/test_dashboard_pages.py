@@ -13,6 +13,7 @@ from core.errors import FieldErrors
 from core.jobs.definition import normalize_confirm
 from core.tags import normalize_tags
 from tests.integration.test_dashboard_auth import sign_in
+from tests.teams import Team
 
 HOSTILE = "<img src=x onerror=alert(1)> \"quoted\" 'single' </td><script>alert(2)</script>"
 
@@ -28,13 +29,13 @@ def _form(**overrides: str) -> dict[str, str]:
     return {**fields, **overrides}
 
 
-async def _jobs(api: AsyncTestClient, team: dict[str, Any]) -> list[dict[str, Any]]:
-    return (await api.get("/v1/jobs", headers=team["auth"])).json()["items"]
+async def _jobs(api: AsyncTestClient, team: Team) -> list[dict[str, Any]]:
+    return (await api.get("/v1/jobs", headers=team.auth)).json()["items"]
 
 
 async def test_a_job_created_through_the_form_is_the_apis_job(
-        frozen_api: AsyncTestClient, team: dict[str, Any]) -> None:
-    csrf = await sign_in(frozen_api, team["write"])
+        frozen_api: AsyncTestClient, team: Team) -> None:
+    csrf = await sign_in(frozen_api, team.write)
     answer = await frozen_api.post("/ui/jobs/new", data={"csrf": csrf, **_form()},
                                    follow_redirects=False)
     assert answer.status_code == 303, answer.text
@@ -52,12 +53,12 @@ async def test_a_job_created_through_the_form_is_the_apis_job(
 
 
 async def test_the_form_shows_the_apis_messages_next_to_the_fields(
-        frozen_api: AsyncTestClient, team: dict[str, Any]) -> None:
-    csrf = await sign_in(frozen_api, team["write"])
+        frozen_api: AsyncTestClient, team: Team) -> None:
+    csrf = await sign_in(frozen_api, team.write)
     answer = await frozen_api.post("/ui/jobs/new", data={"csrf": csrf, **_form(
         schedule="61 * * * *", timeout_seconds="soon", **{"request.url": "ftp://x"})})
     assert answer.status_code == 422
-    api = await frozen_api.post("/v1/jobs", headers=team["auth"], json={
+    api = await frozen_api.post("/v1/jobs", headers=team.auth, json={
         "name": "x", "schedule": "61 * * * *", "request": {"url": "https://example.com/"}})
     [schedule_error] = [e["message"] for e in api.json()["errors"] if e["field"] == "schedule"]
     text = answer.text
@@ -70,8 +71,8 @@ async def test_the_form_shows_the_apis_messages_next_to_the_fields(
 
 
 async def test_the_preview_follows_the_schedule(frozen_api: AsyncTestClient,
-                                                team: dict[str, Any]) -> None:
-    await sign_in(frozen_api, team["read"])
+                                                team: Team) -> None:
+    await sign_in(frozen_api, team.read)
     spring = await frozen_api.get("/ui/schedules/preview",
                                   params={"schedule": "30 2 * * *", "timezone": "Europe/Berlin"})
     assert spring.status_code == 200 and spring.text.count("<li>") == 10
@@ -80,24 +81,24 @@ async def test_the_preview_follows_the_schedule(frozen_api: AsyncTestClient,
 
 
 async def test_actions_need_the_csrf_token_and_a_write_key(
-        frozen_api: AsyncTestClient, team: dict[str, Any], pool: AsyncConnectionPool) -> None:
-    created = await frozen_api.post("/v1/jobs", headers=team["auth"], json={
+        frozen_api: AsyncTestClient, team: Team, pool: AsyncConnectionPool) -> None:
+    created = await frozen_api.post("/v1/jobs", headers=team.auth, json={
         "name": "j", "schedule": "@every 1h", "request": {"url": "https://example.com/"}})
     job_id = created.json()["id"]
-    csrf = await sign_in(frozen_api, team["write"])
+    csrf = await sign_in(frozen_api, team.write)
     forged = await frozen_api.post(f"/ui/jobs/{job_id}/pause", data={})
     assert forged.status_code == 403
     wrong = await frozen_api.post(f"/ui/jobs/{job_id}/pause", data={"csrf": "0" * 64})
     assert wrong.status_code == 403
-    assert (await frozen_api.get(f"/v1/jobs/{job_id}", headers=team["auth"])).json()[
+    assert (await frozen_api.get(f"/v1/jobs/{job_id}", headers=team.auth)).json()[
         "status"] == "active"
     paused = await frozen_api.post(f"/ui/jobs/{job_id}/pause", data={"csrf": csrf},
                                    follow_redirects=False)
     assert paused.status_code == 303
-    assert (await frozen_api.get(f"/v1/jobs/{job_id}", headers=team["auth"])).json()[
+    assert (await frozen_api.get(f"/v1/jobs/{job_id}", headers=team.auth)).json()[
         "status"] == "paused"
     frozen_api.cookies.clear()
-    read_csrf = await sign_in(frozen_api, team["read"])
+    read_csrf = await sign_in(frozen_api, team.read)
     page = await frozen_api.get(f"/ui/jobs/{job_id}")
     assert "Resume</button>" not in page.text and "Run now" not in page.text
     refused = await frozen_api.post(f"/ui/jobs/{job_id}/resume", data={"csrf": read_csrf})
@@ -109,18 +110,18 @@ async def test_actions_need_the_csrf_token_and_a_write_key(
     refused = await frozen_api.post(f"/ui/jobs/{job_id}/edit", data={
         "csrf": read_csrf, **_form(name="renamed")})
     assert refused.status_code == 403
-    assert (await frozen_api.get(f"/v1/jobs/{job_id}", headers=team["auth"])).json()[
+    assert (await frozen_api.get(f"/v1/jobs/{job_id}", headers=team.auth)).json()[
         "status"] == "paused"
     assert len(await _jobs(frozen_api, team)) == 1
 
 
 async def test_hostile_names_and_bodies_render_as_text(
-        frozen_api: AsyncTestClient, team: dict[str, Any], pool: AsyncConnectionPool) -> None:
-    created = await frozen_api.post("/v1/jobs", headers=team["auth"], json={
+        frozen_api: AsyncTestClient, team: Team, pool: AsyncConnectionPool) -> None:
+    created = await frozen_api.post("/v1/jobs", headers=team.auth, json={
         "name": HOSTILE, "schedule": "@every 1h",
         "request": {"url": "https://example.com/", "body": HOSTILE + "x" * 200_000}})
     job_id = created.json()["id"]
-    await sign_in(frozen_api, team["read"])
+    await sign_in(frozen_api, team.read)
     for path in ("/", "/ui/jobs", f"/ui/jobs/{job_id}"):
         text = (await frozen_api.get(path)).text
         assert "<img src=x" not in text and "<script>alert" not in text, path
@@ -129,8 +130,8 @@ async def test_hostile_names_and_bodies_render_as_text(
 
 
 async def test_the_edit_form_changes_the_job_and_keeps_the_signing_secret(
-        frozen_api: AsyncTestClient, team: dict[str, Any]) -> None:
-    csrf = await sign_in(frozen_api, team["write"])
+        frozen_api: AsyncTestClient, team: Team) -> None:
+    csrf = await sign_in(frozen_api, team.write)
     created = await frozen_api.post("/ui/jobs/new", data={"csrf": csrf, **_form(
         signing_secret="s" * 32)}, follow_redirects=False)
     [job] = await _jobs(frozen_api, team)
@@ -154,8 +155,8 @@ async def test_the_edit_form_changes_the_job_and_keeps_the_signing_secret(
 
 
 async def test_bad_list_queries_are_answered_not_failed(frozen_api: AsyncTestClient,
-                                                        team: dict[str, Any]) -> None:
-    await sign_in(frozen_api, team["read"])
+                                                        team: Team) -> None:
+    await sign_in(frozen_api, team.read)
     assert (await frozen_api.get("/ui/jobs", params={"name": "a\x00b"})).status_code == 200
     assert (await frozen_api.get("/ui/jobs", params={"state": "nope"})).status_code == 422
     assert (await frozen_api.get("/ui/jobs", params={"cursor": "garbage"})).status_code == 422
@@ -165,8 +166,8 @@ async def test_bad_list_queries_are_answered_not_failed(frozen_api: AsyncTestCli
 
 
 async def test_tags_confirm_and_words_go_through_the_form_and_back(
-        frozen_api: AsyncTestClient, team: dict[str, Any]) -> None:
-    csrf = await sign_in(frozen_api, team["write"])
+        frozen_api: AsyncTestClient, team: Team) -> None:
+    csrf = await sign_in(frozen_api, team.write)
     new = await frozen_api.get("/ui/jobs/new")
     assert '<label for="f-tags">Tags</label>' in new.text
     assert '<label for="f-confirm-timeout_seconds">Confirmation timeout (seconds)</label>' \
@@ -199,8 +200,8 @@ async def test_tags_confirm_and_words_go_through_the_form_and_back(
 
 
 async def test_a_bad_tag_or_timeout_is_the_cores_message_at_its_field(
-        frozen_api: AsyncTestClient, team: dict[str, Any]) -> None:
-    csrf = await sign_in(frozen_api, team["write"])
+        frozen_api: AsyncTestClient, team: Team) -> None:
+    csrf = await sign_in(frozen_api, team.write)
     answer = await frozen_api.post("/ui/jobs/new", data={"csrf": csrf, **_form(
         tags="fine bad/tag", **{"confirm.timeout_seconds": "0"})})
     assert answer.status_code == 422

@@ -5,7 +5,6 @@ edited, the key rotated, deleted."""
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from litestar.testing import AsyncTestClient
 from psycopg_pool import AsyncConnectionPool
@@ -14,11 +13,12 @@ from core.clock import FrozenClock
 from tests.helpers import add_job
 from tests.integration.test_dashboard_auth import sign_in
 from tests.monitor_helpers import add_monitor
+from tests.teams import Team
 
 
 async def test_a_page_is_created_listed_rotated_and_deleted(
-        frozen_api: AsyncTestClient, team: dict[str, Any]) -> None:
-    csrf = await sign_in(frozen_api, team["write"])
+        frozen_api: AsyncTestClient, team: Team) -> None:
+    csrf = await sign_in(frozen_api, team.write)
     empty = await frozen_api.get("/ui/status-pages")
     assert empty.status_code == 200 and "No status page yet." in empty.text
     bad = await frozen_api.post("/ui/status-pages", data={
@@ -56,18 +56,18 @@ async def test_a_page_is_created_listed_rotated_and_deleted(
 
 
 async def test_components_and_display_names_are_chosen_in_the_dashboard(
-        frozen_api: AsyncTestClient, pool: AsyncConnectionPool, team: dict[str, Any],
+        frozen_api: AsyncTestClient, pool: AsyncConnectionPool, team: Team,
         clock: FrozenClock) -> None:
     """By choice: ticked jobs and monitors with display names, the API's messages at their
     fields (a name for a component not ticked, tags and components both, a name too long),
     nothing changed by a refused form; then edited (another component, another name) and
     switched to tags and back."""
-    actor = team["actor"]
+    actor = team.actor
     job = await add_job(pool, actor, clock.now(), "https://internal.example.com/x",
                         name="nightly-db-internal")
     monitor, _ = await add_monitor(pool, actor, clock.now(), name="hb-queue-internal")
     other, _ = await add_monitor(pool, actor, clock.now(), name="hb-other-internal")
-    csrf = await sign_in(frozen_api, team["write"])
+    csrf = await sign_in(frozen_api, team.write)
     listing = (await frozen_api.get("/ui/status-pages")).text
     assert 'aria-label="Show nightly-db-internal"' in listing
     assert 'aria-label="Display name for hb-queue-internal"' in listing

@@ -5,7 +5,6 @@ maintenance window), and show text as text (core/history/subjects.py)."""
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any
 
 from litestar.testing import AsyncTestClient
 from psycopg_pool import AsyncConnectionPool
@@ -23,14 +22,15 @@ from core.monitors.commands import create_monitor, set_paused
 from core.notifications.outbox import enqueue_monitor_alert
 from core.secrets import put_secret
 from tests.integration.test_dashboard_auth import sign_in
+from tests.teams import Team
 
 KEY = "Qm9vdHN0cmFwIGtleSBmb3Igc2NyZWVuc2hvdHMhISE="
 
 
 async def test_events_of_every_type_name_and_link_their_subject(
-        frozen_api: AsyncTestClient, team: dict[str, Any], pool: AsyncConnectionPool,
+        frozen_api: AsyncTestClient, team: Team, pool: AsyncConnectionPool,
         clock: FrozenClock) -> None:
-    actor, now = team["actor"], clock.now()
+    actor, now = team.actor, clock.now()
     ring = KeyRing.from_sources(KEY, None)
     job_id = await create_job(pool, actor, {"name": "sauvegarde à 3h", "schedule": "@every 1h",
                                             "request": {"url": "https://example.com/"}}, now)
@@ -54,7 +54,7 @@ async def test_events_of_every_type_name_and_link_their_subject(
                                       "to": (now + timedelta(hours=2)).isoformat(),
                                       "jobs": [str(job_id)], "comment": "database upgrade"},
                         now)
-    await sign_in(frozen_api, team["write"])
+    await sign_in(frozen_api, team.write)
     log = await frozen_api.get("/ui/events")
     text = log.text
     assert f'<a href="/ui/jobs/{job_id}">sauvegarde à 3h</a>' in text
@@ -85,12 +85,12 @@ async def test_events_of_every_type_name_and_link_their_subject(
 
 
 async def test_a_job_history_diff_shows_text_as_text(
-        frozen_api: AsyncTestClient, team: dict[str, Any], pool: AsyncConnectionPool,
+        frozen_api: AsyncTestClient, team: Team, pool: AsyncConnectionPool,
         clock: FrozenClock) -> None:
-    job_id = await create_job(pool, team["actor"], {
+    job_id = await create_job(pool, team.actor, {
         "name": "rapport à 9h", "schedule": "tous les jours à 9h",
         "request": {"url": "https://example.com/", "body": "déjà vu ✓"}}, clock.now())
-    await sign_in(frozen_api, team["write"])
+    await sign_in(frozen_api, team.write)
     page = await frozen_api.get(f"/ui/jobs/{job_id}")
     assert "\\u00e0" not in page.text and "\\u2713" not in page.text
     assert "+ name: &#34;rapport à 9h&#34;" in page.text

@@ -34,6 +34,7 @@ from core.statuspages.queries import get_note
 from tests.helpers import add_job, new_actor
 from tests.monitor_helpers import add_monitor, advance, ping
 from tests.sink import Reply, Sink
+from tests.teams import Team
 
 T0 = datetime(2026, 11, 30, 10, 0, 0, tzinfo=UTC)
 MIN = timedelta(minutes=1)
@@ -448,9 +449,9 @@ async def test_cycles_unknown_ids_and_deleting_a_parent_are_refused(
 
 
 async def test_depends_on_through_the_api_apply_and_export(
-    frozen_api: AsyncTestClient, team: dict[str, Any],
+    frozen_api: AsyncTestClient, team: Team,
 ) -> None:
-    auth = team["auth"]
+    auth = team.auth
     r = await frozen_api.post("/v1/monitors", headers=auth, json={
         "name": "router", "schedule": "1h"})
     router = r.json()["id"]

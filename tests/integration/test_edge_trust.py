@@ -7,7 +7,6 @@ import uuid
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import replace
-from typing import Any
 
 import httpx
 import pytest
@@ -17,8 +16,7 @@ from api.app import create_app
 from core.clock import SystemClock
 from core.config import ConfigError, Settings, load_settings
 from core.http.proxies import TrustedProxies
-
-Team = dict[str, Any]
+from tests.teams import Team
 
 
 @asynccontextmanager
@@ -83,12 +81,12 @@ async def _ping_addr(client: httpx.AsyncClient, api: AsyncTestClient, team: Team
                      headers: list[tuple[str, str]]) -> str | None:
     r = await api.post("/v1/monitors", json={"name": f"m {uuid.uuid4().hex[:8]}",
                                              "schedule": "1h"},  # names are unique per team
-                       headers=team["auth"])
+                       headers=team.auth)
     assert r.status_code == 201, r.text
     monitor = r.json()
     r = await client.get(f"/ping/{monitor['ping_token']}", headers=headers)
     assert r.status_code == 200, r.text
-    r = await api.get(f"/v1/monitors/{monitor['id']}/pings", headers=team["auth"])
+    r = await api.get(f"/v1/monitors/{monitor['id']}/pings", headers=team.auth)
     (ping,) = r.json()["items"]
     return ping["remote_addr"]
 

@@ -22,6 +22,7 @@ from core.monitors.checker import Checker
 from tests.helpers import new_actor
 from tests.monitor_helpers import add_monitor, advance, monitor_row, ping
 from tests.sink import Sink
+from tests.teams import Team
 
 T0 = datetime(2026, 11, 30, 10, 0, 0, tzinfo=UTC)
 
@@ -126,9 +127,9 @@ async def test_the_defaults_alert_as_before(
 
 
 async def test_tolerance_through_the_api_apply_export_and_simulate(
-    frozen_api: AsyncTestClient, team: dict[str, Any], clock: FrozenClock,
+    frozen_api: AsyncTestClient, team: Team, clock: FrozenClock,
 ) -> None:
-    auth = team["auth"]
+    auth = team.auth
     r = await frozen_api.post("/v1/monitors", headers=auth, json={
         "name": "flaky", "schedule": "1h", "grace_seconds": 60})
     assert r.status_code == 201, r.text

@@ -6,22 +6,20 @@ shapes of its Terraform provider's Go client (go-healthchecksio: ``X-Api-Key``, 
 
 from __future__ import annotations
 
-from typing import Any
-
 from litestar.testing import AsyncTestClient
 
 from core.clock import FrozenClock
+from tests.teams import Team
 
-Team = dict[str, Any]
 UA = {"User-Agent": "terraform-provider-healthchecksio", "Content-Type": "application/json"}
 
 
 def _key(team: Team, scope: str = "write") -> dict[str, str]:
-    return {**UA, "X-Api-Key": team["write" if scope == "write" else "read"]}
+    return {**UA, "X-Api-Key": team.write if scope == "write" else team.read}
 
 
 async def _events(api: AsyncTestClient, team: Team, check_id: str) -> list[str]:
-    r = await api.get(f"/v1/monitors/{check_id}/events", headers=team["auth"])
+    r = await api.get(f"/v1/monitors/{check_id}/events", headers=team.auth)
     assert r.status_code == 200, r.text
     return [e["event_type"] for e in r.json()["items"]]
 
@@ -130,7 +128,7 @@ async def test_every_error_under_api_is_healthchecks_shape(api: AsyncTestClient,
                        headers=_key(team))
     assert (r.status_code, r.json()) == (400, {"error": "could not parse request body"})
     # /v1 keeps its problems
-    r = await api.post("/v1/monitors", content=b'{"name": ' + deep + b"}", headers=team["auth"])
+    r = await api.post("/v1/monitors", content=b'{"name": ' + deep + b"}", headers=team.auth)
     assert r.status_code == 400 and r.headers["content-type"] == "application/problem+json"
 
 
@@ -138,8 +136,8 @@ async def test_two_api_key_headers_are_refused(api: AsyncTestClient, team: Team)
     """Which key was meant cannot be known (as /v1's two Authorization headers): 400 naming
     the header, whichever comes first; nothing is created."""
     before = (await api.get("/api/v3/checks/", headers=_key(team))).json()["checks"]
-    for keys in ([team["write"], "nope"], ["nope", team["write"]],
-                 [team["write"], team["write"]], [f"{team['write']}, {team['read']}"]):
+    for keys in ([team.write, "nope"], ["nope", team.write],
+                 [team.write, team.write], [f"{team.write}, {team.read}"]):
         headers = [("X-Api-Key", k) for k in keys]
         for r in (await api.get("/api/v3/checks/", headers=headers),
                   await api.post("/api/v3/checks/", json={"name": "two"}, headers=headers)):

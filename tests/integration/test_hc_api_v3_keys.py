@@ -13,13 +13,13 @@ from typing import Any
 from litestar.testing import AsyncTestClient
 
 from core.clock import FrozenClock
+from tests.teams import Team
 
-Team = dict[str, Any]
 RID = "6fc5b4c3-2b8c-4d06-a6a1-2b7ab4ba2a4e"
 
 
 def _key(team: Team, scope: str = "write") -> dict[str, str]:
-    return {"X-Api-Key": team["write" if scope == "write" else "read"]}
+    return {"X-Api-Key": team.write if scope == "write" else team.read}
 
 
 async def _check(api: AsyncTestClient, team: Team, **body: Any) -> dict[str, Any]:
@@ -57,17 +57,17 @@ async def test_read_keys_see_unique_keys_and_flips_never_ping_urls_or_pings(
     assert body.status_code == 401
     channels = await api.get("/api/v3/channels/", headers=_key(team, "read"))
     assert channels.status_code == 401  # healthchecks: authorize, not authorize_read
-    r = await api.post(f"/api/v3/checks/{check['uuid']}/pause", json={"api_key": team["read"]})
+    r = await api.post(f"/api/v3/checks/{check['uuid']}/pause", json={"api_key": team.read})
     assert r.status_code == 401
 
 
 async def test_api_key_in_the_body_of_a_post(api: AsyncTestClient, team: Team) -> None:
-    r = await api.post("/api/v3/checks/", json={"api_key": team["write"], "name": "body key"})
+    r = await api.post("/api/v3/checks/", json={"api_key": team.write, "name": "body key"})
     assert r.status_code == 201 and r.json()["name"] == "body key"
     uuid = r.json()["uuid"]
-    r = await api.post(f"/api/v3/checks/{uuid}/pause", json={"api_key": team["write"]})
+    r = await api.post(f"/api/v3/checks/{uuid}/pause", json={"api_key": team.write})
     assert r.status_code == 200 and r.json()["status"] == "paused"
-    r = await api.post(f"/api/v3/checks/{uuid}/resume", json={"api_key": team["write"]})
+    r = await api.post(f"/api/v3/checks/{uuid}/resume", json={"api_key": team.write})
     assert r.status_code == 200 and r.json()["status"] == "new"
     assert (await api.post("/api/v3/checks/", json={"name": "x"})).json() == {
         "error": "missing api key"}
@@ -78,7 +78,7 @@ async def test_api_key_in_the_body_of_a_post(api: AsyncTestClient, team: Team) -
     assert r.status_code == 400 and r.json() == {
         "error": "json validation error: value is not an object"}
     # a GET reads the header only (authorize_read)
-    r = await api.get("/api/v3/checks/", params={"api_key": team["write"]})
+    r = await api.get("/api/v3/checks/", params={"api_key": team.write})
     assert r.status_code == 401
 
 

@@ -26,7 +26,8 @@ from typing import Any
 
 from litestar.testing import AsyncTestClient
 
-Team = dict[str, Any]
+from tests.teams import Team
+
 FIELDS = ("channels", "desc", "grace", "methods", "name", "slug", "schedule", "tags", "timeout",
           "tz", "unique")
 ALWAYS_SENT = ("channels", "methods")
@@ -41,7 +42,7 @@ def _go_body(**values: Any) -> bytes:
 
 
 def _headers(team: Team) -> dict[str, str]:
-    return {"Content-Type": "application/json", "X-Api-Key": team["write"],
+    return {"Content-Type": "application/json", "X-Api-Key": team.write,
             "User-Agent": "Go-http-client/1.1"}
 
 

@@ -9,6 +9,8 @@ import pytest
 from litestar.testing import AsyncTestClient
 from psycopg_pool import AsyncConnectionPool
 
+from tests.teams import Team
+
 JOB = {"name": "limits", "schedule": "@hourly", "request": {"url": "http://127.0.0.1:9/x"}}
 
 
@@ -40,52 +42,52 @@ BAD = [
 ]
 
 
-async def _counts(pool: AsyncConnectionPool, team: dict[str, Any]) -> tuple[int, ...]:
+async def _counts(pool: AsyncConnectionPool, team: Team) -> tuple[int, ...]:
     async with pool.connection() as conn:
         cur = await conn.execute(
             "SELECT (SELECT count(*) FROM jobs WHERE team_id = %(t)s) AS jobs, "
             "(SELECT count(*) FROM events WHERE team_id = %(t)s) AS events, "
             "(SELECT count(*) FROM job_signing_secrets WHERE team_id = %(t)s) AS signing",
-            {"t": team["actor"].team_id})
+            {"t": team.actor.team_id})
         row = await cur.fetchone()
     return row["jobs"], row["events"], row["signing"]
 
 
 @pytest.mark.parametrize(("body", "field"), BAD, ids=[f for _, f in BAD])
-async def test_limits_are_422(api: AsyncTestClient, team: dict[str, Any],
+async def test_limits_are_422(api: AsyncTestClient, team: Team,
                               pool: AsyncConnectionPool, body: dict[str, Any], field: str) -> None:
     before = await _counts(pool, team)
-    r = await api.post("/v1/jobs", json=body, headers=team["auth"])
+    r = await api.post("/v1/jobs", json=body, headers=team.auth)
     assert r.status_code == 422, r.text
     assert r.headers["content-type"].startswith("application/problem+json")
     assert field in [e["field"] for e in r.json().get("errors", [])], r.json()
     assert await _counts(pool, team) == before
 
 
-async def test_limits_apply_to_patch_too(api: AsyncTestClient, team: dict[str, Any],
+async def test_limits_apply_to_patch_too(api: AsyncTestClient, team: Team,
                                          pool: AsyncConnectionPool) -> None:
-    r = await api.post("/v1/jobs", json=JOB, headers=team["auth"])
+    r = await api.post("/v1/jobs", json=JOB, headers=team.auth)
     job = r.json()
     before = await _counts(pool, team)
     for patch in ({"success_statuses": [1000]}, {"signing_secret": "tiny"},
                   {"request": {"headers": {"X-H": "${secrets.no good}"}}}):
-        r = await api.patch(f"/v1/jobs/{job['id']}", json=patch, headers=team["auth"])
+        r = await api.patch(f"/v1/jobs/{job['id']}", json=patch, headers=team.auth)
         assert r.status_code == 422, (patch, r.text)
     assert await _counts(pool, team) == before
 
 
 async def test_success_statuses_and_signing_are_shown(
-    api: AsyncTestClient, team: dict[str, Any]
+    api: AsyncTestClient, team: Team
 ) -> None:
-    r = await api.post("/v1/jobs", headers=team["auth"], json={
+    r = await api.post("/v1/jobs", headers=team.auth, json={
         **JOB, "success_statuses": [302, 200, 200], "signing_secret": "0123456789abcdef"})
     assert r.status_code == 201, r.text
     job = r.json()
     assert job["success_statuses"] == [200, 302] and job["signing"] is True
     assert "0123456789abcdef" not in r.text
     r = await api.patch(f"/v1/jobs/{job['id']}", json={"success_statuses": None},
-                        headers=team["auth"])
+                        headers=team.auth)
     assert r.json()["success_statuses"] is None
     plain = (await api.post("/v1/jobs", json={**JOB, "name": "plain"},
-                            headers=team["auth"])).json()
+                            headers=team.auth)).json()
     assert plain["success_statuses"] is None and plain["signing"] is False

@@ -28,6 +28,7 @@ from core.runs.dispatch import AttemptResult, Dispatch
 from core.runs.worker import Worker
 from tests.helpers import add_job, new_actor, run_events, runs_of
 from tests.sink import Reply, Sink
+from tests.teams import Team
 
 T0 = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
 SLOT = T0 + timedelta(minutes=1)
@@ -160,9 +161,9 @@ async def test_bounds_are_checked(fresh_pool: AsyncConnectionPool) -> None:
 
 
 async def test_bounds_through_the_api_apply_and_export(
-    frozen_api: AsyncTestClient, team: dict[str, Any],
+    frozen_api: AsyncTestClient, team: Team,
 ) -> None:
-    auth = team["auth"]
+    auth = team.auth
     body = {"name": "export", "schedule": "@daily", "request": {"url": "https://example.com/"}}
     r = await frozen_api.post("/v1/jobs", headers=auth, json={**body, "min_duration": "2m",
                                                               "max_duration": 7200})

@@ -24,6 +24,7 @@ from core.runs.worker import Worker
 from tests.helpers import add_job, new_actor, runs_of
 from tests.monitor_helpers import add_monitor, advance, monitor_row, ping
 from tests.sink import Sink
+from tests.teams import Team
 
 T0 = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
 HOOK = "/services/T0/B0/maintenance"
@@ -137,9 +138,9 @@ async def test_suppress_runs_skips_slots_with_reason_maintenance(
 
 
 async def test_api_create_list_change_end_and_errors(
-    frozen_api: AsyncTestClient, team: dict[str, Any], clock: FrozenClock,
+    frozen_api: AsyncTestClient, team: Team, clock: FrozenClock,
 ) -> None:
-    h = team["auth"]
+    h = team.auth
     now = clock.now()
     monitor = (await frozen_api.post("/v1/monitors", headers=h, json={
         "name": "m", "schedule": "10m"})).json()
@@ -187,11 +188,11 @@ async def test_api_create_list_change_end_and_errors(
 
 
 async def test_a_window_whose_monitor_was_deleted_can_still_be_edited(
-    frozen_api: AsyncTestClient, team: dict[str, Any], clock: FrozenClock,
+    frozen_api: AsyncTestClient, team: Team, clock: FrozenClock,
 ) -> None:
     """A deleted monitor stays in the windows that name it; an edit that keeps it is not
     refused for it (the request does not name it), a new id must still be live."""
-    h, now = team["auth"], clock.now()
+    h, now = team.auth, clock.now()
     monitor = (await frozen_api.post("/v1/monitors", headers=h, json={
         "name": "gone", "schedule": "10m"})).json()
     window = (await frozen_api.post("/v1/maintenance", headers=h, json={
@@ -210,10 +211,10 @@ async def test_a_window_whose_monitor_was_deleted_can_still_be_edited(
 
 
 async def test_snooze_is_a_one_off_window_on_the_monitor(
-    frozen_api: AsyncTestClient, team: dict[str, Any], clock: FrozenClock,
+    frozen_api: AsyncTestClient, team: Team, clock: FrozenClock,
     pool: AsyncConnectionPool,
 ) -> None:
-    h = team["auth"]
+    h = team.auth
     monitor = (await frozen_api.post("/v1/monitors", headers=h, json={
         "name": "m", "schedule": "10m"})).json()
     r = await frozen_api.post(f"/v1/monitors/{monitor['id']}/snooze", headers=h,
@@ -241,9 +242,9 @@ async def test_snooze_is_a_one_off_window_on_the_monitor(
 
 
 async def test_a_window_naming_tags_covers_the_jobs_and_monitors_carrying_them(
-    frozen_api: AsyncTestClient, team: dict[str, Any], clock: FrozenClock,
+    frozen_api: AsyncTestClient, team: Team, clock: FrozenClock,
 ) -> None:
-    h = team["auth"]
+    h = team.auth
     now = clock.now()
     tagged = (await frozen_api.post("/v1/monitors", headers=h, json={
         "name": "db backup", "schedule": "10m", "tags": ["db", "nightly"]})).json()

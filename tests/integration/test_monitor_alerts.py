@@ -31,6 +31,7 @@ from tests.helpers import new_actor
 from tests.monitor_helpers import add_monitor, advance, monitor_row, ping
 from tests.notifying import DictSecrets, make_notifier
 from tests.sink import Sink
+from tests.teams import Team
 
 T0 = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
 HOOK = "/services/T0/B0/monitors"
@@ -187,7 +188,7 @@ async def test_twenty_concurrent_pings_to_a_down_monitor_alert_up_once(
 
 
 async def test_foreign_or_unknown_channels_are_422_and_change_nothing(
-    api: AsyncTestClient, team: dict[str, Any], pool: AsyncConnectionPool,
+    api: AsyncTestClient, team: Team, pool: AsyncConnectionPool,
 ) -> None:
     other_key, _ = await create_api_key(pool, f"other-{uuid.uuid4().hex[:8]}", "write")
     slack = {"kind": "slack", "url": "https://hooks.slack.com/services/T0/B0/x"}
@@ -195,27 +196,27 @@ async def test_foreign_or_unknown_channels_are_422_and_change_nothing(
                        headers={"Authorization": f"Bearer {other_key}"})
     assert r.status_code == 201, r.text
     foreign = r.json()["id"]
-    r = await api.post("/v1/channels", json={"name": "mine", **slack}, headers=team["auth"])
+    r = await api.post("/v1/channels", json={"name": "mine", **slack}, headers=team.auth)
     mine = r.json()["id"]
     body = {"name": "m", "schedule": "1h"}
     for channels in ([foreign], [mine, str(uuid.uuid4())]):
         r = await api.post("/v1/monitors", json={**body, "channels": channels},
-                           headers=team["auth"])
+                           headers=team.auth)
         assert r.status_code == 422, r.text
-    r = await api.get("/v1/monitors", headers=team["auth"])
+    r = await api.get("/v1/monitors", headers=team.auth)
     assert r.json()["items"] == []
     r = await api.post("/v1/monitors", json={**body, "channels": [mine],
-                                             "realert_every": "2h"}, headers=team["auth"])
+                                             "realert_every": "2h"}, headers=team.auth)
     assert r.status_code == 201, r.text
     created = r.json()
     assert created["channels"] == [mine] and created["realert_every"] == 7200
     url = f"/v1/monitors/{created['id']}"
-    r = await api.patch(url, json={"channels": [mine, foreign]}, headers=team["auth"])
+    r = await api.patch(url, json={"channels": [mine, foreign]}, headers=team.auth)
     assert r.status_code == 422 and "channels.1" in r.text
-    r = await api.patch(url, json={"realert_every": 5}, headers=team["auth"])
+    r = await api.patch(url, json={"realert_every": 5}, headers=team.auth)
     assert r.status_code == 422
-    after = (await api.get(url, headers=team["auth"])).json()
+    after = (await api.get(url, headers=team.auth)).json()
     assert after == created  # the ping URL too: it is kept, readable again
-    r = await api.patch(url, json={"channels": [], "realert_every": None}, headers=team["auth"])
+    r = await api.patch(url, json={"channels": [], "realert_every": None}, headers=team.auth)
     assert r.status_code == 200
     assert (r.json()["channels"], r.json()["realert_every"]) == ([], None)

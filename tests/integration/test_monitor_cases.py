@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 import pytest
 from litestar.testing import AsyncTestClient
@@ -17,6 +16,7 @@ from core.monitors.checker import Checker
 from core.monitors.ping import open_ping_pool
 from tests.helpers import new_actor
 from tests.monitor_helpers import add_monitor, advance, monitor_row, ping, stream
+from tests.teams import Team
 
 CASES = {c["id"]: c for c in json.loads(
     (Path(__file__).parents[1] / "data" / "time_cases.json").read_text())["cases"]}
@@ -102,14 +102,14 @@ async def _event_count(pool: AsyncConnectionPool) -> tuple[int, int, int]:
 
 
 async def test_h01_unknown_malformed_or_deleted_tokens_get_404(
-    api: AsyncTestClient, team: dict[str, Any], pool: AsyncConnectionPool
+    api: AsyncTestClient, team: Team, pool: AsyncConnectionPool
 ) -> None:
     case = CASES["H01"]
     r = await api.post("/v1/monitors", json={"name": "to delete", "schedule": "1h"},
-                       headers=team["auth"])
+                       headers=team.auth)
     deleted_token = r.json()["ping_token"]
     assert (await api.delete(f"/v1/monitors/{r.json()['id']}",
-                             headers=team["auth"])).status_code == 204
+                             headers=team.auth)).status_code == 204
     before = await _event_count(pool)
     requests = [*case["input"]["requests"],
                 # our tokens are 64 hex characters: a well-formed one that does not exist

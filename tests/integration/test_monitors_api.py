@@ -10,13 +10,14 @@ import pytest
 from litestar.testing import AsyncTestClient
 from psycopg_pool import AsyncConnectionPool
 
-Team = dict[str, Any]
+from tests.teams import Team
+
 MONITOR = {"name": "nightly backup", "schedule": "0 3 * * *", "timezone": "Europe/Paris",
            "grace_seconds": 900}
 
 
 async def _create(api: AsyncTestClient, team: Team, **over: Any) -> dict[str, Any]:
-    r = await api.post("/v1/monitors", json={**MONITOR, **over}, headers=team["auth"])
+    r = await api.post("/v1/monitors", json={**MONITOR, **over}, headers=team.auth)
     assert r.status_code == 201, r.text
     return r.json()
 
@@ -26,7 +27,7 @@ async def _counts(pool: AsyncConnectionPool, team: Team) -> tuple[int, int]:
         cur = await conn.execute(
             "SELECT (SELECT count(*) FROM monitors WHERE team_id = %(t)s) AS m, "
             "(SELECT count(*) FROM events WHERE team_id = %(t)s) AS e",
-            {"t": team["actor"].team_id})
+            {"t": team.actor.team_id})
         row = await cur.fetchone()
     return row["m"], row["e"]
 
@@ -42,7 +43,7 @@ async def test_create_read_list(api: AsyncTestClient, team: Team,
     assert monitor["ping_url"] == f"http://testserver.local/ping/{monitor['ping_token']}"
     for key in ("last_ping_at", "next_expected_at", "alert_at", "last_start_at"):
         assert monitor[key] is None
-    r = await api.get(f"/v1/monitors/{monitor['id']}", headers=team["read_auth"])
+    r = await api.get(f"/v1/monitors/{monitor['id']}", headers=team.read_auth)
     assert r.status_code == 200
     read = r.json()
     # The token is a credential: read keys never see it.
@@ -58,20 +59,20 @@ async def test_create_read_list(api: AsyncTestClient, team: Team,
                                  "WHERE monitor_id = %s", (monitor["id"],))
         kept = await cur.fetchone()  # sealed, never in plaintext
         assert monitor["ping_token"].encode() not in bytes(kept["ciphertext"])
-    listed = (await api.get("/v1/monitors", headers=team["auth"])).json()
+    listed = (await api.get("/v1/monitors", headers=team.auth)).json()
     assert [m["id"] for m in listed["items"]] == [monitor["id"]]
     # ... and write keys read the ping URL again at any time
     assert listed["items"][0]["ping_url"] == monitor["ping_url"]
-    again = (await api.get(f"/v1/monitors/{monitor['id']}", headers=team["auth"])).json()
+    again = (await api.get(f"/v1/monitors/{monitor['id']}", headers=team.auth)).json()
     assert (again["ping_token"], again["ping_url"], again["ping_url_note"]) == (
         monitor["ping_token"], monitor["ping_url"], None)
-    listed = (await api.get("/v1/monitors", headers=team["read_auth"])).json()
+    listed = (await api.get("/v1/monitors", headers=team.read_auth)).json()
     assert listed["items"][0]["ping_url"] is None
 
 
 async def test_defaults_and_short_periods(api: AsyncTestClient, team: Team) -> None:
     r = await api.post("/v1/monitors", json={"name": "demo", "schedule": "@every 1s"},
-                       headers=team["auth"])
+                       headers=team.auth)
     monitor = r.json()
     assert monitor["grace_seconds"] == 300 and monitor["timezone"] == "UTC"
     assert monitor["schedule_description"] == "Every 1 second"
@@ -82,7 +83,7 @@ async def test_keyset_pagination(api: AsyncTestClient, team: Team) -> None:
     seen, cursor = [], None
     while True:
         params = {"limit": 2, **({"cursor": cursor} if cursor else {})}
-        page = (await api.get("/v1/monitors", params=params, headers=team["auth"])).json()
+        page = (await api.get("/v1/monitors", params=params, headers=team.auth)).json()
         seen += [m["id"] for m in page["items"]]
         cursor = page["next_cursor"]
         if cursor is None:
@@ -111,7 +112,7 @@ async def test_invalid_definitions_are_422(api: AsyncTestClient, team: Team,
                                            pool: AsyncConnectionPool, body: dict[str, Any],
                                            field: str) -> None:
     before = await _counts(pool, team)
-    r = await api.post("/v1/monitors", json={**MONITOR, **body}, headers=team["auth"])
+    r = await api.post("/v1/monitors", json={**MONITOR, **body}, headers=team.auth)
     assert r.status_code == 422, r.text
     assert r.headers["content-type"] == "application/problem+json"
     assert field in [e["field"] for e in r.json()["errors"]]
@@ -122,21 +123,21 @@ async def test_patch_recomputes_expectations(api: AsyncTestClient, team: Team) -
     monitor = await _create(api, team, schedule="1h", timezone="UTC")
     url = f"/v1/monitors/{monitor['id']}"
     assert (await api.get(f"/ping/{monitor['ping_token']}")).status_code == 200
-    pinged = (await api.get(url, headers=team["auth"])).json()
+    pinged = (await api.get(url, headers=team.auth)).json()
     r = await api.patch(url, json={"schedule": "2h", "grace_seconds": 60},
-                        headers=team["auth"])
+                        headers=team.auth)
     assert r.status_code == 200, r.text
     patched = r.json()
     assert patched["grace_seconds"] == 60 and patched["version"] == pinged["version"] + 1
     last = datetime.fromisoformat(pinged["last_ping_at"])
     assert (datetime.fromisoformat(patched["next_expected_at"]) - last).total_seconds() == 7200
     assert patched["alert_at"] == patched["next_expected_at"]
-    stale = await api.patch(url, json={"name": "again", "version": 1}, headers=team["auth"])
+    stale = await api.patch(url, json={"name": "again", "version": 1}, headers=team.auth)
     assert stale.status_code == 409
-    assert (await api.patch(url, json={}, headers=team["auth"])).status_code == 422
+    assert (await api.patch(url, json={}, headers=team.auth)).status_code == 422
     assert (await api.patch(url, json={"schedule": "@at 2030-01-01T00:00:00Z"},
-                            headers=team["auth"])).status_code == 422
-    events = (await api.get(f"{url}/events", headers=team["auth"])).json()["items"]
+                            headers=team.auth)).status_code == 422
+    events = (await api.get(f"{url}/events", headers=team.auth)).json()["items"]
     assert events[-1]["event_type"] == "monitor.updated"
     assert events[-1]["data"]["changes"] == {"schedule": "2h", "grace_seconds": 60,
                                              "period_seconds": 7200.0}
@@ -146,22 +147,22 @@ async def test_pause_resume_delete(api: AsyncTestClient, team: Team) -> None:
     monitor = await _create(api, team, schedule="1m")
     url = f"/v1/monitors/{monitor['id']}"
     await api.get(f"/ping/{monitor['ping_token']}")
-    r = await api.post(f"{url}/pause", headers=team["auth"])
+    r = await api.post(f"{url}/pause", headers=team.auth)
     assert r.status_code == 200 and r.json()["status"] == "paused"
     assert r.json()["alert_at"] is None
-    again = await api.post(f"{url}/pause", headers=team["auth"])
+    again = await api.post(f"{url}/pause", headers=team.auth)
     assert again.json()["version"] == r.json()["version"]  # idempotent
-    r = await api.post(f"{url}/resume", headers=team["auth"])
+    r = await api.post(f"{url}/resume", headers=team.auth)
     assert r.json()["status"] == "new" and r.json()["alert_at"] is None
-    assert (await api.delete(url, headers=team["auth"])).status_code == 204
-    assert (await api.get(url, headers=team["auth"])).status_code == 404
-    assert (await api.post(f"{url}/pause", headers=team["auth"])).status_code == 404
-    history = (await api.get(f"{url}/events", headers=team["auth"])).json()["items"]
+    assert (await api.delete(url, headers=team.auth)).status_code == 204
+    assert (await api.get(url, headers=team.auth)).status_code == 404
+    assert (await api.post(f"{url}/pause", headers=team.auth)).status_code == 404
+    history = (await api.get(f"{url}/events", headers=team.auth)).json()["items"]
     assert [e["event_type"] for e in history] == [
         "monitor.created", "monitor.pinged", "monitor.up", "monitor.paused", "monitor.resumed",
         "monitor.deleted"]
-    assert (await api.get(f"{url}/pings", headers=team["auth"])).json()["items"]
-    listed = (await api.get("/v1/monitors", headers=team["auth"])).json()["items"]
+    assert (await api.get(f"{url}/pings", headers=team.auth)).json()["items"]
+    listed = (await api.get("/v1/monitors", headers=team.auth)).json()["items"]
     assert monitor["id"] not in [m["id"] for m in listed]
 
 
@@ -173,7 +174,7 @@ async def test_pings_are_paginated_latest_first(api: AsyncTestClient, team: Team
     while True:
         params = {"limit": 2, **({"cursor": cursor} if cursor else {})}
         r = await api.get(f"/v1/monitors/{monitor['id']}/pings", params=params,
-                          headers=team["read_auth"])
+                          headers=team.read_auth)
         assert r.status_code == 200, r.text
         seen += [p["body"] for p in r.json()["items"]]
         cursor = r.json()["next_cursor"]
@@ -181,7 +182,7 @@ async def test_pings_are_paginated_latest_first(api: AsyncTestClient, team: Team
             break
     assert seen == [f"line {i}" for i in reversed(range(5))]
     bad = await api.get(f"/v1/monitors/{monitor['id']}/pings", params={"cursor": "x"},
-                        headers=team["auth"])
+                        headers=team.auth)
     assert bad.status_code == 422
 
 
@@ -192,9 +193,9 @@ async def test_auth_scope_and_team_isolation(api: AsyncTestClient, team: Team,
     monitor = await _create(api, team)
     url = f"/v1/monitors/{monitor['id']}"
     assert (await api.get(url)).status_code == 401
-    assert (await api.post(f"{url}/pause", headers=team["read_auth"])).status_code == 403
+    assert (await api.post(f"{url}/pause", headers=team.read_auth)).status_code == 403
     assert (await api.post("/v1/monitors", json=MONITOR,
-                           headers=team["read_auth"])).status_code == 403
+                           headers=team.read_auth)).status_code == 403
     other, _ = await create_api_key(pool, f"other-{monitor['id'][:8]}", "write")
     other_auth = {"Authorization": f"Bearer {other}"}
     for method, path in (("GET", url), ("PATCH", url), ("DELETE", url),

@@ -7,20 +7,19 @@ from __future__ import annotations
 
 import calendar
 from datetime import UTC, datetime
-from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
 from litestar.testing import AsyncTestClient
 
 from tests.systemd_calendar import systemd_elapses
+from tests.teams import Team
 
-Team = dict[str, Any]
 DIGEST = "cd" * 32
 
 
 def _hc(team: Team) -> dict[str, str]:
-    return {"X-Api-Key": team["write"], "Content-Type": "application/json"}
+    return {"X-Api-Key": team.write, "Content-Type": "application/json"}
 
 
 def _instant(text: str) -> datetime:
@@ -38,12 +37,12 @@ async def test_hc_check_on_weekdays_is_read_as_systemd_reads_it(api: AsyncTestCl
     uuid = check["uuid"]
     got = (await api.get(f"/api/v3/checks/{uuid}", headers=_hc(team))).json()
     assert got["schedule"] == "Mon..Fri 09:00"
-    monitor = (await api.get(f"/v1/monitors/{uuid}", headers=team["auth"])).json()
+    monitor = (await api.get(f"/v1/monitors/{uuid}", headers=team.auth)).json()
     assert monitor["schedule"] == "Mon..Fri 09:00"
     assert "Monday through Friday" in monitor["schedule_description"]
     # the expected pings are systemd's: Tuesday to Thursday included
     after = datetime(2024, 4, 1, 12, tzinfo=UTC)  # a Monday
-    preview = (await api.get("/v1/schedules/preview", headers=team["auth"], params={
+    preview = (await api.get("/v1/schedules/preview", headers=team.auth, params={
         "schedule": "Mon..Fri 09:00", "timezone": "Europe/Paris",
         "after": "2024-04-01T12:00:00Z", "count": 4})).json()
     assert [_instant(f["at"]) for f in preview["fires"]] == systemd_elapses(
@@ -77,7 +76,7 @@ async def test_hc_refuses_what_it_cannot_read_and_stores_nothing(
 
 
 async def test_job_with_a_calendar_event(api: AsyncTestClient, team: Team) -> None:
-    r = await api.post("/v1/jobs", headers=team["auth"], json={
+    r = await api.post("/v1/jobs", headers=team.auth, json={
         "name": "month-end", "schedule": "*-*~01 05:00", "timezone": "Europe/Paris",
         "request": {"url": "https://example.com/close"}})
     assert r.status_code == 201, r.text
@@ -87,14 +86,14 @@ async def test_job_with_a_calendar_event(api: AsyncTestClient, team: Team) -> No
     local = _instant(job["next_run_at"]).astimezone(ZoneInfo("Europe/Paris"))
     assert (local.hour, local.minute) == (5, 0)
     assert local.day == calendar.monthrange(local.year, local.month)[1]
-    r = await api.patch(f"/v1/jobs/{job['id']}", headers=team["auth"],
+    r = await api.patch(f"/v1/jobs/{job['id']}", headers=team.auth,
                         json={"schedule": "Mon..Fri 25:00"})
     assert r.status_code == 422 and "hour part" in r.text
 
 
 async def test_parse_route_says_what_a_calendar_event_means(api: AsyncTestClient,
                                                             team: Team) -> None:
-    r = await api.post("/v1/schedules/parse", headers=team["auth"], json={
+    r = await api.post("/v1/schedules/parse", headers=team.auth, json={
         "text": "Mon *-*-1..7 09:00", "timezone": "UTC", "count": 3})
     assert r.status_code == 200, r.text
     body = r.json()
@@ -109,11 +108,11 @@ async def test_apply_file_with_calendar_events_is_idempotent(api: AsyncTestClien
         {"name": "oc-backup", "schedule": "Mon..Fri 02:00", "timezone": "Europe/Paris"}],
         "jobs": [{"name": "oc-job", "schedule": "quarterly",
                   "request": {"url": "https://example.com/q"}}]}
-    r = await api.post("/v1/apply", headers=team["auth"], json=document)
+    r = await api.post("/v1/apply", headers=team.auth, json=document)
     assert r.status_code == 200, r.text
-    again = (await api.post("/v1/apply", headers=team["auth"], json=document)).json()
+    again = (await api.post("/v1/apply", headers=team.auth, json=document)).json()
     assert {c["action"] for c in again["changes"]} == {"unchanged"}
-    exported = (await api.get("/v1/export", headers=team["read_auth"])).json()
+    exported = (await api.get("/v1/export", headers=team.read_auth)).json()
     assert [m["schedule"] for m in exported["monitors"] if m["name"] == "oc-backup"] == [
         "Mon..Fri 02:00"]
 
@@ -123,11 +122,11 @@ async def test_the_dashboard_form_takes_a_calendar_event(frozen_api: AsyncTestCl
     from tests.integration.test_dashboard_auth import sign_in
     from tests.integration.test_dashboard_pages import _form
 
-    csrf = await sign_in(frozen_api, team["write"])
+    csrf = await sign_in(frozen_api, team.write)
     answer = await frozen_api.post("/ui/jobs/new", follow_redirects=False, data={
         "csrf": csrf, **_form(name="oc-form", schedule="Mon..Fri 09:00")})
     assert answer.status_code == 303, answer.text
-    jobs = (await frozen_api.get("/v1/jobs", headers=team["auth"])).json()["items"]
+    jobs = (await frozen_api.get("/v1/jobs", headers=team.auth)).json()["items"]
     [job] = [j for j in jobs if j["name"] == "oc-form"]
     assert job["schedule"] == "Mon..Fri 09:00"
     page = await frozen_api.get(f"/ui/jobs/{job['id']}")

@@ -29,6 +29,7 @@ from core.maintenance import definition as mdef
 from core.monitors import definition as mondef
 from core.monitors.ping import MAX_EXIT_STATUS
 from core.tags import normalize_tags
+from tests.teams import Team
 
 PROBLEM_REF = "#/components/schemas/Problem"
 OPERATIONS = ("get", "put", "post", "delete", "patch", "head", "options")
@@ -96,12 +97,12 @@ def test_routes_without_input_or_ids_do_not_claim_those_errors(doc: dict[str, An
 
 
 async def test_the_problem_schema_is_the_shape_errors_have(
-    api: AsyncTestClient, doc: dict[str, Any], team: dict[str, Any],
+    api: AsyncTestClient, doc: dict[str, Any], team: Team,
 ) -> None:
     schema = doc["components"]["schemas"]["Problem"]
     assert set(schema["required"]) == {"type", "title", "status", "detail"}
     assert set(schema["properties"]["errors"]["items"]["required"]) == {"field", "message"}
-    r = await api.post("/v1/jobs", json={"name": "", "schedule": "1h"}, headers=team["auth"])
+    r = await api.post("/v1/jobs", json={"name": "", "schedule": "1h"}, headers=team.auth)
     assert r.status_code == 422 and r.headers["content-type"] == "application/problem+json"
     body = r.json()
     assert set(schema["required"]) <= set(body) <= set(schema["properties"])
@@ -168,9 +169,9 @@ def test_field_constraints_are_the_cores(doc: dict[str, Any]) -> None:
     ({"name": "k" * (apikeys.MAX_KEY_NAME + 1)}, "name"),
 ])
 async def test_schema_limits_answer_the_usual_422(
-    api: AsyncTestClient, team: dict[str, Any], body: dict[str, Any], field: str,
+    api: AsyncTestClient, team: Team, body: dict[str, Any], field: str,
 ) -> None:
-    r = await api.post("/v1/api-keys", json=body, headers=team["auth"])
+    r = await api.post("/v1/api-keys", json=body, headers=team.auth)
     assert r.status_code == 422, r.text
     assert r.headers["content-type"] == "application/problem+json"
     assert r.json()["title"] == "Invalid input"
@@ -180,11 +181,11 @@ async def test_schema_limits_answer_the_usual_422(
 @pytest.mark.parametrize("path", ["/v1/jobs/{id}/events", "/v1/monitors/{id}/events",
                                   "/v1/monitors/{id}/pings"])
 async def test_a_non_ascii_digit_cursor_is_422_not_500(
-    api: AsyncTestClient, team: dict[str, Any], path: str,
+    api: AsyncTestClient, team: Team, path: str,
 ) -> None:
     # "²".isdigit() is true but int("²") raises: the parameter's pattern refuses it first.
     r = await api.get(path.format(id=uuid.uuid4()), params={"cursor": "²"},
-                      headers=team["auth"])
+                      headers=team.auth)
     assert r.status_code == 422, r.text
     assert r.headers["content-type"] == "application/problem+json"
 
@@ -210,9 +211,9 @@ async def test_options_lists_every_method_of_the_path(api: AsyncTestClient) -> N
      "request.headers"),
 ])
 async def test_bodies_are_not_coerced_to_their_types(
-    api: AsyncTestClient, team: dict[str, Any], path: str, body: dict[str, Any], field: str,
+    api: AsyncTestClient, team: Team, path: str, body: dict[str, Any], field: str,
 ) -> None:
-    r = await api.post(path, json=body, headers=team["auth"])
+    r = await api.post(path, json=body, headers=team.auth)
     assert r.status_code == 422, r.text
     assert r.headers["content-type"] == "application/problem+json"
     assert [e["field"] for e in r.json()["errors"]] == [field], r.json()
@@ -220,33 +221,33 @@ async def test_bodies_are_not_coerced_to_their_types(
 
 
 async def test_an_integer_written_with_a_fraction_of_zero_is_an_integer(
-    api: AsyncTestClient, team: dict[str, Any],
+    api: AsyncTestClient, team: Team,
 ) -> None:
     """JSON Schema's ``integer`` is a number without a fractional part: ``200.0`` and ``1e2``
     are integers the document allows, so the server takes them; ``200.5`` is not one."""
     body = {"name": "j", "schedule": "1h", "paused": True, "success_statuses": [200.0, 1e2],
             "alert_after_failures": 3.0, "request": {"url": "https://example.com/"}}
-    r = await api.post("/v1/jobs", json=body, headers=team["auth"])
+    r = await api.post("/v1/jobs", json=body, headers=team.auth)
     assert r.status_code == 201, r.text
     assert (r.json()["success_statuses"], r.json()["alert_after_failures"]) == ([100, 200], 3)
     r = await api.post("/v1/jobs", json={**body, "success_statuses": [200.5]},
-                       headers=team["auth"])
+                       headers=team.auth)
     assert r.status_code == 422 and r.json()["errors"][0]["field"] == "success_statuses.0"
     r = await api.post("/v1/monitors", json={"name": "m", "schedule": "1h", "grace_seconds": 60.0},
-                       headers=team["auth"])
+                       headers=team.auth)
     assert r.status_code == 201 and r.json()["grace_seconds"] == 60, r.text
 
 
-async def test_revoking_a_key(api: AsyncTestClient, team: dict[str, Any]) -> None:
+async def test_revoking_a_key(api: AsyncTestClient, team: Team) -> None:
     # The one operation .ci/schemathesis does not fuzz (it would revoke the fuzzer's key).
-    made = await api.post("/v1/api-keys", json={"name": "spare"}, headers=team["auth"])
+    made = await api.post("/v1/api-keys", json={"name": "spare"}, headers=team.auth)
     assert made.status_code == 201, made.text
     spare = {"Authorization": f"Bearer {made.json()['key']}"}
     assert (await api.get("/v1/api-keys", headers=spare)).status_code == 200
     path = f"/v1/api-keys/{made.json()['id']}"
-    assert (await api.delete(path, headers=team["read_auth"])).status_code == 403
-    assert (await api.delete(path, headers=team["auth"])).status_code == 204
-    again = await api.delete(path, headers=team["auth"])
+    assert (await api.delete(path, headers=team.read_auth)).status_code == 403
+    assert (await api.delete(path, headers=team.auth)).status_code == 204
+    again = await api.delete(path, headers=team.auth)
     assert again.status_code == 404 and again.headers["content-type"] == "application/problem+json"
     assert (await api.get("/v1/api-keys", headers=spare)).status_code == 401
 
@@ -300,19 +301,19 @@ def test_the_documents_patterns_are_the_servers_rules(doc: dict[str, Any]) -> No
 
 
 async def test_what_the_document_allows_the_server_takes(
-    api: AsyncTestClient, team: dict[str, Any],
+    api: AsyncTestClient, team: Team,
 ) -> None:
     """The examples of the patterns above, end to end."""
-    r = await api.post("/v1/monitors", headers=team["auth"], json={
+    r = await api.post("/v1/monitors", headers=team.auth, json={
         "name": "doc", "schedule": "1h", "methods": "Post", "tags": ["café", "\ue000"],
         "realert_every": " 1h30m ", "max_duration": "1d2s"})
     assert r.status_code == 201, r.text
     assert (r.json()["methods"], r.json()["realert_every"]) == ("post", 5400)
-    r = await api.post("/v1/monitors", headers=team["auth"], json={
+    r = await api.post("/v1/monitors", headers=team.auth, json={
         "name": "doc", "schedule": "1h", "realert_every": "\u0661\u0662m"})
     assert r.status_code == 422 and r.json()["errors"][0]["field"] == "realert_every"
     for cursor in ("0_" + "0" * 32, "9" * 16 + "_" + "f" * 32):
-        r = await api.get("/v1/monitors", params={"cursor": cursor}, headers=team["auth"])
+        r = await api.get("/v1/monitors", params={"cursor": cursor}, headers=team.auth)
         assert r.status_code == 200, r.text
 
 
@@ -350,7 +351,7 @@ def _validator(doc: dict[str, Any], name: str) -> Any:
     ("/v1/maintenance", "MaintenanceCreate", {}),
 ])
 async def test_fields_that_exclude_each_other_are_in_the_document(
-    api: AsyncTestClient, team: dict[str, Any], doc: dict[str, Any], path: str, name: str,
+    api: AsyncTestClient, team: Team, doc: dict[str, Any], path: str, name: str,
     body: dict[str, Any],
 ) -> None:
     """A channel's kind decides its fields, a window is one-off or recurring: the document's
@@ -358,7 +359,7 @@ async def test_fields_that_exclude_each_other_are_in_the_document(
     if name == "ChannelCreate":
         body = {"name": f"c-{uuid.uuid4().hex[:8]}", **body}
     valid = _validator(doc, name).is_valid(body)
-    r = await api.post(path, json=body, headers=team["auth"])
+    r = await api.post(path, json=body, headers=team.auth)
     assert r.status_code == (201 if valid else 422), (valid, r.text)
 
 
@@ -456,13 +457,13 @@ def test_names_addresses_and_keywords_patterns_are_the_servers(doc: dict[str, An
                     "signing_secret": "x" * 20 + "\x00"}]}, False),
 ])
 async def test_an_applied_documents_items_are_in_the_document(
-    api: AsyncTestClient, team: dict[str, Any], doc: dict[str, Any], body: dict[str, Any],
+    api: AsyncTestClient, team: Team, doc: dict[str, Any], body: dict[str, Any],
     valid: bool,
 ) -> None:
     """``POST /v1/apply``'s tables take the create bodies of their kind (``name`` required,
     ``null`` for a default, ``200.0`` an integer): the document and the server agree."""
     assert _validator(doc, "ApplyDocument").is_valid(body) == valid
-    r = await api.post("/v1/apply", params={"dry_run": "true"}, json=body, headers=team["auth"])
+    r = await api.post("/v1/apply", params={"dry_run": "true"}, json=body, headers=team.auth)
     assert r.status_code == (200 if valid else 422), r.text
 
 
@@ -473,16 +474,16 @@ async def test_an_applied_documents_items_are_in_the_document(
     ({"from": "2026-11-01T00:00:00Z", "to": None}, False),
 ])
 async def test_a_simulated_window_is_one_off_or_recurring_in_the_document(
-    api: AsyncTestClient, team: dict[str, Any], doc: dict[str, Any],
+    api: AsyncTestClient, team: Team, doc: dict[str, Any],
     window: dict[str, Any], valid: bool,
 ) -> None:
     body = {"changes": {"maintenance": [window]}}
     assert _validator(doc, "MonitorSimulate").is_valid(body) == valid
     r = await api.post("/v1/monitors", json={"name": "sim", "schedule": "1h"},
-                       headers=team["auth"])
+                       headers=team.auth)
     assert r.status_code == 201, r.text
     r = await api.post(f"/v1/monitors/{r.json()['id']}/simulate", json=body,
-                       headers=team["auth"])
+                       headers=team.auth)
     assert r.status_code == (200 if valid else 422), r.text
 
 

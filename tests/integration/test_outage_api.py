@@ -19,8 +19,8 @@ from api.app import create_app
 from core.clock import SystemClock
 from core.config import Settings
 from tests.dbproxy import DbProxy
+from tests.teams import Team
 
-Team = dict[str, Any]
 BOUND = 2.0  # seconds: the longest a request may take to be answered 503
 JOB = {"name": "outage", "schedule": "*/5 * * * *", "request": {"url": "http://127.0.0.1:9/"}}
 
@@ -35,7 +35,7 @@ async def _recovered(api: AsyncTestClient, team: Team, token: str, limit: float)
     """Seconds until jobs, pings and readiness all answer 200 again (at most ``limit``)."""
     started = time.monotonic()
     while True:
-        codes = [(await api.get("/v1/jobs", headers=team["auth"])).status_code,
+        codes = [(await api.get("/v1/jobs", headers=team.auth)).status_code,
                  (await api.get(f"/ping/{token}")).status_code,
                  (await api.get("/readyz")).status_code]
         elapsed = time.monotonic() - started
@@ -46,7 +46,7 @@ async def _recovered(api: AsyncTestClient, team: Team, token: str, limit: float)
 
 
 async def _ping_count(api: AsyncTestClient, team: Team, monitor: dict[str, Any]) -> int:
-    r = await api.get(f"/v1/monitors/{monitor['id']}/pings?limit=200", headers=team["auth"])
+    r = await api.get(f"/v1/monitors/{monitor['id']}/pings?limit=200", headers=team.auth)
     assert r.status_code == 200, r.text
     return len(r.json()["items"])
 
@@ -61,7 +61,7 @@ async def test_every_route_answers_503_fast_and_recovers(
         app = create_app(proxy.dsn, settings, SystemClock())
         async with AsyncTestClient(app=app, raise_server_exceptions=False) as api:
             r = await api.post("/v1/monitors", json={"name": "outage", "schedule": "1h"},
-                               headers=team["auth"])
+                               headers=team.auth)
             assert r.status_code == 201, r.text
             monitor, token = r.json(), r.json()["ping_token"]
             assert (await api.get(f"/ping/{token}")).status_code == 200
@@ -81,7 +81,7 @@ async def _cut_off(api: AsyncTestClient, proxy: DbProxy, cut: str, team: Team,
     caplog.clear()
     getattr(proxy, cut)()
 
-    auth = team["auth"]
+    auth = team.auth
     answers = await asyncio.gather(*(_timed(request) for request in (
         api.get("/v1/jobs", headers=auth),
         api.post("/v1/jobs", json=JOB, headers=auth),
@@ -92,8 +92,8 @@ async def _cut_off(api: AsyncTestClient, proxy: DbProxy, cut: str, team: Team,
         api.post(f"/ping/{token}/fail", content=b"log"),  # queued behind one: test_outage_pings)
         api.head(f"/v1/ping/{token}/start"),
         api.get(f"/ping/{token}/0"),
-        api.get("/api/v3/checks/", headers={"X-Api-Key": team["write"]}),
-        api.post("/api/v3/checks/", json={"name": "x"}, headers={"X-Api-Key": team["write"]}),
+        api.get("/api/v3/checks/", headers={"X-Api-Key": team.write}),
+        api.post("/api/v3/checks/", json={"name": "x"}, headers={"X-Api-Key": team.write}),
     )))
     for (response, elapsed), path in zip(answers, (
             "jobs", "post job", "monitor", "readyz", "metrics", "ping", "ping fail",

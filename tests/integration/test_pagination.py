@@ -4,7 +4,6 @@ never a database error), valid ones still page; ``/v1/api-keys`` pages like the 
 from __future__ import annotations
 
 import uuid
-from typing import Any
 
 import pytest
 from litestar.testing import AsyncTestClient
@@ -13,9 +12,7 @@ from psycopg_pool import AsyncConnectionPool
 from api.deps import whole_number_words
 from api.pagination import BAD_CURSOR, MAX_LIMIT
 from core.apikeys import create_api_key
-
-Team = dict[str, Any]
-
+from tests.teams import Team
 
 ROW = uuid.uuid4()
 AT = 1_577_836_800_000_000  # 2020-01-01T00:00:00Z in microseconds
@@ -78,11 +75,11 @@ HOSTILE: list[tuple[str, set[str]]] = [
 
 @pytest.fixture
 async def paths(api: AsyncTestClient, team: Team) -> list[tuple[str, str]]:
-    job = await api.post("/v1/jobs", headers=team["auth"], json={
+    job = await api.post("/v1/jobs", headers=team.auth, json={
         "name": "j", "schedule": "0 3 * * *", "paused": True,
         "request": {"method": "GET", "url": "http://127.0.0.1:9/"}})
     assert job.status_code == 201, job.text
-    monitor = await api.post("/v1/monitors", headers=team["auth"],
+    monitor = await api.post("/v1/monitors", headers=team.auth,
                              json={"name": "m", "schedule": "1h"})
     assert monitor.status_code == 201, monitor.text
     ids = {"job": job.json()["id"], "monitor": monitor.json()["id"]}
@@ -95,7 +92,7 @@ async def test_every_paginated_route_refuses_hostile_cursors(
     failures = []
     for kind, path in paths:
         for cursor, valid_for in HOSTILE:
-            r = await api.get(path, params={"cursor": cursor}, headers=team["auth"])
+            r = await api.get(path, params={"cursor": cursor}, headers=team.auth)
             expected = 200 if kind in valid_for else 422
             body = r.json()
             ok = r.status_code == expected and (
@@ -122,11 +119,11 @@ async def test_whole_numbers_in_the_query_are_digits(
     failures = []
     for path, name, good, high in routes:
         sep = "&" if "?" in path else "?"
-        r = await api.get(f"{path}{sep}{name}={good}", headers=team["auth"])
+        r = await api.get(f"{path}{sep}{name}={good}", headers=team.auth)
         if r.status_code != 200:
             failures.append((path, name, good, r.status_code, r.text[:200]))
         for text in ("1e1", "10.0", "+5", "05", " 5"):
-            r = await api.get(path + sep, params={name: text}, headers=team["auth"])
+            r = await api.get(path + sep, params={name: text}, headers=team.auth)
             errors = r.json().get("errors") if r.status_code == 422 else None
             if not errors or errors[0]["field"] != name or (
                     high is not None and errors[0]["message"] != whole_number_words(1, high)):
@@ -147,15 +144,15 @@ async def test_the_route_list_is_complete(api: AsyncTestClient) -> None:
 async def test_api_keys_page_through_more_than_limit(
     api: AsyncTestClient, team: Team, pool: AsyncConnectionPool
 ) -> None:
-    extra = [(await create_api_key(pool, team["actor"].team_id, "read", f"k{i}"))[1]["id"]
+    extra = [(await create_api_key(pool, team.actor.team_id, "read", f"k{i}"))[1]["id"]
              for i in range(4)]
     revoked = extra.pop()
-    r = await api.delete(f"/v1/api-keys/{revoked}", headers=team["auth"])
+    r = await api.delete(f"/v1/api-keys/{revoked}", headers=team.auth)
     assert r.status_code == 204
     seen, cursor, pages = [], None, 0
     while True:
         params = {"limit": 2, **({"cursor": cursor} if cursor else {})}
-        r = await api.get("/v1/api-keys", params=params, headers=team["read_auth"])
+        r = await api.get("/v1/api-keys", params=params, headers=team.read_auth)
         assert r.status_code == 200, r.text
         page = r.json()
         assert len(page["items"]) <= 2
@@ -168,6 +165,6 @@ async def test_api_keys_page_through_more_than_limit(
     assert len(seen) == 5 and pages == 3  # the fixture's two keys and three of ours
     assert seen[2:] == [str(i) for i in extra] and str(revoked) not in seen
     for limit in (0, 201):  # refused as on the other lists
-        r = await api.get("/v1/api-keys", params={"limit": limit}, headers=team["auth"])
-        jobs = await api.get("/v1/jobs", params={"limit": limit}, headers=team["auth"])
+        r = await api.get("/v1/api-keys", params={"limit": limit}, headers=team.auth)
+        jobs = await api.get("/v1/jobs", params={"limit": limit}, headers=team.auth)
         assert r.status_code == jobs.status_code == 422, r.text

@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any
 
 from litestar.testing import AsyncTestClient
 from psycopg_pool import AsyncConnectionPool
@@ -16,6 +15,7 @@ from core.clock import FrozenClock, rfc3339
 from tests.helpers import new_actor
 from tests.monitor_helpers import add_monitor, monitor_row, ping, stream
 from tests.sink import Sink
+from tests.teams import Team
 
 
 async def test_a_failure_keyword_in_the_body_is_a_fail_that_alerts(
@@ -51,9 +51,9 @@ async def test_a_failure_keyword_in_the_body_is_a_fail_that_alerts(
 
 
 async def test_keywords_over_http_apply_and_simulate(
-    frozen_api: AsyncTestClient, team: dict[str, Any], clock: FrozenClock,
+    frozen_api: AsyncTestClient, team: Team, clock: FrozenClock,
 ) -> None:
-    auth = team["auth"]
+    auth = team.auth
     r = await frozen_api.post("/v1/monitors", headers=auth, json={
         "name": "kw", "schedule": "1h", "success_keywords": ["OK"]})
     assert r.status_code == 201, r.text
@@ -106,9 +106,9 @@ async def test_keywords_over_http_apply_and_simulate(
 
 
 async def test_healthchecks_v3_kw_fields_are_the_keyword_lists(
-    api: AsyncTestClient, team: dict[str, Any],
+    api: AsyncTestClient, team: Team,
 ) -> None:
-    key = {"X-Api-Key": team["write"], "Content-Type": "application/json"}
+    key = {"X-Api-Key": team.write, "Content-Type": "application/json"}
     r = await api.post("/api/v3/checks/", headers=key, json={
         "name": "kw-v3", "timeout": 3600, "filter_http_body": True,
         "success_kw": "SUCCESS, all good", "failure_kw": "FAIL", "start_kw": ""})
@@ -117,7 +117,7 @@ async def test_healthchecks_v3_kw_fields_are_the_keyword_lists(
     assert (check["success_kw"], check["failure_kw"], check["start_kw"]) == \
         ("SUCCESS,all good", "FAIL", "")
     assert check["filter_http_body"] is True and check["filter_default_fail"] is False
-    r = await api.get(f"/v1/monitors/{check['uuid']}", headers=team["auth"])
+    r = await api.get(f"/v1/monitors/{check['uuid']}", headers=team.auth)
     assert r.json()["success_keywords"] == ["SUCCESS", "all good"]
     r = await api.post(f"/api/v3/checks/{check['uuid']}", headers=key,
                        json={"filter_default_fail": True})

@@ -26,8 +26,8 @@ from api.ping_protocol import PingProtocol
 from core.clock import SystemClock
 from core.config import Settings
 from core.monitors.batcher import PingBatcher
+from tests.teams import Team
 
-Team = dict[str, Any]
 RID = "0b7e2d5e-4f8a-4c1e-9a57-3d2f1c0e8b6a"
 RID2 = "7c1d9e40-2b3a-4f5e-8d6c-1a2b3c4d5e6f"
 
@@ -151,7 +151,7 @@ _VOLATILE = {"id", "at", "received_at", "created_at", "event_id", "duration_ms"}
 
 
 async def _recorded(api: AsyncTestClient, team: Team, monitor_id: str) -> list[dict[str, Any]]:
-    r = await api.get(f"/v1/monitors/{monitor_id}/pings?limit=100", headers=team["auth"])
+    r = await api.get(f"/v1/monitors/{monitor_id}/pings?limit=100", headers=team.auth)
     assert r.status_code == 200, r.text
     return [{k: v for k, v in item.items() if k not in _VOLATILE and not k.endswith("_at")}
             for item in r.json()["items"]]
@@ -159,13 +159,13 @@ async def _recorded(api: AsyncTestClient, team: Team, monitor_id: str) -> list[d
 
 async def test_fast_path_answers_and_records_as_the_route(
         shared_dsn: str, settings: Settings, api: AsyncTestClient, team: Team) -> None:
-    r = await api.post("/v1/team/ping-key", headers=team["auth"])
+    r = await api.post("/v1/team/ping-key", headers=team.auth)
     assert r.status_code == 200, r.text
     key = r.json()["ping_key"]
     monitors = []
     for _ in range(2):
         r = await api.post("/v1/monitors", json={"name": f"fast {uuid.uuid4().hex[:8]}",
-                                                 "schedule": "1h"}, headers=team["auth"])
+                                                 "schedule": "1h"}, headers=team.auth)
         assert r.status_code == 201, r.text
         monitors.append(r.json())
     answers: list[list[list[bytes]]] = []
@@ -193,7 +193,7 @@ async def test_fast_path_answers_failures_as_the_route(
     """A batch that failed, the database away or a query error: 503 with Retry-After on
     both paths, the same bytes."""
     r = await api.post("/v1/monitors", json={"name": f"fail {uuid.uuid4().hex[:8]}",
-                                             "schedule": "1h"}, headers=team["auth"])
+                                             "schedule": "1h"}, headers=team.auth)
     assert r.status_code == 201, r.text
     token = r.json()["ping_token"]
     failures = [psycopg.OperationalError("connection refused"),

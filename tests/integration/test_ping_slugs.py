@@ -16,12 +16,11 @@ from psycopg_pool import AsyncConnectionPool
 from api.app import create_app
 from core.config import Settings
 from core.monitors.slugs import MAX_SLUG, slug_problem, slugify
-
-Team = dict[str, Any]
+from tests.teams import Team
 
 
 async def _ping_key(api: AsyncTestClient, team: Team) -> str:
-    r = await api.post("/v1/team/ping-key", headers=team["auth"])
+    r = await api.post("/v1/team/ping-key", headers=team.auth)
     assert r.status_code == 200, r.text
     key = r.json()["ping_key"]
     assert len(key) >= 22 and r.json()["ping_url"].endswith(f"/ping/{key}/")
@@ -35,7 +34,7 @@ async def _events(pool: AsyncConnectionPool) -> int:
 
 
 async def _monitor(api: AsyncTestClient, team: Team, monitor_id: str) -> dict[str, Any]:
-    r = await api.get(f"/v1/monitors/{monitor_id}", headers=team["auth"])
+    r = await api.get(f"/v1/monitors/{monitor_id}", headers=team.auth)
     assert r.status_code == 200, r.text
     return r.json()
 
@@ -84,26 +83,26 @@ def test_slugify_follows_django() -> None:
 
 async def test_team_shows_whether_a_ping_key_exists(api: AsyncTestClient, team: Team,
                                                      pool: AsyncConnectionPool) -> None:
-    r = await api.get("/v1/team", headers=team["read_auth"])
+    r = await api.get("/v1/team", headers=team.read_auth)
     assert r.status_code == 200 and r.json()["has_ping_key"] is False
     assert r.json()["badge_url"].endswith(f"/badge/{r.json()['badge_key']}/*.svg")
     key = await _ping_key(api, team)
-    assert (await api.get("/v1/team", headers=team["auth"])).json()["has_ping_key"] is True
+    assert (await api.get("/v1/team", headers=team.auth)).json()["has_ping_key"] is True
     async with pool.connection() as conn:
         cur = await conn.execute(
             "SELECT event_type, data, metadata FROM events WHERE stream_type = 'team' "
-            "AND stream_id = %s", (team["actor"].team_id,))
+            "AND stream_id = %s", (team.actor.team_id,))
         [event] = await cur.fetchall()
     assert event["event_type"] == "team.ping_key_rotated" and key not in str(event)
     assert event["metadata"]["actor"].startswith("api_key:")
-    r = await api.post("/v1/team/ping-key", headers=team["read_auth"])
+    r = await api.post("/v1/team/ping-key", headers=team.read_auth)
     assert r.status_code == 403
 
 
 async def test_slug_ping_behaves_like_the_token_url(api: AsyncTestClient, team: Team,
                                                     pool: AsyncConnectionPool) -> None:
     r = await api.post("/v1/monitors", json={"name": "Nightly Backup", "schedule": "1h"},
-                       headers=team["auth"])
+                       headers=team.auth)
     assert r.status_code == 201, r.text
     monitor = r.json()
     assert monitor["slug"] == "nightly-backup"
@@ -121,7 +120,7 @@ async def test_slug_ping_behaves_like_the_token_url(api: AsyncTestClient, team: 
     assert (await api.get(f"/ping/{key}/nightly-backup/log")).status_code == 200
     assert (await api.get(f"/ping/{key}/nightly-backup/256")).status_code == 400
     pings = (await api.get(f"/v1/monitors/{monitor['id']}/pings",
-                           headers=team["auth"])).json()["items"]
+                           headers=team.auth)).json()["items"]
     assert [p["kind"] for p in pings] == ["log", "fail", "success", "start"]
     assert pings[2]["body"] == "done"
     before = await _events(pool)
@@ -135,19 +134,19 @@ async def test_slug_ping_behaves_like_the_token_url(api: AsyncTestClient, team: 
 
 async def test_slugs_are_unique_per_team(api: AsyncTestClient, team: Team) -> None:
     first = (await api.post("/v1/monitors", json={"name": "db", "schedule": "1h"},
-                            headers=team["auth"])).json()
+                            headers=team.auth)).json()
     second = await api.post("/v1/monitors", json={"name": "DB", "schedule": "1h"},
-                            headers=team["auth"])
+                            headers=team.auth)
     # derived "db" is taken: the smallest free numbered one
     assert second.status_code == 201 and second.json()["slug"] == "db-2"
     r = await api.post("/v1/monitors", json={"name": "x", "schedule": "1h", "slug": "db"},
-                       headers=team["auth"])
+                       headers=team.auth)
     assert r.status_code == 409 and "slug" in r.json()["detail"]
     r = await api.patch(f"/v1/monitors/{second.json()['id']}", json={"slug": "db-9"},
-                        headers=team["auth"])
+                        headers=team.auth)
     assert r.status_code == 200 and r.json()["slug"] == "db-9"
     r = await api.post("/v1/monitors", json={"name": "x", "schedule": "1h", "slug": "Not OK"},
-                       headers=team["auth"])
+                       headers=team.auth)
     assert r.status_code == 422
     assert first["slug"] == "db"
 
@@ -159,12 +158,12 @@ async def test_create_1_provisions_the_monitor(api: AsyncTestClient, team: Team,
     assert r.status_code == 201 and r.headers["cache-control"] == "no-cache"
     r = await api.get(f"/ping/{key}/fresh-job?create=1")
     assert r.status_code == 200
-    monitors = (await api.get("/v1/monitors", headers=team["auth"])).json()["items"]
+    monitors = (await api.get("/v1/monitors", headers=team.auth)).json()["items"]
     [monitor] = [m for m in monitors if m["slug"] == "fresh-job"]
     assert monitor["name"] == "fresh-job" and monitor["status"] == "up"
     assert monitor["schedule"] == "1d" and monitor["grace_seconds"] == 3600
     events = (await api.get(f"/v1/monitors/{monitor['id']}/events",
-                            headers=team["auth"])).json()["items"]
+                            headers=team.auth)).json()["items"]
     assert events[0]["event_type"] == "monitor.created"
     assert events[0]["metadata"]["actor"] == "ping"
     before = await _events(pool)

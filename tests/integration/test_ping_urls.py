@@ -8,7 +8,6 @@ import uuid
 from collections.abc import AsyncIterator
 from dataclasses import replace
 from datetime import UTC, datetime
-from typing import Any
 
 import pytest
 from litestar.testing import AsyncTestClient
@@ -20,13 +19,13 @@ from core.monitors.commands import create_monitor
 from core.monitors.tokens import NO_KEY, NOT_KEPT, read_token
 from core.secrets import rotate_key
 from tests.conftest import _client
+from tests.teams import Team
 
-Team = dict[str, Any]
 BODY = {"name": "backup", "schedule": "1h"}
 
 
 def _key(team: Team, scope: str = "write") -> dict[str, str]:
-    return {"X-Api-Key": team["write" if scope == "write" else "read"]}
+    return {"X-Api-Key": team.write if scope == "write" else team.read}
 
 
 @pytest.fixture
@@ -38,11 +37,11 @@ async def keyless(shared_dsn: str, settings: Settings) -> AsyncIterator[AsyncTes
 
 async def test_rotation_replaces_the_readable_url_at_once(api: AsyncTestClient,
                                                           team: Team) -> None:
-    created = (await api.post("/v1/monitors", json=BODY, headers=team["auth"])).json()
+    created = (await api.post("/v1/monitors", json=BODY, headers=team.auth)).json()
     url = f"/v1/monitors/{created['id']}"
-    rotated = (await api.post(f"{url}/rotate-token", headers=team["auth"])).json()
+    rotated = (await api.post(f"{url}/rotate-token", headers=team.auth)).json()
     assert rotated["ping_token"] != created["ping_token"] and rotated["ping_url_note"] is None
-    read = (await api.get(url, headers=team["auth"])).json()
+    read = (await api.get(url, headers=team.auth)).json()
     assert read["ping_url"] == rotated["ping_url"]
     assert (await api.get(f"/ping/{created['ping_token']}")).status_code == 404
     assert (await api.get(f"/ping/{rotated['ping_token']}")).status_code == 200
@@ -55,11 +54,11 @@ async def test_rotation_replaces_the_readable_url_at_once(api: AsyncTestClient,
 async def test_without_a_secret_key_the_url_is_shown_once_and_the_answer_says_why(
         keyless: AsyncTestClient, api: AsyncTestClient, team: Team,
         pool: AsyncConnectionPool) -> None:
-    r = await keyless.post("/v1/monitors", json=BODY, headers=team["auth"])
+    r = await keyless.post("/v1/monitors", json=BODY, headers=team.auth)
     created = r.json()
     assert r.status_code == 201 and len(created["ping_token"]) == 64
     assert created["ping_url_note"] == NO_KEY
-    read = (await keyless.get(f"/v1/monitors/{created['id']}", headers=team["auth"])).json()
+    read = (await keyless.get(f"/v1/monitors/{created['id']}", headers=team.auth)).json()
     assert (read["ping_token"], read["ping_url"], read["ping_url_note"]) == (None, None, NO_KEY)
     v3 = await keyless.post("/api/v3/checks/", json={"name": "v3"}, headers=_key(team))
     assert v3.json()["ping_url"].endswith("/ping/" + v3.json()["ping_url"].rsplit("/", 1)[1])
@@ -72,15 +71,15 @@ async def test_without_a_secret_key_the_url_is_shown_once_and_the_answer_says_wh
     assert "ping_url_note" not in (await api.get(f"/api/v3/checks/{kept.json()['uuid']}",
                                                  headers=_key(team))).json()
     # a server that has a key now: the monitor made without one says so, until its rotation
-    read = (await api.get(f"/v1/monitors/{created['id']}", headers=team["auth"])).json()
+    read = (await api.get(f"/v1/monitors/{created['id']}", headers=team.auth)).json()
     assert read["ping_url"] is None and read["ping_url_note"] == NOT_KEPT
-    await api.post(f"/v1/monitors/{created['id']}/rotate-token", headers=team["auth"])
-    read = (await api.get(f"/v1/monitors/{created['id']}", headers=team["auth"])).json()
+    await api.post(f"/v1/monitors/{created['id']}/rotate-token", headers=team.auth)
+    read = (await api.get(f"/v1/monitors/{created['id']}", headers=team.auth)).json()
     assert read["ping_url"] and read["ping_url_note"] is None
     # rotating without a key drops the kept copy of the previous token
-    r = await keyless.post(f"/v1/monitors/{created['id']}/rotate-token", headers=team["auth"])
+    r = await keyless.post(f"/v1/monitors/{created['id']}/rotate-token", headers=team.auth)
     assert r.json()["ping_url_note"] == NO_KEY
-    read = (await api.get(f"/v1/monitors/{created['id']}", headers=team["auth"])).json()
+    read = (await api.get(f"/v1/monitors/{created['id']}", headers=team.auth)).json()
     assert read["ping_url"] is None
     async with pool.connection() as conn:
         cur = await conn.execute("SELECT count(*) AS n FROM monitor_ping_tokens "
@@ -90,15 +89,15 @@ async def test_without_a_secret_key_the_url_is_shown_once_and_the_answer_says_wh
 
 async def test_a_sealed_token_opens_only_for_its_own_monitor(
         api: AsyncTestClient, team: Team, pool: AsyncConnectionPool) -> None:
-    a = (await api.post("/v1/monitors", json=BODY, headers=team["auth"])).json()
-    b = (await api.post("/v1/monitors", json={**BODY, "name": "b"}, headers=team["auth"])
+    a = (await api.post("/v1/monitors", json=BODY, headers=team.auth)).json()
+    b = (await api.post("/v1/monitors", json={**BODY, "name": "b"}, headers=team.auth)
          ).json()
     async with pool.connection() as conn:  # b's row given a's ciphertext and a's hash
         await conn.execute(
             "UPDATE monitor_ping_tokens t SET key_id = s.key_id, nonce = s.nonce, "
             "ciphertext = s.ciphertext FROM monitor_ping_tokens s "
             "WHERE t.monitor_id = %s AND s.monitor_id = %s", (b["id"], a["id"]))
-    read = (await api.get(f"/v1/monitors/{b['id']}", headers=team["auth"])).json()
+    read = (await api.get(f"/v1/monitors/{b['id']}", headers=team.auth)).json()
     assert read["ping_url"] is None and read["ping_url_note"] == NOT_KEPT
 
 

@@ -12,25 +12,24 @@ from psycopg_pool import AsyncConnectionPool
 
 from core.monitors.batcher import PingBatcher
 from core.monitors.ping import open_ping_pool
-
-Team = dict[str, Any]
+from tests.teams import Team
 
 
 async def _monitor(api: AsyncTestClient, team: Team, **fields: Any) -> dict[str, Any]:
     r = await api.post("/v1/monitors", json={"name": "backup", "schedule": "1h", **fields},
-                       headers=team["auth"])
+                       headers=team.auth)
     assert r.status_code == 201, r.text
     return r.json()
 
 
 async def _pings(api: AsyncTestClient, team: Team, monitor: dict[str, Any]) -> list[dict]:
-    r = await api.get(f"/v1/monitors/{monitor['id']}/pings", headers=team["auth"])
+    r = await api.get(f"/v1/monitors/{monitor['id']}/pings", headers=team.auth)
     assert r.status_code == 200, r.text
     return r.json()["items"]
 
 
 async def _state(api: AsyncTestClient, team: Team, monitor: dict[str, Any]) -> dict[str, Any]:
-    return (await api.get(f"/v1/monitors/{monitor['id']}", headers=team["auth"])).json()
+    return (await api.get(f"/v1/monitors/{monitor['id']}", headers=team.auth)).json()
 
 
 async def _counts(pool: AsyncConnectionPool) -> tuple[int, int]:
@@ -225,12 +224,12 @@ async def test_rotated_and_deleted_tokens_stop_working(api: AsyncTestClient,
                                                        team: Team) -> None:
     monitor = await _monitor(api, team)
     old = monitor["ping_token"]
-    r = await api.post(f"/v1/monitors/{monitor['id']}/rotate-token", headers=team["auth"])
+    r = await api.post(f"/v1/monitors/{monitor['id']}/rotate-token", headers=team.auth)
     new = r.json()["ping_token"]
     assert new != old and r.json()["ping_url"].endswith(new)
     assert (await api.get(f"/ping/{old}")).status_code == 404
     assert (await api.get(f"/ping/{new}")).status_code == 200
-    await api.delete(f"/v1/monitors/{monitor['id']}", headers=team["auth"])
+    await api.delete(f"/v1/monitors/{monitor['id']}", headers=team.auth)
     assert (await api.get(f"/ping/{new}")).status_code == 404
 
 
@@ -261,10 +260,10 @@ async def test_a_500_on_a_secret_path_logs_the_route_never_the_secret(
     import api.ui.pages.status as status_pages
 
     monitor = await _monitor(api, team, slug="logged")
-    r = await api.post("/v1/team/ping-key", headers=team["auth"])
+    r = await api.post("/v1/team/ping-key", headers=team.auth)
     assert r.status_code in (200, 201), r.text
     ping_key = r.json()["ping_key"]
-    r = await api.post("/v1/status-pages", headers=team["auth"],
+    r = await api.post("/v1/status-pages", headers=team.auth,
                        json={"title": "Logged", "components": [monitor["id"]]})
     assert r.status_code == 201, r.text
     page_path = r.json()["url"].split("testserver.local")[-1]

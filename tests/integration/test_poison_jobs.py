@@ -24,6 +24,7 @@ from core.jobs.commands import set_paused, trigger_job, update_job
 from core.runs.worker import Worker
 from tests.helpers import add_job, due_at, new_actor, runs_of
 from tests.sink import Sink
+from tests.teams import Team
 
 T0 = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
 
@@ -171,9 +172,9 @@ async def test_resume_and_trigger_of_a_broken_job_are_refused_until_it_evaluates
 
 
 async def test_api_reads_a_poison_job_without_a_500(
-    api: AsyncTestClient, team: dict[str, Any], pool: AsyncConnectionPool, sink: Sink,
+    api: AsyncTestClient, team: Team, pool: AsyncConnectionPool, sink: Sink,
 ) -> None:
-    auth = team["auth"]
+    auth = team.auth
     created = (await api.post("/v1/jobs", headers=auth, json={
         "name": "poison", "schedule": "0 3 * * *", "timezone": "Europe/Paris",
         "request": {"url": sink.url("/p")}})).json()

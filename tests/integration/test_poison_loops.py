@@ -29,6 +29,7 @@ from tests.integration.test_projector import outcome_events
 from tests.monitor_helpers import add_monitor, advance, monitor_row, ping, stream
 from tests.notifying import DictSecrets, make_notifier
 from tests.sink import Sink
+from tests.teams import Team
 
 T0 = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
 
@@ -157,17 +158,17 @@ async def test_a_monitor_whose_schedule_breaks_is_marked_broken_and_the_others_a
 
 
 async def test_api_reads_a_poison_monitor_without_a_500(
-    api: AsyncTestClient, team: dict[str, Any], pool: AsyncConnectionPool,
+    api: AsyncTestClient, team: Team, pool: AsyncConnectionPool,
 ) -> None:
-    created = (await api.post("/v1/monitors", headers=team["auth"], json={
+    created = (await api.post("/v1/monitors", headers=team.auth, json={
         "name": "m", "schedule": "0 3 * * *", "timezone": "Europe/Paris"})).json()
     async with pool.connection() as conn:
         await conn.execute("UPDATE monitors SET timezone = 'Mars/Base' WHERE id = %s",
                            (uuid.UUID(created["id"]),))
-    listed = await api.get("/v1/monitors", headers=team["auth"])
+    listed = await api.get("/v1/monitors", headers=team.auth)
     assert listed.status_code == 200, listed.text
     [item] = listed.json()["items"]
     assert "Mars/Base" in item["broken_reason"] and item["broken_at"] is None
     assert item["schedule_description"].endswith("no longer valid)")
-    paused = await api.post(f"/v1/monitors/{created['id']}/pause", headers=team["auth"])
+    paused = await api.post(f"/v1/monitors/{created['id']}/pause", headers=team.auth)
     assert paused.status_code < 500, paused.text

@@ -20,6 +20,7 @@ from core.monitors.ping import open_ping_pool
 from tests.clusters import single_cluster
 from tests.dbproxy import DbProxy
 from tests.helpers import eventually
+from tests.teams import Team
 
 
 @pytest.mark.parametrize("idle", [False, True], ids=["just-used", "idle"])
@@ -51,12 +52,12 @@ async def test_no_query_draws_a_connection_that_died_idle(fresh_dsn: str, idle: 
 
 
 async def test_no_request_fails_after_a_restart(shared_dsn: str, settings: Settings,
-                                                team: dict) -> None:
+                                                team: Team) -> None:
     with DbProxy(shared_dsn) as proxy:
         app = create_app(proxy.dsn, settings, SystemClock())
         async with AsyncTestClient(app=app, raise_server_exceptions=False) as api:
             r = await api.post("/v1/monitors", json={"name": "heal", "schedule": "1h"},
-                               headers=team["auth"])
+                               headers=team.auth)
             assert r.status_code == 201, r.text
             token = r.json()["ping_token"]
             assert (await api.get(f"/ping/{token}")).status_code == 200
@@ -64,7 +65,7 @@ async def test_no_request_fails_after_a_restart(shared_dsn: str, settings: Setti
             proxy.forward()
             codes = []
             for _ in range(10):
-                codes += [(await api.get("/v1/jobs", headers=team["auth"])).status_code,
+                codes += [(await api.get("/v1/jobs", headers=team.auth)).status_code,
                           (await api.get(f"/ping/{token}")).status_code,
                           (await api.get("/readyz")).status_code]
             assert codes == [200] * 30, codes

@@ -26,6 +26,7 @@ from core.runs.confirm import HEADER, ConfirmTimeouts, confirm
 from core.runs.worker import Worker
 from tests.helpers import add_job, new_actor
 from tests.sink import Sink
+from tests.teams import Team
 
 T0 = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
 MIN = timedelta(minutes=1)
@@ -141,9 +142,9 @@ async def test_a_proposed_alert_on_alerts_the_recorded_skipped_slot(
 
 
 async def test_the_proposals_through_the_api(
-    frozen_api: AsyncTestClient, team: dict[str, Any],
+    frozen_api: AsyncTestClient, team: Team,
 ) -> None:
-    auth = team["auth"]
+    auth = team.auth
     r = await frozen_api.post("/v1/jobs", headers=auth, json={
         "name": "export", "schedule": "@hourly", "request": {"url": "https://example.com/"},
         "max_duration": "3h"})

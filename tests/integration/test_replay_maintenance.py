@@ -27,6 +27,7 @@ from core.runs.worker import Worker
 from tests.helpers import add_job, new_actor
 from tests.monitor_helpers import add_monitor, advance, ping
 from tests.sink import Reply, Sink
+from tests.teams import Team
 
 T0 = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
 PROBLEM = "application/problem+json"
@@ -122,12 +123,12 @@ async def test_a_recorded_window_holding_job_alerts_is_reproduced_and_a_runs_win
 
 
 async def test_proposed_windows_over_http(
-    frozen_api: AsyncTestClient, team: dict[str, Any], clock: FrozenClock,
+    frozen_api: AsyncTestClient, team: Team, clock: FrozenClock,
     pool: AsyncConnectionPool,
 ) -> None:
     t0 = clock.now()
     r = await frozen_api.post("/v1/monitors", json={"name": "backup", "schedule": "1h",
-                                                    "grace_seconds": 600}, headers=team["auth"])
+                                                    "grace_seconds": 600}, headers=team.auth)
     assert r.status_code == 201, r.text
     monitor = r.json()
     url = f"/ping/{monitor['ping_token']}"
@@ -137,14 +138,14 @@ async def test_proposed_windows_over_http(
     clock.set(t0 + timedelta(minutes=50))
     path = f"/v1/monitors/{monitor['id']}/simulate"
     period = {"from": rfc3339(t0), "to": rfc3339(clock.now())}
-    before = await _event_count(pool, team["actor"].team_id)
+    before = await _event_count(pool, team.actor.team_id)
 
     def window(a: int, b: int, **more: Any) -> dict[str, Any]:
         return {"from": rfc3339(t0 + timedelta(minutes=a)),
                 "to": rfc3339(t0 + timedelta(minutes=b)), **more}
 
     r = await frozen_api.post(path, json={"changes": {"maintenance": [window(10, 30)]},
-                                          **period}, headers=team["auth"])
+                                          **period}, headers=team.auth)
     assert r.status_code == 200, r.text
     held = r.json()
     assert [(a["at"], a["event"], a["maintenance"]) for a in held["simulated"]["alerts"]] == [
@@ -156,7 +157,7 @@ async def test_proposed_windows_over_http(
     assert held["changes"]["maintenance"][0]["suppress"] == "alerts"
     # a window still open at the period's end: held, nothing released, the outage missed
     r = await frozen_api.post(path, json={"changes": {"maintenance": [window(10, 120)]},
-                                          **period}, headers=team["auth"])
+                                          **period}, headers=team.auth)
     assert r.status_code == 200, r.text
     assert [a["maintenance"] for a in r.json()["simulated"]["alerts"]] == ["suppressed"]
     assert r.json()["summary"]["would_alert"] == 0
@@ -173,8 +174,8 @@ async def test_proposed_windows_over_http(
         ({"recorded_maintenance": "merge"}, "changes.recorded_maintenance"),
     ]:
         r = await frozen_api.post(path, json={"changes": changes, **period},
-                                  headers=team["auth"])
+                                  headers=team.auth)
         assert r.status_code == 422, (changes, r.text)
         assert r.headers["content-type"].startswith(PROBLEM)
         assert [e["field"] for e in r.json()["errors"]] == [field], (changes, r.json())
-    assert await _event_count(pool, team["actor"].team_id) == before  # nothing written
+    assert await _event_count(pool, team.actor.team_id) == before  # nothing written

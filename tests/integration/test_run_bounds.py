@@ -22,6 +22,7 @@ from core.monitors.checker import Checker
 from tests.helpers import new_actor
 from tests.monitor_helpers import add_monitor, advance, monitor_row, ping, stream
 from tests.sink import Sink
+from tests.teams import Team
 
 T0 = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
 
@@ -129,9 +130,9 @@ async def test_a_late_start_is_overdue_and_told_apart_from_a_long_run(
 
 
 async def test_bounds_through_the_api_apply_and_simulate(
-    frozen_api: AsyncTestClient, team: dict[str, Any], clock: FrozenClock,
+    frozen_api: AsyncTestClient, team: Team, clock: FrozenClock,
 ) -> None:
-    auth = team["auth"]
+    auth = team.auth
     r = await frozen_api.post("/v1/monitors", headers=auth, json={
         "name": "dump", "schedule": "1h", "min_duration": "2m", "max_duration": 3600})
     assert r.status_code == 201, r.text

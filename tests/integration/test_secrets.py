@@ -45,6 +45,7 @@ from core.secrets import NAME_WORDS, put_secret, rotate_key
 from tests.helpers import make_worker
 from tests.processes import ROOT
 from tests.sink import Reply, Sink
+from tests.teams import Team
 
 T0 = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
 TEAM = uuid.uuid4().bytes
@@ -127,8 +128,8 @@ def test_embedded_key_file_is_created_once_with_mode_0600(tmp_path: Path) -> Non
 
 
 # -- the API ------------------------------------------------------------------------------------
-async def test_secrets_api_is_write_only(api: AsyncTestClient, team: dict[str, Any]) -> None:
-    auth = team["auth"]
+async def test_secrets_api_is_write_only(api: AsyncTestClient, team: Team) -> None:
+    auth = team.auth
     r = await api.put("/v1/secrets/API_TOKEN", json={"value": "v-one-7781"}, headers=auth)
     assert r.status_code == 201, r.text
     assert set(r.json()) == {"name", "created_at", "updated_at"}
@@ -136,7 +137,7 @@ async def test_secrets_api_is_write_only(api: AsyncTestClient, team: dict[str, A
     assert r.status_code == 200
     for name in ("b.second", "c-third"):
         await api.put(f"/v1/secrets/{name}", json={"value": "x"}, headers=auth)
-    page = (await api.get("/v1/secrets", params={"limit": 2}, headers=team["read_auth"])).json()
+    page = (await api.get("/v1/secrets", params={"limit": 2}, headers=team.read_auth)).json()
     assert [s["name"] for s in page["items"]] == ["API_TOKEN", "b.second"]
     rest = (await api.get("/v1/secrets", params={"cursor": page["next_cursor"]},
                           headers=auth)).json()
@@ -159,47 +160,47 @@ async def test_secrets_api_is_write_only(api: AsyncTestClient, team: dict[str, A
     ("OK", {}, "value"),
 ])
 async def test_bad_secrets_are_422_and_change_nothing(
-    api: AsyncTestClient, team: dict[str, Any], pool: AsyncConnectionPool, name: str,
+    api: AsyncTestClient, team: Team, pool: AsyncConnectionPool, name: str,
     body: dict[str, Any], field: str,
 ) -> None:
-    r = await api.put(f"/v1/secrets/{name}", json=body, headers=team["auth"])
+    r = await api.put(f"/v1/secrets/{name}", json=body, headers=team.auth)
     assert r.status_code == 422, r.text
     assert field in [e["field"] for e in r.json().get("errors", [])], r.json()
     if field == "name":  # the path's pattern in words (issue 32), never the raw regex
         assert r.json()["errors"] == [{"field": "name", "message": NAME_WORDS}], r.json()
     async with pool.connection() as conn:
         cur = await conn.execute("SELECT count(*) AS n FROM secrets WHERE team_id = %s",
-                                 (team["actor"].team_id,))
+                                 (team.actor.team_id,))
         assert (await cur.fetchone())["n"] == 0
 
 
 async def test_secrets_are_team_scoped(
-    api: AsyncTestClient, team: dict[str, Any], pool: AsyncConnectionPool
+    api: AsyncTestClient, team: Team, pool: AsyncConnectionPool
 ) -> None:
-    await api.put("/v1/secrets/MINE", json={"value": "mine-value"}, headers=team["auth"])
-    r = await api.put("/v1/secrets/MINE", json={"value": "x"}, headers=team["read_auth"])
+    await api.put("/v1/secrets/MINE", json={"value": "mine-value"}, headers=team.auth)
+    r = await api.put("/v1/secrets/MINE", json={"value": "x"}, headers=team.read_auth)
     assert r.status_code == 403
     other, _ = await create_api_key(pool, f"other-{uuid.uuid4().hex[:8]}")
     other_auth = {"Authorization": f"Bearer {other}"}
     assert (await api.get("/v1/secrets", headers=other_auth)).json()["items"] == []
     assert (await api.delete("/v1/secrets/MINE", headers=other_auth)).status_code == 404
-    assert len((await api.get("/v1/secrets", headers=team["auth"])).json()["items"]) == 1
+    assert len((await api.get("/v1/secrets", headers=team.auth)).json()["items"]) == 1
 
 
 async def test_without_a_key_secrets_answer_503(
-    shared_dsn: str, settings: Settings, team: dict[str, Any], pool: AsyncConnectionPool
+    shared_dsn: str, settings: Settings, team: Team, pool: AsyncConnectionPool
 ) -> None:
     app = create_app(shared_dsn, replace(settings, secret_key=""))
     async with AsyncTestClient(app=app, raise_server_exceptions=False) as client:
-        r = await client.put("/v1/secrets/X", json={"value": "v"}, headers=team["auth"])
+        r = await client.put("/v1/secrets/X", json={"value": "v"}, headers=team.auth)
         assert r.status_code == 503 and "CRONLEDGER_SECRET_KEY" in r.json()["detail"]
-        r = await client.post("/v1/jobs", headers=team["auth"], json={
+        r = await client.post("/v1/jobs", headers=team.auth, json={
             "name": "signed", "schedule": "@daily", "request": {"url": "http://127.0.0.1:9/"},
             "signing_secret": "0123456789abcdef"})
         assert r.status_code == 503
     async with pool.connection() as conn:
         cur = await conn.execute("SELECT count(*) AS n FROM jobs WHERE team_id = %s",
-                                 (team["actor"].team_id,))
+                                 (team.actor.team_id,))
         assert (await cur.fetchone())["n"] == 0
 
 

@@ -12,6 +12,7 @@ from litestar.testing import AsyncTestClient
 
 from core.schedule.spread import SPREAD_WORDS, offset_seconds, spell
 from tests.integration.test_dashboard_auth import sign_in
+from tests.teams import Team
 
 JOB = {"name": "rollup", "schedule": "0 * * * *",
        "request": {"url": "http://127.0.0.1:9/rollup"}}
@@ -22,8 +23,8 @@ def instant(text: str) -> datetime:
 
 
 async def test_spread_is_shown_with_the_jobs_offset(api: AsyncTestClient,
-                                                    team: dict[str, Any]) -> None:
-    r = await api.post("/v1/jobs", json={**JOB, "spread": "15m"}, headers=team["auth"])
+                                                    team: Team) -> None:
+    r = await api.post("/v1/jobs", json={**JOB, "spread": "15m"}, headers=team.auth)
     assert r.status_code == 201, r.text
     job = r.json()
     offset = offset_seconds(uuid.UUID(job["id"]), 900)
@@ -32,11 +33,11 @@ async def test_spread_is_shown_with_the_jobs_offset(api: AsyncTestClient,
     next_run = instant(job["next_run_at"])
     slot = next_run - timedelta(seconds=offset)
     assert (slot.minute, slot.second, slot.microsecond) == (0, 0, 0)
-    r = await api.patch(f"/v1/jobs/{job['id']}", json={"spread": 0}, headers=team["auth"])
+    r = await api.patch(f"/v1/jobs/{job['id']}", json={"spread": 0}, headers=team.auth)
     assert r.status_code == 200, r.text
     assert (r.json()["spread"], r.json()["spread_offset_seconds"]) == (None, 0)
     assert "spread" not in r.json()["schedule_description"]
-    plain = await api.post("/v1/jobs", json={**JOB, "name": "plain"}, headers=team["auth"])
+    plain = await api.post("/v1/jobs", json={**JOB, "name": "plain"}, headers=team.auth)
     assert (plain.json()["spread"], plain.json()["spread_offset_seconds"]) == (None, 0)
 
 
@@ -49,9 +50,9 @@ async def test_spread_is_shown_with_the_jobs_offset(api: AsyncTestClient,
     ({"spread": -1}, None),
 ])
 async def test_bad_spread_is_a_422_naming_the_field(
-    api: AsyncTestClient, team: dict[str, Any], body: dict[str, Any], problem: str | None
+    api: AsyncTestClient, team: Team, body: dict[str, Any], problem: str | None
 ) -> None:
-    r = await api.post("/v1/jobs", json={**JOB, **body}, headers=team["auth"])
+    r = await api.post("/v1/jobs", json={**JOB, **body}, headers=team.auth)
     assert r.status_code == 422, r.text
     assert "spread" in r.text
     if problem is not None:
@@ -59,30 +60,30 @@ async def test_bad_spread_is_a_422_naming_the_field(
 
 
 async def test_spread_in_an_applied_file_and_its_export(api: AsyncTestClient,
-                                                        team: dict[str, Any]) -> None:
+                                                        team: Team) -> None:
     document = {"jobs": [{**JOB, "name": "filed", "spread": "15m"}], "digest": "cd" * 32}
-    r = await api.post("/v1/apply", json=document, headers=team["auth"])
+    r = await api.post("/v1/apply", json=document, headers=team.auth)
     assert r.status_code == 200, r.text
-    [job] = (await api.get("/v1/jobs", headers=team["auth"])).json()["items"]
+    [job] = (await api.get("/v1/jobs", headers=team.auth)).json()["items"]
     assert job["spread"] == 900
-    again = (await api.post("/v1/apply", json=document, headers=team["auth"])).json()
+    again = (await api.post("/v1/apply", json=document, headers=team.auth)).json()
     assert [c["action"] for c in again["changes"]] == ["unchanged"]
-    exported = (await api.get("/v1/export", headers=team["read_auth"])).json()
+    exported = (await api.get("/v1/export", headers=team.read_auth)).json()
     assert [j["spread"] for j in exported["jobs"]] == [900]
     changed = {**document, "jobs": [{**document["jobs"][0], "spread": "30m"}]}
-    result = (await api.post("/v1/apply", json=changed, headers=team["auth"])).json()
+    result = (await api.post("/v1/apply", json=changed, headers=team.auth)).json()
     assert [c["action"] for c in result["changes"]] == ["update"]
     bad = {**document, "jobs": [{**document["jobs"][0], "spread": "2h"}]}
-    r = await api.post("/v1/apply", json=bad, headers=team["auth"])
+    r = await api.post("/v1/apply", json=bad, headers=team.auth)
     assert r.status_code == 422 and "spread" in r.text
 
 
 async def test_preview_lists_fire_times_with_their_slots(api: AsyncTestClient,
-                                                         team: dict[str, Any]) -> None:
+                                                         team: Team) -> None:
     job_id = uuid.UUID("6f1c2b4e-9a0d-4c1e-8f3a-2b5d7e9c1a04")  # offset 60 s in 15 minutes
     r = await api.get("/v1/schedules/preview", params={
         "schedule": "0 * * * *", "after": "2026-12-01T10:00:30Z", "count": "3",
-        "spread": "15m", "job_id": str(job_id)}, headers=team["read_auth"])
+        "spread": "15m", "job_id": str(job_id)}, headers=team.read_auth)
     assert r.status_code == 200, r.text
     found = r.json()
     assert (found["spread"], found["spread_offset_seconds"]) == (900, 60)
@@ -94,33 +95,33 @@ async def test_preview_lists_fire_times_with_their_slots(api: AsyncTestClient,
         ("2026-12-01T12:00:00Z", "2026-12-01T12:01:00Z", "2026-12-01T12:15:00Z")]
     plain = (await api.get("/v1/schedules/preview", params={
         "schedule": "0 * * * *", "after": "2026-12-01T10:00:30Z", "count": "1"},
-        headers=team["read_auth"])).json()
+        headers=team.read_auth)).json()
     assert plain["fires"][0]["at"] == "2026-12-01T11:00:00Z"
     assert plain["spread"] is None and set(plain["fires"][0]) == {"at", "local", "dst"}
     r = await api.get("/v1/schedules/preview", params={"schedule": "0 * * * *",
                                                        "spread": "15m"},
-                      headers=team["read_auth"])
+                      headers=team.read_auth)
     assert r.status_code == 422 and "job_id" in r.text
     r = await api.get("/v1/schedules/preview", params={
         "schedule": "*/5 * * * *", "spread": "6m", "job_id": str(job_id)},
-        headers=team["read_auth"])
+        headers=team.read_auth)
     assert r.status_code == 422 and "spread" in r.text
     # issue 32: a spread the query's pattern refuses says what a job's body says, in words
     # (core/schedule/spread.py:SPREAD_WORDS), not the pattern
-    job = await api.post("/v1/jobs", json={**JOB, "spread": "abc"}, headers=team["auth"])
+    job = await api.post("/v1/jobs", json={**JOB, "spread": "abc"}, headers=team.auth)
     [said] = [e["message"] for e in job.json()["errors"] if e["field"] == "spread"]
     assert said == SPREAD_WORDS
     for spread in ("abc", "1e1", "-5", "123456"):
         r = await api.get("/v1/schedules/preview", params={
             "schedule": "0 * * * *", "spread": spread, "job_id": str(job_id)},
-            headers=team["read_auth"])
+            headers=team.read_auth)
         assert r.status_code == 422, (spread, r.text)
         assert r.json()["errors"] == [{"field": "spread", "message": SPREAD_WORDS}], r.text
 
 
 async def test_the_job_page_and_form_show_the_spread(frozen_api: AsyncTestClient,
-                                                     team: dict[str, Any]) -> None:
-    csrf = await sign_in(frozen_api, team["write"])
+                                                     team: Team) -> None:
+    csrf = await sign_in(frozen_api, team.write)
     fields = {"csrf": csrf, "name": "spread one", "schedule": "0 * * * *", "timezone": "UTC",
               "request.method": "GET", "request.url": "https://example.com/",
               "timeout_seconds": "30", "retry.attempts": "1", "retry.backoff": "exponential",
@@ -149,18 +150,18 @@ async def test_the_job_page_and_form_show_the_spread(frozen_api: AsyncTestClient
 
 
 async def test_peaks_of_a_known_set_of_jobs(frozen_api: AsyncTestClient,
-                                            team: dict[str, Any]) -> None:
+                                            team: Team) -> None:
     # The frozen clock is 2026-11-30T12:00:00Z.
     made = {}
     for name, extra in (("a", {}), ("b", {}), ("spread", {"spread": "15m"}),
                         ("paused", {"paused": True})):
         r = await frozen_api.post("/v1/jobs", json={**JOB, "name": name, **extra},
-                                  headers=team["auth"])
+                                  headers=team.auth)
         assert r.status_code == 201, r.text
         made[name] = r.json()
     offset = made["spread"]["spread_offset_seconds"]
     r = await frozen_api.get("/v1/schedules/peaks", params={"top": "2"},
-                             headers=team["read_auth"])
+                             headers=team.read_auth)
     assert r.status_code == 200, r.text
     peaks = r.json()
     assert (peaks["from"], peaks["to"]) == ("2026-11-30T12:00:00Z", "2026-12-01T12:00:00Z")
@@ -173,9 +174,9 @@ async def test_peaks_of_a_known_set_of_jobs(frozen_api: AsyncTestClient,
     assert peaks["not_counted"] == []
     # Spread over its window, the busiest seconds no longer hold "a".
     await frozen_api.patch(f"/v1/jobs/{made['a']['id']}", json={"spread": "15m"},
-                           headers=team["auth"])
+                           headers=team.auth)
     everything = (await frozen_api.get("/v1/schedules/peaks", params={"top": "100"},
-                                       headers=team["read_auth"])).json()
+                                       headers=team.read_auth)).json()
     assert {j["name"] for s in everything["seconds"] for j in s["jobs"]
             if s["fires"] > 1} <= {"a", "b", "spread"}
     spread_at = [s["at"] for s in everything["seconds"]
@@ -184,8 +185,8 @@ async def test_peaks_of_a_known_set_of_jobs(frozen_api: AsyncTestClient,
 
 
 @pytest.mark.parametrize("top", ["0", "101", "many"])
-async def test_peaks_refuse_a_top_out_of_bounds(api: AsyncTestClient, team: dict[str, Any],
+async def test_peaks_refuse_a_top_out_of_bounds(api: AsyncTestClient, team: Team,
                                                 top: str) -> None:
-    r = await api.get("/v1/schedules/peaks", params={"top": top}, headers=team["read_auth"])
+    r = await api.get("/v1/schedules/peaks", params={"top": top}, headers=team.read_auth)
     assert r.status_code == 422, r.text
     assert "top" in r.text

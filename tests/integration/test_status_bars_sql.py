@@ -19,6 +19,7 @@ from core.projections.queries import monitors_uptime_days, success_rate
 from core.statuspages.bars import Bar, component_bars
 from tests.helpers import add_job
 from tests.monitor_helpers import add_monitor
+from tests.teams import Team
 
 NOW = datetime(2026, 11, 30, 15, 20, tzinfo=UTC)
 FIRST = NOW.replace(hour=0, minute=0) - timedelta(days=89)
@@ -32,8 +33,8 @@ def _same(bar: Bar, expected: dict[str, Any]) -> None:
 
 
 async def test_bars_from_the_statements_equal_the_day_by_day_rule(
-        pool: AsyncConnectionPool, team: dict[str, Any]) -> None:
-    rnd, actor = random.Random(90), team["actor"]
+        pool: AsyncConnectionPool, team: Team) -> None:
+    rnd, actor = random.Random(90), team.actor
     monitors, jobs, runs = [], [], {}
     async with pool.connection() as conn:
         for n in range(6):

@@ -22,6 +22,7 @@ from core.clock import FrozenClock
 from core.projections.queries import monitors_uptime_days
 from tests.helpers import add_job
 from tests.monitor_helpers import add_monitor
+from tests.teams import Team
 
 ATOM = "{http://www.w3.org/2005/Atom}"
 JOB_URL = "https://internal.example.com/backup?auth=job-url-secret-31337"
@@ -29,11 +30,11 @@ PING_BODY = "ping-body-secret-4242: rows copied"
 ERROR_TEXT = "connection refused by db7.internal:5432 (error-text-secret-777)"
 
 
-async def _seed(pool: AsyncConnectionPool, team: dict[str, Any],
+async def _seed(pool: AsyncConnectionPool, team: Team,
                 clock: FrozenClock) -> dict[str, Any]:
     """A monitor down 6 h three days ago (resolved, with a note) and down again now (open,
     with a note), a job failing now, and a monitor of the team that the page does not show."""
-    now, actor = clock.now(), team["actor"]
+    now, actor = clock.now(), team.actor
     created = now - timedelta(days=10)
     monitor, token = await add_monitor(pool, actor, created, name="hb-billing-queue-internal",
                                        tags=["public"])
@@ -78,9 +79,9 @@ async def _seed(pool: AsyncConnectionPool, team: dict[str, Any],
             "hidden_token": hidden_token, "alerts": alerts}
 
 
-async def _page(api: AsyncTestClient, team: dict[str, Any], seeded: dict[str, Any],
+async def _page(api: AsyncTestClient, team: Team, seeded: dict[str, Any],
                 **extra: Any) -> dict[str, Any]:
-    answer = await api.post("/v1/status-pages", headers=team["auth"], json={
+    answer = await api.post("/v1/status-pages", headers=team.auth, json={
         "title": "Acme status", "components": [str(seeded["monitor"]), str(seeded["job"])],
         "names": {str(seeded["monitor"]): "Billing", str(seeded["job"]): "Backups"},
         **extra})
@@ -88,15 +89,15 @@ async def _page(api: AsyncTestClient, team: dict[str, Any], seeded: dict[str, An
     return dict(answer.json())
 
 
-async def _note(api: AsyncTestClient, team: dict[str, Any], alert: uuid.UUID,
+async def _note(api: AsyncTestClient, team: Team, alert: uuid.UUID,
                 text: str) -> None:
-    answer = await api.put(f"/v1/alerts/{alert}/note", headers=team["auth"],
+    answer = await api.put(f"/v1/alerts/{alert}/note", headers=team.auth,
                            json={"note": text})
     assert answer.status_code == 200, answer.text
 
 
 async def test_the_page_shows_names_days_and_incidents_and_nothing_private(
-        frozen_api: AsyncTestClient, pool: AsyncConnectionPool, team: dict[str, Any],
+        frozen_api: AsyncTestClient, pool: AsyncConnectionPool, team: Team,
         clock: FrozenClock) -> None:
     seeded = await _seed(pool, team, clock)
     await frozen_api.post(f"/ping/{seeded['token']}", content=PING_BODY.encode())
@@ -114,7 +115,7 @@ async def test_the_page_shows_names_days_and_incidents_and_nothing_private(
     assert "Looking into the queue &amp; &lt;b&gt;." in html and "Disk replaced." in html
     assert "not-on-the-page" not in html
     # the days by the dashboard's rule: the bar of monitors_uptime_days, label for label
-    bars = await monitors_uptime_days(pool, team["actor"], [seeded["monitor"]], days=90,
+    bars = await monitors_uptime_days(pool, team.actor, [seeded["monitor"]], days=90,
                                       now=clock.now())
     for segment in uptime_bar(bars[seeded["monitor"]])["segments"]:
         assert f"<title>{segment['label']}</title>" in html
@@ -123,8 +124,8 @@ async def test_the_page_shows_names_days_and_incidents_and_nothing_private(
     assert feed.headers["content-type"].startswith("application/atom+xml")
     secrets = [str(seeded[k]) for k in ("monitor", "job", "hidden")] + [
         str(a) for a in seeded["alerts"].values()] + [
-        page["id"], str(team["actor"].team_id), str(team["actor"].key_id), seeded["token"],
-        seeded["hidden_token"], team["write"], team["read"], JOB_URL, "internal.example.com",
+        page["id"], str(team.actor.team_id), str(team.actor.key_id), seeded["token"],
+        seeded["hidden_token"], team.write, team.read, JOB_URL, "internal.example.com",
         PING_BODY, "ping-body-secret", ERROR_TEXT, "error-text-secret", "alert-title-secret",
         "hb-billing-queue-internal", "nightly-backup-db7-internal", "/ping/"]
     for body in (html, feed.text, (await frozen_api.get("/status/acme-public")).text):
@@ -133,7 +134,7 @@ async def test_the_page_shows_names_days_and_incidents_and_nothing_private(
 
 
 async def test_the_feed_is_valid_atom(frozen_api: AsyncTestClient, pool: AsyncConnectionPool,
-                                      team: dict[str, Any], clock: FrozenClock) -> None:
+                                      team: Team, clock: FrozenClock) -> None:
     seeded = await _seed(pool, team, clock)
     await _note(frozen_api, team, seeded["alerts"]["down"], "Queue host replaced.")
     page = await _page(frozen_api, team, seeded)
@@ -160,7 +161,7 @@ async def test_the_feed_is_valid_atom(frozen_api: AsyncTestClient, pool: AsyncCo
 
 
 async def test_an_unknown_key_is_a_bare_404(frozen_api: AsyncTestClient,
-                                            pool: AsyncConnectionPool, team: dict[str, Any],
+                                            pool: AsyncConnectionPool, team: Team,
                                             clock: FrozenClock) -> None:
     seeded = await _seed(pool, team, clock)
     page = await _page(frozen_api, team, seeded)
@@ -174,7 +175,7 @@ async def test_an_unknown_key_is_a_bare_404(frozen_api: AsyncTestClient,
 
 
 async def test_the_page_is_cached_per_version_for_ten_seconds(
-        frozen_api: AsyncTestClient, pool: AsyncConnectionPool, team: dict[str, Any],
+        frozen_api: AsyncTestClient, pool: AsyncConnectionPool, team: Team,
         clock: FrozenClock) -> None:
     seeded = await _seed(pool, team, clock)
     page = await _page(frozen_api, team, seeded)
@@ -185,7 +186,7 @@ async def test_the_page_is_cached_per_version_for_ten_seconds(
     assert (await frozen_api.get(path)).text == first  # within the TTL: the same body
     clock.advance(10)
     assert "Recovered on Tuesday" in (await frozen_api.get(path)).text
-    renamed = await frozen_api.patch(f"/v1/status-pages/{page['id']}", headers=team["auth"],
+    renamed = await frozen_api.patch(f"/v1/status-pages/{page['id']}", headers=team.auth,
                                      json={"title": "Acme, renamed"})
     assert renamed.status_code == 200
     assert "Acme, renamed" in (await frozen_api.get(path)).text  # a new version: at once
@@ -193,9 +194,9 @@ async def test_the_page_is_cached_per_version_for_ten_seconds(
 
 async def test_a_page_by_tags_follows_the_tags(frozen_api: AsyncTestClient,
                                                pool: AsyncConnectionPool,
-                                               team: dict[str, Any], clock: FrozenClock) -> None:
+                                               team: Team, clock: FrozenClock) -> None:
     seeded = await _seed(pool, team, clock)
-    made = await frozen_api.post("/v1/status-pages", headers=team["auth"], json={
+    made = await frozen_api.post("/v1/status-pages", headers=team.auth, json={
         "title": "By tag", "tags": ["public"], "names": {str(seeded["job"]): "Backups"}})
     html = (await frozen_api.get(made.json()["url"].split("testserver.local")[-1])).text
     assert "Backups" in html and "hb-billing-queue-internal" in html  # no display name given

@@ -18,6 +18,7 @@ from psycopg_pool import AsyncConnectionPool
 from core.apikeys import create_api_key
 from tests.helpers import add_job
 from tests.monitor_helpers import add_monitor
+from tests.teams import Team
 
 T0 = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
@@ -33,8 +34,8 @@ def _key(page: dict[str, Any]) -> str:
 
 
 async def test_a_path_of_a_key_form_is_refused_and_never_meets_a_key(
-        frozen_api: AsyncTestClient, pool: AsyncConnectionPool, team: dict[str, Any]) -> None:
-    a = await _create(frozen_api, team["auth"], title="A", tags=["a"])
+        frozen_api: AsyncTestClient, pool: AsyncConnectionPool, team: Team) -> None:
+    a = await _create(frozen_api, team.auth, title="A", tags=["a"])
     other, _ = await create_api_key(pool, f"team-{uuid.uuid4().hex[:10]}", "write")
     b_auth = {"Authorization": f"Bearer {other}"}
     hijack = await frozen_api.post("/v1/status-pages", headers=b_auth,
@@ -50,14 +51,14 @@ async def test_a_path_of_a_key_form_is_refused_and_never_meets_a_key(
     async with pool.connection() as conn:
         await conn.execute("UPDATE status_pages SET path = %s WHERE id = %s", (_key(a), b["id"]))
     assert "<title>A" in (await frozen_api.get(f"/status/{_key(a)}")).text
-    await frozen_api.patch(f"/v1/status-pages/{a['id']}", headers=team["auth"],
+    await frozen_api.patch(f"/v1/status-pages/{a['id']}", headers=team.auth,
                            json={"rotate_key": True})
     assert (await frozen_api.get(f"/status/{_key(a)}")).status_code == 404
 
 
 async def test_a_url_of_neither_form_is_a_404_without_a_query(
-        frozen_api: AsyncTestClient, team: dict[str, Any]) -> None:
-    page = await _create(frozen_api, team["auth"], title="A", tags=["a"], path="acme-nul")
+        frozen_api: AsyncTestClient, team: Team) -> None:
+    page = await _create(frozen_api, team.auth, title="A", tags=["a"], path="acme-nul")
     misses = ["/status/%00", "/status/a%00b", "/status/%00/feed.atom",
               f"/status/{_key(page).upper()}", "/status/acme-nul%00", "/status/-acme"]
     for url in misses:
@@ -67,42 +68,42 @@ async def test_a_url_of_neither_form_is_a_404_without_a_query(
 
 
 async def test_a_deleted_component_drops_out_and_never_blocks_a_change(
-        frozen_api: AsyncTestClient, pool: AsyncConnectionPool, team: dict[str, Any]) -> None:
-    job = await add_job(pool, team["actor"], T0, "https://example.com/a", name="job-a")
-    monitor, _ = await add_monitor(pool, team["actor"], T0, name="mon-a")
-    page = await _create(frozen_api, team["auth"], title="A",
+        frozen_api: AsyncTestClient, pool: AsyncConnectionPool, team: Team) -> None:
+    job = await add_job(pool, team.actor, T0, "https://example.com/a", name="job-a")
+    monitor, _ = await add_monitor(pool, team.actor, T0, name="mon-a")
+    page = await _create(frozen_api, team.auth, title="A",
                          components=[str(job), str(monitor)],
                          names={str(job): "Job", str(monitor): "Monitor"})
-    gone = await frozen_api.delete(f"/v1/jobs/{job}", headers=team["auth"])
+    gone = await frozen_api.delete(f"/v1/jobs/{job}", headers=team.auth)
     assert gone.status_code in (200, 204), gone.text
     for body in ({"title": "B"}, {"path": "acme-b"}, {"rotate_key": True},
                  {"names": {str(monitor): "Queue"}}):
-        answer = await frozen_api.patch(f"/v1/status-pages/{page['id']}", headers=team["auth"],
+        answer = await frozen_api.patch(f"/v1/status-pages/{page['id']}", headers=team.auth,
                                         json=body)
         assert answer.status_code == 200, (body, answer.text)
         assert answer.json()["components"] == [str(monitor)]
-    read = (await frozen_api.get(f"/v1/status-pages/{page['id']}", headers=team["auth"])).json()
+    read = (await frozen_api.get(f"/v1/status-pages/{page['id']}", headers=team.auth)).json()
     assert read["components"] == [str(monitor)] and read["names"] == {str(monitor): "Queue"}
-    listed = (await frozen_api.get("/v1/status-pages", headers=team["auth"])).json()["items"]
+    listed = (await frozen_api.get("/v1/status-pages", headers=team.auth)).json()["items"]
     assert [p["components"] for p in listed] == [[str(monitor)]]
     # naming it again is refused
-    again = await frozen_api.patch(f"/v1/status-pages/{page['id']}", headers=team["auth"],
+    again = await frozen_api.patch(f"/v1/status-pages/{page['id']}", headers=team.auth,
                                    json={"components": [str(monitor), str(job)]})
     assert again.status_code == 422
     assert [e["field"] for e in again.json()["errors"]] == ["components.1"]
     # every component gone: the key still rotates
-    await frozen_api.delete(f"/v1/monitors/{monitor}", headers=team["auth"])
-    rotated = await frozen_api.patch(f"/v1/status-pages/{page['id']}", headers=team["auth"],
+    await frozen_api.delete(f"/v1/monitors/{monitor}", headers=team.auth)
+    rotated = await frozen_api.patch(f"/v1/status-pages/{page['id']}", headers=team.auth,
                                      json={"rotate_key": True})
     assert rotated.status_code == 200 and rotated.json()["components"] == []
 
 
 async def test_errors_name_the_field(frozen_api: AsyncTestClient, pool: AsyncConnectionPool,
-                                     team: dict[str, Any]) -> None:
-    job = await add_job(pool, team["actor"], T0, "https://example.com/a", name="job-a")
+                                     team: Team) -> None:
+    job = await add_job(pool, team.actor, T0, "https://example.com/a", name="job-a")
 
     async def fields(**body: Any) -> list[str]:
-        answer = await frozen_api.post("/v1/status-pages", headers=team["auth"],
+        answer = await frozen_api.post("/v1/status-pages", headers=team.auth,
                                        json={"title": "A", "components": [str(job)], **body})
         assert answer.status_code == 422, answer.text
         return [e["field"] for e in answer.json()["errors"]]
@@ -117,18 +118,18 @@ async def test_errors_name_the_field(frozen_api: AsyncTestClient, pool: AsyncCon
     assert await fields(title="Ac\u200bme") == ["title"]
     assert await fields(components=[str(job), str(job)]) == ["components.1"]
     # a space inside a text is fine
-    await _create(frozen_api, team["auth"], title="Acme status", components=[str(job)],
+    await _create(frozen_api, team.auth, title="Acme status", components=[str(job)],
                   names={str(job): "Nightly backup"})
-    await _create(frozen_api, team["auth"], title="x", tags=["a"], path="taken-409")
-    taken = await frozen_api.post("/v1/status-pages", headers=team["auth"],
+    await _create(frozen_api, team.auth, title="x", tags=["a"], path="taken-409")
+    taken = await frozen_api.post("/v1/status-pages", headers=team.auth,
                                   json={"title": "y", "tags": ["a"], "path": "taken-409"})
     assert taken.status_code == 409
     assert [e["field"] for e in taken.json()["errors"]] == ["path"]
 
 
 async def test_head_answers_as_get_and_html_names_its_charset_once(
-        frozen_api: AsyncTestClient, team: dict[str, Any]) -> None:
-    page = await _create(frozen_api, team["auth"], title="A", tags=["a"])
+        frozen_api: AsyncTestClient, team: Team) -> None:
+    page = await _create(frozen_api, team.auth, title="A", tags=["a"])
     url = f"/status/{_key(page)}"
     for path in (url, f"{url}/feed.atom", "/status/no-such-page"):
         get = await frozen_api.get(path)
@@ -143,28 +144,28 @@ async def test_head_answers_as_get_and_html_names_its_charset_once(
 
 
 async def test_a_stored_name_of_a_deleted_component_never_blocks_a_components_patch(
-        frozen_api: AsyncTestClient, pool: AsyncConnectionPool, team: dict[str, Any]) -> None:
+        frozen_api: AsyncTestClient, pool: AsyncConnectionPool, team: Team) -> None:
     """Issue 32: the display name of a deleted component, hidden from every read, went on
     being checked against the new `components` (422 `names.<id>: is not one of components`);
     names of the components a change drops go with them."""
-    job = await add_job(pool, team["actor"], T0, "https://example.com/a", name="job-a")
-    monitor, _ = await add_monitor(pool, team["actor"], T0, name="mon-a")
-    page = await _create(frozen_api, team["auth"], title="A",
+    job = await add_job(pool, team.actor, T0, "https://example.com/a", name="job-a")
+    monitor, _ = await add_monitor(pool, team.actor, T0, name="mon-a")
+    page = await _create(frozen_api, team.auth, title="A",
                          components=[str(monitor), str(job)],
                          names={str(job): "Nightly", str(monitor): "Queue"})
-    gone = await frozen_api.delete(f"/v1/jobs/{job}", headers=team["auth"])
+    gone = await frozen_api.delete(f"/v1/jobs/{job}", headers=team.auth)
     assert gone.status_code in (200, 204), gone.text
-    answer = await frozen_api.patch(f"/v1/status-pages/{page['id']}", headers=team["auth"],
+    answer = await frozen_api.patch(f"/v1/status-pages/{page['id']}", headers=team.auth,
                                     json={"components": [str(monitor)]})
     assert answer.status_code == 200, answer.text
     assert answer.json()["names"] == {str(monitor): "Queue"}
     # a live component dropped by the change loses its name too
-    other, _ = await add_monitor(pool, team["actor"], T0, name="mon-b")
-    both = await frozen_api.patch(f"/v1/status-pages/{page['id']}", headers=team["auth"],
+    other, _ = await add_monitor(pool, team.actor, T0, name="mon-b")
+    both = await frozen_api.patch(f"/v1/status-pages/{page['id']}", headers=team.auth,
                                   json={"components": [str(monitor), str(other)],
                                         "names": {str(monitor): "Queue", str(other): "B"}})
     assert both.status_code == 200, both.text
-    dropped = await frozen_api.patch(f"/v1/status-pages/{page['id']}", headers=team["auth"],
+    dropped = await frozen_api.patch(f"/v1/status-pages/{page['id']}", headers=team.auth,
                                      json={"components": [str(other)]})
     assert dropped.status_code == 200, dropped.text
     assert dropped.json()["names"] == {str(other): "B"}
@@ -174,14 +175,14 @@ BLANK_LOOKING = ["\u2800", "\u3164", "\u115f", "\u1160", "\uffa0"]
 
 
 async def test_blank_looking_and_invisible_texts_are_refused_in_words(
-        frozen_api: AsyncTestClient, pool: AsyncConnectionPool, team: dict[str, Any]) -> None:
+        frozen_api: AsyncTestClient, pool: AsyncConnectionPool, team: Team) -> None:
     """Issue 32: titles, display names and tags of blank-looking characters (braille blank,
     Hangul fillers) are refused, as spaces are; a pattern's refusal says what it means, never
     the raw regex; a display name that is no text names the map."""
-    job = await add_job(pool, team["actor"], T0, "https://example.com/a", name="job-a")
+    job = await add_job(pool, team.actor, T0, "https://example.com/a", name="job-a")
 
     async def refused(method: str, url: str, body: dict[str, Any]) -> list[dict[str, str]]:
-        answer = await frozen_api.request(method, url, headers=team["auth"], json=body)
+        answer = await frozen_api.request(method, url, headers=team.auth, json=body)
         assert answer.status_code == 422, (body, answer.text)
         errors: list[dict[str, str]] = answer.json()["errors"]
         assert all("regex" not in e["message"] for e in errors), errors
@@ -205,7 +206,7 @@ async def test_blank_looking_and_invisible_texts_are_refused_in_words(
         [error] = await refused("POST", "/v1/status-pages", {**base, "path": path})
         assert error == {"field": "path", "message": "must be 2 to 64 lowercase letters, "
                                                      "digits or inner hyphens"}
-    page = await _create(frozen_api, team["auth"], **base)
+    page = await _create(frozen_api, team.auth, **base)
     [error] = await refused("PATCH", f"/v1/status-pages/{page['id']}", {"title": "\u2800"})
     assert error["field"] == "title"
     [error] = await refused("PATCH", f"/v1/status-pages/{page['id']}", {"path": "ACME"})
@@ -215,29 +216,29 @@ async def test_blank_looking_and_invisible_texts_are_refused_in_words(
     [error] = await refused("POST", "/v1/monitors", {"name": "m", "slug": "monA1"})
     assert error == {"field": "slug", "message": "must be 1 to 100 of a-z, 0-9, - and _"}
     # words where there were spaces: a title and a name with a blank-looking letter inside
-    await _create(frozen_api, team["auth"], title="Acme\u2800status", components=[str(job)],
+    await _create(frozen_api, team.auth, title="Acme\u2800status", components=[str(job)],
                   names={str(job): "Nightly\u3164backup"})
 
 
 async def test_a_note_refuses_invisible_characters_in_words_and_keeps_tabs_and_newlines(
-        frozen_api: AsyncTestClient, pool: AsyncConnectionPool, team: dict[str, Any]) -> None:
+        frozen_api: AsyncTestClient, pool: AsyncConnectionPool, team: Team) -> None:
     """Issue 32: a note took U+202E (and showed it on the public page and feed); it refuses
     the invisible formatting characters titles refuse, a NUL in words."""
-    monitor, _ = await add_monitor(pool, team["actor"], T0, name="mon-a")
+    monitor, _ = await add_monitor(pool, team.actor, T0, name="mon-a")
     down = uuid.uuid4()
     async with pool.connection() as conn:
         await conn.execute(
             "INSERT INTO alerts (id, team_id, subject_type, subject_id, event, title, "
             "created_at) VALUES (%s, %s, 'monitor', %s, 'down', 't', %s)",
-            (down, team["actor"].team_id, monitor, T0))
+            (down, team.actor.team_id, monitor, T0))
     url = f"/v1/alerts/{down}/note"
     for note in ("Fixed\u202e", "a\x00b", "a\u200bb", "a\rb", "a\u2066b"):
-        answer = await frozen_api.put(url, headers=team["auth"], json={"note": note})
+        answer = await frozen_api.put(url, headers=team.auth, json={"note": note})
         assert answer.status_code == 422, (note, answer.text)
         [error] = answer.json()["errors"]
         assert error["field"] == "note" and "regex" not in error["message"], error
         assert "invisible" in error["message"], error
-    kept = await frozen_api.put(url, headers=team["auth"], json={"note": "Line 1\n\tLine 2"})
+    kept = await frozen_api.put(url, headers=team.auth, json={"note": "Line 1\n\tLine 2"})
     assert kept.status_code == 200 and kept.json()["note"] == "Line 1\n\tLine 2"
-    blank = await frozen_api.put(url, headers=team["auth"], json={"note": " \u2800\u3164 "})
+    blank = await frozen_api.put(url, headers=team.auth, json={"note": " \u2800\u3164 "})
     assert blank.status_code == 200 and blank.json()["note"] is None, blank.text

@@ -26,6 +26,7 @@ from core.clock import FrozenClock
 from core.runs.worker import Worker
 from tests.helpers import add_job, new_actor, project_all, runs_of
 from tests.sink import Reply, Sink
+from tests.teams import Team
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = ROOT / "docs" / "architecture.md"
@@ -115,15 +116,15 @@ async def test_a_run_crosses_the_files_the_page_lists(
 
 
 async def test_a_ping_crosses_the_files_the_page_lists(
-    trace: Trace, api: AsyncTestClient, team: dict[str, Any], pool: AsyncConnectionPool,
+    trace: Trace, api: AsyncTestClient, team: Team, pool: AsyncConnectionPool,
 ) -> None:
     """A ``/fail`` ping of a monitor with a channel, through the route: recorded, its alert
     queued."""
-    r = await api.post("/v1/channels", json={"name": "ops", **SLACK}, headers=team["auth"])
+    r = await api.post("/v1/channels", json={"name": "ops", **SLACK}, headers=team.auth)
     assert r.status_code == 201, r.text
     r = await api.post("/v1/monitors", json={"name": "nightly", "schedule": "1h",
                                              "channels": [r.json()["id"]]},
-                       headers=team["auth"])
+                       headers=team.auth)
     assert r.status_code == 201, r.text
     monitor, token = r.json()["id"], r.json()["ping_token"]
     assert (await api.get(f"/ping/{token}")).status_code == 200
