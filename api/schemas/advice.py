@@ -64,7 +64,8 @@ class AdviceKept(Struct):
 
 
 class Advice(Struct, rename={"from_": "from"}):
-    """Suggestions from the recorded history of the last ``days`` days (``[from, to]``);
+    """Suggestions from the recorded history of the last ``days`` days (``[from, to]``), or
+    only since the schedule last changed in them (``schedule_changed_at``, then ``from``);
     nothing is changed. ``insufficient`` says why nothing is suggested when the history is
     too short (``observations``: check-ins of a monitor, finished runs of a job)."""
 
@@ -77,3 +78,6 @@ class Advice(Struct, rename={"from_": "from"}):
     insufficient: str | None
     suggestions: list[AdviceSuggestion]
     kept: list[AdviceKept]
+    schedule_changed_at: Annotated[datetime | None, Meta(
+        description="when the schedule or its time zone last changed within the days asked "
+                    "for: the history is read from then on (null: no change)")] = None

@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from core.advice.rules import QUICK_RUNS, Judged, Trial, Verdict, choose, helps
@@ -82,8 +82,9 @@ class Kept:
 
 @dataclass(frozen=True)
 class Advice:
-    """``GET /v1/{monitors,jobs}/{id}/advice``: the subject, the window ``[from_, to]`` of
-    ``days`` days, how many check-ins or final runs it holds (``observations``), the
+    """``GET /v1/{monitors,jobs}/{id}/advice``: the subject, the window ``[from_, to]`` read
+    (the ``days`` days asked for, from ``schedule_changed_at`` when the schedule changed in
+    them: :func:`window`), how many check-ins or final runs it holds (``observations``), the
     suggestions and the fields kept; ``insufficient`` says why nothing is suggested when the
     history is too short (then both lists are empty)."""
 
@@ -96,6 +97,52 @@ class Advice:
     insufficient: str | None
     suggestions: list[Suggestion] = field(default_factory=list)
     kept: list[Kept] = field(default_factory=list)
+    schedule_changed_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class Window:
+    """The history the advice reads: from ``start`` to now, the ``days`` asked for or, when the
+    schedule (or its zone) changed in them, only since that change (``changed``, its instant):
+    the suggestions are for the current definition, and a check-in or run of before was due
+    by another schedule (docs/advice.md, *After a schedule change*)."""
+
+    start: datetime
+    days: int
+    changed: datetime | None
+
+    @property
+    def during(self) -> str:
+        """The window in a reason: ``"in 30 days"``, or ``"since 2026-11-20 14:00 UTC, when
+        the schedule changed"``."""
+        if self.changed is None:
+            return f"in {self.days} days"
+        return f"since {self.changed:%Y-%m-%d %H:%M} UTC, when the schedule changed"
+
+    @property
+    def last(self) -> str:
+        """The window in the too-little-history reason: ``"in the last 30 days"``, or as
+        :attr:`during` says it after a change."""
+        return f"in the last {self.days} days" if self.changed is None else self.during
+
+
+def window(events: Sequence[dict[str, Any]], days: int, now: datetime) -> Window:
+    """The :class:`Window` of the ``days`` days before ``now`` for a monitor's or job's stream
+    ``events`` (version order): from the last ``*.updated`` event in them whose changes gave
+    the schedule or its time zone another value, if any. Reads the definition events only."""
+    start, changed = now - timedelta(days=days), None
+    said: tuple[Any, Any] | None = None
+    for event in events:
+        kind, data = event["event_type"], event["data"]
+        if kind.endswith(".created"):
+            said = (data.get("schedule"), data.get("timezone"))
+        elif kind.endswith(".updated") and said is not None:
+            changes = data.get("changes") or {}
+            new = (changes.get("schedule", said[0]), changes.get("timezone", said[1]))
+            if new != said and start < event["occurred_at"] <= now:
+                changed = event["occurred_at"]
+            said = new
+    return Window(start if changed is None else changed, days, changed)
 
 
 def what_if(verdict: Verdict, suggested: Judged) -> WhatIf:

@@ -25,7 +25,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from core import streams
 from core.actor import Actor
-from core.advice.answer import Advice, Kept, Suggestion, bound, examined, in_a_row
+from core.advice.answer import Advice, Kept, Suggestion, bound, examined, in_a_row, window
 from core.advice.rules import (
     MIN_OBSERVATIONS,
     Trial,
@@ -118,16 +118,18 @@ class _Trials:
 
 def advise(history: JobHistory, latest: JobState, days: int, now: datetime) -> Advice:
     """The advice for a job whose recorded history is ``history`` and whose definition is
-    ``latest``, over the ``days`` days before ``now`` (docs/advice.md)."""
-    start = now - timedelta(days=days)
+    ``latest``, over the ``days`` days before ``now``, or since its schedule last changed in
+    them (:func:`core.advice.answer.window`; docs/advice.md)."""
+    span = window(history.job_events, days, now)
+    start, during = span.start, span.during
     runs = [r for r in history.finals if r["occurred_at"] >= start]
     if len(runs) < MIN_OBSERVATIONS:
         return Advice("job", latest.id, start, now, days, len(runs),
-                      f"too little history: {len(runs)} finished runs in the last {days} "
-                      f"days, at least {MIN_OBSERVATIONS} are needed")
+                      f"too little history: {len(runs)} finished runs {span.last}, at least "
+                      f"{MIN_OBSERVATIONS} are needed", schedule_changed_at=span.changed)
     trials = _Trials(history, latest, start, now, now)
     failed = sum(r["event_type"] == "run.failed" for r in runs)
-    seen = f"{len(runs)} finished runs in {days} days, {failed} of them failed"
+    seen = f"{len(runs)} finished runs {during}, {failed} of them failed"
     found: list[Suggestion | Kept] = []
     for name, top, word in (("alert_after_failures", TOLERANCES, "failed runs"),
                             ("recover_after_successes", RECOVERIES, "good runs")):
@@ -141,14 +143,14 @@ def advise(history: JobHistory, latest: JobState, days: int, now: datetime) -> A
     timed = [d for d in (_timed(r) for r in runs) if d is not None]
     if len(timed) >= MIN_OBSERVATIONS:
         upper, lower = duration_bounds(timed, MAX_RUN_SECONDS)
-        said = ("{n} good runs in {days} days took p50 {p50:g} s, p95 {p95:g} s, longest "
-                "{max:g} s, shortest {low:g} s").format(n=len(timed), days=days,
+        said = ("{n} good runs {during} took p50 {p50:g} s, p95 {p95:g} s, longest "
+                "{max:g} s, shortest {low:g} s").format(n=len(timed), during=during,
                                                         low=min(timed), **figures(timed))
         found += [bound(trials, "max_duration", latest.max_duration, upper, said, max(timed)),
                   bound(trials, "min_duration", latest.min_duration, lower, said, min(timed))]
     return Advice("job", latest.id, start, now, days, len(runs), None,
                   [f for f in found if isinstance(f, Suggestion)],
-                  [f for f in found if isinstance(f, Kept)])
+                  [f for f in found if isinstance(f, Kept)], span.changed)
 
 
 async def advise_job(pool: AsyncConnectionPool, actor: Actor, job_id: uuid.UUID, days: int,

@@ -24,7 +24,17 @@ from typing import Any
 from psycopg_pool import AsyncConnectionPool
 
 from core.actor import Actor
-from core.advice.answer import Advice, Kept, Suggestion, bound, compared, examined, in_a_row
+from core.advice.answer import (
+    Advice,
+    Kept,
+    Suggestion,
+    Window,
+    bound,
+    compared,
+    examined,
+    in_a_row,
+    window,
+)
 from core.advice.rules import (
     MIN_OBSERVATIONS,
     Trial,
@@ -151,7 +161,7 @@ class _Trials:
         return reopened(previous, incident, self.schedule)
 
 
-def _grace(runs: _Trials, ins: list[CheckIn], days: int) -> Suggestion | Kept:
+def _grace(runs: _Trials, ins: list[CheckIn], during: str) -> Suggestion | Kept:
     lateness = [c.lateness for c in ins if c.lateness is not None and c.kind == "success"]
     current = runs.latest.grace_seconds
     values = grace_candidates(lateness, current, MAX_GRACE_SECONDS)
@@ -161,15 +171,15 @@ def _grace(runs: _Trials, ins: list[CheckIn], days: int) -> Suggestion | Kept:
     good = sum(c.kind == "success" for c in ins)
     # the figures of every lateness read, early ones negative (docs/advice.md, *What is
     # examined*), not of the late ones alone (issue 32)
-    seen = (f"{good} good check-ins in {days} days, {late} after the expected "
+    seen = (f"{good} good check-ins {during}, {late} after the expected "
             "instant" + (", lateness p50 {p50:g} s, p95 {p95:g} s, max {max:g} s".format(
                 **figures(lateness)) if lateness else ""))
     return examined("grace_seconds", verdict, seen, lambda v: f"a grace of {seconds_text(v)}")
 
 
-def _tolerance(runs: _Trials, ins: list[CheckIn], days: int) -> list[Suggestion | Kept]:
+def _tolerance(runs: _Trials, ins: list[CheckIn], during: str) -> list[Suggestion | Kept]:
     failures = sum(c.kind == "fail" for c in ins)
-    seen = f"{len(ins)} check-ins in {days} days, {failures} of them failures"
+    seen = f"{len(ins)} check-ins {during}, {failures} of them failures"
     out: list[Suggestion | Kept] = []
     for name, top, word in (("alert_after_failures", TOLERANCES, "failures"),
                             ("recover_after_successes", RECOVERIES, "good check-ins")):
@@ -183,13 +193,13 @@ def _tolerance(runs: _Trials, ins: list[CheckIn], days: int) -> list[Suggestion 
     return out
 
 
-def _durations(runs: _Trials, ins: list[CheckIn], days: int) -> list[Suggestion | Kept]:
+def _durations(runs: _Trials, ins: list[CheckIn], during: str) -> list[Suggestion | Kept]:
     timed = [c.duration for c in ins if c.duration is not None]
     if len(timed) < MIN_OBSERVATIONS:
         return []
     upper, lower = duration_bounds(timed, MAX_RUN_SECONDS)
-    seen = ("{n} timed runs in {days} days took p50 {p50:g} s, p95 {p95:g} s, longest {max:g}"
-            " s, shortest {low:g} s").format(n=len(timed), days=days, low=min(timed),
+    seen = ("{n} timed runs {during} took p50 {p50:g} s, p95 {p95:g} s, longest {max:g}"
+            " s, shortest {low:g} s").format(n=len(timed), during=during, low=min(timed),
                                               **figures(timed))
     return [bound(runs, "max_duration", runs.latest.max_duration, upper, seen, max(timed)),
             bound(runs, "min_duration", runs.latest.min_duration, lower, seen, min(timed))]
@@ -214,25 +224,30 @@ def _schedule_fit(runs: _Trials, ins: list[CheckIn]) -> Suggestion | None:
 def advise(events: Sequence[dict[str, Any]], latest: MonitorState, days: int, now: datetime,
            maintenance: Maintenance | None = None, parents: Outages | None = None) -> Advice:
     """The advice for a monitor whose stream is ``events`` (version order, up to ``now``) and
-    whose definition is ``latest``, over the ``days`` days before ``now`` (docs/advice.md)."""
-    start = now - timedelta(days=days)
+    whose definition is ``latest``, over the ``days`` days before ``now``, or since its
+    schedule last changed in them (:func:`core.advice.answer.window`; docs/advice.md)."""
+    span: Window = window(events, days, now)
+    start, during = span.start, span.during
+
+    def answer(insufficient: str | None, found: Sequence[Suggestion | Kept] = ()) -> Advice:
+        return Advice("monitor", latest.id, start, now, days, len(ins), insufficient,
+                      [f for f in found if isinstance(f, Suggestion)],
+                      [f for f in found if isinstance(f, Kept)], span.changed)
+
     ins = check_ins(events, start)
     if len(ins) < MIN_OBSERVATIONS:
-        return Advice("monitor", latest.id, start, now, days, len(ins),
-                      f"too little history: {len(ins)} check-ins in the last {days} days, "
+        return answer(f"too little history: {len(ins)} check-ins {span.last}, "
                       f"at least {MIN_OBSERVATIONS} are needed")
     runs = _Trials(events, latest, start, now, now, maintenance, parents)
     if runs.schedule is None:
-        return Advice("monitor", latest.id, start, now, days, len(ins),
-                      "the monitor's schedule no longer evaluates: repair it first")
-    found: list[Suggestion | Kept] = [_grace(runs, ins, days), *_tolerance(runs, ins, days),
-                                      *_durations(runs, ins, days)]
+        return answer("the monitor's schedule no longer evaluates: repair it first")
+    found: list[Suggestion | Kept] = [_grace(runs, ins, during),
+                                      *_tolerance(runs, ins, during),
+                                      *_durations(runs, ins, during)]
     fit = _schedule_fit(runs, ins)
     if fit is not None:
         found.append(fit)
-    return Advice("monitor", latest.id, start, now, days, len(ins), None,
-                  [f for f in found if isinstance(f, Suggestion)],
-                  [f for f in found if isinstance(f, Kept)])
+    return answer(None, found)
 
 
 async def advise_monitor(pool: AsyncConnectionPool, actor: Actor, monitor_id: uuid.UUID,

@@ -302,11 +302,16 @@ async def test_fast_pings_are_told_their_seconds_and_the_current_schedule_is_nev
         "1h", "5s", {"schedule": "5s"})
     assert found["reason"].startswith("12 check-ins came every 5 s"), found["reason"]
     # the old suggestion applied (and a 1m monitor pinged every 6 s): the fitted schedule was
-    # the current one, a 500 at the API and on the page
+    # the current one, a 500 at the API and on the page. The advice reads the check-ins since
+    # the schedule changed (docs/advice.md, *After a schedule change*): 12 more come after each
     for schedule, told in (("1m", "5s"), ("5s", None)):
         r = await frozen_api.patch(f"/v1/monitors/{monitor}", headers=auth,
                                    json={"schedule": schedule})
         assert r.status_code == 200, r.text
+        changed = clock.now()
+        for n in range(1, 13):
+            clock.set(changed + timedelta(seconds=5 * n))
+            assert (await frozen_api.get(url)).status_code == 200
         found = await schedule_suggested()
         assert (found and found["suggested"]) == told, found
         for days in (2, 90):
