@@ -19,7 +19,7 @@ ASGI test client: the application and the database, no network), on a frozen clo
 
 - ``page, cached``: the HTML as visitors get it within the cache's 10 seconds (one lookup of
   the page, the body kept per page version: core/statuspages/cache.py);
-- ``page, fresh``: every request renders (the cache's TTL set to 0): the lookup, the four
+- ``page, fresh``: every request renders (the cache's TTL set to 0): the lookup, the three
   statements of ``core/statuspages/public.py:public_view`` (components, alerts, and the bars
   of ``core/statuspages/bars.py``), the template and gzip;
 - ``feed, fresh``: the Atom feed, rendered every time (``public_feed``: no bars).

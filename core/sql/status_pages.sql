@@ -138,12 +138,22 @@ WHERE resolved_at IS NULL OR resolved_at >= %(recent)s::timestamptz
    OR rank <= %(newest)s::int
 ORDER BY started_at DESC, alert_id DESC;
 
--- name: status_page_monitor_days
--- The uptime bars' input for some monitors of one team (core/statuspages/bars.py): a row per
--- monitor the projector has seen, its created/deleted instants and the downtime periods that
--- overlap [start, end) as two arrays in start order (`ends` NULL: still down).
-SELECT s.monitor_id, s.created_at, s.deleted_at,
-       coalesce(d.starts, '{}') AS starts, coalesce(d.ends, '{}') AS ends
+-- name: status_page_days
+-- The uptime bars' input for some monitors and jobs of one team (core/statuspages/bars.py:
+-- component_bars), in one statement (one connection and round trip for all the bars), a row
+-- per component with data, in no particular order:
+-- - `kind` 'monitor', a monitor the projector has seen: its created/deleted instants and the
+--   downtime periods that overlap [start, end) as two arrays in start order (`ends` NULL:
+--   still down);
+-- - `kind` 'job', a job with runs in [start, end): its days as indexes from `start` (a UTC
+--   midnight), the clean ones (runs finished, none failed: 100 %) as bare indexes, every
+--   other day as [index, succeeded, failed], and the totals. The aggregates have no ORDER BY
+--   (it cost half the statement again; docs/benchmarks.md, "Status pages"): the caller
+--   places the days by their indexes.
+SELECT 'monitor' AS kind, s.monitor_id AS id, s.created_at, s.deleted_at,
+       coalesce(d.starts, '{}') AS starts, coalesce(d.ends, '{}') AS ends,
+       0::bigint AS succeeded, 0::bigint AS failed, '{}'::int[] AS clean_days,
+       '{}'::int[] AS other_days
 FROM monitor_state s
 LEFT JOIN LATERAL (
     SELECT array_agg(started_at ORDER BY started_at) AS starts,
@@ -153,25 +163,20 @@ LEFT JOIN LATERAL (
       AND started_at < %(end)s::timestamptz
       AND (ended_at IS NULL OR ended_at > %(start)s::timestamptz)
 ) d ON true
-WHERE s.monitor_id = ANY(%(ids)s::uuid[]) AND s.team_id = %(team_id)s::uuid;
-
--- name: status_page_job_days
--- The uptime bars' input for some jobs of one team (core/statuspages/bars.py:job_bar): a row
--- per job with runs in [start, end), its days as indexes from `start` (a UTC midnight): the
--- clean ones (runs finished, none failed: 100 %) as bare indexes, every other day as
--- [index, succeeded, failed]; and the totals. In no particular order: the caller sorts (an
--- ORDER BY in the aggregates cost half the statement again; docs/benchmarks.md, "Status
--- pages").
-SELECT job_id, sum(succeeded)::bigint AS succeeded, sum(failed)::bigint AS failed,
-       coalesce(array_agg(n) FILTER (WHERE clean), '{}') AS clean_days,
+WHERE cardinality(%(monitors)s::uuid[]) > 0  -- a one-time filter: no scan without ids
+  AND s.monitor_id = ANY(%(monitors)s::uuid[]) AND s.team_id = %(team_id)s::uuid
+UNION ALL
+SELECT 'job', job_id, NULL::timestamptz, NULL::timestamptz, NULL::timestamptz[],
+       NULL::timestamptz[], sum(succeeded)::bigint, sum(failed)::bigint,
+       coalesce(array_agg(n) FILTER (WHERE clean), '{}'),
        coalesce(array_agg(ARRAY[n, succeeded, failed]) FILTER (WHERE NOT clean), '{}')
-           AS other_days
 FROM (
     SELECT job_id, succeeded, failed, (failed = 0 AND succeeded > 0) AS clean,
            (bucket_start AT TIME ZONE 'UTC')::date
                - (%(start)s::timestamptz AT TIME ZONE 'UTC')::date AS n
     FROM job_stats_daily
-    WHERE job_id = ANY(%(ids)s::uuid[]) AND team_id = %(team_id)s::uuid
+    WHERE cardinality(%(jobs)s::uuid[]) > 0
+      AND job_id = ANY(%(jobs)s::uuid[]) AND team_id = %(team_id)s::uuid
       AND bucket_start >= %(start)s::timestamptz AND bucket_start < %(end)s::timestamptz
 ) d
 GROUP BY job_id;

@@ -150,8 +150,8 @@ async def public_view(pool: AsyncConnectionPool, read_pool: AsyncConnectionPool,
     given, or by tag in the order of their display names, at most
     :data:`core.statuspages.definition.MAX_COMPONENTS`), their :data:`DAYS` days
     (:func:`core.statuspages.bars.component_bars`, from ``read_pool``) and the incidents of
-    :mod:`core.statuspages.incidents` over those days. Four statements: the components, then
-    their incidents and their two statements of bars at once (three connections)."""
+    :mod:`core.statuspages.incidents` over those days. Three statements: the components, then
+    their incidents and their bars at once (two connections)."""
     rows = await _components(pool, page)
     alerts, bars = await asyncio.gather(_alerts(pool, page, rows, now), component_bars(
         read_pool, page.team_id, [r["id"] for r in rows if r["kind"] == "monitor"],

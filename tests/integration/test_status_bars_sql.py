@@ -1,9 +1,8 @@
-"""The statements behind a status page's bars (core/sql/status_pages.sql:
-status_page_monitor_days, status_page_job_days, read by core/statuspages/bars.py:
-component_bars) give the bars of the dashboard's day-by-day rule: for monitors
-``core/projections/queries.py:monitors_uptime_days``, for jobs ``success_rate`` of each day's
-``job_stats_daily`` row; on random histories in a real PostgreSQL. A monitor and a job of
-another team get a bar without data."""
+"""The statement behind a status page's bars (core/sql/status_pages.sql:status_page_days,
+read by core/statuspages/bars.py:component_bars) gives the bars of the dashboard's
+day-by-day rule: for monitors ``core/projections/queries.py:monitors_uptime_days``, for jobs
+``success_rate`` of each day's ``job_stats_daily`` row; on random histories in a real
+PostgreSQL. A monitor and a job of another team get a bar without data."""
 
 from __future__ import annotations
 
