@@ -34,6 +34,7 @@ from typing import Any
 from core import streams
 from core.coerce import instant
 from core.events import to_json
+from core.job_definition import JobDefinition
 from core.jobs.definition import DEFAULTS, DEFINITION_FIELDS
 from core.secrets import placeholder_names
 
@@ -46,44 +47,21 @@ STATUS_AFTER = {
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class JobState:
-    """A job as its stream leaves it: the columns of its ``jobs`` row.
+class JobState(JobDefinition):
+    """A job as its stream leaves it: the columns of its ``jobs`` row, its definition
+    (:class:`~core.job_definition.JobDefinition`) and the stream's own.
 
     Built by :func:`evolve` (the fold) or :meth:`from_row` (a locked ``jobs`` row); written
-    back with :meth:`upsert_params`. Instants are UTC; ``timeout_seconds`` in seconds;
-    ``confirm_timeout_seconds`` is the definition's ``confirm.timeout_seconds`` (``None``: no
-    confirmation, docs/ledger.md).
+    back with :meth:`upsert_params`. Instants are UTC.
     """
 
     id: uuid.UUID
     team_id: uuid.UUID
-    name: str
-    schedule: str
-    timezone: str
-    request: dict[str, Any]
-    timeout_seconds: float
-    retry: dict[str, Any]
-    overlap: str
-    catchup: str
-    success_statuses: list[int] | None
-    channels: list[uuid.UUID]
-    alert_after_failures: int
-    realert_every: int | None
-    alert_on: list[str]
-    depends_on: list[uuid.UUID]
-    min_duration: int | None
-    max_duration: int | None
-    recover_after_successes: int
-    spread: int | None
-    tags: list[str]
-    schedule_text: str | None
-    confirm_timeout_seconds: int | None
     status: str
     anchor_at: datetime
     created_at: datetime
     updated_at: datetime
     signing: bool
-    secret_names: list[str]
     broken_at: datetime | None
     broken_reason: str | None
     version: int

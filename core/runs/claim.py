@@ -26,6 +26,7 @@ from psycopg_pool import AsyncConnectionPool
 from core.clock import Instant, read_now
 from core.db import transaction
 from core.events import Change, Head, NewEvent, append_at, append_events, to_json
+from core.job_definition import JobDefinition
 from core.maintenance.queries import held_alerts, live_windows, subject_tags
 from core.maintenance.state import WindowState
 from core.maintenance.windows import in_maintenance_until
@@ -69,8 +70,9 @@ def _timed(events: list[NewEvent], started: float) -> list[NewEvent]:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ClaimedJob:
-    """A row of ``job_claim_due`` (core/sql/runs.sql): a due job as the claim reads it.
+class ClaimedJob(JobDefinition):
+    """A row of ``job_claim_due`` (core/sql/runs.sql): a due job as the claim reads it, its
+    definition (:class:`~core.job_definition.JobDefinition`) and the fields below.
 
     ``due_at`` is its pending slot's fire time (UTC: the slot plus the job's spread offset,
     core/schedule/spread.py); ``spread`` the job's spread in seconds (``None``: none);
@@ -83,22 +85,9 @@ class ClaimedJob:
     job_id: uuid.UUID
     due_at: datetime
     team_id: uuid.UUID
-    schedule: str
-    timezone: str
-    request: dict[str, Any]
-    timeout_seconds: float
-    retry: dict[str, Any]
-    overlap: str
-    catchup: str
     anchor_at: datetime
     version: int
-    success_statuses: list[int] | None
-    secret_names: list[str]
     signing: bool
-    confirm_timeout_seconds: int | None
-    alert_on: list[str]
-    min_duration: int | None
-    spread: int | None
     running: int
     queued: int
 

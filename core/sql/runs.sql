@@ -22,10 +22,12 @@ WITH others AS (
     FROM (SELECT 1 FROM due_jobs WHERE due_at <= %(horizon)s::timestamptz ORDER BY due_at
           LIMIT %(limit)s::int * (1 + (SELECT n FROM others))) due
 )
-SELECT d.job_id, d.due_at, j.team_id, j.schedule, j.timezone, j.request, j.timeout_seconds,
-       j.retry, j.overlap, j.catchup, j.anchor_at, j.version, j.success_statuses,
-       j.secret_names, j.signing, j.confirm_timeout_seconds, j.alert_on, j.min_duration,
-       j.spread, f.running, f.queued
+-- The job's definition columns are all read (core/job_definition.py:JobDefinition).
+SELECT d.job_id, d.due_at, j.team_id, j.anchor_at, j.version, j.signing, j.name, j.schedule,
+       j.timezone, j.request, j.timeout_seconds, j.retry, j.overlap, j.catchup,
+       j.success_statuses, j.channels, j.alert_after_failures, j.realert_every, j.alert_on,
+       j.depends_on, j.min_duration, j.max_duration, j.recover_after_successes, j.spread,
+       j.tags, j.schedule_text, j.confirm_timeout_seconds, j.secret_names, f.running, f.queued
 FROM due_jobs d
 JOIN jobs j ON j.id = d.job_id
 -- The job's runs in flight, read once (runs_in_flight_idx), for the overlap policy and for
