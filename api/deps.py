@@ -11,7 +11,6 @@ from typing import Annotated, Any
 from litestar import Request
 from litestar.di import NamedDependency
 from litestar.params import PathParameter, QueryParameter
-from psycopg_pool import AsyncConnectionPool
 
 from api.pagination import (
     KEYSET_CURSOR_PATTERN,
@@ -25,6 +24,7 @@ from core.apikeys import authenticate
 from core.channels.sealing import Sealer
 from core.clock import Clock, utc
 from core.crypto import KeyRing
+from core.db import ConnectionPool
 from core.errors import DomainError, Forbidden, Unauthorized, invalid
 from core.notifications.delivery import Delivery
 from core.notifications.lookup import SecretLookup
@@ -33,14 +33,16 @@ from core.secrets import NAME_PATTERN
 READ_METHODS = ("GET", "HEAD", "OPTIONS")
 
 
-async def provide_pool(request: Request[Any, Any, Any]) -> AsyncConnectionPool:
-    return request.app.state.pool
+async def provide_pool(request: Request[Any, Any, Any]) -> ConnectionPool:
+    pool: ConnectionPool = request.app.state.pool  # set by api/app.py's lifespan (open_pool)
+    return pool
 
 
-async def provide_read_pool(request: Request[Any, Any, Any]) -> AsyncConnectionPool:
+async def provide_read_pool(request: Request[Any, Any, Any]) -> ConnectionPool:
     """The pool of the reporting reads: the read replica's (``CRONLEDGER_READ_DATABASE_URL``)
     when one is configured, else the primary's (docs/operations.md, "Read replica")."""
-    return request.app.state.read_pool
+    pool: ConnectionPool = request.app.state.read_pool
+    return pool
 
 
 async def provide_clock(request: Request[Any, Any, Any]) -> Clock:
@@ -103,8 +105,8 @@ async def provide_actor(request: Request[Any, Any, Any]) -> Actor:
 
 
 # Handler parameter types: explicit markers for Litestar's dependency injection.
-PoolDep = NamedDependency[AsyncConnectionPool]
-ReadPoolDep = NamedDependency[AsyncConnectionPool]
+PoolDep = NamedDependency[ConnectionPool]
+ReadPoolDep = NamedDependency[ConnectionPool]
 ActorDep = NamedDependency[Actor]
 ClockDep = NamedDependency[Clock]
 KeyRingDep = NamedDependency[KeyRing]

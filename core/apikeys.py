@@ -11,10 +11,15 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from psycopg_pool import AsyncConnectionPool
-
 from core.actor import Actor
-from core.db import dict_row_or_none, dict_rows, fetch_team_page, transaction
+from core.db import (
+    ConnectionPool,
+    dict_row_or_none,
+    dict_rows,
+    fetch_team_page,
+    one_row,
+    transaction,
+)
 from core.errors import NotFound, invalid
 from core.queries import Q
 from core.tokens import token_hash
@@ -26,7 +31,7 @@ MAX_KEY_NAME = 200
 
 
 async def create_api_key(
-    pool: AsyncConnectionPool, team: str | uuid.UUID, scope: str = DEFAULT_SCOPE, name: str = ""
+    pool: ConnectionPool, team: str | uuid.UUID, scope: str = DEFAULT_SCOPE, name: str = ""
 ) -> tuple[str, dict[str, Any]]:
     """Create a key for ``team`` (a team name, created if missing, or a team id).
 
@@ -49,15 +54,15 @@ async def create_api_key(
             if not 1 <= len(team) <= 100 or "\x00" in team:
                 raise invalid("team", "must be 1 to 100 characters, without NUL")
             cur = await conn.execute(Q["team_ensure"], {"name": team})
-            team_id = (await cur.fetchone())["id"]
+            team_id = one_row(await cur.fetchone(), "team_ensure")["id"]
         cur = await conn.execute(Q["api_key_insert"], {
             "team_id": team_id, "name": name, "prefix": key[:8], "key_hash": token_hash(key),
             "scope": scope})
-        record = await cur.fetchone()
+        record = one_row(await cur.fetchone(), "api_key_insert")
     return key, record
 
 
-async def authenticate(pool: AsyncConnectionPool, key: str) -> Actor | None:
+async def authenticate(pool: ConnectionPool, key: str) -> Actor | None:
     """The :class:`Actor` for a presented key, or ``None`` when it is unknown or revoked."""
     if not key.startswith(KEY_PREFIX) or len(key) > 200:
         return None
@@ -69,7 +74,7 @@ async def authenticate(pool: AsyncConnectionPool, key: str) -> Actor | None:
     return Actor(team_id=row["team_id"], key_id=row["id"], scope=row["scope"])
 
 
-async def list_api_keys(pool: AsyncConnectionPool, actor: Actor, *, limit: int = 50,
+async def list_api_keys(pool: ConnectionPool, actor: Actor, *, limit: int = 50,
                         after: tuple[datetime, uuid.UUID] | None = None) -> list[dict[str, Any]]:
     """A page of the team's active keys, oldest first: ``id``, ``name``, ``prefix``, ``scope``,
     ``created_at`` (never the key or its hash); at most ``limit`` rows after the keyset
@@ -78,7 +83,7 @@ async def list_api_keys(pool: AsyncConnectionPool, actor: Actor, *, limit: int =
                                  after=after)
 
 
-async def list_all_api_keys(pool: AsyncConnectionPool,
+async def list_all_api_keys(pool: ConnectionPool,
                             team: str | None = None) -> list[dict[str, Any]]:
     """Every key of every team (or of the team named ``team``), revoked ones included, for the
     operator's CLI: ``id``, ``team`` (its name), ``name``, ``prefix``, ``scope``,
@@ -88,7 +93,7 @@ async def list_all_api_keys(pool: AsyncConnectionPool,
         return dict_rows(await cur.fetchall())
 
 
-async def find_api_key(pool: AsyncConnectionPool, key_id: uuid.UUID) -> dict[str, Any] | None:
+async def find_api_key(pool: ConnectionPool, key_id: uuid.UUID) -> dict[str, Any] | None:
     """``{"id", "team_id", "revoked_at"}`` of any team's key, or ``None`` when there is none."""
     async with pool.connection() as conn:
         cur = await conn.execute(Q["api_key_find"], {"id": key_id})
@@ -96,7 +101,7 @@ async def find_api_key(pool: AsyncConnectionPool, key_id: uuid.UUID) -> dict[str
 
 
 async def revoke_api_key(
-    pool: AsyncConnectionPool, actor: Actor, key_id: uuid.UUID, now: datetime
+    pool: ConnectionPool, actor: Actor, key_id: uuid.UUID, now: datetime
 ) -> None:
     """Revoke one of the team's keys.
 

@@ -20,8 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from psycopg_pool import AsyncConnectionPool
-
+from core.db import ConnectionPool
 from core.queries import Q
 
 ORDER = ("up", "late", "down")  # worse to the right
@@ -52,7 +51,7 @@ def _status(row: dict[str, Any]) -> str:
     return "down" if row["last_run_status"] == "failed" else "up"
 
 
-async def team_checks(pool: AsyncConnectionPool, team_id: uuid.UUID) -> list[Check]:
+async def team_checks(pool: ConnectionPool, team_id: uuid.UUID) -> list[Check]:
     """The team's live monitors and jobs, by name."""
     async with pool.connection() as conn:
         cur = await conn.execute(Q["check_list_for_team"], {"team_id": team_id})

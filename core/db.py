@@ -13,10 +13,10 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from datetime import datetime
-from typing import Any, cast
+from typing import Any, TypeAlias, TypeVar
 
 import psycopg
-from psycopg.rows import dict_row
+from psycopg.rows import DictRow, dict_row
 from psycopg_pool import AsyncConnectionPool
 from psycopg_pool.base import AttemptWithBackoff
 
@@ -29,6 +29,18 @@ from core.errors import (
     NotFound,
 )
 from core.services.outage import connect_dsn
+
+# The types of what a pool of :func:`open_pool` hands out: psycopg types a connection and its
+# cursors by their row factory, and ours is ``dict_row`` (column name to value, each of its
+# column's type in the statement's ``.sql`` file).
+Connection: TypeAlias = psycopg.AsyncConnection[DictRow]
+Cursor: TypeAlias = psycopg.AsyncCursor[DictRow]
+# What a function that takes a pool is given: any pool of dict-row connections (a
+# ``Pool[Connection]`` from :func:`open_pool` is one).
+ConnectionPool: TypeAlias = AsyncConnectionPool[Connection]
+# A pool's connection class, with the rows its row factory makes (core/monitors/ping.py's pool
+# of tuple rows is the other one).
+ConnT = TypeVar("ConnT", bound=psycopg.AsyncConnection[Any])
 
 # Constraint name -> the domain error it means. Constraints are named in migrations/.
 CONSTRAINT_ERRORS: dict[str, type[DomainError]] = {
@@ -115,7 +127,7 @@ QUIET_CHECK_SECONDS = 1.0
 CHECK_TIMEOUT_SECONDS = 1.0  # a round-trip check that takes longer finds the connection dead
 
 
-class Pool(AsyncConnectionPool):
+class Pool(AsyncConnectionPool[ConnT]):
     """The one pool class of cronledger (:func:`open_pool` makes every pool): an
     :class:`AsyncConnectionPool` that never hands out a connection that died while idle, and
     reconnects at most :data:`RECONNECT_MAX_DELAY` seconds apart after a failure.
@@ -145,7 +157,7 @@ class Pool(AsyncConnectionPool):
     # away (restart, failover) since it was last read (the worker then looks for orphan runs).
     interruptions = 0
 
-    async def _connect(self, timeout: float | None = None) -> psycopg.AsyncConnection:
+    async def _connect(self, timeout: float | None = None) -> ConnT:
         try:
             conn = await super()._connect(timeout)
         except Exception as exc:
@@ -161,7 +173,7 @@ class Pool(AsyncConnectionPool):
             attempt = _CappedBackoff(timeout=self.reconnect_timeout)
         await super()._add_connection(attempt, growing)
 
-    async def getconn(self, timeout: float | None = None) -> psycopg.AsyncConnection:
+    async def getconn(self, timeout: float | None = None) -> ConnT:
         """A live connection, waiting at most ``timeout`` (default the pool's) seconds in all.
 
         Raises:
@@ -178,12 +190,13 @@ class Pool(AsyncConnectionPool):
             self.interruptions += 1
             await self.putconn(conn)  # broken: the pool closes it and makes a new one
 
-    async def putconn(self, conn: psycopg.AsyncConnection) -> None:
-        conn._cronledger_back_at = time.monotonic()
+    async def putconn(self, conn: ConnT) -> None:
+        # an attribute of our own on psycopg's connection, read by _alive
+        setattr(conn, "_cronledger_back_at", time.monotonic())  # noqa: B010
         await super().putconn(conn)
 
 
-async def _alive(conn: psycopg.AsyncConnection, timeout: float) -> bool:
+async def _alive(conn: psycopg.AsyncConnection[Any], timeout: float) -> bool:
     """Whether ``conn`` can serve a request (see :class:`Pool`), finding out within
     ``timeout`` seconds; a dead one is left BAD or closed."""
     pgconn = conn.pgconn
@@ -213,7 +226,7 @@ async def _alive(conn: psycopg.AsyncConnection, timeout: float) -> bool:
 
 async def open_pool(dsn: str, *, min_size: int = 1, max_size: int = 10,
                     connection: dict[str, Any] | None = None, name: str = "cronledger",
-                    **options: Any) -> Pool:
+                    **options: Any) -> Pool[Connection]:
     """Open a :class:`Pool` (the one place pools are made): dead idle connections are never
     handed out; after a database outage it reconnects within :data:`RECONNECT_MAX_DELAY`
     seconds of PostgreSQL accepting connections.
@@ -232,7 +245,7 @@ async def open_pool(dsn: str, *, min_size: int = 1, max_size: int = 10,
     Raises:
         psycopg_pool.PoolTimeout: when no connection can be made within 30 seconds.
     """
-    pool = Pool(
+    pool = Pool[Connection](
         connect_dsn(dsn),  # a connect to a silent host gives up after a bounded time
         min_size=min_size,
         max_size=max_size,
@@ -249,7 +262,7 @@ async def open_pool(dsn: str, *, min_size: int = 1, max_size: int = 10,
 
 
 @contextlib.asynccontextmanager
-async def transaction(pool: AsyncConnectionPool) -> AsyncIterator[psycopg.AsyncConnection]:
+async def transaction(pool: ConnectionPool) -> AsyncIterator[Connection]:
     """Yield a connection inside one transaction, committed on success, with errors translated."""
     async with pool.connection() as conn:
         with translate_errors():
@@ -257,21 +270,34 @@ async def transaction(pool: AsyncConnectionPool) -> AsyncIterator[psycopg.AsyncC
                 yield conn
 
 
-def dict_rows(fetched: Any) -> list[dict[str, Any]]:
-    """``fetched`` (a cursor's ``fetchall()``) as what it is: the rows of a connection of
-    :func:`open_pool`, whose row factory is ``dict_row`` (column name to value, each of its
-    column's type in the statement's ``.sql`` file). psycopg's own types are not followed
-    (pyproject.toml, ``[tool.mypy]``), so this is where a row's type is stated; no copy."""
-    return cast("list[dict[str, Any]]", fetched)
+def dict_rows(fetched: list[DictRow]) -> list[DictRow]:
+    """``fetched`` (a :data:`Cursor`'s ``fetchall()``), unchanged: its rows are typed by the
+    cursor now (``DictRow``, column name to value); kept for callers that still wrap them."""
+    return fetched
 
 
-def dict_row_or_none(fetched: Any) -> dict[str, Any] | None:
-    """``fetched`` (a cursor's ``fetchone()``) as a row of :func:`dict_rows`, or ``None``."""
-    return cast("dict[str, Any] | None", fetched)
+def dict_row_or_none(fetched: DictRow | None) -> DictRow | None:
+    """``fetched`` (a :data:`Cursor`'s ``fetchone()``), unchanged, as :func:`dict_rows`."""
+    return fetched
 
 
-async def team_row(conn: psycopg.AsyncConnection, query: str, what: str, row_id: uuid.UUID,
-                   team_id: uuid.UUID) -> dict[str, Any]:
+def one_row(fetched: DictRow | None, statement: str) -> DictRow:
+    """``fetched`` (a :data:`Cursor`'s ``fetchone()``) of a statement that returns a row
+    whenever it succeeds (an aggregate, ``INSERT … RETURNING``, a row locked just before).
+
+    Args:
+        statement: the statement's name, for the error.
+
+    Raises:
+        RuntimeError: no row: the statement broke its promise (a bug, not bad input).
+    """
+    if fetched is None:
+        raise RuntimeError(f"{statement} returned no row")
+    return fetched
+
+
+async def team_row(conn: Connection, query: str, what: str, row_id: uuid.UUID,
+                   team_id: uuid.UUID) -> DictRow:
     """The row ``query`` returns for ``{"id": row_id, "team_id": team_id}`` on ``conn`` (inside
     the caller's transaction, e.g. a ``FOR UPDATE`` lock).
 
@@ -282,14 +308,14 @@ async def team_row(conn: psycopg.AsyncConnection, query: str, what: str, row_id:
         NotFound: no row: no such object for this team (or it was deleted).
     """
     cur = await conn.execute(query, {"id": row_id, "team_id": team_id})
-    row = dict_row_or_none(await cur.fetchone())
+    row = await cur.fetchone()
     if row is None:
         raise NotFound(f"{what} {row_id} not found")
     return row
 
 
-async def fetch_team_row(pool: AsyncConnectionPool, query: str, what: str, row_id: uuid.UUID,
-                         team_id: uuid.UUID) -> dict[str, Any]:
+async def fetch_team_row(pool: ConnectionPool, query: str, what: str, row_id: uuid.UUID,
+                         team_id: uuid.UUID) -> DictRow:
     """:func:`team_row` on a connection of ``pool``.
 
     Raises:
@@ -299,9 +325,9 @@ async def fetch_team_row(pool: AsyncConnectionPool, query: str, what: str, row_i
         return await team_row(conn, query, what, row_id, team_id)
 
 
-async def fetch_team_page(pool: AsyncConnectionPool, query: str, team_id: uuid.UUID, *,
+async def fetch_team_page(pool: ConnectionPool, query: str, team_id: uuid.UUID, *,
                           limit: int, after: tuple[datetime, uuid.UUID] | None
-                          ) -> list[dict[str, Any]]:
+                          ) -> list[DictRow]:
     """A keyset page: ``query`` run with ``team_id``, ``limit`` and the ``(created_at, id)``
     of the last row of the previous page as ``after_created`` / ``after_id`` (``None`` for
     the first page)."""
@@ -310,4 +336,4 @@ async def fetch_team_page(pool: AsyncConnectionPool, query: str, team_id: uuid.U
             "team_id": team_id, "limit": limit,
             "after_created": after[0] if after else None,
             "after_id": after[1] if after else None})
-        return dict_rows(await cur.fetchall())
+        return await cur.fetchall()

@@ -16,15 +16,12 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-import psycopg
-from psycopg_pool import AsyncConnectionPool
-
-from core.db import dict_rows
+from core.db import Connection, ConnectionPool, dict_rows
 from core.errors import Conflict, FieldErrors
 from core.queries import Q
 
 
-async def check_depends_on(conn: psycopg.AsyncConnection, team_id: uuid.UUID,
+async def check_depends_on(conn: Connection, team_id: uuid.UUID,
                            subject_id: uuid.UUID, depends_on: Sequence[uuid.UUID],
                            before: Sequence[uuid.UUID]) -> None:
     """Check a monitor's or job's new ``depends_on`` in the caller's transaction (nothing to
@@ -70,7 +67,7 @@ def _path(edges: dict[uuid.UUID, list[uuid.UUID]], start: uuid.UUID, goal: uuid.
     return None
 
 
-async def refuse_delete_with_dependents(conn: psycopg.AsyncConnection, team_id: uuid.UUID,
+async def refuse_delete_with_dependents(conn: Connection, team_id: uuid.UUID,
                                         subject_id: uuid.UUID, what: str) -> None:
     """Refuse to delete a parent that live monitors or jobs depend on.
 
@@ -87,7 +84,7 @@ async def refuse_delete_with_dependents(conn: psycopg.AsyncConnection, team_id: 
                        "depends_on first")
 
 
-async def parents_by_name(pool: AsyncConnectionPool, team_id: uuid.UUID,
+async def parents_by_name(pool: ConnectionPool, team_id: uuid.UUID,
                           names: Sequence[str]) -> list[dict[str, Any]]:
     """The team's live monitors and jobs named ``names``: rows ``{"id", "kind", "name"}`` (a
     name may be one monitor's and one job's)."""
@@ -99,7 +96,7 @@ async def parents_by_name(pool: AsyncConnectionPool, team_id: uuid.UUID,
         return dict_rows(await cur.fetchall())
 
 
-async def parent_names(pool: AsyncConnectionPool, team_id: uuid.UUID,
+async def parent_names(pool: ConnectionPool, team_id: uuid.UUID,
                        ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, dict[str, Any]]:
     """``{id: {"id", "kind", "name"}}`` of those of ``ids`` that are the team's monitors or
     jobs (deleted ones too)."""
@@ -110,7 +107,7 @@ async def parent_names(pool: AsyncConnectionPool, team_id: uuid.UUID,
         return {row["id"]: row for row in await cur.fetchall()}
 
 
-async def check_proposed(conn: psycopg.AsyncConnection, team_id: uuid.UUID,
+async def check_proposed(conn: Connection, team_id: uuid.UUID,
                          subject_id: uuid.UUID, depends_on: Sequence[uuid.UUID]) -> None:
     """Check a ``depends_on`` proposed to a what-if replay (nothing is written): the subject
     itself or an id that is no live monitor or job of the team is refused.

@@ -16,10 +16,8 @@ from datetime import datetime
 from typing import Any
 
 import msgspec
-import psycopg
-from psycopg_pool import AsyncConnectionPool
 
-from core.db import dict_rows, translate_errors
+from core.db import Connection, ConnectionPool, dict_rows, translate_errors
 from core.queries import Q
 
 _encode = msgspec.json.Encoder().encode
@@ -73,7 +71,7 @@ class NewEvent:
     metadata: dict[str, Any] = field(default_factory=dict)
 
 
-async def append_events(conn: psycopg.AsyncConnection, events: Sequence[NewEvent]) -> list[int]:
+async def append_events(conn: Connection, events: Sequence[NewEvent]) -> list[int]:
     """Append ``events`` (possibly to several streams) in the caller's transaction.
 
     Returns:
@@ -165,7 +163,7 @@ class Head:
                              changes, metadata)
 
 
-async def append_at(conn: psycopg.AsyncConnection,
+async def append_at(conn: Connection,
                     appends: Iterable[tuple[Head, Sequence[Change]]], now: datetime,
                     metadata: dict[str, Any]) -> list[int]:
     """Append each stream's changes numbered after its head (:func:`stream_events`), dated
@@ -186,7 +184,7 @@ async def append_at(conn: psycopg.AsyncConnection,
 
 
 async def read_stream(
-    conn: psycopg.AsyncConnection,
+    conn: Connection,
     stream_type: str,
     stream_id: uuid.UUID,
     team_id: uuid.UUID,
@@ -207,13 +205,13 @@ async def read_stream(
     return dict_rows(await cur.fetchall())
 
 
-async def notify_wakeup(conn: psycopg.AsyncConnection, reason: str) -> None:
+async def notify_wakeup(conn: Connection, reason: str) -> None:
     """NOTIFY the schedulers (delivered when the caller's transaction commits)."""
     await conn.execute(Q["event_notify_wakeup"], {"reason": reason})
 
 
 async def list_team_events(
-    pool: AsyncConnectionPool,
+    pool: ConnectionPool,
     team_id: uuid.UUID,
     *,
     limit: int = 50,

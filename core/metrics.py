@@ -34,9 +34,9 @@ from typing import Any
 from prometheus_client import CollectorRegistry, Gauge, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
 from prometheus_client.registry import Collector
-from psycopg_pool import AsyncConnectionPool
 
 from core.checks import Check, tagged, worst
+from core.db import ConnectionPool, one_row
 from core.projections.histogram import RATIO
 from core.queries import Q
 from core.runs.registry import live_after
@@ -86,15 +86,18 @@ def _histogram(name: str, text: str, counts: dict[int, int]) -> HistogramMetricF
     return HistogramMetricFamily(name, text, buckets=cumulative, sum_value=estimate)
 
 
-async def render_metrics(pool: AsyncConnectionPool, now: datetime) -> bytes:
+async def render_metrics(pool: ConnectionPool, now: datetime) -> bytes:
     """The Prometheus text exposition of the scheduler's state at ``now``."""
     async with pool.connection() as conn:
-        snap = await (await conn.execute(Q["metrics_snapshot"], {
-            "now": now, "live_after": live_after(now)})).fetchone()
+        # aggregates: one row each
+        snap = one_row(await (await conn.execute(Q["metrics_snapshot"], {
+            "now": now, "live_after": live_after(now)})).fetchone(), "metrics_snapshot")
         jobs = await (await conn.execute(Q["metrics_jobs_by_status"])).fetchall()
-        runs = await (await conn.execute(Q["metrics_runs_by_outcome"])).fetchone()
+        runs = one_row(await (await conn.execute(Q["metrics_runs_by_outcome"])).fetchone(),
+                       "metrics_runs_by_outcome")
         hist = await (await conn.execute(Q["metrics_run_histograms"])).fetchall()
-        pings = await (await conn.execute(Q["metrics_pings_by_kind"])).fetchone()
+        pings = one_row(await (await conn.execute(Q["metrics_pings_by_kind"])).fetchone(),
+                        "metrics_pings_by_kind")
         monitors = await (await conn.execute(Q["metrics_monitors_by_status"])).fetchall()
         sent = await (await conn.execute(Q["metrics_notifications"])).fetchall()
         lag = await (await conn.execute(Q["metrics_projector_lag"], {"now": now})).fetchone()

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import psycopg
 
+from core.db import Connection, one_row
 from core.queries import Q
 
 # alembic and SQLAlchemy are imported where they are used, not here: the API imports this module
@@ -84,7 +85,7 @@ def head_revision() -> str:
     return script.get_current_head() or ""
 
 
-async def current_revision(conn: psycopg.AsyncConnection) -> str | None:
+async def current_revision(conn: Connection) -> str | None:
     """The revision the database is at, or ``None`` before the first migration."""
     cur = await conn.execute(
         Q["migration_version"]
@@ -92,11 +93,11 @@ async def current_revision(conn: psycopg.AsyncConnection) -> str | None:
     row = await cur.fetchone()
     if row is None:
         return None
-    version: str = row["version_num"] if isinstance(row, dict) else row[0]  # alembic: varchar
+    version: str = row["version_num"]  # alembic: varchar
     return version
 
 
-async def _has_version_table(conn: psycopg.AsyncConnection) -> bool:
+async def _has_version_table(conn: Connection) -> bool:
     cur = await conn.execute(Q["migration_version_table_exists"])
-    row = await cur.fetchone()
-    return bool(row["present"] if isinstance(row, dict) else row[0])
+    row = one_row(await cur.fetchone(), "migration_version_table_exists")
+    return bool(row["present"])

@@ -39,11 +39,9 @@ import logging
 from datetime import datetime
 from typing import Any
 
-import psycopg
 from psycopg import sql
-from psycopg_pool import AsyncConnectionPool
 
-from core.db import dict_rows, transaction
+from core.db import Connection, ConnectionPool, dict_rows, transaction
 from core.projections import jobs, monitor_rows, runs
 from core.projections.common import Skipped, record_skipped
 from core.projections.projector import CHECKPOINT, TABLES, project_batch
@@ -54,7 +52,7 @@ BATCH = 20_000
 log = logging.getLogger("cronledger.rebuild")
 
 
-async def rebuild(pool: AsyncConnectionPool, now: datetime) -> dict[str, int]:
+async def rebuild(pool: ConnectionPool, now: datetime) -> dict[str, int]:
     """Rebuild every projection from the event log, in one transaction.
 
     Returns:
@@ -91,14 +89,14 @@ async def rebuild(pool: AsyncConnectionPool, now: datetime) -> dict[str, int]:
     return counts
 
 
-async def _rows(conn: psycopg.AsyncConnection, snap: dict[str, Any], table: str
+async def _rows(conn: Connection, snap: dict[str, Any], table: str
                 ) -> list[dict[str, Any]]:
     cur = await conn.execute(sql.SQL(Q["rebuild_snapshot_rows"]).format(
         copy=snapshot_copy(snap["id"], table)))
     return dict_rows(await cur.fetchall())
 
 
-async def _inline_from_snapshot(conn: psycopg.AsyncConnection, snap: dict[str, Any],
+async def _inline_from_snapshot(conn: Connection, snap: dict[str, Any],
                                 now: datetime, skipped: dict[str, Skipped]) -> dict[str, int]:
     """The inline projections from the prune snapshot ``snap`` and the events after it."""
     tx_snapshot = snap["tx_snapshot"]
@@ -113,7 +111,7 @@ async def _inline_from_snapshot(conn: psycopg.AsyncConnection, snap: dict[str, A
     return counts
 
 
-async def _read_models_from_snapshot(conn: psycopg.AsyncConnection, snap: dict[str, Any]
+async def _read_models_from_snapshot(conn: Connection, snap: dict[str, Any]
                                      ) -> None:
     """The read models from their copies, the checkpoint at the snapshot's."""
     for table in TABLES:

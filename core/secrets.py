@@ -20,12 +20,9 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-import psycopg
-from psycopg_pool import AsyncConnectionPool
-
 from core.actor import Actor
 from core.crypto import KeyRing, Sealed, SecretUnavailable, secret_aad, signing_aad, token_aad
-from core.db import dict_rows, transaction
+from core.db import Connection, ConnectionPool, dict_rows, one_row, transaction
 from core.errors import NotFound, invalid
 from core.events import Change, Head, append_at
 from core.queries import Q
@@ -98,7 +95,7 @@ def check_value(value: Any) -> bytes:
 
 # -- the secrets API ----------------------------------------------------------------------------
 async def put_secret(
-    pool: AsyncConnectionPool, keyring: KeyRing, actor: Actor, name: str, value: Any,
+    pool: ConnectionPool, keyring: KeyRing, actor: Actor, name: str, value: Any,
     now: datetime,
 ) -> tuple[dict[str, Any], bool]:
     """Create or replace a team secret.
@@ -117,7 +114,7 @@ async def put_secret(
         cur = await conn.execute(Q["secret_upsert"], {
             "id": uuid.uuid4(), "team_id": actor.team_id, "name": name, "key_id": sealed.key_id,
             "nonce": sealed.nonce, "ciphertext": sealed.ciphertext, "now": now})
-        row = await cur.fetchone()
+        row = one_row(await cur.fetchone(), "secret_upsert")
         created = row["version"] == 1
         changes: list[Change] = [("secret.set", {"name": name, "created": created})]
         await append_at(conn, [(Head.written("secret", row["id"], actor.team_id, row["version"],
@@ -126,7 +123,7 @@ async def put_secret(
 
 
 async def list_secrets(
-    pool: AsyncConnectionPool, actor: Actor, *, limit: int, after: str | None
+    pool: ConnectionPool, actor: Actor, *, limit: int, after: str | None
 ) -> list[dict[str, Any]]:
     """A page of the team's secret names and dates, by name, after the keyset ``after``."""
     async with pool.connection() as conn:
@@ -135,7 +132,7 @@ async def list_secrets(
         return dict_rows(await cur.fetchall())
 
 
-async def delete_secret(pool: AsyncConnectionPool, actor: Actor, name: str, now: datetime) -> None:
+async def delete_secret(pool: ConnectionPool, actor: Actor, name: str, now: datetime) -> None:
     """Delete a team secret; jobs that still reference it fail with error class ``secret``.
 
     Raises:
@@ -161,7 +158,7 @@ def check_signing_secret(value: Any) -> str | None:
 
 
 async def set_signing_secret(
-    conn: psycopg.AsyncConnection, keyring: KeyRing, team_id: uuid.UUID, job_id: uuid.UUID,
+    conn: Connection, keyring: KeyRing, team_id: uuid.UUID, job_id: uuid.UUID,
     value: str | None, now: datetime,
 ) -> None:
     """Store (or with ``None`` remove) a job's signing secret, in the caller's transaction.
@@ -184,7 +181,7 @@ def _sealed(row: Mapping[str, Any]) -> Sealed:
 
 
 async def fetch_sealed(
-    conn: psycopg.AsyncConnection, wanted: Iterable[tuple[uuid.UUID, str]],
+    conn: Connection, wanted: Iterable[tuple[uuid.UUID, str]],
     signing_jobs: Iterable[uuid.UUID],
 ) -> tuple[dict[tuple[uuid.UUID, str], Sealed], dict[uuid.UUID, Sealed]]:
     """The sealed secrets ``(team_id, name)`` and signing secrets (by job id) that exist.
@@ -207,7 +204,7 @@ async def fetch_sealed(
 
 # -- rotation -----------------------------------------------------------------------------------
 async def _reseal_table(
-    pool: AsyncConnectionPool, keyring: KeyRing, select: str, update: str, key: str,
+    pool: ConnectionPool, keyring: KeyRing, select: str, update: str, key: str,
     aad: Any,
 ) -> tuple[int, int]:
     """Re-encrypt, in batches of :data:`ROTATE_BATCH`, every row of one table whose key is
@@ -240,7 +237,7 @@ async def _reseal_table(
             done += len(resealed)
 
 
-async def rotate_key(pool: AsyncConnectionPool, keyring: KeyRing) -> dict[str, Any]:
+async def rotate_key(pool: ConnectionPool, keyring: KeyRing) -> dict[str, Any]:
     """Re-encrypt every secret, signing secret and kept ping token under the current key.
 
     Safe while the system runs: each batch locks its rows; a concurrent ``PUT`` writes under the

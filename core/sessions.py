@@ -18,12 +18,9 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-import psycopg
-from psycopg_pool import AsyncConnectionPool
-
 from core.actor import Actor
 from core.apikeys import authenticate, create_api_key
-from core.db import transaction
+from core.db import Connection, ConnectionPool, transaction
 from core.queries import Q
 from core.tokens import token_hash
 
@@ -44,7 +41,7 @@ def csrf_matches(session_id: str, presented: str | None) -> bool:
     return bool(presented) and hmac.compare_digest(csrf_token(session_id), presented or "")
 
 
-async def _open(conn: psycopg.AsyncConnection, key_id: uuid.UUID, now: datetime) -> str:
+async def _open(conn: Connection, key_id: uuid.UUID, now: datetime) -> str:
     session_id = secrets.token_urlsafe(32)
     await conn.execute(Q["session_prune"], {"now": now})
     await conn.execute(Q["session_insert"], {
@@ -53,7 +50,7 @@ async def _open(conn: psycopg.AsyncConnection, key_id: uuid.UUID, now: datetime)
     return session_id
 
 
-async def sign_in(pool: AsyncConnectionPool, api_key: str, now: datetime) -> str | None:
+async def sign_in(pool: ConnectionPool, api_key: str, now: datetime) -> str | None:
     """Open a session for a valid API key; ``None`` for an unknown or revoked key.
 
     Returns:
@@ -66,7 +63,7 @@ async def sign_in(pool: AsyncConnectionPool, api_key: str, now: datetime) -> str
         return await _open(conn, actor.key_id, now)
 
 
-async def session_actor(pool: AsyncConnectionPool, session_id: str | None,
+async def session_actor(pool: ConnectionPool, session_id: str | None,
                         now: datetime) -> Actor | None:
     """The :class:`Actor` of a live session (its key's team and scope), or ``None`` when the
     session is unknown, expired or its key revoked."""
@@ -97,7 +94,7 @@ class HeldSession:
     key_name: str | None
 
 
-async def held_sessions(pool: AsyncConnectionPool, session_ids: list[str],
+async def held_sessions(pool: ConnectionPool, session_ids: list[str],
                         now: datetime) -> list[HeldSession]:
     """The live ones of ``session_ids`` (unknown, expired, signed-out sessions and those of a
     revoked key left out), in the order given, in one query."""
@@ -118,13 +115,13 @@ async def held_sessions(pool: AsyncConnectionPool, session_ids: list[str],
     return held
 
 
-async def sign_out(pool: AsyncConnectionPool, session_id: str) -> None:
+async def sign_out(pool: ConnectionPool, session_id: str) -> None:
     """End a session (nothing happens for an unknown one)."""
     async with pool.connection() as conn:
         await conn.execute(Q["session_delete"], {"id_hash": token_hash(session_id[:MAX_TOKEN])})
 
 
-async def issue_signin_link(pool: AsyncConnectionPool, team: str, now: datetime) -> str:
+async def issue_signin_link(pool: ConnectionPool, team: str, now: datetime) -> str:
     """A one-time sign-in token for ``team`` (created if missing), valid
     :data:`SIGNIN_LINK_SECONDS`; it signs in with the team's write key named
     :data:`SIGNIN_KEY_NAME` (created the first time; its plaintext is never shown).
@@ -148,7 +145,7 @@ async def issue_signin_link(pool: AsyncConnectionPool, team: str, now: datetime)
     return token
 
 
-async def redeem_signin_link(pool: AsyncConnectionPool, token: str,
+async def redeem_signin_link(pool: ConnectionPool, token: str,
                              now: datetime) -> str | None:
     """Use a sign-in token once: a new session id, or ``None`` when the token is unknown,
     used, expired or its key revoked."""

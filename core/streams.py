@@ -33,10 +33,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Generic, Protocol, TypeVar
 
-import psycopg
-
 from core.actor import Actor
-from core.db import team_row
+from core.db import Connection, team_row
 from core.errors import ConcurrencyConflict
 from core.events import Change as Change  # what a decide returns, in order
 from core.events import NewEvent, append_events, stream_events, to_json
@@ -75,7 +73,7 @@ Evolve = Callable[[State | None, Mapping[str, Any]], State]
 # Writes the read row of the state after a command (with the state before it, None for a new
 # stream, and the command's instant) in the caller's transaction; returns the state written
 # (a stream may derive columns at the instant, as a monitor's next alert).
-Write = Callable[[psycopg.AsyncConnection, State | None, State, datetime], Awaitable[State]]
+Write = Callable[[Connection, State | None, State, datetime], Awaitable[State]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,7 +114,7 @@ def as_read(event: NewEvent) -> dict[str, Any]:
             "occurred_at": event.occurred_at}
 
 
-async def lock(conn: psycopg.AsyncConnection, kind: StreamKind[State], actor: Actor,
+async def lock(conn: Connection, kind: StreamKind[State], actor: Actor,
                stream_id: uuid.UUID, expected_version: int | None = None) -> State:
     """The stream's state, its read row locked until the caller's transaction ends.
 
@@ -133,7 +131,7 @@ async def lock(conn: psycopg.AsyncConnection, kind: StreamKind[State], actor: Ac
 
 
 async def append(
-    conn: psycopg.AsyncConnection, kind: StreamKind[State], actor: Actor,
+    conn: Connection, kind: StreamKind[State], actor: Actor,
     stream_id: uuid.UUID, before: State | None, changes: Sequence[Change], now: datetime,
     amend: Callable[[State], State] | None = None,
 ) -> State:
@@ -161,7 +159,7 @@ async def append(
 
 
 async def execute(
-    conn: psycopg.AsyncConnection, kind: StreamKind[State], actor: Actor,
+    conn: Connection, kind: StreamKind[State], actor: Actor,
     stream_id: uuid.UUID, decide: Callable[[State, Command], Sequence[Change] | None],
     command: Command, now: datetime, expected_version: int | None = None,
 ) -> tuple[State, State | None]:

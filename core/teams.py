@@ -21,10 +21,8 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from psycopg_pool import AsyncConnectionPool
-
 from core.actor import Actor
-from core.db import transaction
+from core.db import ConnectionPool, transaction
 from core.errors import NotFound
 from core.events import Head, append_at
 from core.queries import Q
@@ -40,7 +38,7 @@ def new_ping_key() -> str:
     return secrets.token_urlsafe(PING_KEY_BYTES)
 
 
-async def get_team(pool: AsyncConnectionPool, actor: Actor) -> dict[str, Any]:
+async def get_team(pool: ConnectionPool, actor: Actor) -> dict[str, Any]:
     """``{id, name, created_at, has_ping_key, badge_key}`` of the actor's team.
 
     Raises:
@@ -54,7 +52,7 @@ async def get_team(pool: AsyncConnectionPool, actor: Actor) -> dict[str, Any]:
     return dict(row)
 
 
-async def _change(pool: AsyncConnectionPool, actor: Actor, event: str, query: str,
+async def _change(pool: ConnectionPool, actor: Actor, event: str, query: str,
                   params: dict[str, Any], now: datetime) -> None:
     async with transaction(pool) as conn:
         cur = await conn.execute(Q["team_lock"], {"team_id": actor.team_id})
@@ -66,7 +64,7 @@ async def _change(pool: AsyncConnectionPool, actor: Actor, event: str, query: st
                                 [(event, {})])], now, actor.metadata())
 
 
-async def rotate_ping_key(pool: AsyncConnectionPool, actor: Actor, now: datetime) -> str:
+async def rotate_ping_key(pool: ConnectionPool, actor: Actor, now: datetime) -> str:
     """Create or replace the team's ping key; the old one stops working at once.
 
     Returns:
@@ -78,7 +76,7 @@ async def rotate_ping_key(pool: AsyncConnectionPool, actor: Actor, now: datetime
     return key
 
 
-async def rotate_badge_key(pool: AsyncConnectionPool, actor: Actor, now: datetime) -> str:
+async def rotate_badge_key(pool: ConnectionPool, actor: Actor, now: datetime) -> str:
     """Replace the team's badge key; badge and metrics URLs with the old one answer 404."""
     key = secrets.token_urlsafe(PING_KEY_BYTES)
     await _change(pool, actor, "team.badge_key_rotated", Q["team_badge_key_set"],
@@ -86,7 +84,7 @@ async def rotate_badge_key(pool: AsyncConnectionPool, actor: Actor, now: datetim
     return key
 
 
-async def team_by_ping_key(pool: AsyncConnectionPool, key: str) -> uuid.UUID | None:
+async def team_by_ping_key(pool: ConnectionPool, key: str) -> uuid.UUID | None:
     """The team whose ping key is ``key``, or ``None``."""
     async with pool.connection() as conn:
         cur = await conn.execute(Q["team_by_ping_key"], {"ping_key_hash": ping_key_hash(key)})
@@ -94,7 +92,7 @@ async def team_by_ping_key(pool: AsyncConnectionPool, key: str) -> uuid.UUID | N
     return None if row is None else row["id"]
 
 
-async def team_by_badge_key(pool: AsyncConnectionPool, key: str) -> uuid.UUID | None:
+async def team_by_badge_key(pool: ConnectionPool, key: str) -> uuid.UUID | None:
     """The team whose badge key is ``key``, or ``None``."""
     async with pool.connection() as conn:
         cur = await conn.execute(Q["team_by_badge_key"], {"badge_key": key})
@@ -102,7 +100,7 @@ async def team_by_badge_key(pool: AsyncConnectionPool, key: str) -> uuid.UUID | 
     return None if row is None else row["id"]
 
 
-async def get_team_name(pool: AsyncConnectionPool, team_id: uuid.UUID) -> str:
+async def get_team_name(pool: ConnectionPool, team_id: uuid.UUID) -> str:
     """The team's name (the label of its ``*`` badge)."""
     async with pool.connection() as conn:
         cur = await conn.execute(Q["team_get"], {"team_id": team_id})

@@ -9,7 +9,6 @@ from typing import Any
 from litestar import Controller, delete, get, patch, post
 from litestar.params import FromPath, JSONBody
 from litestar.status_codes import HTTP_202_ACCEPTED, HTTP_204_NO_CONTENT
-from psycopg_pool import AsyncConnectionPool
 
 from api.controllers.maintenance import with_maintenance
 from api.deps import (
@@ -38,6 +37,7 @@ from api.schemas.common import Event, EventPage, from_row, given_fields
 from api.schemas.jobs import Job, JobCreate, JobPage, JobPatch
 from api.schemas.runs import Run, RunPage
 from core.actor import Actor
+from core.db import ConnectionPool
 from core.errors import invalid
 from core.history.as_of import job_as_of
 from core.jobs import commands
@@ -58,7 +58,7 @@ def job_view(row: dict[str, Any]) -> Job:
                                                                   row.get("spread"))})
 
 
-async def _job(pool: AsyncConnectionPool, actor: Actor, job_id: uuid.UUID,
+async def _job(pool: ConnectionPool, actor: Actor, job_id: uuid.UUID,
                now: datetime) -> Job:
     [view] = await with_maintenance(pool, actor, "job", [job_view(await get_job(pool, actor,
                                                                                 job_id))], now)

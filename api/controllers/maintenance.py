@@ -12,7 +12,6 @@ from litestar import Controller, delete, get, patch, post
 from litestar.params import FromPath, JSONBody
 from litestar.status_codes import HTTP_200_OK, HTTP_204_NO_CONTENT
 from msgspec import UNSET, Struct, structs
-from psycopg_pool import AsyncConnectionPool
 
 from api.deps import ActorDep, ClockDep, KeysetCursor, Limit, PoolDep
 from api.pagination import DEFAULT_LIMIT, check_limit, decode_cursor, keyset, paginate
@@ -24,6 +23,7 @@ from api.schemas.maintenance import (
     Snooze,
 )
 from core.actor import Actor
+from core.db import ConnectionPool
 from core.errors import invalid
 from core.maintenance import commands, queries
 from core.maintenance.state import WindowState
@@ -49,7 +49,7 @@ def _fields(data: MaintenanceCreate | MaintenancePatch) -> dict[str, Any]:
             if getattr(data, name) is not UNSET}
 
 
-async def with_maintenance(pool: AsyncConnectionPool, actor: Actor, subject_type: str,
+async def with_maintenance(pool: ConnectionPool, actor: Actor, subject_type: str,
                            views: Sequence[V], now: datetime) -> list[V]:
     """``views`` (job or monitor responses) with ``in_maintenance_until`` filled in: the end
     of the maintenance in effect for each at ``now`` (``None``: none)."""

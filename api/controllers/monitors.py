@@ -11,7 +11,6 @@ from litestar import Controller, Request, delete, get, patch, post
 from litestar.params import FromPath, JSONBody
 from litestar.status_codes import HTTP_204_NO_CONTENT
 from msgspec import structs
-from psycopg_pool import AsyncConnectionPool
 
 from api.controllers.maintenance import with_maintenance
 from api.deps import (
@@ -46,6 +45,7 @@ from api.schemas.monitors import (
 )
 from core.actor import Actor
 from core.config import Settings
+from core.db import ConnectionPool
 from core.errors import invalid
 from core.history.as_of import monitor_as_of
 from core.monitors import commands
@@ -107,7 +107,7 @@ async def _views(request: Request[Any, Any, Any], actor: Actor,
             for r in rows]
 
 
-async def _monitor(pool: AsyncConnectionPool, actor: Actor, monitor_id: uuid.UUID,
+async def _monitor(pool: ConnectionPool, actor: Actor, monitor_id: uuid.UUID,
                    now: datetime, request: Request[Any, Any, Any],
                    token: str | None = None) -> Monitor:
     row = await get_monitor(pool, actor, monitor_id)

@@ -21,8 +21,6 @@ from datetime import datetime, timedelta
 from functools import partial
 from typing import Any
 
-from psycopg_pool import AsyncConnectionPool
-
 from core import streams
 from core.actor import Actor
 from core.advice.answer import Advice, Kept, Suggestion, bound, examined, in_a_row, window
@@ -36,6 +34,7 @@ from core.advice.rules import (
     reopened,
 )
 from core.alerting import MAX_RUN_SECONDS
+from core.db import ConnectionPool
 from core.errors import InvalidInput, NotFound
 from core.history.streams import JOB, events_until
 from core.jobs.state import JobState, evolve
@@ -153,7 +152,7 @@ def advise(history: JobHistory, latest: JobState, days: int, now: datetime) -> A
                   [f for f in found if isinstance(f, Kept)], span.changed)
 
 
-async def advise_job(pool: AsyncConnectionPool, actor: Actor, job_id: uuid.UUID, days: int,
+async def advise_job(pool: ConnectionPool, actor: Actor, job_id: uuid.UUID, days: int,
                      now: datetime) -> Advice:
     """``GET /v1/jobs/{id}/advice``: :func:`advise` over what the job recorded up to ``now``,
     read as ``POST /v1/jobs/{id}/simulate`` reads it. Reads only.

@@ -21,8 +21,6 @@ from datetime import datetime, timedelta
 from functools import partial
 from typing import Any
 
-from psycopg_pool import AsyncConnectionPool
-
 from core.actor import Actor
 from core.advice.answer import (
     Advice,
@@ -49,6 +47,7 @@ from core.advice.rules import (
 )
 from core.advice.schedules import Fit, offset, other_period
 from core.alerting import MAX_RUN_SECONDS
+from core.db import ConnectionPool
 from core.errors import InvalidInput, NotFound
 from core.history.streams import MONITOR, definition_events, stream_until
 from core.monitors.definition import MAX_GRACE_SECONDS, cached_schedule
@@ -250,7 +249,7 @@ def advise(events: Sequence[dict[str, Any]], latest: MonitorState, days: int, no
     return answer(None, found)
 
 
-async def advise_monitor(pool: AsyncConnectionPool, actor: Actor, monitor_id: uuid.UUID,
+async def advise_monitor(pool: ConnectionPool, actor: Actor, monitor_id: uuid.UUID,
                          days: int, now: datetime) -> Advice:
     """``GET /v1/monitors/{id}/advice``: :func:`advise` over the monitor's stream as recorded
     up to ``now``, the replays in a worker thread (:func:`asyncio.to_thread`). Reads only.

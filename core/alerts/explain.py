@@ -14,11 +14,10 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from psycopg_pool import AsyncConnectionPool
-
 from core.actor import Actor
 from core.alerts.queries import get_alert
 from core.coerce import instant
+from core.db import ConnectionPool
 from core.errors import Gone, NotFound
 from core.history.as_of import definition_as_of
 from core.history.streams import JOB, MONITOR
@@ -104,7 +103,7 @@ def expected_slot(rule: dict[str, Any], definition: dict[str, Any] | None
             "deadline": instant(rule.get("deadline"))}
 
 
-async def _around(pool: AsyncConnectionPool, actor: Actor, alert: dict[str, Any]
+async def _around(pool: ConnectionPool, actor: Actor, alert: dict[str, Any]
                   ) -> list[dict[str, Any]]:
     async with pool.connection() as conn:
         if alert["subject_type"] == "job":
@@ -122,7 +121,7 @@ async def _around(pool: AsyncConnectionPool, actor: Actor, alert: dict[str, Any]
                  "data": r["data"]} for r in reversed(await cur.fetchall())]
 
 
-async def explain_alert(pool: AsyncConnectionPool, actor: Actor, alert_id: uuid.UUID
+async def explain_alert(pool: ConnectionPool, actor: Actor, alert_id: uuid.UUID
                         ) -> dict[str, Any]:
     """The explanation of one alert: ``{"alert", "rule": {"name", "reason", "text", "data"},
     "definition" (as of the alert, ``None`` if it no longer folds), "expected"

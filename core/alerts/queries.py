@@ -12,10 +12,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from psycopg_pool import AsyncConnectionPool
-
 from core.actor import Actor
-from core.db import dict_row_or_none, dict_rows
+from core.db import ConnectionPool, dict_row_or_none, dict_rows
 from core.errors import NotFound
 from core.queries import Q
 
@@ -28,7 +26,7 @@ class Subject:
     deleted: bool
 
 
-async def list_alerts(pool: AsyncConnectionPool, actor: Actor, *, limit: int,
+async def list_alerts(pool: ConnectionPool, actor: Actor, *, limit: int,
                       before: tuple[datetime, uuid.UUID] | None,
                       monitor: uuid.UUID | None = None, job: uuid.UUID | None = None
                       ) -> list[dict[str, Any]]:
@@ -44,7 +42,7 @@ async def list_alerts(pool: AsyncConnectionPool, actor: Actor, *, limit: int,
         return dict_rows(await cur.fetchall())
 
 
-async def get_alert(pool: AsyncConnectionPool, actor: Actor, alert_id: uuid.UUID
+async def get_alert(pool: ConnectionPool, actor: Actor, alert_id: uuid.UUID
                     ) -> dict[str, Any]:
     """One of the team's alerts (the row of :func:`list_alerts`).
 
@@ -59,7 +57,7 @@ async def get_alert(pool: AsyncConnectionPool, actor: Actor, alert_id: uuid.UUID
     return row
 
 
-async def subject_names(pool: AsyncConnectionPool, actor: Actor,
+async def subject_names(pool: ConnectionPool, actor: Actor,
                         alerts: list[dict[str, Any]]) -> dict[tuple[str, uuid.UUID], Subject]:
     """What some alerts (rows of :func:`list_alerts`) are about, by name: ``{(subject_type,
     subject_id): Subject}`` (a deleted job or monitor keeps its name, ``deleted`` true; one

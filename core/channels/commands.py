@@ -15,9 +15,6 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-import psycopg
-from psycopg_pool import AsyncConnectionPool
-
 from core.actor import Actor
 from core.channels.decide import (
     CreateChannel,
@@ -32,13 +29,13 @@ from core.channels.decide import (
 from core.channels.definition import new_signing_secret
 from core.channels.sealing import Sealer, SealError, channel_aad, seal_channel, unseal_channel
 from core.channels.state import ChannelState, evolve
-from core.db import transaction
+from core.db import Connection, ConnectionPool, transaction
 from core.events import Change, Head, append_at, to_json
 from core.queries import Q
 from core.streams import StreamKind, append, lock
 
 
-async def _write(conn: psycopg.AsyncConnection, before: ChannelState | None,
+async def _write(conn: Connection, before: ChannelState | None,
                  channel: ChannelState, now: datetime) -> ChannelState:
     """Write ``channels`` (:data:`core.streams.Write`): a deleted channel's row keeps its
     foreign keys and loses its sealed secrets (``channel_delete``)."""
@@ -65,7 +62,7 @@ def _sealed(sealer: Sealer, actor: Actor, channel_id: uuid.UUID,
 
 
 async def create_channel(
-    pool: AsyncConnectionPool, sealer: Sealer, actor: Actor, fields: dict[str, Any],
+    pool: ConnectionPool, sealer: Sealer, actor: Actor, fields: dict[str, Any],
     now: datetime,
 ) -> tuple[uuid.UUID, str | None]:
     """Create a channel from ``fields`` (the body of ``POST /v1/channels``).
@@ -89,7 +86,7 @@ async def create_channel(
 
 
 async def update_channel(
-    pool: AsyncConnectionPool, sealer: Sealer, actor: Actor, channel_id: uuid.UUID,
+    pool: ConnectionPool, sealer: Sealer, actor: Actor, channel_id: uuid.UUID,
     fields: dict[str, Any], now: datetime, expected_version: int | None = None,
 ) -> None:
     """Partial update: given fields replace the stored ones; ``kind`` cannot change.
@@ -110,7 +107,7 @@ async def update_channel(
 
 
 async def _cancel_notifications(
-    conn: psycopg.AsyncConnection, channel_id: uuid.UUID, now: datetime
+    conn: Connection, channel_id: uuid.UUID, now: datetime
 ) -> int:
     """Cancel the channel's undelivered outbox rows (it is being deleted), each with its
     ``notification.cancelled`` event (:mod:`core.notifications.outbox`); returns how many."""
@@ -126,7 +123,7 @@ async def _cancel_notifications(
 
 
 async def delete_channel(
-    pool: AsyncConnectionPool, actor: Actor, channel_id: uuid.UUID, now: datetime
+    pool: ConnectionPool, actor: Actor, channel_id: uuid.UUID, now: datetime
 ) -> int:
     """Delete a channel: no new notifications go to it and its pending ones are cancelled.
 
@@ -145,7 +142,7 @@ async def delete_channel(
         return await _cancel_notifications(conn, channel_id, now)
 
 
-async def reseal_channels(pool: AsyncConnectionPool, sealer: Sealer, current_key_id: str,
+async def reseal_channels(pool: ConnectionPool, sealer: Sealer, current_key_id: str,
                           batch: int = 500) -> tuple[int, int]:
     """Re-encrypt every channel's secrets under the current key (``secrets rotate-key``).
 

@@ -7,17 +7,14 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-import psycopg
-from psycopg_pool import AsyncConnectionPool
-
 from core.actor import Actor
-from core.db import fetch_team_page, fetch_team_row
+from core.db import Connection, ConnectionPool, fetch_team_page, fetch_team_row
 from core.errors import FieldError, InvalidInput
 from core.queries import Q
 
 
 async def get_channel(
-    pool: AsyncConnectionPool, actor: Actor, channel_id: uuid.UUID
+    pool: ConnectionPool, actor: Actor, channel_id: uuid.UUID
 ) -> dict[str, Any]:
     """One live channel row (sealed columns included; callers show :func:`channel_view`).
 
@@ -28,14 +25,14 @@ async def get_channel(
 
 
 async def list_channels(
-    pool: AsyncConnectionPool, actor: Actor, *, limit: int,
+    pool: ConnectionPool, actor: Actor, *, limit: int,
     after: tuple[datetime, uuid.UUID] | None,
 ) -> list[dict[str, Any]]:
     """A page of the team's live channels in creation order, after the keyset ``after``."""
     return await fetch_team_page(pool, Q["channel_list"], actor.team_id, limit=limit, after=after)
 
 
-async def channel_names(pool: AsyncConnectionPool, actor: Actor, channel_ids: list[uuid.UUID]
+async def channel_names(pool: ConnectionPool, actor: Actor, channel_ids: list[uuid.UUID]
                         ) -> dict[uuid.UUID, dict[str, Any]]:
     """``{id: {"id", "name", "kind", "live"}}`` of those of ``channel_ids`` that are (or were:
     ``live`` false once deleted) the team's channels; another team's ids are left out."""
@@ -47,7 +44,7 @@ async def channel_names(pool: AsyncConnectionPool, actor: Actor, channel_ids: li
         return {row["id"]: row for row in await cur.fetchall()}
 
 
-async def channels_by_name(pool: AsyncConnectionPool, actor: Actor, names: list[str]
+async def channels_by_name(pool: ConnectionPool, actor: Actor, names: list[str]
                            ) -> dict[str, uuid.UUID]:
     """``{name: id}`` of those of ``names`` that are live channels of the team."""
     if not names:
@@ -66,7 +63,7 @@ def channel_view(row: dict[str, Any]) -> dict[str, Any]:
 
 
 async def missing_channels(
-    conn: psycopg.AsyncConnection, team_id: uuid.UUID, channel_ids: list[uuid.UUID]
+    conn: Connection, team_id: uuid.UUID, channel_ids: list[uuid.UUID]
 ) -> list[uuid.UUID]:
     """Those of ``channel_ids`` that are not live channels of ``team_id``."""
     if not channel_ids:
@@ -77,7 +74,7 @@ async def missing_channels(
 
 
 async def check_new_channels(
-    conn: psycopg.AsyncConnection, team_id: uuid.UUID, channels: list[uuid.UUID],
+    conn: Connection, team_id: uuid.UUID, channels: list[uuid.UUID],
     already: list[uuid.UUID],
 ) -> None:
     """Channels newly listed on a job or monitor must be live channels of its team. Ids kept

@@ -21,15 +21,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, cast
 
-import psycopg
-from psycopg_pool import AsyncConnectionPool
-
 from core.actor import Actor
 from core.channels import commands as channel_commands
 from core.channels.definition import SECRET_FIELDS, normalize_channel
 from core.channels.sealing import Sealer, SealError, unseal_channel
 from core.crypto import KeyRing, SecretUnavailable, secret_aad, signing_aad
-from core.db import transaction
+from core.db import Connection, ConnectionPool, transaction
 from core.declarative.bound import BoundPool
 from core.declarative.document import (
     KINDS,
@@ -79,7 +76,7 @@ class Outcome:
     applied: bool = False
 
 
-async def load_team(conn: psycopg.AsyncConnection, team_id: uuid.UUID) -> TeamState:
+async def load_team(conn: Connection, team_id: uuid.UUID) -> TeamState:
     """The team's live channels and jobs (with ``has_run``) by name, and its monitors by slug
     (a monitor without a slug is not managed by files: never matched, never pruned)."""
     out = []
@@ -136,7 +133,7 @@ def current_channel(row: dict[str, Any]) -> dict[str, Any]:
 class _Resolver:
     """Resolves ``${secrets.NAME}`` in sealed values from the team's secrets (cached)."""
 
-    def __init__(self, conn: psycopg.AsyncConnection, team_id: uuid.UUID,
+    def __init__(self, conn: Connection, team_id: uuid.UUID,
                  keyring: KeyRing) -> None:
         self.conn, self.team_id, self.keyring = conn, team_id, keyring
         self.cache: dict[str, str | None] = {}
@@ -265,7 +262,7 @@ async def _desired_monitors(items: list[dict[str, Any]], state: TeamState, known
     return out
 
 
-async def _desired_jobs(conn: psycopg.AsyncConnection, team_id: uuid.UUID,
+async def _desired_jobs(conn: Connection, team_id: uuid.UUID,
                         items: list[dict[str, Any]], state: TeamState, known: set[str],
                         keyring: KeyRing, resolve: _Resolver, now: datetime,
                         errors: FieldErrors) -> list[_Desired]:
@@ -320,7 +317,7 @@ def _job_anchor(row: dict[str, Any] | None, write: dict[str, Any], now: datetime
     return row["anchor_at"] if row["schedule"] == given else now
 
 
-async def _signing_secret(conn: psycopg.AsyncConnection, keyring: KeyRing, team_id: uuid.UUID,
+async def _signing_secret(conn: Connection, keyring: KeyRing, team_id: uuid.UUID,
                           job_id: uuid.UUID) -> str | None:
     _, signing = await fetch_sealed(conn, [], [job_id])
     if job_id not in signing:
@@ -373,7 +370,7 @@ def _run_on_start(change: Change, desired: list[_Desired], state: TeamState) -> 
 
 
 async def apply_document(
-    pool: AsyncConnectionPool, actor: Actor, document: Any, now: datetime, *,
+    pool: ConnectionPool, actor: Actor, document: Any, now: datetime, *,
     keyring: KeyRing, sealer: Sealer, base_url: str, digest: str | None = None,
     dry_run: bool = False, prune: bool = False,
 ) -> Outcome:
@@ -427,7 +424,7 @@ async def apply_document(
 async def _execute(bound: BoundPool, actor: Actor, changes: list[Change],
                    desired: dict[str, list[_Desired]], state: TeamState, now: datetime, *,
                    keyring: KeyRing, sealer: Sealer, base_url: str) -> None:
-    pool = cast(AsyncConnectionPool, bound)
+    pool = cast(ConnectionPool, bound)
     channel_ids = {name: row["id"] for name, row in state.channels.items()}
     by_kind = {kind: [c for c in changes if c.kind == SINGULAR[kind]] for kind in KINDS}
     for kind in KINDS:
@@ -460,7 +457,7 @@ async def _execute(bound: BoundPool, actor: Actor, changes: list[Change],
                 await deletes[kind](pool, actor, change.id, now)
 
 
-async def _write_channel(pool: AsyncConnectionPool, sealer: Sealer, actor: Actor,
+async def _write_channel(pool: ConnectionPool, sealer: Sealer, actor: Actor,
                          change: Change, wanted: _Desired, state: TeamState,
                          now: datetime) -> None:
     if change.action == "create":
@@ -481,7 +478,7 @@ def _channel_ids(wanted: _Desired, ids: dict[str, uuid.UUID]) -> list[uuid.UUID]
     return [ids[name] for name in wanted.fields["channels"]]
 
 
-async def _write_monitor(pool: AsyncConnectionPool, actor: Actor, change: Change,
+async def _write_monitor(pool: ConnectionPool, actor: Actor, change: Change,
                          wanted: _Desired, ids: dict[str, uuid.UUID], state: TeamState,
                          now: datetime, base_url: str, keyring: KeyRing) -> None:
     fields = {**wanted.write, "channels": _channel_ids(wanted, ids)}
@@ -500,7 +497,7 @@ async def _write_monitor(pool: AsyncConnectionPool, actor: Actor, change: Change
         await monitor_commands.set_paused(pool, actor, row["id"], not enabled, now)
 
 
-async def _write_job(pool: AsyncConnectionPool, actor: Actor, change: Change,
+async def _write_job(pool: ConnectionPool, actor: Actor, change: Change,
                      wanted: _Desired, ids: dict[str, uuid.UUID], state: TeamState,
                      now: datetime, keyring: KeyRing) -> None:
     fields: dict[str, Any] = {key: wanted.fields[key] for key in jobdef.DEFINITION_FIELDS}
@@ -522,7 +519,7 @@ async def _write_job(pool: AsyncConnectionPool, actor: Actor, change: Change,
 
 
 
-async def team_id_of(pool: AsyncConnectionPool, name: str, *,
+async def team_id_of(pool: ConnectionPool, name: str, *,
                      create: bool) -> uuid.UUID | None:
     """The id of the team named ``name`` (created when missing and ``create``: the default
     team of ``cronledger serve --config``), or ``None``."""

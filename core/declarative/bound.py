@@ -12,17 +12,17 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
-import psycopg
+from core.db import Connection
 
 
 class BoundPool:
     """Quacks like :class:`psycopg_pool.AsyncConnectionPool` for :func:`core.db.transaction`
     and the commands: ``connection()`` yields the bound connection, never closes it."""
 
-    def __init__(self, conn: psycopg.AsyncConnection) -> None:
+    def __init__(self, conn: Connection) -> None:
         self._conn = conn
 
     @contextlib.asynccontextmanager
     async def connection(self, timeout: float | None = None,
-                         **_: Any) -> AsyncIterator[psycopg.AsyncConnection]:
+                         **_: Any) -> AsyncIterator[Connection]:
         yield self._conn

@@ -14,10 +14,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from psycopg_pool import AsyncConnectionPool
-
 from core.actor import Actor
 from core.channels.definition import SECRET_FIELDS
+from core.db import ConnectionPool
 from core.declarative.apply import (
     MONITOR_PINNED,
     TeamState,
@@ -111,7 +110,7 @@ def _pinned(fields: dict[str, Any], anchor: Any,
                                                   anchor, kinds)}
 
 
-async def export_document(pool: AsyncConnectionPool, actor: Actor
+async def export_document(pool: ConnectionPool, actor: Actor
                           ) -> dict[str, list[dict[str, Any]]]:
     """The current definitions of the team of ``actor`` (:func:`document_of`)."""
     async with pool.connection() as conn:

@@ -13,10 +13,9 @@ import uuid
 from datetime import datetime, timedelta
 from typing import Any
 
-from psycopg_pool import AsyncConnectionPool
-
 from core.actor import Actor
 from core.clock import rfc3339, utc
+from core.db import ConnectionPool
 from core.errors import Gone, NotFound
 from core.history.streams import JOB, MONITOR, Kind, definition_until, events_until
 from core.monitors.definition import cached_schedule
@@ -27,7 +26,7 @@ from core.schedule.spread import next_fire_time, offset_of
 from core.stored import schedule_problem
 
 
-async def fold_as_of(pool: AsyncConnectionPool, actor: Actor, kind: Kind, stream_id: uuid.UUID,
+async def fold_as_of(pool: ConnectionPool, actor: Actor, kind: Kind, stream_id: uuid.UUID,
                      as_of: datetime) -> dict[str, Any]:
     """The state of one stream at ``as_of`` (UTC): the fold of its events up to then, as its
     projection row's columns.
@@ -55,7 +54,7 @@ def _fold(kind: Kind, stream_id: uuid.UUID, as_of: datetime,
     return row
 
 
-async def definition_as_of(pool: AsyncConnectionPool, actor: Actor, kind: Kind,
+async def definition_as_of(pool: ConnectionPool, actor: Actor, kind: Kind,
                            stream_id: uuid.UUID, as_of: datetime) -> dict[str, Any]:
     """:func:`fold_as_of` of the definition events only (:func:`core.history.streams.
     definition_until`): the row's definition fields and status as they were at ``as_of``
@@ -69,7 +68,7 @@ async def definition_as_of(pool: AsyncConnectionPool, actor: Actor, kind: Kind,
                  await definition_until(pool, actor, kind, stream_id, as_of))
 
 
-async def job_as_of(pool: AsyncConnectionPool, actor: Actor, job_id: uuid.UUID,
+async def job_as_of(pool: ConnectionPool, actor: Actor, job_id: uuid.UUID,
                     as_of: datetime) -> dict[str, Any]:
     """The job row as it was at ``as_of`` (the fields of ``job_get``).
 
@@ -96,7 +95,7 @@ def _next_fire(schedule: Schedule, after: datetime, offset: timedelta) -> dateti
         return None
 
 
-async def monitor_as_of(pool: AsyncConnectionPool, actor: Actor, monitor_id: uuid.UUID,
+async def monitor_as_of(pool: ConnectionPool, actor: Actor, monitor_id: uuid.UUID,
                         as_of: datetime) -> dict[str, Any]:
     """The monitor row as it was at ``as_of`` (the fields of ``monitor_get``).
 

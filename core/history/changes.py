@@ -13,9 +13,8 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from psycopg_pool import AsyncConnectionPool
-
 from core.actor import Actor
+from core.db import ConnectionPool
 from core.errors import NotFound
 from core.history.streams import Kind, definition_events
 
@@ -31,7 +30,7 @@ def diff(before: dict[str, Any] | None, after: dict[str, Any],
             for f in fields if before is None or before.get(f) != after.get(f)]
 
 
-async def definition_history(pool: AsyncConnectionPool, actor: Actor, kind: Kind,
+async def definition_history(pool: ConnectionPool, actor: Actor, kind: Kind,
                              stream_id: uuid.UUID, *, after_version: int,
                              limit: int) -> list[dict[str, Any]]:
     """Up to ``limit`` definition changes of one stream after stream version ``after_version``,

@@ -12,11 +12,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-import psycopg
-from psycopg_pool import AsyncConnectionPool
-
 from core.actor import Actor
-from core.db import dict_rows
+from core.db import Connection, ConnectionPool, dict_rows
 from core.events import stream_kinds
 from core.jobs import definition as job_definition
 from core.jobs import state as job_state
@@ -44,7 +41,7 @@ MONITOR = Kind("monitor", monitor_state.evolve, monitor_definition.DEFINITION_FI
                monitor_state.MonitorState.as_row)
 
 
-async def events_until(conn: psycopg.AsyncConnection, kind: Kind, stream_id: uuid.UUID,
+async def events_until(conn: Connection, kind: Kind, stream_id: uuid.UUID,
                        team_id: uuid.UUID, until: datetime) -> list[dict[str, Any]]:
     """The events of one ``kind`` stream of the team, in version order, up to the last one that
     occurred at or before ``until`` (UTC); ``[]`` when none had (not yet created, unknown, or
@@ -55,7 +52,7 @@ async def events_until(conn: psycopg.AsyncConnection, kind: Kind, stream_id: uui
     return dict_rows(await cur.fetchall())
 
 
-async def stream_until(conn: psycopg.AsyncConnection, kind: Kind, stream_id: uuid.UUID,
+async def stream_until(conn: Connection, kind: Kind, stream_id: uuid.UUID,
                        team_id: uuid.UUID, until: datetime) -> AsyncIterator[dict[str, Any]]:
     """:func:`events_until`, streamed row by row (a monitor's stream holds every ping), each
     ``monitor.pinged`` with its stored ``body`` (``None``: none)."""
@@ -66,7 +63,7 @@ async def stream_until(conn: psycopg.AsyncConnection, kind: Kind, stream_id: uui
         yield row
 
 
-async def definition_events(pool: AsyncConnectionPool, actor: Actor, kind: Kind,
+async def definition_events(pool: ConnectionPool, actor: Actor, kind: Kind,
                             stream_id: uuid.UUID) -> list[dict[str, Any]]:
     """The stream's events but those of pings and status flips (:data:`NOT_DEFINITION`), in
     version order: folded, they give every definition field (pings and flips change none);
@@ -78,7 +75,7 @@ async def definition_events(pool: AsyncConnectionPool, actor: Actor, kind: Kind,
         return dict_rows(await cur.fetchall())
 
 
-async def definition_until(pool: AsyncConnectionPool, actor: Actor, kind: Kind,
+async def definition_until(pool: ConnectionPool, actor: Actor, kind: Kind,
                            stream_id: uuid.UUID, until: datetime) -> list[dict[str, Any]]:
     """:func:`definition_events` up to the last one that occurred at or before ``until``
     (UTC): folded, the definition fields as they were then, read without the pings' daily

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from psycopg.types.json import Jsonb
-from psycopg_pool import AsyncConnectionPool
 
+from core.db import ConnectionPool
 from core.queries import Q
 
 UUID_PATTERN = "^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"
@@ -55,7 +55,7 @@ def _named_in(data: Any) -> dict[str, Any]:
     return {k: data[k] for k in DATA_FIELDS if k in data}
 
 
-async def event_subjects(pool: AsyncConnectionPool, team_id: uuid.UUID,
+async def event_subjects(pool: ConnectionPool, team_id: uuid.UUID,
                          events: Iterable[Mapping[str, Any]]) -> dict[int, Subject]:
     """``{global position: Subject}`` of the team's ``events`` (rows of
     :func:`core.events.list_team_events`: ``global_position``, ``stream_type``, ``stream_id``,

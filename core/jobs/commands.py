@@ -12,13 +12,10 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-import psycopg
-from psycopg_pool import AsyncConnectionPool
-
 from core.actor import Actor
 from core.channels.queries import check_new_channels
 from core.crypto import KeyRing
-from core.db import transaction
+from core.db import Connection, ConnectionPool, transaction
 from core.dependencies import check_depends_on, refuse_delete_with_dependents
 from core.errors import Conflict
 from core.events import append_events, notify_wakeup, to_json
@@ -48,7 +45,7 @@ _SCHEDULE_FIELDS = ("schedule", "timezone", "anchor_at")
 
 
 async def _sync_due(
-    conn: psycopg.AsyncConnection,
+    conn: Connection,
     before: JobState | None,
     after: JobState,
     now: datetime,
@@ -80,7 +77,7 @@ async def _sync_due(
         await conn.execute(Q["due_job_set"], {"job_id": after.id, "due_at": due_at})
 
 
-async def _write(conn: psycopg.AsyncConnection, before: JobState | None, after: JobState,
+async def _write(conn: Connection, before: JobState | None, after: JobState,
                  now: datetime) -> JobState:
     """Write ``jobs`` and keep ``due_jobs`` in step (:data:`core.streams.Write`)."""
     await conn.execute(Q["job_upsert"], after.upsert_params())
@@ -95,7 +92,7 @@ JOB = StreamKind("job", "job", Q["job_lock"], JobState.from_row, evolve, _write)
 
 
 async def create_job(
-    pool: AsyncConnectionPool, actor: Actor, fields: dict[str, Any], now: datetime,
+    pool: ConnectionPool, actor: Actor, fields: dict[str, Any], now: datetime,
     keyring: KeyRing | None = None,
 ) -> uuid.UUID:
     """Create a job from ``fields`` (the body of ``POST /v1/jobs``); returns its id.
@@ -121,7 +118,7 @@ async def create_job(
 
 
 async def update_job(
-    pool: AsyncConnectionPool,
+    pool: ConnectionPool,
     actor: Actor,
     job_id: uuid.UUID,
     fields: dict[str, Any],
@@ -161,7 +158,7 @@ async def update_job(
 
 
 async def set_paused(
-    pool: AsyncConnectionPool, actor: Actor, job_id: uuid.UUID, paused: bool, now: datetime
+    pool: ConnectionPool, actor: Actor, job_id: uuid.UUID, paused: bool, now: datetime
 ) -> None:
     """Pause or resume a job. Idempotent: pausing a paused job appends nothing.
 
@@ -182,7 +179,7 @@ async def set_paused(
 
 
 async def delete_job(
-    pool: AsyncConnectionPool, actor: Actor, job_id: uuid.UUID, now: datetime
+    pool: ConnectionPool, actor: Actor, job_id: uuid.UUID, now: datetime
 ) -> None:
     """Delete a job: it stops firing, queued runs are cancelled, its history stays readable.
 
@@ -207,7 +204,7 @@ async def delete_job(
 
 
 async def trigger_job(
-    pool: AsyncConnectionPool, actor: Actor, job_id: uuid.UUID, now: datetime
+    pool: ConnectionPool, actor: Actor, job_id: uuid.UUID, now: datetime
 ) -> uuid.UUID:
     """Queue a manual run of the job now (also for a paused job); returns the run id.
 

@@ -31,9 +31,8 @@ from datetime import UTC, datetime, timedelta
 from itertools import islice
 from typing import Any
 
-from psycopg_pool import AsyncConnectionPool
-
 from core.actor import Actor
+from core.db import ConnectionPool
 from core.queries import Q
 from core.schedule import Schedule, cached_schedule
 from core.schedule.model import MAX_FIRES
@@ -217,7 +216,7 @@ def busiest(jobs: list[PeakJob], now: datetime, top: int = DEFAULT_TOP) -> Peaks
                  would_move[:MAX_WOULD_MOVE], uncounted)
 
 
-async def team_peaks(pool: AsyncConnectionPool, actor: Actor, now: datetime,
+async def team_peaks(pool: ConnectionPool, actor: Actor, now: datetime,
                      top: int = DEFAULT_TOP) -> Peaks:
     """:func:`busiest` over the team's active jobs that are not broken, from ``now`` (UTC)."""
     async with pool.connection() as conn:

@@ -6,10 +6,8 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from psycopg_pool import AsyncConnectionPool
-
 from core.actor import Actor
-from core.db import dict_rows, fetch_team_page, fetch_team_row
+from core.db import ConnectionPool, dict_rows, fetch_team_page, fetch_team_row
 from core.errors import NotFound
 from core.events import read_stream
 from core.queries import Q
@@ -36,7 +34,7 @@ def broken_reason(job: dict[str, Any]) -> str | None:
     return job_problem(job, cached_schedule)[1]
 
 
-async def get_job(pool: AsyncConnectionPool, actor: Actor, job_id: uuid.UUID) -> dict[str, Any]:
+async def get_job(pool: ConnectionPool, actor: Actor, job_id: uuid.UUID) -> dict[str, Any]:
     """One job with ``next_run_at`` (``None`` when paused or completed).
 
     Raises:
@@ -46,14 +44,14 @@ async def get_job(pool: AsyncConnectionPool, actor: Actor, job_id: uuid.UUID) ->
 
 
 async def list_jobs(
-    pool: AsyncConnectionPool, actor: Actor, *, limit: int,
+    pool: ConnectionPool, actor: Actor, *, limit: int,
     after: tuple[datetime, uuid.UUID] | None,
 ) -> list[dict[str, Any]]:
     """A page of the team's jobs in creation order, after the keyset ``after``."""
     return await fetch_team_page(pool, Q["job_list"], actor.team_id, limit=limit, after=after)
 
 
-async def job_choices(pool: AsyncConnectionPool, actor: Actor, *, limit: int
+async def job_choices(pool: ConnectionPool, actor: Actor, *, limit: int
                       ) -> list[dict[str, Any]]:
     """The team's first ``limit`` live jobs in creation order, ``{"id", "name"}`` only (a
     form's picker: not the whole rows of :func:`list_jobs`)."""
@@ -63,7 +61,7 @@ async def job_choices(pool: AsyncConnectionPool, actor: Actor, *, limit: int
 
 
 async def job_events(
-    pool: AsyncConnectionPool, actor: Actor, job_id: uuid.UUID, *, after_version: int, limit: int
+    pool: ConnectionPool, actor: Actor, job_id: uuid.UUID, *, after_version: int, limit: int
 ) -> list[dict[str, Any]]:
     """The job's event stream (deleted jobs included), in version order.
 
@@ -83,7 +81,7 @@ def _like_escape(text: str) -> str:
 
 
 async def list_jobs_filtered(
-    pool: AsyncConnectionPool, actor: Actor, *, limit: int,
+    pool: ConnectionPool, actor: Actor, *, limit: int,
     after: tuple[datetime, uuid.UUID] | None, status: str | None = None,
     name: str | None = None,
 ) -> list[dict[str, Any]]:

@@ -12,11 +12,8 @@ import uuid
 from datetime import datetime, timedelta
 from typing import Any
 
-import psycopg
-from psycopg_pool import AsyncConnectionPool
-
 from core.actor import Actor
-from core.db import team_row, transaction
+from core.db import Connection, ConnectionPool, team_row, transaction
 from core.errors import FieldErrors
 from core.maintenance.decide import (
     CreateWindow,
@@ -35,7 +32,7 @@ NOTIFY_CHANNEL = "cronledger_maintenance"  # the channel of maintenance_notify
 SNOOZE_COMMENT = "snooze"
 
 
-async def _check_subjects(conn: psycopg.AsyncConnection, team_id: uuid.UUID,
+async def _check_subjects(conn: Connection, team_id: uuid.UUID,
                           definition: dict[str, Any],
                           held: dict[str, Any] | None = None) -> None:
     """Refuse ids that are not live jobs / monitors of the team (422), except those the
@@ -54,7 +51,7 @@ async def _check_subjects(conn: psycopg.AsyncConnection, team_id: uuid.UUID,
     errors.raise_if_any()
 
 
-async def _write(conn: psycopg.AsyncConnection, before: WindowState | None,
+async def _write(conn: Connection, before: WindowState | None,
                  window: WindowState, now: datetime) -> WindowState:
     """Write ``maintenance_windows`` and wake the release service (:data:`core.streams.Write`)."""
     await conn.execute(Q["maintenance_upsert"], window.upsert_params())
@@ -66,7 +63,7 @@ WINDOW = StreamKind("maintenance", "maintenance window", Q["maintenance_lock"],
                     WindowState.from_row, evolve, _write)
 
 
-async def create_window(pool: AsyncConnectionPool, actor: Actor, fields: dict[str, Any],
+async def create_window(pool: ConnectionPool, actor: Actor, fields: dict[str, Any],
                         now: datetime) -> uuid.UUID:
     """Create a window from ``fields`` (:mod:`core.maintenance.definition`); returns its id.
 
@@ -82,7 +79,7 @@ async def create_window(pool: AsyncConnectionPool, actor: Actor, fields: dict[st
     return window_id
 
 
-async def update_window(pool: AsyncConnectionPool, actor: Actor, window_id: uuid.UUID,
+async def update_window(pool: ConnectionPool, actor: Actor, window_id: uuid.UUID,
                         fields: dict[str, Any], now: datetime,
                         expected_version: int | None = None) -> None:
     """Change the fields given (``None`` values clear optional fields); a one-off window may
@@ -103,7 +100,7 @@ async def update_window(pool: AsyncConnectionPool, actor: Actor, window_id: uuid
             await append(conn, WINDOW, actor, window_id, window, decision.events, now)
 
 
-async def end_window(pool: AsyncConnectionPool, actor: Actor, window_id: uuid.UUID,
+async def end_window(pool: ConnectionPool, actor: Actor, window_id: uuid.UUID,
                      now: datetime) -> None:
     """End the window now (``maintenance.ended``); it is kept, listed, and no longer in effect.
 
@@ -115,7 +112,7 @@ async def end_window(pool: AsyncConnectionPool, actor: Actor, window_id: uuid.UU
         await execute(conn, WINDOW, actor, window_id, decide_end, EndWindow(now), now)
 
 
-async def snooze_monitor(pool: AsyncConnectionPool, actor: Actor, monitor_id: uuid.UUID,
+async def snooze_monitor(pool: ConnectionPool, actor: Actor, monitor_id: uuid.UUID,
                          duration: Any, now: datetime) -> uuid.UUID:
     """A one-off ``alerts`` window on one monitor from ``now`` for ``duration`` (``"2h"`` …,
     :func:`core.maintenance.definition.snooze_seconds`); returns the window's id.

@@ -17,30 +17,27 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
-import psycopg
-from psycopg_pool import AsyncConnectionPool
-
-from core.db import fetch_team_page, fetch_team_row
+from core.db import Connection, ConnectionPool, fetch_team_page, fetch_team_row
 from core.maintenance.state import WindowState
 from core.maintenance.windows import in_effect, until_among
 from core.notifications.outbox import Alert
 from core.queries import Q
 
 
-async def get_window(pool: AsyncConnectionPool, team_id: uuid.UUID,
+async def get_window(pool: ConnectionPool, team_id: uuid.UUID,
                      window_id: uuid.UUID) -> dict[str, Any]:
     """The ``maintenance_windows`` row. Raises: NotFound."""
     return await fetch_team_row(pool, Q["maintenance_get"], "maintenance window", window_id,
                                 team_id)
 
 
-async def list_windows(pool: AsyncConnectionPool, team_id: uuid.UUID, *, limit: int,
+async def list_windows(pool: ConnectionPool, team_id: uuid.UUID, *, limit: int,
                        after: tuple[datetime, uuid.UUID] | None) -> list[dict[str, Any]]:
     """A keyset page of the team's windows, oldest first (ended ones included)."""
     return await fetch_team_page(pool, Q["maintenance_list"], team_id, limit=limit, after=after)
 
 
-async def live_windows(conn: psycopg.AsyncConnection, team_ids: Iterable[uuid.UUID],
+async def live_windows(conn: Connection, team_ids: Iterable[uuid.UUID],
                        now: datetime, suppress: str | None = None) -> list[WindowState]:
     """The windows of ``team_ids`` that may be in effect at or after ``now`` (suppressing
     ``suppress`` only, when given)."""
@@ -52,7 +49,7 @@ async def live_windows(conn: psycopg.AsyncConnection, team_ids: Iterable[uuid.UU
     return [WindowState.from_row(row) for row in await cur.fetchall()]
 
 
-async def subject_tags(conn: psycopg.AsyncConnection, subject_type: str,
+async def subject_tags(conn: Connection, subject_type: str,
                        ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, tuple[str, ...]]:
     """The tags of the given jobs or monitors (``subject_type`` ``job`` | ``monitor``): the one
     place windows read them (docs/ledger.md)."""
@@ -64,7 +61,7 @@ async def subject_tags(conn: psycopg.AsyncConnection, subject_type: str,
     return {row["id"]: tuple(row["tags"]) for row in await cur.fetchall()}
 
 
-async def maintenance_until(conn: psycopg.AsyncConnection, team_id: uuid.UUID,
+async def maintenance_until(conn: Connection, team_id: uuid.UUID,
                             subject_type: str, ids: Sequence[uuid.UUID], now: datetime,
                             suppress: str | None = None) -> dict[uuid.UUID, datetime | None]:
     """For each of ``ids`` (jobs or monitors of ``team_id``): the instant its maintenance ends
@@ -78,7 +75,7 @@ async def maintenance_until(conn: psycopg.AsyncConnection, team_id: uuid.UUID,
     return {i: until_among(current, subject_type, i, tags.get(i, ())) for i in ids}
 
 
-async def fetch_maintenance_until(pool: AsyncConnectionPool, team_id: uuid.UUID,
+async def fetch_maintenance_until(pool: ConnectionPool, team_id: uuid.UUID,
                                   subject_type: str, ids: Sequence[uuid.UUID],
                                   now: datetime) -> dict[uuid.UUID, datetime | None]:
     """:func:`maintenance_until` on a connection of ``pool``: for jobs any window, for monitors
@@ -88,7 +85,7 @@ async def fetch_maintenance_until(pool: AsyncConnectionPool, team_id: uuid.UUID,
                                        None if subject_type == "job" else "alerts")
 
 
-async def held_alerts(conn: psycopg.AsyncConnection, alerts: Sequence[Alert],
+async def held_alerts(conn: Connection, alerts: Sequence[Alert],
                       now: datetime) -> dict[uuid.UUID, datetime]:
     """The job and monitor subjects of ``alerts`` that a ``suppress: "alerts"`` maintenance
     window holds at ``now``, with the end of their maintenance (UTC). Reads the live windows

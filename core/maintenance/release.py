@@ -20,10 +20,8 @@ from __future__ import annotations
 import logging
 from datetime import UTC, datetime
 
-from psycopg_pool import AsyncConnectionPool
-
 from core.clock import Clock, Instant, read_now, rfc3339
-from core.db import transaction
+from core.db import ConnectionPool, transaction
 from core.maintenance.commands import NOTIFY_CHANNEL
 from core.maintenance.queries import held_alerts, live_windows, subject_tags
 from core.maintenance.state import WindowState
@@ -41,7 +39,7 @@ def _start(window: WindowState) -> datetime:
     return window.released_until or window.created_at
 
 
-async def release_due(pool: AsyncConnectionPool, now: Instant, *,
+async def release_due(pool: ConnectionPool, now: Instant, *,
                       max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> int:
     """Handle every closing up to ``now`` (UTC, or the clock read once connected); returns
     how many alerts were released."""
@@ -93,7 +91,7 @@ class MaintenanceRelease(Service):
     name = "maintenance"
     channel = NOTIFY_CHANNEL
 
-    def __init__(self, pool: AsyncConnectionPool, dsn: str | None, clock: Clock, *,
+    def __init__(self, pool: ConnectionPool, dsn: str | None, clock: Clock, *,
                  notify_max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> None:
         super().__init__(clock, dsn)
         self.pool = pool

@@ -26,9 +26,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 import psycopg
-from psycopg_pool import AsyncConnectionPool
 
-from core.monitors.ping import Ping, record_pings
+from core.monitors.ping import Ping, PingPool, record_pings
 from core.notifications.outbox import DEFAULT_MAX_ATTEMPTS
 from core.services.outage import unavailable_reason
 
@@ -53,7 +52,7 @@ class PingBatcher:
         notify_max_attempts: delivery attempts of the alerts pings cause.
     """
 
-    def __init__(self, pool: AsyncConnectionPool, *, max_in_flight: int | None = None,
+    def __init__(self, pool: PingPool, *, max_in_flight: int | None = None,
                  max_batch: int = MAX_BATCH,
                  notify_max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> None:
         self.pool = pool

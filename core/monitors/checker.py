@@ -31,11 +31,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Generic, Protocol, TypeVar
 
-import psycopg
-from psycopg_pool import AsyncConnectionPool
-
 from core.clock import Clock, Instant, read_now, rfc3339
-from core.db import transaction
+from core.db import Connection, ConnectionPool, transaction
 from core.events import Head, append_at
 from core.maintenance.queries import held_alerts
 from core.monitors.definition import cached_schedule
@@ -180,7 +177,7 @@ def decide(monitor: M, now: datetime) -> Decision[M]:
                     event)
 
 
-async def check_due(pool: AsyncConnectionPool, now: Instant, *, limit: int,
+async def check_due(pool: ConnectionPool, now: Instant, *, limit: int,
                     checker_id: str = "checker",
                     max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> CheckCounts:
     """Claim up to ``limit`` monitors with a decision due at ``now`` (UTC, or the clock read
@@ -219,7 +216,7 @@ async def check_due(pool: AsyncConnectionPool, now: Instant, *, limit: int,
     return counts
 
 
-async def mark_monitors_broken(conn: psycopg.AsyncConnection,
+async def mark_monitors_broken(conn: Connection,
                                broken: list[tuple[ClaimedMonitor, str]], now: datetime,
                                checker_id: str) -> list[Any]:
     """Mark claimed monitors broken in the caller's transaction: ``monitor.broken``
@@ -260,7 +257,7 @@ def _last_ping(last_ping_at: datetime | None, last_start_at: datetime | None
     return ping
 
 
-async def apply_decisions(conn: psycopg.AsyncConnection,
+async def apply_decisions(conn: Connection,
                           decisions: list[Decision[ClaimedMonitor]],
                           now: datetime, checker_id: str,
                           max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> set[Any]:
@@ -300,7 +297,7 @@ async def apply_decisions(conn: psycopg.AsyncConnection,
     return applied
 
 
-async def send_realerts(pool: AsyncConnectionPool, now: Instant, *, limit: int = BATCH,
+async def send_realerts(pool: ConnectionPool, now: Instant, *, limit: int = BATCH,
                         max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> int:
     """Queue the ``still_down`` re-alerts due at ``now`` (UTC, or the clock read once the
     connection is obtained), one transaction.
@@ -338,7 +335,7 @@ async def send_realerts(pool: AsyncConnectionPool, now: Instant, *, limit: int =
         return handled
 
 
-async def send_misses(pool: AsyncConnectionPool, now: Instant, *, limit: int = BATCH,
+async def send_misses(pool: ConnectionPool, now: Instant, *, limit: int = BATCH,
                       max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> int:
     """Count the slots that down monitors with a failure tolerance missed up to ``now`` (UTC,
     or the clock read once the connection is obtained), one transaction
@@ -351,7 +348,7 @@ async def send_misses(pool: AsyncConnectionPool, now: Instant, *, limit: int = B
         return await count_misses(conn, read_now(now), limit=limit, max_attempts=max_attempts)
 
 
-async def send_releases(pool: AsyncConnectionPool, now: Instant, *, limit: int = BATCH,
+async def send_releases(pool: ConnectionPool, now: Instant, *, limit: int = BATCH,
                         max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> int:
     """Release the alerts of dependents whose parents are no longer down (UTC ``now``, or the
     clock read once the connection is obtained), one transaction
@@ -382,7 +379,7 @@ class Checker(Service):
     name = "checker"
     channel = CHANNEL
 
-    def __init__(self, pool: AsyncConnectionPool, dsn: str, clock: Clock, *,
+    def __init__(self, pool: ConnectionPool, dsn: str, clock: Clock, *,
                  checker_id: str = "checker", batch: int = BATCH,
                  notify_max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> None:
         super().__init__(clock, dsn)

@@ -14,13 +14,10 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-import psycopg
-from psycopg_pool import AsyncConnectionPool
-
 from core.actor import Actor
 from core.channels.queries import check_new_channels
 from core.crypto import KeyRing
-from core.db import transaction
+from core.db import Connection, ConnectionPool, transaction
 from core.dependencies import check_depends_on, refuse_delete_with_dependents
 from core.maintenance.queries import held_alerts
 from core.monitors.decide import (
@@ -47,7 +44,7 @@ from core.stored import schedule_problem
 from core.streams import StreamKind, append, execute, lock
 
 
-async def _write(conn: psycopg.AsyncConnection, before: MonitorState | None,
+async def _write(conn: Connection, before: MonitorState | None,
                  state: MonitorState, now: datetime) -> MonitorState:
     """Write ``monitors`` with the next expected instant and alert derived at ``now``, and
     wake the checker when the next alert moves earlier (:data:`core.streams.Write`)."""
@@ -68,7 +65,7 @@ MONITOR = StreamKind("monitor", "monitor", Q["monitor_lock"], MonitorState.from_
                      _write)
 
 
-async def derived_slug(conn: psycopg.AsyncConnection, team_id: uuid.UUID,
+async def derived_slug(conn: Connection, team_id: uuid.UUID,
                        name: str) -> str | None:
     """The slug a monitor named ``name`` gets when it is given none:
     :func:`core.monitors.slugs.slugify` of the name when no live monitor of the team has it,
@@ -92,7 +89,7 @@ async def derived_slug(conn: psycopg.AsyncConnection, team_id: uuid.UUID,
 
 
 async def create_monitor(
-    pool: AsyncConnectionPool, actor: Actor, fields: dict[str, Any], now: datetime,
+    pool: ConnectionPool, actor: Actor, fields: dict[str, Any], now: datetime,
     keyring: KeyRing | None = None,
 ) -> tuple[uuid.UUID, str]:
     """Create a monitor from ``fields`` (the body of ``POST /v1/monitors``).
@@ -113,7 +110,7 @@ async def create_monitor(
         return await create_in(conn, actor, fields, now, keyring)
 
 
-async def create_in(conn: psycopg.AsyncConnection, actor: Actor, fields: dict[str, Any],
+async def create_in(conn: Connection, actor: Actor, fields: dict[str, Any],
                     now: datetime, keyring: KeyRing | None = None) -> tuple[uuid.UUID, str]:
     """:func:`create_monitor` inside the caller's transaction.
 
@@ -135,7 +132,7 @@ async def create_in(conn: psycopg.AsyncConnection, actor: Actor, fields: dict[st
 
 
 async def update_monitor(
-    pool: AsyncConnectionPool,
+    pool: ConnectionPool,
     actor: Actor,
     monitor_id: uuid.UUID,
     fields: dict[str, Any],
@@ -169,7 +166,7 @@ async def update_monitor(
             await release_subject(conn, monitor_id, now, hold=held_alerts)
 
 
-async def set_paused(pool: AsyncConnectionPool, actor: Actor, monitor_id: uuid.UUID,
+async def set_paused(pool: ConnectionPool, actor: Actor, monitor_id: uuid.UUID,
                      paused: bool, now: datetime) -> None:
     """Pause or resume a monitor. Idempotent: pausing a paused monitor appends nothing.
 
@@ -193,7 +190,7 @@ async def set_paused(pool: AsyncConnectionPool, actor: Actor, monitor_id: uuid.U
                 await release_dependents(conn, [monitor_id], now, hold=held_alerts)
 
 
-async def delete_monitor(pool: AsyncConnectionPool, actor: Actor, monitor_id: uuid.UUID,
+async def delete_monitor(pool: ConnectionPool, actor: Actor, monitor_id: uuid.UUID,
                          now: datetime) -> None:
     """Delete a monitor: its token stops working at once, its history stays readable.
 
@@ -209,7 +206,7 @@ async def delete_monitor(pool: AsyncConnectionPool, actor: Actor, monitor_id: uu
         await forget_monitor_alert(conn, monitor_id)
 
 
-async def rotate_token(pool: AsyncConnectionPool, actor: Actor, monitor_id: uuid.UUID,
+async def rotate_token(pool: ConnectionPool, actor: Actor, monitor_id: uuid.UUID,
                        now: datetime, keyring: KeyRing | None = None) -> str:
     """Replace the monitor's ping token; the old one stops working at once (its sealed copy
     is replaced in the same transaction, or dropped without a key: ``keyring`` as in

@@ -32,16 +32,16 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeAlias, cast
 
 import msgspec
 import psycopg
 from psycopg import AsyncRawCursor
-from psycopg.rows import dict_row, tuple_row
+from psycopg.rows import TupleRow, dict_row, tuple_row
 from psycopg_pool import AsyncConnectionPool
 
 from core.clock import rfc3339
-from core.db import open_pool
+from core.db import Connection, open_pool
 from core.maintenance.queries import held_alerts
 from core.monitors.rules import ping_outcome
 from core.monitors.slugs import SLUG_PATTERN
@@ -51,6 +51,10 @@ from core.notifications.released import release_dependents
 from core.queries import Q
 from core.teams import PING_KEY_PATTERN
 from core.tokens import token_hash
+
+# The ping pool's connections (:func:`open_ping_pool`): raw cursors, rows as tuples.
+PingConnection: TypeAlias = psycopg.AsyncConnection[TupleRow]
+PingPool: TypeAlias = AsyncConnectionPool[PingConnection]
 
 MAX_BODY_BYTES = 10 * 1024 * 1024  # larger request bodies are refused (413)
 MAX_EXIT_STATUS = 255
@@ -215,7 +219,7 @@ def clean_text(value: str | None, limit: int) -> str | None:
 
 
 async def open_ping_pool(dsn: str, *, size: int, synchronous_commit: bool = True,
-                         **options: Any) -> AsyncConnectionPool:
+                         **options: Any) -> PingPool:
     """A pool for :func:`record_ping`: autocommit connections returning tuples.
 
     Args:
@@ -236,8 +240,10 @@ async def open_ping_pool(dsn: str, *, size: int, synchronous_commit: bool = True
                                  "prepare_threshold": None}  # pooler-safe, as core/db.py
     if not synchronous_commit:
         kwargs["options"] = "-c synchronous_commit=off"
-    return await open_pool(dsn, min_size=size, max_size=size, connection=kwargs,
+    pool = await open_pool(dsn, min_size=size, max_size=size, connection=kwargs,
                            name="cronledger-pings", **options)
+    # open_pool types its connections by its default row factory; these have tuple_row (kwargs)
+    return cast("PingPool", pool)
 
 
 def ping_batch_params(pings: Sequence[tuple[Ping, datetime]], defer: bool = True
@@ -292,7 +298,7 @@ class PingResult(NamedTuple):
     action: str | None
 
 
-async def _record_alerting(conn: psycopg.AsyncConnection, pings: Sequence[tuple[Ping, datetime]],
+async def _record_alerting(conn: Connection, pings: Sequence[tuple[Ping, datetime]],
                            keys: Sequence[bytes], max_attempts: int) -> list[str | None]:
     """Record pings of monitors that notify or are down, count the failures and good pings of
     those that notify, queue the alerts they raise, and release the alerts a monitor that
@@ -333,7 +339,7 @@ async def _record_alerting(conn: psycopg.AsyncConnection, pings: Sequence[tuple[
     return statuses
 
 
-async def record_pings(pool: AsyncConnectionPool, pings: Sequence[tuple[Ping, datetime]],
+async def record_pings(pool: PingPool, pings: Sequence[tuple[Ping, datetime]],
                        max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> list[str | None]:
     """Record ``pings`` (each with its arrival instant, UTC) in one statement and one commit.
 
@@ -359,9 +365,11 @@ async def record_pings(pool: AsyncConnectionPool, pings: Sequence[tuple[Ping, da
         if deferred:
             # Rare: a monitor that notifies goes down or may come back up. The ping pool's
             # connections are raw and autocommit; the outbox helpers want dict rows.
-            conn.cursor_factory, conn.row_factory = psycopg.AsyncCursor, dict_row
+            # The same connection, typed by the row factory it has until `finally`.
+            dict_conn = cast(Connection, conn)
+            dict_conn.cursor_factory, dict_conn.row_factory = psycopg.AsyncCursor, dict_row
             try:
-                again = await _record_alerting(conn, [pings[n] for n in deferred],
+                again = await _record_alerting(dict_conn, [pings[n] for n in deferred],
                                                [rows[n].token_hash or b"" for n in deferred],
                                                max_attempts)
             finally:
@@ -371,7 +379,7 @@ async def record_pings(pool: AsyncConnectionPool, pings: Sequence[tuple[Ping, da
     return statuses
 
 
-async def record_ping(pool: AsyncConnectionPool, ping: Ping, now: datetime) -> str | None:
+async def record_ping(pool: PingPool, ping: Ping, now: datetime) -> str | None:
     """Record one ping at ``now`` (UTC): :func:`record_pings` with a batch of one."""
     [status] = await record_pings(pool, [(ping, now)])
     return status

@@ -15,11 +15,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from psycopg_pool import AsyncConnectionPool
-
 from core.actor import Actor
 from core.crypto import KeyRing
-from core.db import transaction
+from core.db import ConnectionPool, one_row, transaction
 from core.errors import Forbidden
 from core.monitors.commands import create_in
 from core.queries import Q
@@ -39,7 +37,7 @@ class PingActor(Actor):
         return {"actor": "ping", **extra}
 
 
-async def provision(pool: AsyncConnectionPool, ping_key: str, slug: str, *, schedule: str,
+async def provision(pool: ConnectionPool, ping_key: str, slug: str, *, schedule: str,
                     grace_seconds: int, limit: int, now: datetime,
                     keyring: KeyRing | None = None) -> uuid.UUID | None:
     """Create the monitor ``slug`` of the team whose ping key is ``ping_key``.
@@ -69,10 +67,10 @@ async def provision(pool: AsyncConnectionPool, ping_key: str, slug: str, *, sche
         await cur.fetchone()
         cur = await conn.execute(Q["monitor_slug_taken"], {
             "team_id": team["id"], "slug": slug, "id": uuid.UUID(int=0)})
-        if (await cur.fetchone())["taken"]:
+        if one_row(await cur.fetchone(), "monitor_slug_taken")["taken"]:
             return None
         cur = await conn.execute(Q["monitor_count_live"], {"team_id": team["id"]})
-        if (await cur.fetchone())["monitors"] >= limit:
+        if one_row(await cur.fetchone(), "monitor_count_live")["monitors"] >= limit:
             raise MonitorLimit(f"the team has reached its limit of {limit} monitors: "
                                "delete one or ask the operator to raise "
                                "CRONLEDGER_TEAM_MONITOR_LIMIT")

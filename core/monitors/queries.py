@@ -8,11 +8,8 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-import psycopg
-from psycopg_pool import AsyncConnectionPool
-
 from core.actor import Actor
-from core.db import dict_rows, fetch_team_page, fetch_team_row
+from core.db import Connection, ConnectionPool, dict_rows, fetch_team_page, fetch_team_row
 from core.errors import NotFound
 from core.events import read_stream
 from core.monitors.definition import cached_schedule
@@ -61,14 +58,14 @@ def body_view(body: bytes | None, size: int) -> dict[str, Any]:
     return {"body": text, "body_encoding": "utf-8", "body_truncated": truncated}
 
 
-async def _exists(conn: psycopg.AsyncConnection, actor: Actor, monitor_id: uuid.UUID) -> None:
+async def _exists(conn: Connection, actor: Actor, monitor_id: uuid.UUID) -> None:
     cur = await conn.execute(Q["monitor_exists_any"], {"id": monitor_id,
                                                        "team_id": actor.team_id})
     if await cur.fetchone() is None:
         raise NotFound(f"monitor {monitor_id} not found")
 
 
-async def get_monitor(pool: AsyncConnectionPool, actor: Actor,
+async def get_monitor(pool: ConnectionPool, actor: Actor,
                       monitor_id: uuid.UUID) -> dict[str, Any]:
     """One monitor (not deleted).
 
@@ -79,14 +76,14 @@ async def get_monitor(pool: AsyncConnectionPool, actor: Actor,
 
 
 async def list_monitors(
-    pool: AsyncConnectionPool, actor: Actor, *, limit: int,
+    pool: ConnectionPool, actor: Actor, *, limit: int,
     after: tuple[datetime, uuid.UUID] | None,
 ) -> list[dict[str, Any]]:
     """A page of the team's monitors in creation order, after the keyset ``after``."""
     return await fetch_team_page(pool, Q["monitor_list"], actor.team_id, limit=limit, after=after)
 
 
-async def monitor_choices(pool: AsyncConnectionPool, actor: Actor, *, limit: int
+async def monitor_choices(pool: ConnectionPool, actor: Actor, *, limit: int
                           ) -> list[dict[str, Any]]:
     """The team's first ``limit`` live monitors in creation order, ``{"id", "name"}`` only (a
     form's picker: not the whole rows of :func:`list_monitors`)."""
@@ -97,7 +94,7 @@ async def monitor_choices(pool: AsyncConnectionPool, actor: Actor, *, limit: int
 
 
 async def list_pings(
-    pool: AsyncConnectionPool, actor: Actor, monitor_id: uuid.UUID, *, limit: int,
+    pool: ConnectionPool, actor: Actor, monitor_id: uuid.UUID, *, limit: int,
     before_version: int | None,
 ) -> list[dict[str, Any]]:
     """The monitor's pings, latest first, with their bodies (deleted monitors included).
@@ -117,7 +114,7 @@ async def list_pings(
     return [{**row, **body_view(row["body"], row["body_size"])} for row in rows]
 
 
-async def ping_marks(pool: AsyncConnectionPool, actor: Actor, monitor_id: uuid.UUID, *,
+async def ping_marks(pool: ConnectionPool, actor: Actor, monitor_id: uuid.UUID, *,
                      since: datetime, limit: int) -> list[dict[str, Any]]:
     """The monitor's pings received at or after ``since`` (UTC), latest first, at most
     ``limit``, without bodies: ``{"received_at", "kind", "exit_status"}`` (the dashboard's
@@ -130,7 +127,7 @@ async def ping_marks(pool: AsyncConnectionPool, actor: Actor, monitor_id: uuid.U
 
 
 async def monitor_events(
-    pool: AsyncConnectionPool, actor: Actor, monitor_id: uuid.UUID, *, after_version: int,
+    pool: ConnectionPool, actor: Actor, monitor_id: uuid.UUID, *, after_version: int,
     limit: int,
 ) -> list[dict[str, Any]]:
     """The monitor's event stream (deleted monitors included), in version order.
@@ -144,7 +141,7 @@ async def monitor_events(
                                  after_version=after_version, limit=limit)
 
 
-async def ping_counts(pool: AsyncConnectionPool, actor: Actor,
+async def ping_counts(pool: ConnectionPool, actor: Actor,
                       monitor_ids: list[uuid.UUID]) -> dict[uuid.UUID, int]:
     """The number of pings each monitor received (absent: none)."""
     async with pool.connection() as conn:
@@ -154,7 +151,7 @@ async def ping_counts(pool: AsyncConnectionPool, actor: Actor,
 
 
 async def monitor_flips(
-    pool: AsyncConnectionPool, actor: Actor, monitor_id: uuid.UUID, *, limit: int,
+    pool: ConnectionPool, actor: Actor, monitor_id: uuid.UUID, *, limit: int,
 ) -> list[dict[str, Any]]:
     """The monitor's status changes, latest first: ``{"version", "event_type", "status"
     (the status it led to, :data:`core.monitors.state.STATUS_AFTER`), "data",

@@ -21,10 +21,8 @@ import uuid
 from collections.abc import Sequence
 from datetime import datetime
 
-import psycopg
-from psycopg_pool import AsyncConnectionPool
-
 from core.crypto import KeyRing, Sealed, SecretUnavailable, token_aad
+from core.db import Connection, ConnectionPool
 from core.queries import Q
 from core.tokens import token_hash
 
@@ -57,7 +55,7 @@ def unreadable_reason(keyring: KeyRing | None) -> str:
     return NOT_KEPT if kept(keyring) else NO_KEY
 
 
-async def keep_token(conn: psycopg.AsyncConnection, keyring: KeyRing | None,
+async def keep_token(conn: Connection, keyring: KeyRing | None,
                      team_id: uuid.UUID, monitor_id: uuid.UUID, token: str,
                      now: datetime) -> bool:
     """Keep a newly minted token sealed, in the caller's transaction (replacing the previous
@@ -78,7 +76,7 @@ async def keep_token(conn: psycopg.AsyncConnection, keyring: KeyRing | None,
     return True
 
 
-async def read_tokens(pool: AsyncConnectionPool, keyring: KeyRing | None,
+async def read_tokens(pool: ConnectionPool, keyring: KeyRing | None,
                       team_id: uuid.UUID, monitor_ids: Sequence[uuid.UUID]
                       ) -> dict[uuid.UUID, str]:
     """The current ping tokens of the team's ``monitor_ids`` that can be read (absent: none
@@ -101,7 +99,7 @@ async def read_tokens(pool: AsyncConnectionPool, keyring: KeyRing | None,
     return tokens
 
 
-async def read_token(pool: AsyncConnectionPool, keyring: KeyRing | None, team_id: uuid.UUID,
+async def read_token(pool: ConnectionPool, keyring: KeyRing | None, team_id: uuid.UUID,
                      monitor_id: uuid.UUID) -> str | None:
     """:func:`read_tokens` for one monitor (``None``: not readable)."""
     return (await read_tokens(pool, keyring, team_id, [monitor_id])).get(monitor_id)

@@ -26,9 +26,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Literal, Protocol
 
-import psycopg
-
 from core.alerting import Streak, tolerate
+from core.db import Connection
 from core.maintenance.queries import held_alerts
 from core.monitors.definition import cached_schedule
 from core.monitors.rules import next_miss
@@ -118,7 +117,7 @@ def counted(row: dict[str, Any] | None, status_before: str) -> Counted:
                    row["failing_since"], row["next_realert_at"], row["miss_slot_at"])
 
 
-async def read_counted(conn: psycopg.AsyncConnection, monitor_id: Any, status_before: str
+async def read_counted(conn: Connection, monitor_id: Any, status_before: str
                        ) -> Counted:
     """The monitor's stored streak, its row locked for the caller's transaction."""
     cur = await conn.execute(Q["alert_state_monitor_streak"], {"monitor_id": monitor_id})
@@ -131,7 +130,7 @@ def _miss_after(monitor: Tolerant, slot_at: datetime) -> tuple[datetime, datetim
     return None if schedule is None else next_miss(schedule, monitor.grace_seconds, slot_at)
 
 
-async def count(conn: psycopg.AsyncConnection, monitor: Tolerant,
+async def count(conn: Connection, monitor: Tolerant,
                 outcome: Literal["failure", "success"], at: datetime, *, status_before: str,
                 slot_at: datetime | None = None, reason: dict[str, Any] | None = None,
                 last_ping: dict[str, Any] | None, down_since: datetime | None = None,
@@ -183,7 +182,7 @@ async def count(conn: psycopg.AsyncConnection, monitor: Tolerant,
     return None
 
 
-async def _queue(conn: psycopg.AsyncConnection, monitor: Tolerant, event: str,
+async def _queue(conn: Connection, monitor: Tolerant, event: str,
                  since: datetime, at: datetime, last_ping: dict[str, Any] | None,
                  reason: dict[str, Any] | None, max_attempts: int) -> None:
     await enqueue_monitor_alert(
@@ -193,7 +192,7 @@ async def _queue(conn: psycopg.AsyncConnection, monitor: Tolerant, event: str,
         max_attempts=max_attempts, hold=held_alerts, reason=reason)
 
 
-async def _save(conn: psycopg.AsyncConnection, monitor: Tolerant, streak: Streak,
+async def _save(conn: Connection, monitor: Tolerant, streak: Streak,
                 since: datetime, realert: datetime | None,
                 slot: tuple[datetime | None, datetime | None] | None) -> None:
     slot_at, miss_at = slot or (None, None)
@@ -203,7 +202,7 @@ async def _save(conn: psycopg.AsyncConnection, monitor: Tolerant, streak: Streak
         "next_realert_at": realert, "next_miss_at": miss_at, "miss_slot_at": slot_at})
 
 
-async def count_misses(conn: psycopg.AsyncConnection, now: datetime, *, limit: int,
+async def count_misses(conn: Connection, now: datetime, *, limit: int,
                        max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> int:
     """Count the slots down monitors missed up to ``now``, in the caller's transaction (the
     checker's pass, beside the re-alerts): each claimed row (``SKIP LOCKED``) whose monitor is
@@ -242,7 +241,7 @@ async def count_misses(conn: psycopg.AsyncConnection, now: datetime, *, limit: i
     return handled
 
 
-async def next_miss_at(conn: psycopg.AsyncConnection) -> datetime | None:
+async def next_miss_at(conn: Connection) -> datetime | None:
     """The earliest slot deadline a down monitor may miss (UTC), for the checker's sleep."""
     cur = await conn.execute(Q["alert_state_monitor_next_miss"])
     row = await cur.fetchone()

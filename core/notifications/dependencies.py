@@ -35,8 +35,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
-import psycopg
-
+from core.db import Connection
 from core.events import Head, append_at
 from core.notifications.messages import with_dependents
 from core.queries import Q
@@ -73,7 +72,7 @@ class Considered:
         return []
 
 
-async def consider(conn: psycopg.AsyncConnection, alerts: Sequence[Any]) -> Considered:
+async def consider(conn: Connection, alerts: Sequence[Any]) -> Considered:
     """Read what :class:`Considered` needs for ``alerts`` (:class:`core.notifications.outbox.
     Alert` s about jobs and monitors) in the caller's transaction: three statements."""
     ids = sorted({a.subject_id for a in alerts})
@@ -117,7 +116,7 @@ def annotate(alert: Any, considered: Considered) -> tuple[Any, list[uuid.UUID]]:
     return replace(alert, rule=rule, message=message), held_by
 
 
-async def close_recovered(conn: psycopg.AsyncConnection, considered: Considered,
+async def close_recovered(conn: Connection, considered: Considered,
                           subject_ids: Sequence[uuid.UUID], now: datetime) -> None:
     """Close the open holds of subjects that came back while held (their recovery was held
     too): nothing is owed any more."""
@@ -125,7 +124,7 @@ async def close_recovered(conn: psycopg.AsyncConnection, considered: Considered,
     await release(conn, ids, None, now, "it came back while its parents were down")
 
 
-async def close_held_recoveries(conn: psycopg.AsyncConnection,
+async def close_held_recoveries(conn: Connection,
                                 recorded: Sequence[tuple[uuid.UUID, str, str]],
                                 now: datetime) -> None:
     """Close, as soon as recorded, the held recovery alerts among ``recorded`` (``[(alert id,
@@ -138,7 +137,7 @@ async def close_held_recoveries(conn: psycopg.AsyncConnection,
                   None, now, "it came back while its parents were down")
 
 
-async def release(conn: psycopg.AsyncConnection, ids: Sequence[uuid.UUID],
+async def release(conn: Connection, ids: Sequence[uuid.UUID],
                    released_as: uuid.UUID | None, now: datetime, why: str) -> None:
     """Mark held alerts released and append their ``alert.released`` ``{"released_as",
     "why"}`` (stream ``alert``, after ``alert.raised`` and any ``alert.noted``: a note may be

@@ -25,9 +25,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-import psycopg
-
 from core.alerting import Streak, tolerate
+from core.db import Connection
 from core.notifications.messages import job_message
 from core.notifications.outbox import Alert, Hold, enqueue
 from core.notifications.released import release_dependents
@@ -124,7 +123,7 @@ def grow_streak(state: dict[str, Any] | None, failures: Sequence[FinalRun]) -> d
             "consecutive_successes": 0}
 
 
-async def _recover(conn: psycopg.AsyncConnection, recoveries: dict[uuid.UUID, FinalRun],
+async def _recover(conn: Connection, recoveries: dict[uuid.UUID, FinalRun],
                    successes: dict[uuid.UUID, tuple[int, bool]], now: datetime
                    ) -> tuple[list[Alert], list[uuid.UUID]]:
     """The recovery alerts of jobs whose good runs end their streaks, and the jobs whose
@@ -179,7 +178,7 @@ def decide_alert(row: dict[str, Any], now: datetime) -> str | None:
     return None
 
 
-async def _fail(conn: psycopg.AsyncConnection, failures: dict[uuid.UUID, list[FinalRun]],
+async def _fail(conn: Connection, failures: dict[uuid.UUID, list[FinalRun]],
                 now: datetime) -> list[Alert]:
     jobs = sorted(failures)  # one lock order for alert_states rows across concurrent recorders
     cur = await conn.execute(Q["alert_state_job_fail"], {
@@ -213,7 +212,7 @@ async def _fail(conn: psycopg.AsyncConnection, failures: dict[uuid.UUID, list[Fi
 
 
 async def record_job_outcomes(
-    conn: psycopg.AsyncConnection, finals: Sequence[FinalRun], now: datetime,
+    conn: Connection, finals: Sequence[FinalRun], now: datetime,
     max_attempts: int, hold: Hold,
 ) -> list[uuid.UUID]:
     """Update the jobs' failure streaks and queue their alerts, in the caller's transaction.

@@ -11,9 +11,8 @@ from __future__ import annotations
 import uuid
 from typing import Protocol
 
-import psycopg
-
 from core.crypto import KeyRing, secret_aad
+from core.db import Connection
 from core.secrets import fetch_sealed
 
 
@@ -22,7 +21,7 @@ class SecretLookup(Protocol):
     has no secret of that name. Called inside the notifier's claim transaction."""
 
     async def __call__(
-        self, conn: psycopg.AsyncConnection, team_id: uuid.UUID, name: str
+        self, conn: Connection, team_id: uuid.UUID, name: str
     ) -> str | None: ...
 
 
@@ -39,7 +38,7 @@ class KeyRingSecrets:
         self.ring = ring
 
     async def __call__(
-        self, conn: psycopg.AsyncConnection, team_id: uuid.UUID, name: str
+        self, conn: Connection, team_id: uuid.UUID, name: str
     ) -> str | None:
         found, _ = await fetch_sealed(conn, [(team_id, name)], [])
         sealed = found.get((team_id, name))

@@ -27,13 +27,12 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import psycopg
-from psycopg_pool import AsyncConnectionPool
 
 from core.backoff import retry_delay
 from core.channels.sealing import Sealer, SealError, unseal_channel
 from core.clock import Clock, Instant, read_now
 from core.config import Settings
-from core.db import transaction
+from core.db import Connection, ConnectionPool, transaction
 from core.events import Head, append_at
 from core.notifications.delivery import Delivery, DeliveryResult, Target
 from core.notifications.lookup import SecretLookup
@@ -87,7 +86,7 @@ class Notifier(Service):
     name = "notifier"
     channel = NOTIFY_CHANNEL
 
-    def __init__(self, pool: AsyncConnectionPool, dsn: str | None, settings: Settings,
+    def __init__(self, pool: ConnectionPool, dsn: str | None, settings: Settings,
                  delivery: Delivery, sealer: Sealer, secrets: SecretLookup, clock: Clock,
                  rng: random.Random | None = None) -> None:
         super().__init__(clock, dsn)
@@ -103,7 +102,7 @@ class Notifier(Service):
                 "max_delay_seconds": s.notify_max_retry_delay_seconds}
 
     # -- claim ----------------------------------------------------------------------------------
-    async def _target(self, conn: psycopg.AsyncConnection, row: dict[str, Any]) -> Claimed:
+    async def _target(self, conn: Connection, row: dict[str, Any]) -> Claimed:
         """:meth:`_build_target`, isolated per row: a row that raises while its target is built
         (a poison channel configuration) fails permanently with error class ``internal``."""
         try:
@@ -117,7 +116,7 @@ class Notifier(Service):
                                False, error_class="internal", permanent=True,
                                error=f"the notification cannot be built: {reason_of(exc)}"))
 
-    async def _build_target(self, conn: psycopg.AsyncConnection,
+    async def _build_target(self, conn: Connection,
                             row: dict[str, Any]) -> Claimed:
         claimed = Claimed(row["id"], row["team_id"], row["attempt"], row["max_attempts"],
                           row["lease_token"], row["message"], None)

@@ -24,9 +24,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-import psycopg
-
-from core.db import dict_rows
+from core.db import Connection, dict_rows
 from core.events import Change, Head, append_at, to_json
 from core.notifications import dependencies
 from core.notifications.messages import MONITOR_EVENTS, monitor_message
@@ -70,12 +68,12 @@ class Alert:
 
 # Which job and monitor subjects of the alerts a maintenance window holds at ``now``, with the
 # end of their maintenance: :func:`core.maintenance.queries.held_alerts`.
-Hold = Callable[[psycopg.AsyncConnection, Sequence[Alert], datetime],
+Hold = Callable[[Connection, Sequence[Alert], datetime],
                 Awaitable[Mapping[uuid.UUID, datetime]]]
 
 
 async def enqueue(
-    conn: psycopg.AsyncConnection, alerts: Sequence[Alert], now: datetime,
+    conn: Connection, alerts: Sequence[Alert], now: datetime,
     max_attempts: int = DEFAULT_MAX_ATTEMPTS, *, hold: Hold,
 ) -> list[uuid.UUID]:
     """Write outbox rows for ``alerts`` in the caller's transaction and wake the notifiers.
@@ -121,7 +119,7 @@ async def enqueue(
 
 
 async def _held_by_parents(
-    conn: psycopg.AsyncConnection, alerts: Sequence[Alert], ids: Mapping[int, uuid.UUID],
+    conn: Connection, alerts: Sequence[Alert], ids: Mapping[int, uuid.UUID],
     now: datetime,
 ) -> tuple[Sequence[Alert], dict[uuid.UUID, list[uuid.UUID]]]:
     """The recorded alerts (``ids``: their positions) as :mod:`core.notifications.dependencies`
@@ -190,7 +188,7 @@ def _linked(message: dict[str, Any], alert_id: uuid.UUID | None) -> dict[str, An
                       "explain": f"/v1/alerts/{alert_id}/explain"}}
 
 
-async def _record(conn: psycopg.AsyncConnection, alerts: Sequence[tuple[uuid.UUID, Alert]],
+async def _record(conn: Connection, alerts: Sequence[tuple[uuid.UUID, Alert]],
                   held: Mapping[uuid.UUID, datetime],
                   waiting: Mapping[uuid.UUID, list[uuid.UUID]], now: datetime) -> None:
     """Write each alert's record (``alerts``) and its ``alert.raised`` event ``{"subject_type",
@@ -218,7 +216,7 @@ async def _record(conn: psycopg.AsyncConnection, alerts: Sequence[tuple[uuid.UUI
 
 # -- monitors -------------------------------------------------------------------------------------
 async def enqueue_monitor_alert(
-    conn: psycopg.AsyncConnection, *, team_id: uuid.UUID, monitor_id: uuid.UUID,
+    conn: Connection, *, team_id: uuid.UUID, monitor_id: uuid.UUID,
     monitor_name: str, channel_ids: Sequence[uuid.UUID], event: str, since: datetime,
     last_ping: dict[str, Any] | None, now: datetime, realert_every: int | None = None,
     max_attempts: int = DEFAULT_MAX_ATTEMPTS, hold: Hold,
@@ -266,7 +264,7 @@ async def enqueue_monitor_alert(
 
 
 async def claim_monitor_realerts(
-    conn: psycopg.AsyncConnection, now: datetime, limit: int = 100
+    conn: Connection, now: datetime, limit: int = 100
 ) -> list[dict[str, Any]]:
     """Down monitors whose re-alert is due, locked (``SKIP LOCKED``) for the caller's
     transaction: ``[{"monitor_id", "team_id", "down_since", "last_alert_at",
@@ -282,7 +280,7 @@ async def claim_monitor_realerts(
     return dict_rows(await cur.fetchall())
 
 
-async def next_monitor_realert_at(conn: psycopg.AsyncConnection) -> datetime | None:
+async def next_monitor_realert_at(conn: Connection) -> datetime | None:
     """The earliest pending monitor re-alert (UTC), for the checker's sleep."""
     cur = await conn.execute(Q["alert_state_monitor_next_realert"])
     row = await cur.fetchone()
@@ -290,7 +288,7 @@ async def next_monitor_realert_at(conn: psycopg.AsyncConnection) -> datetime | N
 
 
 async def reschedule_monitor_realert(
-    conn: psycopg.AsyncConnection, monitor_id: uuid.UUID, realert_every: int | None
+    conn: Connection, monitor_id: uuid.UUID, realert_every: int | None
 ) -> None:
     """After a monitor's ``realert_every`` changed: the next re-alert is the last alert plus
     the new period (``None`` stops re-alerts)."""
@@ -298,6 +296,6 @@ async def reschedule_monitor_realert(
         "monitor_id": monitor_id, "realert_every": realert_every})
 
 
-async def forget_monitor_alert(conn: psycopg.AsyncConnection, monitor_id: uuid.UUID) -> None:
+async def forget_monitor_alert(conn: Connection, monitor_id: uuid.UUID) -> None:
     """Drop a monitor's alert state without notifying (it was paused or deleted while down)."""
     await conn.execute(Q["alert_state_monitor_clear"], {"monitor_id": monitor_id})

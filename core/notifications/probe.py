@@ -11,13 +11,11 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from psycopg_pool import AsyncConnectionPool
-
 from core.actor import Actor
 from core.channels.commands import CHANNEL
 from core.channels.queries import get_channel
 from core.channels.sealing import Sealer, SealError, unseal_channel
-from core.db import transaction
+from core.db import ConnectionPool, transaction
 from core.errors import NotFound
 from core.notifications.delivery import Delivery, DeliveryResult, Target
 from core.notifications.lookup import SecretLookup
@@ -27,7 +25,7 @@ from core.streams import append, lock
 
 
 async def send_test(
-    pool: AsyncConnectionPool, sealer: Sealer, secrets: SecretLookup, delivery: Delivery,
+    pool: ConnectionPool, sealer: Sealer, secrets: SecretLookup, delivery: Delivery,
     actor: Actor, channel_id: uuid.UUID, now: datetime,
 ) -> dict[str, Any]:
     """Send the test message to one of the team's channels.

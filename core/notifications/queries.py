@@ -6,10 +6,8 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from psycopg_pool import AsyncConnectionPool
-
 from core.actor import Actor
-from core.db import dict_row_or_none, dict_rows
+from core.db import ConnectionPool, dict_row_or_none, dict_rows
 from core.errors import NotFound, invalid
 from core.queries import Q
 
@@ -17,7 +15,7 @@ STATUSES = ("pending", "sending", "sent", "failed", "cancelled", "suppressed")
 
 
 async def list_notifications(
-    pool: AsyncConnectionPool, actor: Actor, *, limit: int,
+    pool: ConnectionPool, actor: Actor, *, limit: int,
     before: tuple[datetime, uuid.UUID] | None, status: str | None = None,
     channel_id: uuid.UUID | None = None,
 ) -> list[dict[str, Any]]:
@@ -38,7 +36,7 @@ async def list_notifications(
 
 
 async def get_notification(
-    pool: AsyncConnectionPool, actor: Actor, notification_id: uuid.UUID
+    pool: ConnectionPool, actor: Actor, notification_id: uuid.UUID
 ) -> dict[str, Any]:
     """One of the team's notifications.
 

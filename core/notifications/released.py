@@ -13,8 +13,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-import psycopg
-
+from core.db import Connection
 from core.notifications.dependencies import PROBLEM, release
 from core.notifications.outbox import DEFAULT_MAX_ATTEMPTS, Alert, Hold, enqueue
 from core.queries import Q
@@ -22,7 +21,7 @@ from core.queries import Q
 RELEASE_POLL = 5.0  # seconds: how soon the checker looks again while alerts are held
 
 
-async def release_held(conn: psycopg.AsyncConnection, now: datetime, *, limit: int,
+async def release_held(conn: Connection, now: datetime, *, limit: int,
                        hold: Hold, max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> int:
     """Release the held alerts whose subject has no parent down any more, in the caller's
     transaction: the checker's pass, which finds what the transactions that end a hold
@@ -47,7 +46,7 @@ async def release_held(conn: psycopg.AsyncConnection, now: datetime, *, limit: i
     return len(rows)
 
 
-async def release_dependents(conn: psycopg.AsyncConnection, parents: Sequence[uuid.UUID],
+async def release_dependents(conn: Connection, parents: Sequence[uuid.UUID],
                              now: datetime, *, hold: Hold,
                              max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> None:
     """In the transaction where ``parents`` stopped being down (a monitor's ``monitor.up`` or
@@ -62,7 +61,7 @@ async def release_dependents(conn: psycopg.AsyncConnection, parents: Sequence[uu
     await _release_free(conn, await cur.fetchall(), now, hold, max_attempts)
 
 
-async def release_subject(conn: psycopg.AsyncConnection, subject_id: uuid.UUID,
+async def release_subject(conn: Connection, subject_id: uuid.UUID,
                           now: datetime, *, hold: Hold,
                           max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> None:
     """In the transaction that changed ``subject_id``'s ``depends_on``: its held alerts,
@@ -71,7 +70,7 @@ async def release_subject(conn: psycopg.AsyncConnection, subject_id: uuid.UUID,
     await _release_free(conn, await cur.fetchall(), now, hold, max_attempts)
 
 
-async def _release_free(conn: psycopg.AsyncConnection, rows: Sequence[dict[str, Any]],
+async def _release_free(conn: Connection, rows: Sequence[dict[str, Any]],
                         now: datetime, hold: Hold, max_attempts: int) -> None:
     """Release the held alerts ``rows`` (claimed, oldest first) of the subjects with no
     parent down now."""
@@ -87,7 +86,7 @@ async def _release_free(conn: psycopg.AsyncConnection, rows: Sequence[dict[str, 
             await _release_one(conn, held, now, hold, max_attempts)
 
 
-async def _release_one(conn: psycopg.AsyncConnection, held: list[dict[str, Any]],
+async def _release_one(conn: Connection, held: list[dict[str, Any]],
                        now: datetime, hold: Hold, max_attempts: int) -> None:
     ids = [h["id"] for h in held]
     # only a held problem alert is owed; a held recovery recorded before
@@ -121,7 +120,7 @@ async def _release_one(conn: psycopg.AsyncConnection, held: list[dict[str, Any]]
     await release(conn, ids, alert_id, now, "its parents came back and it was still down")
 
 
-async def any_held(conn: psycopg.AsyncConnection) -> bool:
+async def any_held(conn: Connection) -> bool:
     """Whether some alert is held and not released (the checker then looks again within
     :data:`RELEASE_POLL` seconds)."""
     cur = await conn.execute(Q["dependency_held_any"])

@@ -7,16 +7,15 @@ from datetime import UTC, datetime
 from typing import Any
 
 import msgspec
-import psycopg
 from psycopg.types.json import set_json_loads
 
-from core.db import dict_rows
+from core.db import Connection, dict_rows
 from core.queries import Q
 
 _decode_json = msgspec.json.Decoder().decode
 
 
-async def fetch_all(conn: psycopg.AsyncConnection, query: str,
+async def fetch_all(conn: Connection, query: str,
                     params: dict[str, Any]) -> list[dict[str, Any]]:
     """Rows of ``query``, json/jsonb decoded by msgspec (several times faster than the
     standard library; same Python values). Only this cursor is affected, not the pooled
@@ -27,7 +26,7 @@ async def fetch_all(conn: psycopg.AsyncConnection, query: str,
         return dict_rows(await cur.fetchall())
 
 
-async def record_skipped(conn: psycopg.AsyncConnection, name: str, position: int, reason: str,
+async def record_skipped(conn: Connection, name: str, position: int, reason: str,
                          now: datetime) -> None:
     """Record in ``projection_skipped`` that projection ``name`` skipped the event at
     ``position`` because of ``reason`` (docs/operations.md, "Poison items")."""

@@ -13,9 +13,8 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-import psycopg
-
 from core.coerce import uuid_of
+from core.db import Connection
 from core.events import to_json
 from core.jobs.state import STATUS_AFTER
 from core.projections.common import fetch_all
@@ -60,7 +59,7 @@ def evolve(row: dict[str, Any] | None, event: dict[str, Any]) -> dict[str, Any] 
     return row
 
 
-async def apply(conn: psycopg.AsyncConnection, events: Sequence[dict[str, Any]]) -> None:
+async def apply(conn: Connection, events: Sequence[dict[str, Any]]) -> None:
     """Fold ``events`` into the health rows of the jobs they concern."""
     relevant = [(job_id, e) for e in events if (job_id := _job_id(e)) is not None]
     if not relevant:

@@ -21,10 +21,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-import psycopg
 from psycopg import sql
 
 from core.coerce import instant, uuid_of
+from core.db import Connection
 from core.events import to_json
 from core.projections import histogram
 from core.projections.common import day_start, fetch_all, hour_start
@@ -55,7 +55,7 @@ def _count(buckets: dict[Any, _Bucket], key: Any, team_id: uuid.UUID, column: st
         histogram.add(bucket.lateness, data.get("lateness_ms"))
 
 
-async def _write(conn: psycopg.AsyncConnection, table: str,
+async def _write(conn: Connection, table: str,
                  buckets: dict[tuple[Any, datetime], _Bucket]) -> None:
     """Add ``buckets`` to ``table``: histograms are merged here, not in SQL (much cheaper)."""
     keys = [{"id": k[0], "bucket_start": k[1]} for k in buckets]
@@ -92,7 +92,7 @@ _UPSERT = {**{t: _job_stats(Q["job_stats_upsert"], t) for t in _JOB_TABLES},
            "team_runs_hourly": Q["team_runs_hourly_upsert"]}
 
 
-async def apply(conn: psycopg.AsyncConnection, events: Sequence[dict[str, Any]]) -> None:
+async def apply(conn: Connection, events: Sequence[dict[str, Any]]) -> None:
     """Add the run outcomes among ``events`` to the hourly, daily and team buckets.
 
     The projector holds the checkpoint lock, so nothing else writes these rows meanwhile:

@@ -32,8 +32,7 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-import psycopg
-
+from core.db import Connection
 from core.jobs.state import JobState, evolve
 from core.projections.common import Skipped
 from core.queries import Q
@@ -98,7 +97,7 @@ class JobReplay:
         self.due[job_id] = _next_fire(state, max(event["occurred_at"], fire))
 
 
-async def rebuild(conn: psycopg.AsyncConnection, skipped: Skipped | None = None,
+async def rebuild(conn: Connection, skipped: Skipped | None = None,
                   due: dict[uuid.UUID, datetime | None] | None = None,
                   snapshot: str | None = None) -> int:
     """Write ``jobs`` and ``due_jobs`` from the log into the (emptied) tables. An event that

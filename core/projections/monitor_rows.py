@@ -12,8 +12,7 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-import psycopg
-
+from core.db import Connection
 from core.monitors.definition import DEFAULTS, DEFINITION_FIELDS, KEYWORD_FIELDS
 from core.monitors.rules import timing
 from core.monitors.state import MonitorState, evolve
@@ -26,7 +25,7 @@ from core.stored import schedule_problem
 TABLES = ("monitors",)
 
 
-async def rebuild(conn: psycopg.AsyncConnection, now: datetime,
+async def rebuild(conn: Connection, now: datetime,
                   skipped: Skipped | None = None,
                   base: dict[uuid.UUID, dict[str, Any]] | None = None,
                   snapshot: str | None = None) -> int:

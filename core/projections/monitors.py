@@ -22,8 +22,7 @@ from collections.abc import Sequence
 from datetime import UTC, date, datetime
 from typing import Any
 
-import psycopg
-
+from core.db import Connection
 from core.events import to_json
 from core.projections.common import fetch_all
 from core.queries import Q
@@ -94,7 +93,7 @@ class _Batch:
         self.periods[(row["monitor_id"], started)] = {
             "team_id": row["team_id"], "ended_at": ended, "end_reason": reason}
 
-    async def write(self, conn: psycopg.AsyncConnection) -> None:
+    async def write(self, conn: Connection) -> None:
         if self.changed:
             await conn.execute(Q["monitor_state_upsert"],
                                {"rows": to_json([self.rows[m] for m in self.changed])})
@@ -107,7 +106,7 @@ class _Batch:
                 {"monitor_id": monitor_id, "started_at": started, **period}
                 for (monitor_id, started), period in self.periods.items()])})
 
-async def apply(conn: psycopg.AsyncConnection, events: Sequence[dict[str, Any]]) -> None:
+async def apply(conn: Connection, events: Sequence[dict[str, Any]]) -> None:
     """Fold the monitor events among ``events`` into the monitor read models."""
     relevant = [e for e in events if e["stream_type"] == "monitor"]
     if not relevant:

@@ -41,10 +41,9 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import psycopg
-from psycopg_pool import AsyncConnectionPool
 
 from core.clock import Clock
-from core.db import transaction
+from core.db import Connection, ConnectionPool, transaction
 from core.projections import job_health, job_stats, monitors
 from core.projections.common import fetch_all, record_skipped
 from core.queries import Q
@@ -59,7 +58,7 @@ WAKEUP_CHANNEL = "cronledger_wakeup"
 PROJECTED_CHANNEL = "cronledger_projected"  # NOTIFYed once per applied batch (live dashboard)
 CHECKED_SECONDS = 10.0  # while idle, the checkpoint's updated_at is refreshed this often
 
-ReadModel = Callable[[psycopg.AsyncConnection, Sequence[dict[str, Any]]], Awaitable[None]]
+ReadModel = Callable[[Connection, Sequence[dict[str, Any]]], Awaitable[None]]
 MODELS: tuple[ReadModel, ...] = (job_stats.apply, job_health.apply, monitors.apply)
 TABLES: tuple[str, ...] = (*job_stats.TABLES, *job_health.TABLES, *monitors.TABLES)
 
@@ -68,7 +67,7 @@ class CheckpointMoved(RuntimeError):
     """The checkpoint was not behind the batch: the batch is rolled back."""
 
 
-async def project_batch(conn: psycopg.AsyncConnection, now: datetime, limit: int) -> int | None:
+async def project_batch(conn: Connection, now: datetime, limit: int) -> int | None:
     """Apply the next batch of at most ``limit`` events, in the caller's transaction.
 
     With nothing to apply, the checkpoint's ``updated_at`` becomes ``now`` (at most every
@@ -105,13 +104,13 @@ async def project_batch(conn: psycopg.AsyncConnection, now: datetime, limit: int
 _CONNECTION_ERRORS = (psycopg.OperationalError, psycopg.InterfaceError)
 
 
-async def _apply_models(conn: psycopg.AsyncConnection, events: Sequence[dict[str, Any]]) -> None:
+async def _apply_models(conn: Connection, events: Sequence[dict[str, Any]]) -> None:
     async with conn.transaction():  # a savepoint: a failure leaves the batch's transaction usable
         for apply in MODELS:
             await apply(conn, events)
 
 
-async def _apply_isolated(conn: psycopg.AsyncConnection, events: Sequence[dict[str, Any]],
+async def _apply_isolated(conn: Connection, events: Sequence[dict[str, Any]],
                           now: datetime) -> list[int]:
     """Apply ``events`` to every read model; isolate and skip the ones that cannot apply.
 
@@ -163,7 +162,7 @@ class Projector(Service):
     name = "projector"
     channel = WAKEUP_CHANNEL
 
-    def __init__(self, pool: AsyncConnectionPool, dsn: str, clock: Clock, *,
+    def __init__(self, pool: ConnectionPool, dsn: str, clock: Clock, *,
                  batch_size: int = 20_000, interval: float = 1.0,
                  quiet: QuietWindows | None = None) -> None:
         super().__init__(clock, dsn)

@@ -11,9 +11,8 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from psycopg_pool import AsyncConnectionPool
-
 from core.actor import Actor
+from core.db import ConnectionPool, one_row
 from core.errors import NotFound, invalid
 from core.projections import histogram
 from core.projections.common import day_start, hour_start
@@ -29,7 +28,7 @@ BUCKET_STEP = {"hour": timedelta(hours=1), "day": timedelta(days=1)}
 RANGE_QUERIES = {"hour": Q["job_stats_hourly_range"], "day": Q["job_stats_daily_range"]}
 
 
-async def dashboard(pool: AsyncConnectionPool, actor: Actor, now: datetime, *,
+async def dashboard(pool: ConnectionPool, actor: Actor, now: datetime, *,
                     lag: bool = True) -> dict[str, Any]:
     """The team's summary: jobs and monitors by status, runs of the last 24 hours (the current
     UTC hour and the 23 before it, by slot), failing jobs and down monitors (at most
@@ -45,18 +44,19 @@ async def dashboard(pool: AsyncConnectionPool, actor: Actor, now: datetime, *,
         monitor_rows = await cur.fetchall()
         since = hour_start(now) - timedelta(hours=23)
         cur = await conn.execute(Q["dashboard_runs_since"], {**team, "since": since})
-        runs = await cur.fetchone()
+        runs = one_row(await cur.fetchone(), "dashboard_runs_since")  # an aggregate
         cur = await conn.execute(Q["dashboard_failing_jobs"], {**team, "limit": LIST_LIMIT})
         failing = await cur.fetchall()
         cur = await conn.execute(Q["dashboard_down_monitors"], {**team, "limit": LIST_LIMIT})
         down = await cur.fetchall()
         cur = await conn.execute(Q["projection_checkpoint_get"], {"name": CHECKPOINT})
-        checkpoint = await cur.fetchone()
+        # the row is made by migration 0006
+        checkpoint = one_row(await cur.fetchone(), "projection_checkpoint_get")
         lag_seconds = None
         if lag:
             cur = await conn.execute(Q["projection_lag"], {
                 "tx_id": checkpoint["tx_id"], "position": checkpoint["global_position"]})
-            lag_seconds = (await cur.fetchone())["lag_seconds"]
+            lag_seconds = one_row(await cur.fetchone(), "projection_lag")["lag_seconds"]
     jobs = dict.fromkeys(JOB_STATUSES, 0) | {"failing": 0}
     for row in job_rows:
         if row["status"] in JOB_STATUSES:
@@ -113,7 +113,7 @@ def _summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 async def job_stats(
-    pool: AsyncConnectionPool, actor: Actor, job_id: uuid.UUID, *, start: datetime | None,
+    pool: ConnectionPool, actor: Actor, job_id: uuid.UUID, *, start: datetime | None,
     end: datetime | None, bucket: str, now: datetime,
 ) -> dict[str, Any]:
     """Runs of one job per UTC ``hour`` or ``day`` bucket, by slot, over ``[start, end)``.
@@ -156,7 +156,7 @@ async def job_stats(
 
 
 async def monitor_uptime(
-    pool: AsyncConnectionPool, actor: Actor, monitor_id: uuid.UUID, *, start: datetime | None,
+    pool: ConnectionPool, actor: Actor, monitor_id: uuid.UUID, *, start: datetime | None,
     end: datetime | None, now: datetime,
 ) -> dict[str, Any]:
     """Downtime periods and uptime percentage of one monitor over ``[start, end)``.
@@ -210,7 +210,7 @@ def uptime_over(state: dict[str, Any] | None, periods: list[dict[str, Any]], sta
 
 
 async def monitors_uptime_days(
-    pool: AsyncConnectionPool, actor: Actor, monitor_ids: list[uuid.UUID], *, days: int,
+    pool: ConnectionPool, actor: Actor, monitor_ids: list[uuid.UUID], *, days: int,
     now: datetime,
 ) -> dict[uuid.UUID, list[dict[str, Any]]]:
     """Day-by-day uptime of several monitors: the last ``days`` UTC days up to ``now`` (today

@@ -12,8 +12,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-import psycopg
-
+from core.db import Connection
 from core.projections.common import Skipped
 from core.queries import Q
 from core.reasons import reason_of
@@ -23,14 +22,14 @@ TABLES = ("runs",)
 FLUSH_EVERY = 5000
 
 
-async def write(conn: psycopg.AsyncConnection, runs: list[RunState]) -> None:
+async def write(conn: Connection, runs: list[RunState]) -> None:
     """COPY ``runs`` into the ``runs`` table (:data:`core.runs.state.COLUMNS`)."""
     async with conn.cursor() as cur, cur.copy(Q["rebuild_runs_copy"]) as copy:
         for run in runs:
             await copy.write_row([getattr(run, c) for c in COLUMNS])
 
 
-async def rebuild(conn: psycopg.AsyncConnection, skipped: Skipped | None = None,
+async def rebuild(conn: Connection, skipped: Skipped | None = None,
                   base: dict[Any, dict[str, Any]] | None = None,
                   snapshot: str | None = None, since: datetime | None = None) -> int:
     """Write ``runs`` from the log into the (emptied) table; returns the number of runs

@@ -24,8 +24,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-import psycopg
-
+from core.db import Connection
 from core.history.streams import JOB, events_until
 from core.queries import Q
 from core.replay.streak import down_spans
@@ -92,7 +91,7 @@ def named(states: Sequence[Any]) -> list[uuid.UUID]:
     return list(dict.fromkeys(p for s in states if s is not None for p in s.depends_on))
 
 
-async def outages(conn: psycopg.AsyncConnection, team_id: uuid.UUID,
+async def outages(conn: Connection, team_id: uuid.UUID,
                   parents: Sequence[uuid.UUID], end: datetime) -> Outages | None:
     """The recorded outages of ``parents`` up to ``end`` (``None`` when there are none to
     consider)."""

@@ -45,11 +45,10 @@ from datetime import datetime, timedelta
 from itertools import groupby
 from typing import Any
 
-from psycopg_pool import AsyncConnectionPool
-
 from core import streams
 from core.actor import Actor
 from core.coerce import instant
+from core.db import ConnectionPool, one_row
 from core.dependencies import check_proposed
 from core.errors import NotFound
 from core.history.streams import JOB, events_until
@@ -70,7 +69,8 @@ OPENS, CLOSES = ("failed",), ("recovered",)
 def fire_time(row: dict[str, Any]) -> datetime:
     """When a recorded run's slot was to fire: the ``fire_at`` its first event names (the slot
     plus its job's spread offset then, docs/schedules.md, *Spread*), else its slot."""
-    return instant(row.get("fire_at")) or row["scheduled_for"]
+    scheduled: datetime = row["scheduled_for"]  # runs.scheduled_for: timestamptz NOT NULL
+    return instant(row.get("fire_at")) or scheduled
 
 
 def overran(row: dict[str, Any], max_duration: int | None) -> datetime | None:
@@ -291,7 +291,7 @@ def side(alerts: list[dict[str, Any]], end: datetime) -> tuple[dict[str, Any], l
     return {"alerts": shown, "truncated": cut}, incidents(changes, end)
 
 
-async def simulate_job(pool: AsyncConnectionPool, actor: Actor, job_id: uuid.UUID,
+async def simulate_job(pool: ConnectionPool, actor: Actor, job_id: uuid.UUID,
                        changes: dict[str, Any], start: datetime | None,
                        end: datetime | None, now: datetime) -> dict[str, Any]:
     """``POST /v1/jobs/{id}/simulate``: the job's alerts under the proposal ``changes``
@@ -317,7 +317,8 @@ async def simulate_job(pool: AsyncConnectionPool, actor: Actor, job_id: uuid.UUI
         proposal = job_proposal(changes, now, current.definition() if current else None)
         cur = await conn.execute(Q["ledger_job_last_success_before"], {
             "job_id": job_id, "team_id": actor.team_id, "before": start})
-        warm = (await cur.fetchone())["at"] or job_events[0]["occurred_at"]
+        last = one_row(await cur.fetchone(), "ledger_job_last_success_before")  # max(): a row
+        warm = last["at"] or job_events[0]["occurred_at"]
         if counts_successes(job_events, proposal):  # a success may not end the streak
             warm = job_events[0]["occurred_at"]
         cur = await conn.execute(Q["ledger_job_finals"], {

@@ -18,8 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-import psycopg
-
+from core.db import Connection
 from core.maintenance.queries import subject_tags
 from core.maintenance.state import WindowState
 from core.maintenance.windows import closings, covers, in_maintenance_until
@@ -68,7 +67,7 @@ def proposed(window: dict[str, Any], subject_type: str, subject_id: uuid.UUID,
         "monitors": [subject_id] if subject_type == "monitor" else []}, start)
 
 
-async def recorded_and_proposed(conn: psycopg.AsyncConnection, subject_type: str,
+async def recorded_and_proposed(conn: Connection, subject_type: str,
                                 subject_id: uuid.UUID, team_id: uuid.UUID, proposal: Proposal,
                                 start: datetime, end: datetime
                                 ) -> tuple[Maintenance, Maintenance]:

@@ -45,11 +45,10 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any, Literal
 
-from psycopg_pool import AsyncConnectionPool
-
 from core.actor import Actor
 from core.alerting import Streak, tolerate
 from core.coerce import uuid_of
+from core.db import ConnectionPool
 from core.dependencies import check_proposed
 from core.errors import NotFound
 from core.history.streams import MONITOR, definition_events, stream_until
@@ -509,7 +508,7 @@ def replay(events: Iterable[dict[str, Any]], proposal: Proposal, start: datetime
     return replayer.answer()
 
 
-async def simulate_monitor(pool: AsyncConnectionPool, actor: Actor, monitor_id: uuid.UUID,
+async def simulate_monitor(pool: ConnectionPool, actor: Actor, monitor_id: uuid.UUID,
                            changes: dict[str, Any], start: datetime | None,
                            end: datetime | None, now: datetime) -> dict[str, Any]:
     """``POST /v1/monitors/{id}/simulate``: :func:`replay` of the monitor's stream over

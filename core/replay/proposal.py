@@ -135,7 +135,8 @@ class Proposal:
         """Whether the windows recorded in the replayed period apply to the proposal: yes
         unless ``maintenance`` is proposed (it replaces them), ``recorded_maintenance`` says."""
         default = "ignore" if "maintenance" in self.extras else "keep"
-        return self.extras.get("recorded_maintenance", default) == "keep"
+        recorded: str = self.extras.get("recorded_maintenance", default)  # "keep" or "ignore"
+        return recorded == "keep"
 
     @property
     def windows(self) -> list[dict[str, Any]]:

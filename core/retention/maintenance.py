@@ -14,10 +14,10 @@ import logging
 from datetime import datetime, timedelta
 
 from psycopg import sql
-from psycopg_pool import AsyncConnectionPool
 
 from core.clock import Clock
 from core.config import Settings
+from core.db import ConnectionPool
 from core.queries import Q
 from core.retention.partitions import create_ahead
 from core.retention.prune import PruneResult, prune
@@ -26,7 +26,7 @@ from core.services.base import Service
 log = logging.getLogger("cronledger.retention")
 
 
-async def ensure_partitions(pool: AsyncConnectionPool, now: datetime, ahead_days: int, *,
+async def ensure_partitions(pool: ConnectionPool, now: datetime, ahead_days: int, *,
                             lock_timeout: str = "50ms") -> list[str] | None:
     """Create the daily leaves from yesterday to ``ahead_days`` after ``now`` and ANALYZE them.
 
@@ -62,7 +62,7 @@ class Maintenance(Service):
     name = "retention"
     channel = None
 
-    def __init__(self, pool: AsyncConnectionPool, settings: Settings, clock: Clock) -> None:
+    def __init__(self, pool: ConnectionPool, settings: Settings, clock: Clock) -> None:
         super().__init__(clock, None)
         self.pool, self.settings = pool, settings
         self.unexpected_retry_seconds = 60.0

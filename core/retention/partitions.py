@@ -16,6 +16,7 @@ from datetime import UTC, date, datetime, time, timedelta
 import psycopg
 from psycopg import sql
 
+from core.db import Connection, one_row
 from core.queries import Q
 from core.retention.policy import PARTITION_COLUMN, Kind
 
@@ -42,7 +43,7 @@ def day_start(day: date) -> datetime:
     return datetime.combine(day, time(), tzinfo=UTC)
 
 
-async def leaves(conn: psycopg.AsyncConnection, tables: tuple[str, ...]) -> list[Leaf]:
+async def leaves(conn: Connection, tables: tuple[str, ...]) -> list[Leaf]:
     """The daily leaves of ``tables``, oldest first per table."""
     cur = await conn.execute(Q["retention_partitions"], {"parents": list(tables)})
     return [Leaf(r["parent"], r["leaf"], datetime.strptime(r["leaf"][-8:], "%Y%m%d").date(),
@@ -55,7 +56,7 @@ def past_horizon(all_leaves: list[Leaf], kind: Kind, now: datetime) -> list[Leaf
     return [leaf for leaf in all_leaves if leaf.parent in kind.tables and leaf.end <= horizon]
 
 
-async def create_ahead(conn: psycopg.AsyncConnection, now: datetime, ahead_days: int
+async def create_ahead(conn: Connection, now: datetime, ahead_days: int
                        ) -> list[str]:
     """Create the leaves of every history table from yesterday to ``ahead_days`` after ``now``'s
     UTC day, in the caller's transaction; returns the names created.
@@ -73,7 +74,7 @@ async def create_ahead(conn: psycopg.AsyncConnection, now: datetime, ahead_days:
             query = sql.SQL(Q["retention_default_has_rows"]).format(
                 table=sql.Identifier(f"{parent}_default"), column=sql.Identifier(column))
             cur = await conn.execute(query, {"start": start, "end": end})
-            if (await cur.fetchone())["found"]:
+            if one_row(await cur.fetchone(), "retention_default_has_rows")["found"]:
                 log.warning("retention: %s not created: %s holds rows of that day", name,
                             f"{parent}_default")
                 continue
@@ -81,7 +82,7 @@ async def create_ahead(conn: psycopg.AsyncConnection, now: datetime, ahead_days:
                 async with conn.transaction():  # a savepoint
                     cur = await conn.execute(Q["retention_partition_create"],
                                              {"parent": parent, "day": day})
-                    if (await cur.fetchone())["created"]:
+                    if one_row(await cur.fetchone(), "retention_partition_create")["created"]:
                         created.append(name)
             except (psycopg.errors.CheckViolation, psycopg.errors.LockNotAvailable) as exc:
                 log.warning("retention: %s not created this time: %s", name,

@@ -49,9 +49,9 @@ from typing import Any
 
 import psycopg
 from psycopg import sql
-from psycopg_pool import AsyncConnectionPool
 
 from core.config import Settings
+from core.db import Connection, ConnectionPool, one_row
 from core.events import NewEvent, append_events
 from core.projections.projector import CHECKPOINT
 from core.projections.projector import TABLES as READ_MODELS
@@ -136,7 +136,7 @@ def snapshot_copy(snapshot_id: int, table: str) -> sql.Identifier:
     return _ident(SNAPSHOT_SCHEMA, f"s{snapshot_id}_{table}")
 
 
-async def _plan(conn: psycopg.AsyncConnection, settings: Settings, now: datetime,
+async def _plan(conn: Connection, settings: Settings, now: datetime,
                 checkpoint: dict[str, Any] | None) -> PruneResult:
     result = PruneResult()
     all_kinds = kinds(settings)
@@ -148,7 +148,7 @@ async def _plan(conn: psycopg.AsyncConnection, settings: Settings, now: datetime
                                                    table=_ident(leaf.name)), {
                     "tx_id": checkpoint["tx_id"] if checkpoint else "0",
                     "position": checkpoint["global_position"] if checkpoint else 0})
-                stats = await cur.fetchone()
+                stats = one_row(await cur.fetchone(), "retention_event_leaf_stats")
                 if checkpoint is not None and not stats["covered"]:
                     result.waiting.append(leaf.name)
                     continue
@@ -157,11 +157,12 @@ async def _plan(conn: psycopg.AsyncConnection, settings: Settings, now: datetime
             else:
                 cur = await conn.execute(_template(Q["retention_leaf_count"],
                                                    table=_ident(leaf.name)))
-                result.planned.append(Planned(leaf, kind.name, (await cur.fetchone())["rows"]))
+                rows: int = one_row(await cur.fetchone(), "retention_leaf_count")["rows"]
+                result.planned.append(Planned(leaf, kind.name, rows))
     return result
 
 
-async def _count(conn: psycopg.AsyncConnection, settings: Settings, now: datetime,
+async def _count(conn: Connection, settings: Settings, now: datetime,
                  result: PruneResult) -> None:
     """Fill ``result.deleted`` with what the deletions would remove (the dry run): the very
     statements of the prune, in the caller's transaction, which :func:`plan` rolls back (one
@@ -169,14 +170,14 @@ async def _count(conn: psycopg.AsyncConnection, settings: Settings, now: datetim
     await _delete_projection_rows(conn, _runs_before(settings, now, result), result)
 
 
-async def _delete_projection_rows(conn: psycopg.AsyncConnection, before: datetime,
+async def _delete_projection_rows(conn: Connection, before: datetime,
                                   result: PruneResult) -> None:
     """Delete the finished runs rows and the hourly buckets past the runs horizon ``before``
     (UTC), in the caller's transaction; the counts go to ``result.deleted``."""
     cur = await conn.execute(Q["retention_runs_delete"], {"before": before, "keep": KEEP_RUNS})
-    result.deleted.update(await cur.fetchone())
+    result.deleted.update(one_row(await cur.fetchone(), "retention_runs_delete"))
     cur = await conn.execute(Q["retention_hourly_delete"], {"before": before})
-    result.deleted.update(await cur.fetchone())
+    result.deleted.update(one_row(await cur.fetchone(), "retention_hourly_delete"))
 
 
 def _runs_before(settings: Settings, now: datetime, result: PruneResult) -> datetime:
@@ -191,7 +192,7 @@ def _runs_before(settings: Settings, now: datetime, result: PruneResult) -> date
     return before
 
 
-async def plan(pool: AsyncConnectionPool, settings: Settings, now: datetime) -> PruneResult:
+async def plan(pool: ConnectionPool, settings: Settings, now: datetime) -> PruneResult:
     """What a prune at ``now`` would drop and delete (``cronledger prune --dry-run``); changes
     nothing."""
     async with pool.connection() as conn:
@@ -202,12 +203,12 @@ async def plan(pool: AsyncConnectionPool, settings: Settings, now: datetime) -> 
             await _count(conn, settings, now, result)
         cur = await conn.execute(Q["retention_notifications_count"], {
             "before": horizon(settings.retention_deliveries_days, now)})
-        result.deleted.update(await cur.fetchone())
+        result.deleted.update(one_row(await cur.fetchone(), "retention_notifications_count"))
         await conn.rollback()
     return result
 
 
-async def prune(pool: AsyncConnectionPool, settings: Settings, now: datetime, *,
+async def prune(pool: ConnectionPool, settings: Settings, now: datetime, *,
                 lock_timeout: str = LOCK_TIMEOUT) -> PruneResult | None:
     """Prune what is past its horizon at ``now`` (UTC), as described above.
 
@@ -275,7 +276,7 @@ async def prune(pool: AsyncConnectionPool, settings: Settings, now: datetime, *,
     return result
 
 
-async def _snapshot_transaction(pool: AsyncConnectionPool, settings: Settings, now: datetime
+async def _snapshot_transaction(pool: ConnectionPool, settings: Settings, now: datetime
                                 ) -> PruneResult:
     """Steps 1-3: plan, delete the projection rows past their horizon, snapshot; committed."""
     async with pool.connection() as conn, conn.transaction():
@@ -290,7 +291,7 @@ async def _snapshot_transaction(pool: AsyncConnectionPool, settings: Settings, n
     return result
 
 
-async def _drop_leaves(pool: AsyncConnectionPool, result: PruneResult, lock_timeout: str
+async def _drop_leaves(pool: ConnectionPool, result: PruneResult, lock_timeout: str
                        ) -> None:
     """Step 4: each leaf in its own transaction, pings first (their newest copied in the same
     transaction), a day's ping bodies only once that day's pings leaf is gone; ``planned``
@@ -315,7 +316,7 @@ async def _drop_leaves(pool: AsyncConnectionPool, result: PruneResult, lock_time
             await conn.execute(Q["retention_pings_kept_trim"], {"keep": KEEP_PINGS})
 
 
-async def _drop_leaf(pool: AsyncConnectionPool, leaf: Leaf, lock_timeout: str) -> bool:
+async def _drop_leaf(pool: ConnectionPool, leaf: Leaf, lock_timeout: str) -> bool:
     """DETACH and DROP ``leaf`` in one short transaction (a pings leaf: after copying its pings
     that are among their monitor's newest 100 into ``monitor_pings_kept``, in the same
     transaction, so a leaf that stays keeps its pings once).
@@ -357,7 +358,7 @@ async def _drop_leaf(pool: AsyncConnectionPool, leaf: Leaf, lock_timeout: str) -
     return False
 
 
-async def _delete_notifications(pool: AsyncConnectionPool, settings: Settings, now: datetime,
+async def _delete_notifications(pool: ConnectionPool, settings: Settings, now: datetime,
                                 result: PruneResult) -> None:
     """The outbox's finished rows past the deliveries horizon, a batch per transaction; the
     dashboard's sign-in links expired a day ago."""
@@ -376,20 +377,22 @@ async def _delete_notifications(pool: AsyncConnectionPool, settings: Settings, n
         result.deleted["ui_signin_tokens"] = cur.rowcount
 
 
-async def _snapshot(conn: psycopg.AsyncConnection, now: datetime,
+async def _snapshot(conn: Connection, now: datetime,
                     checkpoint: dict[str, Any] | None, result: PruneResult) -> int:
     """Copy the projections; of ``runs`` only the rows created before the end of the newest
     leaf of ``events_runs`` dropped so far or in this prune (the others' events are all in
     the log, and a rebuild replays them). Drops the previous snapshot."""
     cur = await conn.execute(Q["retention_runs_dropped_before"], {"team_id": SYSTEM_TEAM})
-    runs_before = max([(await cur.fetchone())["before"] or NO_RUNS_DROPPED, *(
+    dropped = one_row(await cur.fetchone(), "retention_runs_dropped_before")
+    runs_before = max([dropped["before"] or NO_RUNS_DROPPED, *(
         p.leaf.end for p in result.planned if p.leaf.parent == "events_runs")])
     cur = await conn.execute(Q["retention_snapshot_insert"], {
         "now": now, "tx_id": checkpoint["tx_id"] if checkpoint else "0",
         "position": checkpoint["global_position"] if checkpoint else 0,
         "applied": checkpoint["events_applied"] if checkpoint else 0,
         "tables": list(SNAPSHOT_TABLES), "runs_before": runs_before})
-    snapshot_id: int = (await cur.fetchone())["id"]  # retention_snapshots.id: bigint
+    snapshot_id: int = one_row(await cur.fetchone(),
+                               "retention_snapshot_insert")["id"]  # retention_snapshots.id: bigint
     for table in SNAPSHOT_TABLES:
         if table == "runs":
             await conn.execute(_template(Q["retention_snapshot_copy_runs"],

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from psycopg_pool import AsyncConnectionPool
-
+from core.db import ConnectionPool, one_row
 from core.queries import Q
 
 # Table family -> the kind of history it belongs to (core/retention/policy.py), or the kind
@@ -18,13 +17,13 @@ KIND_OF = {"events_pings": "pings", "monitor_ping_bodies": "pings", "events_runs
            "notifications": "deliveries (rows)", "monitor_pings_kept": "pings (rows)"}
 
 
-async def sizes(pool: AsyncConnectionPool) -> tuple[list[dict[str, object]], int]:
+async def sizes(pool: ConnectionPool) -> tuple[list[dict[str, object]], int]:
     """``([{"family", "kind", "bytes", "tables"}, …] largest first, database bytes)``."""
     async with pool.connection() as conn:
         cur = await conn.execute(Q["retention_sizes"])
         rows = [{**r, "kind": KIND_OF.get(r["family"], "projections")}
                 for r in await cur.fetchall()]
         cur = await conn.execute(Q["retention_database_size"])
-        total = (await cur.fetchone())["bytes"]
+        total: int = one_row(await cur.fetchone(), "retention_database_size")["bytes"]
         await conn.rollback()
     return rows, total

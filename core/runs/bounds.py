@@ -24,10 +24,8 @@ from dataclasses import dataclass, fields, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-import psycopg
-
 from core.alerting import shorter_than
-from core.db import dict_rows
+from core.db import Connection, dict_rows
 from core.events import append_events
 from core.notifications.messages import job_overran_message, span
 from core.notifications.outbox import DEFAULT_MAX_ATTEMPTS, Alert, Hold, enqueue
@@ -75,7 +73,7 @@ class Overrun:
 _OVERRUN = tuple(f.name for f in fields(Overrun))
 
 
-async def alert_overruns(conn: psycopg.AsyncConnection, now: datetime, *, limit: int,
+async def alert_overruns(conn: Connection, now: datetime, *, limit: int,
                          hold: Hold, max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> int:
     """``max_duration``: the runs still going (running, waiting for a retry or for their
     confirmation) past their start plus the job's ``max_duration``, each said once while it
@@ -118,7 +116,7 @@ async def alert_overruns(conn: psycopg.AsyncConnection, now: datetime, *, limit:
     return len(runs)
 
 
-async def next_overrun_at(conn: psycopg.AsyncConnection) -> datetime | None:
+async def next_overrun_at(conn: Connection) -> datetime | None:
     """The earliest instant a run still going passes its job's ``max_duration`` (UTC), for
     the sleep of the service that calls :func:`alert_overruns`."""
     cur = await conn.execute(Q["run_overrun_next"])

@@ -20,11 +20,8 @@ from dataclasses import dataclass, field, fields, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-import psycopg
-from psycopg_pool import AsyncConnectionPool
-
 from core.clock import Instant, read_now
-from core.db import transaction
+from core.db import Connection, ConnectionPool, transaction
 from core.events import Change, Head, NewEvent, append_at, append_events, to_json
 from core.job_definition import JobDefinition
 from core.maintenance.queries import held_alerts, live_windows, subject_tags
@@ -225,7 +222,7 @@ def _job_sending(job: ClaimedJob | ReadyRun) -> dict[str, Any]:
             "min_duration": job.min_duration}
 
 
-async def _attach_sealed(conn: psycopg.AsyncConnection,
+async def _attach_sealed(conn: Connection,
                          dispatches: list[Dispatch]) -> list[Dispatch]:
     """Attach the sealed secrets the dispatches need, read in the claim's transaction.
 
@@ -306,7 +303,7 @@ def _plan_slots(batch: _Batch, job: ClaimedJob, schedule: Schedule) -> None:
         batch.advance.append((job.job_id, plan.next_due))
 
 
-async def mark_jobs_broken(conn: psycopg.AsyncConnection, broken: list[tuple[uuid.UUID, str]],
+async def mark_jobs_broken(conn: Connection, broken: list[tuple[uuid.UUID, str]],
                            now: datetime, actor: str,
                            max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> list[uuid.UUID]:
     """Mark jobs broken in the caller's transaction: ``job.broken`` ``{"reason"}`` on each
@@ -347,7 +344,7 @@ async def mark_jobs_broken(conn: psycopg.AsyncConnection, broken: list[tuple[uui
     return [row["id"] for row in rows]
 
 
-async def _alert_not_run(conn: psycopg.AsyncConnection, batch: _Batch,
+async def _alert_not_run(conn: Connection, batch: _Batch,
                          inserted: set[uuid.UUID], max_attempts: int) -> None:
     """Alert the slots this claim recorded as not run whose job's ``alert_on`` names their
     reason (``skipped``: overlap policy; ``missed``: catch-up policy; ``held``: a ``suppress:
@@ -380,7 +377,7 @@ async def _alert_not_run(conn: psycopg.AsyncConnection, batch: _Batch,
         await enqueue(conn, alerts, batch.now, max_attempts, hold=held_alerts)
 
 
-async def _complete_jobs(conn: psycopg.AsyncConnection, batch: _Batch) -> list[NewEvent]:
+async def _complete_jobs(conn: Connection, batch: _Batch) -> list[NewEvent]:
     """One-shot jobs that fired their only slot become ``completed`` (job stream event)."""
     if not batch.finished_jobs:
         return []
@@ -397,7 +394,7 @@ async def _complete_jobs(conn: psycopg.AsyncConnection, batch: _Batch) -> list[N
 
 
 async def claim_due(
-    pool: AsyncConnectionPool, now: Instant, *, limit: int, lookahead: float,
+    pool: ConnectionPool, now: Instant, *, limit: int, lookahead: float,
     worker_id: str, lease_margin: float, finished: Sequence[uuid.UUID] = (),
     max_attempts: int = DEFAULT_MAX_ATTEMPTS,
 ) -> tuple[int, list[Dispatch]]:
@@ -462,7 +459,7 @@ async def claim_due(
 
 
 async def claim_ready(
-    pool: AsyncConnectionPool, now: Instant, *, limit: int, worker_id: str, lease_margin: float,
+    pool: ConnectionPool, now: Instant, *, limit: int, worker_id: str, lease_margin: float,
     mine: Sequence[uuid.UUID] = (),
 ) -> list[Dispatch]:
     """Claim queued runs that are ready and running runs whose lease expired.
@@ -502,7 +499,7 @@ async def claim_ready(
         ]))
 
 
-async def next_wakeup(pool: AsyncConnectionPool) -> datetime | None:
+async def next_wakeup(pool: ConnectionPool) -> datetime | None:
     """The earliest instant with scheduler work (due slot, ready run, lease expiry), if any."""
     async with pool.connection() as conn:
         cur = await conn.execute(Q["scheduler_next_wakeup"])

@@ -34,11 +34,8 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Literal
 
-import psycopg
-from psycopg_pool import AsyncConnectionPool
-
 from core.clock import Clock, Instant, read_now
-from core.db import dict_rows, transaction
+from core.db import Connection, ConnectionPool, dict_rows, transaction
 from core.events import NewEvent, append_events
 from core.maintenance.queries import held_alerts
 from core.notifications.job_alerts import FinalRun, record_job_outcomes
@@ -67,7 +64,7 @@ def confirm_url(base_url: str, token: str) -> str:
     return f"{base_url.rstrip('/')}{PATH}{token}"
 
 
-async def issue_tokens(conn: psycopg.AsyncConnection,
+async def issue_tokens(conn: Connection,
                        dispatches: list[Dispatch]) -> list[Dispatch]:
     """Give each dispatch of a job asking for confirmation a fresh token (its hash stored in
     the caller's transaction, replacing the run's previous one); the others unchanged."""
@@ -89,7 +86,7 @@ def deadline(now: datetime, timeout_seconds: int) -> datetime:
     return now + timedelta(seconds=timeout_seconds)
 
 
-async def arm(conn: psycopg.AsyncConnection, run_ids: list[uuid.UUID], now: datetime,
+async def arm(conn: Connection, run_ids: list[uuid.UUID], now: datetime,
               max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> int:
     """Start the deadlines of runs just put in ``awaiting_confirmation`` (the recorder's
     transaction); apply the confirmations that came first. Returns how many were."""
@@ -133,7 +130,7 @@ def _recorded(row: RunRow, outcome: str, exit_status: int | None,
         "at": row.confirmed_at, "outcome": outcome, "exit_status": exit_status}})
 
 
-async def _finish(conn: psycopg.AsyncConnection,
+async def _finish(conn: Connection,
                   outcomes: dict[uuid.UUID, tuple[str, int | None]], now: datetime,
                   max_attempts: int) -> list[RunRow]:
     """Write the final state of awaiting runs (``outcomes``: run id -> (outcome, exit
@@ -158,7 +155,7 @@ async def _finish(conn: psycopg.AsyncConnection,
     return rows
 
 
-async def confirm(pool: AsyncConnectionPool, token: str, *, failed: bool,
+async def confirm(pool: ConnectionPool, token: str, *, failed: bool,
                   exit_status: int | None, now: datetime,
                   max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> str | None:
     """Apply a ping of a confirmation URL.
@@ -187,7 +184,7 @@ async def confirm(pool: AsyncConnectionPool, token: str, *, failed: bool,
         return "failed" if failed else "succeeded"
 
 
-async def expire_due(pool: AsyncConnectionPool, now: Instant, *, limit: int = BATCH,
+async def expire_due(pool: ConnectionPool, now: Instant, *, limit: int = BATCH,
                      max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> int:
     """Fail (``unconfirmed``) up to ``limit`` awaiting runs whose deadline is at or before
     ``now`` (UTC, or the clock read once connected); returns how many."""
@@ -215,7 +212,7 @@ class ConfirmTimeouts(Service):
     name = "confirm"
     channel = CHANNEL
 
-    def __init__(self, pool: AsyncConnectionPool, dsn: str | None, clock: Clock, *,
+    def __init__(self, pool: ConnectionPool, dsn: str | None, clock: Clock, *,
                  notify_max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> None:
         super().__init__(clock, dsn)
         self.pool = pool

@@ -7,10 +7,8 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from psycopg_pool import AsyncConnectionPool
-
 from core.actor import Actor
-from core.db import dict_row_or_none, dict_rows
+from core.db import ConnectionPool, dict_row_or_none, dict_rows
 from core.errors import NotFound
 from core.queries import Q
 
@@ -25,7 +23,7 @@ def _body_view(body: bytes | None) -> dict[str, Any]:
 
 
 async def list_runs(
-    pool: AsyncConnectionPool,
+    pool: ConnectionPool,
     actor: Actor,
     job_id: uuid.UUID,
     *,
@@ -49,7 +47,7 @@ async def list_runs(
         return dict_rows(await cur.fetchall())
 
 
-async def run_fire_at(pool: AsyncConnectionPool, actor: Actor,
+async def run_fire_at(pool: ConnectionPool, actor: Actor,
                       run_id: uuid.UUID) -> datetime | None:
     """When a run's slot was to fire (UTC) as its first event names it: the slot plus the
     job's spread offset (docs/schedules.md, *Spread*); ``None``: at the slot (no spread, or
@@ -60,7 +58,7 @@ async def run_fire_at(pool: AsyncConnectionPool, actor: Actor,
     return row["fire_at"] if row else None
 
 
-async def get_run(pool: AsyncConnectionPool, actor: Actor, run_id: uuid.UUID) -> dict[str, Any]:
+async def get_run(pool: ConnectionPool, actor: Actor, run_id: uuid.UUID) -> dict[str, Any]:
     """One run with every attempt's request and response (body as UTF-8 text or base64).
 
     Raises:
@@ -96,7 +94,7 @@ async def get_run(pool: AsyncConnectionPool, actor: Actor, run_id: uuid.UUID) ->
     return run
 
 
-async def recent_runs(pool: AsyncConnectionPool, actor: Actor, job_ids: list[uuid.UUID], *,
+async def recent_runs(pool: ConnectionPool, actor: Actor, job_ids: list[uuid.UUID], *,
                       per_job: int = 20) -> dict[uuid.UUID, list[dict[str, Any]]]:
     """The newest ``per_job`` runs of each job (``status``, ``scheduled_for``), newest first,
     by job id (a job without runs is absent)."""

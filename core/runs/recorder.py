@@ -17,12 +17,9 @@ import uuid
 from datetime import datetime, timedelta
 from typing import Any
 
-import psycopg
-from psycopg_pool import AsyncConnectionPool
-
 from core.backoff import retry_delay
 from core.clock import Instant, read_now
-from core.db import dict_rows, transaction
+from core.db import Connection, ConnectionPool, dict_rows, transaction
 from core.events import NewEvent, append_events, notify_wakeup, to_json
 from core.maintenance.queries import held_alerts
 from core.notifications.job_alerts import FinalRun, reaches_rules, record_job_outcomes
@@ -87,7 +84,7 @@ def _final_runs(accepted: list[RunRow],
     return finals
 
 
-async def _discarded(conn: psycopg.AsyncConnection, results: list[AttemptResult],
+async def _discarded(conn: Connection, results: list[AttemptResult],
                      accepted: set[tuple[Any, Any]]) -> None:
     """Results refused by the lease compare-and-set: logged (one warning each), and their send
     start kept as the run's lateness while the run still waits for the re-dispatched attempt
@@ -114,7 +111,7 @@ class Recorder:
         notify_max_attempts: delivery attempts of the alerts queued for final failures and
             recoveries (:mod:`core.notifications.job_alerts`).
     """
-    def __init__(self, pool: AsyncConnectionPool, rng: random.Random | None = None,
+    def __init__(self, pool: ConnectionPool, rng: random.Random | None = None,
                  worker_id: str | None = None,
                  notify_max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> None:
         self.pool = pool
@@ -155,7 +152,7 @@ class Recorder:
                 await notify_wakeup(conn, "runs")
         return len(accepted)
 
-    async def _follow_up(self, conn: psycopg.AsyncConnection, accepted: list[RunRow],
+    async def _follow_up(self, conn: Connection, accepted: list[RunRow],
                          by_id: dict[Any, Any], now: datetime) -> None:
         """The job alerts of the final outcomes, and the confirmations the awaiting runs
         wait for, in the recording transaction."""
@@ -168,7 +165,7 @@ class Recorder:
             await arm_confirmations(conn, awaiting, now, self.notify_max_attempts)
 
 
-async def _finish(conn: psycopg.AsyncConnection, results: list[AttemptResult],
+async def _finish(conn: Connection, results: list[AttemptResult],
                   outcomes: list[dict[str, Any]]) -> list[RunRow]:
     """``run_finish_many``: each run's new state, where its lease token still matches; returns
     the rows that accepted their result."""
@@ -188,7 +185,7 @@ async def _finish(conn: psycopg.AsyncConnection, results: list[AttemptResult],
     return [RunRow.from_row(row) for row in dict_rows(await cur.fetchall())]
 
 
-async def _insert_attempts(conn: psycopg.AsyncConnection, kept: list[AttemptResult],
+async def _insert_attempts(conn: Connection, kept: list[AttemptResult],
                            worker_id: str | None) -> None:
     """``run_attempt_insert_many``: the accepted attempts, request and response in full."""
     await conn.execute(Q["run_attempt_insert_many"], {
@@ -210,7 +207,7 @@ async def _insert_attempts(conn: psycopg.AsyncConnection, kept: list[AttemptResu
     })
 
 
-async def _release_buffered(conn: psycopg.AsyncConnection,
+async def _release_buffered(conn: Connection,
                             now: datetime) -> list[RunRow]:
     """``run_release_buffered``: the queued runs an overlap buffer held that may go now, each
     with its ``run.released`` event; returns them."""

@@ -26,9 +26,9 @@ from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 
 import psycopg
-from psycopg_pool import AsyncConnectionPool
 
 from core.clock import Clock
+from core.db import Connection, ConnectionPool, one_row
 from core.queries import Q
 from core.services.quiet import QuietWindows
 from core.services.tasks import cancel_and_wait
@@ -49,7 +49,7 @@ def live_after(now: datetime) -> datetime:
     return now - timedelta(seconds=LIVE_SECONDS)
 
 
-async def beat(pool: AsyncConnectionPool, worker_id: str, now: datetime) -> None:
+async def beat(pool: ConnectionPool, worker_id: str, now: datetime) -> None:
     """Upsert ``worker_id``'s row, seen at ``now`` (UTC); delete rows forgotten since."""
     async with pool.connection() as conn:
         await conn.execute(Q["worker_beat"], {
@@ -57,20 +57,20 @@ async def beat(pool: AsyncConnectionPool, worker_id: str, now: datetime) -> None
             "forget_before": now - timedelta(seconds=FORGET_SECONDS)})
 
 
-async def leave(pool: AsyncConnectionPool, worker_id: str) -> None:
+async def leave(pool: ConnectionPool, worker_id: str) -> None:
     """Delete ``worker_id``'s row: the other workers stop counting it at once."""
     async with pool.connection() as conn:
         await conn.execute(Q["worker_leave"], {"worker_id": worker_id})
 
 
-async def live_workers(pool: AsyncConnectionPool, now: datetime) -> list[str]:
+async def live_workers(pool: ConnectionPool, now: datetime) -> list[str]:
     """The ids of the workers live at ``now`` (UTC), sorted."""
     async with pool.connection() as conn:
         cur = await conn.execute(Q["worker_list_live"], {"live_after": live_after(now)})
         return [row["worker_id"] for row in await cur.fetchall()]
 
 
-async def workers_problem(conn: psycopg.AsyncConnection, now: datetime
+async def workers_problem(conn: Connection, now: datetime
                           ) -> tuple[int, str | None]:
     """How many workers are live at ``now`` (UTC), and why jobs are not firing when the
     registry says so: workers are registered but none was seen within :data:`LIVE_SECONDS`
@@ -79,10 +79,11 @@ async def workers_problem(conn: psycopg.AsyncConnection, now: datetime
     workers. Read by ``/readyz`` (docs/operations.md, "Supervision and health checks").
     """
     cur = await conn.execute(Q["worker_reach"], {"live_after": live_after(now)})
-    row = await cur.fetchone()
-    live, registered, last_seen = (row["live"], row["registered"], row["last_seen"]) \
-        if isinstance(row, dict) else row
-    if registered and not live:
+    row = one_row(await cur.fetchone(), "worker_reach")  # an aggregate: one row
+    live: int = row["live"]
+    registered: int = row["registered"]
+    last_seen: datetime | None = row["last_seen"]  # None: no worker registered
+    if registered and not live and last_seen is not None:  # registered: last_seen is set
         age = (now - last_seen).total_seconds()
         return 0, (f"workers cannot reach the database: none of the {registered} registered "
                    f"workers has written its heartbeat for {age:.0f} s (more than "
@@ -90,7 +91,7 @@ async def workers_problem(conn: psycopg.AsyncConnection, now: datetime
     return live, None
 
 
-async def release_orphans(pool: AsyncConnectionPool, worker_id: str,
+async def release_orphans(pool: ConnectionPool, worker_id: str,
                           held: Sequence[uuid.UUID], now: datetime) -> list[uuid.UUID]:
     """End now the leases of runs leased to a worker that does not hold them: ``worker_id``'s
     runs whose lease token is not in ``held`` (the tokens of the attempts it has in memory),
@@ -137,7 +138,7 @@ class Registration:
     :data:`LIVE_SECONDS`.
     """
 
-    def __init__(self, pool: AsyncConnectionPool, worker_id: str, clock: Clock,
+    def __init__(self, pool: ConnectionPool, worker_id: str, clock: Clock,
                  quiet: QuietWindows | None = None,
                  on_beat: Callable[[], None] | None = None) -> None:
         self.pool, self.worker_id, self.clock = pool, worker_id, clock

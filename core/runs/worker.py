@@ -18,11 +18,10 @@ import uuid
 from datetime import datetime, timedelta
 
 import psycopg
-from psycopg_pool import AsyncConnectionPool
 
 from core.clock import Clock
 from core.config import Settings
-from core.db import transaction
+from core.db import ConnectionPool, transaction
 from core.queries import Q
 from core.reasons import reason_of
 from core.runs.claim import claim_due, claim_ready, mark_jobs_broken, next_wakeup
@@ -68,7 +67,7 @@ class Worker(Service):
     name = "worker"
     channel = WAKEUP_CHANNEL
 
-    def __init__(self, pool: AsyncConnectionPool, dsn: str, settings: Settings,
+    def __init__(self, pool: ConnectionPool, dsn: str, settings: Settings,
                  executor: Executor, clock: Clock, lookahead: float = 0.0) -> None:
         super().__init__(clock, dsn)
         self.pool, self.settings = pool, settings

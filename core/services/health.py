@@ -24,7 +24,9 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
+from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
 from core.clock import Clock, rfc3339
@@ -113,7 +115,10 @@ class Heartbeat:
         health: told what each beat found (``/readyz`` of ``serve`` reads it).
     """
 
-    def __init__(self, path: Path, pool: AsyncConnectionPool, clock: Clock, *,
+    # any pool: a beat reads no row (core.db's aliases are not imported: core.db imports
+    # core.services)
+    def __init__(self, path: Path, pool: AsyncConnectionPool[AsyncConnection[Any]],
+                 clock: Clock, *,
                  interval: float = DEFAULT_INTERVAL, retry_interval: float = RETRY_INTERVAL,
                  db_timeout: float = DB_TIMEOUT,
                  health: ServicesHealth | None = None) -> None:

@@ -28,8 +28,7 @@ from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import Any
 
-from psycopg_pool import AsyncConnectionPool
-
+from core.db import ConnectionPool
 from core.projections.common import day_start
 from core.projections.queries import periods_by_day, success_rate, uptime_class, uptime_over
 from core.queries import Q
@@ -181,7 +180,7 @@ def job_bar(clean: Iterable[int], other: Iterable[tuple[int, int, int]],
     return build.bar(None if rate is None else round(100 * rate, 2))
 
 
-async def component_bars(pool: AsyncConnectionPool, team_id: uuid.UUID,
+async def component_bars(pool: ConnectionPool, team_id: uuid.UUID,
                          monitors: list[uuid.UUID], jobs: list[uuid.UUID], *, days: int,
                          now: datetime) -> dict[uuid.UUID, Bar]:
     """The bars of some monitors and jobs of one team over the last ``days`` UTC days up to

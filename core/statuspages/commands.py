@@ -17,12 +17,9 @@ from collections.abc import Callable, Collection
 from datetime import datetime
 from typing import Any
 
-import psycopg
-from psycopg_pool import AsyncConnectionPool
-
 from core.actor import Actor
 from core.crypto import KeyRing
-from core.db import team_row, transaction
+from core.db import Connection, ConnectionPool, one_row, team_row, transaction
 from core.errors import FieldErrors, invalid
 from core.events import Head, append_at
 from core.notifications.dependencies import PROBLEM
@@ -60,7 +57,7 @@ class Minted:
     key: str
 
 
-async def _check_subjects(conn: psycopg.AsyncConnection, team_id: uuid.UUID,
+async def _check_subjects(conn: Connection, team_id: uuid.UUID,
                           definition: dict[str, Any], given: Collection[str]) -> None:
     """Refuse component and display-name ids that are not live jobs or monitors of the team
     (422 naming each), of the fields ``given`` only (``components``, ``names``): a stored one
@@ -84,7 +81,7 @@ async def _check_subjects(conn: psycopg.AsyncConnection, team_id: uuid.UUID,
     errors.raise_if_any()
 
 
-async def _write(conn: psycopg.AsyncConnection, before: PageState | None, page: PageState,
+async def _write(conn: Connection, before: PageState | None, page: PageState,
                  now: datetime) -> PageState:
     """Write ``status_pages`` (:data:`core.streams.Write`): the row, or its removal."""
     if page.deleted:
@@ -104,7 +101,7 @@ def _sealing(keyring: KeyRing | None, actor: Actor, page_id: uuid.UUID,
     return lambda state: dataclasses.replace(state, **sealed)
 
 
-async def create_page(pool: AsyncConnectionPool, keyring: KeyRing | None, actor: Actor,
+async def create_page(pool: ConnectionPool, keyring: KeyRing | None, actor: Actor,
                       fields: dict[str, Any], now: datetime) -> Minted:
     """Create a page from ``fields`` (:mod:`core.statuspages.definition`).
 
@@ -126,7 +123,7 @@ async def create_page(pool: AsyncConnectionPool, keyring: KeyRing | None, actor:
     return Minted(page_id, key)
 
 
-async def update_page(pool: AsyncConnectionPool, keyring: KeyRing | None, actor: Actor,
+async def update_page(pool: ConnectionPool, keyring: KeyRing | None, actor: Actor,
                       page_id: uuid.UUID, fields: dict[str, Any], now: datetime, *,
                       rotate_key: bool = False,
                       expected_version: int | None = None) -> Minted | None:
@@ -153,7 +150,7 @@ async def update_page(pool: AsyncConnectionPool, keyring: KeyRing | None, actor:
     return Minted(page_id, key) if key else None
 
 
-async def delete_page(pool: AsyncConnectionPool, actor: Actor, page_id: uuid.UUID,
+async def delete_page(pool: ConnectionPool, actor: Actor, page_id: uuid.UUID,
                       now: datetime) -> None:
     """Delete the page: its URLs answer 404 at once (``status_page.deleted``; the row goes,
     the stream stays).
@@ -165,7 +162,7 @@ async def delete_page(pool: AsyncConnectionPool, actor: Actor, page_id: uuid.UUI
         await execute(conn, PAGE, actor, page_id, decide_delete, DeletePage(), now)
 
 
-async def set_note(pool: AsyncConnectionPool, actor: Actor, alert_id: uuid.UUID,
+async def set_note(pool: ConnectionPool, actor: Actor, alert_id: uuid.UUID,
                    note: str | None, now: datetime) -> str | None:
     """Write (or with ``None`` or ``""`` clear) the note shown with the incident an alert
     opened, on every status page that shows its job or monitor (``alert.noted``; nothing is
@@ -200,7 +197,7 @@ async def set_note(pool: AsyncConnectionPool, actor: Actor, alert_id: uuid.UUID,
         # After the stream's real version: the checker's alert.released advances it, not the
         # alert_notes row (core/notifications/dependencies.py:release).
         cur = await conn.execute(Q["alert_stream_version"], {"id": alert_id})
-        version = (await cur.fetchone())["version"]
+        version: int = one_row(await cur.fetchone(), "alert_stream_version")["version"]
         await append_at(conn, [(Head("alert", alert_id, actor.team_id, version),
                                 [("alert.noted", {"note": text or None})])],
                         now, actor.metadata())

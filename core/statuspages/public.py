@@ -18,8 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from psycopg_pool import AsyncConnectionPool
-
+from core.db import ConnectionPool
 from core.queries import Q
 from core.statuspages.bars import Bar, component_bars
 from core.statuspages.definition import MAX_COMPONENTS, url_kind
@@ -111,7 +110,7 @@ class PublicPage:
         return "ok", "All systems operational"
 
 
-async def find_page(pool: AsyncConnectionPool, key: str) -> PageRow | None:
+async def find_page(pool: ConnectionPool, key: str) -> PageRow | None:
     """The page whose public key (by its hash) or custom path is ``key`` (``None``: no such
     page; the caller answers 404 without saying which). A ``key`` of a key's form is only
     looked up as a key, one of a path's form only as a path, anything else (a NUL, a
@@ -144,7 +143,7 @@ def _ref(page: PageRow, alert_id: uuid.UUID) -> str:
     return str(uuid.UUID(int=value))
 
 
-async def public_view(pool: AsyncConnectionPool, read_pool: AsyncConnectionPool,
+async def public_view(pool: ConnectionPool, read_pool: ConnectionPool,
                       page: PageRow, now: datetime) -> PublicPage:
     """The page as a visitor sees it at ``now``: its live components (by id in the order
     given, or by tag in the order of their display names, at most
@@ -163,7 +162,7 @@ async def public_view(pool: AsyncConnectionPool, read_pool: AsyncConnectionPool,
     return _page(page, components, alerts, names, now)
 
 
-async def public_feed(pool: AsyncConnectionPool, page: PageRow,
+async def public_feed(pool: ConnectionPool, page: PageRow,
                       now: datetime) -> PublicPage:
     """The page's incidents as :func:`public_view` gives them, without the components (the
     feed shows none, so their days are not read). Two statements."""
@@ -172,14 +171,14 @@ async def public_feed(pool: AsyncConnectionPool, page: PageRow,
     return _page(page, [], alerts, names, now)
 
 
-async def _read(pool: AsyncConnectionPool, page: PageRow,
+async def _read(pool: ConnectionPool, page: PageRow,
                 now: datetime) -> tuple[list[dict[str, Any]], Found]:
     """The page's component rows and their incidents (:func:`_components`, :func:`_alerts`)."""
     rows = await _components(pool, page)
     return rows, await _alerts(pool, page, rows, now)
 
 
-async def _components(pool: AsyncConnectionPool, page: PageRow) -> list[dict[str, Any]]:
+async def _components(pool: ConnectionPool, page: PageRow) -> list[dict[str, Any]]:
     """The page's live component rows (``status_page_components``)."""
     async with pool.connection() as conn:
         cur = await conn.execute(Q["status_page_components"], {
@@ -198,7 +197,7 @@ class Found:
     latest: datetime | None
 
 
-async def _alerts(pool: AsyncConnectionPool, page: PageRow, rows: list[dict[str, Any]],
+async def _alerts(pool: ConnectionPool, page: PageRow, rows: list[dict[str, Any]],
                   now: datetime) -> Found:
     """The incidents of the components ``rows`` over the alerts of the last :data:`DAYS`
     days, paired in ``status_page_incidents`` by the rule of

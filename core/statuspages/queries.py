@@ -6,13 +6,11 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from psycopg_pool import AsyncConnectionPool
-
-from core.db import fetch_team_page, fetch_team_row
+from core.db import ConnectionPool, fetch_team_page, fetch_team_row
 from core.queries import Q
 
 
-async def _live(pool: AsyncConnectionPool, team_id: uuid.UUID,
+async def _live(pool: ConnectionPool, team_id: uuid.UUID,
                 rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """``rows`` with ``components`` and ``names`` of live jobs and monitors only: one deleted
     since it was chosen drops out of the page as it does from the public page
@@ -30,7 +28,7 @@ async def _live(pool: AsyncConnectionPool, team_id: uuid.UUID,
             for r in rows]
 
 
-async def get_page(pool: AsyncConnectionPool, team_id: uuid.UUID,
+async def get_page(pool: ConnectionPool, team_id: uuid.UUID,
                    page_id: uuid.UUID) -> dict[str, Any]:
     """The ``status_pages`` row, its deleted components left out (:func:`_live`).
     Raises: NotFound."""
@@ -38,7 +36,7 @@ async def get_page(pool: AsyncConnectionPool, team_id: uuid.UUID,
     return (await _live(pool, team_id, [row]))[0]
 
 
-async def list_pages(pool: AsyncConnectionPool, team_id: uuid.UUID, *, limit: int,
+async def list_pages(pool: ConnectionPool, team_id: uuid.UUID, *, limit: int,
                      after: tuple[datetime, uuid.UUID] | None) -> list[dict[str, Any]]:
     """A keyset page of the team's status pages, oldest first, their deleted components left
     out (:func:`_live`)."""
@@ -47,7 +45,7 @@ async def list_pages(pool: AsyncConnectionPool, team_id: uuid.UUID, *, limit: in
     return await _live(pool, team_id, rows)
 
 
-async def get_note(pool: AsyncConnectionPool, team_id: uuid.UUID,
+async def get_note(pool: ConnectionPool, team_id: uuid.UUID,
                    alert_id: uuid.UUID) -> str | None:
     """The note written on an alert's incident (``None``: none;
     :func:`core.statuspages.commands.set_note`)."""
@@ -57,7 +55,7 @@ async def get_note(pool: AsyncConnectionPool, team_id: uuid.UUID,
     return row["note"] if row and row["note"] else None
 
 
-async def candidates(pool: AsyncConnectionPool, team_id: uuid.UUID, chosen: list[uuid.UUID],
+async def candidates(pool: ConnectionPool, team_id: uuid.UUID, chosen: list[uuid.UUID],
                      limit: int) -> list[dict[str, Any]]:
     """The team's live jobs and monitors a page may show: rows ``{"kind": "job" | "monitor",
     "id", "name"}``, those of ``chosen`` first, then by name, at most ``limit`` (the
