@@ -3,6 +3,7 @@ says, and what it would have changed over the window by the what-if replay."""
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -186,6 +187,29 @@ def compared(field_name: str, verdict: Verdict, suggested: Any, reason: str) -> 
     judged = next(j for j in verdict.judged if j.trial.value == suggested)
     return Suggestion(field_name, verdict.current.trial.value, suggested, reason,
                       what_if(verdict, judged))
+
+
+def constant_fields(states: Sequence[Any]) -> dict[str, Any]:
+    """The fields (of the frozen dataclass states ``states``, a stream's definition states in
+    order) whose value is the same in every one: a proposal that sets only these to those
+    values changes no replayed state, so its replay is the recorded definition's, whatever
+    field it was asked for (:func:`trial_key`)."""
+    if not states:
+        return {}
+    first = states[0]
+    return {f.name: getattr(first, f.name) for f in dataclasses.fields(first)
+            if all(getattr(s, f.name) == getattr(first, f.name) for s in states[1:])}
+
+
+def trial_key(field_name: str, value: Any, overrides: dict[str, Any],
+              constant: dict[str, Any]) -> tuple[str, Any]:
+    """The key a replay is kept under: ``("recorded", None)`` for every proposal that changes
+    nothing (its ``overrides`` are values the fields had throughout, ``constant``): the
+    current value of each field examined, when the window holds no edit of it, is one replay,
+    not one per field (docs/advice.md, *Cost*); else ``(field_name, value)``."""
+    if all(k in constant and constant[k] == v for k, v in overrides.items()):
+        return ("recorded", None)
+    return (field_name, value)
 
 
 class Trials(Protocol):

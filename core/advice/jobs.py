@@ -23,7 +23,17 @@ from typing import Any
 
 from core import streams
 from core.actor import Actor
-from core.advice.answer import Advice, Kept, Suggestion, bound, examined, in_a_row, window
+from core.advice.answer import (
+    Advice,
+    Kept,
+    Suggestion,
+    bound,
+    constant_fields,
+    examined,
+    in_a_row,
+    trial_key,
+    window,
+)
 from core.advice.rules import (
     MIN_OBSERVATIONS,
     Trial,
@@ -84,6 +94,12 @@ class _Trials:
         self.start, self.end, self.now = start, end, now
         self.schedule: Schedule | None = schedule_problem(
             cached_schedule, latest.schedule, latest.timezone, latest.anchor_at)[0]
+        states: list[JobState] = []  # the job's stream holds its definition events only
+        for event in history.job_events:
+            states.append(evolve(states[-1] if states else None, event))
+        # a proposal of values that never changed replays as the recorded one (trial_key)
+        self._constant = constant_fields(states)
+        self._done: dict[tuple[str, Any], Trial] = {}
 
     def trial(self, field_name: str, value: Any) -> Trial | None:
         """The replay with ``{field_name: value}`` over the whole window, the current value as
@@ -93,6 +109,13 @@ class _Trials:
             proposal = job_proposal({field_name: value}, self.now, self.latest.definition())
         except InvalidInput:
             return None
+        key = trial_key(field_name, value, proposal.overrides, self._constant)
+        if key not in self._done:
+            self._done[key] = self._replayed(value, proposal)
+        done = self._done[key]
+        return done if done.value == value else Trial(value, done.incidents, done.alerts)
+
+    def _replayed(self, value: Any, proposal: Proposal) -> Trial:
         history = self.history
         kept, _ = skipped(history.finals, history.maintenance)
         alerts = replay(history.job_events, kept, proposal, self.start, history.maintenance,

@@ -29,8 +29,10 @@ from core.advice.answer import (
     Window,
     bound,
     compared,
+    constant_fields,
     examined,
     in_a_row,
+    trial_key,
     window,
 )
 from core.advice.rules import (
@@ -126,18 +128,26 @@ class _Trials:
             self._before.feed(events[first])
             first += 1
         self._window = events[first:]
+        # the definition as recorded at the window's start and after each edit in it: a
+        # proposal of values that never changed replays as the recorded one (trial_key)
+        states: list[MonitorState] = [] if self._before.prior is None \
+            else [self._before.prior]
+        for event in self._window:
+            if event["event_type"] in ("monitor.created", "monitor.updated"):
+                states.append(evolve(states[-1] if states else None, event))
+        self._constant = constant_fields(states)
 
     def trial(self, field_name: str, value: Any) -> Trial | None:
         """The replay with ``{field_name: value}`` over the whole window, the current value as
         any other candidate (the setting in force now, not the values the recorded history
         had at the time: after a suggestion is applied, the same history keeps it, issue 32);
         ``None`` when the definition rules refuse the value."""
-        key = (field_name, value)
+        try:
+            proposal = monitor_proposal({field_name: value}, self.latest.as_row(), self.now)
+        except InvalidInput:
+            return None
+        key = trial_key(field_name, value, proposal.overrides, self._constant)
         if key not in self._done:
-            try:
-                proposal = monitor_proposal({field_name: value}, self.latest.as_row(), self.now)
-            except InvalidInput:
-                return None
             # the recorded side is not kept (actual=False): the advice reads the replay's
             replayer = Replayer(proposal, self.start, self.end, self.maintenance,
                                 self.maintenance, self.spans, actual=False)
@@ -148,7 +158,8 @@ class _Trials:
             alerts = sum(a["event"] == "down" and a.get("maintenance") != "suppressed"
                          and a.get("dependency") != "held" for a in side["alerts"])
             self._done[key] = Trial(value, incidents, alerts)
-        return self._done[key]
+        done = self._done[key]
+        return done if done.value == value else Trial(value, done.incidents, done.alerts)
 
     def trials(self, field_name: str, values: Sequence[Any]) -> list[Trial]:
         return [t for t in (self.trial(field_name, v) for v in values) if t is not None]

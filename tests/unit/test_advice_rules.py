@@ -184,3 +184,25 @@ def test_the_what_if_derives_its_totals_from_the_figures_it_holds() -> None:
                                                from_attributes=True))
     assert body["change"] == {"grace_seconds": 660}
     assert (body["what_if"]["real_outages"], body["what_if"]["false_alarms_avoided"]) == (2, 3)
+
+
+def test_a_proposal_of_values_that_never_changed_replays_once() -> None:
+    """core/advice/answer.py:trial_key: the current value of each field examined is one replay
+    (the recorded definition's) unless an edit in the window changed that field."""
+    from dataclasses import dataclass
+
+    from core.advice.answer import constant_fields, trial_key
+
+    @dataclass(frozen=True)
+    class State:
+        grace_seconds: int
+        alert_after_failures: int
+
+    constant = constant_fields([State(60, 1), State(120, 1)])  # the grace was edited
+    assert constant == {"alert_after_failures": 1}
+    assert trial_key("alert_after_failures", 1, {"alert_after_failures": 1}, constant) == (
+        "recorded", None)
+    assert trial_key("grace_seconds", 120, {"grace_seconds": 120}, constant) == (
+        "grace_seconds", 120)
+    assert trial_key("alert_after_failures", 2, {"alert_after_failures": 2}, constant) == (
+        "alert_after_failures", 2)
