@@ -69,7 +69,7 @@ DEFAULTS: dict[str, Any] = {
     "recover_after_successes": 1,  # failure tolerance (core/alerting.py, tolerate)
     "tags": (),
     "confirm": None,  # None: a 2xx is the outcome (docs/ledger.md, fire-and-confirm)
-    "schedule_text": None,  # the words the schedule was written in (core/schedule/words.py)
+    "schedule_text": None,  # the words the schedule was written in (core/schedule/words/)
     "spread": None,  # seconds: each slot fires at an offset inside it (core/schedule/spread.py)
 }
 DEFINITION_FIELDS = ("name", "schedule", "timezone", "request", "timeout_seconds", "retry",

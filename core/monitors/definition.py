@@ -43,7 +43,7 @@ DEFAULTS: dict[str, Any] = {
     "realert_every": None,
     "slug": None,
     "tags": (),
-    "schedule_text": None,  # the words the schedule was written in (core/schedule/words.py)
+    "schedule_text": None,  # the words the schedule was written in (core/schedule/words/)
     "min_duration": None,  # run-time bounds in seconds (core/monitors/rules.py)
     "max_duration": None,
     "start_keywords": (),  # keywords in ping bodies (core/monitors/rules.py, keyword_action)

@@ -1,4 +1,4 @@
-"""Schedules in words (core/schedule/words.py, docs/schedules.md "Schedules in words").
+"""Schedules in words (core/schedule/words/, docs/schedules.md "Schedules in words").
 
 Every phrase of the table is checked by its next fires, in several zones and from several
 fixed instants around DST changes, against the cron expression (or interval) a person would
