@@ -18,6 +18,18 @@ command then:
 between deciding and appending (the channels a job lists, a window's subjects) calls
 :func:`lock` and :func:`append` around them.
 
+What a create or an update decides is one type for every stream, :class:`Decision`: the
+definition after the command and the events. A stream whose command needs more that no event
+carries extends it with keyword fields: a job's ``set_signing``
+(:class:`core.jobs.decide.Update`), a monitor's ``changes`` (:class:`core.monitors.decide.Update`),
+a channel's ``sealed`` secrets (:class:`core.channels.decide.ChannelDecision`). The commands that
+decide no definition (pause, delete, end, rotate) return the events alone. Two other types are
+named for deciding and are not this one, for a reason: the monitor checker's
+:class:`core.monitors.checker.Decision` is a check's verdict (a status, the next alert instant,
+at most one event), written by a compare-and-set of its own and not through :func:`append`;
+the claim's :class:`core.runs.slots.OverlapDecision` sorts slots (run, queue, skip) and holds no
+event.
+
 Streams whose read row is written by its own statement, with no fold (``team``, ``secret``,
 ``notification``, ``alert``), append with :func:`core.events.append_at` after the version that
 statement gave; :func:`append` numbers its events with the same rule
@@ -52,9 +64,10 @@ Command = TypeVar("Command")
 
 @dataclass(frozen=True)
 class Decision:
-    """A create's or an update's decision for a stream whose read row is its definition:
-    ``definition``, the whole definition after the command (canonical), and ``events`` to
-    append, in order; empty when nothing changes."""
+    """What a create or an update decided, for every stream (the module says which extend it):
+    ``definition``, the whole definition after the command (canonical; a channel's with its
+    URLs redacted, its secrets being ``sealed``), and ``events`` to append, in order; empty
+    when nothing changes."""
 
     definition: dict[str, Any]
     events: list[Change] = field(default_factory=list)

@@ -17,8 +17,8 @@ from typing import Any
 
 from core.actor import Actor
 from core.channels.decide import (
+    ChannelDecision,
     CreateChannel,
-    Decision,
     DeleteChannel,
     UpdateChannel,
     decide_create,
@@ -53,7 +53,7 @@ CHANNEL = StreamKind("channel", "channel", Q["channel_lock"], ChannelState.from_
 
 
 def _sealed(sealer: Sealer, actor: Actor, channel_id: uuid.UUID,
-            decision: Decision) -> Callable[[ChannelState], ChannelState]:
+            decision: ChannelDecision) -> Callable[[ChannelState], ChannelState]:
     """What the row holds that no event carries: the config (URLs redacted to scheme and
     host) and the secret fields sealed."""
     key_id, blob = seal_channel(sealer, actor.team_id, channel_id, decision.sealed)
@@ -76,7 +76,7 @@ async def create_channel(
     """
     decision = decide_create(CreateChannel(fields))
     generated = None
-    if decision.public["kind"] == "webhook" and "signing_secret" not in decision.sealed:
+    if decision.definition["kind"] == "webhook" and "signing_secret" not in decision.sealed:
         generated = decision.sealed["signing_secret"] = new_signing_secret()
     channel_id = uuid.uuid4()
     amend = _sealed(sealer, actor, channel_id, decision)

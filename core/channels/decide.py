@@ -16,7 +16,7 @@ from typing import Any
 from core.channels.definition import KIND_FIELDS, REDACTED, SECRET_FIELDS, normalize_channel
 from core.channels.state import ChannelState
 from core.errors import Conflict, FieldError
-from core.streams import Change
+from core.streams import Change, Decision
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,34 +41,33 @@ class DeleteChannel:
     """Delete the channel."""
 
 
-@dataclass(frozen=True)
-class Decision:
-    """What a create or an update decided.
+@dataclass(frozen=True, kw_only=True)
+class ChannelDecision(Decision):
+    """What a create or an update decided (:class:`core.streams.Decision`).
 
     Attributes:
-        public: the fields that may be stored and shown (``name``, ``kind``, URLs redacted).
-        sealed: the secret fields to seal (plaintext; never in an event).
+        definition: the fields that may be stored and shown (``name``, ``kind``, URLs
+            redacted).
         events: ``channel.created`` or ``channel.updated``; empty when nothing changes.
+        sealed: the secret fields to seal (plaintext; never in an event).
     """
 
-    public: dict[str, Any]
-    sealed: dict[str, str]
-    events: list[Change] = field(default_factory=list)
+    sealed: dict[str, str] = field(default_factory=dict)
 
     @property
     def config(self) -> dict[str, Any]:
         """The ``config`` column: the public fields without ``name`` and ``kind``."""
-        return {k: v for k, v in self.public.items() if k not in ("name", "kind")}
+        return {k: v for k, v in self.definition.items() if k not in ("name", "kind")}
 
 
-def decide_create(command: CreateChannel) -> Decision:
+def decide_create(command: CreateChannel) -> ChannelDecision:
     """A new channel: ``channel.created`` with the redacted view.
 
     Raises:
         InvalidInput: bad fields.
     """
     public, sealed = normalize_channel(dict(command.fields))
-    decision = Decision(public, sealed)
+    decision = ChannelDecision(public, sealed=sealed)
     decision.events.append(("channel.created", {"name": public["name"],
                                                 "kind": public["kind"],
                                                 "config": decision.config}))
@@ -95,7 +94,7 @@ def refuse_foreign(before: ChannelState, fields: Mapping[str, Any]) -> None:
                         for k in foreign])
 
 
-def decide_update(before: ChannelState, command: UpdateChannel) -> Decision:
+def decide_update(before: ChannelState, command: UpdateChannel) -> ChannelDecision:
     """A partial update: given fields replace the stored ones; ``kind`` cannot change. The
     event names the changed public fields with their new values and every secret field given
     as ``"[redacted]"``.
@@ -110,8 +109,8 @@ def decide_update(before: ChannelState, command: UpdateChannel) -> Decision:
     changes = {k: v for k, v in public.items()
                if before.config.get(k, getattr(before, k, None)) != v}
     changes.update({k: REDACTED for k in SECRET_FIELDS if k in fields})
-    return Decision(public, sealed, [("channel.updated", {"changes": changes})] if changes
-                    else [])
+    return ChannelDecision(public, [("channel.updated", {"changes": changes})] if changes
+                           else [], sealed=sealed)
 
 
 def decide_delete(before: ChannelState, command: DeleteChannel) -> list[Change]:

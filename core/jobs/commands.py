@@ -104,7 +104,8 @@ async def create_job(
         InvalidInput: when the definition is not acceptable.
         Unavailable: a signing secret is given and no secret key is configured.
     """
-    definition, created = decide_create(CreateJob(fields, now))
+    created = decide_create(CreateJob(fields, now))
+    definition = created.definition
     signing_secret = fields.get("signing_secret")
     job_id = uuid.uuid4()
     async with transaction(pool) as conn:
@@ -113,7 +114,7 @@ async def create_job(
         if signing_secret is not None:
             await set_signing_secret(conn, keyring or KeyRing([]), actor.team_id, job_id,
                                      signing_secret, now)
-        await append(conn, JOB, actor, job_id, None, created, now)
+        await append(conn, JOB, actor, job_id, None, created.events, now)
     return job_id
 
 

@@ -11,7 +11,7 @@ and appends what was decided (:mod:`core.streams`).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -21,7 +21,7 @@ from core.jobs.state import JobState
 from core.schedule import cached_schedule, canonical_form, parse_schedule
 from core.schedule.spread import next_fire_time, offset_of
 from core.stored import job_problem
-from core.streams import Change
+from core.streams import Change, Decision
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,24 +55,22 @@ class DeleteJob:
     """Delete the job (its dependents are checked by the command, in the database)."""
 
 
-@dataclass(frozen=True)
-class Update:
-    """What ``PATCH /v1/jobs/{id}`` decided.
+@dataclass(frozen=True, kw_only=True)
+class Update(Decision):
+    """What ``PATCH /v1/jobs/{id}`` decided (:class:`core.streams.Decision`).
 
     Attributes:
         definition: the whole definition after the patch, normalised (its ``channels`` are
             checked against the team's by the command).
-        set_signing: whether the job's signing secret is set, replaced or removed.
         events: ``job.updated`` (with the changed fields), ``job.paused`` or ``job.resumed``,
             ``job.repaired``, in that order; empty when nothing changes.
+        set_signing: whether the job's signing secret is set, replaced or removed.
     """
 
-    definition: dict[str, Any]
     set_signing: bool
-    events: list[Change] = field(default_factory=list)
 
 
-def decide_create(command: CreateJob) -> tuple[dict[str, Any], list[Change]]:
+def decide_create(command: CreateJob) -> Decision:
     """A new job: its definition (normalised; the command checks its ``channels`` and
     ``depends_on`` against the team's) and ``job.created`` (``paused`` makes it ``paused``;
     ``signing: true`` when a signing secret is given, never the secret).
@@ -85,7 +83,7 @@ def decide_create(command: CreateJob) -> tuple[dict[str, Any], list[Change]]:
     status = "paused" if fields.get("paused") else "active"
     data = {**definition, "status": status, "anchor_at": now,
             "signing": fields.get("signing_secret") is not None}
-    return definition, [("job.created", data)]
+    return Decision(definition, [("job.created", data)])
 
 
 def next_fire(state: JobState, now: datetime) -> datetime | None:
@@ -156,7 +154,8 @@ def decide_update(before: JobState, command: UpdateJob) -> Update:
     if set_signing:
         changes["signing"] = signing_secret is not None
     events: list[Change] = [("job.updated", {"changes": changes})] if changes else []
-    return Update(definition, set_signing, events + _status_events(before, fields.get("paused")))
+    return Update(definition, events + _status_events(before, fields.get("paused")),
+                  set_signing=set_signing)
 
 
 def broken_conflict(job: JobState) -> Conflict:

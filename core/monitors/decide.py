@@ -21,7 +21,7 @@ from core.errors import Conflict
 from core.monitors.definition import DEFINITION_FIELDS, cached_schedule, normalize_definition
 from core.monitors.state import MonitorState
 from core.stored import schedule_problem
-from core.streams import Change
+from core.streams import Change, Decision
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,17 +64,16 @@ class RotateToken:
     digest: bytes
 
 
-@dataclass(frozen=True)
-class Update:
-    """A monitor PATCH's decision: ``definition``, the whole definition after it (normalised;
-    the command checks its ``channels`` against the team's), ``changes``, the fields that
-    change with their new values, and ``events``: ``monitor.updated`` (with
-    ``changes``), ``monitor.repaired``, in that order; empty when nothing changes.
+@dataclass(frozen=True, kw_only=True)
+class Update(Decision):
+    """A monitor PATCH's decision (:class:`core.streams.Decision`): ``definition``, the whole
+    definition after it (normalised; the command checks its ``channels`` against the team's),
+    ``events``: ``monitor.updated`` (with ``changes``), ``monitor.repaired``, in that order,
+    empty when nothing changes; and ``changes``, the fields that change with their new values
+    (the command reschedules re-alerts and releases held alerts by them).
     """
 
-    definition: dict[str, Any]
-    changes: dict[str, Any]
-    events: list[Change] = field(default_factory=list)
+    changes: dict[str, Any] = field(default_factory=dict)
 
 
 def decide_update(before: MonitorState, command: UpdateMonitor) -> Update:
@@ -97,7 +96,7 @@ def decide_update(before: MonitorState, command: UpdateMonitor) -> Update:
         events.append(("monitor.updated", {"changes": changes}))
     if before.broken_at is not None:  # the merged definition was just validated
         events.append(("monitor.repaired", {"previous_reason": before.broken_reason}))
-    return Update(definition, changes, events)
+    return Update(definition, events, changes=changes)
 
 
 def decide_pause(before: MonitorState, command: PauseMonitor) -> list[Change] | None:

@@ -108,7 +108,8 @@ def test_a_delete_is_one_deleted_event() -> None:
 def test_a_create_is_one_created_event_with_status_anchor_and_signing_flag() -> None:
     fields = {"name": "backup", "schedule": "0 3 * * *", "timezone": "UTC", "paused": True,
               "request": {"url": "https://example.com/hook"}, "signing_secret": "s" * 32}
-    definition, [(kind, data)] = decide_create(CreateJob(fields, T0))
+    created = decide_create(CreateJob(fields, T0))
+    definition, [(kind, data)] = created.definition, created.events
     assert kind == "job.created" and data["name"] == definition["name"] == "backup"
     assert (data["status"], data["anchor_at"], data["signing"]) == ("paused", T0, True)
     assert "s" * 32 not in repr(data)
