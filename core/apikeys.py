@@ -14,8 +14,6 @@ from typing import Any
 from core.actor import Actor
 from core.db import (
     ConnectionPool,
-    dict_row_or_none,
-    dict_rows,
     fetch_team_page,
     one_row,
     transaction,
@@ -90,14 +88,14 @@ async def list_all_api_keys(pool: ConnectionPool,
     ``created_at``, ``revoked_at`` (``None`` when active). Never the key or its hash."""
     async with pool.connection() as conn:
         cur = await conn.execute(Q["api_key_admin_list"], {"team": team})
-        return dict_rows(await cur.fetchall())
+        return await cur.fetchall()
 
 
 async def find_api_key(pool: ConnectionPool, key_id: uuid.UUID) -> dict[str, Any] | None:
     """``{"id", "team_id", "revoked_at"}`` of any team's key, or ``None`` when there is none."""
     async with pool.connection() as conn:
         cur = await conn.execute(Q["api_key_find"], {"id": key_id})
-        return dict_row_or_none(await cur.fetchone())
+        return await cur.fetchone()
 
 
 async def revoke_api_key(

@@ -271,8 +271,9 @@ async def transaction(pool: ConnectionPool) -> AsyncIterator[Connection]:
 
 
 def dict_rows(fetched: list[DictRow]) -> list[DictRow]:
-    """``fetched`` (a :data:`Cursor`'s ``fetchall()``), unchanged: its rows are typed by the
-    cursor now (``DictRow``, column name to value); kept for callers that still wrap them."""
+    """``fetched`` (a :data:`Cursor`'s ``fetchall()``), unchanged: a cursor's rows are typed
+    (``DictRow``, column name to value), so new code reads them directly; kept for the callers
+    that still wrap them."""
     return fetched
 
 

@@ -16,7 +16,7 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from core.db import Connection, ConnectionPool, dict_rows
+from core.db import Connection, ConnectionPool
 from core.errors import Conflict, FieldErrors
 from core.queries import Q
 
@@ -93,7 +93,7 @@ async def parents_by_name(pool: ConnectionPool, team_id: uuid.UUID,
     async with pool.connection() as conn:
         cur = await conn.execute(Q["dependency_by_name"], {"team_id": team_id,
                                                            "names": list(names)})
-        return dict_rows(await cur.fetchall())
+        return await cur.fetchall()
 
 
 async def parent_names(pool: ConnectionPool, team_id: uuid.UUID,

@@ -17,7 +17,7 @@ from typing import Any
 
 import msgspec
 
-from core.db import Connection, ConnectionPool, dict_rows, translate_errors
+from core.db import Connection, ConnectionPool, translate_errors
 from core.queries import Q
 
 _encode = msgspec.json.Encoder().encode
@@ -202,7 +202,7 @@ async def read_stream(
          "kinds": list(stream_kinds(stream_type)), "team_id": team_id,
          "after_version": after_version, "limit": limit},
     )
-    return dict_rows(await cur.fetchall())
+    return await cur.fetchall()
 
 
 async def notify_wakeup(conn: Connection, reason: str) -> None:
@@ -236,4 +236,4 @@ async def list_team_events(
                       kinds=None if stream_type is None else list(stream_kinds(stream_type)))
     async with pool.connection() as conn:
         cur = await conn.execute(query, params)
-        return dict_rows(await cur.fetchall())
+        return await cur.fetchall()

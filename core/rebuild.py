@@ -41,7 +41,7 @@ from typing import Any
 
 from psycopg import sql
 
-from core.db import Connection, ConnectionPool, dict_rows, transaction
+from core.db import Connection, ConnectionPool, transaction
 from core.projections import jobs, monitor_rows, runs
 from core.projections.common import Skipped, record_skipped
 from core.projections.projector import CHECKPOINT, TABLES, project_batch
@@ -93,7 +93,7 @@ async def _rows(conn: Connection, snap: dict[str, Any], table: str
                 ) -> list[dict[str, Any]]:
     cur = await conn.execute(sql.SQL(Q["rebuild_snapshot_rows"]).format(
         copy=snapshot_copy(snap["id"], table)))
-    return dict_rows(await cur.fetchall())
+    return await cur.fetchall()
 
 
 async def _inline_from_snapshot(conn: Connection, snap: dict[str, Any],

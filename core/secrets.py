@@ -22,7 +22,7 @@ from typing import Any
 
 from core.actor import Actor
 from core.crypto import KeyRing, Sealed, SecretUnavailable, secret_aad, signing_aad, token_aad
-from core.db import Connection, ConnectionPool, dict_rows, one_row, transaction
+from core.db import Connection, ConnectionPool, one_row, transaction
 from core.errors import NotFound, invalid
 from core.events import Change, Head, append_at
 from core.queries import Q
@@ -129,7 +129,7 @@ async def list_secrets(
     async with pool.connection() as conn:
         cur = await conn.execute(Q["secret_list"], {
             "team_id": actor.team_id, "limit": limit, "after": after})
-        return dict_rows(await cur.fetchall())
+        return await cur.fetchall()
 
 
 async def delete_secret(pool: ConnectionPool, actor: Actor, name: str, now: datetime) -> None:

@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from core.actor import Actor
-from core.db import ConnectionPool, dict_row_or_none, dict_rows
+from core.db import ConnectionPool
 from core.errors import NotFound
 from core.queries import Q
 
@@ -39,7 +39,7 @@ async def list_alerts(pool: ConnectionPool, actor: Actor, *, limit: int,
             "team_id": actor.team_id, "limit": limit, "monitor": monitor, "job": job,
             "before_created": before[0] if before else None,
             "before_id": before[1] if before else None})
-        return dict_rows(await cur.fetchall())
+        return await cur.fetchall()
 
 
 async def get_alert(pool: ConnectionPool, actor: Actor, alert_id: uuid.UUID
@@ -51,7 +51,7 @@ async def get_alert(pool: ConnectionPool, actor: Actor, alert_id: uuid.UUID
     """
     async with pool.connection() as conn:
         cur = await conn.execute(Q["alert_get"], {"id": alert_id, "team_id": actor.team_id})
-        row = dict_row_or_none(await cur.fetchone())
+        row = await cur.fetchone()
     if row is None:
         raise NotFound(f"alert {alert_id} not found")
     return row

@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from core.actor import Actor
-from core.db import Connection, ConnectionPool, dict_rows
+from core.db import Connection, ConnectionPool
 from core.events import stream_kinds
 from core.jobs import definition as job_definition
 from core.jobs import state as job_state
@@ -49,7 +49,7 @@ async def events_until(conn: Connection, kind: Kind, stream_id: uuid.UUID,
     cur = await conn.execute(Q["ledger_stream_until"], {
         "stream_id": stream_id, "team_id": team_id, "stream_type": kind.name, "until": until,
         "kinds": list(stream_kinds(kind.name)), "bodies": False})
-    return dict_rows(await cur.fetchall())
+    return await cur.fetchall()
 
 
 async def stream_until(conn: Connection, kind: Kind, stream_id: uuid.UUID,
@@ -72,7 +72,7 @@ async def definition_events(pool: ConnectionPool, actor: Actor, kind: Kind,
         cur = await conn.execute(Q["ledger_definition_events"], {
             "stream_id": stream_id, "team_id": actor.team_id, "stream_type": kind.name,
             "skip": list(NOT_DEFINITION)})
-        return dict_rows(await cur.fetchall())
+        return await cur.fetchall()
 
 
 async def definition_until(pool: ConnectionPool, actor: Actor, kind: Kind,
@@ -84,4 +84,4 @@ async def definition_until(pool: ConnectionPool, actor: Actor, kind: Kind,
         cur = await conn.execute(Q["ledger_definition_until"], {
             "stream_id": stream_id, "team_id": actor.team_id, "stream_type": kind.name,
             "skip": list(NOT_DEFINITION), "until": until})
-        return dict_rows(await cur.fetchall())
+        return await cur.fetchall()

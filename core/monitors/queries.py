@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from core.actor import Actor
-from core.db import Connection, ConnectionPool, dict_rows, fetch_team_page, fetch_team_row
+from core.db import Connection, ConnectionPool, fetch_team_page, fetch_team_row
 from core.errors import NotFound
 from core.events import read_stream
 from core.monitors.definition import cached_schedule
@@ -90,7 +90,7 @@ async def monitor_choices(pool: ConnectionPool, actor: Actor, *, limit: int
     async with pool.connection() as conn:
         cur = await conn.execute(Q["monitor_choices"], {"team_id": actor.team_id,
                                                         "limit": limit})
-        return dict_rows(await cur.fetchall())
+        return await cur.fetchall()
 
 
 async def list_pings(
@@ -123,7 +123,7 @@ async def ping_marks(pool: ConnectionPool, actor: Actor, monitor_id: uuid.UUID, 
         cur = await conn.execute(Q["monitor_ping_marks"], {
             "monitor_id": monitor_id, "team_id": actor.team_id, "since": since,
             "limit": limit})
-        return dict_rows(await cur.fetchall())
+        return await cur.fetchall()
 
 
 async def monitor_events(

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from core.db import Connection, dict_rows
+from core.db import Connection
 from core.events import Change, Head, append_at, to_json
 from core.notifications import dependencies
 from core.notifications.messages import MONITOR_EVENTS, monitor_message
@@ -277,7 +277,7 @@ async def claim_monitor_realerts(
     """
     cur = await conn.execute(Q["alert_state_monitor_claim_realerts"], {
         "now": now, "limit": limit})
-    return dict_rows(await cur.fetchall())
+    return await cur.fetchall()
 
 
 async def next_monitor_realert_at(conn: Connection) -> datetime | None:

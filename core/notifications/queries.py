@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from core.actor import Actor
-from core.db import ConnectionPool, dict_row_or_none, dict_rows
+from core.db import ConnectionPool
 from core.errors import NotFound, invalid
 from core.queries import Q
 
@@ -32,7 +32,7 @@ async def list_notifications(
             "channel_id": channel_id,
             "before_created": before[0] if before else None,
             "before_id": before[1] if before else None})
-        return dict_rows(await cur.fetchall())
+        return await cur.fetchall()
 
 
 async def get_notification(
@@ -46,7 +46,7 @@ async def get_notification(
     async with pool.connection() as conn:
         cur = await conn.execute(Q["notification_get"], {
             "id": notification_id, "team_id": actor.team_id})
-        row = dict_row_or_none(await cur.fetchone())
+        row = await cur.fetchone()
     if row is None:
         raise NotFound(f"notification {notification_id} not found")
     return row

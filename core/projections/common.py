@@ -9,7 +9,7 @@ from typing import Any
 import msgspec
 from psycopg.types.json import set_json_loads
 
-from core.db import Connection, dict_rows
+from core.db import Connection
 from core.queries import Q
 
 _decode_json = msgspec.json.Decoder().decode
@@ -23,7 +23,7 @@ async def fetch_all(conn: Connection, query: str,
     async with conn.cursor(binary=True) as cur:  # binary uuids and times parse faster
         set_json_loads(_decode_json, cur)
         await cur.execute(query, params)
-        return dict_rows(await cur.fetchall())
+        return await cur.fetchall()
 
 
 async def record_skipped(conn: Connection, name: str, position: int, reason: str,
