@@ -6,8 +6,9 @@ the document's own rule and stays: a number without a fractional part (``200.0``
 Schema ``integer`` (:func:`integral`). :func:`strict_json_body`
 (an application ``before_request`` hook) first decodes the body strictly into the handler's
 ``data`` type; a mismatch is the usual 422 problem (:func:`api.errors.validation_error`, field
-path and message as for every other body error). Malformed or missing JSON is left to Litestar
-(400).
+path and message as for every other body error), naming every bad field of the body, not only
+the first the decoder met (:func:`field_errors`). Malformed or missing JSON is left to
+Litestar (400).
 
 Order, as a client expects it: an authenticated route authenticates first (401 / 403 before
 anything about the body; :func:`api.deps.provide_actor` remembers the actor for the handler),
@@ -17,15 +18,16 @@ body without ``Content-Type`` is read as JSON (curl's ``-d`` without ``-H`` stil
 
 from __future__ import annotations
 
-from typing import Any
+from types import UnionType
+from typing import Any, Union, get_args, get_origin
 
 import msgspec
 from litestar import Request
 from litestar.exceptions import HTTPException, ValidationException
+from msgspec import UnsetType
 
 from api.deps import provide_actor, whole_number_queries
-
-_AT = " - at `"
+from api.msgwords import bare
 
 
 def is_json_media_type(value: str | None) -> bool:
@@ -43,7 +45,8 @@ async def strict_json_body(request: Request[Any, Any, Any]) -> None:
             would).
         HTTPException: (415) a body whose ``Content-Type`` is not JSON.
         ValidationException: the body does not have the types of the handler's ``data``
-            (``extra``: one ``{"message", "key"}``, the key a msgspec path such as ``$.a.b``).
+            (``extra``: one ``{"message", "key"}`` per bad field (:func:`field_errors`), the
+            key a msgspec path such as ``$.a.b``).
     """
     await whole_number_queries(request)
     parameters = request.route_handler.parsed_fn_signature.parameters
@@ -62,20 +65,62 @@ async def strict_json_body(request: Request[Any, Any, Any]) -> None:
         msgspec.json.decode(raw, type=field.annotation)
     except msgspec.ValidationError as exc:
         try:
-            value = msgspec.json.decode(raw)  # a typed decode stops at the first wrong type
+            value = integral(msgspec.json.decode(raw))  # a typed decode stops at the first error
+            # JSON Schema's integers include 200.0 (Litestar's own decoding reads it as 200)
+            msgspec.json.decode(msgspec.json.encode(value), type=field.annotation)
+            return
+        except msgspec.ValidationError:  # (a DecodeError: caught first)
+            pass
         except (msgspec.DecodeError, RecursionError):
             return  # malformed JSON after all: Litestar answers it
-        try:  # JSON Schema's integers include 200.0 (Litestar's own decoding reads it as 200)
-            msgspec.json.decode(msgspec.json.encode(integral(value)), type=field.annotation)
-            return
-        except (msgspec.ValidationError, msgspec.DecodeError):
-            pass
-        message, _, key = str(exc).partition(_AT)
-        key = key.rstrip("`").replace("[...]", "")  # a dict value: the dict's path
-        raise ValidationException(detail=message, extra=[
-            {"message": message, "key": key or None}]) from None
+        found = field_errors(value, field.annotation) or [bare(exc)]
+        extra = [{"message": message, "key": key.replace("[...]", "") if key != "$" else None}
+                 for message, key in found]  # a dict value: the dict's path
+        raise ValidationException(detail=found[0][0], extra=extra) from None
     except msgspec.DecodeError:
         return  # malformed JSON: Litestar answers it
+
+
+def field_errors(value: Any, annotation: Any, path: str = "$") -> list[tuple[str, str]]:
+    """Every error of ``value`` (decoded JSON) against ``annotation``, as ``(msgspec's message,
+    its path)``: the fields of a Struct (nested ones too) are checked one by one, so a body
+    with several bad fields hears of each, with its unknown and missing fields; anything else
+    is decoded whole and reports its first error. Empty when ``value`` decodes."""
+    struct = _struct_of(annotation, value)
+    if struct is None:
+        try:
+            msgspec.json.decode(msgspec.json.encode(value), type=annotation)
+            return []
+        except msgspec.ValidationError as exc:
+            message, key = bare(exc)
+            return [(message, path + key.removeprefix("$"))]
+    fields = {f.encode_name: f for f in msgspec.structs.fields(struct)}
+    forbid = struct.__struct_config__.forbid_unknown_fields
+    errors = []
+    for name, item in value.items():
+        known = fields.get(name)
+        if known is not None:
+            errors += field_errors(item, known.type, f"{path}.{name}")
+        elif forbid:
+            errors.append((f"Object contains unknown field `{name}`", path))
+    errors += [(f"Object missing required field `{name}`", path)
+               for name, f in fields.items() if f.required and name not in value]
+    return errors
+
+
+def _struct_of(annotation: Any, value: Any) -> type[msgspec.Struct] | None:
+    """The Struct ``value`` (a JSON object) is read as: ``annotation`` itself, or its only
+    Struct beside ``None`` and ``UNSET`` (a patch's field); ``None`` for anything else (a
+    tagged Struct too: its tag picks the type)."""
+    if not isinstance(value, dict):
+        return None
+    members = get_args(annotation) if get_origin(annotation) in (Union, UnionType) \
+        else (annotation,)
+    structs = [m for m in members if isinstance(m, type) and issubclass(m, msgspec.Struct)]
+    others = [m for m in members if m not in structs and m not in (type(None), UnsetType)]
+    if len(structs) != 1 or others or structs[0].__struct_config__.tag is not None:
+        return None
+    return structs[0]
 
 
 def integral(value: Any) -> Any:

@@ -14,6 +14,7 @@ from litestar import Request, Response
 from litestar.exceptions import HTTPException, ValidationException
 from litestar.status_codes import HTTP_500_INTERNAL_SERVER_ERROR
 
+from api.msgwords import choices_at, plain
 from api.pagination import BAD_CURSOR, CURSOR_PATTERNS
 from api.schemas.common import SPREAD_PATTERN
 from core.channels.definition import CHAT_ID_PATTERN
@@ -125,27 +126,50 @@ UNKNOWN_PATTERN_WORDS = "does not have the form the API document states for it (
 _REGEX_MESSAGE = re.compile(r"Expected `str` matching regex '(.*)'")
 
 
-def _words(message: str) -> str:
-    """msgspec's "Expected `str` matching regex '…'" as what the pattern means
-    (:data:`PATTERN_WORDS`), never the raw regex."""
+def _words(message: str, choices: tuple[Any, ...] | None = None) -> str:
+    """msgspec's message in plain words: "Expected `str` matching regex '…'" as what the
+    pattern means (:data:`PATTERN_WORDS`), never the raw regex; bounds, lengths, types and
+    enums as :func:`api.msgwords.plain` words them (``choices``: an enum's values)."""
     found = _REGEX_MESSAGE.search(message)
     if found is None:
-        return message
+        return plain(message, choices)
     pattern = found.group(1).encode().decode("unicode_escape")
     return PATTERN_WORDS.get(pattern, UNKNOWN_PATTERN_WORDS)
 
 
+def _choices(request: Request[Any, Any, Any], key: Any) -> tuple[Any, ...] | None:
+    """The allowed values of the enum at ``key``: a query parameter of the route's handler,
+    else a path into its body (``$.a.b``, or Litestar's dotted ``a.b``)."""
+    handler = request.scope.get("route_handler")
+    parameters = getattr(getattr(handler, "parsed_fn_signature", None), "parameters", {})
+    text = "" if key is None else str(key)
+    if text in parameters and text != "data":
+        return choices_at(parameters[text].annotation, "")
+    if "data" in parameters:
+        return choices_at(parameters["data"].annotation, text)
+    return None
+
+
+_MISSING = re.compile(r"Missing required (\w+) parameter '([^']*)'")
+
+
 def validation_error(request: Request[Any, Any, Any], exc: ValidationException
                      ) -> Response[dict[str, Any]]:
-    """Litestar's decoding errors: malformed JSON is 400, wrong shapes and types are 422."""
+    """Litestar's decoding errors: malformed JSON is 400, wrong shapes and types are 422,
+    each message in plain words (:func:`_words`)."""
     extra = exc.extra if isinstance(exc.extra, list) else []
     errors = []
+    missing = _MISSING.match(str(exc.detail))
+    if not extra and missing:  # Litestar's text names the URL with its query: not repeated
+        errors.append({"field": missing.group(2),
+                       "message": f"is required (a {missing.group(1)} parameter)"})
     for item in extra:
         if isinstance(item, dict):
-            message = _words(str(item.get("message", "is invalid")))
-            if message == "'data'":  # Litestar's KeyError text for a request without a body
+            raw = str(item.get("message", "is invalid"))
+            if raw == "'data'":  # Litestar's KeyError text for a request without a body
                 return _answer(request, 400, "a JSON request body is required")
-            errors.append({"field": _field_path(item.get("key"), message), "message": message})
+            message = _words(raw, _choices(request, item.get("key")))
+            errors.append({"field": _field_path(item.get("key"), raw), "message": message})
     text = " ".join(e["message"] for e in errors).lower()
     if "malformed" in text or "json is malformed" in text or "invalid json" in text:
         return _answer(request, 400, "the request body is not valid JSON", errors)

@@ -220,6 +220,71 @@ async def test_bodies_are_not_coerced_to_their_types(
     assert (await api.post(path, json=body)).status_code == 401  # authentication comes first
 
 
+@pytest.mark.parametrize(("method", "path", "body", "field", "words"), [
+    ("POST", "/v1/status-pages", {"title": ""}, "title", "must not be empty"),
+    ("POST", "/v1/status-pages", {"title": "t" * 201}, "title",
+     "must be at most 200 characters long"),
+    ("POST", "/v1/schedules/parse", {"text": "every day", "count": 0}, "count",
+     "must be at least 1"),
+    ("POST", "/v1/schedules/parse", {"text": "every day", "count": 101}, "count",
+     "must be at most 100"),
+    ("POST", "/v1/api-keys", {"name": "k", "scope": "admin"}, "scope",
+     "must be one of: read, write"),
+    ("POST", "/v1/jobs", {"name": "j", "schedule": "1h", "overlap": "maybe",
+                          "request": {"url": "https://example.com/"}}, "overlap",
+     "must be one of: allow, queue, skip"),
+    ("POST", "/v1/monitors", {"name": "m", "schedule": "1h", "grace_seconds": 1.5},
+     "grace_seconds", "must be a whole number, not a number with a fractional part"),
+    ("GET", "/v1/monitors/{id}/advice?days=0", None, "days", "must be at least 1"),
+    ("GET", "/v1/monitors/{id}/advice?days=91", None, "days", "must be at most 90"),
+    ("GET", "/v1/jobs?limit=0", None, "limit", "must be at least 1"),
+    ("GET", "/v1/schedules/preview", None, "schedule", "is required (a query parameter)"),
+])
+async def test_bounds_lengths_and_enums_are_refused_in_plain_words(
+    api: AsyncTestClient, team: dict[str, Any], method: str, path: str,
+    body: dict[str, Any] | None, field: str, words: str,
+) -> None:
+    """Issue 32 (outside test): ``"title": ""`` answered msgspec's "Expected `str` of length
+    >= 1", ``?days=0`` "Expected `int` >= 1". A body field and a query parameter alike are
+    refused in words, the field named by ``field`` and at the head of ``detail``."""
+    made = await api.post("/v1/monitors", json={"name": "words", "schedule": "1h"},
+                          headers=team["auth"])
+    path = path.replace("{id}", made.json()["id"])
+    r = await api.request(method, path, json=body, headers=team["auth"])
+    assert r.status_code == 422, r.text
+    assert r.headers["content-type"] == "application/problem+json"
+    assert r.json()["errors"] == [{"field": field, "message": words}], r.json()
+    assert r.json()["detail"] == f"{field}: {words}"
+
+
+async def test_every_bad_field_of_a_body_is_named(
+    api: AsyncTestClient, team: dict[str, Any],
+) -> None:
+    """Issue 32 (outside test): a body with two bad fields was told of the first only. Every
+    bad field is named, nested ones, unknown and missing ones too, in the body's order with
+    the missing ones last; nothing is created."""
+    r = await api.post("/v1/status-pages", json={"title": "", "tags": 5, "bogus": 1},
+                       headers=team["auth"])
+    assert r.status_code == 422, r.text
+    assert r.json()["errors"] == [
+        {"field": "title", "message": "must not be empty"},
+        {"field": "tags", "message": "must be an array or null, not a whole number"},
+        {"field": "bogus", "message": "is not a field of this object (check its spelling)"}]
+    assert r.json()["detail"].startswith("title: must not be empty; tags: ")
+    r = await api.post("/v1/jobs", json={"name": "j" * 201, "overlap": "maybe",
+                                         "request": {"url": 5, "colour": "red"}},
+                       headers=team["auth"])
+    assert r.status_code == 422, r.text
+    assert [(e["field"], e["message"]) for e in r.json()["errors"]] == [
+        ("name", "must be at most 200 characters long"),
+        ("overlap", "must be one of: allow, queue, skip"),
+        ("request.url", "must be a string, not a whole number"),
+        ("request.colour", "is not a field of this object (check its spelling)"),
+        ("schedule", "is required")]
+    listed = await api.get("/v1/jobs", headers=team["auth"])
+    assert listed.json()["items"] == []
+
+
 async def test_an_integer_written_with_a_fraction_of_zero_is_an_integer(
     api: AsyncTestClient, team: Team,
 ) -> None:

@@ -213,7 +213,9 @@ async def test_blank_looking_and_invisible_texts_are_refused_in_words(
     assert error["field"] == "path"
     [error] = await refused("POST", "/v1/status-pages", {**base, "names": {str(job): 5}})
     assert error["field"] == "names", error
-    [error] = await refused("POST", "/v1/monitors", {"name": "m", "slug": "monA1"})
+    # (with its schedule: a body missing one hears of that too, every bad field is named)
+    [error] = await refused("POST", "/v1/monitors", {"name": "m", "schedule": "1h",
+                                                      "slug": "monA1"})
     assert error == {"field": "slug", "message": "must be 1 to 100 of a-z, 0-9, - and _"}
     # words where there were spaces: a title and a name with a blank-looking letter inside
     await _create(frozen_api, team.auth, title="Acme\u2800status", components=[str(job)],
