@@ -1,4 +1,5 @@
-"""The files a run and a ping cross, as docs/architecture.md lists them (*A run*, *A ping*):
+"""The files a run, a ping and an event cross, as docs/architecture.md lists them (*A run*,
+*A ping*, *An event*):
 every ``core/`` and ``api/`` module whose functions run on the path, recorded with Python's
 profile hook, equals the page's list, so a new hop or a folded one changes the page too.
 
@@ -20,13 +21,15 @@ import pytest
 from litestar.testing import AsyncTestClient
 from psycopg_pool import AsyncConnectionPool
 
+from api.app import create_app
 from core.channels.commands import create_channel
 from core.channels.sealing import AesGcmSealer
 from core.clock import FrozenClock
+from core.config import Settings
 from core.runs.worker import Worker
 from tests.helpers import add_job, new_actor, project_all, runs_of
 from tests.sink import Reply, Sink
-from tests.teams import Team
+from tests.teams import Team, new_team
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = ROOT / "docs" / "architecture.md"
@@ -136,4 +139,38 @@ async def test_a_ping_crosses_the_files_the_page_lists(
                                  "WHERE subject_id = %s", (monitor,))
         assert (await cur.fetchone())["n"] == 1
     page = documented("A ping")
+    assert (sorted(trace.files - page), sorted(page - trace.files)) == ([], [])
+
+
+async def test_an_event_crosses_the_files_the_page_lists(
+    trace: Trace, fresh_dsn: str, fresh_pool: AsyncConnectionPool, settings: Settings,
+    clock: FrozenClock,
+) -> None:
+    """A job renamed by a ``PATCH`` through the route: ``job.updated`` appended with the job's
+    row, the projector's batch applied to the read models, and ``/v1/dashboard`` read from
+    them. Its own database, so that the projector's batch is this job's events only."""
+    team = await new_team(fresh_pool)
+    app = create_app(fresh_dsn, settings, clock)
+    async with AsyncTestClient(app=app, raise_server_exceptions=False) as api:
+        r = await api.post("/v1/jobs", json={"name": "nightly", "schedule": "0 3 * * *",
+                                             "request": {"url": "http://127.0.0.1:9/report"}},
+                           headers=team.auth)
+        assert r.status_code == 201, r.text
+        job = r.json()["id"]
+        await project_all(fresh_pool)
+        trace.recording = True
+        r = await api.patch(f"/v1/jobs/{job}", json={"name": "nightly report"},
+                            headers=team.auth)
+        await project_all(fresh_pool)
+        dashboard = await api.get("/v1/dashboard", headers=team.read_auth)
+        trace.recording = False
+    assert r.status_code == 200, r.text
+    assert dashboard.status_code == 200, dashboard.text
+    async with fresh_pool.connection() as conn:
+        cur = await conn.execute("SELECT max(global_position) AS last FROM events")
+        last = (await cur.fetchone())["last"]
+        cur = await conn.execute("SELECT name FROM job_health WHERE job_id = %s", (job,))
+        assert (await cur.fetchone())["name"] == "nightly report"
+    assert dashboard.json()["projection"]["global_position"] == last
+    page = documented("An event")
     assert (sorted(trace.files - page), sorted(page - trace.files)) == ([], [])
