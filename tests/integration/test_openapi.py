@@ -241,16 +241,16 @@ async def test_bodies_are_not_coerced_to_their_types(
     ("GET", "/v1/schedules/preview", None, "schedule", "is required (a query parameter)"),
 ])
 async def test_bounds_lengths_and_enums_are_refused_in_plain_words(
-    api: AsyncTestClient, team: dict[str, Any], method: str, path: str,
+    api: AsyncTestClient, team: Team, method: str, path: str,
     body: dict[str, Any] | None, field: str, words: str,
 ) -> None:
     """Issue 32 (outside test): ``"title": ""`` answered msgspec's "Expected `str` of length
     >= 1", ``?days=0`` "Expected `int` >= 1". A body field and a query parameter alike are
     refused in words, the field named by ``field`` and at the head of ``detail``."""
     made = await api.post("/v1/monitors", json={"name": "words", "schedule": "1h"},
-                          headers=team["auth"])
+                          headers=team.auth)
     path = path.replace("{id}", made.json()["id"])
-    r = await api.request(method, path, json=body, headers=team["auth"])
+    r = await api.request(method, path, json=body, headers=team.auth)
     assert r.status_code == 422, r.text
     assert r.headers["content-type"] == "application/problem+json"
     assert r.json()["errors"] == [{"field": field, "message": words}], r.json()
@@ -258,13 +258,13 @@ async def test_bounds_lengths_and_enums_are_refused_in_plain_words(
 
 
 async def test_every_bad_field_of_a_body_is_named(
-    api: AsyncTestClient, team: dict[str, Any],
+    api: AsyncTestClient, team: Team,
 ) -> None:
     """Issue 32 (outside test): a body with two bad fields was told of the first only. Every
     bad field is named, nested ones, unknown and missing ones too, in the body's order with
     the missing ones last; nothing is created."""
     r = await api.post("/v1/status-pages", json={"title": "", "tags": 5, "bogus": 1},
-                       headers=team["auth"])
+                       headers=team.auth)
     assert r.status_code == 422, r.text
     assert r.json()["errors"] == [
         {"field": "title", "message": "must not be empty"},
@@ -273,7 +273,7 @@ async def test_every_bad_field_of_a_body_is_named(
     assert r.json()["detail"].startswith("title: must not be empty; tags: ")
     r = await api.post("/v1/jobs", json={"name": "j" * 201, "overlap": "maybe",
                                          "request": {"url": 5, "colour": "red"}},
-                       headers=team["auth"])
+                       headers=team.auth)
     assert r.status_code == 422, r.text
     assert [(e["field"], e["message"]) for e in r.json()["errors"]] == [
         ("name", "must be at most 200 characters long"),
@@ -281,7 +281,7 @@ async def test_every_bad_field_of_a_body_is_named(
         ("request.url", "must be a string, not a whole number"),
         ("request.colour", "is not a field of this object (check its spelling)"),
         ("schedule", "is required")]
-    listed = await api.get("/v1/jobs", headers=team["auth"])
+    listed = await api.get("/v1/jobs", headers=team.auth)
     assert listed.json()["items"] == []
 
 
