@@ -21,12 +21,13 @@ import pytest
 
 if TYPE_CHECKING:
     from litestar.testing import AsyncTestClient
-    from psycopg_pool import AsyncConnectionPool
 
     from core.channels.sealing import AesGcmSealer
     from core.clock import FrozenClock
     from core.config import Settings
+    from core.db import ConnectionPool
     from core.monitors.checker import Checker
+    from core.monitors.ping import PingPool
     from core.runs.worker import Worker
     from tests.sink import Sink
     from tests.teams import Team
@@ -130,7 +131,7 @@ def fresh_dsn(server_dsn: str, template_db: str) -> Iterator[str]:
 
 
 @pytest.fixture
-async def pool(shared_dsn: str) -> AsyncIterator[AsyncConnectionPool]:
+async def pool(shared_dsn: str) -> AsyncIterator[ConnectionPool]:
     from core.db import open_pool
 
     p = await open_pool(shared_dsn, min_size=1, max_size=5)
@@ -139,7 +140,7 @@ async def pool(shared_dsn: str) -> AsyncIterator[AsyncConnectionPool]:
 
 
 @pytest.fixture
-async def fresh_pool(fresh_dsn: str) -> AsyncIterator[AsyncConnectionPool]:
+async def fresh_pool(fresh_dsn: str) -> AsyncIterator[ConnectionPool]:
     from core.db import open_pool
 
     p = await open_pool(fresh_dsn, min_size=1, max_size=10)
@@ -191,7 +192,7 @@ async def frozen_api(shared_dsn: str, settings: Settings,
 
 
 @pytest.fixture
-async def team(pool: AsyncConnectionPool) -> Team:
+async def team(pool: ConnectionPool) -> Team:
     """A new team with a write key and a read key (see tests/teams.py)."""
     from tests.teams import new_team
 
@@ -208,7 +209,7 @@ async def sink() -> AsyncIterator[Sink]:
 
 
 @pytest.fixture
-async def worker(fresh_pool: AsyncConnectionPool, fresh_dsn: str, settings: Settings,
+async def worker(fresh_pool: ConnectionPool, fresh_dsn: str, settings: Settings,
                  clock: FrozenClock) -> AsyncIterator[Worker]:
     """A worker (id ``test-worker``) on the frozen clock and a fresh database; in-flight
     attempts are settled and its HTTP session closed afterwards."""
@@ -221,7 +222,7 @@ async def worker(fresh_pool: AsyncConnectionPool, fresh_dsn: str, settings: Sett
 
 
 @pytest.fixture
-async def ping_pool(fresh_dsn: str) -> AsyncIterator[AsyncConnectionPool]:
+async def ping_pool(fresh_dsn: str) -> AsyncIterator[PingPool]:
     """The API's ping pool (autocommit, raw statements) on the fresh database, 4 connections."""
     from core.monitors.ping import open_ping_pool
 
@@ -231,7 +232,7 @@ async def ping_pool(fresh_dsn: str) -> AsyncIterator[AsyncConnectionPool]:
 
 
 @pytest.fixture
-def checker(fresh_pool: AsyncConnectionPool, fresh_dsn: str, clock: FrozenClock) -> Checker:
+def checker(fresh_pool: ConnectionPool, fresh_dsn: str, clock: FrozenClock) -> Checker:
     """A checker on the frozen clock, claiming 10 monitors per batch."""
     from core.monitors.checker import Checker
 

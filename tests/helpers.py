@@ -11,24 +11,23 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from psycopg_pool import AsyncConnectionPool
-
 from core.actor import Actor
 from core.apikeys import create_api_key
 from core.clock import Clock
 from core.config import Settings
 from core.crypto import KeyRing
+from core.db import ConnectionPool
 from core.jobs.commands import create_job
 from core.runs.executor import Executor
 from core.runs.worker import Worker
 
 
-async def new_actor(pool: AsyncConnectionPool) -> Actor:
+async def new_actor(pool: ConnectionPool) -> Actor:
     _, record = await create_api_key(pool, f"team-{uuid.uuid4().hex[:8]}")
     return Actor(team_id=record["team_id"], key_id=record["id"])
 
 
-def make_worker(pool: AsyncConnectionPool, dsn: str, settings: Settings, clock: Clock,
+def make_worker(pool: ConnectionPool, dsn: str, settings: Settings, clock: Clock,
                 worker_id: str = "test-worker") -> Worker:
     """A worker on ``clock``; close it with ``await worker.executor.aclose()`` when done."""
     settings = replace(settings, worker_id=worker_id)
@@ -39,7 +38,7 @@ def make_worker(pool: AsyncConnectionPool, dsn: str, settings: Settings, clock: 
     return Worker(pool, dsn, settings, executor, clock)
 
 
-async def add_job(pool: AsyncConnectionPool, actor: Actor, now: datetime, url: str,
+async def add_job(pool: ConnectionPool, actor: Actor, now: datetime, url: str,
                   schedule: str = "* * * * *", **fields: Any) -> uuid.UUID:
     # names are unique per team (migration 0014): the default one is made unique
     body = {"name": fields.pop("name", f"job {uuid.uuid4().hex[:8]}"), "schedule": schedule,
@@ -47,28 +46,28 @@ async def add_job(pool: AsyncConnectionPool, actor: Actor, now: datetime, url: s
     return await create_job(pool, actor, body, now)
 
 
-async def runs_of(pool: AsyncConnectionPool, job_id: uuid.UUID) -> list[dict[str, Any]]:
+async def runs_of(pool: ConnectionPool, job_id: uuid.UUID) -> list[dict[str, Any]]:
     async with pool.connection() as conn:
         cur = await conn.execute(
             "SELECT * FROM runs WHERE job_id = %s ORDER BY scheduled_for, created_at", (job_id,))
         return await cur.fetchall()
 
 
-async def due_at(pool: AsyncConnectionPool, job_id: uuid.UUID) -> datetime | None:
+async def due_at(pool: ConnectionPool, job_id: uuid.UUID) -> datetime | None:
     async with pool.connection() as conn:
         cur = await conn.execute("SELECT due_at FROM due_jobs WHERE job_id = %s", (job_id,))
         row = await cur.fetchone()
     return row["due_at"] if row else None
 
 
-async def run_events(pool: AsyncConnectionPool, run_id: uuid.UUID) -> list[dict[str, Any]]:
+async def run_events(pool: ConnectionPool, run_id: uuid.UUID) -> list[dict[str, Any]]:
     async with pool.connection() as conn:
         cur = await conn.execute(
             "SELECT * FROM events WHERE stream_id = %s ORDER BY stream_version", (run_id,))
         return await cur.fetchall()
 
 
-async def project_all(pool: AsyncConnectionPool, *, positions: list[int] | None = None,
+async def project_all(pool: ConnectionPool, *, positions: list[int] | None = None,
                       timeout: float = 30.0) -> None:
     """Run the asynchronous projector until every committed event (or those at ``positions``)
     is applied. Transactions of other databases in the cluster hold the projector's horizon
@@ -111,7 +110,7 @@ class MonitorStream:
         self.version += len(changes)
         return events
 
-    async def append(self, pool: AsyncConnectionPool, at: datetime,
+    async def append(self, pool: ConnectionPool, at: datetime,
                      *changes: tuple[str, dict[str, Any]]) -> None:
         from core.db import transaction
         from core.events import append_events

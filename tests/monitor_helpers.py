@@ -6,15 +6,14 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from psycopg_pool import AsyncConnectionPool
-
 from core.actor import Actor
+from core.db import ConnectionPool
 from core.monitors.checker import Checker
 from core.monitors.commands import create_monitor
-from core.monitors.ping import Ping, record_ping
+from core.monitors.ping import Ping, PingPool, record_ping
 
 
-async def add_monitor(pool: AsyncConnectionPool, actor: Actor, now: datetime,
+async def add_monitor(pool: ConnectionPool, actor: Actor, now: datetime,
                       schedule: str = "1h", **fields: Any) -> tuple[uuid.UUID, str]:
     # names are unique per team (migration 0014): the default one is made unique
     body = {"name": fields.pop("name", f"monitor {uuid.uuid4().hex[:8]}"), "schedule": schedule,
@@ -22,27 +21,27 @@ async def add_monitor(pool: AsyncConnectionPool, actor: Actor, now: datetime,
     return await create_monitor(pool, actor, body, now)
 
 
-async def ping(ping_pool: AsyncConnectionPool, token: str, now: datetime, kind: str = "success",
+async def ping(ping_pool: PingPool, token: str, now: datetime, kind: str = "success",
                **fields: Any) -> str | None:
     """Record a ping as the HTTP route would (GET unless ``method`` is given)."""
     return await record_ping(ping_pool, Ping(token=token, kind=kind,
                                              method=fields.pop("method", "GET"), **fields), now)
 
 
-async def monitor_row(pool: AsyncConnectionPool, monitor_id: uuid.UUID) -> dict[str, Any]:
+async def monitor_row(pool: ConnectionPool, monitor_id: uuid.UUID) -> dict[str, Any]:
     async with pool.connection() as conn:
         cur = await conn.execute("SELECT * FROM monitors WHERE id = %s", (monitor_id,))
         return await cur.fetchone()
 
 
-async def stream(pool: AsyncConnectionPool, monitor_id: uuid.UUID) -> list[dict[str, Any]]:
+async def stream(pool: ConnectionPool, monitor_id: uuid.UUID) -> list[dict[str, Any]]:
     async with pool.connection() as conn:
         cur = await conn.execute(
             "SELECT * FROM events WHERE stream_id = %s ORDER BY stream_version", (monitor_id,))
         return await cur.fetchall()
 
 
-async def next_alert(pool: AsyncConnectionPool) -> datetime | None:
+async def next_alert(pool: ConnectionPool) -> datetime | None:
     """The checker's next instant: the earliest ``alert_at``, or a down monitor's next slot
     that its failure tolerance watches (``alert_states.next_miss_at``)."""
     async with pool.connection() as conn:
@@ -52,7 +51,7 @@ async def next_alert(pool: AsyncConnectionPool) -> datetime | None:
         return (await cur.fetchone())["at"]
 
 
-async def advance(checker: Checker, pool: AsyncConnectionPool, until: datetime) -> None:
+async def advance(checker: Checker, pool: ConnectionPool, until: datetime) -> None:
     """Run ``checker`` at every ``alert_at`` up to ``until`` (inclusive): a perfectly timely
     checker, as the real one is when it sleeps until the next ``alert_at``."""
     for _ in range(1000):
@@ -91,21 +90,21 @@ LATER_JOB_COLUMNS = {"alert_on": "text[] NOT NULL DEFAULT '{}'",
                      "recover_after_successes": "int NOT NULL DEFAULT 1", "spread": "int"}
 
 
-async def add_later_job_columns(pool: AsyncConnectionPool) -> None:
+async def add_later_job_columns(pool: ConnectionPool) -> None:
     """Add LATER_JOB_COLUMNS (a test writing jobs with today's commands at an older revision)."""
     async with pool.connection() as conn:
         for name, kind in LATER_JOB_COLUMNS.items():
             await conn.execute(f"ALTER TABLE jobs ADD COLUMN {name} {kind}")
 
 
-async def drop_later_job_columns(pool: AsyncConnectionPool) -> None:
+async def drop_later_job_columns(pool: ConnectionPool) -> None:
     """Drop LATER_JOB_COLUMNS again before the upgrade adds them as in production."""
     async with pool.connection() as conn:
         for name in LATER_JOB_COLUMNS:
             await conn.execute(f"ALTER TABLE jobs DROP COLUMN {name}")
 
 
-async def add_later_monitor_columns(pool: AsyncConnectionPool,
+async def add_later_monitor_columns(pool: ConnectionPool,
                                     names: tuple[str, ...] = tuple(LATER_MONITOR_COLUMNS)
                                     ) -> None:
     async with pool.connection() as conn:
@@ -114,7 +113,7 @@ async def add_later_monitor_columns(pool: AsyncConnectionPool,
                 f"ALTER TABLE monitors ADD COLUMN {name} {LATER_MONITOR_COLUMNS[name]}")
 
 
-async def drop_later_monitor_columns(pool: AsyncConnectionPool,
+async def drop_later_monitor_columns(pool: ConnectionPool,
                                      names: tuple[str, ...] = tuple(LATER_MONITOR_COLUMNS)
                                      ) -> None:
     async with pool.connection() as conn:

@@ -23,14 +23,13 @@ from email.message import Message
 from pathlib import Path
 from typing import Any
 
-import psycopg
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult
-from psycopg_pool import AsyncConnectionPool
 
 from core.channels.sealing import Sealer
 from core.clock import Clock
 from core.config import Settings
+from core.db import Connection, ConnectionPool
 from core.http.clients import make_client
 from core.notifications.delivery import Delivery
 from core.notifications.notifier import Notifier
@@ -48,13 +47,13 @@ class DictSecrets:
     def put(self, team_id: uuid.UUID, name: str, value: str) -> None:
         self.values[(team_id, name)] = value
 
-    async def __call__(self, conn: psycopg.AsyncConnection, team_id: uuid.UUID,
+    async def __call__(self, conn: Connection, team_id: uuid.UUID,
                        name: str) -> str | None:
         self.asked.append((team_id, name))
         return self.values.get((team_id, name))
 
 
-def make_notifier(pool: AsyncConnectionPool, settings: Settings, clock: Clock, sealer: Sealer,
+def make_notifier(pool: ConnectionPool, settings: Settings, clock: Clock, sealer: Sealer,
                   secrets: DictSecrets, worker_id: str = "notifier-1") -> Notifier:
     """A notifier without LISTEN; close ``notifier.delivery.client`` when done."""
     settings = replace(settings, worker_id=worker_id)

@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # kept out of import time, as in tests/conftest.py
-    from psycopg_pool import AsyncConnectionPool
 
     from core.actor import Actor
+    from core.db import ConnectionPool
 
 
 @dataclass(frozen=True)
@@ -33,7 +33,7 @@ class Team:
     read_auth: dict[str, str] = field(hash=False)
 
 
-async def new_team(pool: AsyncConnectionPool, name: str | None = None) -> Team:
+async def new_team(pool: ConnectionPool, name: str | None = None) -> Team:
     """Create a team with a write key and a read key and return them as a ``Team``."""
     from core.actor import Actor
     from core.apikeys import create_api_key

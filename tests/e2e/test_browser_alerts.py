@@ -13,10 +13,10 @@ from typing import Any
 
 import httpx
 from playwright.async_api import Browser, expect
-from psycopg_pool import AsyncConnectionPool
 
 from core.actor import Actor
 from core.clock import FrozenClock
+from core.db import ConnectionPool
 from core.jobs.commands import create_job
 from core.jobs.queries import get_job
 from core.monitors.queries import get_monitor
@@ -27,7 +27,7 @@ SLACK = {"kind": "slack", "url": "https://hooks.slack.com/services/T0/B0/x"}
 
 async def test_a_jobs_alert_rules_are_edited_and_a_refused_value_shows_the_form_again(
         browser: Browser, site: str, keys: dict[str, Any],  # noqa: F811
-        fresh_pool: AsyncConnectionPool, clock: FrozenClock) -> None:
+        fresh_pool: ConnectionPool, clock: FrozenClock) -> None:
     actor = Actor(team_id=keys["team_id"])
     job_id = await create_job(fresh_pool, actor, {
         "name": "daily report", "schedule": "0 6 * * *",
@@ -70,7 +70,7 @@ async def test_a_jobs_alert_rules_are_edited_and_a_refused_value_shows_the_form_
 
 async def test_a_monitors_alert_rules_are_edited_and_a_refused_bound_is_shown_at_its_field(
         browser: Browser, site: str, keys: dict[str, Any],  # noqa: F811
-        fresh_pool: AsyncConnectionPool) -> None:
+        fresh_pool: ConnectionPool) -> None:
     context = await browser.new_context()
     page = await context.new_page()
     await _sign_in(page, site, keys["write"])
@@ -120,7 +120,7 @@ async def test_a_monitors_alert_rules_are_edited_and_a_refused_bound_is_shown_at
 
 async def test_the_alerts_of_a_monitor_newest_first_and_one_explained(
         browser: Browser, site: str, keys: dict[str, Any],  # noqa: F811
-        fresh_pool: AsyncConnectionPool, clock: FrozenClock) -> None:
+        fresh_pool: ConnectionPool, clock: FrozenClock) -> None:
     auth = {"Authorization": f"Bearer {keys['write']}"}
     async with httpx.AsyncClient(base_url=site, headers=auth) as api:
         channel = (await api.post("/v1/channels", json={"name": "ops", **SLACK})).json()
@@ -161,7 +161,7 @@ async def test_the_alerts_of_a_monitor_newest_first_and_one_explained(
 
 async def test_depends_on_is_picked_by_name_and_a_cycle_is_refused_at_the_field(
         browser: Browser, site: str, keys: dict[str, Any],  # noqa: F811
-        fresh_pool: AsyncConnectionPool, clock: FrozenClock) -> None:
+        fresh_pool: ConnectionPool, clock: FrozenClock) -> None:
     actor = Actor(team_id=keys["team_id"])
     auth = {"Authorization": f"Bearer {keys['write']}"}
     async with httpx.AsyncClient(base_url=site, headers=auth) as api:

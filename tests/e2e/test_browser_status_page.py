@@ -14,17 +14,17 @@ from typing import Any
 
 import httpx
 from playwright.async_api import Browser, expect
-from psycopg_pool import AsyncConnectionPool
 
 from core.actor import Actor
 from core.clock import FrozenClock
+from core.db import ConnectionPool
 from core.monitors.commands import create_monitor
 from tests.e2e.test_dashboard_browser import _sign_in, browser, keys, site  # noqa: F401
 
 
 async def test_the_page_reads_without_javascript_in_every_size_and_scheme(
         browser: Browser, site: str, keys: dict[str, Any],  # noqa: F811
-        fresh_pool: AsyncConnectionPool, clock: FrozenClock) -> None:
+        fresh_pool: ConnectionPool, clock: FrozenClock) -> None:
     actor = Actor(team_id=keys["team_id"])
     monitor, _ = await create_monitor(fresh_pool, actor, {
         "name": "hb-internal-queue", "schedule": "@every 1h"},
@@ -78,7 +78,7 @@ async def test_the_page_reads_without_javascript_in_every_size_and_scheme(
 
 async def test_a_page_is_made_edited_and_deleted_in_the_dashboard(
         browser: Browser, site: str, keys: dict[str, Any],  # noqa: F811
-        fresh_pool: AsyncConnectionPool, clock: FrozenClock) -> None:
+        fresh_pool: ConnectionPool, clock: FrozenClock) -> None:
     """The whole life of a page in the dashboard, in Chromium: created by choice with display
     names (a refused name shown at its field, what was ticked kept), read by a visitor, edited
     (another component, another name), deleted (its URL then 404)."""

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
-from psycopg_pool import AsyncConnectionPool
 
+from core.db import ConnectionPool
 from core.jobs.commands import trigger_job
 from tests.helpers import add_job, eventually, new_actor
 from tests.processes import cronledger, stop
@@ -31,7 +31,7 @@ async def _wait_for_log(path: Path, text: str, process: subprocess.Popen,
     await eventually(logged, timeout, 0.1, f"{text!r} in {path}")
 
 
-async def _rows(pool: AsyncConnectionPool, sql: str, *params: Any) -> list[dict[str, Any]]:
+async def _rows(pool: ConnectionPool, sql: str, *params: Any) -> list[dict[str, Any]]:
     async with pool.connection() as conn:
         cur = await conn.execute(sql, params)
         return await cur.fetchall()
@@ -47,7 +47,7 @@ def _start(role: str, env: dict[str, str], tmp_path: Path) -> tuple[subprocess.P
 
 
 async def test_kill_9_mid_flight_loses_nothing_and_fires_nothing_twice(
-    fresh_dsn: str, fresh_pool: AsyncConnectionPool, tmp_path: Path
+    fresh_dsn: str, fresh_pool: ConnectionPool, tmp_path: Path
 ) -> None:
     actor = await new_actor(fresh_pool)
     env = {"DATABASE_URL": fresh_dsn, "CRONLEDGER_LEASE_MARGIN": "2",
@@ -142,7 +142,7 @@ async def test_kill_9_mid_flight_loses_nothing_and_fires_nothing_twice(
 
 
 async def test_sigterm_finishes_in_flight_and_releases_the_rest(
-    fresh_dsn: str, fresh_pool: AsyncConnectionPool, tmp_path: Path
+    fresh_dsn: str, fresh_pool: ConnectionPool, tmp_path: Path
 ) -> None:
     actor = await new_actor(fresh_pool)
     grace = 14

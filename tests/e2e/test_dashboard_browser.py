@@ -19,13 +19,13 @@ from typing import Any
 import pytest
 import uvicorn
 from playwright.async_api import Browser, Page, async_playwright, expect
-from psycopg_pool import AsyncConnectionPool
 
 from api.app import create_app
 from api.ui import live
 from core.apikeys import create_api_key
 from core.clock import FrozenClock
 from core.config import Settings
+from core.db import ConnectionPool
 from core.jobs.commands import create_job
 from core.runs.worker import Worker
 from tests.helpers import eventually
@@ -80,7 +80,7 @@ async def site(fresh_dsn: str, settings: Settings, clock: FrozenClock,
 
 
 @pytest.fixture
-async def keys(fresh_pool: AsyncConnectionPool) -> dict[str, Any]:
+async def keys(fresh_pool: ConnectionPool) -> dict[str, Any]:
     write, record = await create_api_key(fresh_pool, "browser", "write")
     read, _ = await create_api_key(fresh_pool, "browser", "read")
     return {"write": write, "read": read, "team_id": record["team_id"]}
@@ -166,7 +166,7 @@ async def test_create_a_job_watch_it_run_run_now_pause_resume_sign_out(
 
 
 async def test_a_read_key_sees_no_controls_and_its_posts_are_refused(
-        browser: Browser, site: str, keys: dict[str, Any], fresh_pool: AsyncConnectionPool,
+        browser: Browser, site: str, keys: dict[str, Any], fresh_pool: ConnectionPool,
         clock: FrozenClock) -> None:
     from core.actor import Actor
 
@@ -206,7 +206,7 @@ async def test_a_read_key_sees_no_controls_and_its_posts_are_refused(
 
 
 async def test_a_hostile_job_name_renders_as_text(
-        browser: Browser, site: str, keys: dict[str, Any], fresh_pool: AsyncConnectionPool,
+        browser: Browser, site: str, keys: dict[str, Any], fresh_pool: ConnectionPool,
         clock: FrozenClock) -> None:
     from core.actor import Actor
 
@@ -279,7 +279,7 @@ async def test_the_form_reads_words_tags_and_a_confirmation_and_keeps_them_on_ed
 
 
 async def test_switch_between_the_teams_this_browser_signed_in_to(
-        browser: Browser, site: str, keys: dict[str, Any], fresh_pool: AsyncConnectionPool,
+        browser: Browser, site: str, keys: dict[str, Any], fresh_pool: ConnectionPool,
         clock: FrozenClock) -> None:
     from core.actor import Actor
 
@@ -323,7 +323,7 @@ async def test_switch_between_the_teams_this_browser_signed_in_to(
 
 
 async def test_a_telegram_channel_made_in_the_browser_is_picked_by_name_on_a_job(
-        browser: Browser, site: str, keys: dict[str, Any], fresh_pool: AsyncConnectionPool,
+        browser: Browser, site: str, keys: dict[str, Any], fresh_pool: ConnectionPool,
         sink: Sink) -> None:
     context = await browser.new_context()
     page = await context.new_page()

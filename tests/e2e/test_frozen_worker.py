@@ -10,14 +10,13 @@ import subprocess
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from psycopg_pool import AsyncConnectionPool
-
+from core.db import ConnectionPool
 from tests.helpers import add_job, eventually, new_actor
 from tests.processes import cronledger, stop
 from tests.sink import Sink
 
 
-async def _claimed_ahead(pool: AsyncConnectionPool, worker: str) -> datetime | None:
+async def _claimed_ahead(pool: ConnectionPool, worker: str) -> datetime | None:
     """The slot of a run ``worker`` holds whose slot has not come yet."""
     async with pool.connection() as conn:
         cur = await conn.execute(
@@ -28,7 +27,7 @@ async def _claimed_ahead(pool: AsyncConnectionPool, worker: str) -> datetime | N
 
 
 async def test_a_worker_frozen_past_its_lease_does_not_send_its_stale_claims(
-        fresh_dsn: str, fresh_pool: AsyncConnectionPool, tmp_path: Path) -> None:
+        fresh_dsn: str, fresh_pool: ConnectionPool, tmp_path: Path) -> None:
     env = {"DATABASE_URL": fresh_dsn, "CRONLEDGER_LEASE_MARGIN": "1",
            "CRONLEDGER_CLAIM_LOOKAHEAD": "1.5"}
     actor = await new_actor(fresh_pool)

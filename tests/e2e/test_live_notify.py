@@ -15,7 +15,6 @@ import httpx
 import psycopg
 import pytest
 import uvicorn
-from psycopg_pool import AsyncConnectionPool
 
 from api.app import create_app
 from api.ui import live
@@ -23,6 +22,7 @@ from core.actor import Actor
 from core.apikeys import create_api_key
 from core.clock import FrozenClock
 from core.config import Settings
+from core.db import ConnectionPool
 from core.jobs.commands import create_job
 from core.projections.projector import PROJECTED_CHANNEL, Projector
 from core.runs.worker import Worker
@@ -52,7 +52,7 @@ async def site(fresh_dsn: str, settings: Settings, clock: FrozenClock,
 
 
 @pytest.fixture
-async def browser(site: str, fresh_pool: AsyncConnectionPool) -> AsyncIterator[httpx.AsyncClient]:
+async def browser(site: str, fresh_pool: ConnectionPool) -> AsyncIterator[httpx.AsyncClient]:
     """An HTTP client signed in with a write key (``.team_id`` set on it)."""
     key, record = await create_api_key(fresh_pool, "live", "write")
     async with httpx.AsyncClient(base_url=site, follow_redirects=True, timeout=30) as client:
@@ -96,7 +96,7 @@ async def test_a_ping_reaches_the_monitors_live_region_without_waiting_for_a_pol
 
 
 async def test_a_run_reaches_the_job_live_region_through_the_projectors_notification(
-        site: str, browser: httpx.AsyncClient, fresh_pool: AsyncConnectionPool, fresh_dsn: str,
+        site: str, browser: httpx.AsyncClient, fresh_pool: ConnectionPool, fresh_dsn: str,
         worker: Worker, clock: FrozenClock, sink: Sink) -> None:
     actor = Actor(team_id=browser.team_id)  # type: ignore[attr-defined]
     job_id = await create_job(fresh_pool, actor, {
@@ -119,7 +119,7 @@ async def test_a_run_reaches_the_job_live_region_through_the_projectors_notifica
 
 
 async def test_the_projector_notifies_once_a_batch_is_applied(
-        fresh_pool: AsyncConnectionPool, fresh_dsn: str, clock: FrozenClock) -> None:
+        fresh_pool: ConnectionPool, fresh_dsn: str, clock: FrozenClock) -> None:
     async with await psycopg.AsyncConnection.connect(fresh_dsn, autocommit=True) as conn:
         await conn.execute(f"LISTEN {PROJECTED_CHANNEL}")
         projector = Projector(fresh_pool, fresh_dsn, clock)
@@ -134,7 +134,7 @@ async def test_the_projector_notifies_once_a_batch_is_applied(
 
 
 async def test_an_idle_projector_keeps_the_read_models_current(
-        fresh_pool: AsyncConnectionPool, fresh_dsn: str, clock: FrozenClock) -> None:
+        fresh_pool: ConnectionPool, fresh_dsn: str, clock: FrozenClock) -> None:
     projector = Projector(fresh_pool, fresh_dsn, clock)
     await eventually(lambda: _idle(projector), what="the log applied")
     clock.advance(3600)
@@ -150,7 +150,7 @@ async def _idle(projector: Projector) -> bool:
     return await projector.run_once() == 0
 
 
-async def _listening_pids(pool: AsyncConnectionPool) -> list[int]:
+async def _listening_pids(pool: ConnectionPool) -> list[int]:
     """The backends that have run their LISTEN statements (every channel in one) and wait."""
     async with pool.connection() as conn:
         cur = await conn.execute(
@@ -160,7 +160,7 @@ async def _listening_pids(pool: AsyncConnectionPool) -> list[int]:
 
 
 async def test_ten_open_pages_share_one_listening_connection_and_all_see_a_ping(
-        site: str, browser: httpx.AsyncClient, fresh_pool: AsyncConnectionPool) -> None:
+        site: str, browser: httpx.AsyncClient, fresh_pool: ConnectionPool) -> None:
     monitor_id, token = await _create_monitor(browser, browser.csrf, "shared")  # type: ignore[arg-type,attr-defined]
     async with contextlib.AsyncExitStack() as stack:
         streams = []
@@ -176,7 +176,7 @@ async def test_ten_open_pages_share_one_listening_connection_and_all_see_a_ping(
 
 
 async def test_a_lost_listening_connection_comes_back_and_pages_stay_live(
-        site: str, browser: httpx.AsyncClient, fresh_pool: AsyncConnectionPool) -> None:
+        site: str, browser: httpx.AsyncClient, fresh_pool: ConnectionPool) -> None:
     monitor_id, token = await _create_monitor(browser, browser.csrf, "failover")  # type: ignore[arg-type,attr-defined]
     async with browser.stream("GET", f"/ui/monitors/{monitor_id}/live") as response:
         fragments = Fragments(response)

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import httpx
 import psycopg
-from psycopg_pool import AsyncConnectionPool
 
+from core.db import ConnectionPool
 from tests.helpers import add_job, eventually, new_actor
 from tests.processes import cronledger, free_port, run_cli, stop, wait_http
 from tests.sink import Sink
@@ -58,14 +58,14 @@ async def test_serve_fires_a_job_created_over_http(fresh_dsn: str, tmp_path: Pat
     assert "Traceback" not in text, text[max(0, text.index("Traceback") - 1000):][:6000]
 
 
-async def _workers_seen(pool: AsyncConnectionPool) -> int:
+async def _workers_seen(pool: ConnectionPool) -> int:
     async with pool.connection() as conn:
         cur = await conn.execute("SELECT count(DISTINCT worker_id) AS n FROM runs")
         return (await cur.fetchone())["n"]
 
 
 async def test_two_workers_fire_each_slot_once(
-    fresh_dsn: str, fresh_pool: AsyncConnectionPool, tmp_path: Path
+    fresh_dsn: str, fresh_pool: ConnectionPool, tmp_path: Path
 ) -> None:
     actor = await new_actor(fresh_pool)
     async with Sink() as sink:

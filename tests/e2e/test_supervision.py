@@ -19,6 +19,7 @@ from psycopg_pool import AsyncConnectionPool
 from api.runner import Service, ServiceFailed, _run_services, serve
 from core.clock import FrozenClock, SystemClock
 from core.config import Settings
+from core.db import ConnectionPool
 from core.services.health import Heartbeat, check_heartbeat, write_heartbeat
 from tests.helpers import eventually
 from tests.processes import ROOT, cronledger, stop
@@ -126,7 +127,7 @@ async def test_a_service_that_ignores_its_stop_is_cancelled_after_the_grace(
 
 
 async def test_heartbeat_only_while_every_loop_runs_and_the_database_answers(
-    fresh_pool: AsyncConnectionPool, clock: FrozenClock, tmp_path: Path,
+    fresh_pool: ConnectionPool, clock: FrozenClock, tmp_path: Path,
 ) -> None:
     path = tmp_path / "hb"
     alive = asyncio.create_task(asyncio.Event().wait(), name="alive")

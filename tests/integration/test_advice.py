@@ -11,7 +11,6 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from litestar.testing import AsyncTestClient
-from psycopg_pool import AsyncConnectionPool
 
 from api.controllers.advice import DAYS_WORDS
 from core.advice.answer import Advice, Suggestion
@@ -19,9 +18,11 @@ from core.advice.jobs import advise_job
 from core.advice.monitors import advise_monitor
 from core.apikeys import create_api_key
 from core.clock import FrozenClock
+from core.db import ConnectionPool
 from core.jobs.commands import update_job
 from core.monitors.checker import Checker
 from core.monitors.commands import update_monitor
+from core.monitors.ping import PingPool
 from core.runs.worker import Worker
 from tests.helpers import add_job, new_actor
 from tests.integration.test_dashboard_auth import sign_in
@@ -37,7 +38,7 @@ def _by_field(advice: Advice) -> dict[str, Suggestion]:
     return {s.field: s for s in advice.suggestions}
 
 
-async def _pinged(pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool, checker: Checker,
+async def _pinged(pool: ConnectionPool, ping_pool: PingPool, checker: Checker,
                   token: str, times: list[datetime]) -> None:
     """Each ping at its instant, the checker run at every deadline before it (a timely one)."""
     for at in times:
@@ -46,7 +47,7 @@ async def _pinged(pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool, che
 
 
 async def test_grace_and_tolerance_of_a_monitor_with_late_check_ins_and_one_outage(
-    fresh_pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool, checker: Checker,
+    fresh_pool: ConnectionPool, ping_pool: PingPool, checker: Checker,
 ) -> None:
     actor = await new_actor(fresh_pool)
     monitor, token = await add_monitor(fresh_pool, actor, T0, "1h", grace_seconds=60)
@@ -110,7 +111,7 @@ async def test_grace_and_tolerance_of_a_monitor_with_late_check_ins_and_one_outa
 
 
 async def test_a_daily_monitor_pinged_hourly_is_told_its_period(
-    fresh_pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool, checker: Checker,
+    fresh_pool: ConnectionPool, ping_pool: PingPool, checker: Checker,
 ) -> None:
     actor = await new_actor(fresh_pool)
     monitor, token = await add_monitor(fresh_pool, actor, T0, "1d", grace_seconds=3600)
@@ -126,7 +127,7 @@ async def test_a_daily_monitor_pinged_hourly_is_told_its_period(
 
 
 async def test_a_cron_monitor_pinged_15_minutes_after_its_slot_is_told_the_offset(
-    fresh_pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool, checker: Checker,
+    fresh_pool: ConnectionPool, ping_pool: PingPool, checker: Checker,
 ) -> None:
     actor = await new_actor(fresh_pool)
     monitor, token = await add_monitor(fresh_pool, actor, T0, "0 3 * * *", grace_seconds=3600)
@@ -143,7 +144,7 @@ async def test_a_cron_monitor_pinged_15_minutes_after_its_slot_is_told_the_offse
 
 
 async def test_run_durations_suggest_bounds_for_a_monitor_with_starts(
-    fresh_pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool, checker: Checker,
+    fresh_pool: ConnectionPool, ping_pool: PingPool, checker: Checker,
 ) -> None:
     actor = await new_actor(fresh_pool)
     monitor, token = await add_monitor(fresh_pool, actor, T0, "1h", grace_seconds=600)
@@ -173,7 +174,7 @@ async def _job_runs(worker: Worker, clock: FrozenClock, count: int) -> datetime:
 
 
 async def test_a_job_with_hiccups_and_one_real_outage_is_told_to_wait_for_two_failures(
-    fresh_pool: AsyncConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink,
+    fresh_pool: ConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink,
 ) -> None:
     actor = await new_actor(fresh_pool)
     job = await add_job(fresh_pool, actor, T0, sink.url("/work"), "* * * * *")
@@ -215,7 +216,7 @@ async def test_a_job_with_hiccups_and_one_real_outage_is_told_to_wait_for_two_fa
 
 
 async def test_a_job_with_too_few_runs_gets_no_suggestion(
-    fresh_pool: AsyncConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink,
+    fresh_pool: ConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink,
 ) -> None:
     actor = await new_actor(fresh_pool)
     job = await add_job(fresh_pool, actor, T0, sink.url("/work"), "* * * * *")
@@ -226,7 +227,7 @@ async def test_a_job_with_too_few_runs_gets_no_suggestion(
 
 
 async def test_advice_routes_read_keys_and_errors(
-    frozen_api: AsyncTestClient, team: Team, pool: AsyncConnectionPool,
+    frozen_api: AsyncTestClient, team: Team, pool: ConnectionPool,
 ) -> None:
     r = await frozen_api.post("/v1/monitors", json={"name": "advised", "schedule": "1h"},
                               headers=team.auth)
@@ -348,7 +349,7 @@ async def test_a_fitted_schedule_equal_to_the_current_one_is_no_500(
 
 
 async def test_lateness_figures_count_early_check_ins_as_negative(
-    fresh_pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool, checker: Checker,
+    fresh_pool: ConnectionPool, ping_pool: PingPool, checker: Checker,
 ) -> None:
     """Issue 32: the reason's lateness percentiles read every check-in, early ones negative
     (docs/advice.md), not the late ones alone (that said p50 15 s with 1 of 16 late)."""

@@ -12,13 +12,13 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from litestar.testing import AsyncTestClient
-from psycopg_pool import AsyncConnectionPool
 
 from core.actor import Actor
 from core.alerts.explain import explain_alert
 from core.alerts.queries import list_alerts
 from core.channels.commands import create_channel
 from core.channels.sealing import AesGcmSealer
+from core.db import ConnectionPool
 from core.maintenance.commands import create_window
 from core.runs.claim import claim_due
 from tests.helpers import add_job, new_actor, runs_of
@@ -29,18 +29,18 @@ MIN = timedelta(minutes=1)
 SLACK = {"kind": "slack", "url": "https://hooks.slack.com/services/T0/B0/x"}
 
 
-async def _claim(pool: AsyncConnectionPool, at: datetime) -> None:
+async def _claim(pool: ConnectionPool, at: datetime) -> None:
     await claim_due(pool, at, limit=100, lookahead=0, worker_id="w1", lease_margin=30)
 
 
-async def _setup(pool: AsyncConnectionPool, sealer: AesGcmSealer
+async def _setup(pool: ConnectionPool, sealer: AesGcmSealer
                  ) -> tuple[Actor, uuid.UUID]:
     actor = await new_actor(pool)
     channel, _ = await create_channel(pool, sealer, actor, {"name": "ops", **SLACK}, T0)
     return actor, channel
 
 
-async def _notifications(pool: AsyncConnectionPool, job: uuid.UUID) -> list[dict[str, Any]]:
+async def _notifications(pool: ConnectionPool, job: uuid.UUID) -> list[dict[str, Any]]:
     async with pool.connection() as conn:
         cur = await conn.execute("SELECT * FROM notifications WHERE subject_id = %s "
                                  "ORDER BY created_at, id", (job,))
@@ -48,7 +48,7 @@ async def _notifications(pool: AsyncConnectionPool, job: uuid.UUID) -> list[dict
 
 
 async def test_a_slot_skipped_by_overlap_alerts_once_naming_it(
-    fresh_pool: AsyncConnectionPool, sealer: AesGcmSealer,
+    fresh_pool: ConnectionPool, sealer: AesGcmSealer,
 ) -> None:
     actor, channel = await _setup(fresh_pool, sealer)
     job = await add_job(fresh_pool, actor, T0, "https://example.com/a", "* * * * *",
@@ -87,7 +87,7 @@ async def test_a_slot_skipped_by_overlap_alerts_once_naming_it(
 
 
 async def test_a_slot_held_by_maintenance_alerts_with_held(
-    fresh_pool: AsyncConnectionPool, sealer: AesGcmSealer,
+    fresh_pool: ConnectionPool, sealer: AesGcmSealer,
 ) -> None:
     actor, channel = await _setup(fresh_pool, sealer)
     held = await add_job(fresh_pool, actor, T0, "https://example.com/a", "* * * * *",
@@ -109,7 +109,7 @@ async def test_a_slot_held_by_maintenance_alerts_with_held(
 
 
 async def test_a_slot_missed_beyond_catch_up_alerts_with_missed(
-    fresh_pool: AsyncConnectionPool, sealer: AesGcmSealer,
+    fresh_pool: ConnectionPool, sealer: AesGcmSealer,
 ) -> None:
     actor, channel = await _setup(fresh_pool, sealer)
     job = await add_job(fresh_pool, actor, T0, "https://example.com/a", "* * * * *",

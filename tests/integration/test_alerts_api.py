@@ -10,14 +10,15 @@ import uuid
 from datetime import UTC, datetime, timedelta
 
 from litestar.testing import AsyncTestClient
-from psycopg_pool import AsyncConnectionPool
 
 from core.alerts.explain import explain_alert
 from core.alerts.queries import list_alerts
 from core.channels.commands import create_channel
 from core.channels.sealing import AesGcmSealer
 from core.clock import FrozenClock
+from core.db import ConnectionPool
 from core.monitors.checker import Checker
+from core.monitors.ping import PingPool
 from tests.helpers import new_actor
 from tests.monitor_helpers import add_monitor, advance, ping
 from tests.sink import Sink
@@ -92,7 +93,7 @@ async def test_alerts_listed_newest_first_and_explained(
 
 
 async def test_an_overdue_alert_names_its_slot_in_the_monitors_zone(
-    fresh_pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool, checker: Checker,
+    fresh_pool: ConnectionPool, ping_pool: PingPool, checker: Checker,
     sink: Sink, sealer: AesGcmSealer,
 ) -> None:
     actor = await new_actor(fresh_pool)

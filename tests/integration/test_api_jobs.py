@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 from litestar.testing import AsyncTestClient
-from psycopg_pool import AsyncConnectionPool
 
+from core.db import ConnectionPool
 from core.events import read_stream
 from core.jobs.state import fold
 from tests.teams import Team
@@ -29,7 +29,7 @@ async def _create(api: AsyncTestClient, team: Team, **over: Any) -> dict[str, An
     return r.json()
 
 
-async def _counts(pool: AsyncConnectionPool, team: Team) -> tuple[int, int]:
+async def _counts(pool: ConnectionPool, team: Team) -> tuple[int, int]:
     async with pool.connection() as conn:
         cur = await conn.execute(
             "SELECT (SELECT count(*) FROM jobs WHERE team_id = %(t)s) AS jobs, "
@@ -69,7 +69,7 @@ async def test_keyset_pagination(api: AsyncTestClient, team: Team) -> None:
 
 
 async def test_patch_pause_resume_delete_and_events(
-    api: AsyncTestClient, team: Team, pool: AsyncConnectionPool
+    api: AsyncTestClient, team: Team, pool: ConnectionPool
 ) -> None:
     job = await _create(api, team)
     url = f"/v1/jobs/{job['id']}"
@@ -150,7 +150,7 @@ BAD_BODIES = [
 
 @pytest.mark.parametrize(("body", "status", "field"), BAD_BODIES)
 async def test_bad_input_is_rejected_and_changes_nothing(
-    api: AsyncTestClient, team: Team, pool: AsyncConnectionPool,
+    api: AsyncTestClient, team: Team, pool: ConnectionPool,
     body: Any, status: int, field: str | None,
 ) -> None:
     before = await _counts(pool, team)
@@ -170,7 +170,7 @@ async def test_bad_input_is_rejected_and_changes_nothing(
     (b"", "body is required"),
 ])
 async def test_unreadable_bodies_are_400(
-    api: AsyncTestClient, team: Team, pool: AsyncConnectionPool, content: bytes,
+    api: AsyncTestClient, team: Team, pool: ConnectionPool, content: bytes,
     detail: str,
 ) -> None:
     before = await _counts(pool, team)
@@ -183,7 +183,7 @@ async def test_unreadable_bodies_are_400(
 
 
 async def test_bad_patch_changes_nothing(
-    api: AsyncTestClient, team: Team, pool: AsyncConnectionPool
+    api: AsyncTestClient, team: Team, pool: ConnectionPool
 ) -> None:
     job = await _create(api, team)
     before = await _counts(pool, team)
@@ -194,7 +194,7 @@ async def test_bad_patch_changes_nothing(
 
 
 async def test_auth_and_team_scoping(
-    api: AsyncTestClient, team: Team, pool: AsyncConnectionPool
+    api: AsyncTestClient, team: Team, pool: ConnectionPool
 ) -> None:
     job = await _create(api, team)
     url = f"/v1/jobs/{job['id']}"
@@ -265,7 +265,7 @@ async def test_health_and_schema(api: AsyncTestClient) -> None:
     ({"Authorization": "Bearer bogus"}, '{"name":', 401),  # truncated JSON
 ])
 async def test_authentication_comes_before_the_body(
-    api: AsyncTestClient, pool: AsyncConnectionPool, team: Team,
+    api: AsyncTestClient, pool: ConnectionPool, team: Team,
     headers: dict[str, str], body: Any, status: int
 ) -> None:
     before = await _counts(pool, team)
@@ -280,7 +280,7 @@ async def test_authentication_comes_before_the_body(
 
 
 async def test_a_body_that_is_not_json_is_refused_with_415(
-    api: AsyncTestClient, pool: AsyncConnectionPool, team: Team
+    api: AsyncTestClient, pool: ConnectionPool, team: Team
 ) -> None:
     before = await _counts(pool, team)
     body = json.dumps(JOB)

@@ -9,10 +9,9 @@ from typing import Any
 
 import pytest
 from litestar.testing import AsyncTestClient
-from psycopg_pool import AsyncConnectionPool
 
 from core.clock import FrozenClock
-from core.db import transaction
+from core.db import ConnectionPool, transaction
 from core.events import append_events
 from core.projections import histogram
 from tests.helpers import MonitorStream, project_all
@@ -44,7 +43,7 @@ async def _job(api: AsyncTestClient, team: Team, **fields: Any) -> uuid.UUID:
     return uuid.UUID(r.json()["id"])
 
 
-async def _outcomes(pool: AsyncConnectionPool, team: Team, job: uuid.UUID,
+async def _outcomes(pool: ConnectionPool, team: Team, job: uuid.UUID,
                     slot: datetime, *outcomes: tuple[str, int, int]) -> None:
     async with transaction(pool) as conn:
         await append_events(conn, outcome_events(team.actor.team_id, job, slot,
@@ -52,7 +51,7 @@ async def _outcomes(pool: AsyncConnectionPool, team: Team, job: uuid.UUID,
 
 
 async def test_dashboard_summarises_only_the_team(
-    api: AsyncTestClient, pool: AsyncConnectionPool, team: Team
+    api: AsyncTestClient, pool: ConnectionPool, team: Team
 ) -> None:
     now = NOW
     broken = await _job(api, team, name="broken")
@@ -92,7 +91,7 @@ async def test_dashboard_of_a_new_team_is_empty(api: AsyncTestClient,
 
 
 async def test_job_stats_per_hour_and_day(
-    api: AsyncTestClient, pool: AsyncConnectionPool, team: Team
+    api: AsyncTestClient, pool: ConnectionPool, team: Team
 ) -> None:
     job = await _job(api, team)
     hour = NOW.replace(minute=0)
@@ -144,7 +143,7 @@ async def test_job_stats_rejects_bad_input(api: AsyncTestClient, team: Team) -> 
     assert (await api.get(url)).status_code == 401
 
 
-async def test_job_stats_are_team_scoped(api: AsyncTestClient, pool: AsyncConnectionPool,
+async def test_job_stats_are_team_scoped(api: AsyncTestClient, pool: ConnectionPool,
                                          team: Team) -> None:
     job = await _job(api, team)
     from core.apikeys import create_api_key
@@ -154,7 +153,7 @@ async def test_job_stats_are_team_scoped(api: AsyncTestClient, pool: AsyncConnec
     assert r.status_code == 404
 
 
-async def test_monitor_uptime(api: AsyncTestClient, pool: AsyncConnectionPool,
+async def test_monitor_uptime(api: AsyncTestClient, pool: ConnectionPool,
                               team: Team) -> None:
     now = NOW
     m = MonitorStream(team.actor.team_id)

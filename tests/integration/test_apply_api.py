@@ -8,9 +8,9 @@ from dataclasses import replace
 from typing import Any
 
 from litestar.testing import AsyncTestClient
-from psycopg_pool import AsyncConnectionPool
 
 from api.app import create_app
+from core.db import ConnectionPool
 from core.schedule import parse_schedule
 from tests.teams import Team, new_team
 
@@ -49,7 +49,7 @@ async def _secret(api: AsyncTestClient, team: Team, name: str, value: str) -> No
     assert r.status_code in (200, 201), r.text
 
 
-async def _events(pool: AsyncConnectionPool, team: Team) -> list[dict[str, Any]]:
+async def _events(pool: ConnectionPool, team: Team) -> list[dict[str, Any]]:
     async with pool.connection() as conn:
         cur = await conn.execute("SELECT event_type, metadata FROM events WHERE team_id = %(t)s "
                                  "ORDER BY global_position", {"t": team.actor.team_id})
@@ -69,7 +69,7 @@ def _actions(result: dict[str, Any]) -> dict[tuple[str, str], str]:
 
 
 async def test_apply_creates_then_second_apply_is_a_no_op(
-        api: AsyncTestClient, team: Team, pool: AsyncConnectionPool) -> None:
+        api: AsyncTestClient, team: Team, pool: ConnectionPool) -> None:
     await _secret(api, team, "HOOK", "abc")
     plan = await _apply(api, team, DOCUMENT, "?dry_run=true")
     assert plan["applied"] is False and plan["dry_run"] is True
@@ -109,7 +109,7 @@ async def test_apply_creates_then_second_apply_is_a_no_op(
 
 
 async def test_update_diff_and_prune(api: AsyncTestClient, team: Team,
-                                     pool: AsyncConnectionPool) -> None:
+                                     pool: ConnectionPool) -> None:
     await _secret(api, team, "HOOK", "abc")
     await _apply(api, team, DOCUMENT)
     changed = {**DOCUMENT, "jobs": [
@@ -133,7 +133,7 @@ async def test_update_diff_and_prune(api: AsyncTestClient, team: Team,
 
 
 async def test_errors_are_per_field_and_nothing_is_written(
-        api: AsyncTestClient, team: Team, pool: AsyncConnectionPool) -> None:
+        api: AsyncTestClient, team: Team, pool: ConnectionPool) -> None:
     bad = {"jobs": [
         {"name": "ok", "schedule": "* * * * *", "request": {"url": "https://example.com/"}},
         {"name": "bad", "schedule": "61 * * * *", "request": {"url": "ftp://x"},
@@ -149,7 +149,7 @@ async def test_errors_are_per_field_and_nothing_is_written(
 
 
 async def test_run_on_start_fires_once(api: AsyncTestClient, team: Team,
-                                       pool: AsyncConnectionPool) -> None:
+                                       pool: ConnectionPool) -> None:
     doc = {"jobs": [{"name": "warm", "schedule": "0 0 1 1 *", "run_on_start": True,
                      "request": {"url": "https://example.com/warm"}}]}
     first = await _apply(api, team, doc)
@@ -189,7 +189,7 @@ async def test_names_are_unique_per_team(api: AsyncTestClient, team: Team) -> No
 
 
 async def test_monitors_are_matched_by_slug_and_names_may_repeat(
-        api: AsyncTestClient, team: Team, pool: AsyncConnectionPool) -> None:
+        api: AsyncTestClient, team: Team, pool: ConnectionPool) -> None:
     document = {"monitors": [
         {"name": "backup", "schedule": "1h"},  # keyed by its name's slug: backup
         {"name": "backup", "slug": "backup-eu", "schedule": "2h"},
@@ -264,7 +264,7 @@ async def test_no_document_is_a_500(api: AsyncTestClient, team: Team) -> None:
 
 
 async def test_sealed_values_compare_after_decryption(
-        api: AsyncTestClient, team: Team, pool: AsyncConnectionPool) -> None:
+        api: AsyncTestClient, team: Team, pool: ConnectionPool) -> None:
     await _secret(api, team, "SIGN", "a-signing-secret-of-32-characters")
     await _secret(api, team, "SLACK", "https://hooks.slack.com/services/T/B/one")
     doc = {"channels": [{"name": "s", "kind": "slack", "url": "${secrets.SLACK}"}],
@@ -290,7 +290,7 @@ async def test_sealed_values_compare_after_decryption(
 
 async def test_a_failure_midway_writes_nothing(shared_dsn: str, settings: Any,
                                                team: Team,
-                                               pool: AsyncConnectionPool) -> None:
+                                               pool: ConnectionPool) -> None:
     """Without a secret key the job's signing secret cannot be sealed (503), after the
     monitor was created in the same transaction: the monitor is rolled back too."""
     app = create_app(shared_dsn, replace(settings, secret_key=""))
@@ -305,7 +305,7 @@ async def test_a_failure_midway_writes_nothing(shared_dsn: str, settings: Any,
 
 
 async def test_words_tags_slugs_and_confirm_apply_and_export_as_no_ops(
-        api: AsyncTestClient, team: Team, pool: AsyncConnectionPool) -> None:
+        api: AsyncTestClient, team: Team, pool: ConnectionPool) -> None:
     document = {
         "monitors": [{"name": "nightly", "schedule": "tous les jours à 3 h",
                       "timezone": "Europe/Paris", "slug": "nightly-backup",
@@ -330,7 +330,7 @@ async def test_words_tags_slugs_and_confirm_apply_and_export_as_no_ops(
 
 
 async def test_export_applied_elsewhere_later_fires_at_the_same_instants(
-        frozen_api: AsyncTestClient, team: Team, pool: AsyncConnectionPool,
+        frozen_api: AsyncTestClient, team: Team, pool: ConnectionPool,
         clock: Any) -> None:
     """Anchored schedules (calendar periods, intervals) are exported with their anchor named
     (``… from 2026-12-01``), so the export applied in another team ten days and three hours

@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 from litestar.testing import AsyncTestClient
-from psycopg_pool import AsyncConnectionPool
 
 from api.app import create_app
 from core.channels.sealing import AesGcmSealer
 from core.clock import SystemClock
 from core.config import Settings
+from core.db import ConnectionPool
 from core.events import read_stream
 from core.jobs.state import fold
 from tests.notifying import DictSecrets, threaded_sink
@@ -53,7 +53,7 @@ async def _create(api: AsyncTestClient, team: Team, **body: Any) -> dict[str, An
     return r.json()
 
 
-async def _team_text(pool: AsyncConnectionPool, team: Team) -> str:
+async def _team_text(pool: ConnectionPool, team: Team) -> str:
     """Everything stored for the team in plaintext columns (channels and events)."""
     async with pool.connection() as conn:
         cur = await conn.execute(
@@ -68,7 +68,7 @@ async def _team_text(pool: AsyncConnectionPool, team: Team) -> str:
 
 
 async def test_create_read_list_and_redaction(
-    napi: AsyncTestClient, team: Team, pool: AsyncConnectionPool, sink: Sink,
+    napi: AsyncTestClient, team: Team, pool: ConnectionPool, sink: Sink,
 ) -> None:
     slack = await _create(napi, team, name="ops", kind="slack",
                           url=f"https://hooks.slack.com{SLACK_URL_PATH}")
@@ -102,14 +102,14 @@ async def test_create_read_list_and_redaction(
     assert kinds == ["channel.created"]
 
 
-async def _events(pool: AsyncConnectionPool, team: Team,
+async def _events(pool: ConnectionPool, team: Team,
                   stream_id: str) -> list[dict[str, Any]]:
     async with pool.connection() as conn:
         return await read_stream(conn, "channel", uuid.UUID(stream_id), team.actor.team_id)
 
 
 async def test_patch_delete_and_test_endpoint(
-    napi: AsyncTestClient, team: Team, pool: AsyncConnectionPool, sink: Sink,
+    napi: AsyncTestClient, team: Team, pool: ConnectionPool, sink: Sink,
 ) -> None:
     sink.reply("/slack-old", Reply(status=404, body=b"no_service"))
     slack = await _create(napi, team, name="ops", kind="slack", url=sink.url("/slack-old"))
@@ -190,7 +190,7 @@ BAD = [
 
 @pytest.mark.parametrize(("body", "field"), BAD)
 async def test_bad_channels_are_rejected_and_change_nothing(
-    napi: AsyncTestClient, team: Team, pool: AsyncConnectionPool,
+    napi: AsyncTestClient, team: Team, pool: ConnectionPool,
     body: dict[str, Any], field: str,
 ) -> None:
     before = await _team_text(pool, team)
@@ -202,7 +202,7 @@ async def test_bad_channels_are_rejected_and_change_nothing(
 
 
 async def test_duplicate_name_scoping_and_auth(
-    napi: AsyncTestClient, team: Team, pool: AsyncConnectionPool,
+    napi: AsyncTestClient, team: Team, pool: ConnectionPool,
 ) -> None:
     from core.apikeys import create_api_key
 
@@ -241,7 +241,7 @@ async def test_no_secret_key_is_a_clear_503(
 
 
 async def test_job_channels_and_alert_rules(
-    napi: AsyncTestClient, team: Team, pool: AsyncConnectionPool,
+    napi: AsyncTestClient, team: Team, pool: ConnectionPool,
 ) -> None:
     ch = await _create(napi, team, name="c", kind="slack", url="https://h/x")
     job = {"name": "j", "schedule": "0 3 * * *",
@@ -279,7 +279,7 @@ async def test_job_channels_and_alert_rules(
 
 
 async def test_notifications_list_shows_outbox_rows(
-    napi: AsyncTestClient, team: Team, pool: AsyncConnectionPool,
+    napi: AsyncTestClient, team: Team, pool: ConnectionPool,
 ) -> None:
     from datetime import UTC, datetime
 

@@ -9,14 +9,13 @@ import uuid
 from datetime import UTC, datetime, timedelta
 
 import psycopg
-from psycopg_pool import AsyncConnectionPool
 
 from core.clock import FrozenClock, SystemClock
-from core.db import transaction
+from core.db import ConnectionPool, transaction
 from core.monitors import commands
 from core.monitors.checker import Checker, ClaimedMonitor, apply_decisions, decide
 from core.monitors.definition import cached_schedule
-from core.monitors.ping import Ping, open_ping_pool, ping_batch_params
+from core.monitors.ping import Ping, PingPool, open_ping_pool, ping_batch_params
 from core.monitors.rules import timing
 from core.monitors.state import fold
 from core.queries import Q
@@ -31,7 +30,7 @@ def types(events: list[dict]) -> list[str]:
     return [e["event_type"] for e in events]
 
 
-async def test_new_monitor_never_alerts(fresh_pool: AsyncConnectionPool,
+async def test_new_monitor_never_alerts(fresh_pool: ConnectionPool,
                                         checker: Checker) -> None:
     actor = await new_actor(fresh_pool)
     monitor, _ = await add_monitor(fresh_pool, actor, T0, "1s", grace_seconds=1)
@@ -42,7 +41,7 @@ async def test_new_monitor_never_alerts(fresh_pool: AsyncConnectionPool,
 
 
 async def test_fail_and_nonzero_exit_status_are_down_at_once(
-    fresh_pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool
+    fresh_pool: ConnectionPool, ping_pool: PingPool
 ) -> None:
     actor = await new_actor(fresh_pool)
     monitor, token = await add_monitor(fresh_pool, actor, T0)
@@ -67,7 +66,7 @@ async def test_fail_and_nonzero_exit_status_are_down_at_once(
 
 
 async def test_start_must_be_followed_within_grace(
-    fresh_pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool, checker: Checker
+    fresh_pool: ConnectionPool, ping_pool: PingPool, checker: Checker
 ) -> None:
     actor = await new_actor(fresh_pool)
     monitor, token = await add_monitor(fresh_pool, actor, T0, "1d", grace_seconds=600)
@@ -91,7 +90,7 @@ async def test_start_must_be_followed_within_grace(
 
 
 async def test_start_on_a_new_monitor_arms_the_grace(
-    fresh_pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool, checker: Checker
+    fresh_pool: ConnectionPool, ping_pool: PingPool, checker: Checker
 ) -> None:
     """healthchecks: a running new or paused check goes down after start + grace."""
     actor = await new_actor(fresh_pool)
@@ -103,7 +102,7 @@ async def test_start_on_a_new_monitor_arms_the_grace(
 
 
 async def test_rid_pairs_a_start_with_its_end(
-    fresh_pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool
+    fresh_pool: ConnectionPool, ping_pool: PingPool
 ) -> None:
     actor = await new_actor(fresh_pool)
     monitor, token = await add_monitor(fresh_pool, actor, T0, "1h")
@@ -127,7 +126,7 @@ async def test_rid_pairs_a_start_with_its_end(
 
 
 async def test_log_and_ignored_pings_change_nothing_but_the_version(
-    fresh_pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool
+    fresh_pool: ConnectionPool, ping_pool: PingPool
 ) -> None:
     actor = await new_actor(fresh_pool)
     monitor, token = await add_monitor(fresh_pool, actor, T0, "1h", methods="post")
@@ -146,7 +145,7 @@ async def test_log_and_ignored_pings_change_nothing_but_the_version(
 
 
 async def test_paused_monitor_resumes_on_ping_unless_manual_resume(
-    fresh_pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool, checker: Checker
+    fresh_pool: ConnectionPool, ping_pool: PingPool, checker: Checker
 ) -> None:
     actor = await new_actor(fresh_pool)
     auto, auto_token = await add_monitor(fresh_pool, actor, T0, "1h", name="auto")
@@ -168,7 +167,7 @@ async def test_paused_monitor_resumes_on_ping_unless_manual_resume(
 
 
 async def test_cron_monitor_follows_the_job_dst_rules(
-    fresh_pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool, checker: Checker
+    fresh_pool: ConnectionPool, ping_pool: PingPool, checker: Checker
 ) -> None:
     """``30 1 * * *`` in New York fires once on the fall-back day, at 01:30 EDT (05:30Z): the
     ping at 05:30:10Z is expected next at 01:30 EST the day after, not at the second 01:30 of
@@ -193,7 +192,7 @@ async def test_cron_monitor_follows_the_job_dst_rules(
 
 
 async def test_twenty_concurrent_pings_to_a_down_monitor(
-    fresh_pool: AsyncConnectionPool, fresh_dsn: str
+    fresh_pool: ConnectionPool, fresh_dsn: str
 ) -> None:
     actor = await new_actor(fresh_pool)
     monitor, token = await add_monitor(fresh_pool, actor, T0, "1h")
@@ -220,7 +219,7 @@ async def test_twenty_concurrent_pings_to_a_down_monitor(
 
 
 async def test_a_ping_in_flight_wins_over_the_checker(
-    fresh_pool: AsyncConnectionPool, fresh_dsn: str, checker: Checker
+    fresh_pool: ConnectionPool, fresh_dsn: str, checker: Checker
 ) -> None:
     actor = await new_actor(fresh_pool)
     monitor, token = await add_monitor(fresh_pool, actor, T0, "60s", grace_seconds=10)
@@ -246,7 +245,7 @@ async def test_a_ping_in_flight_wins_over_the_checker(
 
 
 async def test_a_stale_decision_changes_nothing(
-    fresh_pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool
+    fresh_pool: ConnectionPool, ping_pool: PingPool
 ) -> None:
     """The compare-and-set: a decision made from a row read before a ping commits is dropped
     (what happens to a checker whose read raced a ping, or another checker)."""
@@ -269,7 +268,7 @@ async def test_a_stale_decision_changes_nothing(
 
 
 async def test_two_checkers_never_double_a_transition(
-    fresh_pool: AsyncConnectionPool, fresh_dsn: str, ping_pool: AsyncConnectionPool
+    fresh_pool: ConnectionPool, fresh_dsn: str, ping_pool: PingPool
 ) -> None:
     actor = await new_actor(fresh_pool)
     tokens = []
@@ -297,19 +296,19 @@ async def test_two_checkers_never_double_a_transition(
     assert len(rows["monitor.late"]["actors"] + rows["monitor.down"]["actors"]) >= 2
 
 
-async def _lock_waiters(pool: AsyncConnectionPool, n: int) -> bool:
+async def _lock_waiters(pool: ConnectionPool, n: int) -> bool:
     async with pool.connection() as conn:
         cur = await conn.execute("SELECT count(*) AS n FROM pg_stat_activity "
                                  "WHERE datname = current_database() AND wait_event_type = 'Lock'")
         return (await cur.fetchone())["n"] >= n
 
 
-async def _status_is(pool: AsyncConnectionPool, monitor: object, status: str) -> bool:
+async def _status_is(pool: ConnectionPool, monitor: object, status: str) -> bool:
     return (await monitor_row(pool, monitor))["status"] == status
 
 
 async def test_checker_sleeps_until_the_next_alert_and_wakes_on_notify(
-    fresh_pool: AsyncConnectionPool, fresh_dsn: str, ping_pool: AsyncConnectionPool
+    fresh_pool: ConnectionPool, fresh_dsn: str, ping_pool: PingPool
 ) -> None:
     """With nothing to do the checker would sleep 60 s; a /start arms a 1 s grace and its NOTIFY
     wakes the checker, which then sleeps until that alert and records the down."""
@@ -331,7 +330,7 @@ async def test_checker_sleeps_until_the_next_alert_and_wakes_on_notify(
 
 
 async def test_projection_equals_the_fold_of_the_stream(
-    fresh_pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool, checker: Checker
+    fresh_pool: ConnectionPool, ping_pool: PingPool, checker: Checker
 ) -> None:
     actor = await new_actor(fresh_pool)
     monitor, token = await add_monitor(fresh_pool, actor, T0, "10m", grace_seconds=60)
@@ -375,7 +374,7 @@ async def test_projection_equals_the_fold_of_the_stream(
 
 
 async def test_a_schedule_that_no_longer_parses_does_not_stop_the_checker(
-    fresh_pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool, checker: Checker
+    fresh_pool: ConnectionPool, ping_pool: PingPool, checker: Checker
 ) -> None:
     """Stored schedules were validated, but a tzdata or engine upgrade may break one: that
     monitor is marked broken (docs/operations.md, "Poison items") and no longer claimed, the others

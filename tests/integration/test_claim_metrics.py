@@ -7,9 +7,8 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime, timedelta
 
-from psycopg_pool import AsyncConnectionPool
-
 from core.clock import FrozenClock
+from core.db import ConnectionPool
 from core.jobs.commands import trigger_job
 from core.metrics import render_metrics
 from core.runs.worker import Worker
@@ -27,7 +26,7 @@ def _claims(text: str) -> tuple[float, dict[str, float]]:
 
 
 async def test_claims_show_their_duration_on_metrics(
-    fresh_pool: AsyncConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink,
+    fresh_pool: ConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink,
 ) -> None:
     text = (await render_metrics(fresh_pool, clock.now())).decode()
     assert _claims(text) == (0.0, {})  # no claim yet: no percentile series
@@ -64,7 +63,7 @@ async def test_claims_show_their_duration_on_metrics(
 
 
 async def test_a_claim_of_many_runs_records_its_duration_once(
-    fresh_pool: AsyncConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink,
+    fresh_pool: ConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink,
 ) -> None:
     actor = await new_actor(fresh_pool)
     for n in range(5):

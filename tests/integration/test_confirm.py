@@ -15,7 +15,6 @@ from urllib.parse import urlsplit
 
 import pytest
 from litestar.testing import AsyncTestClient
-from psycopg_pool import AsyncConnectionPool
 
 from api.app import create_app
 from core.actor import Actor
@@ -24,6 +23,7 @@ from core.channels.commands import create_channel
 from core.channels.sealing import AesGcmSealer
 from core.clock import FrozenClock
 from core.config import Settings
+from core.db import ConnectionPool
 from core.runs.claim import claim_due
 from core.runs.confirm import HEADER, ConfirmTimeouts, confirm
 from core.runs.recorder import Recorder
@@ -44,7 +44,7 @@ async def app(fresh_dsn: str, settings: Settings,
         yield client
 
 
-async def _job(pool: AsyncConnectionPool, sink: Sink, sealer: AesGcmSealer,
+async def _job(pool: ConnectionPool, sink: Sink, sealer: AesGcmSealer,
                timeout: int = 60) -> tuple[Actor, str, uuid.UUID]:
     key, record = await create_api_key(pool, f"team-{uuid.uuid4().hex[:8]}")
     actor = Actor(team_id=record["team_id"], key_id=record["id"])
@@ -66,7 +66,7 @@ async def _fire(worker: Worker, clock: FrozenClock, sink: Sink) -> str:
     return urlsplit(url).path
 
 
-async def _alerts(pool: AsyncConnectionPool, job: uuid.UUID) -> list[dict[str, Any]]:
+async def _alerts(pool: ConnectionPool, job: uuid.UUID) -> list[dict[str, Any]]:
     async with pool.connection() as conn:
         cur = await conn.execute("SELECT event, status FROM notifications WHERE subject_id = %s",
                                  (job,))
@@ -74,7 +74,7 @@ async def _alerts(pool: AsyncConnectionPool, job: uuid.UUID) -> list[dict[str, A
 
 
 async def test_confirmed_run_succeeds_with_its_duration_and_the_token_is_single_use(
-    fresh_pool: AsyncConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink,
+    fresh_pool: ConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink,
     sealer: AesGcmSealer, app: AsyncTestClient,
 ) -> None:
     _, key, job = await _job(fresh_pool, sink, sealer)
@@ -113,7 +113,7 @@ async def test_confirmed_run_succeeds_with_its_duration_and_the_token_is_single_
 
 
 async def test_confirm_fail_and_exit_status_fail_the_run_and_alert(
-    fresh_pool: AsyncConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink,
+    fresh_pool: ConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink,
     sealer: AesGcmSealer, app: AsyncTestClient,
 ) -> None:
     _, _, job = await _job(fresh_pool, sink, sealer)
@@ -129,7 +129,7 @@ async def test_confirm_fail_and_exit_status_fail_the_run_and_alert(
 
 
 async def test_unconfirmed_run_fails_at_the_timeout_and_alerts(
-    fresh_pool: AsyncConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink,
+    fresh_pool: ConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink,
     sealer: AesGcmSealer, app: AsyncTestClient,
 ) -> None:
     _, _, job = await _job(fresh_pool, sink, sealer, timeout=300)
@@ -155,7 +155,7 @@ async def test_unconfirmed_run_fails_at_the_timeout_and_alerts(
 
 
 async def test_a_confirmation_before_the_2xx_is_recorded_is_applied_then(
-    fresh_pool: AsyncConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink,
+    fresh_pool: ConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink,
     sealer: AesGcmSealer,
 ) -> None:
     _, _, job = await _job(fresh_pool, sink, sealer)

@@ -9,9 +9,9 @@ import re
 from datetime import timedelta
 
 from litestar.testing import AsyncTestClient
-from psycopg_pool import AsyncConnectionPool
 
 from core.clock import FrozenClock
+from core.db import ConnectionPool
 from tests.integration.test_dashboard_auth import sign_in
 from tests.teams import Team
 
@@ -33,7 +33,7 @@ async def _late_monitor(api: AsyncTestClient, team: Team, clock: FrozenClock) ->
 
 async def test_a_monitor_s_advice_is_shown_and_applied_through_the_edit_form(
         frozen_api: AsyncTestClient, team: Team, clock: FrozenClock,
-        pool: AsyncConnectionPool) -> None:
+        pool: ConnectionPool) -> None:
     monitor_id = await _late_monitor(frozen_api, team, clock)
     csrf = await sign_in(frozen_api, team.write)
     page = await frozen_api.get(f"/ui/monitors/{monitor_id}")

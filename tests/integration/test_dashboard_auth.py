@@ -7,9 +7,9 @@ import re
 import uuid
 
 from litestar.testing import AsyncTestClient
-from psycopg_pool import AsyncConnectionPool
 
 from core.clock import FrozenClock
+from core.db import ConnectionPool
 from core.sessions import SESSION_SECONDS, issue_signin_link
 from tests.teams import Team
 
@@ -28,7 +28,7 @@ async def sign_in(client: AsyncTestClient, key: str) -> str:
     return CSRF.search(page.text).group(1)  # type: ignore[union-attr]
 
 
-async def _job_count(pool: AsyncConnectionPool, team: Team) -> int:
+async def _job_count(pool: ConnectionPool, team: Team) -> int:
     async with pool.connection() as conn:
         cur = await conn.execute("SELECT count(*) AS n FROM jobs WHERE team_id = %s",
                                  (team.actor.team_id,))
@@ -44,7 +44,7 @@ async def test_pages_redirect_to_sign_in_without_a_session(frozen_api: AsyncTest
 
 
 async def test_sign_in_sets_a_session_cookie_stored_only_as_a_hash(
-        frozen_api: AsyncTestClient, team: Team, pool: AsyncConnectionPool) -> None:
+        frozen_api: AsyncTestClient, team: Team, pool: ConnectionPool) -> None:
     form = await frozen_api.get("/ui/signin")
     token = CSRF.search(form.text).group(1)  # type: ignore[union-attr]
     answer = await frozen_api.post("/ui/signin", data={"csrf": token, "api_key": team.write},
@@ -130,7 +130,7 @@ async def test_sign_out_ends_the_session(frozen_api: AsyncTestClient,
 
 
 async def test_a_sign_in_link_works_once(frozen_api: AsyncTestClient, team: Team,
-                                         pool: AsyncConnectionPool, clock: FrozenClock) -> None:
+                                         pool: ConnectionPool, clock: FrozenClock) -> None:
     token = await issue_signin_link(pool, team.name, clock.now())
     first = await frozen_api.get(f"/ui/signin?token={token}&next=/ui/jobs",
                                  follow_redirects=False)

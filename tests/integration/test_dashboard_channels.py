@@ -8,8 +8,8 @@ import re
 from typing import Any
 
 from litestar.testing import AsyncTestClient
-from psycopg_pool import AsyncConnectionPool
 
+from core.db import ConnectionPool
 from tests.integration.test_dashboard_auth import sign_in
 from tests.teams import Team
 
@@ -20,7 +20,7 @@ JOB = {"schedule": "@every 1h", "timezone": "UTC", "request.method": "GET",
        "alert_after_failures": "1"}
 
 
-async def _channel(pool: AsyncConnectionPool, team: Team, name: str) -> dict[str, Any]:
+async def _channel(pool: ConnectionPool, team: Team, name: str) -> dict[str, Any]:
     async with pool.connection() as conn:
         cur = await conn.execute("SELECT * FROM channels WHERE team_id = %s AND name = %s "
                                  "AND deleted_at IS NULL", (team.actor.team_id, name))
@@ -28,7 +28,7 @@ async def _channel(pool: AsyncConnectionPool, team: Team, name: str) -> dict[str
 
 
 async def test_every_kind_is_made_edited_and_deleted_in_the_forms(
-        frozen_api: AsyncTestClient, team: Team, pool: AsyncConnectionPool) -> None:
+        frozen_api: AsyncTestClient, team: Team, pool: ConnectionPool) -> None:
     csrf = await sign_in(frozen_api, team.write)
     page = await frozen_api.get("/ui/channels")
     for label in ("Webhook", "Slack", "Discord", "Telegram", "E-mail"):
@@ -87,7 +87,7 @@ async def test_every_kind_is_made_edited_and_deleted_in_the_forms(
 
 
 async def test_a_job_and_a_monitor_pick_their_channels_by_name(
-        frozen_api: AsyncTestClient, team: Team, pool: AsyncConnectionPool) -> None:
+        frozen_api: AsyncTestClient, team: Team, pool: ConnectionPool) -> None:
     csrf = await sign_in(frozen_api, team.write)
     for name in ("on-call", "mail"):
         await frozen_api.post("/ui/channels", data={
@@ -137,7 +137,7 @@ async def test_a_secret_is_deleted_by_its_button(
 
 
 async def test_a_jobs_page_names_its_channels_and_its_history_too(
-        frozen_api: AsyncTestClient, team: Team, pool: AsyncConnectionPool) -> None:
+        frozen_api: AsyncTestClient, team: Team, pool: ConnectionPool) -> None:
     csrf = await sign_in(frozen_api, team.write)
     await frozen_api.post("/ui/channels", data={
         "csrf": csrf, "name": "équipe de garde", "kind": "telegram", "chat_id": "@opsroom",

@@ -8,9 +8,9 @@ import re
 from typing import Any
 
 from litestar.testing import AsyncTestClient
-from psycopg_pool import AsyncConnectionPool
 
 from api.ui.flash import FLASH_COOKIE, Flash, seal, unseal
+from core.db import ConnectionPool
 from core.monitors import commands
 from tests.integration.test_dashboard_auth import sign_in
 from tests.teams import Team
@@ -18,7 +18,7 @@ from tests.teams import Team
 PING_URL = re.compile(r'<code id="ping-url">([^<]+)</code>')
 
 
-async def _count(pool: AsyncConnectionPool, team: Team, table: str) -> int:
+async def _count(pool: ConnectionPool, team: Team, table: str) -> int:
     async with pool.connection() as conn:
         cur = await conn.execute(f"SELECT count(*) AS n FROM {table} "  # noqa: S608 - fixed names
                                  "WHERE team_id = %s", (team.actor.team_id,))
@@ -36,7 +36,7 @@ async def _create(client: AsyncTestClient, csrf: str, **form: str) -> str:
 
 
 async def test_a_create_is_a_redirect_and_its_notice_is_shown_once_sealed(
-        frozen_api: AsyncTestClient, team: Team, pool: AsyncConnectionPool) -> None:
+        frozen_api: AsyncTestClient, team: Team, pool: ConnectionPool) -> None:
     """The notice travels sealed in a cookie and is shown once; the ping URL, kept with the
     server's secret key, is on the page at every visit (a value the server cannot keep rides in
     the notice instead: test_dashboard_monitors, without a secret key)."""
@@ -61,7 +61,7 @@ async def test_a_create_is_a_redirect_and_its_notice_is_shown_once_sealed(
 
 
 async def test_a_monitor_is_edited_with_the_apis_messages_and_deleted(
-        frozen_api: AsyncTestClient, team: Team, pool: AsyncConnectionPool) -> None:
+        frozen_api: AsyncTestClient, team: Team, pool: ConnectionPool) -> None:
     csrf = await sign_in(frozen_api, team.write)
     monitor_id = await _create(frozen_api, csrf, name="backup", schedule="1h",
                                tags="prod", slug="backup-db")
@@ -105,7 +105,7 @@ async def test_a_monitor_is_edited_with_the_apis_messages_and_deleted(
 
 
 async def test_a_read_key_cannot_edit_or_delete_a_monitor(
-        frozen_api: AsyncTestClient, team: Team, pool: AsyncConnectionPool,
+        frozen_api: AsyncTestClient, team: Team, pool: ConnectionPool,
         clock: Any) -> None:
     monitor_id, _ = await commands.create_monitor(pool, team.actor, {
         "name": "kept", "schedule": "1h"}, clock.now())

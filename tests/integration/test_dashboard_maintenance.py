@@ -7,9 +7,9 @@ import re
 from typing import Any
 
 from litestar.testing import AsyncTestClient
-from psycopg_pool import AsyncConnectionPool
 
 from core.clock import FrozenClock
+from core.db import ConnectionPool
 from core.jobs.commands import create_job
 from core.monitors.commands import create_monitor
 from tests.integration.test_dashboard_auth import sign_in
@@ -17,7 +17,7 @@ from tests.teams import Team
 
 
 async def test_a_window_is_made_edited_and_ended(
-        frozen_api: AsyncTestClient, team: Team, pool: AsyncConnectionPool,
+        frozen_api: AsyncTestClient, team: Team, pool: ConnectionPool,
         clock: FrozenClock) -> None:
     actor = team.actor
     job_id = await create_job(pool, actor, {"name": "nightly", "schedule": "@every 1h",
@@ -62,7 +62,7 @@ async def test_a_window_is_made_edited_and_ended(
 
 
 async def test_jobs_and_monitors_beyond_the_pickers_lists_are_named_and_kept(
-        frozen_api: AsyncTestClient, team: Team, pool: AsyncConnectionPool,
+        frozen_api: AsyncTestClient, team: Team, pool: ConnectionPool,
         clock: FrozenClock, monkeypatch: Any) -> None:
     from api.ui.pages import maintenance
 

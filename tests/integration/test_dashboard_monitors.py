@@ -9,10 +9,10 @@ from dataclasses import replace
 from datetime import timedelta
 
 from litestar.testing import AsyncTestClient
-from psycopg_pool import AsyncConnectionPool
 
 from core.clock import FrozenClock
 from core.config import Settings
+from core.db import ConnectionPool
 from core.errors import FieldErrors
 from core.monitors.ping import Ping, open_ping_pool, record_pings
 from core.monitors.slugs import slug_problem
@@ -82,7 +82,7 @@ async def test_without_a_secret_key_the_ping_url_is_shown_once_and_says_why(
 
 
 async def test_the_form_answers_the_apis_messages_next_to_each_field(
-        frozen_api: AsyncTestClient, team: Team, pool: AsyncConnectionPool) -> None:
+        frozen_api: AsyncTestClient, team: Team, pool: ConnectionPool) -> None:
     csrf = await sign_in(frozen_api, team.write)
     answer = await frozen_api.post("/ui/monitors/new", data={
         "csrf": csrf, "name": "x", "schedule": "every blursday", "grace_seconds": "zero"})
@@ -244,7 +244,7 @@ async def test_bad_input_on_these_pages_is_a_4xx_page_never_a_500(
 
 
 async def test_tags_and_slug_go_through_the_form(
-        frozen_api: AsyncTestClient, team: Team, pool: AsyncConnectionPool) -> None:
+        frozen_api: AsyncTestClient, team: Team, pool: ConnectionPool) -> None:
     csrf = await sign_in(frozen_api, team.write)
     form = (await frozen_api.get("/ui/monitors/new")).text
     assert '<label for="tags">Tags</label>' in form and '<label for="slug">Slug</label>' in form

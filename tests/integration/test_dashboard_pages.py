@@ -7,8 +7,8 @@ import re
 from typing import Any
 
 from litestar.testing import AsyncTestClient
-from psycopg_pool import AsyncConnectionPool
 
+from core.db import ConnectionPool
 from core.errors import FieldErrors
 from core.jobs.definition import normalize_confirm
 from core.tags import normalize_tags
@@ -81,7 +81,7 @@ async def test_the_preview_follows_the_schedule(frozen_api: AsyncTestClient,
 
 
 async def test_actions_need_the_csrf_token_and_a_write_key(
-        frozen_api: AsyncTestClient, team: Team, pool: AsyncConnectionPool) -> None:
+        frozen_api: AsyncTestClient, team: Team, pool: ConnectionPool) -> None:
     created = await frozen_api.post("/v1/jobs", headers=team.auth, json={
         "name": "j", "schedule": "@every 1h", "request": {"url": "https://example.com/"}})
     job_id = created.json()["id"]
@@ -116,7 +116,7 @@ async def test_actions_need_the_csrf_token_and_a_write_key(
 
 
 async def test_hostile_names_and_bodies_render_as_text(
-        frozen_api: AsyncTestClient, team: Team, pool: AsyncConnectionPool) -> None:
+        frozen_api: AsyncTestClient, team: Team, pool: ConnectionPool) -> None:
     created = await frozen_api.post("/v1/jobs", headers=team.auth, json={
         "name": HOSTILE, "schedule": "@every 1h",
         "request": {"url": "https://example.com/", "body": HOSTILE + "x" * 200_000}})

@@ -9,13 +9,13 @@ from collections.abc import AsyncIterator
 
 import pytest
 from litestar.testing import AsyncTestClient
-from psycopg_pool import AsyncConnectionPool
 
 from api.app import create_app
 from core.apikeys import create_api_key
 from core.clock import FrozenClock
 from core.config import Settings
 from core.crypto import KeyRing
+from core.db import ConnectionPool
 from core.runs.worker import Worker
 from core.secrets import put_secret
 from tests.helpers import add_job, runs_of
@@ -34,7 +34,7 @@ async def fresh_api(fresh_dsn: str, settings: Settings,
 
 
 async def test_a_runs_attempts_show_placeholders_and_binary_bodies_as_hex(
-        fresh_api: AsyncTestClient, fresh_pool: AsyncConnectionPool, worker: Worker,
+        fresh_api: AsyncTestClient, fresh_pool: ConnectionPool, worker: Worker,
         clock: FrozenClock, sink: Sink, settings: Settings) -> None:
     key, record = await create_api_key(fresh_pool, "runs", "read")
     from core.actor import Actor
@@ -73,7 +73,7 @@ async def test_a_runs_attempts_show_placeholders_and_binary_bodies_as_hex(
 
 
 async def test_a_spread_runs_page_shows_its_fire_time_next_to_its_slot(
-        fresh_api: AsyncTestClient, fresh_pool: AsyncConnectionPool, worker: Worker,
+        fresh_api: AsyncTestClient, fresh_pool: ConnectionPool, worker: Worker,
         clock: FrozenClock, sink: Sink) -> None:
     """A run of a job with a spread: its page shows the fire time (slot + offset, from the
     run's first event) and the offset; a run of a job without one shows the slot only."""

@@ -7,9 +7,9 @@ from __future__ import annotations
 import re
 
 from litestar.testing import AsyncTestClient
-from psycopg_pool import AsyncConnectionPool
 
 from core.clock import FrozenClock
+from core.db import ConnectionPool
 from tests.helpers import add_job
 from tests.integration.test_dashboard_auth import sign_in
 from tests.monitor_helpers import add_monitor
@@ -56,7 +56,7 @@ async def test_a_page_is_created_listed_rotated_and_deleted(
 
 
 async def test_components_and_display_names_are_chosen_in_the_dashboard(
-        frozen_api: AsyncTestClient, pool: AsyncConnectionPool, team: Team,
+        frozen_api: AsyncTestClient, pool: ConnectionPool, team: Team,
         clock: FrozenClock) -> None:
     """By choice: ticked jobs and monitors with display names, the API's messages at their
     fields (a name for a component not ticked, tags and components both, a name too long),

@@ -7,13 +7,12 @@ from __future__ import annotations
 from datetime import timedelta
 
 from litestar.testing import AsyncTestClient
-from psycopg_pool import AsyncConnectionPool
 
 from core.channels.commands import create_channel
 from core.channels.sealing import AesGcmSealer
 from core.clock import FrozenClock
 from core.crypto import KeyRing
-from core.db import transaction
+from core.db import ConnectionPool, transaction
 from core.history.subjects import event_subjects
 from core.jobs.commands import create_job, delete_job, trigger_job
 from core.maintenance.commands import create_window
@@ -28,7 +27,7 @@ KEY = "Qm9vdHN0cmFwIGtleSBmb3Igc2NyZWVuc2hvdHMhISE="
 
 
 async def test_events_of_every_type_name_and_link_their_subject(
-        frozen_api: AsyncTestClient, team: Team, pool: AsyncConnectionPool,
+        frozen_api: AsyncTestClient, team: Team, pool: ConnectionPool,
         clock: FrozenClock) -> None:
     actor, now = team.actor, clock.now()
     ring = KeyRing.from_sources(KEY, None)
@@ -85,7 +84,7 @@ async def test_events_of_every_type_name_and_link_their_subject(
 
 
 async def test_a_job_history_diff_shows_text_as_text(
-        frozen_api: AsyncTestClient, team: Team, pool: AsyncConnectionPool,
+        frozen_api: AsyncTestClient, team: Team, pool: ConnectionPool,
         clock: FrozenClock) -> None:
     job_id = await create_job(pool, team.actor, {
         "name": "rapport à 9h", "schedule": "tous les jours à 9h",

@@ -9,10 +9,10 @@ import uuid
 from typing import Any
 
 from litestar.testing import AsyncTestClient
-from psycopg_pool import AsyncConnectionPool
 
 from core.apikeys import create_api_key
 from core.clock import FrozenClock
+from core.db import ConnectionPool
 from core.monitors.commands import create_monitor
 from core.sessions import issue_signin_link
 from tests.integration.test_dashboard_auth import CSRF, sign_in
@@ -22,7 +22,7 @@ PAGES = ("/", "/ui/jobs", "/ui/monitors", "/ui/channels", "/ui/secrets", "/ui/ap
          "/ui/events", "/ui/alerts", "/ui/jobs/new", "/ui/monitors/new")
 
 
-async def _second_team(pool: AsyncConnectionPool, clock: FrozenClock) -> dict[str, Any]:
+async def _second_team(pool: ConnectionPool, clock: FrozenClock) -> dict[str, Any]:
     name = f"other-{uuid.uuid4().hex[:8]}"
     key, record = await create_api_key(pool, name, "write", "ops laptop")
     from core.actor import Actor
@@ -33,7 +33,7 @@ async def _second_team(pool: AsyncConnectionPool, clock: FrozenClock) -> dict[st
 
 
 async def test_every_page_names_the_team_and_a_second_key_adds_a_switcher(
-        frozen_api: AsyncTestClient, team: Team, pool: AsyncConnectionPool,
+        frozen_api: AsyncTestClient, team: Team, pool: ConnectionPool,
         clock: FrozenClock) -> None:
     await sign_in(frozen_api, team.write)
     for path in PAGES:
@@ -80,7 +80,7 @@ async def test_every_page_names_the_team_and_a_second_key_adds_a_switcher(
 
 
 async def test_the_sign_in_link_adds_its_team_too(
-        frozen_api: AsyncTestClient, team: Team, pool: AsyncConnectionPool,
+        frozen_api: AsyncTestClient, team: Team, pool: ConnectionPool,
         clock: FrozenClock) -> None:
     await sign_in(frozen_api, team.write)
     other = f"linked-{uuid.uuid4().hex[:8]}"

@@ -11,13 +11,13 @@ from typing import Any
 
 import pytest
 from litestar.testing import AsyncTestClient
-from psycopg_pool import AsyncConnectionPool
 
 from api.app import create_app
 from core.apikeys import create_api_key
 from core.backoff import backoff_delay, parse_retry_after, retry_delay
 from core.clock import FrozenClock
 from core.config import Settings
+from core.db import ConnectionPool
 from core.jobs.definition import normalize_definition
 from core.runs.worker import Worker
 from tests.helpers import make_worker, runs_of
@@ -75,7 +75,7 @@ def test_retry_after_forms() -> None:
 # -- the whole path -----------------------------------------------------------------------------
 @pytest.fixture
 async def api(fresh_dsn: str, settings: Settings, clock: FrozenClock,
-              fresh_pool: AsyncConnectionPool) -> AsyncIterator[tuple[AsyncTestClient, dict]]:
+              fresh_pool: ConnectionPool) -> AsyncIterator[tuple[AsyncTestClient, dict]]:
     """The API on this test's own database and clock, with a write key's headers."""
     key, _ = await create_api_key(fresh_pool, "delivery")
     async with AsyncTestClient(app=create_app(fresh_dsn, settings, clock),
@@ -83,7 +83,7 @@ async def api(fresh_dsn: str, settings: Settings, clock: FrozenClock,
         yield client, {"Authorization": f"Bearer {key}"}
 
 
-async def _rows(pool: AsyncConnectionPool, sql: str) -> list[dict[str, Any]]:
+async def _rows(pool: ConnectionPool, sql: str) -> list[dict[str, Any]]:
     async with pool.connection() as conn:
         return await (await conn.execute(sql)).fetchall()
 
@@ -109,7 +109,7 @@ async def _trigger(client: AsyncTestClient, auth: dict, job: dict[str, Any]) -> 
 
 async def test_retry_after_is_honoured_and_capped(
     api: tuple[AsyncTestClient, dict], worker: Worker, clock: FrozenClock, sink: Sink,
-    fresh_pool: AsyncConnectionPool,
+    fresh_pool: ConnectionPool,
 ) -> None:
     client, auth = api
     clock.set(T0)
@@ -179,7 +179,7 @@ async def test_run_detail_shows_every_attempt_fully(
 
 
 async def test_body_limit_setting_truncates_recorded_bodies(
-    fresh_pool: AsyncConnectionPool, fresh_dsn: str, settings: Settings, clock: FrozenClock,
+    fresh_pool: ConnectionPool, fresh_dsn: str, settings: Settings, clock: FrozenClock,
     sink: Sink, api: tuple[AsyncTestClient, dict],
 ) -> None:
     from dataclasses import replace
@@ -200,7 +200,7 @@ async def test_body_limit_setting_truncates_recorded_bodies(
 
 async def test_secrets_and_signing_through_the_claim(
     api: tuple[AsyncTestClient, dict], worker: Worker, clock: FrozenClock, sink: Sink,
-    fresh_pool: AsyncConnectionPool,
+    fresh_pool: ConnectionPool,
 ) -> None:
     client, auth = api
     clock.set(T0)
@@ -257,7 +257,7 @@ async def test_missing_secret_fails_the_run_at_once(
 
 async def test_signing_can_be_replaced_and_removed(
     api: tuple[AsyncTestClient, dict], worker: Worker, clock: FrozenClock, sink: Sink,
-    fresh_pool: AsyncConnectionPool,
+    fresh_pool: ConnectionPool,
 ) -> None:
     client, auth = api
     clock.set(T0)

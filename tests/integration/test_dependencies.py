@@ -14,7 +14,6 @@ from typing import Any
 
 import pytest
 from litestar.testing import AsyncTestClient
-from psycopg_pool import AsyncConnectionPool
 
 from core.actor import Actor
 from core.alerts.explain import explain_alert
@@ -22,9 +21,11 @@ from core.alerts.queries import list_alerts
 from core.channels.commands import create_channel
 from core.channels.sealing import AesGcmSealer
 from core.clock import FrozenClock
+from core.db import ConnectionPool
 from core.errors import Conflict, InvalidInput
 from core.monitors.checker import Checker
 from core.monitors.commands import delete_monitor, set_paused, update_monitor
+from core.monitors.ping import PingPool
 from core.notifications.released import RELEASE_POLL
 from core.replay.jobs import simulate_job
 from core.replay.monitors import simulate_monitor
@@ -40,20 +41,20 @@ T0 = datetime(2026, 11, 30, 10, 0, 0, tzinfo=UTC)
 MIN = timedelta(minutes=1)
 
 
-async def _notifications(pool: AsyncConnectionPool) -> list[dict[str, Any]]:
+async def _notifications(pool: ConnectionPool) -> list[dict[str, Any]]:
     async with pool.connection() as conn:
         cur = await conn.execute("SELECT * FROM notifications ORDER BY created_at, id")
         return await cur.fetchall()
 
 
-async def _events(pool: AsyncConnectionPool, kind: str) -> list[dict[str, Any]]:
+async def _events(pool: ConnectionPool, kind: str) -> list[dict[str, Any]]:
     async with pool.connection() as conn:
         cur = await conn.execute("SELECT * FROM events WHERE event_type = %s "
                                  "ORDER BY global_position", (kind,))
         return await cur.fetchall()
 
 
-async def _network(pool: AsyncConnectionPool, sealer: AesGcmSealer, sink: Sink
+async def _network(pool: ConnectionPool, sealer: AesGcmSealer, sink: Sink
                    ) -> tuple[Actor, dict[str, tuple[uuid.UUID, str]]]:
     """A router (grace 5 min) and two dependents (grace 10 min), all hourly, all alerting."""
     actor = await new_actor(pool)
@@ -68,14 +69,14 @@ async def _network(pool: AsyncConnectionPool, sealer: AesGcmSealer, sink: Sink
     return actor, out
 
 
-async def _ping_all(ping_pool: AsyncConnectionPool, monitors: dict[str, tuple[uuid.UUID, str]],
+async def _ping_all(ping_pool: PingPool, monitors: dict[str, tuple[uuid.UUID, str]],
                     at: datetime) -> None:
     for _, token in monitors.values():
         assert await ping(ping_pool, token, at) == "up"
 
 
 async def test_dependents_going_down_while_the_router_is_down_are_held_then_released(
-    fresh_pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool, checker: Checker,
+    fresh_pool: ConnectionPool, ping_pool: PingPool, checker: Checker,
     sink: Sink, sealer: AesGcmSealer,
 ) -> None:
     """The example of docs/notifications.md, *Dependencies*."""
@@ -137,7 +138,7 @@ async def test_dependents_going_down_while_the_router_is_down_are_held_then_rele
 
 
 async def test_a_note_on_a_held_alert_does_not_stop_its_release(
-    fresh_pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool, checker: Checker,
+    fresh_pool: ConnectionPool, ping_pool: PingPool, checker: Checker,
     sink: Sink, sealer: AesGcmSealer,
 ) -> None:
     """``alert.noted`` takes the held alert's stream version after ``alert.raised``; its
@@ -165,7 +166,7 @@ async def test_a_note_on_a_held_alert_does_not_stop_its_release(
 
 
 async def test_a_note_written_after_the_release_is_kept(
-    fresh_pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool, checker: Checker,
+    fresh_pool: ConnectionPool, ping_pool: PingPool, checker: Checker,
     sink: Sink, sealer: AesGcmSealer,
 ) -> None:
     """A note on a released alert appends after its ``alert.released`` (it took the version the
@@ -196,7 +197,7 @@ async def test_a_note_written_after_the_release_is_kept(
 
 
 async def test_a_dependent_back_while_held_owes_nothing(
-    fresh_pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool, checker: Checker,
+    fresh_pool: ConnectionPool, ping_pool: PingPool, checker: Checker,
     sink: Sink, sealer: AesGcmSealer,
 ) -> None:
     actor, m = await _network(fresh_pool, sealer, sink)
@@ -226,7 +227,7 @@ def _downs(rows: list[dict[str, Any]], monitor: uuid.UUID) -> list[tuple[datetim
 
 
 async def test_an_edit_that_leaves_no_parent_down_releases_at_once_and_replays(
-    fresh_pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool, checker: Checker,
+    fresh_pool: ConnectionPool, ping_pool: PingPool, checker: Checker,
     sink: Sink, sealer: AesGcmSealer,
 ) -> None:
     """backup is held by the router; dropping the router from its depends_on sends its down
@@ -262,7 +263,7 @@ async def test_an_edit_that_leaves_no_parent_down_releases_at_once_and_replays(
 
 
 async def test_pausing_a_down_parent_releases_its_dependents(
-    fresh_pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool, checker: Checker,
+    fresh_pool: ConnectionPool, ping_pool: PingPool, checker: Checker,
     sink: Sink, sealer: AesGcmSealer,
 ) -> None:
     actor, m = await _network(fresh_pool, sealer, sink)
@@ -275,7 +276,7 @@ async def test_pausing_a_down_parent_releases_its_dependents(
 
 
 async def test_a_hold_locked_at_the_recovery_is_released_by_the_checkers_pass(
-    fresh_pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool, checker: Checker,
+    fresh_pool: ConnectionPool, ping_pool: PingPool, checker: Checker,
     sink: Sink, sealer: AesGcmSealer,
 ) -> None:
     """The recovery's release skips a held alert another transaction holds (SKIP LOCKED); the
@@ -300,7 +301,7 @@ async def test_a_hold_locked_at_the_recovery_is_released_by_the_checkers_pass(
 
 
 async def test_a_parent_alerting_after_the_hold_names_its_dependents(
-    fresh_pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool, checker: Checker,
+    fresh_pool: ConnectionPool, ping_pool: PingPool, checker: Checker,
     sink: Sink, sealer: AesGcmSealer,
 ) -> None:
     """The router's own message waits for its failure tolerance; its dependents went down
@@ -320,7 +321,7 @@ async def test_a_parent_alerting_after_the_hold_names_its_dependents(
 
 
 async def test_a_failing_job_holds_its_dependent_monitor(
-    fresh_pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool, checker: Checker,
+    fresh_pool: ConnectionPool, ping_pool: PingPool, checker: Checker,
     sink: Sink, sealer: AesGcmSealer,
 ) -> None:
     actor = await new_actor(fresh_pool)
@@ -342,7 +343,7 @@ async def test_a_failing_job_holds_its_dependent_monitor(
 
 
 async def test_a_job_parent_back_releases_its_dependent_at_its_good_run_and_replays(
-    fresh_pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool, checker: Checker,
+    fresh_pool: ConnectionPool, ping_pool: PingPool, checker: Checker,
     worker: Worker, clock: FrozenClock, sink: Sink, sealer: AesGcmSealer,
 ) -> None:
     """The export job fails at 11:00 (a streak: down as a parent); report goes down at 11:02,
@@ -380,7 +381,7 @@ async def test_a_job_parent_back_releases_its_dependent_at_its_good_run_and_repl
 
 
 async def test_a_job_parent_with_tolerance_is_down_until_its_recovery_and_replays(
-    fresh_pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool, checker: Checker,
+    fresh_pool: ConnectionPool, ping_pool: PingPool, checker: Checker,
     worker: Worker, clock: FrozenClock, sink: Sink, sealer: AesGcmSealer,
 ) -> None:
     """export (``alert_after_failures`` 2, ``recover_after_successes`` 2) fails at 11:00 and
@@ -422,7 +423,7 @@ async def test_a_job_parent_with_tolerance_is_down_until_its_recovery_and_replay
 
 
 async def test_cycles_unknown_ids_and_deleting_a_parent_are_refused(
-    fresh_pool: AsyncConnectionPool, sealer: AesGcmSealer,
+    fresh_pool: ConnectionPool, sealer: AesGcmSealer,
 ) -> None:
     actor, other = await new_actor(fresh_pool), await new_actor(fresh_pool)
     a, _ = await add_monitor(fresh_pool, actor, T0, name="a")
@@ -500,7 +501,7 @@ async def test_depends_on_through_the_api_apply_and_export(
 
 
 async def test_simulate_holds_and_releases_as_live_and_shows_a_proposed_parent(
-    fresh_pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool, checker: Checker,
+    fresh_pool: ConnectionPool, ping_pool: PingPool, checker: Checker,
     sink: Sink, sealer: AesGcmSealer,
 ) -> None:
     """The what-if replay (docs/ledger.md): replaying backup's definition gives the held down
@@ -535,7 +536,7 @@ async def test_simulate_holds_and_releases_as_live_and_shows_a_proposed_parent(
 
 
 async def test_a_job_behind_a_down_monitor_is_held_released_and_replayed(
-    fresh_pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool, checker: Checker,
+    fresh_pool: ConnectionPool, ping_pool: PingPool, checker: Checker,
     worker: Worker, clock: FrozenClock, sink: Sink, sealer: AesGcmSealer,
 ) -> None:
     actor = await new_actor(fresh_pool)

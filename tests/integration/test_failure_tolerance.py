@@ -12,13 +12,14 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from litestar.testing import AsyncTestClient
-from psycopg_pool import AsyncConnectionPool
 
 from core.actor import Actor
 from core.channels.commands import create_channel
 from core.channels.sealing import AesGcmSealer
 from core.clock import FrozenClock, rfc3339
+from core.db import ConnectionPool
 from core.monitors.checker import Checker
+from core.monitors.ping import PingPool
 from tests.helpers import new_actor
 from tests.monitor_helpers import add_monitor, advance, monitor_row, ping
 from tests.sink import Sink
@@ -27,19 +28,19 @@ from tests.teams import Team
 T0 = datetime(2026, 11, 30, 10, 0, 0, tzinfo=UTC)
 
 
-async def _outbox(pool: AsyncConnectionPool) -> list[dict[str, Any]]:
+async def _outbox(pool: ConnectionPool) -> list[dict[str, Any]]:
     async with pool.connection() as conn:
         cur = await conn.execute("SELECT * FROM notifications ORDER BY created_at, id")
         return await cur.fetchall()
 
 
-async def _alert_states(pool: AsyncConnectionPool) -> list[dict[str, Any]]:
+async def _alert_states(pool: ConnectionPool) -> list[dict[str, Any]]:
     async with pool.connection() as conn:
         cur = await conn.execute("SELECT * FROM alert_states")
         return await cur.fetchall()
 
 
-async def _setup(pool: AsyncConnectionPool, sealer: AesGcmSealer, sink: Sink,
+async def _setup(pool: ConnectionPool, sealer: AesGcmSealer, sink: Sink,
                  **fields: Any) -> tuple[Actor, uuid.UUID, str]:
     actor = await new_actor(pool)
     slack, _ = await create_channel(pool, sealer, actor, {
@@ -50,7 +51,7 @@ async def _setup(pool: AsyncConnectionPool, sealer: AesGcmSealer, sink: Sink,
 
 
 async def test_three_failures_or_missed_slots_in_a_row_then_two_good_pings(
-    fresh_pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool, checker: Checker,
+    fresh_pool: ConnectionPool, ping_pool: PingPool, checker: Checker,
     sink: Sink, sealer: AesGcmSealer,
 ) -> None:
     """The example of docs/notifications.md, *Failure tolerance*."""
@@ -83,7 +84,7 @@ async def test_three_failures_or_missed_slots_in_a_row_then_two_good_pings(
 
 
 async def test_failures_short_of_the_threshold_end_silently(
-    fresh_pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool, checker: Checker,
+    fresh_pool: ConnectionPool, ping_pool: PingPool, checker: Checker,
     sink: Sink, sealer: AesGcmSealer,
 ) -> None:
     _, monitor, token = await _setup(fresh_pool, sealer, sink, alert_after_failures=2)
@@ -103,7 +104,7 @@ async def test_failures_short_of_the_threshold_end_silently(
 
 
 async def test_a_failure_while_recovering_restarts_the_count_and_says_nothing_new(
-    fresh_pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool, sink: Sink,
+    fresh_pool: ConnectionPool, ping_pool: PingPool, sink: Sink,
     sealer: AesGcmSealer,
 ) -> None:
     _, _, token = await _setup(fresh_pool, sealer, sink, recover_after_successes=2)
@@ -116,7 +117,7 @@ async def test_a_failure_while_recovering_restarts_the_count_and_says_nothing_ne
 
 
 async def test_the_defaults_alert_as_before(
-    fresh_pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool, sink: Sink,
+    fresh_pool: ConnectionPool, ping_pool: PingPool, sink: Sink,
     sealer: AesGcmSealer,
 ) -> None:
     _, _, token = await _setup(fresh_pool, sealer, sink)

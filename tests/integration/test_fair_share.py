@@ -8,9 +8,9 @@ import asyncio
 from datetime import timedelta
 
 import pytest
-from psycopg_pool import AsyncConnectionPool
 
 from core.clock import FrozenClock
+from core.db import ConnectionPool
 from core.metrics import render_metrics
 from core.runs import registry
 from core.runs.claim import claim_due
@@ -22,7 +22,7 @@ from tests.helpers import add_job, eventually, new_actor
 JOBS = 90
 
 
-async def _due_jobs(pool: AsyncConnectionPool, clock: FrozenClock, count: int = JOBS) -> None:
+async def _due_jobs(pool: ConnectionPool, clock: FrozenClock, count: int = JOBS) -> None:
     """``count`` jobs due at the next minute; the clock is moved to it."""
     actor = await new_actor(pool)
     for i in range(count):
@@ -30,14 +30,14 @@ async def _due_jobs(pool: AsyncConnectionPool, clock: FrozenClock, count: int = 
     clock.advance(60)
 
 
-async def _claim(pool: AsyncConnectionPool, clock: FrozenClock, worker_id: str) -> int:
+async def _claim(pool: ConnectionPool, clock: FrozenClock, worker_id: str) -> int:
     claimed, _ = await claim_due(pool, clock.now(), limit=100, lookahead=0,
                                  worker_id=worker_id, lease_margin=5)
     return claimed
 
 
 async def test_a_claim_takes_its_share_of_the_live_workers(
-        fresh_pool: AsyncConnectionPool, clock: FrozenClock) -> None:
+        fresh_pool: ConnectionPool, clock: FrozenClock) -> None:
     await _due_jobs(fresh_pool, clock)
     for other in ("b", "c"):
         await beat(fresh_pool, other, clock.now() - timedelta(seconds=LIVE_SECONDS - 1))
@@ -49,14 +49,14 @@ async def test_a_claim_takes_its_share_of_the_live_workers(
 
 
 async def test_a_worker_missing_from_the_registry_counts_itself(
-        fresh_pool: AsyncConnectionPool, clock: FrozenClock) -> None:
+        fresh_pool: ConnectionPool, clock: FrozenClock) -> None:
     await _due_jobs(fresh_pool, clock)
     await beat(fresh_pool, "b", clock.now())
     assert await _claim(fresh_pool, clock, "a") == JOBS // 2  # a (not registered) and b
 
 
 async def test_stale_workers_are_not_counted_and_forgotten_ones_are_deleted(
-        fresh_pool: AsyncConnectionPool, clock: FrozenClock) -> None:
+        fresh_pool: ConnectionPool, clock: FrozenClock) -> None:
     await _due_jobs(fresh_pool, clock)
     await beat(fresh_pool, "killed", clock.now() - timedelta(seconds=LIVE_SECONDS + 1))
     await beat(fresh_pool, "long gone", clock.now() - timedelta(seconds=FORGET_SECONDS + 1))
@@ -69,7 +69,7 @@ async def test_stale_workers_are_not_counted_and_forgotten_ones_are_deleted(
 
 
 async def test_a_worker_whose_peer_never_claims_takes_the_slot_in_halving_rounds(
-        fresh_pool: AsyncConnectionPool, clock: FrozenClock, worker: Worker) -> None:
+        fresh_pool: ConnectionPool, clock: FrozenClock, worker: Worker) -> None:
     """Nobody waits for a share: a peer that is counted but claims nothing (killed, not yet
     stale) costs a few more claims, not a late slot."""
     await _due_jobs(fresh_pool, clock, 100)
@@ -84,7 +84,7 @@ async def test_a_worker_whose_peer_never_claims_takes_the_slot_in_halving_rounds
 
 
 async def test_a_running_worker_is_registered_until_it_stops(
-        fresh_pool: AsyncConnectionPool, clock: FrozenClock, worker: Worker) -> None:
+        fresh_pool: ConnectionPool, clock: FrozenClock, worker: Worker) -> None:
     task = asyncio.create_task(worker.run())
     try:
         await eventually(lambda: live_workers(fresh_pool, clock.now()), 10,
@@ -97,7 +97,7 @@ async def test_a_running_worker_is_registered_until_it_stops(
 
 
 async def test_metrics_count_the_live_workers(
-        fresh_pool: AsyncConnectionPool, clock: FrozenClock) -> None:
+        fresh_pool: ConnectionPool, clock: FrozenClock) -> None:
     await beat(fresh_pool, "a", clock.now())
     await beat(fresh_pool, "b", clock.now() - timedelta(seconds=LIVE_SECONDS - 1))
     await beat(fresh_pool, "stale", clock.now() - timedelta(seconds=LIVE_SECONDS + 1))
@@ -106,7 +106,7 @@ async def test_metrics_count_the_live_workers(
 
 
 async def test_a_beat_due_during_an_announced_burst_waits_for_its_end(
-        fresh_pool: AsyncConnectionPool, clock: FrozenClock,
+        fresh_pool: ConnectionPool, clock: FrozenClock,
         monkeypatch: pytest.MonkeyPatch) -> None:
     """The heartbeat keeps off the event loop while the worker sends a slot's burst."""
     loop = asyncio.get_running_loop()

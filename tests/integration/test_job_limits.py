@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 from litestar.testing import AsyncTestClient
-from psycopg_pool import AsyncConnectionPool
 
+from core.db import ConnectionPool
 from tests.teams import Team
 
 JOB = {"name": "limits", "schedule": "@hourly", "request": {"url": "http://127.0.0.1:9/x"}}
@@ -42,7 +42,7 @@ BAD = [
 ]
 
 
-async def _counts(pool: AsyncConnectionPool, team: Team) -> tuple[int, ...]:
+async def _counts(pool: ConnectionPool, team: Team) -> tuple[int, ...]:
     async with pool.connection() as conn:
         cur = await conn.execute(
             "SELECT (SELECT count(*) FROM jobs WHERE team_id = %(t)s) AS jobs, "
@@ -55,7 +55,7 @@ async def _counts(pool: AsyncConnectionPool, team: Team) -> tuple[int, ...]:
 
 @pytest.mark.parametrize(("body", "field"), BAD, ids=[f for _, f in BAD])
 async def test_limits_are_422(api: AsyncTestClient, team: Team,
-                              pool: AsyncConnectionPool, body: dict[str, Any], field: str) -> None:
+                              pool: ConnectionPool, body: dict[str, Any], field: str) -> None:
     before = await _counts(pool, team)
     r = await api.post("/v1/jobs", json=body, headers=team.auth)
     assert r.status_code == 422, r.text
@@ -65,7 +65,7 @@ async def test_limits_are_422(api: AsyncTestClient, team: Team,
 
 
 async def test_limits_apply_to_patch_too(api: AsyncTestClient, team: Team,
-                                         pool: AsyncConnectionPool) -> None:
+                                         pool: ConnectionPool) -> None:
     r = await api.post("/v1/jobs", json=JOB, headers=team.auth)
     job = r.json()
     before = await _counts(pool, team)

@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 from litestar.testing import AsyncTestClient
-from psycopg_pool import AsyncConnectionPool
 
 from core.actor import Actor
 from core.alerts.explain import explain_alert
@@ -20,6 +19,7 @@ from core.alerts.queries import list_alerts
 from core.channels.commands import create_channel
 from core.channels.sealing import AesGcmSealer
 from core.clock import FrozenClock
+from core.db import ConnectionPool
 from core.errors import InvalidInput
 from core.jobs.commands import update_job
 from core.runs.bounds import too_short
@@ -34,7 +34,7 @@ T0 = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
 SLOT = T0 + timedelta(minutes=1)
 
 
-async def _setup(pool: AsyncConnectionPool, sealer: AesGcmSealer, sink: Sink,
+async def _setup(pool: ConnectionPool, sealer: AesGcmSealer, sink: Sink,
                  **fields: Any) -> tuple[Actor, uuid.UUID]:
     actor = await new_actor(pool)
     channel, _ = await create_channel(pool, sealer, actor, {
@@ -50,7 +50,7 @@ async def _run_at(worker: Worker, clock: FrozenClock, at: datetime) -> None:
     await worker.settle()
 
 
-async def _notifications(pool: AsyncConnectionPool, job: uuid.UUID) -> list[dict[str, Any]]:
+async def _notifications(pool: ConnectionPool, job: uuid.UUID) -> list[dict[str, Any]]:
     async with pool.connection() as conn:
         cur = await conn.execute("SELECT event, message FROM notifications "
                                  "WHERE subject_id = %s ORDER BY created_at, id", (job,))
@@ -58,7 +58,7 @@ async def _notifications(pool: AsyncConnectionPool, job: uuid.UUID) -> list[dict
 
 
 async def test_an_answer_sooner_than_min_duration_is_a_failure_retried_then_alerted(
-    fresh_pool: AsyncConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink,
+    fresh_pool: ConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink,
     sealer: AesGcmSealer,
 ) -> None:
     """The backup endpoint answers 200 at once (its dump was empty): two attempts, both too
@@ -106,7 +106,7 @@ def test_the_bound_is_exclusive_and_leaves_failures_and_unbounded_jobs_alone() -
 
 
 async def test_a_run_past_max_duration_alerts_while_it_runs_once_and_goes_on(
-    fresh_pool: AsyncConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink,
+    fresh_pool: ConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink,
     sealer: AesGcmSealer,
 ) -> None:
     """A fire-and-confirm export may take up to a day to confirm; past 2 h it is late."""
@@ -142,7 +142,7 @@ async def test_a_run_past_max_duration_alerts_while_it_runs_once_and_goes_on(
     assert await timeouts.next_deadline() == run["started_at"] + timedelta(days=1)
 
 
-async def test_bounds_are_checked(fresh_pool: AsyncConnectionPool) -> None:
+async def test_bounds_are_checked(fresh_pool: ConnectionPool) -> None:
     actor = await new_actor(fresh_pool)
     job = await add_job(fresh_pool, actor, T0, "https://example.com/", name="j")
     cases = [({"min_duration": "2h", "max_duration": "1h"}, "min_duration"),
@@ -186,7 +186,7 @@ async def test_bounds_through_the_api_apply_and_export(
 
 
 async def test_recovered_after_two_good_runs_in_a_row(
-    fresh_pool: AsyncConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink,
+    fresh_pool: ConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink,
     sealer: AesGcmSealer,
 ) -> None:
     """Failure tolerance of jobs, its recovery half (docs/notifications.md, *Failure

@@ -8,15 +8,15 @@ from datetime import timedelta
 from typing import Any
 
 from litestar.testing import AsyncTestClient
-from psycopg_pool import AsyncConnectionPool
 
 from core.clock import FrozenClock, rfc3339
+from core.db import ConnectionPool
 from tests.teams import Team
 
 PROBLEM = "application/problem+json"
 
 
-async def _event_count(pool: AsyncConnectionPool, team: Team) -> int:
+async def _event_count(pool: ConnectionPool, team: Team) -> int:
     async with pool.connection() as conn:
         cur = await conn.execute("SELECT count(*) AS n FROM events WHERE team_id = %s",
                                  (team.actor.team_id,))
@@ -32,7 +32,7 @@ async def _monitor(api: AsyncTestClient, team: Team, **over: Any) -> dict[str, A
 
 
 async def test_monitor_replay_of_a_failure_and_a_proposal_that_misses_it(
-    frozen_api: AsyncTestClient, team: Team, clock: FrozenClock, pool: AsyncConnectionPool,
+    frozen_api: AsyncTestClient, team: Team, clock: FrozenClock, pool: ConnectionPool,
 ) -> None:
     t0 = clock.now()
     monitor = await _monitor(frozen_api, team)
@@ -71,7 +71,7 @@ async def test_monitor_replay_of_a_failure_and_a_proposal_that_misses_it(
 
 
 async def test_replay_input_errors(frozen_api: AsyncTestClient, team: Team,
-                                   clock: FrozenClock, pool: AsyncConnectionPool) -> None:
+                                   clock: FrozenClock, pool: ConnectionPool) -> None:
     monitor = await _monitor(frozen_api, team)
     path = f"/v1/monitors/{monitor['id']}/simulate"
     now = clock.now()

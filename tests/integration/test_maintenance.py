@@ -11,15 +11,16 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from litestar.testing import AsyncTestClient
-from psycopg_pool import AsyncConnectionPool
 
 from core.actor import Actor
 from core.channels.commands import create_channel
 from core.channels.sealing import AesGcmSealer
 from core.clock import FrozenClock
+from core.db import ConnectionPool
 from core.maintenance.commands import create_window, end_window
 from core.maintenance.release import MaintenanceRelease
 from core.monitors.checker import Checker
+from core.monitors.ping import PingPool
 from core.runs.worker import Worker
 from tests.helpers import add_job, new_actor, runs_of
 from tests.monitor_helpers import add_monitor, advance, monitor_row, ping
@@ -30,21 +31,21 @@ T0 = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
 HOOK = "/services/T0/B0/maintenance"
 
 
-async def outbox(pool: AsyncConnectionPool, subject: uuid.UUID) -> list[dict[str, Any]]:
+async def outbox(pool: ConnectionPool, subject: uuid.UUID) -> list[dict[str, Any]]:
     async with pool.connection() as conn:
         cur = await conn.execute("SELECT * FROM notifications WHERE subject_id = %s "
                                  "ORDER BY created_at, id", (subject,))
         return await cur.fetchall()
 
 
-async def event_types(pool: AsyncConnectionPool, stream_type: str) -> list[str]:
+async def event_types(pool: ConnectionPool, stream_type: str) -> list[str]:
     async with pool.connection() as conn:
         cur = await conn.execute("SELECT event_type FROM events WHERE stream_type = %s "
                                  "ORDER BY global_position", (stream_type,))
         return [row["event_type"] for row in await cur.fetchall()]
 
 
-async def _monitor(pool: AsyncConnectionPool, sealer: AesGcmSealer,
+async def _monitor(pool: ConnectionPool, sealer: AesGcmSealer,
                    sink: Sink) -> tuple[Actor, uuid.UUID, str]:
     actor = await new_actor(pool)
     slack, _ = await create_channel(pool, sealer, actor, {
@@ -55,7 +56,7 @@ async def _monitor(pool: AsyncConnectionPool, sealer: AesGcmSealer,
 
 
 async def test_window_holds_the_down_alert_and_releases_exactly_one_at_its_close(
-    fresh_pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool, checker: Checker,
+    fresh_pool: ConnectionPool, ping_pool: PingPool, checker: Checker,
     sink: Sink, sealer: AesGcmSealer, clock: FrozenClock,
 ) -> None:
     actor, monitor, token = await _monitor(fresh_pool, sealer, sink)
@@ -80,7 +81,7 @@ async def test_window_holds_the_down_alert_and_releases_exactly_one_at_its_close
 
 
 async def test_a_monitor_back_up_before_the_close_gets_no_alert(
-    fresh_pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool, checker: Checker,
+    fresh_pool: ConnectionPool, ping_pool: PingPool, checker: Checker,
     sink: Sink, sealer: AesGcmSealer, clock: FrozenClock,
 ) -> None:
     actor, monitor, token = await _monitor(fresh_pool, sealer, sink)
@@ -101,7 +102,7 @@ async def test_a_monitor_back_up_before_the_close_gets_no_alert(
 
 
 async def test_ended_early_window_releases_at_the_end(
-    fresh_pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool, checker: Checker,
+    fresh_pool: ConnectionPool, ping_pool: PingPool, checker: Checker,
     sink: Sink, sealer: AesGcmSealer, clock: FrozenClock,
 ) -> None:
     actor, monitor, token = await _monitor(fresh_pool, sealer, sink)
@@ -118,7 +119,7 @@ async def test_ended_early_window_releases_at_the_end(
 
 
 async def test_suppress_runs_skips_slots_with_reason_maintenance(
-    fresh_pool: AsyncConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink,
+    fresh_pool: ConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink,
 ) -> None:
     actor = await new_actor(fresh_pool)
     job = await add_job(fresh_pool, actor, T0, sink.url("/a"), "* * * * *")
@@ -212,7 +213,7 @@ async def test_a_window_whose_monitor_was_deleted_can_still_be_edited(
 
 async def test_snooze_is_a_one_off_window_on_the_monitor(
     frozen_api: AsyncTestClient, team: Team, clock: FrozenClock,
-    pool: AsyncConnectionPool,
+    pool: ConnectionPool,
 ) -> None:
     h = team.auth
     monitor = (await frozen_api.post("/v1/monitors", headers=h, json={

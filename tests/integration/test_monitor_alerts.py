@@ -16,7 +16,6 @@ from typing import Any
 
 import pytest
 from litestar.testing import AsyncTestClient
-from psycopg_pool import AsyncConnectionPool
 
 from core.actor import Actor
 from core.apikeys import create_api_key
@@ -24,8 +23,10 @@ from core.channels.commands import create_channel
 from core.channels.sealing import AesGcmSealer
 from core.clock import FrozenClock
 from core.config import Settings
+from core.db import ConnectionPool
 from core.monitors import commands
 from core.monitors.checker import Checker
+from core.monitors.ping import PingPool
 from core.notifications.notifier import Notifier
 from tests.helpers import new_actor
 from tests.monitor_helpers import add_monitor, advance, monitor_row, ping
@@ -38,7 +39,7 @@ HOOK = "/services/T0/B0/monitors"
 
 
 @pytest.fixture
-async def notifier(fresh_pool: AsyncConnectionPool, settings: Settings, clock: FrozenClock,
+async def notifier(fresh_pool: ConnectionPool, settings: Settings, clock: FrozenClock,
                    sealer: AesGcmSealer) -> AsyncIterator[Notifier]:
     n = make_notifier(fresh_pool, replace(settings, public_url="https://cron.example.com"),
                       clock, sealer, DictSecrets())
@@ -46,13 +47,13 @@ async def notifier(fresh_pool: AsyncConnectionPool, settings: Settings, clock: F
     await n.delivery.client.aclose()
 
 
-async def outbox(pool: AsyncConnectionPool) -> list[dict[str, Any]]:
+async def outbox(pool: ConnectionPool) -> list[dict[str, Any]]:
     async with pool.connection() as conn:
         cur = await conn.execute("SELECT * FROM notifications ORDER BY created_at, id")
         return await cur.fetchall()
 
 
-async def tx_ids(pool: AsyncConnectionPool, monitor_id: uuid.UUID) -> dict[str, list[Any]]:
+async def tx_ids(pool: ConnectionPool, monitor_id: uuid.UUID) -> dict[str, list[Any]]:
     """tx_id of the monitor's status events and of the notification.queued events."""
     async with pool.connection() as conn:
         cur = await conn.execute(
@@ -65,7 +66,7 @@ async def tx_ids(pool: AsyncConnectionPool, monitor_id: uuid.UUID) -> dict[str, 
         return out
 
 
-async def _setup(pool: AsyncConnectionPool, sealer: AesGcmSealer, sink: Sink,
+async def _setup(pool: ConnectionPool, sealer: AesGcmSealer, sink: Sink,
                  **fields: Any) -> tuple[Actor, uuid.UUID, str]:
     actor = await new_actor(pool)
     slack, _ = await create_channel(pool, sealer, actor, {
@@ -76,7 +77,7 @@ async def _setup(pool: AsyncConnectionPool, sealer: AesGcmSealer, sink: Sink,
 
 
 async def test_down_then_up_alerts_commit_with_their_events_and_reach_slack(
-    fresh_pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool, checker: Checker,
+    fresh_pool: ConnectionPool, ping_pool: PingPool, checker: Checker,
     notifier: Notifier, clock: FrozenClock, sink: Sink, sealer: AesGcmSealer,
 ) -> None:
     _, monitor, token = await _setup(fresh_pool, sealer, sink)
@@ -120,7 +121,7 @@ async def test_down_then_up_alerts_commit_with_their_events_and_reach_slack(
 
 
 async def test_a_fail_ping_alerts_down_in_the_ping_transaction(
-    fresh_pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool, sink: Sink,
+    fresh_pool: ConnectionPool, ping_pool: PingPool, sink: Sink,
     sealer: AesGcmSealer,
 ) -> None:
     _, monitor, token = await _setup(fresh_pool, sealer, sink)
@@ -135,7 +136,7 @@ async def test_a_fail_ping_alerts_down_in_the_ping_transaction(
 
 
 async def test_realert_every_while_down_and_not_after_pause(
-    fresh_pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool, checker: Checker,
+    fresh_pool: ConnectionPool, ping_pool: PingPool, checker: Checker,
     sink: Sink, sealer: AesGcmSealer,
 ) -> None:
     actor, monitor, token = await _setup(fresh_pool, sealer, sink, realert_every="1h")
@@ -170,7 +171,7 @@ async def test_realert_every_while_down_and_not_after_pause(
 
 
 async def test_twenty_concurrent_pings_to_a_down_monitor_alert_up_once(
-    fresh_pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool, checker: Checker,
+    fresh_pool: ConnectionPool, ping_pool: PingPool, checker: Checker,
     sink: Sink, sealer: AesGcmSealer,
 ) -> None:
     _, monitor, token = await _setup(fresh_pool, sealer, sink)
@@ -188,7 +189,7 @@ async def test_twenty_concurrent_pings_to_a_down_monitor_alert_up_once(
 
 
 async def test_foreign_or_unknown_channels_are_422_and_change_nothing(
-    api: AsyncTestClient, team: Team, pool: AsyncConnectionPool,
+    api: AsyncTestClient, team: Team, pool: ConnectionPool,
 ) -> None:
     other_key, _ = await create_api_key(pool, f"other-{uuid.uuid4().hex[:8]}", "write")
     slack = {"kind": "slack", "url": "https://hooks.slack.com/services/T0/B0/x"}

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 from litestar.testing import AsyncTestClient
-from psycopg_pool import AsyncConnectionPool
 
 from core.clock import FrozenClock
+from core.db import ConnectionPool
 from core.monitors.checker import Checker
 from core.monitors.ping import open_ping_pool
 from tests.helpers import new_actor
@@ -31,7 +31,7 @@ def _z(at: datetime) -> str:
     return at.isoformat().replace("+00:00", "Z")
 
 
-async def _run_m01(pool: AsyncConnectionPool, dsn: str, pings: list[str],
+async def _run_m01(pool: ConnectionPool, dsn: str, pings: list[str],
                    evaluate: list[str], window_end: str) -> tuple[dict[str, str], list[dict]]:
     """Replay the case with a perfectly timely checker; returns the status at each evaluation
     instant and the monitor's transition events after the first ping."""
@@ -63,7 +63,7 @@ async def _run_m01(pool: AsyncConnectionPool, dsn: str, pings: list[str],
     return statuses, transitions
 
 
-async def test_m01_grace_boundary_to_the_second(fresh_pool: AsyncConnectionPool,
+async def test_m01_grace_boundary_to_the_second(fresh_pool: ConnectionPool,
                                                  fresh_dsn: str) -> None:
     case = CASES["M01"]
     expected = case["expected"]
@@ -78,7 +78,7 @@ async def test_m01_grace_boundary_to_the_second(fresh_pool: AsyncConnectionPool,
     assert _z(_utc(late[-1]["data"]["deadline"])) == expected["deadline_after_last_ping"]
 
 
-async def test_m01_ping_after_the_deadline(fresh_pool: AsyncConnectionPool,
+async def test_m01_ping_after_the_deadline(fresh_pool: ConnectionPool,
                                           fresh_dsn: str) -> None:
     variant = CASES["M01"]["expected"]["variant_ping_after_deadline"]
     _, transitions = await _run_m01(fresh_pool, fresh_dsn, variant["pings_utc"], [],
@@ -92,7 +92,7 @@ async def test_m01_ping_after_the_deadline(fresh_pool: AsyncConnectionPool,
     assert alerts[:2] == variant["alerts"]
 
 
-async def _event_count(pool: AsyncConnectionPool) -> tuple[int, int, int]:
+async def _event_count(pool: ConnectionPool) -> tuple[int, int, int]:
     async with pool.connection() as conn:
         cur = await conn.execute(
             "SELECT (SELECT count(*) FROM events) AS e, (SELECT count(*) FROM monitors) AS m, "
@@ -102,7 +102,7 @@ async def _event_count(pool: AsyncConnectionPool) -> tuple[int, int, int]:
 
 
 async def test_h01_unknown_malformed_or_deleted_tokens_get_404(
-    api: AsyncTestClient, team: Team, pool: AsyncConnectionPool
+    api: AsyncTestClient, team: Team, pool: ConnectionPool
 ) -> None:
     case = CASES["H01"]
     r = await api.post("/v1/monitors", json={"name": "to delete", "schedule": "1h"},

@@ -22,10 +22,10 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
-from psycopg_pool import AsyncConnectionPool
 
+from core.db import ConnectionPool
 from core.monitors import commands, rules
-from core.monitors.ping import Ping, record_pings
+from core.monitors.ping import Ping, PingPool, record_pings
 from core.monitors.state import MonitorState, fold
 from tests.helpers import new_actor
 from tests.monitor_helpers import add_monitor, monitor_row, stream
@@ -95,7 +95,7 @@ class Model:
         return statuses
 
 
-async def _check(pool: AsyncConnectionPool, monitor: uuid.UUID, model: Model,
+async def _check(pool: ConnectionPool, monitor: uuid.UUID, model: Model,
                  version0: int) -> None:
     row = await monitor_row(pool, monitor)
     assert {k: row[k] for k in ROW_FIELDS} == {k: getattr(model.state, k) for k in ROW_FIELDS}
@@ -111,7 +111,7 @@ async def _check(pool: AsyncConnectionPool, monitor: uuid.UUID, model: Model,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(definition=definitions, script=pings)
 async def test_the_ping_statement_follows_the_rules(
-    fresh_pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool,
+    fresh_pool: ConnectionPool, ping_pool: PingPool,
     definition: dict[str, Any], script: list[tuple[str, str, int, int, bool, int]]
 ) -> None:
     actor = await new_actor(fresh_pool)

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 from litestar.testing import AsyncTestClient
-from psycopg_pool import AsyncConnectionPool
 
+from core.db import ConnectionPool
 from tests.teams import Team
 
 MONITOR = {"name": "nightly backup", "schedule": "0 3 * * *", "timezone": "Europe/Paris",
@@ -22,7 +22,7 @@ async def _create(api: AsyncTestClient, team: Team, **over: Any) -> dict[str, An
     return r.json()
 
 
-async def _counts(pool: AsyncConnectionPool, team: Team) -> tuple[int, int]:
+async def _counts(pool: ConnectionPool, team: Team) -> tuple[int, int]:
     async with pool.connection() as conn:
         cur = await conn.execute(
             "SELECT (SELECT count(*) FROM monitors WHERE team_id = %(t)s) AS m, "
@@ -33,7 +33,7 @@ async def _counts(pool: AsyncConnectionPool, team: Team) -> tuple[int, int]:
 
 
 async def test_create_read_list(api: AsyncTestClient, team: Team,
-                                pool: AsyncConnectionPool) -> None:
+                                pool: ConnectionPool) -> None:
     monitor = await _create(api, team)
     assert monitor["status"] == "new" and monitor["version"] == 1
     assert monitor["grace_seconds"] == 900 and monitor["methods"] == "any"
@@ -109,7 +109,7 @@ async def test_keyset_pagination(api: AsyncTestClient, team: Team) -> None:
     ({"timezone": "UTC\x00"}, "timezone"),
 ])
 async def test_invalid_definitions_are_422(api: AsyncTestClient, team: Team,
-                                           pool: AsyncConnectionPool, body: dict[str, Any],
+                                           pool: ConnectionPool, body: dict[str, Any],
                                            field: str) -> None:
     before = await _counts(pool, team)
     r = await api.post("/v1/monitors", json={**MONITOR, **body}, headers=team.auth)
@@ -187,7 +187,7 @@ async def test_pings_are_paginated_latest_first(api: AsyncTestClient, team: Team
 
 
 async def test_auth_scope_and_team_isolation(api: AsyncTestClient, team: Team,
-                                             pool: AsyncConnectionPool) -> None:
+                                             pool: ConnectionPool) -> None:
     from core.apikeys import create_api_key
 
     monitor = await _create(api, team)

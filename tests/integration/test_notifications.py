@@ -16,14 +16,13 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from psycopg_pool import AsyncConnectionPool
 
 from core.actor import Actor
 from core.channels.commands import create_channel, delete_channel
 from core.channels.sealing import AesGcmSealer
 from core.clock import FrozenClock
 from core.config import Settings
-from core.db import transaction
+from core.db import ConnectionPool, transaction
 from core.errors import InvalidInput
 from core.jobs.commands import update_job
 from core.maintenance.queries import held_alerts
@@ -57,7 +56,7 @@ def nsettings(settings: Settings, sink: Sink) -> Settings:
 
 
 @pytest.fixture
-async def worker(fresh_pool: AsyncConnectionPool, fresh_dsn: str, nsettings: Settings,
+async def worker(fresh_pool: ConnectionPool, fresh_dsn: str, nsettings: Settings,
                  clock: FrozenClock) -> AsyncIterator[Worker]:
     w = make_worker(fresh_pool, fresh_dsn, nsettings, clock)
     yield w
@@ -66,7 +65,7 @@ async def worker(fresh_pool: AsyncConnectionPool, fresh_dsn: str, nsettings: Set
 
 
 @pytest.fixture
-async def notifier(fresh_pool: AsyncConnectionPool, nsettings: Settings, clock: FrozenClock,
+async def notifier(fresh_pool: ConnectionPool, nsettings: Settings, clock: FrozenClock,
                    sealer: AesGcmSealer, secrets: DictSecrets) -> AsyncIterator[Notifier]:
     n = make_notifier(fresh_pool, nsettings, clock, sealer, secrets)
     yield n
@@ -79,7 +78,7 @@ async def tick(worker: Worker, clock: FrozenClock, at: datetime) -> None:
     await worker.settle()
 
 
-async def outbox(pool: AsyncConnectionPool, **where: Any) -> list[dict[str, Any]]:
+async def outbox(pool: ConnectionPool, **where: Any) -> list[dict[str, Any]]:
     clause = " AND ".join(f"{k} = %({k})s" for k in where) or "true"
     async with pool.connection() as conn:
         cur = await conn.execute(
@@ -87,14 +86,14 @@ async def outbox(pool: AsyncConnectionPool, **where: Any) -> list[dict[str, Any]
         return await cur.fetchall()
 
 
-async def stream(pool: AsyncConnectionPool, stream_id: uuid.UUID) -> list[dict[str, Any]]:
+async def stream(pool: ConnectionPool, stream_id: uuid.UUID) -> list[dict[str, Any]]:
     async with pool.connection() as conn:
         cur = await conn.execute(
             "SELECT * FROM events WHERE stream_id = %s ORDER BY stream_version", (stream_id,))
         return await cur.fetchall()
 
 
-async def channel(pool: AsyncConnectionPool, sealer: AesGcmSealer, actor: Actor,
+async def channel(pool: ConnectionPool, sealer: AesGcmSealer, actor: Actor,
                   **fields: Any) -> uuid.UUID:
     channel_id, _ = await create_channel(pool, sealer, actor, fields, T0)
     return channel_id
@@ -109,7 +108,7 @@ def verify_signature(header: str, secret: str, body: bytes) -> int:
 
 # -- job alert rules --------------------------------------------------------------------------
 async def test_final_failure_alerts_in_the_run_transaction_and_reaches_slack(
-    fresh_pool: AsyncConnectionPool, worker: Worker, notifier: Notifier, clock: FrozenClock,
+    fresh_pool: ConnectionPool, worker: Worker, notifier: Notifier, clock: FrozenClock,
     sink: Sink, sealer: AesGcmSealer,
 ) -> None:
     actor = await new_actor(fresh_pool)
@@ -156,7 +155,7 @@ async def test_final_failure_alerts_in_the_run_transaction_and_reaches_slack(
 
 
 async def test_alert_after_failures_and_recovery(
-    fresh_pool: AsyncConnectionPool, worker: Worker, notifier: Notifier, clock: FrozenClock,
+    fresh_pool: ConnectionPool, worker: Worker, notifier: Notifier, clock: FrozenClock,
     sink: Sink, sealer: AesGcmSealer,
 ) -> None:
     actor = await new_actor(fresh_pool)
@@ -205,7 +204,7 @@ async def test_alert_after_failures_and_recovery(
 
 
 async def test_realert_every_while_still_failing(
-    fresh_pool: AsyncConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink,
+    fresh_pool: ConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink,
     sealer: AesGcmSealer,
 ) -> None:
     actor = await new_actor(fresh_pool)
@@ -225,7 +224,7 @@ async def test_realert_every_while_still_failing(
 
 
 async def test_healthy_runs_leave_no_alert_state(
-    fresh_pool: AsyncConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink,
+    fresh_pool: ConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink,
     sealer: AesGcmSealer,
 ) -> None:
     actor = await new_actor(fresh_pool)
@@ -241,7 +240,7 @@ async def test_healthy_runs_leave_no_alert_state(
 
 
 async def test_deleted_channel_gets_nothing_and_jobs_keep_working(
-    fresh_pool: AsyncConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink,
+    fresh_pool: ConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink,
     sealer: AesGcmSealer,
 ) -> None:
     actor = await new_actor(fresh_pool)
@@ -275,7 +274,7 @@ async def test_deleted_channel_gets_nothing_and_jobs_keep_working(
 
 
 async def test_channels_of_another_team_are_rejected(
-    fresh_pool: AsyncConnectionPool, sealer: AesGcmSealer, sink: Sink,
+    fresh_pool: ConnectionPool, sealer: AesGcmSealer, sink: Sink,
 ) -> None:
     actor, other = await new_actor(fresh_pool), await new_actor(fresh_pool)
     foreign = await channel(fresh_pool, sealer, other, name="theirs", kind="webhook",
@@ -289,7 +288,7 @@ async def test_channels_of_another_team_are_rejected(
 
 
 # -- providers --------------------------------------------------------------------------------
-async def _monitor_down(pool: AsyncConnectionPool, actor: Actor, channels: list[uuid.UUID],
+async def _monitor_down(pool: ConnectionPool, actor: Actor, channels: list[uuid.UUID],
                         name: str = "nightly backup", now: datetime = T0,
                         **extra: Any) -> uuid.UUID:
     monitor_id = uuid.uuid4()
@@ -303,7 +302,7 @@ async def _monitor_down(pool: AsyncConnectionPool, actor: Actor, channels: list[
 
 
 async def test_discord_payload(
-    fresh_pool: AsyncConnectionPool, notifier: Notifier, sink: Sink, sealer: AesGcmSealer,
+    fresh_pool: ConnectionPool, notifier: Notifier, sink: Sink, sealer: AesGcmSealer,
 ) -> None:
     actor = await new_actor(fresh_pool)
     sink.reply("/api/webhooks/1/tok", Reply(status=204, body=b""))
@@ -329,7 +328,7 @@ async def test_discord_payload(
 
 
 async def test_telegram_send_message_with_token_from_team_secret(
-    fresh_pool: AsyncConnectionPool, notifier: Notifier, sink: Sink, sealer: AesGcmSealer,
+    fresh_pool: ConnectionPool, notifier: Notifier, sink: Sink, sealer: AesGcmSealer,
     secrets: DictSecrets, clock: FrozenClock,
 ) -> None:
     actor = await new_actor(fresh_pool)
@@ -364,7 +363,7 @@ async def test_telegram_send_message_with_token_from_team_secret(
 
 
 async def test_telegram_ok_false_is_a_failure(
-    fresh_pool: AsyncConnectionPool, notifier: Notifier, sink: Sink, sealer: AesGcmSealer,
+    fresh_pool: ConnectionPool, notifier: Notifier, sink: Sink, sealer: AesGcmSealer,
     secrets: DictSecrets,
 ) -> None:
     actor = await new_actor(fresh_pool)
@@ -383,7 +382,7 @@ async def test_telegram_ok_false_is_a_failure(
 
 
 async def test_email_over_smtp_with_password_from_team_secret(
-    fresh_pool: AsyncConnectionPool, notifier: Notifier, sealer: AesGcmSealer,
+    fresh_pool: ConnectionPool, notifier: Notifier, sealer: AesGcmSealer,
     secrets: DictSecrets,
 ) -> None:
     actor = await new_actor(fresh_pool)
@@ -410,7 +409,7 @@ async def test_email_over_smtp_with_password_from_team_secret(
 
 
 async def test_email_starttls_with_server_configuration(
-    fresh_pool: AsyncConnectionPool, nsettings: Settings, clock: FrozenClock,
+    fresh_pool: ConnectionPool, nsettings: Settings, clock: FrozenClock,
     sealer: AesGcmSealer, secrets: DictSecrets, tmp_path: Any,
 ) -> None:
     from tests.notifying import self_signed
@@ -436,7 +435,7 @@ async def test_email_starttls_with_server_configuration(
 
 
 async def test_smtp_refusal_is_recorded(
-    fresh_pool: AsyncConnectionPool, notifier: Notifier, sealer: AesGcmSealer,
+    fresh_pool: ConnectionPool, notifier: Notifier, sealer: AesGcmSealer,
 ) -> None:
     actor = await new_actor(fresh_pool)
     with SmtpSink() as smtp:
@@ -453,7 +452,7 @@ async def test_smtp_refusal_is_recorded(
 
 # -- retries, final failure, crash between claim and send -----------------------------------
 async def test_retries_with_backoff_then_kept_as_failed(
-    fresh_pool: AsyncConnectionPool, notifier: Notifier, sink: Sink, sealer: AesGcmSealer,
+    fresh_pool: ConnectionPool, notifier: Notifier, sink: Sink, sealer: AesGcmSealer,
     clock: FrozenClock,
 ) -> None:
     actor = await new_actor(fresh_pool)
@@ -486,7 +485,7 @@ async def test_retries_with_backoff_then_kept_as_failed(
 
 
 async def test_permanent_error_and_retry_after(
-    fresh_pool: AsyncConnectionPool, notifier: Notifier, sink: Sink, sealer: AesGcmSealer,
+    fresh_pool: ConnectionPool, notifier: Notifier, sink: Sink, sealer: AesGcmSealer,
 ) -> None:
     actor = await new_actor(fresh_pool)
     sink.reply("/gone", Reply(status=404, body=b"no_service"))
@@ -504,7 +503,7 @@ async def test_permanent_error_and_retry_after(
 
 
 async def test_notifier_killed_between_claim_and_send_delivers_after_lease_expiry(
-    fresh_pool: AsyncConnectionPool, nsettings: Settings, clock: FrozenClock, sink: Sink,
+    fresh_pool: ConnectionPool, nsettings: Settings, clock: FrozenClock, sink: Sink,
     sealer: AesGcmSealer, secrets: DictSecrets,
 ) -> None:
     actor = await new_actor(fresh_pool)
@@ -541,7 +540,7 @@ async def test_notifier_killed_between_claim_and_send_delivers_after_lease_expir
 
 
 async def test_two_notifiers_never_send_the_same_row_twice(
-    fresh_pool: AsyncConnectionPool, nsettings: Settings, clock: FrozenClock, sink: Sink,
+    fresh_pool: ConnectionPool, nsettings: Settings, clock: FrozenClock, sink: Sink,
     sealer: AesGcmSealer, secrets: DictSecrets,
 ) -> None:
     import asyncio
@@ -567,7 +566,7 @@ async def test_two_notifiers_never_send_the_same_row_twice(
 
 # -- the monitor hook ---------------------------------------------------------------------------
 async def test_monitor_hook_is_transactional_and_drives_realerts(
-    fresh_pool: AsyncConnectionPool, sealer: AesGcmSealer, sink: Sink,
+    fresh_pool: ConnectionPool, sealer: AesGcmSealer, sink: Sink,
 ) -> None:
     actor = await new_actor(fresh_pool)
     hook = await channel(fresh_pool, sealer, actor, name="h", kind="webhook",
@@ -624,7 +623,7 @@ async def test_monitor_hook_is_transactional_and_drives_realerts(
 
 
 async def test_unreadable_secrets_fail_the_row_not_the_notifier(
-    fresh_pool: AsyncConnectionPool, notifier: Notifier, sink: Sink, sealer: AesGcmSealer,
+    fresh_pool: ConnectionPool, notifier: Notifier, sink: Sink, sealer: AesGcmSealer,
     secrets: DictSecrets,
 ) -> None:
     actor = await new_actor(fresh_pool)
@@ -653,7 +652,7 @@ async def test_unreadable_secrets_fail_the_row_not_the_notifier(
     assert g["status"] == "sent" and [h.path for h in sink.hits] == ["/g"]
 
 
-async def test_key_rotation_reseals_channels(fresh_pool: AsyncConnectionPool) -> None:
+async def test_key_rotation_reseals_channels(fresh_pool: ConnectionPool) -> None:
     import secrets as random_bytes
 
     from core.channels.commands import reseal_channels

@@ -8,11 +8,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from psycopg_pool import AsyncConnectionPool
-
 from core.clock import FrozenClock
 from core.config import Settings
-from core.db import open_pool
+from core.db import ConnectionPool, open_pool
 from core.runs.claim import claim_due
 from core.runs.registry import LIVE_SECONDS, beat
 from core.runs.worker import Worker
@@ -24,7 +22,7 @@ T0 = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
 SLOT = T0 + timedelta(hours=1)
 
 
-async def _claimed_elsewhere(pool: AsyncConnectionPool, worker_id: str, clock: FrozenClock):
+async def _claimed_elsewhere(pool: ConnectionPool, worker_id: str, clock: FrozenClock):
     """A run of the slot leased to ``worker_id`` and held by nobody in this process."""
     _, [lost] = await claim_due(pool, clock.now(), limit=10, lookahead=0, worker_id=worker_id,
                                 lease_margin=30)
@@ -32,7 +30,7 @@ async def _claimed_elsewhere(pool: AsyncConnectionPool, worker_id: str, clock: F
 
 
 async def test_a_run_this_worker_does_not_hold_is_sent_again_at_once(
-        fresh_pool: AsyncConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink) -> None:
+        fresh_pool: ConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink) -> None:
     """As after an asynchronous failover that lost the commit recording the run's result: the
     new primary has it ``running``, leased to this (live) worker, which holds no attempt of it.
     Without the release every slot of the job is skipped until the lease expires."""
@@ -59,7 +57,7 @@ async def test_a_run_this_worker_does_not_hold_is_sent_again_at_once(
 
 
 async def test_a_run_of_a_gone_worker_is_sent_again_and_a_live_ones_is_not(
-        fresh_pool: AsyncConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink) -> None:
+        fresh_pool: ConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink) -> None:
     actor = await new_actor(fresh_pool)
     gone_job = await add_job(fresh_pool, actor, T0, sink.url("/gone"), "0 * * * *")
     clock.set(SLOT)
@@ -113,7 +111,7 @@ async def test_orphans_are_looked_for_when_the_database_went_away(
 
 
 async def test_a_worker_frozen_past_its_lease_does_not_send_what_it_claimed_ahead(
-        fresh_pool: AsyncConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink) -> None:
+        fresh_pool: ConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink) -> None:
     """SIGSTOP after a claim ahead of the slot: when the worker resumes, the lease no longer
     covers the attempt (another worker may have sent it); it is not sent but released, and
     the next claim sends it with the same Idempotency-Key under a lease of its own."""
@@ -139,7 +137,7 @@ async def test_a_worker_frozen_past_its_lease_does_not_send_what_it_claimed_ahea
 
 
 async def test_a_lease_that_still_covers_the_attempt_is_sent(
-        fresh_pool: AsyncConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink) -> None:
+        fresh_pool: ConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink) -> None:
     actor = await new_actor(fresh_pool)
     job = await add_job(fresh_pool, actor, T0, sink.url("/late"), "0 * * * *",
                         timeout_seconds=10)

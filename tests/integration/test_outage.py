@@ -17,11 +17,11 @@ from datetime import UTC, datetime, timedelta
 
 import psycopg
 import pytest
-from psycopg_pool import AsyncConnectionPool
 
 from core.clock import FrozenClock
 from core.config import Settings
-from core.db import open_pool
+from core.db import ConnectionPool, open_pool
+from core.monitors.ping import PingPool
 from core.runs.worker import Worker
 from tests.helpers import add_job, eventually, make_worker, new_actor, runs_of
 from tests.sink import Sink
@@ -51,7 +51,7 @@ def summary(runs: list[dict]) -> list[tuple[float, str, str]]:
      + [(t, "schedule", "skipped") for t in (12, 14, 16, 18, 20)]),
 ])
 async def test_catchup_after_a_20_second_outage(
-    fresh_pool: AsyncConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink,
+    fresh_pool: ConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink,
     policy: str, overlap: str, expected: list[tuple[float, str, str]],
 ) -> None:
     actor = await new_actor(fresh_pool)
@@ -70,7 +70,7 @@ async def test_catchup_after_a_20_second_outage(
 
 @pytest.mark.parametrize("late", [2, 5, 8, 10])
 async def test_a_slot_at_most_10_s_late_is_on_time_under_every_policy(
-    fresh_pool: AsyncConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink,
+    fresh_pool: ConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink,
     late: float,
 ) -> None:
     actor = await new_actor(fresh_pool)
@@ -90,7 +90,7 @@ async def test_a_slot_at_most_10_s_late_is_on_time_under_every_policy(
     ("latest", ("catchup", "succeeded")), ("skip", ("schedule", "missed")),
     ("all", ("catchup", "succeeded"))])
 async def test_a_slot_more_than_10_s_late_goes_through_catchup(
-    fresh_pool: AsyncConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink,
+    fresh_pool: ConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink,
     policy: str, expected: tuple[str, str],
 ) -> None:
     actor = await new_actor(fresh_pool)
@@ -141,7 +141,7 @@ async def test_claim_uses_the_instant_after_waiting_for_the_pool(
 
 # -- a finished exchange whose recording is retried does not hold the next slot ----------------
 async def test_next_slot_fires_while_the_previous_result_is_still_being_recorded(
-    fresh_pool: AsyncConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink
+    fresh_pool: ConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink
 ) -> None:
     actor = await new_actor(fresh_pool)
     job = await add_job(fresh_pool, actor, T0, sink.url("/r"), "* * * * *", overlap="skip")
@@ -179,7 +179,7 @@ async def test_next_slot_fires_while_the_previous_result_is_still_being_recorded
 
 
 async def test_a_finished_exchange_is_not_taken_over_by_its_own_worker(
-    fresh_pool: AsyncConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink
+    fresh_pool: ConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink
 ) -> None:
     """The outage outlasted the lease: the worker that holds the result does not send the
     request again; it records the result once the database is back."""
@@ -200,7 +200,7 @@ async def test_a_finished_exchange_is_not_taken_over_by_its_own_worker(
 
 # -- a lost lease: the discarded result is logged, the first send's lateness kept --------------
 async def test_redispatched_run_keeps_the_first_send_lateness_and_logs_the_discard(
-    fresh_pool: AsyncConnectionPool, fresh_dsn: str, worker: Worker, settings: Settings,
+    fresh_pool: ConnectionPool, fresh_dsn: str, worker: Worker, settings: Settings,
     clock: FrozenClock, sink: Sink, caplog: pytest.LogCaptureFixture,
 ) -> None:
     actor = await new_actor(fresh_pool)
@@ -283,7 +283,7 @@ def test_service_loops_retry_quickly() -> None:
 
 
 async def test_checker_decides_with_the_instant_after_waiting_for_the_pool(
-    fresh_dsn: str, fresh_pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool,
+    fresh_dsn: str, fresh_pool: ConnectionPool, ping_pool: PingPool,
     clock: FrozenClock,
 ) -> None:
     from core.monitors.checker import Checker

@@ -9,8 +9,7 @@ import time
 import uuid
 from datetime import UTC, datetime
 
-from psycopg_pool import AsyncConnectionPool
-
+from core.db import ConnectionPool
 from core.monitors.batcher import PingBatcher
 from core.monitors.ping import Ping, open_ping_pool
 from core.services.outage import unavailable_reason
@@ -21,7 +20,7 @@ from tests.monitor_helpers import add_monitor
 WAIT = 1.5  # seconds: CRONLEDGER_DB_WAIT_SECONDS' default, the ping pool's timeout
 
 
-async def _pinged(pool: AsyncConnectionPool, monitor_id: uuid.UUID) -> int:
+async def _pinged(pool: ConnectionPool, monitor_id: uuid.UUID) -> int:
     async with pool.connection() as conn:
         cur = await conn.execute("SELECT count(*) AS n FROM events WHERE stream_id = %s AND "
                                  "event_type = 'monitor.pinged'", (monitor_id,))
@@ -39,7 +38,7 @@ async def _timed_record(batcher: PingBatcher, ping: Ping, at: datetime
 
 
 async def test_queued_pings_fail_within_the_wait_and_are_never_sent(
-        fresh_pool: AsyncConnectionPool, fresh_dsn: str) -> None:
+        fresh_pool: ConnectionPool, fresh_dsn: str) -> None:
     now = datetime.now(UTC)
     actor = await new_actor(fresh_pool)
     monitors = [await add_monitor(fresh_pool, actor, now, name=f"m{i}") for i in range(3)]

@@ -7,11 +7,11 @@ import uuid
 
 import pytest
 from litestar.testing import AsyncTestClient
-from psycopg_pool import AsyncConnectionPool
 
 from api.deps import whole_number_words
 from api.pagination import BAD_CURSOR, MAX_LIMIT
 from core.apikeys import create_api_key
+from core.db import ConnectionPool
 from tests.teams import Team
 
 ROW = uuid.uuid4()
@@ -142,7 +142,7 @@ async def test_the_route_list_is_complete(api: AsyncTestClient) -> None:
 
 
 async def test_api_keys_page_through_more_than_limit(
-    api: AsyncTestClient, team: Team, pool: AsyncConnectionPool
+    api: AsyncTestClient, team: Team, pool: ConnectionPool
 ) -> None:
     extra = [(await create_api_key(pool, team.actor.team_id, "read", f"k{i}"))[1]["id"]
              for i in range(4)]

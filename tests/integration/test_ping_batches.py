@@ -10,12 +10,12 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from psycopg_pool import AsyncConnectionPool
 
+from core.db import ConnectionPool
 from core.monitors import commands
 from core.monitors.batcher import PingBatcher
 from core.monitors.definition import cached_schedule
-from core.monitors.ping import Ping, open_ping_pool, record_ping, record_pings
+from core.monitors.ping import Ping, PingPool, open_ping_pool, record_ping, record_pings
 from core.monitors.rules import timing
 from core.monitors.state import MonitorState
 from tests.helpers import new_actor
@@ -34,7 +34,7 @@ DEFINITIONS = [
 IDENTITY = {"id", "team_id", "ping_token_hash", "name", "alert_at"}
 
 
-async def _copy_of_monitors(pool: AsyncConnectionPool) -> tuple[list[uuid.UUID], list[str]]:
+async def _copy_of_monitors(pool: ConnectionPool) -> tuple[list[uuid.UUID], list[str]]:
     actor = await new_actor(pool)
     ids, tokens = [], []
     for i, definition in enumerate(DEFINITIONS):
@@ -73,7 +73,7 @@ def _comparable(events: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
 
 @pytest.mark.parametrize("seed", range(12))
 async def test_a_batch_equals_the_same_pings_one_by_one(
-    fresh_pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool, seed: int
+    fresh_pool: ConnectionPool, ping_pool: PingPool, seed: int
 ) -> None:
     one_by_one, tokens_a = await _copy_of_monitors(fresh_pool)
     batched, tokens_b = await _copy_of_monitors(fresh_pool)
@@ -114,7 +114,7 @@ async def test_a_batch_equals_the_same_pings_one_by_one(
 
 
 async def test_the_batcher_groups_concurrent_pings_and_keeps_their_order(
-    fresh_pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool
+    fresh_pool: ConnectionPool, ping_pool: PingPool
 ) -> None:
     actor = await new_actor(fresh_pool)
     monitors = [await add_monitor(fresh_pool, actor, T0, "1h", name=f"m{i}") for i in range(3)]
@@ -147,7 +147,7 @@ async def test_the_batcher_groups_concurrent_pings_and_keeps_their_order(
 
 
 async def test_a_failed_statement_fails_every_ping_it_carried(
-    fresh_dsn: str, fresh_pool: AsyncConnectionPool
+    fresh_dsn: str, fresh_pool: ConnectionPool
 ) -> None:
     actor = await new_actor(fresh_pool)
     _, token = await add_monitor(fresh_pool, actor, T0)

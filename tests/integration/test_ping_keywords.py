@@ -7,11 +7,12 @@ from __future__ import annotations
 from datetime import timedelta
 
 from litestar.testing import AsyncTestClient
-from psycopg_pool import AsyncConnectionPool
 
 from core.channels.commands import create_channel
 from core.channels.sealing import AesGcmSealer
 from core.clock import FrozenClock, rfc3339
+from core.db import ConnectionPool
+from core.monitors.ping import PingPool
 from tests.helpers import new_actor
 from tests.monitor_helpers import add_monitor, monitor_row, ping, stream
 from tests.sink import Sink
@@ -19,7 +20,7 @@ from tests.teams import Team
 
 
 async def test_a_failure_keyword_in_the_body_is_a_fail_that_alerts(
-    fresh_pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool, sink: Sink,
+    fresh_pool: ConnectionPool, ping_pool: PingPool, sink: Sink,
     sealer: AesGcmSealer, clock: FrozenClock,
 ) -> None:
     t0 = clock.now()

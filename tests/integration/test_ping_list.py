@@ -9,10 +9,9 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime, timedelta
 
-from psycopg_pool import AsyncConnectionPool
-
 from core.db import open_pool
 from core.errors import NotFound
+from core.monitors.ping import PingPool
 from core.monitors.queries import list_pings
 from core.queries import Q
 from core.retention.maintenance import ensure_partitions
@@ -23,7 +22,7 @@ T0 = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
 
 
 async def test_pings_with_bodies_kept_copies_and_a_leaf_made_after_the_plan(
-        fresh_dsn: str, ping_pool: AsyncConnectionPool) -> None:
+        fresh_dsn: str, ping_pool: PingPool) -> None:
     # One connection: every read below runs in the server process that kept the first plan.
     pool = await open_pool(fresh_dsn, min_size=1, max_size=1)
     try:

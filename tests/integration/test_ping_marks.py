@@ -7,9 +7,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from psycopg_pool import AsyncConnectionPool
-
 from core.db import open_pool
+from core.monitors.ping import PingPool
 from core.monitors.queries import ping_marks
 from core.retention.maintenance import ensure_partitions
 from tests.helpers import new_actor
@@ -19,7 +18,7 @@ T0 = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
 
 
 async def test_marks_since_the_bound_in_a_leaf_made_after_the_plan(
-        fresh_dsn: str, ping_pool: AsyncConnectionPool) -> None:
+        fresh_dsn: str, ping_pool: PingPool) -> None:
     # One connection: every read below runs in the server process that kept the first plan.
     pool = await open_pool(fresh_dsn, min_size=1, max_size=1)
     try:

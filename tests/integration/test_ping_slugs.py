@@ -11,10 +11,10 @@ from typing import Any
 
 import psycopg
 from litestar.testing import AsyncTestClient
-from psycopg_pool import AsyncConnectionPool
 
 from api.app import create_app
 from core.config import Settings
+from core.db import ConnectionPool
 from core.monitors.slugs import MAX_SLUG, slug_problem, slugify
 from tests.teams import Team
 
@@ -27,7 +27,7 @@ async def _ping_key(api: AsyncTestClient, team: Team) -> str:
     return key
 
 
-async def _events(pool: AsyncConnectionPool) -> int:
+async def _events(pool: ConnectionPool) -> int:
     async with pool.connection() as conn:
         cur = await conn.execute("SELECT count(*) AS n FROM events")
         return (await cur.fetchone())["n"]
@@ -82,7 +82,7 @@ def test_slugify_follows_django() -> None:
 
 
 async def test_team_shows_whether_a_ping_key_exists(api: AsyncTestClient, team: Team,
-                                                     pool: AsyncConnectionPool) -> None:
+                                                     pool: ConnectionPool) -> None:
     r = await api.get("/v1/team", headers=team.read_auth)
     assert r.status_code == 200 and r.json()["has_ping_key"] is False
     assert r.json()["badge_url"].endswith(f"/badge/{r.json()['badge_key']}/*.svg")
@@ -100,7 +100,7 @@ async def test_team_shows_whether_a_ping_key_exists(api: AsyncTestClient, team: 
 
 
 async def test_slug_ping_behaves_like_the_token_url(api: AsyncTestClient, team: Team,
-                                                    pool: AsyncConnectionPool) -> None:
+                                                    pool: ConnectionPool) -> None:
     r = await api.post("/v1/monitors", json={"name": "Nightly Backup", "schedule": "1h"},
                        headers=team.auth)
     assert r.status_code == 201, r.text
@@ -152,7 +152,7 @@ async def test_slugs_are_unique_per_team(api: AsyncTestClient, team: Team) -> No
 
 
 async def test_create_1_provisions_the_monitor(api: AsyncTestClient, team: Team,
-                                              pool: AsyncConnectionPool) -> None:
+                                              pool: ConnectionPool) -> None:
     key = await _ping_key(api, team)
     r = await api.get(f"/ping/{key}/fresh-job?create=1")
     assert r.status_code == 201 and r.headers["cache-control"] == "no-cache"
@@ -172,7 +172,7 @@ async def test_create_1_provisions_the_monitor(api: AsyncTestClient, team: Team,
 
 
 async def test_create_1_stops_at_the_team_limit(shared_dsn: str, settings: Settings,
-                                               team: Team, pool: AsyncConnectionPool) -> None:
+                                               team: Team, pool: ConnectionPool) -> None:
     app = create_app(shared_dsn, replace(settings, team_monitor_limit=1))
     async with AsyncTestClient(app=app, raise_server_exceptions=False) as api:
         key = await _ping_key(api, team)

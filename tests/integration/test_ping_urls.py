@@ -11,10 +11,10 @@ from datetime import UTC, datetime
 
 import pytest
 from litestar.testing import AsyncTestClient
-from psycopg_pool import AsyncConnectionPool
 
 from core.config import Settings
 from core.crypto import KeyRing, new_key
+from core.db import ConnectionPool
 from core.monitors.commands import create_monitor
 from core.monitors.tokens import NO_KEY, NOT_KEPT, read_token
 from core.secrets import rotate_key
@@ -53,7 +53,7 @@ async def test_rotation_replaces_the_readable_url_at_once(api: AsyncTestClient,
 
 async def test_without_a_secret_key_the_url_is_shown_once_and_the_answer_says_why(
         keyless: AsyncTestClient, api: AsyncTestClient, team: Team,
-        pool: AsyncConnectionPool) -> None:
+        pool: ConnectionPool) -> None:
     r = await keyless.post("/v1/monitors", json=BODY, headers=team.auth)
     created = r.json()
     assert r.status_code == 201 and len(created["ping_token"]) == 64
@@ -88,7 +88,7 @@ async def test_without_a_secret_key_the_url_is_shown_once_and_the_answer_says_wh
 
 
 async def test_a_sealed_token_opens_only_for_its_own_monitor(
-        api: AsyncTestClient, team: Team, pool: AsyncConnectionPool) -> None:
+        api: AsyncTestClient, team: Team, pool: ConnectionPool) -> None:
     a = (await api.post("/v1/monitors", json=BODY, headers=team.auth)).json()
     b = (await api.post("/v1/monitors", json={**BODY, "name": "b"}, headers=team.auth)
          ).json()
@@ -101,7 +101,7 @@ async def test_a_sealed_token_opens_only_for_its_own_monitor(
     assert read["ping_url"] is None and read["ping_url_note"] == NOT_KEPT
 
 
-async def test_rotate_key_reseals_ping_tokens(fresh_pool: AsyncConnectionPool) -> None:
+async def test_rotate_key_reseals_ping_tokens(fresh_pool: ConnectionPool) -> None:
     from core.actor import Actor
     from core.apikeys import create_api_key
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 from litestar.testing import AsyncTestClient
-from psycopg_pool import AsyncConnectionPool
 
+from core.db import ConnectionPool
 from core.monitors.batcher import PingBatcher
 from core.monitors.ping import open_ping_pool
 from tests.teams import Team
@@ -32,7 +32,7 @@ async def _state(api: AsyncTestClient, team: Team, monitor: dict[str, Any]) -> d
     return (await api.get(f"/v1/monitors/{monitor['id']}", headers=team.auth)).json()
 
 
-async def _counts(pool: AsyncConnectionPool) -> tuple[int, int]:
+async def _counts(pool: ConnectionPool) -> tuple[int, int]:
     async with pool.connection() as conn:
         cur = await conn.execute("SELECT (SELECT count(*) FROM events) AS e, "
                                  "(SELECT count(*) FROM monitor_ping_bodies) AS p")
@@ -114,7 +114,7 @@ async def test_body_is_kept_up_to_the_limit(api: AsyncTestClient, team: Team) ->
 
 
 async def test_bodies_over_10_mib_are_refused_and_write_nothing(
-    api: AsyncTestClient, team: Team, pool: AsyncConnectionPool
+    api: AsyncTestClient, team: Team, pool: ConnectionPool
 ) -> None:
     monitor = await _monitor(api, team)
     url = f"/ping/{monitor['ping_token']}"
@@ -182,7 +182,7 @@ async def test_rid_pairs_start_and_success(api: AsyncTestClient, team: Team) -> 
     ("/-1", 404, "not found"),
 ])
 async def test_bad_parts_of_a_ping_url(api: AsyncTestClient, team: Team,
-                                       pool: AsyncConnectionPool, suffix: str, status: int,
+                                       pool: ConnectionPool, suffix: str, status: int,
                                        text: str) -> None:
     monitor = await _monitor(api, team)
     before = await _counts(pool)

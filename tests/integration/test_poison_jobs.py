@@ -14,12 +14,12 @@ from typing import Any
 
 import pytest
 from litestar.testing import AsyncTestClient
-from psycopg_pool import AsyncConnectionPool
 
 from core.actor import Actor
 from core.channels.commands import create_channel
 from core.channels.sealing import AesGcmSealer
 from core.clock import FrozenClock
+from core.db import ConnectionPool
 from core.jobs.commands import set_paused, trigger_job, update_job
 from core.runs.worker import Worker
 from tests.helpers import add_job, due_at, new_actor, runs_of
@@ -36,25 +36,25 @@ async def tick(worker: Worker, clock: FrozenClock, at: datetime) -> int:
     return claimed
 
 
-async def sql(pool: AsyncConnectionPool, query: str, *args: Any) -> None:
+async def sql(pool: ConnectionPool, query: str, *args: Any) -> None:
     async with pool.connection() as conn:
         await conn.execute(query, args)
 
 
-async def job_row(pool: AsyncConnectionPool, job_id: uuid.UUID) -> dict[str, Any]:
+async def job_row(pool: ConnectionPool, job_id: uuid.UUID) -> dict[str, Any]:
     async with pool.connection() as conn:
         cur = await conn.execute("SELECT * FROM jobs WHERE id = %s", (job_id,))
         return await cur.fetchone()
 
 
-async def job_stream(pool: AsyncConnectionPool, job_id: uuid.UUID) -> list[dict[str, Any]]:
+async def job_stream(pool: ConnectionPool, job_id: uuid.UUID) -> list[dict[str, Any]]:
     async with pool.connection() as conn:
         cur = await conn.execute(
             "SELECT * FROM events WHERE stream_id = %s ORDER BY stream_version", (job_id,))
         return await cur.fetchall()
 
 
-async def three_jobs(pool: AsyncConnectionPool, actor: Actor, sink: Sink,
+async def three_jobs(pool: ConnectionPool, actor: Actor, sink: Sink,
                      **poison_fields: Any) -> tuple[uuid.UUID, uuid.UUID, uuid.UUID]:
     a = await add_job(pool, actor, T0, sink.url("/a"), "* * * * *")
     poison = await add_job(pool, actor, T0, sink.url("/p"), "* * * * *", **poison_fields)
@@ -63,7 +63,7 @@ async def three_jobs(pool: AsyncConnectionPool, actor: Actor, sink: Sink,
 
 
 async def test_bad_zone_marks_the_job_broken_and_the_others_keep_firing(
-    fresh_pool: AsyncConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink,
+    fresh_pool: ConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink,
     sealer: AesGcmSealer,
 ) -> None:
     actor = await new_actor(fresh_pool)
@@ -111,7 +111,7 @@ async def test_bad_zone_marks_the_job_broken_and_the_others_keep_firing(
 
 
 async def test_unparsable_schedule_and_bad_request_are_isolated(
-    fresh_pool: AsyncConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink,
+    fresh_pool: ConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink,
 ) -> None:
     actor = await new_actor(fresh_pool)
     a, bad_schedule, b = await three_jobs(fresh_pool, actor, sink)
@@ -128,7 +128,7 @@ async def test_unparsable_schedule_and_bad_request_are_isolated(
 
 
 async def test_a_request_that_cannot_be_built_fails_its_run_and_breaks_the_job(
-    fresh_pool: AsyncConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink,
+    fresh_pool: ConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink,
 ) -> None:
     actor = await new_actor(fresh_pool)
     good = await add_job(fresh_pool, actor, T0, sink.url("/g"), "* * * * *")
@@ -150,7 +150,7 @@ async def test_a_request_that_cannot_be_built_fails_its_run_and_breaks_the_job(
 
 
 async def test_resume_and_trigger_of_a_broken_job_are_refused_until_it_evaluates(
-    fresh_pool: AsyncConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink,
+    fresh_pool: ConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink,
 ) -> None:
     from core.errors import Conflict
 
@@ -172,7 +172,7 @@ async def test_resume_and_trigger_of_a_broken_job_are_refused_until_it_evaluates
 
 
 async def test_api_reads_a_poison_job_without_a_500(
-    api: AsyncTestClient, team: Team, pool: AsyncConnectionPool, sink: Sink,
+    api: AsyncTestClient, team: Team, pool: ConnectionPool, sink: Sink,
 ) -> None:
     auth = team.auth
     created = (await api.post("/v1/jobs", headers=auth, json={

@@ -10,17 +10,17 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from litestar.testing import AsyncTestClient
-from psycopg_pool import AsyncConnectionPool
 
 from core.channels.commands import create_channel
 from core.channels.sealing import AesGcmSealer
 from core.clock import FrozenClock
 from core.config import Settings
-from core.db import transaction
+from core.db import ConnectionPool, transaction
 from core.events import append_events
 from core.maintenance.queries import held_alerts
 from core.monitors.checker import Checker
 from core.monitors.commands import update_monitor
+from core.monitors.ping import PingPool
 from core.notifications import messages
 from core.notifications.outbox import Alert, enqueue
 from core.rebuild import rebuild
@@ -34,14 +34,14 @@ from tests.teams import Team
 T0 = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
 
 
-async def rows(pool: AsyncConnectionPool, query: str, *args: Any) -> list[dict[str, Any]]:
+async def rows(pool: ConnectionPool, query: str, *args: Any) -> list[dict[str, Any]]:
     async with pool.connection() as conn:
         cur = await conn.execute(query, args)
         return await cur.fetchall()
 
 
 async def test_a_poison_event_is_skipped_recorded_and_projections_go_on(
-    fresh_pool: AsyncConnectionPool,
+    fresh_pool: ConnectionPool,
 ) -> None:
     actor = await new_actor(fresh_pool)
     team = actor.team_id
@@ -82,7 +82,7 @@ async def test_a_poison_event_is_skipped_recorded_and_projections_go_on(
 
 
 async def test_a_poison_notification_fails_with_its_error_and_the_others_are_sent(
-    fresh_pool: AsyncConnectionPool, settings: Settings, clock: FrozenClock, sink: Sink,
+    fresh_pool: ConnectionPool, settings: Settings, clock: FrozenClock, sink: Sink,
     sealer: AesGcmSealer,
 ) -> None:
     actor = await new_actor(fresh_pool)
@@ -119,7 +119,7 @@ async def test_a_poison_notification_fails_with_its_error_and_the_others_are_sen
 
 
 async def test_a_monitor_whose_schedule_breaks_is_marked_broken_and_the_others_are_checked(
-    fresh_pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool, checker: Checker,
+    fresh_pool: ConnectionPool, ping_pool: PingPool, checker: Checker,
 ) -> None:
     actor = await new_actor(fresh_pool)
     made = [await add_monitor(fresh_pool, actor, T0, "0 * * * *", grace_seconds=60)
@@ -158,7 +158,7 @@ async def test_a_monitor_whose_schedule_breaks_is_marked_broken_and_the_others_a
 
 
 async def test_api_reads_a_poison_monitor_without_a_500(
-    api: AsyncTestClient, team: Team, pool: AsyncConnectionPool,
+    api: AsyncTestClient, team: Team, pool: ConnectionPool,
 ) -> None:
     created = (await api.post("/v1/monitors", headers=team.auth, json={
         "name": "m", "schedule": "0 3 * * *", "timezone": "Europe/Paris"})).json()

@@ -6,9 +6,9 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from psycopg_pool import AsyncConnectionPool
 
 from core.clock import FrozenClock, rfc3339
+from core.db import ConnectionPool
 from core.jobs.queries import get_job
 from core.runs.worker import Worker
 from tests.helpers import add_job, due_at, new_actor, run_events, runs_of
@@ -28,7 +28,7 @@ def summary(runs: list[dict]) -> list[tuple[timedelta, str, str]]:
     ("queue", [(MIN, "succeeded"), (2 * MIN, "succeeded"), (3 * MIN, "skipped")]),
 ])
 async def test_run_longer_than_interval(
-    fresh_pool: AsyncConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink,
+    fresh_pool: ConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink,
     policy: str, expected: list[tuple[timedelta, str]],
 ) -> None:
     actor = await new_actor(fresh_pool)
@@ -63,7 +63,7 @@ async def test_run_longer_than_interval(
     ("* * * * *", timedelta(hours=3, seconds=30), "all", 100, 80),
 ])
 async def test_three_hours_of_downtime(
-    fresh_pool: AsyncConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink,
+    fresh_pool: ConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink,
     schedule: str, down_until: timedelta, policy: str, fired: int, missed: int,
 ) -> None:
     actor = await new_actor(fresh_pool)
@@ -95,7 +95,7 @@ async def test_three_hours_of_downtime(
 
 
 async def test_slot_late_within_grace_is_not_missed(
-    fresh_pool: AsyncConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink
+    fresh_pool: ConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink
 ) -> None:
     actor = await new_actor(fresh_pool)
     job = await add_job(fresh_pool, actor, T0, sink.url("/g"), "0 * * * *", catchup="skip")
@@ -107,7 +107,7 @@ async def test_slot_late_within_grace_is_not_missed(
 
 
 async def test_one_shot_fires_once_then_completes(
-    fresh_pool: AsyncConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink
+    fresh_pool: ConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink
 ) -> None:
     actor = await new_actor(fresh_pool)
     at = T0 + timedelta(hours=1)

@@ -13,10 +13,9 @@ from typing import Any
 import psycopg
 import pytest
 from psycopg.rows import dict_row
-from psycopg_pool import AsyncConnectionPool
 
 from core.clock import SystemClock
-from core.db import transaction
+from core.db import Connection, ConnectionPool, transaction
 from core.events import NewEvent, append_events, notify_wakeup
 from core.projections import histogram
 from core.projections.projector import CheckpointMoved, Projector, project_batch
@@ -27,7 +26,7 @@ T0 = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
 
 
 @pytest.fixture
-async def conns(fresh_dsn: str) -> AsyncIterator[list[psycopg.AsyncConnection]]:
+async def conns(fresh_dsn: str) -> AsyncIterator[list[Connection]]:
     opened = [await psycopg.AsyncConnection.connect(fresh_dsn, row_factory=dict_row)
               for _ in range(2)]
     yield opened
@@ -35,7 +34,7 @@ async def conns(fresh_dsn: str) -> AsyncIterator[list[psycopg.AsyncConnection]]:
         await conn.close()
 
 
-async def _pings(pool: AsyncConnectionPool, monitor_id: uuid.UUID) -> int:
+async def _pings(pool: ConnectionPool, monitor_id: uuid.UUID) -> int:
     async with pool.connection() as conn:
         cur = await conn.execute(
             "SELECT coalesce(sum(pings), 0)::int AS n FROM monitor_pings_daily "
@@ -43,7 +42,7 @@ async def _pings(pool: AsyncConnectionPool, monitor_id: uuid.UUID) -> int:
         return (await cur.fetchone())["n"]
 
 
-async def _checkpoint(pool: AsyncConnectionPool) -> dict[str, Any]:
+async def _checkpoint(pool: ConnectionPool) -> dict[str, Any]:
     async with pool.connection() as conn:
         cur = await conn.execute(Q["projection_checkpoint_get"], {"name": "reporting"})
         return await cur.fetchone()
@@ -64,7 +63,7 @@ def outcome_events(team_id: uuid.UUID, job_id: uuid.UUID, slot: datetime,
 
 
 async def test_an_older_transaction_committing_late_is_still_applied(
-    fresh_pool: AsyncConnectionPool, conns: list[psycopg.AsyncConnection]
+    fresh_pool: ConnectionPool, conns: list[Connection]
 ) -> None:
     team = (await new_actor(fresh_pool)).team_id
     late, early = MonitorStream(team), MonitorStream(team)
@@ -95,7 +94,7 @@ async def test_an_older_transaction_committing_late_is_still_applied(
 
 
 async def test_uncommitted_events_hold_the_projection_back(
-    fresh_pool: AsyncConnectionPool, conns: list[psycopg.AsyncConnection]
+    fresh_pool: ConnectionPool, conns: list[Connection]
 ) -> None:
     team = (await new_actor(fresh_pool)).team_id
     monitor = MonitorStream(team)
@@ -115,7 +114,7 @@ async def test_uncommitted_events_hold_the_projection_back(
 
 
 async def test_a_locked_checkpoint_is_skipped_and_never_moves_back(
-    fresh_pool: AsyncConnectionPool, conns: list[psycopg.AsyncConnection]
+    fresh_pool: ConnectionPool, conns: list[Connection]
 ) -> None:
     team = (await new_actor(fresh_pool)).team_id
     await MonitorStream(team).append(fresh_pool, T0, ("monitor.created", {"name": "m"}))
@@ -134,7 +133,7 @@ async def test_a_locked_checkpoint_is_skipped_and_never_moves_back(
     assert issubclass(CheckpointMoved, RuntimeError)
 
 
-async def test_concurrent_projectors_apply_each_event_once(fresh_pool: AsyncConnectionPool,
+async def test_concurrent_projectors_apply_each_event_once(fresh_pool: ConnectionPool,
                                                            fresh_dsn: str) -> None:
     team = (await new_actor(fresh_pool)).team_id
     job = uuid.uuid4()
@@ -154,11 +153,11 @@ async def test_concurrent_projectors_apply_each_event_once(fresh_pool: AsyncConn
     assert sum(row["duration_histogram"].values()) == 3000
 
 
-async def _checkpoint_reached(pool: AsyncConnectionPool, position: int) -> bool:
+async def _checkpoint_reached(pool: ConnectionPool, position: int) -> bool:
     return (await _checkpoint(pool))["global_position"] >= position
 
 
-async def test_notify_wakes_the_projector(fresh_pool: AsyncConnectionPool, fresh_dsn: str) -> None:
+async def test_notify_wakes_the_projector(fresh_pool: ConnectionPool, fresh_dsn: str) -> None:
     team = (await new_actor(fresh_pool)).team_id
     projector = Projector(fresh_pool, fresh_dsn, SystemClock(), interval=3600)
     listened = signal_on(projector, "on_listening")
@@ -178,7 +177,7 @@ async def test_notify_wakes_the_projector(fresh_pool: AsyncConnectionPool, fresh
         await task
 
 
-async def test_job_stats_per_hour_and_day(fresh_pool: AsyncConnectionPool) -> None:
+async def test_job_stats_per_hour_and_day(fresh_pool: ConnectionPool) -> None:
     team = (await new_actor(fresh_pool)).team_id
     job = uuid.uuid4()
     rng = random.Random(5)
@@ -243,7 +242,7 @@ def test_histogram_precision_against_exact_percentiles() -> None:
     assert histogram.merge([{"1": 2}, {1: 1, 5: 1}]) == {1: 3, 5: 1}
 
 
-async def test_job_health_tracks_the_last_outcome(fresh_pool: AsyncConnectionPool) -> None:
+async def test_job_health_tracks_the_last_outcome(fresh_pool: ConnectionPool) -> None:
     actor = await new_actor(fresh_pool)
     job = uuid.uuid4()
     created = NewEvent("job", job, 1, "job.created", actor.team_id, T0, {
@@ -264,7 +263,7 @@ async def test_job_health_tracks_the_last_outcome(fresh_pool: AsyncConnectionPoo
         "nightly export", "paused", "failed", 2)
 
 
-async def test_monitor_status_pings_and_downtime(fresh_pool: AsyncConnectionPool) -> None:
+async def test_monitor_status_pings_and_downtime(fresh_pool: ConnectionPool) -> None:
     team = (await new_actor(fresh_pool)).team_id
     m = MonitorStream(team)
     at = T0.replace(hour=23, minute=0)

@@ -9,11 +9,10 @@ import uuid
 from dataclasses import replace
 from datetime import UTC, datetime
 
-from psycopg_pool import AsyncConnectionPool
-
 from core.apikeys import create_api_key
 from core.clock import SystemClock
 from core.config import Settings
+from core.db import ConnectionPool
 from core.events import NewEvent, append_events
 from tests.conftest import _client
 from tests.helpers import project_all
@@ -22,7 +21,7 @@ T0 = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)  # the events' instants; the lag 
 
 
 async def test_reporting_reads_use_the_read_database(
-        fresh_dsn: str, fresh_pool: AsyncConnectionPool, pool: AsyncConnectionPool,
+        fresh_dsn: str, fresh_pool: ConnectionPool, pool: ConnectionPool,
         shared_dsn: str, settings: Settings) -> None:
     key, record = await create_api_key(pool, f"replica-{uuid.uuid4().hex[:8]}",
                                        "write")

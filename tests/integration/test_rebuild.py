@@ -7,9 +7,8 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from psycopg_pool import AsyncConnectionPool
-
 from core.clock import FrozenClock
+from core.db import ConnectionPool
 from core.events import stream_kinds
 from core.jobs.commands import delete_job, set_paused, trigger_job, update_job
 from core.monitors import commands
@@ -43,7 +42,7 @@ PROJECTIONS = {
 }
 
 
-async def snapshot(pool: AsyncConnectionPool) -> dict[str, list[dict[str, Any]]]:
+async def snapshot(pool: ConnectionPool) -> dict[str, list[dict[str, Any]]]:
     tables: dict[str, list[dict[str, Any]]] = {}
     async with pool.connection() as conn:
         for table, order in PROJECTIONS.items():
@@ -59,7 +58,7 @@ async def snapshot(pool: AsyncConnectionPool) -> dict[str, list[dict[str, Any]]]
     return tables
 
 
-async def monitor_workload(pool: AsyncConnectionPool, dsn: str, actor: Any) -> None:
+async def monitor_workload(pool: ConnectionPool, dsn: str, actor: Any) -> None:
     """Real monitors pinged, late, down, up, paused, resumed, deleted, driven by the checker."""
     ping_pool = await open_ping_pool(dsn, size=2)
     checker = Checker(pool, dsn, FrozenClock(T0), batch=10)
@@ -90,7 +89,7 @@ async def monitor_workload(pool: AsyncConnectionPool, dsn: str, actor: Any) -> N
         await ping_pool.close()
 
 
-async def job_workload(pool: AsyncConnectionPool, dsn: str, worker: Worker,
+async def job_workload(pool: ConnectionPool, dsn: str, worker: Worker,
                        clock: FrozenClock, sink: Sink) -> None:
     """Jobs created, edited, paused, resumed, deleted; runs succeeded, failed, retried,
     skipped, queued behind a running one, redispatched after a lost lease, missed, caught up."""
@@ -149,7 +148,7 @@ async def job_workload(pool: AsyncConnectionPool, dsn: str, worker: Worker,
 
 
 async def test_rebuild_equals_the_live_projections(
-    fresh_pool: AsyncConnectionPool, fresh_dsn: str, worker: Worker, clock: FrozenClock,
+    fresh_pool: ConnectionPool, fresh_dsn: str, worker: Worker, clock: FrozenClock,
     sink: Sink,
 ) -> None:
     await job_workload(fresh_pool, fresh_dsn, worker, clock, sink)
@@ -201,7 +200,7 @@ async def test_rebuild_equals_the_live_projections(
     assert {h.headers["X-Cronledger-Scheduled-For"] for h in fresh} == {"2026-11-30T12:11:00Z"}
     assert sorted(h.path for h in fresh) == ["/all", "/fail", "/flaky", "/ok", "/q"]
 
-async def test_rebuild_of_an_empty_log(fresh_pool: AsyncConnectionPool, fresh_dsn: str) -> None:
+async def test_rebuild_of_an_empty_log(fresh_pool: ConnectionPool, fresh_dsn: str) -> None:
     output = run_cli("projections", "rebuild", env={"DATABASE_URL": fresh_dsn})
     assert output.split() == ["jobs=0", "runs=0", "monitors=0", "events_projected=0"]
 

@@ -13,12 +13,12 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from litestar.testing import AsyncTestClient
-from psycopg_pool import AsyncConnectionPool
 
 from core.actor import Actor
 from core.channels.commands import create_channel
 from core.channels.sealing import AesGcmSealer
 from core.clock import FrozenClock
+from core.db import ConnectionPool
 from core.jobs.commands import update_job
 from core.replay.jobs import simulate_job
 from core.runs.claim import claim_due
@@ -32,7 +32,7 @@ T0 = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
 MIN = timedelta(minutes=1)
 
 
-async def _setup(pool: AsyncConnectionPool, sealer: AesGcmSealer, sink: Sink,
+async def _setup(pool: ConnectionPool, sealer: AesGcmSealer, sink: Sink,
                  **fields: Any) -> tuple[Actor, uuid.UUID]:
     actor = await new_actor(pool)
     channel, _ = await create_channel(pool, sealer, actor, {
@@ -42,7 +42,7 @@ async def _setup(pool: AsyncConnectionPool, sealer: AesGcmSealer, sink: Sink,
     return actor, job
 
 
-async def _simulate(pool: AsyncConnectionPool, actor: Actor, job: uuid.UUID,
+async def _simulate(pool: ConnectionPool, actor: Actor, job: uuid.UUID,
                     changes: dict[str, Any], end: datetime) -> dict[str, Any]:
     return await simulate_job(pool, actor, job, changes, T0, end, end)
 
@@ -58,7 +58,7 @@ async def _run(worker: Worker, clock: FrozenClock, at: datetime) -> None:
 
 
 async def test_a_proposed_min_duration_fails_the_quick_runs_and_replays_the_live_one(
-    fresh_pool: AsyncConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink,
+    fresh_pool: ConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink,
     sealer: AesGcmSealer,
 ) -> None:
     actor, job = await _setup(fresh_pool, sealer, sink)
@@ -82,7 +82,7 @@ async def test_a_proposed_min_duration_fails_the_quick_runs_and_replays_the_live
 
 
 async def test_a_proposed_max_duration_says_too_long_at_the_deadline_as_live_does(
-    fresh_pool: AsyncConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink,
+    fresh_pool: ConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink,
     sealer: AesGcmSealer,
 ) -> None:
     actor, job = await _setup(fresh_pool, sealer, sink, confirm={"timeout_seconds": 86400})
@@ -120,7 +120,7 @@ async def test_a_proposed_max_duration_says_too_long_at_the_deadline_as_live_doe
 
 
 async def test_a_proposed_alert_on_alerts_the_recorded_skipped_slot(
-    fresh_pool: AsyncConnectionPool, sealer: AesGcmSealer, sink: Sink,
+    fresh_pool: ConnectionPool, sealer: AesGcmSealer, sink: Sink,
 ) -> None:
     actor, job = await _setup(fresh_pool, sealer, sink, overlap="skip", timeout_seconds=600)
     for n in (1, 2):  # slot 1 runs and stays in flight, slot 2 is skipped

@@ -20,15 +20,16 @@ from urllib.parse import urlsplit
 import pytest
 from hypothesis import HealthCheck, Phase, event, example, given, note, settings
 from hypothesis import strategies as st
-from psycopg_pool import AsyncConnectionPool
 
 from core.channels.commands import create_channel
 from core.channels.sealing import AesGcmSealer
 from core.clock import FrozenClock
 from core.config import Settings
+from core.db import ConnectionPool
 from core.jobs import commands
 from core.monitors import commands as monitor_commands
 from core.monitors.checker import Checker
+from core.monitors.ping import PingPool
 from core.replay.jobs import simulate_job
 from core.runs.confirm import HEADER, ConfirmTimeouts, confirm
 from core.runs.worker import Worker
@@ -40,7 +41,7 @@ T0 = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
 
 
 @pytest.fixture
-async def job_worker(fresh_pool: AsyncConnectionPool, fresh_dsn: str, settings: Settings,
+async def job_worker(fresh_pool: ConnectionPool, fresh_dsn: str, settings: Settings,
                      clock: FrozenClock) -> AsyncIterator[Worker]:
     w = make_worker(fresh_pool, fresh_dsn, settings, clock)
     yield w
@@ -48,7 +49,7 @@ async def job_worker(fresh_pool: AsyncConnectionPool, fresh_dsn: str, settings: 
     await w.executor.aclose()
 
 
-async def _queued(pool: AsyncConnectionPool, job_id: uuid.UUID,
+async def _queued(pool: ConnectionPool, job_id: uuid.UUID,
                   start: datetime) -> list[tuple[datetime, str]]:
     async with pool.connection() as conn:
         cur = await conn.execute(
@@ -67,7 +68,7 @@ async def _queued(pool: AsyncConnectionPool, job_id: uuid.UUID,
        edit=st.tuples(st.integers(0, 8), st.integers(1, 3), st.sampled_from([None, 60])),
        cut=st.integers(0, 8))
 async def test_replaying_the_current_rules_reproduces_the_queued_alerts(
-    fresh_pool: AsyncConnectionPool, job_worker: Worker, clock: FrozenClock, sink: Sink,
+    fresh_pool: ConnectionPool, job_worker: Worker, clock: FrozenClock, sink: Sink,
     sealer: AesGcmSealer, outcomes: list[bool], rules: dict[str, Any],
     edit: tuple[int, int, int | None], cut: int,
 ) -> None:
@@ -163,7 +164,7 @@ async def _token(sink: Sink, path: str, seen: int) -> tuple[str | None, int]:
                 "alert_on": [], "with_parent": True},
          edit=(0, None, [], None, -1), cut=0, parent_job=(1, 2))
 async def test_replaying_the_current_bounds_alert_on_and_parents_reproduces_the_alerts(
-    fresh_pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool, job_worker: Worker,
+    fresh_pool: ConnectionPool, ping_pool: PingPool, job_worker: Worker,
     checker: Checker, clock: FrozenClock, sink: Sink, sealer: AesGcmSealer,
     hours: list[tuple[bool, int, bool, str | None]], rules: dict[str, Any],
     edit: tuple[int, int | None, list[str], bool | None, int], cut: int,

@@ -13,14 +13,15 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from litestar.testing import AsyncTestClient
-from psycopg_pool import AsyncConnectionPool
 
 from core.channels.commands import create_channel
 from core.channels.sealing import AesGcmSealer
 from core.clock import FrozenClock, rfc3339
+from core.db import ConnectionPool
 from core.maintenance.commands import create_window
 from core.maintenance.release import MaintenanceRelease
 from core.monitors.checker import Checker
+from core.monitors.ping import PingPool
 from core.replay.jobs import simulate_job
 from core.replay.monitors import simulate_monitor
 from core.runs.worker import Worker
@@ -34,14 +35,14 @@ PROBLEM = "application/problem+json"
 MARK = {"suppressed": "suppressed", "pending": "released"}  # outbox status -> replay mark
 
 
-async def _outbox(pool: AsyncConnectionPool, subject: uuid.UUID) -> list[dict[str, Any]]:
+async def _outbox(pool: ConnectionPool, subject: uuid.UUID) -> list[dict[str, Any]]:
     async with pool.connection() as conn:
         cur = await conn.execute("SELECT event, status, created_at FROM notifications "
                                  "WHERE subject_id = %s ORDER BY created_at, id", (subject,))
         return await cur.fetchall()
 
 
-async def _event_count(pool: AsyncConnectionPool, team_id: uuid.UUID) -> int:
+async def _event_count(pool: ConnectionPool, team_id: uuid.UUID) -> int:
     async with pool.connection() as conn:
         cur = await conn.execute("SELECT count(*) AS n FROM events WHERE team_id = %s",
                                  (team_id,))
@@ -49,7 +50,7 @@ async def _event_count(pool: AsyncConnectionPool, team_id: uuid.UUID) -> int:
 
 
 async def test_replaying_the_current_definition_reproduces_held_and_released_alerts(
-    fresh_pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool, checker: Checker,
+    fresh_pool: ConnectionPool, ping_pool: PingPool, checker: Checker,
     sink: Sink, sealer: AesGcmSealer, clock: FrozenClock,
 ) -> None:
     actor = await new_actor(fresh_pool)
@@ -84,7 +85,7 @@ async def test_replaying_the_current_definition_reproduces_held_and_released_ale
 
 
 async def test_a_recorded_window_holding_job_alerts_is_reproduced_and_a_runs_window_skips(
-    fresh_pool: AsyncConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink,
+    fresh_pool: ConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink,
     sealer: AesGcmSealer,
 ) -> None:
     actor = await new_actor(fresh_pool)
@@ -124,7 +125,7 @@ async def test_a_recorded_window_holding_job_alerts_is_reproduced_and_a_runs_win
 
 async def test_proposed_windows_over_http(
     frozen_api: AsyncTestClient, team: Team, clock: FrozenClock,
-    pool: AsyncConnectionPool,
+    pool: ConnectionPool,
 ) -> None:
     t0 = clock.now()
     r = await frozen_api.post("/v1/monitors", json={"name": "backup", "schedule": "1h",

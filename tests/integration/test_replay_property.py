@@ -25,13 +25,13 @@ from typing import Any
 
 from hypothesis import HealthCheck, Phase, event, given, note, settings
 from hypothesis import strategies as st
-from psycopg_pool import AsyncConnectionPool
 
 from core.channels.commands import create_channel
 from core.channels.sealing import AesGcmSealer
+from core.db import ConnectionPool
 from core.monitors import commands
 from core.monitors.checker import Checker
-from core.monitors.ping import Ping, record_pings
+from core.monitors.ping import Ping, PingPool, record_pings
 from core.replay.monitors import simulate_monitor
 from tests.helpers import new_actor
 from tests.monitor_helpers import add_monitor, ping
@@ -86,7 +86,7 @@ steps = st.tuples(st.sampled_from([[ARM], [ARM], []]), blocks, outage, blocks).m
     lambda p: [*p[0], *(s for block in (*p[1], p[2], *p[3]) for s in block)][:25])
 
 
-async def _alert_at(pool: AsyncConnectionPool, monitor_id: uuid.UUID) -> datetime | None:
+async def _alert_at(pool: ConnectionPool, monitor_id: uuid.UUID) -> datetime | None:
     """The monitor's next checker instant: ``alert_at``, or the next slot its failure
     tolerance watches while down."""
     async with pool.connection() as conn:
@@ -97,7 +97,7 @@ async def _alert_at(pool: AsyncConnectionPool, monitor_id: uuid.UUID) -> datetim
         return (await cur.fetchone())["at"]
 
 
-async def _alerts(pool: AsyncConnectionPool, monitor_id: uuid.UUID, start: datetime,
+async def _alerts(pool: ConnectionPool, monitor_id: uuid.UUID, start: datetime,
                   end: datetime) -> list[tuple[Any, ...]]:
     """The down and up alerts the live paths queued in ``[start, end]``."""
     async with pool.connection() as conn:
@@ -108,7 +108,7 @@ async def _alerts(pool: AsyncConnectionPool, monitor_id: uuid.UUID, start: datet
         return [(r["created_at"], r["event"]) for r in await cur.fetchall()]
 
 
-async def _advance(checker: Checker, pool: AsyncConnectionPool, monitor_id: uuid.UUID,
+async def _advance(checker: Checker, pool: ConnectionPool, monitor_id: uuid.UUID,
                    until: datetime) -> None:
     """The checker at every ``alert_at`` of the monitor up to ``until`` (inclusive)."""
     for _ in range(10_000):
@@ -119,7 +119,7 @@ async def _advance(checker: Checker, pool: AsyncConnectionPool, monitor_id: uuid
     raise AssertionError("alert_at did not move forward")
 
 
-async def _flips(pool: AsyncConnectionPool, monitor_id: uuid.UUID, start: datetime,
+async def _flips(pool: ConnectionPool, monitor_id: uuid.UUID, start: datetime,
                  end: datetime) -> list[tuple[Any, ...]]:
     async with pool.connection() as conn:
         cur = await conn.execute(
@@ -137,7 +137,7 @@ async def _flips(pool: AsyncConnectionPool, monitor_id: uuid.UUID, start: dateti
        with_parent=st.sampled_from([True, True, False]),
        parent_first=st.sampled_from(["fail", "success"]))
 async def test_replaying_the_current_definition_reproduces_the_recorded_transitions(
-    fresh_pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool, checker: Checker,
+    fresh_pool: ConnectionPool, ping_pool: PingPool, checker: Checker,
     sealer: AesGcmSealer, definition: dict[str, Any], script: list[tuple[Any, ...]],
     cut: float, tail: int, with_parent: bool, parent_first: str,
 ) -> None:

@@ -14,10 +14,10 @@ import psycopg
 import pytest
 from psycopg import sql
 from psycopg.rows import dict_row
-from psycopg_pool import AsyncConnectionPool
 
 from core.clock import FrozenClock
 from core.config import Settings
+from core.db import ConnectionPool
 from core.jobs.commands import set_paused, update_job
 from core.migrate import downgrade, upgrade
 from core.projections import histogram
@@ -95,7 +95,7 @@ def test_downgrade_keeps_the_shared_role(fresh_dsn: str, template_db: str) -> No
             "SELECT has_table_privilege(%s, 'reporting.runs', 'SELECT')", (ROLE,)).fetchone()[0]
 
 
-async def test_sql_percentiles_match_python(pool: AsyncConnectionPool) -> None:
+async def test_sql_percentiles_match_python(pool: ConnectionPool) -> None:
     rng = random.Random(3)
     cases = []
     for _ in range(100):
@@ -116,7 +116,7 @@ async def test_sql_percentiles_match_python(pool: AsyncConnectionPool) -> None:
         assert histogram.merge([(await cur.fetchone())["total"]]) == histogram.merge(cases)
 
 
-async def workload(pool: AsyncConnectionPool, dsn: str, settings: Settings,
+async def workload(pool: ConnectionPool, dsn: str, settings: Settings,
                    sink: Sink) -> dict[str, Any]:
     """Two days ago: an every-minute job that succeeds, one that fails, an edited job with an
     Authorization header; monitors pinged over two days, one down for an hour, one down now."""
@@ -156,7 +156,7 @@ async def workload(pool: AsyncConnectionPool, dsn: str, settings: Settings,
 
 
 async def test_every_documented_example_runs_as_the_reporting_role(
-    fresh_pool: AsyncConnectionPool, fresh_dsn: str, settings: Settings, sink: Sink
+    fresh_pool: ConnectionPool, fresh_dsn: str, settings: Settings, sink: Sink
 ) -> None:
     w = await workload(fresh_pool, fresh_dsn, settings, sink)
     queries = doc_queries()
@@ -218,7 +218,7 @@ async def test_every_documented_example_runs_as_the_reporting_role(
 
 
 async def test_views_match_the_projections(
-    fresh_pool: AsyncConnectionPool, fresh_dsn: str, settings: Settings, sink: Sink
+    fresh_pool: ConnectionPool, fresh_dsn: str, settings: Settings, sink: Sink
 ) -> None:
     w = await workload(fresh_pool, fresh_dsn, settings, sink)
     runs = await as_reporting(fresh_dsn, "SELECT * FROM reporting.runs ORDER BY scheduled_for")

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from psycopg_pool import AsyncConnectionPool
-
-from core.db import open_pool
+from core.db import ConnectionPool, open_pool
 from core.events import read_stream
 from core.migrate import downgrade, upgrade
 from tests.helpers import add_job, new_actor
@@ -27,14 +25,14 @@ from tests.monitor_helpers import (
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
 
-async def _as_stored_before(pool: AsyncConnectionPool, table: str, row_id, text: str,
+async def _as_stored_before(pool: ConnectionPool, table: str, row_id, text: str,
                             schedule: str) -> None:
     async with pool.connection() as conn:
         await conn.execute(f"UPDATE {table} SET schedule_text = %s, schedule = %s "  # noqa: S608
                            "WHERE id = %s", (text, schedule, row_id))
 
 
-async def _row(pool: AsyncConnectionPool, table: str, row_id) -> dict:
+async def _row(pool: ConnectionPool, table: str, row_id) -> dict:
     async with pool.connection() as conn:
         cur = await conn.execute(f"SELECT * FROM {table} WHERE id = %s", (row_id,))  # noqa: S608
         return await cur.fetchone()

@@ -11,10 +11,10 @@ from typing import Any
 
 import psycopg
 import pytest
-from psycopg_pool import AsyncConnectionPool
 
 from core.clock import FrozenClock
 from core.config import Settings
+from core.db import ConnectionPool
 from core.errors import ConcurrencyConflict
 from core.events import NewEvent, append_events
 from core.monitors.checker import Checker
@@ -39,7 +39,7 @@ def short(settings: Settings) -> Settings:
                    partitions_ahead_days=1)
 
 
-async def leaf_names(pool: AsyncConnectionPool) -> set[str]:
+async def leaf_names(pool: ConnectionPool) -> set[str]:
     async with pool.connection() as conn:
         cur = await conn.execute(
             "SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid "
@@ -47,7 +47,7 @@ async def leaf_names(pool: AsyncConnectionPool) -> set[str]:
         return {r["relname"] for r in await cur.fetchall()}
 
 
-async def test_partitions_are_created_ahead(fresh_pool: AsyncConnectionPool,
+async def test_partitions_are_created_ahead(fresh_pool: ConnectionPool,
                                             settings: Settings) -> None:
     now = datetime(2027, 3, 10, 8, 0, tzinfo=UTC)
     created = await ensure_partitions(fresh_pool, now, 3)
@@ -66,7 +66,7 @@ async def test_partitions_are_created_ahead(fresh_pool: AsyncConnectionPool,
 
 
 async def test_a_stale_version_is_a_conflict_in_a_daily_leaf(
-        fresh_pool: AsyncConnectionPool) -> None:
+        fresh_pool: ConnectionPool) -> None:
     now = datetime(2027, 3, 10, 8, 0, tzinfo=UTC)
     await ensure_partitions(fresh_pool, now, 1)
     run_id, team = uuid.uuid4(), uuid.uuid4()
@@ -77,7 +77,7 @@ async def test_a_stale_version_is_a_conflict_in_a_daily_leaf(
             await append_events(conn, [NewEvent("run", run_id, 1, "run.started", team, now)])
 
 
-async def test_one_maintenance_pass_at_a_time(fresh_pool: AsyncConnectionPool, fresh_dsn: str,
+async def test_one_maintenance_pass_at_a_time(fresh_pool: ConnectionPool, fresh_dsn: str,
                                              settings: Settings) -> None:
     with psycopg.connect(fresh_dsn) as other:
         other.execute("SELECT * FROM retention_lock FOR UPDATE")  # another process's pass
@@ -87,7 +87,7 @@ async def test_one_maintenance_pass_at_a_time(fresh_pool: AsyncConnectionPool, f
 
 
 async def test_prunes_keep_the_log_honest_and_rebuild_equals_live(
-    fresh_pool: AsyncConnectionPool, fresh_dsn: str, settings: Settings, clock: FrozenClock,
+    fresh_pool: ConnectionPool, fresh_dsn: str, settings: Settings, clock: FrozenClock,
     sink: Sink,
 ) -> None:
     settings = short(settings)
@@ -177,7 +177,7 @@ async def test_prunes_keep_the_log_honest_and_rebuild_equals_live(
         assert rebuilt[table] == live[table], table
 
 
-async def test_dry_run_changes_nothing(fresh_pool: AsyncConnectionPool,
+async def test_dry_run_changes_nothing(fresh_pool: ConnectionPool,
                                        settings: Settings) -> None:
     settings = short(settings)
     await ensure_partitions(fresh_pool, T0, 1)
@@ -194,7 +194,7 @@ async def test_dry_run_changes_nothing(fresh_pool: AsyncConnectionPool,
 
 
 async def test_a_monitor_keeps_its_newest_100_pings(
-        fresh_pool: AsyncConnectionPool, fresh_dsn: str, settings: Settings) -> None:
+        fresh_pool: ConnectionPool, fresh_dsn: str, settings: Settings) -> None:
     settings = short(settings)
     for d in range(5):
         await ensure_partitions(fresh_pool, T0 + timedelta(days=d), 1)
@@ -239,7 +239,7 @@ def test_prune_and_db_size_commands(fresh_dsn: str) -> None:
     assert "nothing is past its retention" in run_cli("prune", "--dry-run", env=env)
 
 
-async def _old_runs(pool: AsyncConnectionPool, actor, job: uuid.UUID, start: datetime,  # noqa: ANN001
+async def _old_runs(pool: ConnectionPool, actor, job: uuid.UUID, start: datetime,  # noqa: ANN001
                     count: int, *, finish: bool = True) -> list[uuid.UUID]:
     """``count`` manual runs of ``job`` a minute apart from ``start``: their events in the log
     and their ``runs`` rows their fold (what the recorder would have written)."""
@@ -277,7 +277,7 @@ async def _old_runs(pool: AsyncConnectionPool, actor, job: uuid.UUID, start: dat
 
 
 async def test_prune_deletes_old_runs_rows_but_a_jobs_newest_100_and_finished_notifications(
-        fresh_pool: AsyncConnectionPool, settings: Settings, sealer: Any, clock: FrozenClock
+        fresh_pool: ConnectionPool, settings: Settings, sealer: Any, clock: FrozenClock
 ) -> None:
     from core.channels.commands import create_channel
     from core.runs.queries import list_runs
@@ -364,7 +364,7 @@ async def test_prune_deletes_old_runs_rows_but_a_jobs_newest_100_and_finished_no
 
 
 async def test_a_leaf_whose_lock_is_not_granted_stays_and_log_pruned_says_so(
-        fresh_pool: AsyncConnectionPool, fresh_dsn: str, settings: Settings,
+        fresh_pool: ConnectionPool, fresh_dsn: str, settings: Settings,
         monkeypatch: pytest.MonkeyPatch) -> None:
     settings = short(settings)
     monkeypatch.setattr(pruning, "LOCK_ATTEMPTS", 2)

@@ -12,13 +12,14 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from litestar.testing import AsyncTestClient
-from psycopg_pool import AsyncConnectionPool
 
 from core.actor import Actor
 from core.channels.commands import create_channel
 from core.channels.sealing import AesGcmSealer
 from core.clock import FrozenClock, rfc3339
+from core.db import ConnectionPool
 from core.monitors.checker import Checker
+from core.monitors.ping import PingPool
 from tests.helpers import new_actor
 from tests.monitor_helpers import add_monitor, advance, monitor_row, ping, stream
 from tests.sink import Sink
@@ -27,13 +28,13 @@ from tests.teams import Team
 T0 = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
 
 
-async def _outbox(pool: AsyncConnectionPool) -> list[dict[str, Any]]:
+async def _outbox(pool: ConnectionPool) -> list[dict[str, Any]]:
     async with pool.connection() as conn:
         cur = await conn.execute("SELECT * FROM notifications ORDER BY created_at, id")
         return await cur.fetchall()
 
 
-async def _setup(pool: AsyncConnectionPool, sealer: AesGcmSealer, sink: Sink,
+async def _setup(pool: ConnectionPool, sealer: AesGcmSealer, sink: Sink,
                  **fields: Any) -> tuple[Actor, uuid.UUID, str]:
     actor = await new_actor(pool)
     slack, _ = await create_channel(pool, sealer, actor, {
@@ -48,7 +49,7 @@ def _downs(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 async def test_a_success_sooner_than_min_duration_is_a_failure_that_says_so(
-    fresh_pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool, sink: Sink,
+    fresh_pool: ConnectionPool, ping_pool: PingPool, sink: Sink,
     sealer: AesGcmSealer,
 ) -> None:
     _, monitor, token = await _setup(fresh_pool, sealer, sink, min_duration="2m")
@@ -80,7 +81,7 @@ async def test_a_success_sooner_than_min_duration_is_a_failure_that_says_so(
 
 
 async def test_a_run_past_max_duration_is_down_while_it_runs_not_at_its_late_end(
-    fresh_pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool, checker: Checker,
+    fresh_pool: ConnectionPool, ping_pool: PingPool, checker: Checker,
     sink: Sink, sealer: AesGcmSealer,
 ) -> None:
     _, monitor, token = await _setup(fresh_pool, sealer, sink, max_duration="2h")
@@ -107,7 +108,7 @@ async def test_a_run_past_max_duration_is_down_while_it_runs_not_at_its_late_end
 
 
 async def test_a_late_start_is_overdue_and_told_apart_from_a_long_run(
-    fresh_pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool, checker: Checker,
+    fresh_pool: ConnectionPool, ping_pool: PingPool, checker: Checker,
     sink: Sink, sealer: AesGcmSealer,
 ) -> None:
     _, monitor, token = await _setup(fresh_pool, sealer, sink, max_duration="2h")
@@ -185,7 +186,7 @@ async def test_bounds_through_the_api_apply_and_simulate(
 
 
 async def test_a_prune_snapshot_copied_before_the_bounds_existed_rebuilds(
-    fresh_pool: AsyncConnectionPool,
+    fresh_pool: ConnectionPool,
 ) -> None:
     from core.projections import monitor_rows
 

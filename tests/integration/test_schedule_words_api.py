@@ -12,8 +12,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 from litestar.testing import AsyncTestClient
-from psycopg_pool import AsyncConnectionPool
 
+from core.db import ConnectionPool
 from core.events import read_stream
 from core.jobs.state import fold as fold_job
 from core.monitors.commands import update_monitor
@@ -27,7 +27,7 @@ JOB = {"name": "words", "timezone": "Europe/Paris",
        "request": {"method": "POST", "url": "http://127.0.0.1:9/report"}}
 
 
-async def _row(pool: AsyncConnectionPool, table: str, row_id: str) -> dict[str, Any]:
+async def _row(pool: ConnectionPool, table: str, row_id: str) -> dict[str, Any]:
     async with pool.connection() as conn:
         cur = await conn.execute(f"SELECT * FROM {table} WHERE id = %s", (row_id,))  # noqa: S608
         row = await cur.fetchone()
@@ -35,14 +35,14 @@ async def _row(pool: AsyncConnectionPool, table: str, row_id: str) -> dict[str, 
     return row
 
 
-async def _stream(pool: AsyncConnectionPool, row_id: str, team: Team,
+async def _stream(pool: ConnectionPool, row_id: str, team: Team,
                   stream_type: str = "job") -> list[dict[str, Any]]:
     async with pool.connection() as conn:
         return await read_stream(conn, stream_type, uuid.UUID(row_id), team.actor.team_id)
 
 
 async def test_a_job_in_words_stores_the_canonical_form_and_keeps_the_words(
-    api: AsyncTestClient, team: Team, pool: AsyncConnectionPool,
+    api: AsyncTestClient, team: Team, pool: ConnectionPool,
 ) -> None:
     r = await api.post("/v1/jobs", headers=team.auth,
                        json={**JOB, "schedule": "  du lundi au vendredi à 9h30 "})
@@ -86,7 +86,7 @@ async def test_a_canonical_job_has_no_words(api: AsyncTestClient, team: Team) ->
     assert (r.json()["schedule"], r.json()["schedule_text"]) == ("@every 90s", None)
 
 
-async def _counts(pool: AsyncConnectionPool, team: Team) -> tuple[int, int]:
+async def _counts(pool: ConnectionPool, team: Team) -> tuple[int, int]:
     async with pool.connection() as conn:
         cur = await conn.execute(
             "SELECT (SELECT count(*) FROM jobs WHERE team_id = %(t)s) "
@@ -102,7 +102,7 @@ async def _counts(pool: AsyncConnectionPool, team: Team) -> tuple[int, int]:
     ("/v1/monitors", {"name": "m", "schedule": "every dya at 9am"}),
 ])
 async def test_a_phrase_that_cannot_be_read_is_422_and_changes_nothing(
-    api: AsyncTestClient, team: Team, pool: AsyncConnectionPool, path: str,
+    api: AsyncTestClient, team: Team, pool: ConnectionPool, path: str,
     body: dict[str, Any],
 ) -> None:
     before = await _counts(pool, team)
@@ -116,7 +116,7 @@ async def test_a_phrase_that_cannot_be_read_is_422_and_changes_nothing(
 
 
 async def test_a_monitor_in_words(api: AsyncTestClient, team: Team,
-                                  pool: AsyncConnectionPool) -> None:
+                                  pool: ConnectionPool) -> None:
     r = await api.post("/v1/monitors", headers=team.auth,
                        json={"name": "backup", "schedule": "toutes les 15 minutes"})
     assert r.status_code == 201, r.text
@@ -139,7 +139,7 @@ async def test_a_monitor_in_words(api: AsyncTestClient, team: Team,
     assert r.json()["schedule_text"] is None
 
 
-async def test_the_rebuild_keeps_the_words(fresh_pool: AsyncConnectionPool) -> None:
+async def test_the_rebuild_keeps_the_words(fresh_pool: ConnectionPool) -> None:
     now = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
     actor = await new_actor(fresh_pool)
     job_id = await add_job(fresh_pool, actor, now, "http://127.0.0.1:9/x",

@@ -7,10 +7,10 @@ from datetime import UTC, datetime, timedelta
 
 import psycopg
 from psycopg.rows import dict_row
-from psycopg_pool import AsyncConnectionPool
 
 from core.clock import FrozenClock
 from core.config import Settings
+from core.db import ConnectionPool
 from core.events import to_json
 from core.jobs.commands import set_paused, trigger_job, update_job
 from core.queries import Q
@@ -37,7 +37,7 @@ async def tick(worker: Worker, clock: FrozenClock, at: datetime) -> int:
 
 
 async def test_job_fires_at_its_slot_with_headers(
-    fresh_pool: AsyncConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink
+    fresh_pool: ConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink
 ) -> None:
     actor = await new_actor(fresh_pool)
     job = await add_job(fresh_pool, actor, T0, sink.url("/a"), "* * * * *",
@@ -64,7 +64,7 @@ async def test_job_fires_at_its_slot_with_headers(
 
 
 async def test_each_slot_fires_once_even_when_claimed_again(
-    fresh_pool: AsyncConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink
+    fresh_pool: ConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink
 ) -> None:
     actor = await new_actor(fresh_pool)
     job = await add_job(fresh_pool, actor, T0, sink.url("/a"), "* * * * *")
@@ -78,7 +78,7 @@ async def test_each_slot_fires_once_even_when_claimed_again(
 
 
 async def test_pause_resume_trigger(
-    fresh_pool: AsyncConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink
+    fresh_pool: ConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink
 ) -> None:
     actor = await new_actor(fresh_pool)
     job = await add_job(fresh_pool, actor, T0, sink.url("/p"), "* * * * *")
@@ -99,7 +99,7 @@ async def test_pause_resume_trigger(
 
 
 async def test_failure_is_recorded_with_class_and_body(
-    fresh_pool: AsyncConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink
+    fresh_pool: ConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink
 ) -> None:
     actor = await new_actor(fresh_pool)
     sink.reply("/fail", Reply(status=500, body=b"boom"))
@@ -119,7 +119,7 @@ async def test_failure_is_recorded_with_class_and_body(
 
 
 async def test_retries_are_durable(
-    fresh_pool: AsyncConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink,
+    fresh_pool: ConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink,
     fresh_dsn: str, settings: Settings,
 ) -> None:
     actor = await new_actor(fresh_pool)
@@ -148,7 +148,7 @@ async def test_retries_are_durable(
 
 
 async def test_expired_lease_is_redispatched_with_same_run(
-    fresh_pool: AsyncConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink
+    fresh_pool: ConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink
 ) -> None:
     actor = await new_actor(fresh_pool)
     job = await add_job(fresh_pool, actor, T0, sink.url("/l"), "0 * * * *", timeout_seconds=10)
@@ -171,7 +171,7 @@ async def test_expired_lease_is_redispatched_with_same_run(
 
 
 async def test_edit_during_claim_keeps_the_slot(
-    fresh_pool: AsyncConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink
+    fresh_pool: ConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink
 ) -> None:
     actor = await new_actor(fresh_pool)
     job = await add_job(fresh_pool, actor, T0, sink.url("/e"), "* * * * *")
@@ -192,7 +192,7 @@ def _claim_params(limit: int = 10) -> dict[str, object]:
 
 
 async def test_a_command_during_a_claim_waits_for_it_instead_of_deadlocking(
-    fresh_pool: AsyncConnectionPool, fresh_dsn: str
+    fresh_pool: ConnectionPool, fresh_dsn: str
 ) -> None:
     """The claim (``job_claim_due``) locks both rows of each job it takes, ``due_jobs`` and
     ``jobs``; a command (pause, edit, delete) locks ``jobs`` first, then changes ``due_jobs``.
@@ -225,7 +225,7 @@ async def test_a_command_during_a_claim_waits_for_it_instead_of_deadlocking(
 
 
 async def test_a_claim_skips_a_job_a_command_holds(
-    fresh_pool: AsyncConnectionPool, fresh_dsn: str
+    fresh_pool: ConnectionPool, fresh_dsn: str
 ) -> None:
     """A command can hold a job before its ``due_jobs`` row exists or is visible (a pause
     racing a resume that is committing the row). A claim then skips the job instead of
@@ -251,7 +251,7 @@ async def test_a_claim_skips_a_job_a_command_holds(
 
 
 async def test_a_slot_claimed_while_the_previous_run_is_in_flight_is_decided_at_the_slot(
-    fresh_pool: AsyncConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink
+    fresh_pool: ConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink
 ) -> None:
     """With the claim lookahead (1 s), an every-second job's next slot enters the claim window
     while its current run is still in flight. Decided then, overlap ``skip`` skipped every
@@ -274,7 +274,7 @@ async def test_a_slot_claimed_while_the_previous_run_is_in_flight_is_decided_at_
 
 
 async def test_a_job_allowed_to_overlap_is_claimed_ahead_while_a_run_is_in_flight(
-    fresh_pool: AsyncConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink
+    fresh_pool: ConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink
 ) -> None:
     worker.lookahead = 1.0
     sink.reply("/a", Reply(delay=1.0), Reply())

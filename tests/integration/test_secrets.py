@@ -22,7 +22,6 @@ from typing import Any
 import psycopg
 import pytest
 from litestar.testing import AsyncTestClient
-from psycopg_pool import AsyncConnectionPool
 
 from api.app import create_app
 from api.cli import with_key_source
@@ -40,6 +39,7 @@ from core.crypto import (
     parse_keys,
     secret_aad,
 )
+from core.db import ConnectionPool
 from core.errors import Unavailable
 from core.secrets import NAME_WORDS, put_secret, rotate_key
 from tests.helpers import make_worker
@@ -160,7 +160,7 @@ async def test_secrets_api_is_write_only(api: AsyncTestClient, team: Team) -> No
     ("OK", {}, "value"),
 ])
 async def test_bad_secrets_are_422_and_change_nothing(
-    api: AsyncTestClient, team: Team, pool: AsyncConnectionPool, name: str,
+    api: AsyncTestClient, team: Team, pool: ConnectionPool, name: str,
     body: dict[str, Any], field: str,
 ) -> None:
     r = await api.put(f"/v1/secrets/{name}", json=body, headers=team.auth)
@@ -175,7 +175,7 @@ async def test_bad_secrets_are_422_and_change_nothing(
 
 
 async def test_secrets_are_team_scoped(
-    api: AsyncTestClient, team: Team, pool: AsyncConnectionPool
+    api: AsyncTestClient, team: Team, pool: ConnectionPool
 ) -> None:
     await api.put("/v1/secrets/MINE", json={"value": "mine-value"}, headers=team.auth)
     r = await api.put("/v1/secrets/MINE", json={"value": "x"}, headers=team.read_auth)
@@ -188,7 +188,7 @@ async def test_secrets_are_team_scoped(
 
 
 async def test_without_a_key_secrets_answer_503(
-    shared_dsn: str, settings: Settings, team: Team, pool: AsyncConnectionPool
+    shared_dsn: str, settings: Settings, team: Team, pool: ConnectionPool
 ) -> None:
     app = create_app(shared_dsn, replace(settings, secret_key=""))
     async with AsyncTestClient(app=app, raise_server_exceptions=False) as client:
@@ -205,7 +205,7 @@ async def test_without_a_key_secrets_answer_503(
 
 
 # -- rotation -----------------------------------------------------------------------------------
-async def _seed(pool: AsyncConnectionPool, ring: KeyRing) -> tuple[Actor, uuid.UUID]:
+async def _seed(pool: ConnectionPool, ring: KeyRing) -> tuple[Actor, uuid.UUID]:
     from core.jobs.commands import create_job
 
     _, record = await create_api_key(pool, f"rot-{uuid.uuid4().hex[:8]}")
@@ -218,14 +218,14 @@ async def _seed(pool: AsyncConnectionPool, ring: KeyRing) -> tuple[Actor, uuid.U
     return actor, job
 
 
-async def _key_ids(pool: AsyncConnectionPool) -> set[str]:
+async def _key_ids(pool: ConnectionPool) -> set[str]:
     async with pool.connection() as conn:
         cur = await conn.execute(
             "SELECT key_id FROM secrets UNION SELECT key_id FROM job_signing_secrets")
         return {r["key_id"] for r in await cur.fetchall()}
 
 
-async def test_rotate_key_reencrypts_under_the_newest_key(fresh_pool: AsyncConnectionPool) -> None:
+async def test_rotate_key_reencrypts_under_the_newest_key(fresh_pool: ConnectionPool) -> None:
     old, new = new_key(), new_key()
     old_ring = KeyRing.from_sources(old, "")
     actor, _ = await _seed(fresh_pool, old_ring)
@@ -256,7 +256,7 @@ def _cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
                           env={**os.environ, **env}, capture_output=True, text=True, timeout=120)
 
 
-async def test_rotate_key_command(fresh_dsn: str, fresh_pool: AsyncConnectionPool,
+async def test_rotate_key_command(fresh_dsn: str, fresh_pool: ConnectionPool,
                                   tmp_path: Path) -> None:
     old = new_key()
     await _seed(fresh_pool, KeyRing.from_sources(old, ""))
@@ -356,7 +356,7 @@ def _forms(value: str) -> list[str]:
 
 
 async def test_plaintext_appears_nowhere(
-    fresh_dsn: str, fresh_pool: AsyncConnectionPool, settings: Settings, all_logs: _Capture,
+    fresh_dsn: str, fresh_pool: ConnectionPool, settings: Settings, all_logs: _Capture,
 ) -> None:
     token = f"tok{uuid.uuid4().hex[:12]}"
     first_value = f"old{uuid.uuid4().hex[:12]}"

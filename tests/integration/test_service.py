@@ -13,9 +13,9 @@ from typing import Any
 
 import psycopg
 import pytest
-from psycopg_pool import AsyncConnectionPool
 
 from core.clock import SystemClock
+from core.db import ConnectionPool
 from core.runs.worker import Worker
 from core.services.base import Service
 from core.services.listen import listen_statement
@@ -119,7 +119,7 @@ async def test_a_database_outage_logs_one_warning_for_many_retries(
 
 
 async def test_a_notify_on_the_channel_wakes_the_service(
-    shared_dsn: str, pool: AsyncConnectionPool,
+    shared_dsn: str, pool: ConnectionPool,
 ) -> None:
     toy = Toy(shared_dsn)
     task = asyncio.create_task(toy.run())

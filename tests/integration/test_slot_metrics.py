@@ -8,9 +8,8 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime, timedelta
 
-from psycopg_pool import AsyncConnectionPool
-
 from core.clock import FrozenClock
+from core.db import ConnectionPool
 from core.maintenance.commands import create_window
 from core.metrics import render_metrics
 from core.runs.worker import Worker
@@ -22,14 +21,14 @@ T0 = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
 SAMPLE = re.compile(r'^cronledger_slots_not_run\{reason="([^"]+)"\} (\S+)$', re.M)
 
 
-async def _slots(pool: AsyncConnectionPool, now: datetime) -> dict[str, float]:
+async def _slots(pool: ConnectionPool, now: datetime) -> dict[str, float]:
     text = (await render_metrics(pool, now)).decode()
     _promtool(text.encode())
     return {reason: float(n) for reason, n in SAMPLE.findall(text)}
 
 
 async def test_held_and_missed_slots_are_counted_by_reason(
-    fresh_pool: AsyncConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink,
+    fresh_pool: ConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink,
 ) -> None:
     assert await _slots(fresh_pool, T0) == {"skipped": 0.0, "missed": 0.0, "held": 0.0}
     actor = await new_actor(fresh_pool)

@@ -11,11 +11,11 @@ import uuid
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from psycopg_pool import AsyncConnectionPool
 
 from core.actor import Actor
 from core.clock import FrozenClock
 from core.config import Settings
+from core.db import ConnectionPool
 from core.errors import InvalidInput
 from core.jobs.commands import update_job
 from core.maintenance.commands import create_window
@@ -39,7 +39,7 @@ async def tick(worker: Worker, clock: FrozenClock, at: datetime) -> int:
     return claimed
 
 
-async def spread_job(pool: AsyncConnectionPool, actor: Actor, sink: Sink, path: str,
+async def spread_job(pool: ConnectionPool, actor: Actor, sink: Sink, path: str,
                      **fields: object) -> tuple[uuid.UUID, timedelta]:
     """An hourly job with a 15-minute spread whose offset is at least 20 s (the tests need
     room either side of the fire time): ids are drawn until one fits."""
@@ -57,7 +57,7 @@ def slots(runs: list[dict[str, object]]) -> list[tuple[object, object, object]]:
 
 
 async def test_a_spread_job_fires_at_slot_plus_offset_exactly_once(
-    fresh_pool: AsyncConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink
+    fresh_pool: ConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink
 ) -> None:
     actor = await new_actor(fresh_pool)
     job, offset = await spread_job(fresh_pool, actor, sink, "/spread")
@@ -93,7 +93,7 @@ async def test_a_spread_job_fires_at_slot_plus_offset_exactly_once(
 
 
 async def test_a_worker_restart_neither_repeats_nor_drops_a_slot(
-    fresh_pool: AsyncConnectionPool, fresh_dsn: str, settings: Settings, clock: FrozenClock,
+    fresh_pool: ConnectionPool, fresh_dsn: str, settings: Settings, clock: FrozenClock,
     sink: Sink,
 ) -> None:
     actor = await new_actor(fresh_pool)
@@ -121,7 +121,7 @@ async def test_a_worker_restart_neither_repeats_nor_drops_a_slot(
               ("15", "schedule", "missed")]),
 ])
 async def test_an_outage_is_caught_up_by_fire_times(
-    fresh_pool: AsyncConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink,
+    fresh_pool: ConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink,
     catchup: str, expected: list[tuple[str, str, str]],
 ) -> None:
     actor = await new_actor(fresh_pool)
@@ -140,7 +140,7 @@ async def test_an_outage_is_caught_up_by_fire_times(
 
 
 async def test_a_maintenance_window_holds_the_slots_whose_fire_time_it_covers(
-    fresh_pool: AsyncConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink
+    fresh_pool: ConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink
 ) -> None:
     actor = await new_actor(fresh_pool)
     job, offset = await spread_job(fresh_pool, actor, sink, "/m")
@@ -160,7 +160,7 @@ async def test_a_maintenance_window_holds_the_slots_whose_fire_time_it_covers(
 
 
 async def test_changing_the_spread_keeps_the_pending_slot(
-    fresh_pool: AsyncConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink
+    fresh_pool: ConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink
 ) -> None:
     actor = await new_actor(fresh_pool)
     job, offset = await spread_job(fresh_pool, actor, sink, "/e")
@@ -183,7 +183,7 @@ async def test_changing_the_spread_keeps_the_pending_slot(
 
 
 async def test_spread_longer_than_the_schedule_allows_is_refused(
-    fresh_pool: AsyncConnectionPool, sink: Sink
+    fresh_pool: ConnectionPool, sink: Sink
 ) -> None:
     actor = await new_actor(fresh_pool)
     with pytest.raises(InvalidInput) as refused:
@@ -196,7 +196,7 @@ async def test_spread_longer_than_the_schedule_allows_is_refused(
 
 
 async def test_the_rebuild_gives_the_same_due_fire_times(
-    fresh_pool: AsyncConnectionPool, fresh_dsn: str, worker: Worker, clock: FrozenClock,
+    fresh_pool: ConnectionPool, fresh_dsn: str, worker: Worker, clock: FrozenClock,
     sink: Sink,
 ) -> None:
     actor = await new_actor(fresh_pool)
@@ -218,7 +218,7 @@ async def test_the_rebuild_gives_the_same_due_fire_times(
 
 
 async def test_a_replay_judges_spread_runs_at_their_fire_time(
-    fresh_pool: AsyncConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink
+    fresh_pool: ConnectionPool, worker: Worker, clock: FrozenClock, sink: Sink
 ) -> None:
     actor = await new_actor(fresh_pool)
     job, offset = await spread_job(fresh_pool, actor, sink, "/s")

@@ -11,9 +11,8 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from psycopg_pool import AsyncConnectionPool
-
 from api.ui.pages.monitors import uptime_bar
+from core.db import ConnectionPool
 from core.projections.queries import monitors_uptime_days, success_rate
 from core.statuspages.bars import Bar, component_bars
 from tests.helpers import add_job
@@ -32,7 +31,7 @@ def _same(bar: Bar, expected: dict[str, Any]) -> None:
 
 
 async def test_bars_from_the_statements_equal_the_day_by_day_rule(
-        pool: AsyncConnectionPool, team: Team) -> None:
+        pool: ConnectionPool, team: Team) -> None:
     rnd, actor = random.Random(90), team.actor
     monitors, jobs, runs = [], [], {}
     async with pool.connection() as conn:

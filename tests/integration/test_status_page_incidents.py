@@ -12,12 +12,13 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
-from psycopg_pool import AsyncConnectionPool
 
 from core.channels.commands import create_channel
 from core.channels.sealing import AesGcmSealer
 from core.clock import FrozenClock
+from core.db import ConnectionPool
 from core.monitors.checker import Checker
+from core.monitors.ping import PingPool
 from core.queries import Q
 from core.statuspages.commands import create_page, set_note
 from core.statuspages.incidents import EVENTS, PROBLEMS, RECOVERIES, Incident, incidents
@@ -29,7 +30,7 @@ from tests.sink import Sink
 
 
 async def test_incidents_open_and_resolve_with_the_recorded_alerts(
-    fresh_pool: AsyncConnectionPool, ping_pool: AsyncConnectionPool, checker: Checker,
+    fresh_pool: ConnectionPool, ping_pool: PingPool, checker: Checker,
     sink: Sink, sealer: AesGcmSealer, clock: FrozenClock,
 ) -> None:
     actor = await new_actor(fresh_pool)
@@ -65,7 +66,7 @@ async def test_incidents_open_and_resolve_with_the_recorded_alerts(
 
 @pytest.mark.parametrize("seed", range(4))
 async def test_the_statement_pairs_alerts_by_the_python_rule(
-    pool: AsyncConnectionPool, seed: int,
+    pool: ConnectionPool, seed: int,
 ) -> None:
     """``status_page_incidents`` (core/sql/status_pages.sql) against
     :func:`core.statuspages.incidents.incidents` on random alerts: problems, repeats,

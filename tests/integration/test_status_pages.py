@@ -12,10 +12,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 from litestar.testing import AsyncTestClient
-from psycopg_pool import AsyncConnectionPool
 
 from api.app import create_app
 from core.config import Settings
+from core.db import ConnectionPool
 from core.tokens import token_hash
 from tests.helpers import add_job
 from tests.monitor_helpers import add_monitor
@@ -24,7 +24,7 @@ from tests.teams import Team
 T0 = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
 
-async def _subjects(pool: AsyncConnectionPool, team: Team) -> tuple[uuid.UUID,
+async def _subjects(pool: ConnectionPool, team: Team) -> tuple[uuid.UUID,
                                                                                uuid.UUID]:
     job = await add_job(pool, team.actor, T0, "https://internal.example.com/backup",
                         name="nightly-backup-db7", tags=["public"])
@@ -33,7 +33,7 @@ async def _subjects(pool: AsyncConnectionPool, team: Team) -> tuple[uuid.UUID,
     return job, monitor
 
 
-async def _events(pool: AsyncConnectionPool, page_id: str) -> list[dict[str, Any]]:
+async def _events(pool: ConnectionPool, page_id: str) -> list[dict[str, Any]]:
     async with pool.connection() as conn:
         cur = await conn.execute(
             "SELECT event_type, data, stream_version FROM events WHERE stream_type = "
@@ -42,7 +42,7 @@ async def _events(pool: AsyncConnectionPool, page_id: str) -> list[dict[str, Any
 
 
 async def test_create_by_components_answers_201_with_an_unguessable_url(
-        frozen_api: AsyncTestClient, pool: AsyncConnectionPool, team: Team) -> None:
+        frozen_api: AsyncTestClient, pool: ConnectionPool, team: Team) -> None:
     job, monitor = await _subjects(pool, team)
     answer = await frozen_api.post("/v1/status-pages", headers=team.auth, json={
         "title": "Acme status", "components": [str(monitor), str(job)],
@@ -75,7 +75,7 @@ async def test_create_by_components_answers_201_with_an_unguessable_url(
 
 
 async def test_without_a_secret_key_the_url_is_shown_once(
-        shared_dsn: str, settings: Settings, pool: AsyncConnectionPool,
+        shared_dsn: str, settings: Settings, pool: ConnectionPool,
         team: Team) -> None:
     app = create_app(shared_dsn, Settings(**{**settings.__dict__, "secret_key": ""}))
     async with AsyncTestClient(app=app) as client:
@@ -87,7 +87,7 @@ async def test_without_a_secret_key_the_url_is_shown_once(
 
 
 async def test_changes_are_events_and_a_rotation_ends_the_old_url(
-        frozen_api: AsyncTestClient, pool: AsyncConnectionPool, team: Team) -> None:
+        frozen_api: AsyncTestClient, pool: ConnectionPool, team: Team) -> None:
     job, monitor = await _subjects(pool, team)
     page = (await frozen_api.post("/v1/status-pages", headers=team.auth, json={
         "title": "Acme", "tags": ["public"]})).json()
@@ -128,7 +128,7 @@ async def test_changes_are_events_and_a_rotation_ends_the_old_url(
     assert set(events[2]["data"]["changes"]) == {"key_hash"}
 
 
-async def test_field_messages(frozen_api: AsyncTestClient, pool: AsyncConnectionPool,
+async def test_field_messages(frozen_api: AsyncTestClient, pool: ConnectionPool,
                               team: Team) -> None:
     job, _ = await _subjects(pool, team)
     other = uuid.uuid4()
@@ -155,7 +155,7 @@ async def test_field_messages(frozen_api: AsyncTestClient, pool: AsyncConnection
 
 
 async def test_a_note_on_an_incident_is_an_event_of_the_alert(
-        frozen_api: AsyncTestClient, pool: AsyncConnectionPool, team: Team) -> None:
+        frozen_api: AsyncTestClient, pool: ConnectionPool, team: Team) -> None:
     _, monitor = await _subjects(pool, team)
     down, up = uuid.uuid4(), uuid.uuid4()
     async with pool.connection() as conn:

@@ -15,10 +15,10 @@ from datetime import timedelta
 from typing import Any
 
 from litestar.testing import AsyncTestClient
-from psycopg_pool import AsyncConnectionPool
 
 from api.ui.pages.monitors import uptime_bar
 from core.clock import FrozenClock
+from core.db import ConnectionPool
 from core.projections.queries import monitors_uptime_days
 from tests.helpers import add_job
 from tests.monitor_helpers import add_monitor
@@ -30,7 +30,7 @@ PING_BODY = "ping-body-secret-4242: rows copied"
 ERROR_TEXT = "connection refused by db7.internal:5432 (error-text-secret-777)"
 
 
-async def _seed(pool: AsyncConnectionPool, team: Team,
+async def _seed(pool: ConnectionPool, team: Team,
                 clock: FrozenClock) -> dict[str, Any]:
     """A monitor down 6 h three days ago (resolved, with a note) and down again now (open,
     with a note), a job failing now, and a monitor of the team that the page does not show."""
@@ -97,7 +97,7 @@ async def _note(api: AsyncTestClient, team: Team, alert: uuid.UUID,
 
 
 async def test_the_page_shows_names_days_and_incidents_and_nothing_private(
-        frozen_api: AsyncTestClient, pool: AsyncConnectionPool, team: Team,
+        frozen_api: AsyncTestClient, pool: ConnectionPool, team: Team,
         clock: FrozenClock) -> None:
     seeded = await _seed(pool, team, clock)
     await frozen_api.post(f"/ping/{seeded['token']}", content=PING_BODY.encode())
@@ -133,7 +133,7 @@ async def test_the_page_shows_names_days_and_incidents_and_nothing_private(
             assert secret not in body and secret.replace("-", "") not in body, secret
 
 
-async def test_the_feed_is_valid_atom(frozen_api: AsyncTestClient, pool: AsyncConnectionPool,
+async def test_the_feed_is_valid_atom(frozen_api: AsyncTestClient, pool: ConnectionPool,
                                       team: Team, clock: FrozenClock) -> None:
     seeded = await _seed(pool, team, clock)
     await _note(frozen_api, team, seeded["alerts"]["down"], "Queue host replaced.")
@@ -161,7 +161,7 @@ async def test_the_feed_is_valid_atom(frozen_api: AsyncTestClient, pool: AsyncCo
 
 
 async def test_an_unknown_key_is_a_bare_404(frozen_api: AsyncTestClient,
-                                            pool: AsyncConnectionPool, team: Team,
+                                            pool: ConnectionPool, team: Team,
                                             clock: FrozenClock) -> None:
     seeded = await _seed(pool, team, clock)
     page = await _page(frozen_api, team, seeded)
@@ -175,7 +175,7 @@ async def test_an_unknown_key_is_a_bare_404(frozen_api: AsyncTestClient,
 
 
 async def test_the_page_is_cached_per_version_for_ten_seconds(
-        frozen_api: AsyncTestClient, pool: AsyncConnectionPool, team: Team,
+        frozen_api: AsyncTestClient, pool: ConnectionPool, team: Team,
         clock: FrozenClock) -> None:
     seeded = await _seed(pool, team, clock)
     page = await _page(frozen_api, team, seeded)
@@ -193,7 +193,7 @@ async def test_the_page_is_cached_per_version_for_ten_seconds(
 
 
 async def test_a_page_by_tags_follows_the_tags(frozen_api: AsyncTestClient,
-                                               pool: AsyncConnectionPool,
+                                               pool: ConnectionPool,
                                                team: Team, clock: FrozenClock) -> None:
     seeded = await _seed(pool, team, clock)
     made = await frozen_api.post("/v1/status-pages", headers=team.auth, json={

@@ -13,9 +13,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from litestar.testing import AsyncTestClient
-from psycopg_pool import AsyncConnectionPool
 
 from core.apikeys import create_api_key
+from core.db import ConnectionPool
 from tests.helpers import add_job
 from tests.monitor_helpers import add_monitor
 from tests.teams import Team
@@ -34,7 +34,7 @@ def _key(page: dict[str, Any]) -> str:
 
 
 async def test_a_path_of_a_key_form_is_refused_and_never_meets_a_key(
-        frozen_api: AsyncTestClient, pool: AsyncConnectionPool, team: Team) -> None:
+        frozen_api: AsyncTestClient, pool: ConnectionPool, team: Team) -> None:
     a = await _create(frozen_api, team.auth, title="A", tags=["a"])
     other, _ = await create_api_key(pool, f"team-{uuid.uuid4().hex[:10]}", "write")
     b_auth = {"Authorization": f"Bearer {other}"}
@@ -68,7 +68,7 @@ async def test_a_url_of_neither_form_is_a_404_without_a_query(
 
 
 async def test_a_deleted_component_drops_out_and_never_blocks_a_change(
-        frozen_api: AsyncTestClient, pool: AsyncConnectionPool, team: Team) -> None:
+        frozen_api: AsyncTestClient, pool: ConnectionPool, team: Team) -> None:
     job = await add_job(pool, team.actor, T0, "https://example.com/a", name="job-a")
     monitor, _ = await add_monitor(pool, team.actor, T0, name="mon-a")
     page = await _create(frozen_api, team.auth, title="A",
@@ -98,7 +98,7 @@ async def test_a_deleted_component_drops_out_and_never_blocks_a_change(
     assert rotated.status_code == 200 and rotated.json()["components"] == []
 
 
-async def test_errors_name_the_field(frozen_api: AsyncTestClient, pool: AsyncConnectionPool,
+async def test_errors_name_the_field(frozen_api: AsyncTestClient, pool: ConnectionPool,
                                      team: Team) -> None:
     job = await add_job(pool, team.actor, T0, "https://example.com/a", name="job-a")
 
@@ -144,7 +144,7 @@ async def test_head_answers_as_get_and_html_names_its_charset_once(
 
 
 async def test_a_stored_name_of_a_deleted_component_never_blocks_a_components_patch(
-        frozen_api: AsyncTestClient, pool: AsyncConnectionPool, team: Team) -> None:
+        frozen_api: AsyncTestClient, pool: ConnectionPool, team: Team) -> None:
     """Issue 32: the display name of a deleted component, hidden from every read, went on
     being checked against the new `components` (422 `names.<id>: is not one of components`);
     names of the components a change drops go with them."""
@@ -175,7 +175,7 @@ BLANK_LOOKING = ["\u2800", "\u3164", "\u115f", "\u1160", "\uffa0"]
 
 
 async def test_blank_looking_and_invisible_texts_are_refused_in_words(
-        frozen_api: AsyncTestClient, pool: AsyncConnectionPool, team: Team) -> None:
+        frozen_api: AsyncTestClient, pool: ConnectionPool, team: Team) -> None:
     """Issue 32: titles, display names and tags of blank-looking characters (braille blank,
     Hangul fillers) are refused, as spaces are; a pattern's refusal says what it means, never
     the raw regex; a display name that is no text names the map."""
@@ -223,7 +223,7 @@ async def test_blank_looking_and_invisible_texts_are_refused_in_words(
 
 
 async def test_a_note_refuses_invisible_characters_in_words_and_keeps_tabs_and_newlines(
-        frozen_api: AsyncTestClient, pool: AsyncConnectionPool, team: Team) -> None:
+        frozen_api: AsyncTestClient, pool: ConnectionPool, team: Team) -> None:
     """Issue 32: a note took U+202E (and showed it on the public page and feed); it refuses
     the invisible formatting characters titles refuse, a NUL in words."""
     monitor, _ = await add_monitor(pool, team.actor, T0, name="mon-a")

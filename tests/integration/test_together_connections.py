@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import asyncio
 
-from psycopg_pool import AsyncConnectionPool
-
 from api.ui.together import AT_ONCE, together
+from core.db import ConnectionPool
 
 
-async def test_reads_at_once_hold_sessions_of_their_own(pool: AsyncConnectionPool) -> None:
+async def test_reads_at_once_hold_sessions_of_their_own(pool: ConnectionPool) -> None:
     all_in = asyncio.Barrier(AT_ONCE)
 
     async def read() -> int:

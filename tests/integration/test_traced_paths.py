@@ -19,13 +19,13 @@ from typing import Any
 
 import pytest
 from litestar.testing import AsyncTestClient
-from psycopg_pool import AsyncConnectionPool
 
 from api.app import create_app
 from core.channels.commands import create_channel
 from core.channels.sealing import AesGcmSealer
 from core.clock import FrozenClock
 from core.config import Settings
+from core.db import ConnectionPool
 from core.runs.worker import Worker
 from tests.helpers import add_job, new_actor, project_all, runs_of
 from tests.sink import Reply, Sink
@@ -92,7 +92,7 @@ def documented(section: str) -> set[str]:
 
 
 async def test_a_run_crosses_the_files_the_page_lists(
-    trace: Trace, fresh_pool: AsyncConnectionPool, worker: Worker, clock: FrozenClock,
+    trace: Trace, fresh_pool: ConnectionPool, worker: Worker, clock: FrozenClock,
     sink: Sink, sealer: AesGcmSealer,
 ) -> None:
     """A failing job with a channel: its slot claimed, sent, recorded failed, its alert
@@ -119,7 +119,7 @@ async def test_a_run_crosses_the_files_the_page_lists(
 
 
 async def test_a_ping_crosses_the_files_the_page_lists(
-    trace: Trace, api: AsyncTestClient, team: Team, pool: AsyncConnectionPool,
+    trace: Trace, api: AsyncTestClient, team: Team, pool: ConnectionPool,
 ) -> None:
     """A ``/fail`` ping of a monitor with a channel, through the route: recorded, its alert
     queued."""
@@ -143,7 +143,7 @@ async def test_a_ping_crosses_the_files_the_page_lists(
 
 
 async def test_an_event_crosses_the_files_the_page_lists(
-    trace: Trace, fresh_dsn: str, fresh_pool: AsyncConnectionPool, settings: Settings,
+    trace: Trace, fresh_dsn: str, fresh_pool: ConnectionPool, settings: Settings,
     clock: FrozenClock,
 ) -> None:
     """A job renamed by a ``PATCH`` through the route: ``job.updated`` appended with the job's

@@ -6,9 +6,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-from psycopg_pool import AsyncConnectionPool
 
-from core.db import open_pool
+from core.db import ConnectionPool, open_pool
 from core.errors import Conflict
 from core.events import read_stream
 from core.jobs.state import fold
@@ -26,7 +25,7 @@ from tests.monitor_helpers import (
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
 
-async def _rows(pool: AsyncConnectionPool, table: str) -> list[dict]:
+async def _rows(pool: ConnectionPool, table: str) -> list[dict]:
     async with pool.connection() as conn:
         cur = await conn.execute(f"SELECT * FROM {table} ORDER BY created_at, id")  # noqa: S608
         return await cur.fetchall()

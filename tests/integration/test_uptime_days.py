@@ -6,15 +6,14 @@ from __future__ import annotations
 import uuid
 from datetime import UTC, datetime, timedelta
 
-from psycopg_pool import AsyncConnectionPool
-
+from core.db import ConnectionPool
 from core.projections.queries import monitors_uptime_days
 from tests.teams import Team
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
 
-async def test_each_day_is_the_uptime_of_that_day(pool: AsyncConnectionPool,
+async def test_each_day_is_the_uptime_of_that_day(pool: ConnectionPool,
                                                   team: Team) -> None:
     actor, monitor, other = team.actor, uuid.uuid4(), uuid.uuid4()
     created = NOW - timedelta(days=2, hours=12)  # Nov 28, 00:00

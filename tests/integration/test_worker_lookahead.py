@@ -9,10 +9,10 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from psycopg_pool import AsyncConnectionPool
 
 from core.clock import FrozenClock, SystemClock
 from core.config import Settings
+from core.db import ConnectionPool
 from tests.helpers import add_job, eventually, make_worker, new_actor, runs_of
 from tests.sink import counting_server
 
@@ -21,7 +21,7 @@ JOBS = 5
 
 @pytest.mark.parametrize("claim_batch", [100, 2], ids=["one claim", "three claims"])
 async def test_slots_claimed_ahead_are_sent_at_the_slot_on_connections_opened_ahead(
-    fresh_pool: AsyncConnectionPool, fresh_dsn: str, settings: Settings, claim_batch: int
+    fresh_pool: ConnectionPool, fresh_dsn: str, settings: Settings, claim_batch: int
 ) -> None:
     """Claimed in one batch or in several, the slot's attempts find a connection each opened
     ahead of it: no batch takes the connections opened for another."""
@@ -64,7 +64,7 @@ async def test_slots_claimed_ahead_are_sent_at_the_slot_on_connections_opened_ah
 
 
 async def test_the_gate_of_a_slot_opens_at_the_slot_never_before(
-    fresh_pool: AsyncConnectionPool, fresh_dsn: str, settings: Settings
+    fresh_pool: ConnectionPool, fresh_dsn: str, settings: Settings
 ) -> None:
     """The gate's timer fires ahead of the slot and the rest is waited out: the attempts it
     releases still never start before the slot."""
@@ -80,7 +80,7 @@ async def test_the_gate_of_a_slot_opens_at_the_slot_never_before(
 
 
 async def test_the_gate_waits_for_a_clock_that_stands_still(
-    fresh_pool: AsyncConnectionPool, fresh_dsn: str, settings: Settings
+    fresh_pool: ConnectionPool, fresh_dsn: str, settings: Settings
 ) -> None:
     """On an injected clock that does not move, the gate stays shut (its short wait on the CPU
     gives up) until the clock reaches the slot."""

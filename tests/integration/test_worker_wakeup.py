@@ -5,10 +5,9 @@ from __future__ import annotations
 import asyncio
 from datetime import datetime
 
-from psycopg_pool import AsyncConnectionPool
-
 from core.clock import FrozenClock
 from core.config import Settings
+from core.db import ConnectionPool
 from tests.helpers import eventually, make_worker, signal_on
 
 # Without work the worker would sleep MAX_IDLE_SLEEP (60 s): finishing well within this bound
@@ -17,7 +16,7 @@ BOUND = 20
 
 
 async def test_stop_during_a_claim_round_ends_the_worker_promptly(
-    fresh_pool: AsyncConnectionPool, fresh_dsn: str, settings: Settings, clock: FrozenClock
+    fresh_pool: ConnectionPool, fresh_dsn: str, settings: Settings, clock: FrozenClock
 ) -> None:
     worker = make_worker(fresh_pool, fresh_dsn, settings, clock)
 
@@ -34,7 +33,7 @@ async def test_stop_during_a_claim_round_ends_the_worker_promptly(
 
 
 async def test_notify_during_a_claim_round_triggers_another_round(
-    fresh_pool: AsyncConnectionPool, fresh_dsn: str, settings: Settings, clock: FrozenClock
+    fresh_pool: ConnectionPool, fresh_dsn: str, settings: Settings, clock: FrozenClock
 ) -> None:
     worker = make_worker(fresh_pool, fresh_dsn, settings, clock)
     listened = signal_on(worker, "on_listening")
