@@ -53,7 +53,8 @@ from core.channels.sealing import AesGcmSealer, Sealer
 from core.clock import Clock, SystemClock
 from core.config import Settings, load_settings
 from core.crypto import KeyRing
-from core.db import open_pool
+from core.db import Connection, open_pool
+from core.events import warm_event_plans
 from core.http.clients import make_client
 from core.monitors.batcher import PingBatcher
 from core.monitors.ping import open_ping_pool
@@ -93,6 +94,11 @@ def create_app(dsn: str, settings: Settings, clock: Clock | None = None, *,
     async def connected(_: object) -> None:
         outage.up()  # a new connection: the database is back if it was away
 
+    async def connected_warm(conn: Connection) -> None:
+        outage.up()
+        # the overview's first read, planned before a request needs it (best effort, bounded)
+        await warm_event_plans(conn)
+
     # While PostgreSQL is unreachable a request waits at most db_wait_seconds for a connection,
     # then is answered 503 (api/errors.py). A failed reconnection is given up after a second
     # instead of retried with the pool's growing backoff, so that the next request asks for a
@@ -104,7 +110,7 @@ def create_app(dsn: str, settings: Settings, clock: Clock | None = None, *,
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         app.state.pool = await open_pool(dsn, min_size=2, max_size=settings.db_pool_size,
-                                         **pool_options)
+                                         **{**pool_options, "configure": connected_warm})
         app.state.read_pool = app.state.pool
         if settings.read_database_url:
             app.state.read_pool = await open_pool(

@@ -9,6 +9,7 @@ concurrent append into :class:`core.errors.ConcurrencyConflict` (HTTP 409).
 
 from __future__ import annotations
 
+import logging
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -16,9 +17,12 @@ from datetime import datetime
 from typing import Any
 
 import msgspec
+import psycopg
 
 from core.db import Connection, ConnectionPool, translate_errors
 from core.queries import Q
+
+log = logging.getLogger("cronledger.events")
 
 _encode = msgspec.json.Encoder().encode
 
@@ -237,3 +241,34 @@ async def list_team_events(
     async with pool.connection() as conn:
         cur = await conn.execute(query, params)
         return await cur.fetchall()
+
+
+async def warm_event_plans(conn: Connection) -> bool:
+    """Have a new connection's server process plan ``event_list_team`` (migration 0035: a plan
+    over every leaf of the log, made on a process's first call) before a request needs it, so
+    the first overview or audit page each pooled connection serves does not pay it
+    (docs/operations.md, "PgBouncer": the first two calls after start 85-163 ms -> 7-25 ms).
+    For a pool's ``configure`` (api/app.py).
+
+    Best effort and bounded: it reads the nil team's events (none) after
+    ``event_plans_warm_limits`` (a lock waited for at most 100 ms, as when a leaf is being
+    created or dropped; 2 s in all), then rolls back, so it holds no lock afterwards. Any error
+    is logged and not raised, and the connection is left idle: one that could not warm serves
+    as one that did not try (a dead one is then thrown away by :class:`core.db.Pool`).
+
+    Returns:
+        Whether the plan was made.
+    """
+    try:
+        await conn.execute(Q["event_plans_warm_limits"])
+        await conn.execute(Q["event_list_team"], {"team_id": uuid.UUID(int=0), "before": None,
+                                                  "limit": 1})
+        warmed = True
+    except psycopg.Error as exc:
+        log.debug("event_list_team not planned ahead: %s", exc)
+        warmed = False
+    try:
+        await conn.rollback()
+    except psycopg.Error as exc:  # a broken connection: the pool's check finds it
+        log.debug("warm-up rollback failed: %s", exc)
+    return warmed

@@ -41,6 +41,11 @@ SELECT global_position, event_id, stream_type, stream_id, stream_version, event_
        metadata, occurred_at
 FROM event_list_team(%(team_id)s::uuid, %(before)s::bigint, %(limit)s::int);
 
+-- name: event_plans_warm_limits
+-- For the rest of a warm-up's transaction (core/events.py:warm_event_plans): wait at most
+-- 100 ms for a lock and 2 s in all.
+SELECT set_config('lock_timeout', '100ms', true), set_config('statement_timeout', '2s', true);
+
 -- name: event_list_team_filtered
 -- The same with filters by stream type, actor (metadata.actor) and time range. A PL/pgSQL
 -- function, so its plans over the leaves of the log are made once per server process
