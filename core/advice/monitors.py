@@ -48,7 +48,7 @@ from core.advice.rules import (
     seconds_text,
 )
 from core.advice.schedules import Fit, offset, other_period
-from core.alerting import MAX_RUN_SECONDS
+from core.alerting import MAX_RUN_SECONDS, Streak
 from core.db import ConnectionPool
 from core.errors import InvalidInput, NotFound
 from core.history.streams import MONITOR, definition_events, stream_until
@@ -58,7 +58,7 @@ from core.monitors.state import MonitorState, evolve
 from core.replay.compare import Incident
 from core.replay.dependencies import Outages, named, outages
 from core.replay.maintenance import Maintenance, recorded_and_proposed
-from core.replay.monitors import Replayer
+from core.replay.monitors import FLIPS, Replayer
 from core.replay.proposal import Proposal, monitor_proposal
 from core.schedule import Schedule
 from core.stored import schedule_problem
@@ -108,8 +108,41 @@ def check_ins(events: Sequence[dict[str, Any]], start: datetime) -> list[CheckIn
     return out
 
 
+# The fields whose candidates replay by skipping what the family's first replay shows to be
+# quiet (_Trials): each later candidate is less sensitive than the first (a larger grace,
+# more failures before an alert, more good check-ins before the recovery), so a stretch that
+# raised nothing under the first raises nothing under it either.
+SKIPPING = ("grace_seconds", "alert_after_failures", "recover_after_successes")
+
+
+@dataclass(frozen=True, slots=True)
+class _Mark:
+    """A full replay right after one event of the window: its state and next decision
+    instant, its timeline's status and count, and whether the event left it *quiet*: no
+    alert or status change listed at it, nothing held, watched or owed, no failure counted,
+    up or late."""
+
+    state: MonitorState | None
+    deadline: datetime | None
+    current: str | None
+    streak: Streak
+    quiet: bool
+
+
 class _Trials:
-    """Replays of the monitor's stream under one proposal each (cached by change)."""
+    """Replays of the monitor's stream under one proposal each (cached by change).
+
+    **Skipping** (docs/advice.md, *Cost*): the first replay of a field of :data:`SKIPPING`
+    is fed every event of the window and marks each (:class:`_Mark`); a later candidate of
+    that field is fed the events one by one too, but wherever it stands exactly where the
+    first did (the same state but for the field, the same next decision instant, count and
+    status; both quiet) it jumps over the following events that left the first quiet, to the
+    last ping among them, taking the first's state there with its own value. Over such a
+    stretch the first raised no alert, counted no failure and crossed no deadline of its
+    grace; a less sensitive value decides the same there, so its alerts and incidents are
+    those of the full replay (its listed transitions are not: the advisor reads none). Only
+    without maintenance windows or parents' outages (their instants would need their own
+    checks); otherwise, and for the other fields, every replay is fed every event."""
 
     def __init__(self, events: Sequence[dict[str, Any]], latest: MonitorState,
                  start: datetime, end: datetime, now: datetime,
@@ -136,6 +169,10 @@ class _Trials:
             if event["event_type"] in ("monitor.created", "monitor.updated"):
                 states.append(evolve(states[-1] if states else None, event))
         self._constant = constant_fields(states)
+        self._marks: dict[tuple[str, Any], list[_Mark]] = {}  # of each full replay, by key
+        self._first: dict[str, tuple[str, Any]] = {}  # each field's first replay, its key
+        self._skips = maintenance is None and parents is None
+        self.fed = 0  # events fed to replays (tests/unit/test_advice_skipping.py reads it)
 
     def trial(self, field_name: str, value: Any) -> Trial | None:
         """The replay with ``{field_name: value}`` over the whole window, the current value as
@@ -147,13 +184,17 @@ class _Trials:
         except InvalidInput:
             return None
         key = trial_key(field_name, value, proposal.overrides, self._constant)
+        first = self._first.setdefault(field_name, key)
         if key not in self._done:
             # the recorded side is not kept (actual=False): the advice reads the replay's
             replayer = Replayer(proposal, self.start, self.end, self.maintenance,
                                 self.maintenance, self.spans, actual=False)
             replayer.prior_of(self._before)
-            for event in self._window:
-                replayer.feed(event)
+            marks = self._marks.get(first)
+            if self._skips and field_name in SKIPPING and key != first and marks:
+                self._skipping(replayer, proposal, marks)
+            else:
+                self._marks[key] = self._marked(replayer)
             (side, incidents), _ = replayer.sides()
             alerts = sum(a["event"] == "down" and a.get("maintenance") != "suppressed"
                          and a.get("dependency") != "held" for a in side["alerts"])
@@ -163,6 +204,67 @@ class _Trials:
 
     def trials(self, field_name: str, values: Sequence[Any]) -> list[Trial]:
         return [t for t in (self.trial(field_name, v) for v in values) if t is not None]
+
+    def _marked(self, replayer: Replayer) -> list[_Mark]:
+        """Feed ``replayer`` every event of the window, marking each (:class:`_Mark`)."""
+        marks: list[_Mark] = []
+        alerts = changes = 0
+        for event in self._window:
+            replayer.feed(event)
+            run = replayer.run
+            assert run is not None
+            line = run.timeline
+            quiet = (len(line.alerts) == alerts and len(line.changes) == changes
+                     and line.current in ("up", "late") and line.held is None
+                     and line.depending is None and line.miss is None
+                     and line.streak.idle)
+            alerts, changes = len(line.alerts), len(line.changes)
+            marks.append(_Mark(run.state, run.deadline, line.current, line.streak, quiet))
+        self.fed += len(self._window)
+        return marks
+
+    def _skipping(self, replayer: Replayer, proposal: Proposal, marks: list[_Mark]) -> None:
+        """Feed ``replayer`` (a less sensitive candidate of the field ``marks`` come from)
+        the window, jumping over what ``marks`` show quiet (the class's docstring)."""
+        window, overrides = self._window, proposal.overrides
+        # reach[k]: the last ping of the quiet stretch that starts at event k (None: event k
+        # left the first replay not quiet, or the stretch holds no ping); a stretch holds
+        # pings and recorded flips only (the replay decides flips itself)
+        reach: list[int | None] = [None] * (len(window) + 1)
+        for k in range(len(window) - 1, -1, -1):
+            kind = window[k]["event_type"]
+            if marks[k].quiet and (kind == "monitor.pinged" or kind in FLIPS):
+                reach[k] = reach[k + 1] if reach[k + 1] is not None \
+                    else k if kind == "monitor.pinged" else None
+        index = 0
+        while index < len(window):
+            replayer.feed(window[index])
+            self.fed += 1
+            end = reach[index + 1]
+            if end is not None and end > index + 1 \
+                    and self._level(replayer, marks[index], overrides):
+                mark = marks[end]
+                assert mark.state is not None
+                run = replayer.run
+                assert run is not None
+                run.timeline.current, run.timeline.streak = mark.current, mark.streak
+                run.resume(mark.state.replaced(**overrides), window[end]["occurred_at"])
+                index = end
+            index += 1
+
+    @staticmethod
+    def _level(replayer: Replayer, mark: _Mark, overrides: dict[str, Any]) -> bool:
+        """Whether ``replayer`` stands where the marked replay stood (the class's
+        docstring): both quiet, the same state but for ``overrides``, decision instant,
+        status and count."""
+        run = replayer.run
+        if run is None or not mark.quiet or mark.state is None or run.state is None:
+            return False
+        line = run.timeline
+        return (run.deadline == mark.deadline and line.current == mark.current
+                and line.streak == mark.streak and line.held is None
+                and line.depending is None and line.miss is None
+                and run.state == mark.state.replaced(**overrides))
 
     def real(self, incident: Incident) -> bool:
         return is_real(incident, self.schedule)

@@ -292,6 +292,14 @@ class Replay:
         if schedule is not None:
             _, self.deadline = timing(state, schedule, at)
 
+    def resume(self, state: MonitorState, at: datetime) -> None:
+        """Go on from ``state``, the state after a ping or command at ``at`` that this replay
+        did not apply itself (the advisor's skip over a stretch it knows to end there,
+        :mod:`core.advice.monitors`): its next decision instant is the one :meth:`apply`
+        would have set."""
+        self.state = state
+        self._retime(at)
+
     def advance(self, until: datetime) -> None:
         """The checker, at each decision instant up to ``until`` (inclusive), then the slots
         a down monitor missed (a down monitor has no decision instant)."""
