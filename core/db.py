@@ -270,18 +270,6 @@ async def transaction(pool: ConnectionPool) -> AsyncIterator[Connection]:
                 yield conn
 
 
-def dict_rows(fetched: list[DictRow]) -> list[DictRow]:
-    """``fetched`` (a :data:`Cursor`'s ``fetchall()``), unchanged: a cursor's rows are typed
-    (``DictRow``, column name to value), so new code reads them directly; kept for the callers
-    that still wrap them."""
-    return fetched
-
-
-def dict_row_or_none(fetched: DictRow | None) -> DictRow | None:
-    """``fetched`` (a :data:`Cursor`'s ``fetchone()``), unchanged, as :func:`dict_rows`."""
-    return fetched
-
-
 def one_row(fetched: DictRow | None, statement: str) -> DictRow:
     """``fetched`` (a :data:`Cursor`'s ``fetchone()``) of a statement that returns a row
     whenever it succeeds (an aggregate, ``INSERT … RETURNING``, a row locked just before).

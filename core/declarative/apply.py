@@ -424,6 +424,7 @@ async def apply_document(
 async def _execute(bound: BoundPool, actor: Actor, changes: list[Change],
                    desired: dict[str, list[_Desired]], state: TeamState, now: datetime, *,
                    keyring: KeyRing, sealer: Sealer, base_url: str) -> None:
+    # the commands take a pool; of it they use connection() only, which BoundPool has
     pool = cast(ConnectionPool, bound)
     channel_ids = {name: row["id"] for name, row in state.channels.items()}
     by_kind = {kind: [c for c in changes if c.kind == SINGULAR[kind]] for kind in KINDS}

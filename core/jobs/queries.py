@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from core.actor import Actor
-from core.db import ConnectionPool, dict_rows, fetch_team_page, fetch_team_row
+from core.db import ConnectionPool, fetch_team_page, fetch_team_row
 from core.errors import NotFound
 from core.events import read_stream
 from core.queries import Q
@@ -57,7 +57,7 @@ async def job_choices(pool: ConnectionPool, actor: Actor, *, limit: int
     form's picker: not the whole rows of :func:`list_jobs`)."""
     async with pool.connection() as conn:
         cur = await conn.execute(Q["job_choices"], {"team_id": actor.team_id, "limit": limit})
-        return dict_rows(await cur.fetchall())
+        return await cur.fetchall()
 
 
 async def job_events(
@@ -96,5 +96,5 @@ async def list_jobs_filtered(
             "name": _like_escape(name) if name else None,
             "after_created": after[0] if after else None,
             "after_id": after[1] if after else None})
-        return dict_rows(await cur.fetchall())
+        return await cur.fetchall()
 

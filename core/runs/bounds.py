@@ -25,7 +25,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from core.alerting import shorter_than
-from core.db import Connection, dict_rows
+from core.db import Connection
 from core.events import append_events
 from core.notifications.messages import job_overran_message, span
 from core.notifications.outbox import DEFAULT_MAX_ATTEMPTS, Alert, Hold, enqueue
@@ -86,12 +86,12 @@ async def alert_overruns(conn: Connection, now: datetime, *, limit: int,
         How many runs were claimed (``SKIP LOCKED``).
     """
     cur = await conn.execute(Q["run_overrun_claim"], {"now": now, "limit": limit})
-    runs = [Overrun.from_row(row) for row in dict_rows(await cur.fetchall())]
+    runs = [Overrun.from_row(row) for row in await cur.fetchall()]
     if not runs:
         return 0
     cur = await conn.execute(Q["run_overrun_mark"], {"ids": [run.id for run in runs],
                                                      "now": now})
-    versions = {row["id"]: row["version"] for row in dict_rows(await cur.fetchall())}
+    versions = {row["id"]: row["version"] for row in await cur.fetchall()}
     alerts = []
     events = []
     for run in runs:

@@ -35,7 +35,7 @@ from datetime import datetime, timedelta
 from typing import Literal
 
 from core.clock import Clock, Instant, read_now
-from core.db import Connection, ConnectionPool, dict_rows, transaction
+from core.db import Connection, ConnectionPool, transaction
 from core.events import NewEvent, append_events
 from core.maintenance.queries import held_alerts
 from core.notifications.job_alerts import FinalRun, record_job_outcomes
@@ -141,7 +141,7 @@ async def _finish(conn: Connection,
     cur = await conn.execute(Q["run_confirm_finish"], {
         "run_ids": ids, "statuses": [f[0] for f in fields],
         "error_classes": [f[1] for f in fields], "errors": [f[2] for f in fields], "now": now})
-    rows = [RunRow.from_row(row) for row in dict_rows(await cur.fetchall())]
+    rows = [RunRow.from_row(row) for row in await cur.fetchall()]
     await append_events(conn, [_recorded(row, *outcomes[row.id], now) for row in rows])
     finals = [FinalRun(job_id=row.job_id, team_id=row.team_id, run_id=row.id,
                        status=row.status, was_failing=row.was_failing,

@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from core.actor import Actor
-from core.db import ConnectionPool, dict_row_or_none, dict_rows
+from core.db import ConnectionPool
 from core.errors import NotFound
 from core.queries import Q
 
@@ -44,7 +44,7 @@ async def list_runs(
             "before_scheduled": before[0] if before else None,
             "before_id": before[1] if before else None,
         })
-        return dict_rows(await cur.fetchall())
+        return await cur.fetchall()
 
 
 async def run_fire_at(pool: ConnectionPool, actor: Actor,
@@ -66,7 +66,7 @@ async def get_run(pool: ConnectionPool, actor: Actor, run_id: uuid.UUID) -> dict
     """
     async with pool.connection() as conn:
         cur = await conn.execute(Q["run_get"], {"id": run_id, "team_id": actor.team_id})
-        run = dict_row_or_none(await cur.fetchone())
+        run = await cur.fetchone()
         if run is None:
             raise NotFound(f"run {run_id} not found")
         cur = await conn.execute(Q["run_attempt_list"], {"run_id": run_id})

@@ -19,7 +19,7 @@ from typing import Any
 
 from core.backoff import retry_delay
 from core.clock import Instant, read_now
-from core.db import Connection, ConnectionPool, dict_rows, transaction
+from core.db import Connection, ConnectionPool, transaction
 from core.events import NewEvent, append_events, notify_wakeup, to_json
 from core.maintenance.queries import held_alerts
 from core.notifications.job_alerts import FinalRun, reaches_rules, record_job_outcomes
@@ -182,7 +182,7 @@ async def _finish(conn: Connection, results: list[AttemptResult],
         "error_class": [r.error_class for r in results],
         "error": [r.error for r in results],
     })
-    return [RunRow.from_row(row) for row in dict_rows(await cur.fetchall())]
+    return [RunRow.from_row(row) for row in await cur.fetchall()]
 
 
 async def _insert_attempts(conn: Connection, kept: list[AttemptResult],
@@ -212,7 +212,7 @@ async def _release_buffered(conn: Connection,
     """``run_release_buffered``: the queued runs an overlap buffer held that may go now, each
     with its ``run.released`` event; returns them."""
     cur = await conn.execute(Q["run_release_buffered"], {"now": now})
-    released = [RunRow.from_row(row) for row in dict_rows(await cur.fetchall())]
+    released = [RunRow.from_row(row) for row in await cur.fetchall()]
     await append_events(conn, [
         run_events.released(row.id, row.team_id, row.version, now,
                             job_id=row.job_id, scheduled_for=row.scheduled_for,
