@@ -169,8 +169,20 @@ def digits_only(request: Request[Any, Any, Any], name: str, words: str) -> None:
         InvalidInput: on ``name``.
     """
     for text in request.query_params.getall(name, []):
-        if not (text.isascii() and text.isdigit()) or (text.startswith("0") and text != "0"):
+        if not whole_number_text(text):
             raise invalid(name, words)
+
+
+def is_digits(text: str) -> bool:
+    """``text`` is ASCII digits only. ``str.isdigit`` alone also takes ``²`` (which ``int``
+    refuses: a 500) and ``١٢`` (which ``int`` reads as 12): every number the API and the
+    dashboard read from text is checked with this first."""
+    return text.isascii() and text.isdigit()
+
+
+def whole_number_text(text: str) -> bool:
+    """``text`` is a whole number as a query writes one: ASCII digits, no leading zero."""
+    return is_digits(text) and (text == "0" or not text.startswith("0"))
 
 
 INSTANT_EXAMPLE = "2026-11-30T00:00:00Z"

@@ -9,7 +9,7 @@ from typing import Annotated
 from litestar import get, post
 from litestar.params import JSONBody, QueryParameter
 
-from api.deps import ActorDep, ClockDep, PoolDep, instant_parameter, parse_instant
+from api.deps import ActorDep, ClockDep, PoolDep, instant_parameter, is_digits, parse_instant
 from api.schemas.common import (
     SCHEDULE_DOC,
     SCHEDULE_FORMAT,
@@ -79,7 +79,7 @@ async def preview(
         raise invalid("job_id", "is required with spread: the offset comes from the job's id")
     found = preview_schedule(schedule, timezone, now, start=parse_instant("after", after) or now,
                              count=count, job_id=job_id,
-                             spread=int(spread) if spread and spread.isdigit() else spread)
+                             spread=int(spread) if spread and is_digits(spread) else spread)
     return Preview(
         schedule=found.expression, timezone=found.timezone, description=found.description,
         fires=_fires(found), schedule_text=found.text, spread=found.spread,

@@ -28,8 +28,9 @@ from litestar import Request, Response
 from litestar.datastructures import Cookie
 from litestar.di import NamedDependency
 
+from api.deps import is_digits
 from core.actor import Actor
-from core.errors import Forbidden
+from core.errors import Forbidden, invalid
 from core.http.proxies import trusted_proxies
 from core.sessions import (
     SESSION_SECONDS,
@@ -163,6 +164,22 @@ async def provide_viewer(request: Request[Any, Any, Any]) -> Viewer:
     # Litestar's Scope is a TypedDict of ASGI's keys; this request's viewer rides along in it
     request.scope["cronledger_viewer"] = viewer  # type: ignore[typeddict-unknown-key]
     return viewer
+
+
+def form_version(form: dict[str, Any]) -> int | None:
+    """The ``version`` an edit form was read at (the save is refused with 409 if the object
+    changed since); ``None`` when the form has none.
+
+    Raises:
+        InvalidInput: on ``version``, text that is not ASCII digits (``str.isdigit`` took
+            ``²``, a 500, and ``+1``, read as no version at all).
+    """
+    version = str(form.get("version") or "")
+    if not version:
+        return None
+    if not is_digits(version):
+        raise invalid("version", "must be the version number the form was read at (digits)")
+    return int(version)
 
 
 async def checked_form(request: Request[Any, Any, Any], viewer: Viewer, *,

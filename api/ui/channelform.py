@@ -15,6 +15,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
+from api.deps import is_digits
 from core.channels.definition import KIND_FIELDS, SMTP_FIELDS
 from core.channels.queries import channel_names, channels_by_name, list_channels
 from core.errors import FieldError
@@ -34,7 +35,7 @@ def _smtp(form: dict[str, Any]) -> dict[str, Any] | None:
     if not any(given.values()):
         return None
     smtp: dict[str, Any] = {k: v for k, v in given.items() if v}
-    if "port" in smtp and smtp["port"].isdigit():
+    if "port" in smtp and is_digits(smtp["port"]):
         smtp["port"] = int(smtp["port"])  # anything else is passed on for the core's message
     smtp.setdefault("host", "")
     return smtp

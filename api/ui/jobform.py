@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from api.deps import is_digits
 from api.ui.channelform import channel_ids, channel_items
 from api.ui.tagfield import parse_tags, tags_text
 from core.errors import FieldError
@@ -29,7 +30,10 @@ FIELDS = (  # the form's field names, dotted as in the API's error messages
 
 
 def _number(text: str) -> Any:
-    """``int`` or ``float`` of ``text``, else ``text`` itself (the core's check reports it)."""
+    """``int`` or ``float`` of ``text``, else ``text`` itself (the core's check reports it);
+    only ASCII text is read (``int`` reads "١٢" as 12)."""
+    if not text.isascii():
+        return text
     try:
         return int(text)
     except ValueError:
@@ -103,7 +107,7 @@ def parse(form: dict[str, Any], *, editing: bool) -> tuple[dict[str, Any], list[
         "success_statuses": statuses,
         "channels": channels,
         "alert_after_failures": _number(text("alert_after_failures").strip()),
-        "realert_every": (_number(realert) if realert.isdigit() else realert) or None,
+        "realert_every": (_number(realert) if is_digits(realert) else realert) or None,
         "tags": parse_tags(text("tags")),
         "confirm": {"timeout_seconds": _number(confirm)} if confirm else None,
         "alert_on": reasons(form.get("alert_on")),

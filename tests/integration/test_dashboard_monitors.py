@@ -8,6 +8,7 @@ import uuid
 from dataclasses import replace
 from datetime import timedelta
 
+import pytest
 from litestar.testing import AsyncTestClient
 
 from core.clock import FrozenClock
@@ -241,6 +242,31 @@ async def test_bad_input_on_these_pages_is_a_4xx_page_never_a_500(
                        (f"/ui/monitors/{uuid.uuid4()}/pause", {})):
         answer = await frozen_api.post(path, data={"csrf": csrf, **form})
         assert 400 <= answer.status_code < 500, (path, form, answer.status_code)
+
+
+@pytest.mark.parametrize("text", ["\u00b2", "\u0661\u0662", "+5", "1e3", "05", " 5", "5.0"])
+async def test_numbers_typed_otherwise_than_in_ascii_digits_are_refused(
+        frozen_api: AsyncTestClient, team: Team, text: str) -> None:
+    """Issue 32 (outside test): ``str.isdigit`` took "²" (then ``int`` failed: a 500) and
+    "١٢" (``int`` read it as 12); ``int`` took "+60". A dashboard query number follows the API's
+    rule (ASCII digits, no sign or leading zero) and a form number is ASCII digits; anything
+    else is a 422 page naming the field, nothing saved."""
+    csrf = await sign_in(frozen_api, team.write)
+    answer = await frozen_api.get("/ui/events", params={"before": text})
+    assert answer.status_code == 422, answer.text
+    assert "text/html" in answer.headers["content-type"] and "before" in answer.text
+    assert (await frozen_api.get("/ui/events", params={"before": "5"})).status_code == 200
+    if text in ("05", " 5"):
+        return  # in a form, still the number typed (the field's text is stripped)
+    monitor_id, _ = await _create_monitor(frozen_api, csrf, "digits")
+    form = {"csrf": csrf, "name": "renamed", "schedule": "1h", "grace_seconds": "60"}
+    for field in ("version", "grace_seconds"):
+        answer = await frozen_api.post(f"/ui/monitors/{monitor_id}/edit",
+                                       data={**form, field: text}, follow_redirects=False)
+        assert answer.status_code == 422, (field, answer.status_code)
+        assert field in answer.text
+    page = await frozen_api.get(f"/ui/monitors/{monitor_id}")
+    assert page.status_code == 200 and "renamed" not in page.text
 
 
 async def test_tags_and_slug_go_through_the_form(

@@ -18,7 +18,7 @@ from litestar.response import Template
 from api.deps import NotifyDep, PoolDep
 from api.pagination import decode_cursor, encode_cursor
 from api.ui import channelform
-from api.ui.auth import Viewer, ViewerDep, checked_form, writable
+from api.ui.auth import Viewer, ViewerDep, checked_form, form_version, writable
 from api.ui.flash import redirect_with
 from api.ui.formerrors import conflict_errors
 from api.ui.render import page
@@ -118,12 +118,11 @@ async def channel_save(request: Request[Any, Any, Any], viewer: ViewerDep, pool:
     form = await checked_form(request, viewer)
     channel = channel_view(await get_channel(pool, viewer.actor, channel_id))
     fields = channelform.parse(form, channel["kind"], editing=True)
-    version = str(form.get("version") or "")
     texts = channelform.form_texts(form)
     try:
         await update_channel(pool, notify.sealer, viewer.actor, channel_id, fields,
                              request.app.state.clock.now(),
-                             int(version) if version.isdigit() else None)
+                             form_version(form))
     except InvalidInput as exc:
         return await _edit_page(request, viewer, channel, texts, status=422, detail=exc.detail,
                                 errors=channelform.errors_by_field(exc.errors))

@@ -14,7 +14,7 @@ from litestar import Request, get
 from litestar.params import FromQuery
 from litestar.response import Template
 
-from api.deps import PoolDep, parse_instant
+from api.deps import PoolDep, parse_instant, whole_number_text
 from api.ui.auth import ViewerDep
 from api.ui.render import page
 from core.errors import invalid
@@ -52,8 +52,9 @@ async def events(request: Request[Any, Any, Any], viewer: ViewerDep, pool: PoolD
         raise invalid("actor", f"must be at most {MAX_ACTOR} characters, without NUL")
     position = None
     if before:
-        if not before.isdigit() or len(before) > 18:
-            raise invalid("before", "must be a log position (digits)")
+        if not whole_number_text(before) or len(before) > 18:
+            raise invalid("before", "must be a log position: a whole number in digits only (no "
+                                    "sign, space, exponent or leading zero)")
         position = int(before)
     start, end = _instant("since", since), _instant("until", until)
     rows = await list_team_events(pool, viewer.actor.team_id, limit=PAGE_SIZE + 1,

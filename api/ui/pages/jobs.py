@@ -15,10 +15,10 @@ from litestar import Request, Response, get, post
 from litestar.params import FromPath, FromQuery, QueryParameter
 from litestar.response import ServerSentEvent, Template
 
-from api.deps import ClockDep, KeyRingDep, PoolDep
+from api.deps import ClockDep, KeyRingDep, PoolDep, is_digits
 from api.pagination import decode_cursor, encode_cursor
 from api.ui import jobform
-from api.ui.auth import Viewer, ViewerDep, checked_form, redirect, writable
+from api.ui.auth import Viewer, ViewerDep, checked_form, form_version, redirect, writable
 from api.ui.channelform import channel_choices, more_channels, named_channels
 from api.ui.charts import days_chart, outcome_strip, run_chart
 from api.ui.dependsfield import named_parents, parents_text, parse_parents
@@ -337,10 +337,9 @@ async def job_save(request: Request[Any, Any, Any], job_id: FromPath[uuid.UUID],
     fields, problems = await _parse(form, viewer, pool, editing=True)
     if problems:
         return await _form_page(request, viewer, job, jobform.form_texts(form), problems, 422)
-    version = str(form.get("version") or "")
     try:
         await commands.update_job(pool, viewer.actor, job_id, fields, clock.now(),
-                                  int(version) if version.isdigit() else None,
+                                  form_version(form),
                                   request.app.state.keyring)
     except InvalidInput as exc:
         return await _form_page(request, viewer, job, jobform.form_texts(form),
@@ -373,7 +372,7 @@ def _preview(schedule: str, timezone: str, now: Any, spread: str = "",
     text = spread.strip()[:32]
     try:
         return preview_schedule(schedule[:200], timezone[:64].strip() or "UTC", now,
-                                spread=(int(text) if text.isdigit() else text) or None,
+                                spread=(int(text) if is_digits(text) else text) or None,
                                 job_id=job_id), None
     except InvalidInput as exc:
         return None, "; ".join(f"{e.field}: {e.message}" for e in exc.errors) or exc.detail

@@ -20,9 +20,9 @@ from litestar import Request, Response, get, post
 from litestar.params import FromPath, FromQuery
 from litestar.response import Template
 
-from api.deps import PoolDep
+from api.deps import PoolDep, is_digits
 from api.pagination import decode_cursor, encode_cursor
-from api.ui.auth import Viewer, ViewerDep, checked_form, writable
+from api.ui.auth import Viewer, ViewerDep, checked_form, form_version, writable
 from api.ui.flash import redirect_with
 from api.ui.formerrors import field_errors
 from api.ui.render import page
@@ -67,7 +67,7 @@ def parse(form: dict[str, Any]) -> dict[str, Any]:
     if text["schedule"]:
         duration = text["duration_seconds"]
         fields.update({"schedule": text["schedule"], "timezone": text["timezone"] or "UTC",
-                       "duration_seconds": int(duration) if duration.isdigit() else duration,
+                       "duration_seconds": int(duration) if is_digits(duration) else duration,
                        "from": None, "to": None})
     else:
         fields.update({"from": _instant(text["from"]), "to": _instant(text["to"]),
@@ -237,11 +237,10 @@ async def maintenance_save(request: Request[Any, Any, Any], viewer: ViewerDep, p
     """Save the edit form (``PATCH /v1/maintenance/{id}`` with the form's ``version``)."""
     form = await checked_form(request, viewer)
     row = await get_window(pool, viewer.actor.team_id, window_id)
-    version = str(form.get("version") or "")
     try:
         await update_window(pool, viewer.actor, window_id, await _parse(pool, viewer, form),
                             request.app.state.clock.now(),
-                            int(version) if version.isdigit() else None)
+                            form_version(form))
     except InvalidInput as exc:
         return await _edit_page(request, viewer, row, _texts(form), status=422,
                                 errors=field_errors(exc), detail=exc.detail)

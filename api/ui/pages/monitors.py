@@ -20,9 +20,9 @@ from litestar.params import FromPath, FromQuery
 from litestar.response import ServerSentEvent, Template
 
 from api.controllers.monitors import base_url
-from api.deps import PoolDep
+from api.deps import PoolDep, is_digits
 from api.pagination import decode_cursor, encode_cursor
-from api.ui.auth import Viewer, ViewerDep, checked_form, redirect, writable
+from api.ui.auth import Viewer, ViewerDep, checked_form, form_version, redirect, writable
 from api.ui.channelform import (
     channel_choices,
     channel_ids,
@@ -68,10 +68,10 @@ RULE_FIELDS = ("realert_every", *TOLERANCE_FIELDS, "min_duration", "max_duration
 
 
 def _int(value: Any, field: str) -> int:
-    try:
-        return int(str(value).strip())
-    except ValueError:
-        raise invalid(field, "must be a whole number") from None
+    text = str(value).strip()
+    if not is_digits(text):  # int() takes "+60", "6_0" and "١٢٠"
+        raise invalid(field, "must be a whole number, in digits")
+    return int(text)
 
 
 def _given(form: dict[str, Any], field: str) -> Any:
@@ -81,7 +81,7 @@ def _given(form: dict[str, Any], field: str) -> Any:
     text = str(form.get(field) or "").strip()
     if not text:
         return None
-    return int(text) if text.isdigit() else text
+    return int(text) if is_digits(text) else text
 
 
 def _keywords(form: dict[str, Any], field: str) -> list[str]:
@@ -282,7 +282,6 @@ async def monitor_save(request: Request[Any, Any, Any], viewer: ViewerDep, pool:
     or a slug taken shows the form again with the message (409)."""
     form = await checked_form(request, viewer)
     monitor = await get_monitor(pool, viewer.actor, monitor_id)
-    version = str(form.get("version") or "")
     fields: dict[str, Any] = {}
     try:
         fields = await _all_fields(form, viewer, pool)
@@ -290,7 +289,7 @@ async def monitor_save(request: Request[Any, Any, Any], viewer: ViewerDep, pool:
         fields.setdefault("timezone", DEFAULTS["timezone"])
         await commands.update_monitor(pool, viewer.actor, monitor_id, fields,
                                       request.app.state.clock.now(),
-                                      int(version) if version.isdigit() else None)
+                                      form_version(form))
     except InvalidInput as exc:
         return await _form_page(request, viewer, form, field_errors(exc, fields.get("tags") or []),
                           exc.detail, status=422, monitor=monitor)
