@@ -49,6 +49,7 @@ from datetime import UTC, datetime
 import httptools
 
 from core.clock import SystemClock
+from core.job_definition import Request, RetryPolicy
 from core.runs.dispatch import Dispatch
 from core.runs.executor import Executor, outbound_headers
 
@@ -89,8 +90,8 @@ def _dispatch(url: str) -> Dispatch:
     return Dispatch(run_id=uuid.uuid4(), job_id=uuid.uuid4(), team_id=uuid.uuid4(),
                     scheduled_for=datetime.now(UTC), trigger="schedule", attempt=1,
                     max_attempts=1, lease_token=uuid.uuid4(), version=1,
-                    request={"method": "GET", "url": url, "headers": {}, "body": None},
-                    timeout_seconds=10, retry={})
+                    request=Request(method="GET", url=url, headers={}, body=None),
+                    timeout_seconds=10, retry=RetryPolicy.from_json({}))
 
 
 async def _bounded(count: int, concurrency: int, one: Callable[[int], Awaitable[int]]) -> list[int]:

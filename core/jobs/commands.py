@@ -223,13 +223,13 @@ async def trigger_job(
         await conn.execute(Q["run_insert_many"], {"rows": to_json([{
             "id": run_id, "job_id": job_id, "team_id": actor.team_id, "scheduled_for": now,
             "trigger": "manual", "status": "queued", "attempt": 0,
-            "max_attempts": job.retry["attempts"], "available_at": now,
+            "max_attempts": job.retry.attempts, "available_at": now,
             "lease_expires_at": None, "lease_token": None, "worker_id": None, "reason": None,
             "version": 1, "created_at": now, "finished_at": None,
         }])})
         await append_events(conn, [run_events.queued(
             run_id, actor.team_id, 1, now, job_id=job_id, scheduled_for=now, trigger="manual",
-            max_attempts=job.retry["attempts"], available_at=now,
+            max_attempts=job.retry.attempts, available_at=now,
             metadata=actor.metadata())])
         await notify_wakeup(conn, "runs")
     return run_id

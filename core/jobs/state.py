@@ -34,7 +34,7 @@ from typing import Any
 from core import streams
 from core.coerce import instant
 from core.events import to_json
-from core.job_definition import JobDefinition
+from core.job_definition import JobDefinition, with_objects
 from core.jobs.definition import DEFAULTS, DEFINITION_FIELDS
 from core.secrets import placeholder_names
 
@@ -69,7 +69,7 @@ class JobState(JobDefinition):
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> JobState:
         """The state in a ``jobs`` row (``job_lock``; extra columns are ignored)."""
-        return cls(**{f: row[f] for f in _FIELDS})
+        return cls(**with_objects({f: row[f] for f in _FIELDS}))
 
     @property
     def confirm(self) -> dict[str, Any] | None:
@@ -78,17 +78,21 @@ class JobState(JobDefinition):
         return None if seconds is None else {"timeout_seconds": seconds}
 
     def definition(self) -> dict[str, Any]:
-        """The user-editable fields (``DEFINITION_FIELDS``), as a definition dict."""
-        return {key: getattr(self, key) for key in DEFINITION_FIELDS}
+        """The user-editable fields (``DEFINITION_FIELDS``), as a definition dict (``request``
+        and ``retry`` as their JSON objects)."""
+        return {**{key: getattr(self, key) for key in DEFINITION_FIELDS},
+                "request": self.request.to_json(), "retry": self.retry.to_json()}
 
     def as_row(self) -> dict[str, Any]:
-        """The ``jobs`` row's columns (the fields, by name)."""
-        return {f: getattr(self, f) for f in _FIELDS}
+        """The ``jobs`` row's columns (the fields, by name; ``request`` and ``retry`` as
+        their JSON objects, as the events carry them)."""
+        return {**{f: getattr(self, f) for f in _FIELDS}, "request": self.request.to_json(),
+                "retry": self.retry.to_json()}
 
     def upsert_params(self) -> dict[str, Any]:
         """The parameters of ``job_upsert`` (core/sql/jobs.sql)."""
-        return {**self.as_row(), "request": to_json(self.request),
-                "retry": to_json(self.retry)}
+        row = self.as_row()
+        return {**row, "request": to_json(row["request"]), "retry": to_json(row["retry"])}
 
 
 _FIELDS = tuple(f.name for f in dataclasses.fields(JobState))
@@ -110,7 +114,7 @@ def _derived(fields: dict[str, Any]) -> dict[str, Any]:
     fields["secret_names"] = placeholder_names(fields["request"])
     fields["channels"] = [c if isinstance(c, uuid.UUID) else uuid.UUID(c)
                           for c in fields["channels"] or ()]
-    return {k: v for k, v in fields.items() if k in _FIELDS}
+    return with_objects({k: v for k, v in fields.items() if k in _FIELDS})
 
 
 def evolve(state: JobState | None, event: Mapping[str, Any]) -> JobState:

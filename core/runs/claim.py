@@ -23,7 +23,7 @@ from typing import Any
 from core.clock import Instant, read_now
 from core.db import Connection, ConnectionPool, transaction
 from core.events import Change, Head, NewEvent, append_at, append_events, to_json
-from core.job_definition import JobDefinition
+from core.job_definition import JobDefinition, Request, RetryPolicy, with_objects
 from core.maintenance.queries import held_alerts, live_windows, subject_tags
 from core.maintenance.state import WindowState
 from core.maintenance.windows import in_maintenance_until
@@ -96,13 +96,13 @@ class ClaimedJob(JobDefinition):
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> ClaimedJob:
         """The claimed job in one ``job_claim_due`` row."""
-        return cls(**{f: row[f] for f in _CLAIMED})
+        return cls(**with_objects({f: row[f] for f in _CLAIMED}))
 
     def definition_row(self) -> dict[str, Any]:
         """What :func:`core.stored.job_problem` reads, by column name."""
         return {"schedule": self.schedule, "timezone": self.timezone,
-                "anchor_at": self.anchor_at, "request": self.request, "retry": self.retry,
-                "timeout_seconds": self.timeout_seconds}
+                "anchor_at": self.anchor_at, "request": self.request.to_json(),
+                "retry": self.retry.to_json(), "timeout_seconds": self.timeout_seconds}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -127,9 +127,9 @@ class ReadyRun:
     version: int
     previous_status: str
     due_at: datetime
-    request: dict[str, Any]
+    request: Request
     timeout_seconds: float
-    retry: dict[str, Any]
+    retry: RetryPolicy
     success_statuses: list[int] | None
     secret_names: list[str]
     signing: bool
@@ -140,7 +140,7 @@ class ReadyRun:
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> ReadyRun:
         """The ready run in one ``run_claim_ready`` row."""
-        return cls(**{f: row[f] for f in _READY})
+        return cls(**with_objects({f: row[f] for f in _READY}))
 
 
     def fire_at(self) -> datetime | None:
@@ -176,7 +176,7 @@ class _Batch:
                 reason: str | None = None) -> None:
         run_id = slot_run_id(job.job_id, slot)
         running = status == "running"
-        attempts = job.retry["attempts"]
+        attempts = job.retry.attempts
         lease_token = uuid.uuid4() if running else None
         fire = fire_time(slot, job.offset) if job.spread else None
         lease_expires = (max(self.now, fire or slot) + timedelta(
@@ -186,7 +186,7 @@ class _Batch:
                   1 if running else 0, attempts, None, lease_expires, lease_token,
                   self.worker_id if running else None, reason, 1, self.now, finished)
         self.runs.append(dict(zip(_RUN_COLUMNS, values, strict=True)))
-        common = {"job_id": job.job_id, "scheduled_for": slot, "trigger": trigger,
+        common: dict[str, Any] = {"job_id": job.job_id, "scheduled_for": slot, "trigger": trigger,
                   "max_attempts": attempts, "fire_at": fire,
                   "metadata": {"actor": f"worker:{self.worker_id}"}}
         team_id = job.team_id

@@ -18,6 +18,7 @@ from typing import Any
 
 from core.crypto import Sealed
 from core.http.exchange import Built
+from core.job_definition import Request, RetryPolicy
 
 # Failures that another attempt cannot fix without a configuration change: not retried.
 # ``invalid_request``: the stored request could not be built (core/runs/worker.py, Worker._prepare).
@@ -33,8 +34,7 @@ class Dispatch:
         scheduled_for: the slot (UTC): the run's identity.
         attempt: 1-based attempt number.
         lease_token: proves this worker still owns the run when recording.
-        request: ``{"method", "url", "headers", "body"}`` as defined on the job (placeholders
-            unresolved).
+        request: the job's request (placeholders unresolved).
         timeout_seconds: bound on the whole attempt.
         retry: the job's retry policy.
         success_statuses: accepted statuses, or ``None`` for any 2xx.
@@ -67,9 +67,9 @@ class Dispatch:
     max_attempts: int
     lease_token: uuid.UUID
     version: int
-    request: dict[str, Any]
+    request: Request
     timeout_seconds: float
-    retry: dict[str, Any]
+    retry: RetryPolicy
     success_statuses: tuple[int, ...] | None = None
     secret_names: tuple[str, ...] = ()
     signing: bool = False

@@ -45,6 +45,7 @@ import contextlib
 import time
 from collections.abc import Mapping, Sequence
 from datetime import timedelta
+from typing import Any
 
 import aiohttp
 import yarl
@@ -78,7 +79,7 @@ RESPONSE_CHUNK = exchange.RESPONSE_CHUNK
 def outbound_headers(dispatch: Dispatch) -> dict[str, str]:
     """The job's headers plus cronledger's own (User-Agent, Idempotency-Key, X-Cronledger-*)."""
     headers = {"User-Agent": USER_AGENT}
-    headers.update(dispatch.request.get("headers") or {})
+    headers.update(dispatch.request.headers)
     headers.update({
         "Idempotency-Key": str(dispatch.run_id),
         "X-Cronledger-Job-Id": str(dispatch.job_id),
@@ -236,9 +237,12 @@ class Executor:
         and the copy recorded. Never raises for a missing secret: see :attr:`Prepared.refused`.
         """
         spec = dispatch.request
+        for part in ("method", "url"):  # absent only from a row edited by hand (core/stored.py)
+            if getattr(spec, part) is None:
+                raise ValueError(f"the stored request has no {part}")
         headers = outbound_headers(dispatch)
-        recorded = {"method": spec["method"], "url": spec["url"],
-                    "headers": redact_credentials(headers), "body": spec.get("body")}
+        recorded: dict[str, Any] = {"method": spec.method, "url": spec.url,
+                                    "headers": redact_credentials(headers), "body": spec.body}
         if dispatch.confirm_token:  # the one-time token is a credential: recorded redacted
             headers[CONFIRM_HEADER] = confirm_url(self.base_url, dispatch.confirm_token)
             recorded["headers"][CONFIRM_HEADER] = confirm_url(self.base_url, REDACTED)
@@ -246,8 +250,8 @@ class Executor:
         try:
             values = _open_secrets(self.keyring, dispatch) if dispatch.secret_names else {}
             prepared.secret_values = values
-            prepared.url = substitute(spec["url"], values)
-            body = substitute(spec["body"], values) if spec.get("body") is not None else None
+            prepared.url = substitute(spec.url, values)
+            body = substitute(spec.body, values) if spec.body is not None else None
             prepared.content = body.encode() if body is not None else None
             prepared.headers = _resolve_headers(headers, values) if values else headers
             if dispatch.signing:
@@ -257,7 +261,7 @@ class Executor:
             return prepared
         if self.send_path == "connection" and _in_loop():
             prepared.built = self.connection_path.build(
-                spec["method"], prepared.url, prepared.headers, prepared.content,
+                spec.method, prepared.url, prepared.headers, prepared.content,
                 signature_header=SIGNATURE_HEADER if dispatch.signing else None)
         return prepared
 
@@ -385,7 +389,7 @@ class Executor:
                                                             self.body_limit, response)
                     else:
                         await exchange.exchange_session(
-                            self.session, dispatch.request["method"], prepared.url, headers,
+                            self.session, dispatch.request.method, prepared.url, headers,
                             prepared.content, limits, self.body_limit, response)
                 result.response_body = response.body
                 result.truncated = response.truncated

@@ -45,8 +45,8 @@ def _outcome(result: AttemptResult, now: datetime, rng: random.Random) -> dict[s
     if result.ok:
         return {"status": "succeeded", "finished_at": result.finished_at, "available_at": None}
     if d.attempt < d.max_attempts and not result.final:
-        delay = retry_delay(d.retry, d.attempt, result.response_status, result.retry_after,
-                            now, rng)
+        delay = retry_delay(d.retry.to_json(), d.attempt, result.response_status,
+                            result.retry_after, now, rng)
         return {"status": "queued", "finished_at": None,
                 "available_at": now + timedelta(seconds=delay)}
     return {"status": "failed", "finished_at": result.finished_at, "available_at": None}

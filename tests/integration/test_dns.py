@@ -17,6 +17,7 @@ from aiohttp.abc import AbstractResolver, ResolveResult
 from core.clock import FrozenClock
 from core.config import Settings
 from core.http.clients import classify_error, make_client
+from core.job_definition import Request, RetryPolicy
 from core.notifications.delivery import Delivery, Target
 from core.runs.dispatch import Dispatch
 from core.runs.executor import Executor
@@ -31,8 +32,8 @@ def dispatch(url: str, timeout: float) -> Dispatch:
     return Dispatch(
         run_id=uuid.uuid4(), job_id=uuid.uuid4(), team_id=uuid.uuid4(), scheduled_for=T0,
         trigger="manual", attempt=1, max_attempts=1, lease_token=uuid.uuid4(), version=1,
-        request={"method": "GET", "url": url, "headers": {}, "body": None},
-        timeout_seconds=timeout, retry={})
+        request=Request(method="GET", url=url, headers={}, body=None),
+        timeout_seconds=timeout, retry=RetryPolicy.from_json({}))
 
 
 @pytest.mark.parametrize("servfail", [False, True])

@@ -27,6 +27,7 @@ from core.clock import FrozenClock, SystemClock
 from core.crypto import KeyRing, secret_aad, signing_aad
 from core.http.clients import classify_error
 from core.http.netguard import BlockedTarget, GuardedResolver, blocked_reason
+from core.job_definition import Request, RetryPolicy
 from core.runs.dispatch import Dispatch
 from core.runs.executor import Executor
 from tests.conftest import TEST_SECRET_KEY
@@ -43,8 +44,8 @@ def dispatch(url: str, *, method: str = "GET", headers: dict[str, str] | None = 
     return Dispatch(
         run_id=uuid.uuid4(), job_id=uuid.uuid4(), team_id=uuid.uuid4(), scheduled_for=T0,
         trigger="manual", attempt=1, max_attempts=1, lease_token=uuid.uuid4(), version=1,
-        request={"method": method, "url": url, "headers": headers or {}, "body": body},
-        timeout_seconds=timeout, retry={}, **extra)
+        request=Request(method=method, url=url, headers=headers or {}, body=body),
+        timeout_seconds=timeout, retry=RetryPolicy.from_json({}), **extra)
 
 
 @pytest.fixture

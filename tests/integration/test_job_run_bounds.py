@@ -21,6 +21,7 @@ from core.channels.sealing import AesGcmSealer
 from core.clock import FrozenClock
 from core.db import ConnectionPool
 from core.errors import InvalidInput
+from core.job_definition import Request, RetryPolicy
 from core.jobs.commands import update_job
 from core.runs.bounds import too_short
 from core.runs.confirm import ConfirmTimeouts
@@ -90,8 +91,9 @@ def _result(duration_ms: int, min_duration: int | None, error_class: str | None 
             ) -> AttemptResult:
     dispatch = Dispatch(run_id=uuid.uuid4(), job_id=uuid.uuid4(), team_id=uuid.uuid4(),
                         scheduled_for=SLOT, trigger="schedule", attempt=1, max_attempts=1,
-                        lease_token=uuid.uuid4(), version=1, request={}, timeout_seconds=30,
-                        retry={}, min_duration=min_duration)
+                        lease_token=uuid.uuid4(), version=1, request=Request.from_json({}),
+                        timeout_seconds=30, retry=RetryPolicy.from_json({}),
+                        min_duration=min_duration)
     return AttemptResult(dispatch, SLOT, SLOT + timedelta(milliseconds=duration_ms),
                          duration_ms, {}, response_status=200, error_class=error_class)
 

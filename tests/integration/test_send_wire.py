@@ -17,6 +17,7 @@ import pytest
 
 from core.clock import FrozenClock
 from core.crypto import KeyRing, signing_aad
+from core.job_definition import Request, RetryPolicy
 from core.runs.dispatch import Dispatch
 from core.runs.executor import Executor
 from tests.conftest import TEST_SECRET_KEY
@@ -76,8 +77,8 @@ def dispatch(url: str, method: str = "GET", headers: dict[str, str] | None = Non
         run_id=uuid.UUID(int=7), job_id=uuid.UUID(int=8), team_id=uuid.UUID(int=9),
         scheduled_for=T0, trigger="manual", attempt=1, max_attempts=1,
         lease_token=uuid.uuid4(), version=1,
-        request={"method": method, "url": url, "headers": headers or {}, "body": body},
-        timeout_seconds=5, retry={}, **extra)
+        request=Request(method=method, url=url, headers=headers or {}, body=body),
+        timeout_seconds=5, retry=RetryPolicy.from_json({}), **extra)
 
 
 def signed(d: Dispatch) -> Dispatch:
