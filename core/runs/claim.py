@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from datetime import datetime, timedelta
 from typing import Any
@@ -151,8 +151,27 @@ class ReadyRun:
         return fire_time(self.scheduled_for, offset_of(self.job_id, self.spread))
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BrokenJob:
+    """A row of ``job_mark_broken_many`` (core/sql/jobs.sql): a job just marked broken, its
+    new stream ``version``, and what its ``broken`` alert names."""
+
+    id: uuid.UUID
+    team_id: uuid.UUID
+    version: int
+    name: str
+    channels: list[uuid.UUID]
+    broken_reason: str
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> BrokenJob:
+        """The job in one ``job_mark_broken_many`` row."""
+        return cls(**{f: row[f] for f in _BROKEN})
+
+
 _CLAIMED = tuple(f.name for f in fields(ClaimedJob))
 _READY = tuple(f.name for f in fields(ReadyRun))
+_BROKEN = tuple(f.name for f in fields(BrokenJob))
 
 
 @dataclass
@@ -326,22 +345,22 @@ async def mark_jobs_broken(conn: Connection, broken: list[tuple[uuid.UUID, str]]
     # (`job_lock` in core/sql/jobs.sql).
     cur = await conn.execute(Q["job_mark_broken_many"], {
         "job_ids": ids, "reasons": [reason for _, reason in broken], "now": now})
-    rows = await cur.fetchall()
+    jobs = [BrokenJob.from_row(row) for row in await cur.fetchall()]
     await conn.execute(Q["due_job_delete_many"], {"job_ids": ids})
     await append_at(conn, [
-        (Head.written("job", row["id"], row["team_id"], row["version"], changes), changes)
-        for row in rows for changes in [[("job.broken", {"reason": row["broken_reason"]})]]],
+        (Head.written("job", job.id, job.team_id, job.version, changes), changes)
+        for job in jobs for changes in [[("job.broken", {"reason": job.broken_reason})]]],
         now, {"actor": actor})
-    alerts = [Alert(row["team_id"], "job", row["id"], "broken", row["channels"],
-                    job_broken_message(job_id=row["id"], job_name=row["name"],
-                                       reason=row["broken_reason"], now=now),
-                    {"reason": "broken", "broken_reason": row["broken_reason"]})
-              for row in rows if row["channels"]]
+    alerts = [Alert(job.team_id, "job", job.id, "broken", job.channels,
+                    job_broken_message(job_id=job.id, job_name=job.name,
+                                       reason=job.broken_reason, now=now),
+                    {"reason": "broken", "broken_reason": job.broken_reason})
+              for job in jobs if job.channels]
     if alerts:
         await enqueue(conn, alerts, now, max_attempts, hold=held_alerts)
-    for row in rows:
-        log.error("job %s marked broken: %s", row["id"], row["broken_reason"])
-    return [row["id"] for row in rows]
+    for job in jobs:
+        log.error("job %s marked broken: %s", job.id, job.broken_reason)
+    return [job.id for job in jobs]
 
 
 async def _alert_not_run(conn: Connection, batch: _Batch,

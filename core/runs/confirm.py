@@ -172,15 +172,17 @@ async def confirm(pool: ConnectionPool, token: str, *, failed: bool,
     outcome = "failed" if failed else "succeeded"
     async with transaction(pool) as conn:
         cur = await conn.execute(Q["run_confirm_lookup"], {"hash": token_hash(token)})
-        row = await cur.fetchone()
-        if row is None or row["status"] not in ("running", "awaiting_confirmation"):
+        found = await cur.fetchone()
+        if found is None:
+            return None
+        run_id, status = found["run_id"], found["status"]  # the token's run, both locked
+        if status not in ("running", "awaiting_confirmation"):
             return None
         await conn.execute(Q["run_confirm_record"], {
-            "run_id": row["run_id"], "now": now, "outcome": outcome,
-            "exit_status": exit_status})
-        if row["status"] == "running":
+            "run_id": run_id, "now": now, "outcome": outcome, "exit_status": exit_status})
+        if status == "running":
             return "running"
-        await _finish(conn, {row["run_id"]: (outcome, exit_status)}, now, max_attempts)
+        await _finish(conn, {run_id: (outcome, exit_status)}, now, max_attempts)
         return "failed" if failed else "succeeded"
 
 
