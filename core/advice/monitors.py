@@ -113,6 +113,7 @@ def check_ins(events: Sequence[dict[str, Any]], start: datetime) -> list[CheckIn
 # more failures before an alert, more good check-ins before the recovery), so a stretch that
 # raised nothing under the first raises nothing under it either.
 SKIPPING = ("grace_seconds", "alert_after_failures", "recover_after_successes")
+RECORDED = ("recorded", None)  # core/advice/answer.py:trial_key of a proposal changing nothing
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,12 +138,15 @@ class _Trials:
     that field is fed the events one by one too, but wherever it stands exactly where the
     first did (the same state but for the field, the same next decision instant, count and
     status; both quiet) it jumps over the following events that left the first quiet, to the
-    last ping among them, taking the first's state there with its own value. Over such a
+    last ping among them, taking the first's state there with its own value (and its own
+    version: the rules never read it). Over such a
     stretch the first raised no alert, counted no failure and crossed no deadline of its
     grace; a less sensitive value decides the same there, so its alerts and incidents are
-    those of the full replay (its listed transitions are not: the advisor reads none). Only
-    without maintenance windows or parents' outages (their instants would need their own
-    checks); otherwise, and for the other fields, every replay is fed every event."""
+    those of the full replay (its listed transitions are not: the advisor reads none). A
+    ``max_duration`` at least as long as the run's window of the recorded definition skips by
+    that definition's replay likewise (:meth:`_base`). Only without maintenance windows or
+    parents' outages (their instants would need their own checks); otherwise, and for the
+    other fields, every replay is fed every event."""
 
     def __init__(self, events: Sequence[dict[str, Any]], latest: MonitorState,
                  start: datetime, end: datetime, now: datetime,
@@ -190,8 +194,10 @@ class _Trials:
             replayer = Replayer(proposal, self.start, self.end, self.maintenance,
                                 self.maintenance, self.spans, actual=False)
             replayer.prior_of(self._before)
-            marks = self._marks.get(first)
-            if self._skips and field_name in SKIPPING and key != first and marks:
+            # the recorded definition's replay is always marked: the first of most fields,
+            # and the one a max_duration skips by
+            marks = None if key == RECORDED else self._base(field_name, value, key, first)
+            if marks is not None:
                 self._skipping(replayer, proposal, marks)
             else:
                 self._marks[key] = self._marked(replayer)
@@ -204,6 +210,26 @@ class _Trials:
 
     def trials(self, field_name: str, values: Sequence[Any]) -> list[Trial]:
         return [t for t in (self.trial(field_name, v) for v in values) if t is not None]
+
+    def _base(self, field_name: str, value: Any, key: tuple[str, Any],
+              first: tuple[str, Any]) -> list[_Mark] | None:
+        """The marks of a full replay the candidate ``{field_name: value}`` (kept under
+        ``key``) may skip by, being less sensitive than it and otherwise the same: the
+        field's first replay for a field of :data:`SKIPPING`; for a ``max_duration`` (not
+        none), the recorded definition's, when the grace and the bound were the same over the
+        window and the run's window they give (the bound, else the grace) is no longer than
+        ``value`` (with a bound the run's deadline is its only one: the schedule waits)."""
+        if not self._skips:
+            return None
+        if field_name in SKIPPING:
+            return None if key == first else self._marks.get(first)
+        constant = self._constant
+        if field_name == "max_duration" and value is not None \
+                and "grace_seconds" in constant and "max_duration" in constant:
+            window = constant["max_duration"] or constant["grace_seconds"]
+            if value >= window:
+                return self._marks.get(RECORDED)
+        return None
 
     def _marked(self, replayer: Replayer) -> list[_Mark]:
         """Feed ``replayer`` every event of the window, marking each (:class:`_Mark`)."""
@@ -248,15 +274,18 @@ class _Trials:
                 run = replayer.run
                 assert run is not None
                 run.timeline.current, run.timeline.streak = mark.current, mark.streak
-                run.resume(mark.state.replaced(**overrides), window[end]["occurred_at"])
+                assert run.state is not None
+                run.resume(mark.state.replaced(**overrides, version=run.state.version),
+                           window[end]["occurred_at"])
                 index = end
             index += 1
 
     @staticmethod
     def _level(replayer: Replayer, mark: _Mark, overrides: dict[str, Any]) -> bool:
         """Whether ``replayer`` stands where the marked replay stood (the class's
-        docstring): both quiet, the same state but for ``overrides``, decision instant,
-        status and count."""
+        docstring): both quiet, the same state but for ``overrides`` and ``version`` (a
+        count of the events each appended, which the rules write and never read: a candidate
+        that flipped less has a lower one), decision instant, status and count."""
         run = replayer.run
         if run is None or not mark.quiet or mark.state is None or run.state is None:
             return False
@@ -264,7 +293,7 @@ class _Trials:
         return (run.deadline == mark.deadline and line.current == mark.current
                 and line.streak == mark.streak and line.held is None
                 and line.depending is None and line.miss is None
-                and run.state == mark.state.replaced(**overrides))
+                and run.state == mark.state.replaced(**overrides, version=run.state.version))
 
     def real(self, incident: Incident) -> bool:
         return is_real(incident, self.schedule)

@@ -79,4 +79,13 @@ def test_skipping_replays_alert_as_the_full_ones(seed: int, schedule: str, perio
         slow = full.trials(name, candidates)
         assert [(t.value, t.incidents, t.alerts) for t in fast] == [
             (t.value, t.incidents, t.alerts) for t in slow], (name, seed)
+    # a max_duration at least the grace (not one shorter) skips by the recorded definition's
+    # replay (always marked)
+    fed, full_fed = skipping.fed, full.fed
+    bounds = [None, 30, 45, 60, 90, 120, 600]  # under the grace: not skipped
+    fast = skipping.trials("max_duration", bounds)
+    slow = full.trials("max_duration", bounds)
+    assert [(t.value, t.incidents, t.alerts) for t in fast] == [
+        (t.value, t.incidents, t.alerts) for t in slow], seed
+    assert skipping.fed - fed < full.fed - full_fed, "max_duration did not skip"
     assert skipping.fed < full.fed  # it did skip
