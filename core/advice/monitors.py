@@ -89,22 +89,32 @@ def _schedule(state: MonitorState) -> Schedule | None:
 
 def check_ins(events: Sequence[dict[str, Any]], start: datetime) -> list[CheckIn]:
     """The check-ins recorded from ``start`` on in the monitor's stream ``events`` (version
-    order), each read against the state the fold had just before it."""
+    order), each read against the state the fold had just before it: its schedule, status and
+    last check-in. A ping changes none of them but the last check-in (the fold's
+    :func:`core.monitors.rules.ping_fields`), so only the other events are folded and the
+    last check-in is kept beside (a copy of the state per ping was most of this read)."""
     out: list[CheckIn] = []
     state: MonitorState | None = None
+    schedule: Schedule | None = None
+    last: datetime | None = None  # the fold's last_ping_at
     for event in events:
         data = event["data"]
-        if event["event_type"] == "monitor.pinged" and state is not None \
-                and event["occurred_at"] >= start and data["kind"] in FINISHES:
+        if event["event_type"] != "monitor.pinged" or state is None:
+            state = evolve(state, event)  # it leaves last_ping_at alone (but a creation)
             schedule = _schedule(state)
+            if event["event_type"] == "monitor.created":
+                last = state.last_ping_at
+            continue
+        at = event["occurred_at"]
+        if data["kind"] not in FINISHES:
+            continue
+        if at >= start:
             expected = None if schedule is None or state.status in ("paused", "new") \
-                else expected_after(schedule, state.last_ping_at)
-            late = None if expected is None \
-                else (event["occurred_at"] - expected).total_seconds()
+                else expected_after(schedule, last)
+            late = None if expected is None else (at - expected).total_seconds()
             ms = data.get("duration_ms") if data["kind"] == "success" else None
-            out.append(CheckIn(event["occurred_at"], data["kind"], late,
-                               None if ms is None else ms / 1000))
-        state = evolve(state, event)
+            out.append(CheckIn(at, data["kind"], late, None if ms is None else ms / 1000))
+        last = at
     return out
 
 

@@ -89,3 +89,42 @@ def test_skipping_replays_alert_as_the_full_ones(seed: int, schedule: str, perio
         (t.value, t.incidents, t.alerts) for t in slow], seed
     assert skipping.fed - fed < full.fed - full_fed, "max_duration did not skip"
     assert skipping.fed < full.fed  # it did skip
+
+
+@pytest.mark.parametrize("seed", [1, 3, 4])
+def test_check_ins_read_each_ping_against_the_fold_before_it(seed: int) -> None:
+    """core/advice/monitors.py:check_ins folds only the events that are not pings: the same
+    check-ins as folding every event (the reference below), with an edit and flips in it."""
+    from core.advice.monitors import CheckIn, check_ins
+    from core.monitors.definition import cached_schedule
+    from core.monitors.rules import FINISHES, expected_after
+    from core.stored import schedule_problem
+
+    events = _stream(seed, "*/5 * * * *" if seed == 3 else "5m", 300, 1, 1)
+    middle = events[len(events) // 2]["occurred_at"]
+    for kind, data in (("monitor.updated", {"changes": {"schedule": "10m"}}),
+                       ("monitor.late", {"previous_status": "up"}),
+                       ("monitor.up", {"previous_status": "late", "reason": "ping"})):
+        events.insert(len(events) // 2, {**events[0], "event_type": kind, "data": data,
+                                          "occurred_at": middle})
+    for version, event in enumerate(events, 1):
+        event["stream_version"] = version
+    start = T0 + timedelta(hours=6)
+    want: list[CheckIn] = []
+    state = None
+    for event in events:
+        data = event["data"]
+        if event["event_type"] == "monitor.pinged" and state is not None \
+                and event["occurred_at"] >= start and data["kind"] in FINISHES:
+            schedule, _ = schedule_problem(cached_schedule, state.schedule, state.timezone,
+                                           state.created_at)
+            expected = None if schedule is None or state.status in ("paused", "new") \
+                else expected_after(schedule, state.last_ping_at)
+            late = None if expected is None \
+                else (event["occurred_at"] - expected).total_seconds()
+            ms = data.get("duration_ms") if data["kind"] == "success" else None
+            want.append(CheckIn(event["occurred_at"], data["kind"], late,
+                                None if ms is None else ms / 1000))
+        state = evolve(state, event)
+    assert check_ins(events, start) == want
+    assert all(c.lateness is not None for c in want)
