@@ -270,6 +270,40 @@ async def transaction(pool: ConnectionPool) -> AsyncIterator[Connection]:
                 yield conn
 
 
+_SETTLED = (psycopg.pq.TransactionStatus.IDLE, psycopg.pq.TransactionStatus.INTRANS,
+            psycopg.pq.TransactionStatus.INERROR)
+
+
+@contextlib.asynccontextmanager
+async def single_read(pool: ConnectionPool) -> AsyncIterator[Connection]:
+    """Yield a pooled connection in autocommit for ONE read-only statement: one round trip
+    instead of three (a pooled connection otherwise opens a transaction with its own BEGIN and
+    ends it with a COMMIT when it goes back, each waited for; a status page's fresh render made
+    five reads, docs/benchmarks.md, "Status pages"). A single statement is atomic and reads one
+    snapshot either way. Never for writes or for several statements that must agree: those take
+    :func:`transaction`. The connection goes back to the pool as it came (not in autocommit)."""
+    async with pool.connection() as conn:
+        await conn.set_autocommit(True)
+        try:
+            yield conn
+        finally:
+            await _end_single_read(conn)
+
+
+async def _end_single_read(conn: Connection) -> None:
+    """Take ``conn`` out of autocommit again. One left mid-statement (a cancellation) or
+    broken is left as it is: the pool closes a connection it gets back in either state."""
+    status = conn.info.transaction_status
+    if conn.closed or status not in _SETTLED:
+        return
+    try:
+        if status != psycopg.pq.TransactionStatus.IDLE:  # a BEGIN sent by hand
+            await conn.rollback()
+        await conn.set_autocommit(False)
+    except psycopg.Error:
+        pass  # broken on the way: the pool closes it
+
+
 def one_row(fetched: DictRow | None, statement: str) -> DictRow:
     """``fetched`` (a :data:`Cursor`'s ``fetchone()``) of a statement that returns a row
     whenever it succeeds (an aggregate, ``INSERT … RETURNING``, a row locked just before).

@@ -28,7 +28,7 @@ from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import Any
 
-from core.db import ConnectionPool
+from core.db import ConnectionPool, single_read
 from core.projections.common import day_start
 from core.projections.queries import periods_by_day, success_rate, uptime_class, uptime_over
 from core.queries import Q
@@ -189,10 +189,12 @@ async def component_bars(pool: ConnectionPool, team_id: uuid.UUID,
     first = day_start(now) - (days - 1) * DAY
     rows: list[dict[str, Any]] = []
     if monitors or jobs:
-        async with pool.connection() as conn:
+        async with single_read(pool) as conn:
+            # in binary: ~4,500 day indexes and the instants read without parsing text
+            # (0.2-0.3 ms of a fresh page's CPU; the same values)
             cur = await conn.execute(Q["status_page_days"], {
                 "team_id": team_id, "start": first, "end": now, "monitors": monitors,
-                "jobs": jobs})
+                "jobs": jobs}, binary=True)
             rows = list(await cur.fetchall())
     found = {(row["kind"], row["id"]): row for row in rows}
     out = {}

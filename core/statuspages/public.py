@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from core.db import ConnectionPool
+from core.db import ConnectionPool, single_read
 from core.queries import Q
 from core.statuspages.bars import Bar, component_bars
 from core.statuspages.definition import MAX_COMPONENTS, url_kind
@@ -118,7 +118,7 @@ async def find_page(pool: ConnectionPool, key: str) -> PageRow | None:
     kind = url_kind(key)
     if kind is None:
         return None
-    async with pool.connection() as conn:
+    async with single_read(pool) as conn:
         if kind == "key":
             cur = await conn.execute(Q["status_page_by_key"], {"key_hash": token_hash(key)})
         else:
@@ -180,7 +180,7 @@ async def _read(pool: ConnectionPool, page: PageRow,
 
 async def _components(pool: ConnectionPool, page: PageRow) -> list[dict[str, Any]]:
     """The page's live component rows (``status_page_components``)."""
-    async with pool.connection() as conn:
+    async with single_read(pool) as conn:
         cur = await conn.execute(Q["status_page_components"], {
             "team_id": page.team_id, "ids": page.components, "tags": page.tags,
             "limit": MAX_COMPONENTS})
@@ -202,7 +202,7 @@ async def _alerts(pool: ConnectionPool, page: PageRow, rows: list[dict[str, Any]
     """The incidents of the components ``rows`` over the alerts of the last :data:`DAYS`
     days, paired in ``status_page_incidents`` by the rule of
     :func:`core.statuspages.incidents.incidents`, only those the page or its feed shows."""
-    async with pool.connection() as conn:
+    async with single_read(pool) as conn:
         cur = await conn.execute(Q["status_page_incidents"], {
             "team_id": page.team_id, "ids": [r["id"] for r in rows],
             "since": now - timedelta(days=DAYS), "events": EVENTS, "problems": PROBLEMS,
