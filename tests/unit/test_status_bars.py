@@ -186,3 +186,51 @@ def test_a_components_markup_is_the_old_templates() -> None:
     assert new == old
     assert NEW_COMPONENT_LOOP in environment.loader.get_source(  # type: ignore[union-attr]
         environment, "status_public.html")[0]
+
+
+# The template's loop over resolved incidents that api/ui/pages/status.py:resolved_html
+# replaced (status_public.html before 2026-12-03, 14:10 UTC).
+OLD_RESOLVED_LOOP = """  {% for i in page.resolved_incidents %}
+    <li class="incident">
+      <p class="incident-title"><span class="badge badge-up">Resolved</span> \
+{{ title_of(i) }}</p>
+      <p class="small muted"><time datetime="{{ rfc3339(i.started_at) }}">\
+{{ utc(i.started_at) }}</time> to <time datetime="{{ rfc3339(i.resolved_at) }}">\
+{{ utc(i.resolved_at) }}</time></p>
+      {% if i.note %}<p class="incident-note">{{ i.note }}</p>{% endif %}
+    </li>
+  {% endfor %}
+"""
+NEW_RESOLVED_LOOP = """  {% for html in resolved %}
+{{ html }}
+  {% endfor %}
+"""
+
+
+def test_a_resolved_incidents_markup_is_the_old_templates() -> None:
+    """api/ui/pages/status.py:resolved_html, in the page's loop, writes the bytes the
+    template's loop wrote: names and notes to escape, both kinds, with and without a note."""
+    from types import SimpleNamespace
+
+    from api.ui import template_config
+    from api.ui.pages.status import incident_title, resolved_html, rfc3339, utc
+    from core.statuspages.public import PublicIncident
+
+    environment = template_config().instance.engine  # type: ignore[union-attr]
+    rnd = random.Random(36)
+    incidents = []
+    for n in range(40):
+        started = FIRST + timedelta(seconds=rnd.randint(0, 80 * 86400))
+        incidents.append(PublicIncident(
+            ref=str(n), name=rnd.choice(["Billing", "A & B <c> \"d\" 'e'", "Ünïcode"]),
+            kind=rnd.choice(["job", "monitor"]), started_at=started,
+            resolved_at=started + timedelta(seconds=rnd.randint(60, 86400)),
+            note=rnd.choice([None, "", "Fixed <b>it</b> & more", "Replaced the host."])))
+    old = environment.from_string(OLD_RESOLVED_LOOP).render(
+        page=SimpleNamespace(resolved_incidents=incidents), title_of=incident_title,
+        rfc3339=rfc3339, utc=utc)
+    new = environment.from_string(NEW_RESOLVED_LOOP).render(
+        resolved=[resolved_html(i) for i in incidents])
+    assert new == old
+    assert NEW_RESOLVED_LOOP in environment.loader.get_source(  # type: ignore[union-attr]
+        environment, "status_public.html")[0]
