@@ -18,6 +18,8 @@ body without ``Content-Type`` is read as JSON (curl's ``-d`` without ``-H`` stil
 
 from __future__ import annotations
 
+import math
+from decimal import Decimal
 from types import UnionType
 from typing import Any, Union, get_args, get_origin
 
@@ -64,21 +66,61 @@ async def strict_json_body(request: Request[Any, Any, Any]) -> None:
     try:
         msgspec.json.decode(raw, type=field.annotation)
     except msgspec.ValidationError as exc:
+        out: list[tuple[str, str]] = []
         try:
             value = integral(msgspec.json.decode(raw))  # a typed decode stops at the first error
-            # JSON Schema's integers include 200.0 (Litestar's own decoding reads it as 200)
-            msgspec.json.decode(msgspec.json.encode(value), type=field.annotation)
-            return
         except msgspec.ValidationError:  # (a DecodeError: caught first)
-            pass
+            # untyped decoding refuses one thing: a number no float holds (1e400, -1e400)
+            try:
+                value, out = out_of_range(raw)
+            except (msgspec.DecodeError, RecursionError):
+                return
         except (msgspec.DecodeError, RecursionError):
             return  # malformed JSON after all: Litestar answers it
-        found = field_errors(value, field.annotation) or [bare(exc)]
+        if not out:
+            try:  # JSON Schema's integers include 200.0 (Litestar's own decoding reads 200)
+                msgspec.json.decode(msgspec.json.encode(value), type=field.annotation)
+                return
+            except msgspec.ValidationError:
+                pass
+        taken = {key for _, key in out}
+        found = out + [e for e in field_errors(value, field.annotation) if e[1] not in taken] \
+            or [bare(exc)]
         extra = [{"message": message, "key": key.replace("[...]", "") if key != "$" else None}
                  for message, key in found]  # a dict value: the dict's path
         raise ValidationException(detail=found[0][0], extra=extra) from None
     except msgspec.DecodeError:
         return  # malformed JSON: Litestar answers it
+
+
+_OUT_OF_RANGE = "Number out of range"  # msgspec's words (api/msgwords.py says them plainly)
+
+
+def out_of_range(raw: bytes) -> tuple[Any, list[tuple[str, str]]]:
+    """``raw`` (JSON that decodes but for a number beyond a float's range) decoded with each
+    such number read as ``0``, and one ``(msgspec's message, path)`` per such number, so the
+    422 names the field (msgspec's own error says only ``$[...]`` for an untyped decode).
+    Raises msgspec's errors when ``raw`` does not decode with exact numbers either."""
+    found: list[tuple[str, str]] = []
+
+    def walk(item: Any, path: str) -> Any:
+        if isinstance(item, Decimal):
+            number = float(item)
+            if math.isfinite(number):
+                return number
+            found.append((_OUT_OF_RANGE, path))
+            return 0
+        if isinstance(item, list):
+            return [walk(v, f"{path}[{i}]") for i, v in enumerate(item)]
+        if isinstance(item, dict):
+            return {k: walk(v, f"{path}.{k}") for k, v in item.items()}
+        return item
+
+    value = integral(walk(_EXACT.decode(raw), "$"))
+    return value, found or [(_OUT_OF_RANGE, "$")]
+
+
+_EXACT = msgspec.json.Decoder(float_hook=Decimal)
 
 
 def field_errors(value: Any, annotation: Any, path: str = "$") -> list[tuple[str, str]]:

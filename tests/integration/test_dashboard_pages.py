@@ -70,6 +70,20 @@ async def test_the_form_shows_the_apis_messages_next_to_the_fields(
     assert await _jobs(frozen_api, team) == []
 
 
+async def test_a_number_beyond_a_floats_range_in_the_form_is_a_field_error(
+        frozen_api: AsyncTestClient, team: Team) -> None:
+    """Issue 32 (outside test) asked the forms too: ``1e400``, ``inf``, ``nan`` in a number
+    field are that field's error (the core refuses non-finite numbers), never a 500."""
+    csrf = await sign_in(frozen_api, team.write)
+    for field, text in (("timeout_seconds", "1e400"), ("retry.delay_seconds", "-1e400"),
+                        ("timeout_seconds", "inf"), ("alert_after_failures", "nan")):
+        answer = await frozen_api.post("/ui/jobs/new", data={"csrf": csrf,
+                                                             **_form(**{field: text})})
+        assert answer.status_code == 422, (field, text, answer.text)
+        assert f'id="err-{field.replace(".", "-")}">' in answer.text, (field, text)
+    assert await _jobs(frozen_api, team) == []
+
+
 async def test_the_preview_follows_the_schedule(frozen_api: AsyncTestClient,
                                                 team: Team) -> None:
     await sign_in(frozen_api, team.read)

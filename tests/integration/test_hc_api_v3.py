@@ -158,7 +158,7 @@ async def test_a_body_that_is_not_an_object_is_refused(api: AsyncTestClient,
             r = await api.post(path, content=body, headers=_key(team))
             assert (r.status_code, r.json()) == (
                 400, {"error": "json validation error: value is not an object"}), (path, body)
-    for body in (b" ", b"\n", b"{nope"):
+    for body in (b" ", b"\n", b"{nope", b'{"name": "x", "timeout": 1e400}'):
         r = await api.post("/api/v3/checks/", content=body, headers=_key(team))
         assert (r.status_code, r.json()) == (400, {"error": "could not parse request body"})
     assert (await api.get("/api/v3/checks/", headers=_key(team))).json()["checks"] == before

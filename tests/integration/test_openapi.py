@@ -220,6 +220,55 @@ async def test_bodies_are_not_coerced_to_their_types(
     assert (await api.post(path, json=body)).status_code == 401  # authentication comes first
 
 
+_NOWHERE = "00000000-0000-4000-8000-000000000000"
+
+
+@pytest.mark.parametrize(("method", "path", "raw", "field"), [
+    ("POST", "/v1/monitors", '{"name":"ok","schedule":"1h","grace_seconds":1e400}',
+     "grace_seconds"),
+    ("POST", "/v1/monitors", '{"name":"ok","schedule":"1h","grace_seconds":-1e400}',
+     "grace_seconds"),
+    ("POST", "/v1/status-pages", '{"title":"t","path":1e400}', "path"),
+    ("POST", "/v1/jobs", '{"name":"j","schedule":"1h","spread":1e400,'
+                         '"request":{"url":"https://example.com/"}}', "spread"),
+    ("POST", "/v1/jobs", '{"name":"j","schedule":"1h","timeout_seconds":1e400,'
+                         '"request":{"url":"https://example.com/","body":{"a":1e400}}}',
+     "timeout_seconds"),
+    ("POST", "/v1/jobs", '{"name":"j","schedule":"1h","success_statuses":[200,1e400],'
+                         '"request":{"url":"https://example.com/"}}', "success_statuses.1"),
+    ("PATCH", f"/v1/monitors/{_NOWHERE}", '{"grace_seconds":1e400}', "grace_seconds"),
+    ("PATCH", f"/v1/status-pages/{_NOWHERE}", '{"version":1e400}', "version"),
+    ("POST", "/v1/apply", '{"monitors":[{"name":"m","schedule":"1h","grace_seconds":1e400}]}',
+     "monitors.0.grace_seconds"),
+    ("PUT", f"/v1/alerts/{_NOWHERE}/note", '{"note":"n","extra":1e999}', "extra"),
+])
+async def test_a_number_beyond_a_floats_range_is_a_422_naming_its_field(
+    api: AsyncTestClient, team: Team, method: str, path: str, raw: str, field: str,
+) -> None:
+    """Issue 32 (outside test): ``1e400`` anywhere in a body was a 500 (msgspec's untyped
+    decoding refuses it too, and the 422's field was then never found)."""
+    r = await api.request(method, path, content=raw.encode(),
+                          headers={**team.auth, "Content-Type": "application/json"})
+    assert r.status_code == 422, r.text
+    assert r.headers["content-type"] == "application/problem+json"
+    errors = r.json()["errors"]
+    assert errors[0] == {"field": field,
+                         "message": "is a number out of the range this field can hold"}, errors
+    assert r.json()["detail"].startswith(f"{field}: is a number out of the range")
+    for listing in ("/v1/monitors", "/v1/jobs", "/v1/status-pages"):
+        assert (await api.get(listing, headers=team.auth)).json()["items"] == []
+
+
+async def test_a_number_beyond_range_beside_other_bad_fields_names_them_all(
+    api: AsyncTestClient, team: Team,
+) -> None:
+    raw = b'{"name":"ok","schedule":"1h","grace_seconds":1e400,"manual_resume":0}'
+    r = await api.post("/v1/monitors", content=raw,
+                       headers={**team.auth, "Content-Type": "application/json"})
+    assert r.status_code == 422, r.text
+    assert [e["field"] for e in r.json()["errors"]] == ["grace_seconds", "manual_resume"]
+
+
 @pytest.mark.parametrize(("method", "path", "body", "field", "words"), [
     ("POST", "/v1/status-pages", {"title": ""}, "title", "must not be empty"),
     ("POST", "/v1/status-pages", {"title": "t" * 201}, "title",
