@@ -22,8 +22,9 @@ default ``http://127.0.0.1:8000``), ``CRONLEDGER_PING_KEY`` (the team's ping key
 and ``CRONLEDGER_API_KEY`` (a write key, for :meth:`Monitor.upsert`).
 
 Failures of the monitoring never break the job: a ping that fails after its retries
-(:class:`api.client.pings.Pinger`), or an upsert that fails when a block is entered, is a
-warning on the ``cronledger.client`` logger. What is wrong in the code is refused at once:
+(:class:`api.client.pings.Pinger`), or an upsert that fails when a block is entered (whatever
+stops it: the server, a refused field, a definition that is no JSON), is a warning on the
+``cronledger.client`` logger. What is wrong in the code is refused at once:
 :func:`monitor` raises :class:`api.client.pings.BadTarget` for a monitor it cannot read, and an
 explicit :meth:`Monitor.upsert` raises :class:`ClientError`.
 """
@@ -37,6 +38,7 @@ import hashlib
 import inspect
 import json
 import logging
+import math
 import os
 import threading
 import uuid
@@ -137,17 +139,29 @@ class Monitor:
         if not self.api_key:
             raise ClientError(f"upsert needs a write API key: set {API_KEY_ENV} or pass "
                               "api_key=")
-        headers = {"Authorization": f"Bearer {self.api_key}"}
+        try:  # strict JSON: a float("inf") or nan is no JSON number, a set no JSON value
+            body = json.dumps(self.document(), allow_nan=False).encode()
+        except (TypeError, ValueError) as exc:
+            raise ClientError(f"the definition cannot be sent as JSON: {_unsendable(self)}"
+                              f"{exc}") from None
+        headers = {"Authorization": f"Bearer {self.api_key}",
+                   "Content-Type": "application/json"}
         try:
             with httpx.Client(timeout=DEFAULT_TIMEOUT, headers=headers) as http:
-                r = http.post(f"{self.base_url}/v1/apply", json=self.document())
+                r = http.post(f"{self.base_url}/v1/apply", content=body)
                 if r.status_code != 200:
                     raise _refused(r)
-                [change] = [c for c in r.json()["changes"] if c["kind"] == "monitor"]
+                try:
+                    [change] = [c for c in r.json()["changes"] if c["kind"] == "monitor"]
+                except (ValueError, KeyError, TypeError):
+                    raise ClientError(f"{self.base_url} gave an answer that is not cronledger's "
+                                      "(no monitor in its changes)") from None
                 if self._target is None:
                     self._target = self._read_target(http, change)
         except httpx.HTTPError as exc:
             raise ClientError(f"cannot reach {self.base_url}: {type(exc).__name__}") from None
+        except httpx.InvalidURL as exc:  # not an HTTPError
+            raise ClientError(f"cannot reach {self.base_url}: {exc}") from None
         self._upserted = True
         return Upserted(change["action"], uuid.UUID(change["id"]), change.get("changes", []))
 
@@ -172,6 +186,9 @@ class Monitor:
             except ClientError as exc:
                 log.warning("cronledger: the definition of monitor %r was not written: %s",
                             self.slug, exc)
+            except Exception as exc:  # anything else the upsert meets: the block still runs
+                log.warning("cronledger: the definition of monitor %r was not written: %s: %s",
+                            self.slug, type(exc).__name__, exc)
 
     # -- pings -------------------------------------------------------------------------------
 
@@ -237,10 +254,20 @@ class Monitor:
         return cast(F, run)
 
 
+def _unsendable(monitor: Monitor) -> str:
+    """``"grace_seconds: "`` (the fields of the definition holding no JSON number: inf, nan)
+    before the encoder's words, which name no field."""
+    names = [k for k, v in monitor.definition.items()
+             if isinstance(v, float) and not math.isfinite(v)]
+    return f"{', '.join(names)}: " if names else ""
+
+
 def _refused(response: httpx.Response) -> ClientError:
     try:
         problem = response.json()
     except ValueError:
+        problem = {}
+    if not isinstance(problem, dict):
         problem = {}
     errors = [e for e in problem.get("errors") or [] if isinstance(e, dict)]
     detail = "; ".join(f"{e.get('field')}: {e.get('message')}" for e in errors) \

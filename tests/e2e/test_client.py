@@ -134,6 +134,30 @@ def test_a_refused_definition_raises_on_upsert_and_only_warns_in_a_block(
     assert "not found" in caplog.text or "HTTP 404" in caplog.text  # no such slug to ping
 
 
+def test_a_definition_that_cannot_be_sent_raises_on_upsert_and_only_warns_in_a_block(
+        served: dict[str, str], caplog: pytest.LogCaptureFixture) -> None:
+    """Issue 32 (outside test): ``grace_seconds=float("inf")`` raised httpx's ValueError "Out
+    of range float values are not JSON compliant" when the block was entered, and the block
+    never ran. It is a ClientError naming the field, and in a block a warning."""
+    for slug, fields in (("client-inf", {"grace_seconds": float("inf")}),
+                         ("client-nan", {"grace_seconds": float("nan")}),
+                         ("client-set", {"tags": {"a"}})):
+        bad = monitor(slug, base_url=served["base"], api_key=served["write"],
+                      ping_key=served["ping_key"], schedule="1h", retries=0, **fields)
+        with pytest.raises(ClientError, match="cannot be sent as JSON") as refused:
+            bad.upsert()
+        if "grace_seconds" in fields:
+            assert "grace_seconds: " in str(refused.value)
+        ran = []
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="cronledger.client"), bad:
+            ran.append(True)
+        assert ran == [True], slug
+        assert f"the definition of monitor {slug!r} was not written" in caplog.text
+    slugs = {m["slug"] for m in _v1(served, "/v1/monitors?limit=200")["items"]}
+    assert not slugs & {"client-inf", "client-nan", "client-set"}
+
+
 def test_a_failed_ping_never_raises(caplog: pytest.LogCaptureFixture) -> None:
     job = monitor(f"http://127.0.0.1:{free_port()}/ping/{'c' * 64}", retries=1, timeout=2)
     with caplog.at_level(logging.WARNING, logger="cronledger.client"), job:
