@@ -54,8 +54,8 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICROSECOND = timedelta(microseconds=1)
 
 
-def _bad_cursor() -> InvalidInput:
-    return invalid("cursor", BAD_CURSOR)
+def _bad_cursor(field: str = "cursor") -> InvalidInput:
+    return invalid(field, BAD_CURSOR)
 
 
 def encode_cursor(at: datetime, row_id: uuid.UUID) -> str:
@@ -64,9 +64,10 @@ def encode_cursor(at: datetime, row_id: uuid.UUID) -> str:
     return f"{(at - _EPOCH) // _MICROSECOND}_{row_id.hex}"
 
 
-def decode_cursor(cursor: str | None) -> tuple[datetime, uuid.UUID] | None:
-    """Parse a keyset cursor from ``?cursor=``: ``None`` when absent or empty, else
-    ``(aware instant in UTC, row id)``.
+def decode_cursor(cursor: str | None, field: str = "cursor"
+                  ) -> tuple[datetime, uuid.UUID] | None:
+    """Parse a keyset cursor from ``?cursor=`` (or the query parameter ``field``, which a
+    refusal names): ``None`` when absent or empty, else ``(aware instant in UTC, row id)``.
 
     Raises:
         InvalidInput: the cursor does not match :data:`KEYSET_CURSOR_PATTERN`.
@@ -75,7 +76,7 @@ def decode_cursor(cursor: str | None) -> tuple[datetime, uuid.UUID] | None:
         return None
     found = _KEYSET_RE.fullmatch(cursor)
     if found is None:
-        raise _bad_cursor()
+        raise _bad_cursor(field)
     return _EPOCH + int(found.group(1)) * _MICROSECOND, uuid.UUID(hex=found.group(2))
 
 

@@ -36,9 +36,11 @@ def sign_in_required(request: Request[Any, Any, Any], exc: SignInRequired) -> Re
 
 
 def domain_error(request: Request[Any, Any, Any], exc: DomainError) -> Response[Any]:
-    detail = exc.detail
-    if exc.errors:
-        detail += ": " + "; ".join(f"{e.field}: {e.message}" for e in exc.errors)
+    detail = exc.detail  # often the errors' own words already (core.errors.invalid): once
+    unsaid = [f"{e.field}: {e.message}" for e in exc.errors or []
+              if f"{e.field}: {e.message}" not in detail]
+    if unsaid:
+        detail += ": " + "; ".join(unsaid)
     return _error_page(request, exc.status, detail)
 
 

@@ -230,3 +230,21 @@ async def test_a_bad_tag_or_timeout_is_the_cores_message_at_its_field(
     assert 'id="f-tags" name="tags" aria-invalid="true"' in answer.text
     assert 'value="fine bad/tag"' in answer.text
     assert await _jobs(frozen_api, team) == []
+
+
+async def test_a_bad_runs_cursor_is_named_runs_and_said_once(
+        frozen_api: AsyncTestClient, team: Team) -> None:
+    """Issue 32 (outside test): ``?runs=²`` answered a 422 naming ``cursor``, and the error
+    page said its message twice ("cursor: is not a valid cursor…: cursor: is not …")."""
+    made = await frozen_api.post("/v1/jobs", headers=team.auth, json={
+        "name": "cursor", "schedule": "1h", "request": {"url": "https://example.com/"}})
+    assert made.status_code == 201, made.text
+    await sign_in(frozen_api, team.read)
+    for bad in ("²", "-1", "abc"):
+        answer = await frozen_api.get(f"/ui/jobs/{made.json()['id']}", params={"runs": bad})
+        assert answer.status_code == 422, (bad, answer.text)
+        assert answer.text.count("is not a valid cursor") == 1, answer.text
+        assert "runs: is not a valid cursor" in answer.text
+        assert "cursor: is not" not in answer.text.replace("runs: is not", "")
+    page = await frozen_api.get("/ui/jobs?cursor=abc")
+    assert page.status_code == 422 and page.text.count("is not a valid cursor") == 1

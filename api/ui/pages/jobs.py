@@ -150,7 +150,8 @@ async def _job_parts(pool: Any, actor: Actor, job_id: uuid.UUID,
     job["spread_offset_text"] = spell(offset_seconds(job["id"], job.get("spread")))
     job["spread_text"] = spell(job.get("spread") or 0)
     job["broken"] = broken_reason(job)
-    runs = await list_runs(pool, actor, job_id, limit=RUNS_PAGE + 1, before=decode_cursor(cursor))
+    runs = await list_runs(pool, actor, job_id, limit=RUNS_PAGE + 1,
+                           before=decode_cursor(cursor, "runs"))
     more = len(runs) > RUNS_PAGE
     runs = runs[:RUNS_PAGE]
     next_cursor = encode_cursor(runs[-1]["scheduled_for"], runs[-1]["id"]) if more else None
