@@ -40,15 +40,26 @@ def imported_modules(path: Path, root: Path = ROOT) -> list[tuple[int, str]]:
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")[:len(package.split(".")) - node.level + 1]
-                names = [".".join([*base, *([node.module] if node.module else [])])]
-            else:
-                names = [node.module or ""]
+            names = _from_names(node, package, root)
         else:
             continue
         found += [(node.lineno, name) for name in names if name.split(".")[0] in OURS]
     return found
+
+
+def _from_names(node: ast.ImportFrom, package: str, root: Path) -> list[str]:
+    """The modules ``from P import N`` reaches: ``P.N`` where that is a module (file or
+    package) in the tree, else ``P``; a relative ``P`` is resolved by its level."""
+    base = node.module or ""
+    if node.level:
+        parts = package.split(".")
+        base = ".".join([*parts[:len(parts) - node.level + 1], *([base] if base else [])])
+    names = []
+    for alias in node.names:
+        candidate = root.joinpath(*f"{base}.{alias.name}".split("."))
+        is_module = candidate.with_suffix(".py").is_file() or (candidate / "__init__.py").is_file()
+        names.append(f"{base}.{alias.name}" if is_module else base)
+    return list(dict.fromkeys(names))
 
 
 def package_of(module: str) -> str:
@@ -139,7 +150,26 @@ def test_the_scan_finds_a_cycle(tmp_path: Path) -> None:
     edges = package_imports(tmp_path)
     assert cycles(edges) == [["core.a", "core.b"]]
     assert _described(edges, ["core.a", "core.b"]) == [
-        "core.a -> core.b: core/a/x.py:1 -> core.b", "core.b -> core.a: core/b/y.py:2 -> core.a"]
+        "core.a -> core.b: core/a/x.py:1 -> core.b.y",
+        "core.b -> core.a: core/b/y.py:2 -> core.a.x"]
+
+
+@pytest.mark.parametrize("b_imports", ["from core.a import x", "from .a import x",
+                                       "from core import a", "from . import a"])
+def test_the_scan_sees_a_module_imported_from_its_package(tmp_path: Path, b_imports: str) -> None:
+    """``from core import b`` is an import of the module ``core.b``, not of ``core``; so is
+    ``from .. import b``. Without the import back from ``core.b`` there is no cycle."""
+    tree = {"core/__init__.py": "", "core/a/__init__.py": "",
+            "core/a/x.py": "def f():\n    from .. import b\n", "core/b.py": b_imports + "\n",
+            "api/__init__.py": ""}
+    for name, text in tree.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    edges = package_imports(tmp_path)
+    assert cycles(edges) == [["core.a", "core.b"]]
+    assert edges["core.a"]["core.b"] == ["core/a/x.py:2 -> core.b"]
+    (tmp_path / "core/b.py").write_text("from core import version\n")
+    assert cycles(package_imports(tmp_path)) == []
 
 
 def test_the_client_imports_nothing_of_the_server() -> None:
