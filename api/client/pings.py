@@ -147,39 +147,68 @@ def read_path(path: str) -> PingPath:
     never read as a ping key (core/teams.py: a ping key is never 64 hex characters). One
     trailing ``/`` is allowed; anything else (empty segments, ``%`` escapes, ``;`` parameters,
     more segments) is a problem naming the first segment that cannot be read."""
-    body = path[1:] if path.startswith("/") else path
-    body = body[:-1] if body.endswith("/") else body
-    segments = body.split("/") if body else []
-    prefix = segments[:1] if segments[:1] == [PING_PREFIX] else []
-    rest = segments[len(prefix):]
-    shown = [HIDDEN] * len(rest)
-    kind = ""
-    if rest and _TOKEN.fullmatch(rest[0]):
-        kind, shown[0], known = "token", TOKEN_SHOWN, 1
-    elif len(rest) >= 2 and _PING_KEY.fullmatch(rest[0]) and _SLUG.fullmatch(rest[1]):
-        kind, shown[0], shown[1], known = "key", KEY_SHOWN, rest[1], 2
-    else:
-        known = 0
-        if rest:  # a segment of a ping key's shape is called one, a slug missing or not
-            shown[0] = KEY_SHOWN if _PING_KEY.fullmatch(rest[0]) else TOKEN_SHOWN
+    prefix, rest = _split_path(path)
+    kind, known, shown = _monitor_segments(rest)
     action = None
     if kind and len(rest) == known + 1 and _ACTION.fullmatch(rest[known]):
         action = shown[known] = rest[known]
     text = "/".join([*prefix, *shown])
-    problem = None
+    return PingPath(text, action, _path_problem(rest, kind, known + (action is not None),
+                                                bool(prefix)))
+
+
+def _split_path(path: str) -> tuple[list[str], list[str]]:
+    """The optional ``ping/`` prefix and the segments after it; one leading and one trailing
+    ``/`` are dropped."""
+    body = path[1:] if path.startswith("/") else path
+    body = body[:-1] if body.endswith("/") else body
+    segments = body.split("/") if body else []
+    prefix = segments[:1] if segments[:1] == [PING_PREFIX] else []
+    return prefix, segments[len(prefix):]
+
+
+def _monitor_segments(rest: list[str]) -> tuple[str, int, list[str]]:
+    """What the first segments name: ``"token"``, ``"key"`` (a ping key and a slug) or ``""``
+    (neither); how many segments that takes; every segment as shown (:data:`HIDDEN` unless
+    read). A first segment of neither form is shown as what its shape looks like."""
+    shown = [HIDDEN] * len(rest)
+    if rest and _TOKEN.fullmatch(rest[0]):
+        shown[0] = TOKEN_SHOWN
+        return "token", 1, shown
+    if len(rest) >= 2 and _PING_KEY.fullmatch(rest[0]) and _SLUG.fullmatch(rest[1]):
+        shown[:2] = [KEY_SHOWN, rest[1]]
+        return "key", 2, shown
+    if rest:  # a segment of a ping key's shape is called one, a slug missing or not
+        shown[0] = KEY_SHOWN if _PING_KEY.fullmatch(rest[0]) else TOKEN_SHOWN
+    return "", 0, shown
+
+
+def _path_problem(rest: list[str], kind: str, read: int, prefixed: bool) -> str | None:
+    """Why the segments ``rest`` are no ping URL form, naming the first that cannot be read,
+    or None; ``read`` segments were read (the monitor's and an action)."""
     if not rest:
-        problem = "names no monitor"
-    elif not kind or len(rest) > known + (action is not None):
-        index = known if kind else (1 if _PING_KEY.fullmatch(rest[0]) else 0)
-        segment = rest[index] if index < len(rest) else None
-        where = (f"path segment {index + 1}" + (f" after /{PING_PREFIX}/" if prefix else ""))
-        expected = ("an action (start, fail, log or an exit status) or nothing" if kind
-                    else "a slug" if index == 1 else "a token, a check UUID or a ping key")
-        why = ("is missing (the monitor's slug after the ping key)" if segment is None
-               else "is empty" if not segment else "has a percent escape (%)" if "%" in segment
-               else "has a ';' parameter" if ";" in segment else f"is not {expected}")
-        problem = f"is none of the ping URL forms: its {where} {why}"
-    return PingPath(text, action, problem)
+        return "names no monitor"
+    if kind and len(rest) <= read:
+        return None
+    index = read if kind else (1 if _PING_KEY.fullmatch(rest[0]) else 0)
+    segment = rest[index] if index < len(rest) else None
+    where = f"path segment {index + 1}" + (f" after /{PING_PREFIX}/" if prefixed else "")
+    return f"is none of the ping URL forms: its {where} {_segment_fault(segment, kind, index)}"
+
+
+def _segment_fault(segment: str | None, kind: str, index: int) -> str:
+    """What is wrong with the path segment at ``index`` (None: missing)."""
+    if segment is None:
+        return "is missing (the monitor's slug after the ping key)"
+    if not segment:
+        return "is empty"
+    if "%" in segment:
+        return "has a percent escape (%)"
+    if ";" in segment:
+        return "has a ';' parameter"
+    if kind:
+        return "is not an action (start, fail, log or an exit status) or nothing"
+    return f"is not {'a slug' if index == 1 else 'a token, a check UUID or a ping key'}"
 
 
 def masked(text: str) -> str:
