@@ -48,10 +48,9 @@ from core.db import ConnectionPool
 from core.errors import InvalidInput, NotFound
 from core.history.streams import JOB, events_until
 from core.jobs.state import JobState, evolve
-from core.queries import Q
 from core.replay.compare import Incident
 from core.replay.dependencies import Outages, named, outages
-from core.replay.jobs import replay, side, skipped, slot_alerts
+from core.replay.jobs import recorded_runs, replay, side, skipped, slot_alerts
 from core.replay.maintenance import Maintenance, recorded_and_proposed
 from core.replay.proposal import Proposal, job_proposal
 from core.runs.bounds import TOO_SHORT
@@ -189,14 +188,10 @@ async def advise_job(pool: ConnectionPool, actor: Actor, job_id: uuid.UUID, days
         latest = streams.fold(evolve, job_events)
         if latest is None or latest.status == "deleted":
             raise NotFound(f"job {job_id} not found")
-        params = {"job_id": job_id, "team_id": actor.team_id}
         # the replay starts at the job's first run: a candidate recover_after_successes
         # above 1 means a success need not end a streak (core/replay/jobs.py:counts_successes)
-        cur = await conn.execute(Q["ledger_job_finals"], {
-            **params, "from": job_events[0]["occurred_at"], "to": now})
-        finals = await cur.fetchall()
-        cur = await conn.execute(Q["ledger_job_not_run"], {**params, "from": start, "to": now})
-        not_run = await cur.fetchall()
+        finals, not_run = await recorded_runs(conn, job_id, actor.team_id,
+                                              job_events[0]["occurred_at"], start, now)
         _, maintenance = await recorded_and_proposed(conn, "job", job_id, actor.team_id,
                                                      Proposal(), start, now)
         states: list[JobState | None] = [None]

@@ -48,7 +48,7 @@ from typing import Any
 from core import streams
 from core.actor import Actor
 from core.coerce import instant
-from core.db import ConnectionPool, one_row
+from core.db import Connection, ConnectionPool, one_row
 from core.dependencies import check_proposed
 from core.errors import NotFound
 from core.history.streams import JOB, events_until
@@ -230,6 +230,19 @@ class _JobRules:
         return sorted(alerts, key=lambda a: a["at"])
 
 
+async def recorded_runs(conn: Connection, job_id: uuid.UUID, team_id: uuid.UUID,
+                        finals_from: datetime, start: datetime, end: datetime
+                        ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """What a job's replay reads of its runs: the final outcomes recorded from
+    ``finals_from`` to ``end`` (``ledger_job_finals``, the streak's warm-up included) and the
+    slots recorded as not run from ``start`` to ``end`` (``ledger_job_not_run``)."""
+    params = {"job_id": job_id, "team_id": team_id}
+    cur = await conn.execute(Q["ledger_job_finals"], {**params, "from": finals_from, "to": end})
+    finals = await cur.fetchall()
+    cur = await conn.execute(Q["ledger_job_not_run"], {**params, "from": start, "to": end})
+    return finals, await cur.fetchall()
+
+
 def slot_alerts(job_events: list[dict[str, Any]], not_run: list[dict[str, Any]],
                 proposal: Proposal, start: datetime,
                 maintenance: Maintenance | None = None) -> list[dict[str, Any]]:
@@ -321,12 +334,8 @@ async def simulate_job(pool: ConnectionPool, actor: Actor, job_id: uuid.UUID,
         warm = last["at"] or job_events[0]["occurred_at"]
         if counts_successes(job_events, proposal):  # a success may not end the streak
             warm = job_events[0]["occurred_at"]
-        cur = await conn.execute(Q["ledger_job_finals"], {
-            "job_id": job_id, "team_id": actor.team_id, "from": min(warm, start), "to": end})
-        finals = await cur.fetchall()
-        cur = await conn.execute(Q["ledger_job_not_run"], {
-            "job_id": job_id, "team_id": actor.team_id, "from": start, "to": end})
-        not_run = await cur.fetchall()
+        finals, not_run = await recorded_runs(conn, job_id, actor.team_id,
+                                              min(warm, start), start, end)
         cur = await conn.execute(Q["ledger_alerts_queued"], {
             "subject_type": "job", "subject_id": job_id, "team_id": actor.team_id,
             "from": start, "to": end})
