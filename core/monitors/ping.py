@@ -45,7 +45,7 @@ from core.db import Connection, open_pool
 from core.maintenance.queries import held_alerts
 from core.monitors.rules import ping_outcome
 from core.monitors.slugs import SLUG_PATTERN
-from core.monitors.tolerance import CountedMonitor, count
+from core.monitors.tolerance import LockedMonitor, count
 from core.notifications.outbox import DEFAULT_MAX_ATTEMPTS
 from core.notifications.released import release_dependents
 from core.queries import Q
@@ -313,11 +313,12 @@ async def _record_alerting(conn: Connection, pings: Sequence[tuple[Ping, datetim
     hashes = sorted(set(keys))
     async with conn.transaction():
         cur = await conn.execute(Q["monitor_lock_for_ping_alerts"], {"hashes": hashes})
-        monitors = {row["ping_token_hash"]: row for row in await cur.fetchall()}
+        monitors = {m.ping_token_hash: m
+                    for m in map(LockedMonitor.from_row, await cur.fetchall())}
         cur = await conn.execute(Q["monitor_ping_batch"], ping_batch_params(pings, defer=False))
         results = [PingResult(**row) for row in await cur.fetchall()]
         statuses = [result.status for result in results]
-        status_of = {key: row["status"] for key, row in monitors.items()}
+        status_of = {key: monitor.status for key, monitor in monitors.items()}
         for (ping, at), key, result in zip(pings, keys, results, strict=True):
             status = result.status
             if status is None or key not in monitors:
@@ -325,16 +326,16 @@ async def _record_alerting(conn: Connection, pings: Sequence[tuple[Ping, datetim
             before, status_of[key] = status_of[key], status
             action = result.action or ""  # set on every ping a monitor took
             outcome = ping_outcome(action, status)
-            row = monitors[key]
-            if outcome is not None and row["channels"]:
+            monitor = monitors[key]
+            if outcome is not None and monitor.channels:
                 reason = _down_reason(ping, action, result.duration_ms,
-                                      row["min_duration"]) if outcome == "failure" else None
-                await count(conn, CountedMonitor.from_row(row), outcome, at,
+                                      monitor.min_duration) if outcome == "failure" else None
+                await count(conn, monitor, outcome, at,
                             status_before=before, slot_at=at, reason=reason,
                             last_ping=_last_ping(ping, at),
-                            down_since=row["down_since"], max_attempts=max_attempts)
+                            down_since=monitor.down_since, max_attempts=max_attempts)
             if before == "down" and status != "down":  # back: the holds it made may end
-                await release_dependents(conn, [row["id"]], at, hold=held_alerts,
+                await release_dependents(conn, [monitor.id], at, hold=held_alerts,
                                          max_attempts=max_attempts)
     return statuses
 

@@ -93,6 +93,27 @@ class CountedMonitor:
 _COUNTED = tuple(f.name for f in dataclasses.fields(CountedMonitor))
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LockedMonitor(CountedMonitor):
+    """A row of ``monitor_lock_for_ping_alerts`` (core/sql/monitors.sql), read once where the
+    ping path locks it: the :class:`CountedMonitor` :func:`count` reads, and ``status``,
+    ``ping_token_hash``, ``min_duration`` (seconds, ``None``: no bound) and ``down_since``
+    (when its current outage began, UTC; ``None`` unless it is down)."""
+
+    status: str
+    ping_token_hash: bytes
+    min_duration: int | None
+    down_since: datetime | None
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> LockedMonitor:
+        """The monitor in one ``monitor_lock_for_ping_alerts`` row."""
+        return cls(**{f: row[f] for f in _LOCKED})
+
+
+_LOCKED = tuple(f.name for f in dataclasses.fields(LockedMonitor))
+
+
 @dataclass(frozen=True)
 class Counted:
     """A monitor's streak as stored: the rule's :class:`core.alerting.Streak` and the row's
