@@ -583,7 +583,14 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``cronledger`` console script."""
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        if args.command == "exec":  # as its other refusals: one line (api/cli_exec.py)
+            from api.cli_exec import option_error
+
+            option_error(f"unrecognized arguments: {' '.join(unknown)}")
+        parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     if args.command == "health":
         return _health(args)
     if args.command == "exec":  # runs a command: no logging set-up, its own signal handling

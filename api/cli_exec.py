@@ -30,7 +30,7 @@ import threading
 import uuid
 from collections.abc import Callable
 from types import FrameType
-from typing import Any
+from typing import Any, NoReturn
 
 from api.client.pings import (
     DEFAULT_RETRIES,
@@ -51,6 +51,9 @@ DRAIN_SECONDS = 5.0  # after the command exits, how long its output may still be
 FORWARDED = (signal.SIGINT, signal.SIGTERM)
 _READ = 65536
 PREFIX = "cronledger exec"
+TRUNCATED = f"[{PREFIX}: output truncated to its last bytes]\n".encode()
+"""The first line of a body whose earlier output was left out; a limit of ``len(TRUNCATED)``
+(54) bytes or less has no room for it (docs/exec.md, *Output*)."""
 
 
 class Tail:
@@ -76,8 +79,7 @@ class Tail:
             data = bytes(self._data)
         if not self.truncated:
             return data
-        note = f"[{PREFIX}: output truncated to its last bytes]\n".encode()
-        return note + data[len(note):] if self.limit > len(note) else data
+        return TRUNCATED + data[len(TRUNCATED):] if self.limit > len(TRUNCATED) else data
 
 
 def _copy(source: int, sink: int, tail: Tail) -> None:
@@ -290,3 +292,11 @@ def add_parser(sub: Any, command: Callable[..., argparse.ArgumentParser]) -> Non
                              f"Ping-Body-Limit, else {DEFAULT_BODY_LIMIT})")
     parser.add_argument("argv", nargs=argparse.REMAINDER, metavar="-- COMMAND …",
                         help="the command and its arguments, after --")
+    parser.error = option_error  # type: ignore[method-assign]  # one line, not the usage block
+
+
+def option_error(message: str) -> NoReturn:
+    """An option argparse could not read (``--retries 11``, an unknown option): one line and
+    exit 2, as every other refusal of ``exec`` (argparse would print its usage block first)."""
+    print(f"{PREFIX}: {message} (cronledger exec --help)", file=sys.stderr)
+    raise SystemExit(2)

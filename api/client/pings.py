@@ -262,8 +262,11 @@ def _http_parts(text: str, what: str, kind: str) -> SplitResult:
     Raises:
         BadTarget: anything else.
     """
+    if any(c.isspace() for c in text):  # urlsplit would drop it: what was meant is unclear
+        raise BadTarget(f"{what} contains whitespace (a space, tab or line end): give it "
+                        "without")
     try:
-        parts = urlsplit(text.strip())
+        parts = urlsplit(text)
         parts.port  # noqa: B018 - raises ValueError on a port that is not a number
     except ValueError as exc:
         raise BadTarget(f"{what} cannot be read: {exc}") from None

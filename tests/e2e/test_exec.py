@@ -221,6 +221,15 @@ def test_a_ping_that_keeps_failing_never_changes_the_exit_status(
      "already ends with an action (/fail)"),
     (["--monitor", "http://x/ping/" + "a" * 64 + "#x", "--", "touch", "{file}"],
      "has a #fragment"),
+    # issue 32 (outside test): these printed argparse's usage block, or were accepted
+    (["--retries", "11", "--monitor", "backup", "--", "touch", "{file}"],
+     "argument --retries: must be a whole number from 0 to 10, got '11'"),
+    (["--timeout", "-1", "--monitor", "backup", "--", "touch", "{file}"],
+     "argument --timeout: must be seconds"),
+    (["--bogus", "--monitor", "backup", "--", "touch", "{file}"],
+     "unrecognized arguments: --bogus"),
+    ([f"--monitor= http://x/ping/{'a' * 64} ", "--", "touch", "{file}"],
+     "contains whitespace"),
 ])
 def test_unreadable_arguments_exit_2_before_anything_runs(
         tmp_path: Path, args: list[str], message: str) -> None:

@@ -9,10 +9,11 @@ import uuid
 from collections.abc import Iterator
 from email.utils import formatdate
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import pytest
 
-from api.cli_exec import Tail, body_limit, exit_status
+from api.cli_exec import TRUNCATED, Tail, body_limit, exit_status
 from api.client import monitor, pings
 from api.client.pings import BadTarget, Pinger, PingTarget, ping_target, retry_after
 from core.monitors.slugs import SLUG_PATTERN
@@ -115,6 +116,20 @@ def test_the_tail_keeps_the_last_bytes_and_says_it_cut() -> None:
     body = tail.body()
     assert len(body) == 100 and body.endswith(b"0123456789" * 4)  # the note took the rest
     assert body.startswith(b"[cronledger exec: output truncated to its last bytes]\n")
+
+
+@pytest.mark.parametrize("limit", [1, 5, 54, 55])
+def test_a_limit_too_small_for_the_note_is_the_last_bytes_as_the_doc_says(limit: int) -> None:
+    """Issue 32 (outside test): ``--body-limit 5`` dropped the note, which docs/exec.md did not
+    say; the doc now gives the size below which it is dropped, which is the note's."""
+    tail = Tail(limit)
+    tail.write(b"y" * 100)
+    body = tail.body()
+    assert len(body) == limit
+    assert body.startswith(TRUNCATED) == (limit > len(TRUNCATED))
+    doc = (Path(__file__).parents[2] / "docs" / "exec.md").read_text()
+    assert f"a limit of {len(TRUNCATED)} bytes or less has no room for it" in \
+        " ".join(doc.split())
 
 
 @pytest.mark.parametrize(("given", "server", "limit"), [
@@ -257,3 +272,15 @@ def test_a_retry_after_date_is_waited_for_and_a_zero_body_limit_kept(busy: str) 
     tail = Tail(0)
     tail.write(b"output")
     assert tail.body() == b""
+
+
+@pytest.mark.parametrize("url", [f" {NOBODY}/ping/{SECRET_TOKEN}",
+                                 f"{NOBODY}/ping/{SECRET_TOKEN}\n",
+                                 f"{NOBODY}/ping/\t{SECRET_TOKEN}"])
+def test_a_ping_url_with_whitespace_is_refused(url: str) -> None:
+    """Issue 32 (outside test): a ping URL with spaces around it was taken (stripped)."""
+    with pytest.raises(BadTarget, match="contains whitespace") as raised:
+        ping_target(url)
+    assert SECRET_TOKEN not in str(raised.value)
+    with pytest.raises(BadTarget, match="contains whitespace"):
+        ping_target("backup", base_url=" http://127.0.0.1:8000", ping_key=KEY)
