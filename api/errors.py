@@ -52,6 +52,7 @@ def problem(status: int, detail: str, errors: list[dict[str, str]] | None = None
 # Every answer under /api/ (healthchecks' Management API, any version, known or not) is
 # healthchecks' ``{"error": ...}``, never a problem (api/hc/routes.py).
 _HC_PATH = re.compile(r"^/api(?:/|$)")
+_STATUS_PATH = re.compile(r"^/status(?:/|$)")  # the public status pages (api/ui/pages/status.py)
 
 
 def _answer(request: Request[Any, Any, Any], status: int, detail: str,
@@ -184,13 +185,18 @@ def too_deep(request: Request[Any, Any, Any], exc: RecursionError) -> Response[d
     return problem(400, "the request body is nested too deeply")
 
 
-def http_error(request: Request[Any, Any, Any], exc: HTTPException) -> Response[dict[str, Any]]:
+def http_error(request: Request[Any, Any, Any], exc: HTTPException) -> Response[Any]:
     """Litestar's own errors (unknown route, wrong method); under ``/api/`` (an unknown
-    version too) in healthchecks' shape (:func:`api.hc.routes.http_error`)."""
+    version too) in healthchecks' shape (:func:`api.hc.routes.http_error`); an unknown path
+    under ``/status/`` the public pages' bare 404 (:func:`api.ui.pages.status.not_found`)."""
     if _HC_PATH.match(request.url.path):
         from api.hc.routes import http_error as hc_error
 
         return hc_error(request, exc)
+    if exc.status_code == 404 and _STATUS_PATH.match(request.url.path):
+        from api.ui.pages.status import not_found
+
+        return not_found(request)
     return problem(exc.status_code, str(exc.detail), headers=exc.headers)
 
 

@@ -169,6 +169,12 @@ async def test_an_unknown_key_is_a_bare_404(frozen_api: AsyncTestClient,
     answers = [await frozen_api.get(f"/status/{k}") for k in (
         "0" * 32, key[:-1] + ("0" if key[-1] != "0" else "1"), "no-such-path", "x" * 300)]
     answers.append(await frozen_api.get(f"/status/{'0' * 32}/feed.atom"))
+    # issue 32 (outside test): a path no route serves was a JSON 404
+    for path in ("feed.rss", "feed.atom/x", "a/b/c"):
+        answers.append(await frozen_api.get(f"/status/{key}/{path}"))
+    answers.append(await frozen_api.get("/status/"))
+    answers.append(await frozen_api.get("/status"))
+    assert {a.headers["content-type"] for a in answers} == {"text/html; charset=utf-8"}
     assert {a.status_code for a in answers} == {404}
     assert {a.text for a in answers} == {answers[0].text}  # the same words for every miss
     assert "Acme" not in answers[0].text and "key" not in answers[0].text.lower()

@@ -176,14 +176,20 @@ def render_atom(view: PublicPage, url: str) -> bytes:
     return b'<?xml version="1.0" encoding="utf-8"?>\n' + body
 
 
+def not_found(request: Request[Any, Any, Any]) -> Response[bytes]:
+    """The bare 404 of every miss under ``/status/``: an unknown key, and any path no route
+    serves (``…/feed.rss``; :func:`api.errors.http_error` sends those here)."""
+    return Response(b"" if request.method == "HEAD" else NOT_FOUND, status_code=404,
+                    media_type=HTML_TYPE, headers={"Cache-Control": "no-store",
+                                                   "Content-Length": str(len(NOT_FOUND))})
+
+
 async def _serve(request: Request[Any, Any, Any], key: str, variant: str) -> Response[bytes]:
     state = request.app.state
     head = request.method == "HEAD"  # as GET, without the body
     page = await find_page(state.pool, key)
     if page is None:
-        return Response(b"" if head else NOT_FOUND, status_code=404, media_type=HTML_TYPE,
-                        headers={"Cache-Control": "no-store",
-                                 "Content-Length": str(len(NOT_FOUND))})
+        return not_found(request)
     now = state.clock.now()
     cache = _cache(request)
     gzipped = "gzip" in request.headers.get("accept-encoding", "")
