@@ -19,9 +19,10 @@ run costs no extra query.
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -51,6 +52,42 @@ class FinalRun:
     attempts: int
     finished_at: datetime
     last_response: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class JobStreak:
+    """A job's failure streak (its ``alert_states`` row) with the job's alert rules, as the
+    rules read it: a row of ``alert_state_job_fail`` or ``alert_state_job_streaks``
+    (core/sql/notifications.sql), read once where it is fetched (:meth:`from_row`), or the
+    what-if replay's fold of the same (:mod:`core.replay.streak`).
+
+    ``failing_since``: the slot of the streak's first failed run (UTC);
+    ``consecutive_successes``: good runs counted towards ``recover_after_successes`` (only
+    ``alert_state_job_streaks`` returns it); ``last_alert_at``: ``None`` until the streak
+    alerted. The job's fields (``name``, ``status``, ``channels``, ``alert_after_failures``,
+    ``realert_every`` in seconds, ``recover_after_successes``) are those the statement joins;
+    the others keep their defaults (the replay sets the rules of the job's definition then).
+    """
+
+    job_id: uuid.UUID
+    failing_since: datetime
+    consecutive_failures: int
+    last_alert_at: datetime | None
+    consecutive_successes: int = 0
+    name: str = ""
+    status: str = "active"
+    channels: Sequence[uuid.UUID] = ()
+    alert_after_failures: int = 1
+    realert_every: int | None = None
+    recover_after_successes: int = 1
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> JobStreak:
+        """The streak in one row of those statements (the columns it has)."""
+        return cls(**{f: row[f] for f in _STREAK if f in row})
+
+
+_STREAK = tuple(f.name for f in dataclasses.fields(JobStreak))
 
 
 def reaches_rules(status: str, was_failing: bool) -> bool:
@@ -84,43 +121,39 @@ def batch_successes(finals: Sequence[FinalRun]) -> dict[uuid.UUID, tuple[int, bo
     return out
 
 
-def recover(row: dict[str, Any], successes: int, reset: bool
-            ) -> tuple[dict[str, Any] | None, bool]:
+def recover(state: JobStreak, successes: int, reset: bool) -> tuple[JobStreak | None, bool]:
     """The streak after ``successes`` good runs in a row (the shared rule,
     :func:`core.alerting.tolerate`, with the job's ``recover_after_successes``), and whether
     they say ``recovered``: ``(None, …)`` when the streak ends (a streak that never alerted
     ends silently at its first success; an alerted one after ``recover_after_successes`` in a
-    row), else the row with its ``consecutive_successes``. ``row``: ``consecutive_failures``,
-    ``consecutive_successes`` (good ones counted so far; ``reset``: a failure came since),
-    ``last_alert_at``, ``status``, ``recover_after_successes``."""
-    streak = Streak(row["consecutive_failures"],
-                    0 if reset else row.get("consecutive_successes") or 0,
-                    row["last_alert_at"] is not None)
+    row), else ``state`` with its ``consecutive_successes``. ``reset``: a failure came since
+    the good ones ``state`` counted so far."""
+    streak = Streak(state.consecutive_failures, 0 if reset else state.consecutive_successes,
+                    state.last_alert_at is not None)
     alert = None
     for _ in range(max(successes, 1)):
         streak, alert = tolerate(streak, "success", alert_after=1,
-                                 recover_after=row.get("recover_after_successes") or 1)
+                                 recover_after=state.recover_after_successes)
         if alert is not None or streak.idle:
             break
     if alert == "recovery":
-        return None, row["status"] != "deleted"
+        return None, state.status != "deleted"
     if streak.idle:
         return None, False
-    return {**row, "consecutive_successes": streak.successes}, False
+    return replace(state, consecutive_successes=streak.successes), False
 
 
-def grow_streak(state: dict[str, Any] | None, failures: Sequence[FinalRun]) -> dict[str, Any]:
-    """A job's alert state after ``failures`` (one batch, in order), as ``alert_state_job_fail``
-    writes it: a new streak starts at the slot of its first failure, an existing one counts on
-    (``{"failing_since", "consecutive_failures", "last_alert_at"}``). The statement does it
-    in SQL under the row lock; the what-if replay (:mod:`core.replay.jobs`) does it here, and
-    ``tests/integration/test_replay_jobs.py`` (hypothesis, the real recorder) keeps the two
-    equal."""
+def grow_streak(state: JobStreak | None, failures: Sequence[FinalRun]) -> JobStreak:
+    """A job's streak after ``failures`` (one batch, in order), as ``alert_state_job_fail``
+    writes it: a new streak starts at the slot of its first failure, an existing one counts on.
+    The statement does it in SQL under the row lock; the what-if replay
+    (:mod:`core.replay.jobs`) does it here, and ``tests/integration/test_replay_jobs.py``
+    (hypothesis, the real recorder) keeps the two equal."""
     if state is None:
-        return {"failing_since": failures[0].scheduled_for,
-                "consecutive_failures": len(failures), "last_alert_at": None}
-    return {**state, "consecutive_failures": state["consecutive_failures"] + len(failures),
-            "consecutive_successes": 0}
+        return JobStreak(job_id=failures[0].job_id, failing_since=failures[0].scheduled_for,
+                         consecutive_failures=len(failures), last_alert_at=None)
+    return replace(state, consecutive_failures=state.consecutive_failures + len(failures),
+                   consecutive_successes=0)
 
 
 async def _recover(conn: Connection, recoveries: dict[uuid.UUID, FinalRun],
@@ -129,51 +162,54 @@ async def _recover(conn: Connection, recoveries: dict[uuid.UUID, FinalRun],
     """The recovery alerts of jobs whose good runs end their streaks, and the jobs whose
     streaks ended (no longer down as parents)."""
     cur = await conn.execute(Q["alert_state_job_streaks"], {"job_ids": sorted(recoveries)})
-    alerts, ended, going = [], [], []
-    for row in await cur.fetchall():
-        after, said = recover(row, *successes.get(row["job_id"], (1, False)))
+    alerts: list[Alert] = []
+    ended: list[uuid.UUID] = []
+    going: list[JobStreak] = []
+    for state in map(JobStreak.from_row, await cur.fetchall()):
+        after, said = recover(state, *successes.get(state.job_id, (1, False)))
         if after is not None:  # good runs counted towards recover_after_successes
             going.append(after)
             continue
-        ended.append(row["job_id"])
+        ended.append(state.job_id)
         if not said:
             continue  # the streak never alerted: nothing to take back
-        run = recoveries[row["job_id"]]
+        run = recoveries[state.job_id]
         message = job_message(
-            "recovered", job_id=run.job_id, job_name=row["name"], run_id=run.run_id,
+            "recovered", job_id=run.job_id, job_name=state.name, run_id=run.run_id,
             scheduled_for=run.scheduled_for, attempts=run.attempts,
-            consecutive_failures=row["consecutive_failures"], since=row["failing_since"],
+            consecutive_failures=state.consecutive_failures, since=state.failing_since,
             last_response=run.last_response, now=now)
-        alerts.append(Alert(run.team_id, "job", run.job_id, "recovered", row["channels"],
+        alerts.append(Alert(run.team_id, "job", run.job_id, "recovered", state.channels,
                             message, {"reason": "succeeded", "run_id": run.run_id,
                                       "scheduled_for": run.scheduled_for,
-                                      "since": row["failing_since"],
-                                      "consecutive_failures": row["consecutive_failures"],
+                                      "since": state.failing_since,
+                                      "consecutive_failures": state.consecutive_failures,
                                       "recover_after_successes":
-                                          row["recover_after_successes"]}))
+                                          state.recover_after_successes}))
     if ended:
         await conn.execute(Q["alert_state_job_recover"], {"job_ids": ended})
     if going:
         await conn.execute(Q["alert_state_job_successes"], {
-            "job_ids": [r["job_id"] for r in going],
-            "successes": [r["consecutive_successes"] for r in going]})
+            "job_ids": [s.job_id for s in going],
+            "successes": [s.consecutive_successes for s in going]})
     return alerts, ended
 
 
-def decide_alert(row: dict[str, Any], now: datetime) -> str | None:
+def decide_alert(state: JobStreak, now: datetime) -> str | None:
     """The alert a batch of failures queues (``failed``, ``still_failing``) or ``None``, given
-    the streak after it and the job's rules (``row``: ``status``, ``consecutive_failures``,
-    ``last_alert_at``, ``alert_after_failures``, ``realert_every`` in seconds) at ``now``."""
-    if row["status"] == "deleted":
+    the streak after it and the job's rules (``state``: its ``status``,
+    ``consecutive_failures``, ``last_alert_at``, ``alert_after_failures``, ``realert_every``)
+    at ``now`` (UTC). Pure: reads nothing else."""
+    if state.status == "deleted":
         return None
-    if row["last_alert_at"] is None:
+    if state.last_alert_at is None:
         # the streak before the batch's last failure, then that failure: the shared rule
-        before = Streak(row["consecutive_failures"] - 1, 0, False)
-        _, alert = tolerate(before, "failure", alert_after=row["alert_after_failures"],
+        before = Streak(state.consecutive_failures - 1, 0, False)
+        _, alert = tolerate(before, "failure", alert_after=state.alert_after_failures,
                             recover_after=1)
         return "failed" if alert == "failure" else None
-    every = row["realert_every"]
-    if every and (now - row["last_alert_at"]).total_seconds() >= every:
+    every = state.realert_every
+    if every and (now - state.last_alert_at).total_seconds() >= every:
         return "still_failing"
     return None
 
@@ -187,23 +223,23 @@ async def _fail(conn: Connection, failures: dict[uuid.UUID, list[FinalRun]],
         "since": [failures[j][0].scheduled_for for j in jobs],
         "counts": [len(failures[j]) for j in jobs]})
     alerts = []
-    for row in await cur.fetchall():
-        event = decide_alert(row, now)
+    for state in map(JobStreak.from_row, await cur.fetchall()):
+        event = decide_alert(state, now)
         if event is None:
             continue
-        run = failures[row["job_id"]][-1]
+        run = failures[state.job_id][-1]
         message = job_message(
-            event, job_id=run.job_id, job_name=row["name"], run_id=run.run_id,
+            event, job_id=run.job_id, job_name=state.name, run_id=run.run_id,
             scheduled_for=run.scheduled_for, attempts=run.attempts,
-            consecutive_failures=row["consecutive_failures"], since=row["failing_since"],
+            consecutive_failures=state.consecutive_failures, since=state.failing_since,
             last_response=run.last_response, now=now)
         rule = {"reason": "alert_after_failures" if event == "failed" else "realert_every",
                 "run_id": run.run_id, "scheduled_for": run.scheduled_for,
-                "since": row["failing_since"],
-                "consecutive_failures": row["consecutive_failures"],
-                "alert_after_failures": row["alert_after_failures"],
-                "realert_every": row["realert_every"]}
-        alerts.append(Alert(run.team_id, "job", run.job_id, event, row["channels"], message,
+                "since": state.failing_since,
+                "consecutive_failures": state.consecutive_failures,
+                "alert_after_failures": state.alert_after_failures,
+                "realert_every": state.realert_every}
+        alerts.append(Alert(run.team_id, "job", run.job_id, event, state.channels, message,
                             rule))
     if alerts:
         await conn.execute(Q["alert_state_mark_alerted"], {

@@ -53,6 +53,7 @@ from core.dependencies import check_proposed
 from core.errors import NotFound
 from core.history.streams import JOB, events_until
 from core.jobs.state import JobState, evolve
+from core.notifications.job_alerts import JobStreak
 from core.queries import Q
 from core.replay.compare import incidents, listed, summary
 from core.replay.dependencies import Parents, hold, named, outages
@@ -151,7 +152,7 @@ class _JobRules:
         self.maintenance, self.parents = maintenance, parents
         self.alerts: list[dict[str, Any]] = []
         self.late: list[dict[str, Any]] = []  # too_long, said while the run went on
-        self.streak: dict[str, Any] | None = None
+        self.streak: JobStreak | None = None
         self.job: JobState | None = None
         self.held_at: datetime | None = None  # a problem alert a parent holds, not released
         self.holding: list[uuid.UUID] = []  # the parents that held it (a recovery's held_by)

@@ -11,6 +11,7 @@ spans by the same steps (:func:`step`) the replay of the job's own alerts takes.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime
 from itertools import groupby
 from typing import Any
@@ -20,6 +21,7 @@ from core.clock import utc
 from core.jobs.state import JobState, evolve
 from core.notifications.job_alerts import (
     FinalRun,
+    JobStreak,
     batch_successes,
     decide_alert,
     grow_streak,
@@ -56,8 +58,8 @@ def final(job: JobState, row: dict[str, Any], was_failing: bool) -> FinalRun:
         last_response={})
 
 
-def step(job: JobState, streak: dict[str, Any] | None, batch: list[dict[str, Any]],
-         now: datetime) -> tuple[dict[str, Any] | None, list[str]]:
+def step(job: JobState, streak: JobStreak | None, batch: list[dict[str, Any]],
+         now: datetime) -> tuple[JobStreak | None, list[str]]:
     """One recording transaction's finals (``ledger_job_finals`` rows) under ``job``'s
     definition then: the streak after them (``None``: no ``alert_states`` row) and the alerts
     the recorder's rules say (``recovered``, ``failed``, ``still_failing``, in that order), as
@@ -69,18 +71,19 @@ def step(job: JobState, streak: dict[str, Any] | None, batch: list[dict[str, Any
     if job.id in recoveries and streak is not None:
         n, reset = batch_successes(outcomes).get(job.id, (1, False))
         streak, recovered = recover(
-            {**streak, "status": job.status,
-             "recover_after_successes": job.recover_after_successes}, n, reset)
+            replace(streak, status=job.status,
+                    recover_after_successes=job.recover_after_successes), n, reset)
         if recovered:
             said.append("recovered")
     if job.id in failures:
         streak = grow_streak(streak, failures[job.id])
-        event = decide_alert({**streak, "status": job.status,
-                              "alert_after_failures": job.alert_after_failures,
-                              "realert_every": job.realert_every}, now)
+        streak = replace(streak, status=job.status,
+                         alert_after_failures=job.alert_after_failures,
+                         realert_every=job.realert_every)
+        event = decide_alert(streak, now)
         if event is not None:
             said.append(event)
-            streak["last_alert_at"] = now
+            streak = replace(streak, last_alert_at=now)
     return streak, said
 
 
@@ -91,7 +94,7 @@ def down_spans(job_events: list[dict[str, Any]], finals: list[dict[str, Any]]) -
     (``ledger_job_finals`` rows from its first run on, grouped by transaction)."""
     spans: Spans = []
     job: JobState | None = None
-    streak: dict[str, Any] | None = None
+    streak: JobStreak | None = None
     pending = list(job_events)
     for _, rows in groupby(finals, key=lambda r: r["tx_id"]):
         batch = list(rows)

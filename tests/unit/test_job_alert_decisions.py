@@ -11,22 +11,28 @@ Rules checked (docs/notifications.md, "What notifies" / "Jobs"):
 - nothing for a deleted job.
 
 ``split_streaks`` groups one batch of final runs per job: the last success that ends a streak (a
-recovery candidate) and the failures after it. ``decide_alert`` turns one ``alert_states`` row (the
-streak after this batch's failures were added) into ``failed`` / ``still_failing`` / nothing.
-Whether a recovery candidate really sends **recovered** (the
-streak had alerted) is decided in SQL (``_recover``) and is covered by
-tests/integration/test_notifications.py.
+recovery candidate) and the failures after it. ``decide_alert`` turns one ``JobStreak`` (an
+``alert_states`` row read by ``JobStreak.from_row``: the streak after this batch's failures were
+added) into ``failed`` / ``still_failing`` / nothing; ``recover`` says whether good runs end it
+and say **recovered**; ``grow_streak`` is the replay's copy of ``alert_state_job_fail``. The
+recorder's transaction around them is covered by tests/integration/test_notifications.py.
 """
 
 from __future__ import annotations
 
 import uuid
 from datetime import datetime, timedelta
-from typing import Any
 
 import pytest
 
-from core.notifications.job_alerts import FinalRun, decide_alert, split_streaks
+from core.notifications.job_alerts import (
+    FinalRun,
+    JobStreak,
+    decide_alert,
+    grow_streak,
+    recover,
+    split_streaks,
+)
 from tests.unit.instants import utc
 
 JOB_A = uuid.UUID("00000000-0000-0000-0000-00000000000a")
@@ -118,10 +124,10 @@ HOUR = 3600
 
 
 def row(failures: int, threshold: int = 1, last_alert: datetime | None = None,
-        realert: int | None = None, status: str = "active") -> dict[str, Any]:
-    return {"status": status, "consecutive_failures": failures,
-            "alert_after_failures": threshold, "last_alert_at": last_alert,
-            "realert_every": realert}
+        realert: int | None = None, status: str = "active") -> JobStreak:
+    return JobStreak(job_id=JOB_A, failing_since=T0, status=status,
+                     consecutive_failures=failures, alert_after_failures=threshold,
+                     last_alert_at=last_alert, realert_every=realert)
 
 
 NOW = utc("2026-12-01T16:00:00Z")
@@ -157,5 +163,59 @@ DECIDE_ROWS = [
 
 @pytest.mark.parametrize(("name", "state", "answer"), DECIDE_ROWS,
                          ids=[row[0] for row in DECIDE_ROWS])
-def test_decide(name: str, state: dict[str, Any], answer: str | None) -> None:
+def test_decide(name: str, state: JobStreak, answer: str | None) -> None:
     assert decide_alert(state, NOW) == answer
+
+
+# --- JobStreak: read once from the statements' rows -----------------------------------------
+def test_streak_from_a_fail_row() -> None:
+    """An ``alert_state_job_fail`` row (no ``consecutive_successes``, no
+    ``recover_after_successes``): its columns, the defaults for the others."""
+    channel = uuid.UUID("00000000-0000-0000-0000-0000000000c1")
+    fail_row = {"job_id": JOB_A, "failing_since": T0, "consecutive_failures": 3,
+                "last_alert_at": None, "name": "backup", "status": "active",
+                "channels": [channel], "alert_after_failures": 3, "realert_every": 600}
+    assert JobStreak.from_row(fail_row) == JobStreak(
+        job_id=JOB_A, failing_since=T0, consecutive_failures=3, last_alert_at=None,
+        consecutive_successes=0, name="backup", status="active", channels=[channel],
+        alert_after_failures=3, realert_every=600, recover_after_successes=1)
+    assert decide_alert(JobStreak.from_row(fail_row), NOW) == "failed"
+
+
+def test_streak_from_a_streaks_row_ignores_other_columns() -> None:
+    streaks_row = {"job_id": JOB_B, "failing_since": T0, "consecutive_failures": 2,
+                   "consecutive_successes": 1, "last_alert_at": T0, "name": "b",
+                   "status": "paused", "channels": [], "recover_after_successes": 3,
+                   "unrelated": "x"}
+    state = JobStreak.from_row(streaks_row)
+    assert (state.job_id, state.consecutive_successes, state.recover_after_successes,
+            state.status) == (JOB_B, 1, 3, "paused")
+
+
+def test_recover_counts_towards_recover_after_successes() -> None:
+    state = JobStreak(job_id=JOB_A, failing_since=T0, consecutive_failures=2,
+                      last_alert_at=T0, recover_after_successes=3)
+    after, said = recover(state, 2, False)
+    assert said is False and after is not None and after.consecutive_successes == 2
+    assert recover(after, 1, False) == (None, True)
+    # a failure since: the good ones counted so far start again
+    assert recover(after, 1, True)[0] == JobStreak(
+        job_id=JOB_A, failing_since=T0, consecutive_failures=2, last_alert_at=T0,
+        recover_after_successes=3, consecutive_successes=1)
+
+
+def test_recover_of_a_streak_that_never_alerted_is_silent() -> None:
+    state = JobStreak(job_id=JOB_A, failing_since=T0, consecutive_failures=1,
+                      last_alert_at=None, recover_after_successes=3)
+    assert recover(state, 1, False) == (None, False)
+
+
+def test_grow_streak_starts_at_the_first_failure_and_counts_on() -> None:
+    first = grow_streak(None, [fail(JOB_A, 1), fail(JOB_A, 2)])
+    assert (first.job_id, first.failing_since, first.consecutive_failures,
+            first.last_alert_at) == (JOB_A, fail(JOB_A, 1).scheduled_for, 2, None)
+    counted = JobStreak(job_id=JOB_A, failing_since=T0, consecutive_failures=4,
+                        last_alert_at=T0, consecutive_successes=2)
+    grown = grow_streak(counted, [fail(JOB_A, 3)])
+    assert (grown.failing_since, grown.consecutive_failures, grown.consecutive_successes,
+            grown.last_alert_at) == (T0, 5, 0, T0)
