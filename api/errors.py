@@ -185,18 +185,27 @@ def too_deep(request: Request[Any, Any, Any], exc: RecursionError) -> Response[d
     return problem(400, "the request body is nested too deeply")
 
 
+STATUS_NOT_FOUND = b"<!doctype html><title>Not found</title><p>Not found.</p>\n"
+
+
+def status_not_found(request: Request[Any, Any, Any]) -> Response[bytes]:
+    """The bare 404 of every miss under ``/status/`` (api/ui/pages/status.py): an unknown key,
+    and any path no route serves (``…/feed.rss``), the same words that say nothing of why."""
+    return Response(b"" if request.method == "HEAD" else STATUS_NOT_FOUND, status_code=404,
+                    media_type="text/html", headers={"Cache-Control": "no-store",
+                                                     "Content-Length": str(len(STATUS_NOT_FOUND))})
+
+
 def http_error(request: Request[Any, Any, Any], exc: HTTPException) -> Response[Any]:
     """Litestar's own errors (unknown route, wrong method); under ``/api/`` (an unknown
     version too) in healthchecks' shape (:func:`api.hc.routes.http_error`); an unknown path
-    under ``/status/`` the public pages' bare 404 (:func:`api.ui.pages.status.not_found`)."""
+    under ``/status/`` the public pages' bare 404 (:func:`status_not_found`)."""
     if _HC_PATH.match(request.url.path):
         from api.hc.routes import http_error as hc_error
 
         return hc_error(request, exc)
     if exc.status_code == 404 and _STATUS_PATH.match(request.url.path):
-        from api.ui.pages.status import not_found
-
-        return not_found(request)
+        return status_not_found(request)
     return problem(exc.status_code, str(exc.detail), headers=exc.headers)
 
 

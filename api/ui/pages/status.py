@@ -22,6 +22,7 @@ from markupsafe import Markup, escape
 
 from api.controllers.monitors import base_url
 from api.controllers.statuspages import public_url
+from api.errors import status_not_found as not_found
 from core.statuspages.bars import Bar
 from core.statuspages.cache import TTL_SECONDS, PageCache
 from core.statuspages.public import (
@@ -38,7 +39,6 @@ ATOM = "http://www.w3.org/2005/Atom"
 # doubled it.
 HTML_TYPE = "text/html"
 ATOM_TYPE = "application/atom+xml; charset=utf-8"
-NOT_FOUND = b"<!doctype html><title>Not found</title><p>Not found.</p>\n"
 PROBLEM_WORDS = {"monitor": "down", "job": "failing"}
 
 
@@ -174,14 +174,6 @@ def render_atom(view: PublicPage, url: str) -> bytes:
         sub(entry, "content", "\n".join(lines), type="text")
     body: bytes = ET.tostring(feed, encoding="utf-8", xml_declaration=False)
     return b'<?xml version="1.0" encoding="utf-8"?>\n' + body
-
-
-def not_found(request: Request[Any, Any, Any]) -> Response[bytes]:
-    """The bare 404 of every miss under ``/status/``: an unknown key, and any path no route
-    serves (``…/feed.rss``; :func:`api.errors.http_error` sends those here)."""
-    return Response(b"" if request.method == "HEAD" else NOT_FOUND, status_code=404,
-                    media_type=HTML_TYPE, headers={"Cache-Control": "no-store",
-                                                   "Content-Length": str(len(NOT_FOUND))})
 
 
 async def _serve(request: Request[Any, Any, Any], key: str, variant: str) -> Response[bytes]:
