@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
-from core.advice.rules import QUICK_RUNS, Judged, Trial, Verdict, choose, helps
+from core.advice.rules import QUICK_RUNS, Judged, Trial, Verdict, choose, counted, helps
 from core.replay.compare import Incident
 
 
@@ -117,14 +117,15 @@ class Window:
         """The window in a reason: ``"in 30 days"``, or ``"since 2026-11-20 14:00 UTC, when
         the schedule changed"``."""
         if self.changed is None:
-            return f"in {self.days} days"
+            return f"in {counted(self.days, 'day')}"
         return f"since {self.changed:%Y-%m-%d %H:%M} UTC, when the schedule changed"
 
     @property
     def last(self) -> str:
         """The window in the too-little-history reason: ``"in the last 30 days"``, or as
         :attr:`during` says it after a change."""
-        return f"in the last {self.days} days" if self.changed is None else self.during
+        return f"in the last {counted(self.days, 'day')}" if self.changed is None \
+            else self.during
 
 
 def window(events: Sequence[dict[str, Any]], days: int, now: datetime) -> Window:
@@ -161,10 +162,9 @@ def verdict_text(verdict: Verdict, shown: Any, noun: str = "false alarm") -> str
     one, with the counts (of ``noun``: false alarms, or flaps)."""
     now, chosen = verdict.current, verdict.chosen
     total = len(verdict.outages)
-    return (f"over the window {total} real outage{'s' if total != 1 else ''}: the current "
-            f"value alerts on {now.caught} with {now.false_alarms} {noun}"
-            f"{'s' if now.false_alarms != 1 else ''}, {shown} on {chosen.caught} with "
-            f"{chosen.false_alarms}")
+    return (f"over the window {counted(total, 'real outage')}: the current value alerts on "
+            f"{now.caught} with {counted(now.false_alarms, noun)}, {shown} on {chosen.caught} "
+            f"with {chosen.false_alarms}")
 
 
 def examined(field_name: str, verdict: Verdict, observed: str, show: Any = str,

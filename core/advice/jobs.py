@@ -38,6 +38,7 @@ from core.advice.rules import (
     MIN_OBSERVATIONS,
     Trial,
     choose_replaying,
+    counted,
     duration_bounds,
     figures,
     is_real,
@@ -146,11 +147,12 @@ def advise(history: JobHistory, latest: JobState, days: int, now: datetime) -> A
     runs = [r for r in history.finals if r["occurred_at"] >= start]
     if len(runs) < MIN_OBSERVATIONS:
         return Advice("job", latest.id, start, now, days, len(runs),
-                      f"too little history: {len(runs)} finished runs {span.last}, at least "
+                      f"too little history: {counted(len(runs), 'finished run')} {span.last}, "
+                      f"at least "
                       f"{MIN_OBSERVATIONS} are needed", schedule_changed_at=span.changed)
     trials = _Trials(history, latest, start, now, now)
     failed = sum(r["event_type"] == "run.failed" for r in runs)
-    seen = f"{len(runs)} finished runs {during}, {failed} of them failed"
+    seen = f"{counted(len(runs), 'finished run')} {during}, {failed} of them failed"
     found: list[Suggestion | Kept] = []
     for name, top, word in (("alert_after_failures", TOLERANCES, "failed runs"),
                             ("recover_after_successes", RECOVERIES, "good runs")):

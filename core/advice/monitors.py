@@ -40,6 +40,7 @@ from core.advice.rules import (
     Trial,
     choose,
     choose_replaying,
+    counted,
     duration_bounds,
     figures,
     grace_candidates,
@@ -322,7 +323,7 @@ def _grace(runs: _Trials, ins: list[CheckIn], during: str) -> Suggestion | Kept:
     good = sum(c.kind == "success" for c in ins)
     # the figures of every lateness read, early ones negative (docs/advice.md, *What is
     # examined*), not of the late ones alone (issue 32)
-    seen = (f"{good} good check-ins {during}, {late} after the expected "
+    seen = (f"{counted(good, 'good check-in')} {during}, {late} after the expected "
             "instant" + (", lateness p50 {p50:g} s, p95 {p95:g} s, max {max:g} s".format(
                 **figures(lateness)) if lateness else ""))
     return examined("grace_seconds", verdict, seen, lambda v: f"a grace of {seconds_text(v)}")
@@ -330,7 +331,11 @@ def _grace(runs: _Trials, ins: list[CheckIn], during: str) -> Suggestion | Kept:
 
 def _tolerance(runs: _Trials, ins: list[CheckIn], during: str) -> list[Suggestion | Kept]:
     failures = sum(c.kind == "fail" for c in ins)
-    seen = f"{len(ins)} check-ins {during}, {failures} of them failures"
+    # a slot missed while down counts as a failure too, and is no check-in: the false alarms
+    # may come from those alone (issue 32: "0 of them failures" beside false alarms)
+    seen = (f"{counted(len(ins), 'check-in')} {during}, "
+            f"{counted(failures, 'failed ping')} among them (a missed slot counts as a "
+            "failure too)")
     out: list[Suggestion | Kept] = []
     for name, top, word in (("alert_after_failures", TOLERANCES, "failures"),
                             ("recover_after_successes", RECOVERIES, "good check-ins")):
@@ -387,7 +392,7 @@ def advise(events: Sequence[dict[str, Any]], latest: MonitorState, days: int, no
 
     ins = check_ins(events, start)
     if len(ins) < MIN_OBSERVATIONS:
-        return answer(f"too little history: {len(ins)} check-ins {span.last}, "
+        return answer(f"too little history: {counted(len(ins), 'check-in')} {span.last}, "
                       f"at least {MIN_OBSERVATIONS} are needed")
     runs = _Trials(events, latest, start, now, now, maintenance, parents)
     if runs.schedule is None:

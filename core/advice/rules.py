@@ -283,6 +283,12 @@ def duration_bounds(durations: Sequence[float], limit: int) -> tuple[int, int | 
     return max(upper, 60), lower
 
 
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """``n`` and ``noun`` in a reason, the noun plural unless ``n`` is 1: ``"1 day"``,
+    ``"2 days"``, ``"0 check-ins"`` (``plural``: when it is not ``noun`` + "s")."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
+
+
 def seconds_text(seconds: float) -> str:
     """``seconds`` for a reason: ``"42 s"``, ``"15 min"``, ``"2.5 h"``, ``"3 d"`` (the
     largest unit it reaches; under two minutes in seconds)."""

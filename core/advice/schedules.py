@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from core.advice.rules import MIN_OBSERVATIONS, percentile, period_at, seconds_text
+from core.advice.rules import MIN_OBSERVATIONS, counted, percentile, period_at, seconds_text
 from core.schedule import Schedule
 
 PERIOD_RATIO = 1.5
@@ -85,7 +85,7 @@ def other_period(arrivals: Sequence[datetime], schedule: Schedule) -> Fit | None
         return None  # the closest period said is the configured one: nothing to change
     return Fit(text, f"{len(gaps) + 1} check-ins came every {seconds_text(median)} (median "
                      f"gap; {sum(abs(g - median) <= median * TOLERANCE for g in gaps)} of "
-                     f"{len(gaps)} gaps within {TOLERANCE:.0%}), but the schedule "
+                     f"{counted(len(gaps), 'gap')} within {TOLERANCE:.0%}), but the schedule "
                      f"{schedule.expression!r} expects one every {seconds_text(configured)}")
 
 

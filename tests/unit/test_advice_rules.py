@@ -11,11 +11,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from api.schemas.advice import AdviceSuggestion
-from core.advice.answer import Outage, Suggestion, WhatIf
+from core.advice.answer import Outage, Suggestion, WhatIf, Window
 from core.advice.rules import (
     Trial,
     choose,
     choose_replaying,
+    counted,
     duration_bounds,
     grace_candidates,
     helps,
@@ -206,3 +207,12 @@ def test_a_proposal_of_values_that_never_changed_replays_once() -> None:
         "grace_seconds", 120)
     assert trial_key("alert_after_failures", 2, {"alert_after_failures": 2}, constant) == (
         "alert_after_failures", 2)
+
+
+def test_counts_in_reasons_are_worded_singular_and_plural() -> None:
+    """Issue 32 (outside test): "in the last 1 days"."""
+    assert [counted(n, "day") for n in (0, 1, 2)] == ["0 days", "1 day", "2 days"]
+    assert counted(1, "check-in") == "1 check-in" and counted(3, "gap") == "3 gaps"
+    one = Window(T0, 1, None)
+    assert (one.during, one.last) == ("in 1 day", "in the last 1 day")
+    assert Window(T0, 30, None).during == "in 30 days"

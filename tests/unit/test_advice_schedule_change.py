@@ -86,7 +86,7 @@ def test_too_little_history_since_a_schedule_change_says_so() -> None:
     # a change before the days asked for narrows nothing
     later = monitor_advice.advise(events, latest, 1, events[-1]["occurred_at"])
     assert later.schedule_changed_at is None
-    assert later.insufficient is not None and "in the last 1 days" in later.insufficient
+    assert later.insufficient is not None and "in the last 1 day" in later.insufficient
 
 
 def test_a_jobs_runs_are_read_only_since_its_schedule_changed() -> None:
