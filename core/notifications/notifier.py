@@ -19,9 +19,11 @@ visible in ``GET /v1/notifications?status=failed``. Permanent errors (see
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import random
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -57,6 +59,61 @@ class Claimed:
     target: Target | None  # None: the row cannot be sent (see ``problem``)
     problem: DeliveryResult | None = None
     cancelled: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ClaimRow:
+    """A row of ``notification_claim`` (core/sql/notifications.sql), read once where the claim
+    returns it (:meth:`from_row`): the outbox row under its new lease and its channel
+    (``channel_name``, ``kind``, ``config``, the sealed secrets ``key_id`` and ``sealed``,
+    ``deleted_at``: ``None`` unless the channel was deleted)."""
+
+    id: uuid.UUID
+    team_id: uuid.UUID
+    channel_id: uuid.UUID
+    attempt: int
+    max_attempts: int
+    lease_token: uuid.UUID
+    message: dict[str, Any]
+    channel_name: str
+    kind: str
+    config: dict[str, Any]
+    key_id: str | None
+    sealed: bytes | None
+    deleted_at: datetime | None
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> ClaimRow:
+        """The claimed row in one ``notification_claim`` row (its other columns ignored)."""
+        return cls(**{f: row[f] for f in _CLAIM_ROW})
+
+    def claimed(self, problem: DeliveryResult | None = None) -> Claimed:
+        """Its :class:`Claimed`, without a target yet."""
+        return Claimed(self.id, self.team_id, self.attempt, self.max_attempts,
+                       self.lease_token, self.message, None, problem)
+
+    def sealed_row(self) -> dict[str, Any]:
+        """What :func:`core.channels.sealing.unseal_channel` reads of the channel."""
+        return {"id": self.channel_id, "team_id": self.team_id, "key_id": self.key_id,
+                "sealed": self.sealed}
+
+
+_CLAIM_ROW = tuple(f.name for f in dataclasses.fields(ClaimRow))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Finished:
+    """A row of ``notification_finish_many`` (core/sql/notifications.sql): an outcome
+    recorded under its lease, the row's new stream ``version``."""
+
+    id: uuid.UUID
+    team_id: uuid.UUID
+    version: int
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> Finished:
+        """The recorded outcome in one ``notification_finish_many`` row."""
+        return cls(id=row["id"], team_id=row["team_id"], version=row["version"])
 
 
 def team_secret_names(kind: str, config: dict[str, Any]) -> list[str]:
@@ -102,7 +159,7 @@ class Notifier(Service):
                 "max_delay_seconds": s.notify_max_retry_delay_seconds}
 
     # -- claim ----------------------------------------------------------------------------------
-    async def _target(self, conn: Connection, row: dict[str, Any]) -> Claimed:
+    async def _target(self, conn: Connection, row: ClaimRow) -> Claimed:
         """:meth:`_build_target`, isolated per row: a row that raises while its target is built
         (a poison channel configuration) fails permanently with error class ``internal``."""
         try:
@@ -110,36 +167,34 @@ class Notifier(Service):
         except psycopg.Error:
             raise  # the claim transaction is gone: the whole batch is retried
         except Exception as exc:  # noqa: BLE001 - one bad row must not block the outbox
-            log.error("notification %s: its channel cannot be used: %r", row["id"], exc)
-            return Claimed(row["id"], row["team_id"], row["attempt"], row["max_attempts"],
-                           row["lease_token"], row["message"], None, DeliveryResult(
-                               False, error_class="internal", permanent=True,
-                               error=f"the notification cannot be built: {reason_of(exc)}"))
+            log.error("notification %s: its channel cannot be used: %r", row.id, exc)
+            return row.claimed(DeliveryResult(
+                False, error_class="internal", permanent=True,
+                error=f"the notification cannot be built: {reason_of(exc)}"))
 
     async def _build_target(self, conn: Connection,
-                            row: dict[str, Any]) -> Claimed:
-        claimed = Claimed(row["id"], row["team_id"], row["attempt"], row["max_attempts"],
-                          row["lease_token"], row["message"], None)
-        if row["deleted_at"] is not None:
+                            row: ClaimRow) -> Claimed:
+        claimed = row.claimed()
+        if row.deleted_at is not None:
             claimed.cancelled = True
             return claimed
         try:
-            sealed = unseal_channel(self.sealer, {**row, "id": row["channel_id"]})
+            sealed = unseal_channel(self.sealer, row.sealed_row())
         except SealError as exc:
             claimed.problem = DeliveryResult(False, error_class="secret", permanent=True,
                                              error=f"the channel's secrets cannot be opened: "
                                                    f"{exc}")
             return claimed
         team_secrets: dict[str, str | None] = {}
-        for name in team_secret_names(row["kind"], row["config"]):
+        for name in team_secret_names(row.kind, row.config):
             try:
-                team_secrets[name] = await self.secrets(conn, row["team_id"], name)
+                team_secrets[name] = await self.secrets(conn, row.team_id, name)
             except Exception as exc:  # noqa: BLE001 - a store failure fails this row only
                 claimed.problem = DeliveryResult(False, error_class="secret", error=(
                     f"the team secret {name!r} cannot be read: {exc}"))
                 return claimed
-        claimed.target = Target(row["channel_id"], row["team_id"], row["channel_name"],
-                                row["kind"], row["config"], sealed, team_secrets)
+        claimed.target = Target(row.channel_id, row.team_id, row.channel_name, row.kind,
+                                row.config, sealed, team_secrets)
         return claimed
 
     async def claim(self, now: Instant, limit: int) -> list[Claimed]:
@@ -156,7 +211,8 @@ class Notifier(Service):
             cur = await conn.execute(Q["notification_claim"], {
                 "now": now, "limit": limit, "lease_seconds": lease,
                 "worker_id": self.settings.worker_id})
-            return [await self._target(conn, row) for row in await cur.fetchall()]
+            return [await self._target(conn, ClaimRow.from_row(row))
+                    for row in await cur.fetchall()]
 
     # -- send -----------------------------------------------------------------------------------
     async def _deliver(self, claimed: Claimed) -> DeliveryResult | None:
@@ -222,9 +278,9 @@ class Notifier(Service):
                 "response_status": [r.status if r else None for _, r in done],
                 "answer": [r.answer if r else None for _, r in done],
             })
-            accepted = {row["id"]: row for row in await cur.fetchall()}
+            accepted = {f.id: f for f in map(Finished.from_row, await cur.fetchall())}
             await append_at(conn, [
-                (Head.written("notification", claimed.id, row["team_id"], row["version"],
+                (Head.written("notification", claimed.id, row.team_id, row.version,
                               changes), changes)
                 for (claimed, result), (status, at) in zip(done, outcomes, strict=True)
                 if (row := accepted.get(claimed.id)) is not None

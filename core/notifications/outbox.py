@@ -18,6 +18,7 @@ state in ``alert_states`` (``subject_type = 'monitor'``), like jobs do.
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -72,6 +73,29 @@ Hold = Callable[[Connection, Sequence[Alert], datetime],
                 Awaitable[Mapping[uuid.UUID, datetime]]]
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Written:
+    """A row of ``notification_enqueue`` (core/sql/notifications.sql): an outbox row as it was
+    written, read once where the statement returns it (:meth:`from_row`). ``alert_id``: its
+    alert's record (``None``: the alert is not recorded, :attr:`Alert.recorded`)."""
+
+    id: uuid.UUID
+    team_id: uuid.UUID
+    channel_id: uuid.UUID
+    subject_type: str
+    subject_id: uuid.UUID
+    event: str
+    alert_id: uuid.UUID | None
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> Written:
+        """The outbox row in one ``notification_enqueue`` row."""
+        return cls(**{f: row[f] for f in _WRITTEN})
+
+
+_WRITTEN = tuple(f.name for f in dataclasses.fields(Written))
+
+
 async def enqueue(
     conn: Connection, alerts: Sequence[Alert], now: datetime,
     max_attempts: int = DEFAULT_MAX_ATTEMPTS, *, hold: Hold,
@@ -105,9 +129,8 @@ async def enqueue(
         if alerts[n].subject_id in waiting], now)
     cur = await conn.execute(Q["notification_enqueue"], {
         **rows, "now": now, "max_attempts": max_attempts})
-    written = await cur.fetchall()
-    suppressed = [row["id"] for row in written
-                  if row["subject_id"] in held or row["subject_id"] in waiting]
+    written = [Written.from_row(row) for row in await cur.fetchall()]
+    suppressed = [w.id for w in written if w.subject_id in held or w.subject_id in waiting]
     if suppressed:
         await conn.execute(Q["notification_suppress"], {"ids": suppressed, "now": now})
     titles = {a.subject_id: a.message.get("title") for a in alerts}
@@ -115,7 +138,7 @@ async def enqueue(
                     now, {"actor": "system"})
     if len(written) > len(suppressed):
         await conn.execute(Q["notification_notify"])
-    return [row["id"] for row in written]
+    return [w.id for w in written]
 
 
 async def _held_by_parents(
@@ -158,24 +181,23 @@ def _rows(alerts: Sequence[Alert], ids: Mapping[int, uuid.UUID]) -> dict[str, li
 
 
 def _queued_events(
-    written: Sequence[Mapping[str, Any]], quiet: set[uuid.UUID],
+    written: Sequence[Written], quiet: set[uuid.UUID],
     titles: Mapping[uuid.UUID, Any], held: Mapping[uuid.UUID, datetime],
     waiting: Mapping[uuid.UUID, list[uuid.UUID]],
 ) -> list[tuple[Head, list[Change]]]:
     """Each written row's first event: ``notification.suppressed`` (``quiet``: held by a
     window, ``until``, or by parents, ``held_by``) or ``notification.queued``."""
     return [
-        (Head("notification", row["id"], row["team_id"], 0), [(
-            "notification.suppressed" if row["id"] in quiet else "notification.queued",
-            {"channel_id": row["channel_id"], "subject_type": row["subject_type"],
-             "subject_id": row["subject_id"], "event": row["event"],
-             "title": titles.get(row["subject_id"]),
-             **({"alert_id": row["alert_id"]} if row["alert_id"] else {}),
-             **({"until": held[row["subject_id"]]} if row["subject_id"] in held else {}),
-             **({"held_by": waiting[row["subject_id"]]} if row["subject_id"] in waiting
-                else {})},
+        (Head("notification", w.id, w.team_id, 0), [(
+            "notification.suppressed" if w.id in quiet else "notification.queued",
+            {"channel_id": w.channel_id, "subject_type": w.subject_type,
+             "subject_id": w.subject_id, "event": w.event,
+             "title": titles.get(w.subject_id),
+             **({"alert_id": w.alert_id} if w.alert_id else {}),
+             **({"until": held[w.subject_id]} if w.subject_id in held else {}),
+             **({"held_by": waiting[w.subject_id]} if w.subject_id in waiting else {})},
         )])
-        for row in written
+        for w in written
     ]
 
 
