@@ -24,6 +24,7 @@ from hypothesis import given, settings
 from tests.integration import test_replay_jobs as replay_jobs
 from tests.integration import test_replay_property as replay_monitors
 from tests.integration.test_replay_jobs import job_worker  # noqa: F401  # a fixture they use
+from tests.unit import test_advice_skipping as advice_skipping
 from tests.unit import test_oncalendar_systemd as oncalendar
 from tests.unit import test_peaks as peaks
 from tests.unit import test_phrase_properties as phrases
@@ -90,6 +91,16 @@ def test_phrase_fires_like_the_expression_a_person_would_write(phrase: str,
     """tests/unit/test_schedule_words.py's table with every phrase's fires compared (the unit
     layer compares them where the canonical form is not the expected expression)."""
     phrase_table.check_table_phrase(phrase, expected, every_fire=True)
+
+
+@pytest.mark.parametrize(("seed", "schedule", "period", "aaf", "recover", "count"),
+                         advice_skipping.HISTORIES)
+def test_skipping_replays_alert_as_the_full_ones_on_every_history(
+        seed: int, schedule: str, period: int, aaf: int, recover: int, count: int) -> None:
+    """tests/unit/test_advice_skipping.py's comparison over its five histories at full length,
+    not its three quick ones."""
+    advice_skipping.test_skipping_replays_alert_as_the_full_ones(seed, schedule, period, aaf,
+                                                                 recover, count)
 
 
 @pytest.mark.parametrize("seed", range(16))

@@ -20,8 +20,8 @@ T0 = datetime(2026, 9, 1, tzinfo=UTC)
 SUBJECT, TEAM = uuid.UUID(int=7), uuid.UUID(int=8)
 
 
-def _stream(seed: int, schedule: str, period: int, aaf: int, recover: int
-            ) -> list[dict[str, Any]]:
+def _stream(seed: int, schedule: str, period: int, aaf: int, recover: int,
+            count: int = 600) -> list[dict[str, Any]]:
     rnd = random.Random(seed)
     events: list[dict[str, Any]] = []
 
@@ -42,7 +42,7 @@ def _stream(seed: int, schedule: str, period: int, aaf: int, recover: int
         else None, "status": "new", "ping_token_hash": "00" * 32,
         "alert_after_failures": aaf, "recover_after_successes": recover})
     at = T0
-    for i in range(600):
+    for i in range(count):
         roll = rnd.random()
         late = rnd.uniform(0, 20) if roll < 0.85 else rnd.choice([45, 90, 150, 400, 1000]) \
             if roll < 0.95 else rnd.uniform(2, 6) * period
@@ -58,12 +58,19 @@ def _stream(seed: int, schedule: str, period: int, aaf: int, recover: int
     return events
 
 
-@pytest.mark.parametrize(("seed", "schedule", "period", "aaf", "recover"), [
-    (1, "5m", 300, 1, 1), (2, "5m", 300, 2, 1), (3, "*/5 * * * *", 300, 1, 2),
-    (4, "1h", 3600, 3, 2), (5, "5m", 300, 1, 3)])
+# Every history at full length (600 check-ins) runs in tests/long; the unit layer runs an
+# interval, a cron schedule (fewer check-ins: its slots cost the most) and a count threshold.
+HISTORIES = [(1, "5m", 300, 1, 1, 600), (2, "5m", 300, 2, 1, 600),
+             (3, "*/5 * * * *", 300, 1, 2, 600), (4, "1h", 3600, 3, 2, 600),
+             (5, "5m", 300, 1, 3, 600)]
+QUICK_HISTORIES = [HISTORIES[0], (3, "*/5 * * * *", 300, 1, 2, 150), HISTORIES[3]]
+
+
+@pytest.mark.parametrize(("seed", "schedule", "period", "aaf", "recover", "count"),
+                         QUICK_HISTORIES)
 def test_skipping_replays_alert_as_the_full_ones(seed: int, schedule: str, period: int,
-                                                 aaf: int, recover: int) -> None:
-    events = _stream(seed, schedule, period, aaf, recover)
+                                                 aaf: int, recover: int, count: int) -> None:
+    events = _stream(seed, schedule, period, aaf, recover, count)
     latest = streams.fold(evolve, events)
     assert latest is not None
     now = events[-1]["occurred_at"] + timedelta(minutes=1)
