@@ -313,10 +313,9 @@ async def send_realerts(pool: ConnectionPool, now: Instant, *, limit: int = BATC
     """
     async with transaction(pool) as conn:
         now = read_now(now)
-        rows = await claim_monitor_realerts(conn, now, limit)
         handled = 0
-        for row in rows:
-            cur = await conn.execute(Q["monitor_lock_for_realert"], {"id": row["monitor_id"]})
+        for due in await claim_monitor_realerts(conn, now, limit):
+            cur = await conn.execute(Q["monitor_lock_for_realert"], {"id": due.monitor_id})
             m = await cur.fetchone()
             if m is None:
                 continue  # a ping or command holds it: next time
@@ -328,7 +327,7 @@ async def send_realerts(pool: ConnectionPool, now: Instant, *, limit: int = BATC
             else:
                 await enqueue_monitor_alert(
                     conn, team_id=m["team_id"], monitor_id=m["id"], monitor_name=m["name"],
-                    channel_ids=m["channels"], event="still_down", since=row["down_since"],
+                    channel_ids=m["channels"], event="still_down", since=due.down_since,
                     last_ping=_last_ping(m["last_ping_at"], m["last_start_at"]), now=now,
                     realert_every=m["realert_every"],
                     max_attempts=max_attempts, hold=held_alerts)

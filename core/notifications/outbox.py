@@ -237,6 +237,27 @@ async def _record(conn: Connection, alerts: Sequence[tuple[uuid.UUID, Alert]],
 
 
 # -- monitors -------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DueRealert:
+    """A row of ``alert_state_monitor_claim_realerts`` (core/sql/notifications.sql): a down
+    monitor's alert state whose re-alert is due, read once where it is claimed. Instants UTC:
+    ``down_since`` (the outage's start), ``last_alert_at``, ``next_realert_at``."""
+
+    monitor_id: uuid.UUID
+    team_id: uuid.UUID
+    down_since: datetime
+    last_alert_at: datetime | None
+    next_realert_at: datetime
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> DueRealert:
+        """The due re-alert in one ``alert_state_monitor_claim_realerts`` row."""
+        return cls(**{f: row[f] for f in _DUE_REALERT})
+
+
+_DUE_REALERT = tuple(f.name for f in dataclasses.fields(DueRealert))
+
+
 async def enqueue_monitor_alert(
     conn: Connection, *, team_id: uuid.UUID, monitor_id: uuid.UUID,
     monitor_name: str, channel_ids: Sequence[uuid.UUID], event: str, since: datetime,
@@ -287,10 +308,9 @@ async def enqueue_monitor_alert(
 
 async def claim_monitor_realerts(
     conn: Connection, now: datetime, limit: int = 100
-) -> list[dict[str, Any]]:
+) -> list[DueRealert]:
     """Down monitors whose re-alert is due, locked (``SKIP LOCKED``) for the caller's
-    transaction: ``[{"monitor_id", "team_id", "down_since", "last_alert_at",
-    "next_realert_at"}]``.
+    transaction (:class:`DueRealert`, in due order).
 
     For each, the checker reads the monitor: still down and ``realert_every`` set ->
     :func:`enqueue_monitor_alert` with ``event="still_down"`` and ``since=down_since`` (which
@@ -299,7 +319,7 @@ async def claim_monitor_realerts(
     """
     cur = await conn.execute(Q["alert_state_monitor_claim_realerts"], {
         "now": now, "limit": limit})
-    return await cur.fetchall()
+    return [DueRealert.from_row(row) for row in await cur.fetchall()]
 
 
 async def next_monitor_realert_at(conn: Connection) -> datetime | None:

@@ -594,12 +594,12 @@ async def test_monitor_hook_is_transactional_and_drives_realerts(
         assert await next_monitor_realert_at(conn) == down_at + timedelta(hours=1)
         assert await claim_monitor_realerts(conn, down_at + timedelta(minutes=59)) == []
         [due] = await claim_monitor_realerts(conn, down_at + timedelta(hours=1))
-    assert (due["monitor_id"], due["down_since"]) == (monitor_id, T0)
+    assert (due.monitor_id, due.down_since) == (monitor_id, T0)
     later = down_at + timedelta(hours=1)
     async with transaction(fresh_pool) as conn:
         await enqueue_monitor_alert(
             conn, team_id=actor.team_id, monitor_id=monitor_id, monitor_name="m",
-            channel_ids=[hook], event="still_down", since=due["down_since"], last_ping=None,
+            channel_ids=[hook], event="still_down", since=due.down_since, last_ping=None,
             now=later, realert_every=3600, hold=held_alerts)
         assert await next_monitor_realert_at(conn) == later + timedelta(hours=1)
         await enqueue_monitor_alert(
