@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import uuid
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -56,6 +57,23 @@ async def run_fire_at(pool: ConnectionPool, actor: Actor,
         cur = await conn.execute(Q["run_fire_at"], {"id": run_id, "team_id": actor.team_id})
         row = await cur.fetchone()
     return row["fire_at"] if row else None
+
+
+async def run_fire_times(pool: ConnectionPool, actor: Actor,
+                         runs: Sequence[Mapping[str, Any]]) -> dict[uuid.UUID, datetime]:
+    """When each of ``runs`` (rows of :func:`list_runs`: ``id``, ``created_at``) was to fire
+    (UTC), by run id, as :func:`run_fire_at` reads it for one run; a run missing from the
+    answer fires at its slot (no spread). One statement for the page, its events bounded by
+    the runs' ``created_at`` (``run_fire_times`` in core/sql/runs.sql says why)."""
+    if not runs:
+        return {}
+    created = [r["created_at"] for r in runs]
+    async with pool.connection() as conn:
+        cur = await conn.execute(Q["run_fire_times"], {
+            "ids": [r["id"] for r in runs], "team_id": actor.team_id,
+            "from": min(created), "to": max(created)})
+        rows = await cur.fetchall()
+    return {row["run_id"]: row["fire_at"] for row in rows if row["fire_at"] is not None}
 
 
 async def get_run(pool: ConnectionPool, actor: Actor, run_id: uuid.UUID) -> dict[str, Any]:

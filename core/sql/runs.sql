@@ -192,20 +192,12 @@ WHERE job_id = %(job_id)s::uuid AND status = 'queued'
 RETURNING id, team_id, job_id, scheduled_for, trigger, version;
 
 -- name: run_list_for_job
--- Keyset pagination on (scheduled_for, id), newest first. `fire_at`: when the slot was to
--- fire, as the run's first event names it (a job with a spread: the slot plus its offset,
--- docs/schedules.md, *Spread*), else null (at the slot), as `run_fire_at` reads it for one
--- run. That event was recorded at the run's `created_at` (core/runs/state.py folds it so), so
--- the probe names its instant and visits the one daily leaf that holds it (run-time pruning),
--- not every leaf of the runs' events.
+-- Keyset pagination on (scheduled_for, id), newest first.
 SELECT r.id, r.job_id, r.scheduled_for, r.trigger, r.status, r.attempt, r.max_attempts,
        r.available_at, r.started_at, r.finished_at, r.lateness_ms, r.duration_ms,
        r.response_status, r.error_class, r.error, r.reason, r.created_at,
        c.deadline_at AS confirm_deadline_at, c.confirmed_at, c.outcome AS confirmation,
-       c.exit_status AS confirm_exit_status,
-       (SELECT (f.data->>'fire_at')::timestamptz FROM events f
-        WHERE f.stream_id = r.id AND f.stream_version = 1 AND f.occurred_at = r.created_at
-          AND event_retention_kind(f.stream_type, f.event_type) = 'runs') AS fire_at
+       c.exit_status AS confirm_exit_status
 FROM runs r
 LEFT JOIN run_confirmations c ON c.run_id = r.id
 WHERE r.job_id = %(job_id)s::uuid AND r.team_id = %(team_id)s::uuid
@@ -232,6 +224,18 @@ WHERE r.id = %(id)s::uuid AND r.team_id = %(team_id)s::uuid;
 SELECT (data->>'fire_at')::timestamptz AS fire_at FROM events
 WHERE stream_id = %(id)s::uuid AND team_id = %(team_id)s::uuid AND stream_version = 1
   AND event_retention_kind(stream_type, event_type) = 'runs';
+
+-- name: run_fire_times
+-- When each run of a page (`ids`, a job's runs table) was to fire, as `run_fire_at` reads it
+-- for one run: the run's first event, recorded at the run's `created_at` (core/runs/state.py
+-- folds it so). `from` and `to` are the page's earliest and latest `created_at`: known when the
+-- statement is planned, they prune the runs' events to the daily leaves between them. A
+-- correlated probe per row (`f.occurred_at = r.created_at`) planned every leaf instead: about
+-- 10 ms of planning per call at 30 days of leaves against under 1 ms for the list alone.
+SELECT stream_id AS run_id, (data->>'fire_at')::timestamptz AS fire_at FROM events
+WHERE stream_id = ANY(%(ids)s::uuid[]) AND team_id = %(team_id)s::uuid AND stream_version = 1
+  AND occurred_at >= %(from)s::timestamptz AND occurred_at <= %(to)s::timestamptz
+  AND event_retention_kind(stream_type, event_type) = 'runs' AND data ? 'fire_at';
 
 -- name: run_attempt_list
 SELECT attempt, started_at, finished_at, duration_ms, lateness_ms, worker_id, request,

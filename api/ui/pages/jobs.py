@@ -51,7 +51,7 @@ from core.jobs.definition import (
 from core.jobs.queries import broken_reason, describe, get_job, job_events, list_jobs_filtered
 from core.maintenance.queries import fetch_maintenance_until
 from core.projections.queries import job_stats
-from core.runs.queries import get_run, list_runs, recent_runs, run_fire_at
+from core.runs.queries import get_run, list_runs, recent_runs, run_fire_at, run_fire_times
 from core.schedule.preview import preview_schedule
 from core.schedule.spread import offset_seconds, spell
 
@@ -154,6 +154,9 @@ async def _job_parts(pool: Any, actor: Actor, job_id: uuid.UUID,
                            before=decode_cursor(cursor, "runs"))
     more = len(runs) > RUNS_PAGE
     runs = runs[:RUNS_PAGE]
+    fires = await run_fire_times(pool, actor, runs)
+    for run in runs:  # the table's Fire time: the slot plus the spread offset, else the slot
+        run["fire_at"] = fires.get(run["id"])
     next_cursor = encode_cursor(runs[-1]["scheduled_for"], runs[-1]["id"]) if more else None
     return {"job": job, "runs": runs, "runs_next": next_cursor}
 
