@@ -24,6 +24,7 @@ from typing import Any
 
 from core.channels.definition import SECRET_FIELDS
 from core.coerce import instant
+from core.rows import field_values
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -48,7 +49,7 @@ class ChannelState:
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> ChannelState:
         """The state in a ``channels`` row (``channel_lock``; ``deleted_at`` may be absent)."""
-        return cls(**{f: row[f] for f in _FIELDS if f in row})
+        return cls(**field_values(cls, row, present_only=True))
 
     def as_row(self) -> dict[str, Any]:
         """The row's columns, by name (what :func:`core.channels.sealing.unseal_channel` reads)."""

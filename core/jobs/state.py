@@ -36,6 +36,7 @@ from core.coerce import instant
 from core.events import to_json
 from core.job_definition import JobDefinition, with_objects
 from core.jobs.definition import DEFAULTS, DEFINITION_FIELDS
+from core.rows import field_values
 from core.secrets import placeholder_names
 
 STATUS_AFTER = {
@@ -69,7 +70,7 @@ class JobState(JobDefinition):
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> JobState:
         """The state in a ``jobs`` row (``job_lock``; extra columns are ignored)."""
-        return cls(**with_objects({f: row[f] for f in _FIELDS}))
+        return cls(**with_objects(field_values(cls, row)))
 
     @property
     def confirm(self) -> dict[str, Any] | None:

@@ -17,6 +17,7 @@ from datetime import datetime
 from typing import Any
 
 from core.coerce import instant
+from core.rows import field_values
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -49,7 +50,7 @@ class WindowState:
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> WindowState:
         """The state in a ``maintenance_windows`` row (``maintenance_lock``)."""
-        return cls(**{f: row[f] for f in _FIELDS})
+        return cls(**field_values(cls, row))
 
     @classmethod
     def created(cls, window_id: uuid.UUID, team_id: uuid.UUID, definition: Mapping[str, Any],
@@ -76,9 +77,6 @@ class WindowState:
                 "ended_at": self.ended_at, "released_until": self.released_until,
                 "version": self.version, "created_at": self.created_at,
                 "updated_at": self.updated_at}
-
-
-_FIELDS = tuple(f.name for f in dataclasses.fields(WindowState))
 
 
 def _columns(definition: Mapping[str, Any]) -> dict[str, Any]:

@@ -23,7 +23,6 @@ checker, a ping) changes nothing.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import uuid
 from collections.abc import Mapping
@@ -57,6 +56,7 @@ from core.notifications.outbox import (
 from core.notifications.released import RELEASE_POLL, any_held, release_held
 from core.queries import Q
 from core.reasons import MAX_REASON, reason_of
+from core.rows import field_values
 from core.services.base import Service
 from core.stored import schedule_problem
 
@@ -96,10 +96,7 @@ class ClaimedMonitor:
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> ClaimedMonitor:
-        return cls(**{f: row[f] for f in _CLAIMED})
-
-
-_CLAIMED = tuple(f.name for f in dataclasses.fields(ClaimedMonitor))
+        return cls(**field_values(cls, row))
 
 
 class Checked(Timed, Protocol):

@@ -45,6 +45,7 @@ from core import streams
 from core.coerce import instant, uuid_of
 from core.monitors.definition import DEFAULTS, DEFINITION_FIELDS, KEYWORD_FIELDS, TOLERANCE_FIELDS
 from core.monitors.rules import ping_fields
+from core.rows import field_values
 
 STATUS_AFTER = {
     "monitor.up": "up",
@@ -108,7 +109,7 @@ class MonitorState:
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> MonitorState:
         """The state in a ``monitors`` row (``monitor_lock``; extra columns are ignored)."""
-        return cls(**{f: row[f] for f in _FIELDS if f in row})
+        return cls(**field_values(cls, row, present_only=True))
 
     def definition(self) -> dict[str, Any]:
         """The user-editable fields (``DEFINITION_FIELDS``), as a definition dict."""

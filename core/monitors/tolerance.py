@@ -19,7 +19,6 @@ comes back.
 
 from __future__ import annotations
 
-import dataclasses
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -33,6 +32,7 @@ from core.monitors.definition import cached_schedule
 from core.monitors.rules import next_miss
 from core.notifications.outbox import DEFAULT_MAX_ATTEMPTS, enqueue_monitor_alert
 from core.queries import Q
+from core.rows import field_values
 from core.stored import schedule_problem
 
 
@@ -87,10 +87,7 @@ class CountedMonitor:
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> CountedMonitor:
         """The value of a row holding at least these columns (more are ignored)."""
-        return cls(**{f: row[f] for f in _COUNTED})
-
-
-_COUNTED = tuple(f.name for f in dataclasses.fields(CountedMonitor))
+        return cls(**field_values(cls, row))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -108,10 +105,7 @@ class LockedMonitor(CountedMonitor):
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> LockedMonitor:
         """The monitor in one ``monitor_lock_for_ping_alerts`` row."""
-        return cls(**{f: row[f] for f in _LOCKED})
-
-
-_LOCKED = tuple(f.name for f in dataclasses.fields(LockedMonitor))
+        return cls(**field_values(cls, row))
 
 
 @dataclass(frozen=True)

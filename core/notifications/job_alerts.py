@@ -19,7 +19,6 @@ run costs no extra query.
 
 from __future__ import annotations
 
-import dataclasses
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -32,6 +31,7 @@ from core.notifications.messages import job_message
 from core.notifications.outbox import Alert, Hold, enqueue
 from core.notifications.released import release_dependents
 from core.queries import Q
+from core.rows import field_values
 
 
 @dataclass(frozen=True)
@@ -84,10 +84,7 @@ class JobStreak:
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> JobStreak:
         """The streak in one row of those statements (the columns it has)."""
-        return cls(**{f: row[f] for f in _STREAK if f in row})
-
-
-_STREAK = tuple(f.name for f in dataclasses.fields(JobStreak))
+        return cls(**field_values(cls, row, present_only=True))
 
 
 def reaches_rules(status: str, was_failing: bool) -> bool:

@@ -19,7 +19,6 @@ visible in ``GET /v1/notifications?status=failed``. Permanent errors (see
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import logging
 import random
 import uuid
@@ -41,6 +40,7 @@ from core.notifications.lookup import SecretLookup
 from core.notifications.outbox import NOTIFY_CHANNEL
 from core.queries import Q
 from core.reasons import reason_of
+from core.rows import field_values
 from core.services.base import Service
 
 log = logging.getLogger("cronledger.notifier")
@@ -85,7 +85,7 @@ class ClaimRow:
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> ClaimRow:
         """The claimed row in one ``notification_claim`` row (its other columns ignored)."""
-        return cls(**{f: row[f] for f in _CLAIM_ROW})
+        return cls(**field_values(cls, row))
 
     def claimed(self, problem: DeliveryResult | None = None) -> Claimed:
         """Its :class:`Claimed`, without a target yet."""
@@ -96,9 +96,6 @@ class ClaimRow:
         """What :func:`core.channels.sealing.unseal_channel` reads of the channel."""
         return {"id": self.channel_id, "team_id": self.team_id, "key_id": self.key_id,
                 "sealed": self.sealed}
-
-
-_CLAIM_ROW = tuple(f.name for f in dataclasses.fields(ClaimRow))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -18,7 +18,6 @@ state in ``alert_states`` (``subject_type = 'monitor'``), like jobs do.
 
 from __future__ import annotations
 
-import dataclasses
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -30,6 +29,7 @@ from core.events import Change, Head, append_at, to_json
 from core.notifications import dependencies
 from core.notifications.messages import MONITOR_EVENTS, monitor_message
 from core.queries import Q
+from core.rows import field_values
 
 DEFAULT_MAX_ATTEMPTS = 8
 RECORDED = ("job", "monitor")  # the subjects whose alerts are records (migration 0028)
@@ -90,10 +90,7 @@ class Written:
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> Written:
         """The outbox row in one ``notification_enqueue`` row."""
-        return cls(**{f: row[f] for f in _WRITTEN})
-
-
-_WRITTEN = tuple(f.name for f in dataclasses.fields(Written))
+        return cls(**field_values(cls, row))
 
 
 async def enqueue(
@@ -252,10 +249,7 @@ class DueRealert:
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> DueRealert:
         """The due re-alert in one ``alert_state_monitor_claim_realerts`` row."""
-        return cls(**{f: row[f] for f in _DUE_REALERT})
-
-
-_DUE_REALERT = tuple(f.name for f in dataclasses.fields(DueRealert))
+        return cls(**field_values(cls, row))
 
 
 async def enqueue_monitor_alert(

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -30,6 +30,7 @@ from core.events import append_events
 from core.notifications.messages import job_overran_message, span
 from core.notifications.outbox import DEFAULT_MAX_ATTEMPTS, Alert, Hold, enqueue
 from core.queries import Q
+from core.rows import field_values
 from core.runs import events as run_events
 from core.runs.dispatch import AttemptResult
 
@@ -67,10 +68,7 @@ class Overrun:
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> Overrun:
         """The run in one ``run_overrun_claim`` row."""
-        return cls(**{f: row[f] for f in _OVERRUN})
-
-
-_OVERRUN = tuple(f.name for f in fields(Overrun))
+        return cls(**field_values(cls, row))
 
 
 async def alert_overruns(conn: Connection, now: datetime, *, limit: int,

@@ -16,7 +16,7 @@ import logging
 import time
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -31,6 +31,7 @@ from core.notifications.messages import job_broken_message, job_slot_message
 from core.notifications.outbox import DEFAULT_MAX_ATTEMPTS, Alert, enqueue
 from core.queries import Q
 from core.reasons import reason_of
+from core.rows import field_values
 from core.runs import events as run_events
 from core.runs.confirm import issue_tokens
 from core.runs.dispatch import Dispatch
@@ -96,7 +97,7 @@ class ClaimedJob(JobDefinition):
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> ClaimedJob:
         """The claimed job in one ``job_claim_due`` row."""
-        return cls(**with_objects({f: row[f] for f in _CLAIMED}))
+        return cls(**with_objects(field_values(cls, row)))
 
     def definition_row(self) -> dict[str, Any]:
         """What :func:`core.stored.job_problem` reads, by column name."""
@@ -140,7 +141,7 @@ class ReadyRun:
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> ReadyRun:
         """The ready run in one ``run_claim_ready`` row."""
-        return cls(**with_objects({f: row[f] for f in _READY}))
+        return cls(**with_objects(field_values(cls, row)))
 
 
     def fire_at(self) -> datetime | None:
@@ -166,12 +167,7 @@ class BrokenJob:
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> BrokenJob:
         """The job in one ``job_mark_broken_many`` row."""
-        return cls(**{f: row[f] for f in _BROKEN})
-
-
-_CLAIMED = tuple(f.name for f in fields(ClaimedJob))
-_READY = tuple(f.name for f in fields(ReadyRun))
-_BROKEN = tuple(f.name for f in fields(BrokenJob))
+        return cls(**field_values(cls, row))
 
 
 @dataclass

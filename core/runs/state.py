@@ -18,6 +18,7 @@ from datetime import datetime
 from typing import Any
 
 from core.coerce import instant, uuid_of
+from core.rows import field_values
 
 FINAL = ("succeeded", "failed", "skipped", "missed")
 _RESULT = ("duration_ms", "response_status", "error_class", "error")
@@ -60,7 +61,7 @@ class RunState:
     def from_row(cls, row: Mapping[str, Any]) -> RunState:
         """The state in a ``runs`` row, or in a prune snapshot's copy of one (a copy taken
         before migration 0033 has no ``overran_at``: ``None``)."""
-        return cls(**{c: row[c] for c in COLUMNS if c in row})
+        return cls(**field_values(cls, row, present_only=True))
 
     @property
     def finished(self) -> bool:
@@ -115,10 +116,7 @@ class RunRow:
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> RunRow:
         """The run in one row of those statements (the columns it has)."""
-        return cls(**{f: row[f] for f in _RUN_ROW if f in row})
-
-
-_RUN_ROW = tuple(f.name for f in dataclasses.fields(RunRow))
+        return cls(**field_values(cls, row, present_only=True))
 
 
 def _first(event: Mapping[str, Any]) -> RunState:
