@@ -45,6 +45,7 @@ from oncalendar import BaseIterator
 
 from core.schedule.calendar_chains import SHORTHANDS, ChainError, read_event
 from core.schedule.model import Fire, InvalidSchedule
+from core.schedule.spans import spans
 from core.schedule.zones import _known_zones, load_zone, make_fire, transition_at
 
 __all__ = ["CalendarError", "CalendarEvent", "OnCalendarSpec", "calendar_fires",
@@ -343,17 +344,7 @@ def _ordinal(n: int) -> str:
 
 def _join_runs(values: list[int], name: Callable[[int], str]) -> str:
     """Consecutive runs of three or more as ``"A through B"``, the rest listed."""
-    items: list[str] = []
-    run: list[int] = []
-    for v in [*values, None]:
-        if v is not None and run and v == run[-1] + 1:
-            run.append(v)
-            continue
-        if run:
-            items += [f"{name(run[0])} through {name(run[-1])}"] if len(run) >= 3 \
-                else [name(x) for x in run]
-        run = [] if v is None else [v]
-    return _join(items)
+    return _join(spans(values, 3, lambda a, b: f"{name(a)} through {name(b)}", name))
 
 
 def _join(items: list[str]) -> str:

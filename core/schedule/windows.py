@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from core.schedule.spans import spans
+
 Clock = tuple[int, int, int]  # (hour, minute, second)
 
 
@@ -121,17 +123,7 @@ def _hours(hours: list[int], step: int) -> str:
 
 
 def _list(values: list[int], run: int = 3) -> str:
-    items: list[str] = []
-    current: list[int] = []
-    for v in [*values, None]:
-        if v is not None and current and v == current[-1] + 1:
-            current.append(v)
-            continue
-        if current:
-            items += [f"{current[0]}-{current[-1]}"] if len(current) >= run \
-                else [str(x) for x in current]
-        current = [] if v is None else [v]
-    return ",".join(items)
+    return ",".join(spans(values, run, lambda a, b: f"{a}-{b}", str))
 
 
 def _show(clock: Clock) -> str:

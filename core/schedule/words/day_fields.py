@@ -4,6 +4,7 @@ OR rule between the two kinds of days said only when the phrase says "or"."""
 
 from __future__ import annotations
 
+from core.schedule.spans import spans
 from core.schedule.words.reading import (
     SUB_DAY,
     UNIT_SECONDS,
@@ -113,13 +114,4 @@ def _both_days(r: Reading) -> PhraseError:
 
 def cron_list(values: list[int]) -> str:
     """``[1, 2, 3, 4, 5]`` as ``1-5``: runs of three or more become ranges, as people write."""
-    items: list[str] = []
-    run: list[int] = []
-    for v in [*values, None]:
-        if v is not None and run and v == run[-1] + 1:
-            run.append(v)
-            continue
-        if run:
-            items += [f"{run[0]}-{run[-1]}"] if len(run) >= 3 else [str(x) for x in run]
-        run = [] if v is None else [v]
-    return ",".join(items)
+    return ",".join(spans(values, 3, lambda a, b: f"{a}-{b}", str))
